@@ -1,0 +1,53 @@
+# The README's two commands: `make book` (set up, build the book and the student notebooks)
+# and `make test` (the whole suite). The virtual environment is created on first use.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(CURDIR)/$(VENV)/bin
+STAMP  := $(VENV)/.installed-stamp
+# nbgrader calls `alembic` from PATH; jupyter-book calls the venv's kernel.
+export PATH := $(BIN):$(PATH)
+PORT ?= 8000
+
+.PHONY: all book test serve setup student vendor browser bench clean
+
+all: book
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[course]'
+	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
+	touch $(STAMP)
+
+# Offline assets (MathJax, require.js, widget manager) from the npm registry.
+vendor: $(STAMP)
+	$(BIN)/python scripts/vendor_assets.py
+
+# Student notebooks: nbgrader strips solutions and hidden tests into exercises/release/.
+student: $(STAMP)
+	$(BIN)/python scripts/release_notebooks.py
+
+book: $(STAMP) vendor student
+	$(BIN)/jupyter-book build . --builder html -W -n --keep-going
+
+# Debian's Chromium for the browser tests (never a downloaded browser).
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium >/dev/null; }
+
+test: book browser
+	$(BIN)/python -m pytest
+
+serve: book
+	@echo "Serving the book on http://127.0.0.1:$(PORT)/"
+	$(BIN)/python -m http.server --bind 127.0.0.1 --directory _build/html $(PORT)
+
+bench: $(STAMP)
+	$(BIN)/python bench/simulate.py
+
+clean:
+	rm -rf _build exercises/release exercises/submitted exercises/autograded \
+	       exercises/feedback exercises/gradebook.db _static/vendor

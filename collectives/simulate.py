@@ -1,0 +1,257 @@
+"""Run a Schedule on data (``simulate``) or on symbols (``verify``).
+
+``simulate`` moves real numbers, vectorised over all transfers of a step; it is how a
+chapter shows what a collective does to arrays. ``verify`` replays the schedule on
+*symbols*: each slot holds a label (which logical chunk) and the exact set of ranks whose
+contributions were summed into it, kept as bitsets. It is independent of floating point
+and names the first step, rank and chunk that goes wrong. Both follow the step rules of
+:mod:`collectives.schedule` (read-before-write; one copy or several reduces per slot).
+Taught in chapter "Cost models and the ring all-gather".
+"""
+
+import numpy as np
+
+from .errors import CollectivesError, ScheduleError
+from .semantics import collective_spec
+
+__all__ = ["simulate", "verify", "VERIFY_MEMORY_LIMIT"]
+
+#: bytes of symbolic state ``verify`` may allocate (n_ranks * n_slots * ceil(n_ranks/64) * 8)
+VERIFY_MEMORY_LIMIT = 2 * 1024**3
+
+
+def _check_schedule(schedule):
+    from .schedule import Schedule
+
+    if not isinstance(schedule, Schedule):
+        raise ScheduleError(
+            f"expected a collectives.Schedule, got {type(schedule).__name__}; build one with "
+            "collectives.Schedule(collective, n_ranks, n_chunks, steps)")
+    return collective_spec(schedule.collective)
+
+
+def _transfer(schedule, i):
+    step = int(np.searchsorted(schedule.step_starts, i, side="right") - 1)
+    j = i - schedule.step_starts[step]
+    kind = "reduce" if schedule.reduce[i] else "copy"
+    text = (f"transfer {j} ({kind} rank {schedule.src[i]} chunk {schedule.src_chunk[i]} -> "
+            f"rank {schedule.dst[i]} chunk {schedule.dst_chunk[i]})")
+    return step, text
+
+
+def simulate(schedule, inputs):
+    """Run ``schedule`` on numeric ``inputs`` and return the outputs.
+
+    ``inputs`` has one row per rank (array-like of shape ``(n_ranks, length)``); the
+    rows' meaning and the outputs' layout follow NCCL (see :mod:`collectives.semantics`):
+    all-gather takes each rank's shard and returns every shard in rank order; reduce-
+    scatter takes the full buffer and returns the rank's reduced part; all-reduce returns
+    the summed buffer; all-to-all returns the parts received, in source-rank order.
+    Reduction is addition in the input dtype. Raises :class:`ScheduleError` if a transfer
+    reads a slot that holds nothing yet.
+    """
+    spec = _check_schedule(schedule)
+    try:
+        data = np.asarray(inputs)
+    except ValueError:
+        raise CollectivesError(
+            "inputs must be one equal-length row per rank; the rows differ in length") from None
+    if data.dtype == object:
+        raise CollectivesError(
+            "inputs must be one equal-length numeric row per rank; the rows differ in length "
+            "or are not numbers")
+    if data.ndim != 2 or data.shape[0] != schedule.n_ranks:
+        raise CollectivesError(
+            f"inputs must have shape (n_ranks={schedule.n_ranks}, length), got shape {data.shape}")
+    if not (np.issubdtype(data.dtype, np.number) or data.dtype == bool):
+        raise CollectivesError(f"inputs must be numeric, got dtype {data.dtype}")
+    buffer, filled = spec.place_inputs(data, schedule.n_chunks, schedule.n_slots, schedule.root)
+    s, d, sc, dc, red = (schedule.src, schedule.dst, schedule.src_chunk, schedule.dst_chunk,
+                         schedule.reduce)
+    for k in range(schedule.n_steps):
+        a, b = schedule.step_starts[k], schedule.step_starts[k + 1]
+        if a == b:
+            continue
+        src, dst, src_chunk, dst_chunk, reduce = s[a:b], d[a:b], sc[a:b], dc[a:b], red[a:b]
+        empty = ~filled[src, src_chunk]
+        if empty.any():
+            i = a + int(np.flatnonzero(empty)[0])
+            step, text = _transfer(schedule, i)
+            raise ScheduleError(
+                f"step {step}, {text}: rank {s[i]} chunk {sc[i]} holds nothing yet",
+                step=step, rank=int(s[i]), chunk=int(sc[i]), holds="nothing")
+        values = buffer[src, src_chunk]          # every read happens before any write
+        if reduce.all():
+            _add(buffer, dst, dst_chunk, values, schedule._reduce_targets_shared[k])
+        elif not reduce.any():
+            buffer[dst, dst_chunk] = values
+            filled[dst, dst_chunk] = True
+        else:
+            copy = ~reduce
+            buffer[dst[copy], dst_chunk[copy]] = values[copy]
+            filled[dst[copy], dst_chunk[copy]] = True
+            _add(buffer, dst[reduce], dst_chunk[reduce], values[reduce],
+                 schedule._reduce_targets_shared[k])
+    return spec.take_outputs(buffer, schedule.n_chunks)
+
+
+def _add(buffer, dst, dst_chunk, values, shared_targets):
+    if shared_targets:
+        np.add.at(buffer, (dst, dst_chunk), values)
+    else:
+        buffer[dst, dst_chunk] += values
+
+
+# ---- symbolic replay ----------------------------------------------------------------------
+
+def _ranks_of(bits):
+    """Rank numbers set in one bitset row (uint64 words, little-endian)."""
+    as_bytes = bits.astype("<u8").view(np.uint8)
+    return np.flatnonzero(np.unpackbits(as_bytes, bitorder="little")).tolist()
+
+
+def _describe(label, bits, n_ranks):
+    if label < 0:
+        return "nothing"
+    ranks = _ranks_of(bits)
+    if len(ranks) == 1:
+        return f"chunk {label} of rank {ranks[0]}"
+    if len(ranks) == n_ranks:
+        return f"chunk {label} summed over all {n_ranks} ranks"
+    shown = ", ".join(map(str, ranks[:12])) + (", ..." if len(ranks) > 12 else "")
+    return f"chunk {label} summed over {len(ranks)} of {n_ranks} ranks ({shown})"
+
+
+def verify(schedule):
+    """Check symbolically that ``schedule`` computes its collective; return ``None``.
+
+    Raises :class:`ScheduleError` naming the first problem: a transfer that reads an
+    empty slot, a reduce of two different chunks, a contribution counted twice (each at
+    the step it happens), or, after the last step, the first rank and chunk whose content
+    differs from the collective's result, with what it holds and what it should hold.
+    The symbolic state takes ``n_ranks * n_slots * ceil(n_ranks / 64) * 8`` bytes.
+    """
+    spec = _check_schedule(schedule)
+    n, slots = schedule.n_ranks, schedule.n_slots
+    words = (n + 63) // 64
+    need = n * slots * words * 8
+    if need > VERIFY_MEMORY_LIMIT:
+        raise CollectivesError(
+            f"verify would need {need / 2**30:.1f} GiB of symbolic state for {n} ranks x "
+            f"{slots} slots; verify a smaller instance of the same algorithm")
+    label, owner = spec.initial(n, schedule.n_chunks, slots, schedule.root)
+    bits = np.zeros((n, slots, words), dtype=np.uint64)
+    has = owner >= 0
+    r_idx, c_idx = np.nonzero(has)
+    o = owner[has]
+    bits[r_idx, c_idx, o // 64] = np.left_shift(np.uint64(1), (o % 64).astype(np.uint64))
+    last_write = np.full((n, slots), -1, dtype=np.int64)
+
+    s, d, sc, dc, red = (schedule.src, schedule.dst, schedule.src_chunk, schedule.dst_chunk,
+                         schedule.reduce)
+    for k in range(schedule.n_steps):
+        a, b = schedule.step_starts[k], schedule.step_starts[k + 1]
+        if a == b:
+            continue
+        src, dst, src_chunk, dst_chunk, reduce = s[a:b], d[a:b], sc[a:b], dc[a:b], red[a:b]
+        src_label = label[src, src_chunk]
+        empty = src_label < 0
+        if empty.any():
+            i = a + int(np.flatnonzero(empty)[0])
+            step, text = _transfer(schedule, i)
+            raise ScheduleError(
+                f"step {step}, {text}: rank {s[i]} chunk {sc[i]} holds nothing yet",
+                step=step, rank=int(s[i]), chunk=int(sc[i]), holds="nothing")
+        src_bits = bits[src, src_chunk]
+        if reduce.any():
+            _symbolic_reduce(schedule, k, a, reduce, label, bits, src_label, src_bits)
+        copy = ~reduce
+        label[dst[copy], dst_chunk[copy]] = src_label[copy]
+        bits[dst[copy], dst_chunk[copy]] = src_bits[copy]
+        last_write[dst, dst_chunk] = k
+
+    ranks, chunk_slots, want_label, want_owner = spec.expected(n, schedule.n_chunks,
+                                                               schedule.root)
+    want_bits = np.zeros((len(ranks), words), dtype=np.uint64)
+    single = want_owner >= 0
+    want_bits[np.flatnonzero(single), want_owner[single] // 64] = np.left_shift(
+        np.uint64(1), (want_owner[single] % 64).astype(np.uint64))
+    full = _full_bitset(n, words)
+    want_bits[~single] = full
+    got_label = label[ranks, chunk_slots]
+    got_bits = bits[ranks, chunk_slots]
+    wrong = (got_label != want_label) | np.any(got_bits != want_bits, axis=1)
+    if wrong.any():
+        i = int(np.flatnonzero(wrong)[0])
+        r, c = int(ranks[i]), int(chunk_slots[i])
+        holds = _describe(got_label[i], got_bits[i], n)
+        expected = _describe(want_label[i], want_bits[i], n)
+        when = (f"last written at step {last_write[r, c]}" if last_write[r, c] >= 0
+                else "never written")
+        raise ScheduleError(
+            f"after the last step, rank {r} chunk {c} holds {holds}; {schedule.collective} "
+            f"needs {expected} there ({when})",
+            step=schedule.n_steps, rank=r, chunk=c, holds=holds, expected=expected)
+
+
+def _full_bitset(n, words):
+    full = np.zeros(words, dtype=np.uint64)
+    full[: n // 64] = np.uint64(0xFFFFFFFFFFFFFFFF)
+    if n % 64:
+        full[n // 64] = np.uint64((1 << (n % 64)) - 1)
+    return full
+
+
+def _symbolic_reduce(schedule, k, a, reduce, label, bits, src_label, src_bits):
+    """Add the reduce transfers of step ``k`` into ``label``/``bits``, checking each one."""
+    idx = np.flatnonzero(reduce)
+    dst, dst_chunk = schedule.dst[a + idx], schedule.dst_chunk[a + idx]
+    s_label, s_bits = src_label[idx], src_bits[idx]
+    # group the reduces by target slot so that several reduces into one slot are summed
+    key = dst * schedule.n_slots + dst_chunk
+    order = np.argsort(key, kind="stable")
+    key, dst, dst_chunk, s_label, s_bits, idx = (x[order] for x in
+                                                 (key, dst, dst_chunk, s_label, s_bits, idx))
+    starts = np.flatnonzero(np.concatenate([[True], key[1:] != key[:-1]]))
+    t_label = label[dst[starts], dst_chunk[starts]]
+    t_bits = bits[dst[starts], dst_chunk[starts]]
+    group = np.repeat(np.arange(len(starts)), np.diff(np.append(starts, len(key))))
+
+    def fail(pos, message, **details):
+        i = a + int(idx[pos])
+        step, text = _transfer(schedule, i)
+        raise ScheduleError(f"step {step}, {text}: {message}", step=step,
+                            rank=int(schedule.dst[i]), chunk=int(schedule.dst_chunk[i]),
+                            **details)
+
+    empty_target = t_label[group] < 0
+    if empty_target.any():
+        p = int(np.flatnonzero(empty_target)[0])
+        fail(p, f"rank {dst[p]} chunk {dst_chunk[p]} holds nothing to add into; copy "
+                "the first contribution there instead of reducing it", holds="nothing")
+    mixed = s_label != t_label[group]
+    if mixed.any():
+        p = int(np.flatnonzero(mixed)[0])
+        g = group[p]
+        holds = _describe(t_label[g], t_bits[g], schedule.n_ranks)
+        fail(p, f"adds chunk {s_label[p]} into a slot that holds {holds}; only the same "
+                "chunk of different ranks may be summed", holds=holds)
+    summed = np.bitwise_or.reduceat(s_bits, starts, axis=0) | t_bits
+    per_group = (np.add.reduceat(np.bitwise_count(s_bits).sum(axis=1), starts)
+                 + np.bitwise_count(t_bits).sum(axis=1))
+    twice = per_group != np.bitwise_count(summed).sum(axis=1)
+    if twice.any():
+        g = int(np.flatnonzero(twice)[0])
+        members = np.flatnonzero(group == g)
+        seen = t_bits[g].copy()
+        for p in members:                     # only on the error path: find the culprit
+            overlap = seen & s_bits[p]
+            if overlap.any():
+                dup = _ranks_of(overlap)
+                holds = _describe(t_label[g], t_bits[g], schedule.n_ranks)
+                fail(p, f"rank {dst[p]} chunk {dst_chunk[p]} holds {holds}; adding "
+                        f"{_describe(s_label[p], s_bits[p], schedule.n_ranks)} would count "
+                        f"rank{'s' if len(dup) > 1 else ''} {', '.join(map(str, dup))} twice",
+                     holds=holds)
+            seen |= s_bits[p]
+    bits[dst[starts], dst_chunk[starts]] = summed

@@ -15,7 +15,7 @@ from . import algorithms, analytic, hardware, semantics, topology
 from .cost import Timing, algbw, bus_factor, busbw, time
 from .errors import CollectivesError, GradingError, ScheduleError, TopologyError
 from .schedule import Schedule, Step, Transfer, compose
-from .simulate import simulate, verify
+from .replay import simulate, verify
 from .topology import Topology
 
 __all__ = [

@@ -19,7 +19,7 @@ import numpy as np
 
 from .errors import CollectivesError, TopologyError
 from .semantics import collective_spec
-from .simulate import _check_schedule
+from .replay import _check_schedule
 
 __all__ = ["Timing", "time", "algbw", "busbw", "bus_factor"]
 
@@ -109,7 +109,9 @@ def time(schedule, topology, nbytes):
     bottleneck_link = np.full(n_steps, -1, dtype=np.int64)
     bottleneck_count = np.zeros(n_steps)
     step_transfer = np.zeros(n_steps)
-    if n_steps * n_links <= _DENSE_LIMIT:
+    if not len(link):
+        pass                                          # no step uses a link
+    elif n_steps * n_links <= _DENSE_LIMIT:
         count = np.bincount(step_of_hop * n_links + link, minlength=n_steps * n_links)
         load = count.reshape(n_steps, n_links) * (chunk_bytes / topology.link_bandwidth)
         busiest = np.argmax(load, axis=1)
@@ -117,7 +119,7 @@ def time(schedule, topology, nbytes):
         bottleneck_link[used] = busiest[used]
         bottleneck_count[used] = count.reshape(n_steps, n_links)[used, busiest[used]]
         step_transfer = load[np.arange(n_steps), busiest] * used
-    elif len(link):
+    else:
         keys, count = np.unique(step_of_hop * n_links + link, return_counts=True)
         k_step, k_link = keys // n_links, keys % n_links
         load = count * chunk_bytes / topology.link_bandwidth[k_link]

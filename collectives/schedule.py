@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .errors import ScheduleError
+from .errors import CollectivesError, ScheduleError
 from .semantics import collective_spec
 
 __all__ = ["Transfer", "Step", "Schedule", "compose"]
@@ -183,12 +183,18 @@ class Schedule:
         return obj
 
     def _init(self, collective, n_ranks, n_chunks, counts, arrays, reduce, root, n_scratch, name):
-        spec = collective_spec(collective)
+        try:
+            spec = collective_spec(collective)
+        except CollectivesError as e:
+            raise ScheduleError(str(e)) from None
         self.collective = spec.name
         self.n_ranks = _positive_int(n_ranks, "n_ranks")
         self.n_chunks = _positive_int(n_chunks, "n_chunks")
         self.n_scratch = _positive_int(n_scratch, "n_scratch", minimum=0)
-        spec.check_chunks(self.n_ranks, self.n_chunks)
+        try:
+            spec.check_chunks(self.n_ranks, self.n_chunks)
+        except CollectivesError as e:
+            raise ScheduleError(str(e)) from None
         if spec.rooted:
             if root is None:
                 raise ScheduleError(f"{spec.name} needs a root rank")

@@ -66,40 +66,47 @@ def simulate(schedule, inputs):
     if not (np.issubdtype(data.dtype, np.number) or data.dtype == bool):
         raise CollectivesError(f"inputs must be numeric, got dtype {data.dtype}")
     buffer, filled = spec.place_inputs(data, schedule.n_chunks, schedule.n_slots, schedule.root)
-    s, d, sc, dc, red = (schedule.src, schedule.dst, schedule.src_chunk, schedule.dst_chunk,
-                         schedule.reduce)
+    # rows of a flat (n_ranks * n_slots, chunk_len) view: one fancy index per step
+    rows = buffer.reshape(-1, buffer.shape[-1])
+    filled = filled.reshape(-1)
+    src_row = schedule.src * schedule.n_slots + schedule.src_chunk
+    dst_row = schedule.dst * schedule.n_slots + schedule.dst_chunk
+    starts, reduce_all = schedule.step_starts, schedule.reduce
     for k in range(schedule.n_steps):
-        a, b = schedule.step_starts[k], schedule.step_starts[k + 1]
+        a, b = starts[k], starts[k + 1]
         if a == b:
             continue
-        src, dst, src_chunk, dst_chunk, reduce = s[a:b], d[a:b], sc[a:b], dc[a:b], red[a:b]
-        empty = ~filled[src, src_chunk]
+        src, dst, reduce = src_row[a:b], dst_row[a:b], reduce_all[a:b]
+        empty = ~filled[src]
         if empty.any():
             i = a + int(np.flatnonzero(empty)[0])
             step, text = _transfer(schedule, i)
             raise ScheduleError(
-                f"step {step}, {text}: rank {s[i]} chunk {sc[i]} holds nothing yet",
-                step=step, rank=int(s[i]), chunk=int(sc[i]), holds="nothing")
-        values = buffer[src, src_chunk]          # every read happens before any write
-        if reduce.all():
-            _add(buffer, dst, dst_chunk, values, schedule._reduce_targets_shared[k])
+                f"step {step}, {text}: rank {schedule.src[i]} chunk {schedule.src_chunk[i]} "
+                "holds nothing yet", step=step, rank=int(schedule.src[i]),
+                chunk=int(schedule.src_chunk[i]), holds="nothing")
+        values = rows[src]                        # every read happens before any write
+        shared = schedule._reduce_targets_shared[k]
+        if reduce[0] and reduce.all():
+            _add(rows, dst, values, shared)
         elif not reduce.any():
-            buffer[dst, dst_chunk] = values
-            filled[dst, dst_chunk] = True
+            rows[dst] = values
+            filled[dst] = True
         else:
             copy = ~reduce
-            buffer[dst[copy], dst_chunk[copy]] = values[copy]
-            filled[dst[copy], dst_chunk[copy]] = True
-            _add(buffer, dst[reduce], dst_chunk[reduce], values[reduce],
-                 schedule._reduce_targets_shared[k])
+            rows[dst[copy]] = values[copy]
+            filled[dst[copy]] = True
+            _add(rows, dst[reduce], values[reduce], shared)
     return spec.take_outputs(buffer, schedule.n_chunks)
 
 
-def _add(buffer, dst, dst_chunk, values, shared_targets):
+def _add(rows, dst, values, shared_targets):
+    """rows[dst] += values, summing repeated targets when a step has them."""
     if shared_targets:
-        np.add.at(buffer, (dst, dst_chunk), values)
+        np.add.at(rows, dst, values)
     else:
-        buffer[dst, dst_chunk] += values
+        np.add(rows[dst], values, out=values)
+        rows[dst] = values
 
 
 # ---- symbolic replay ----------------------------------------------------------------------

@@ -1,0 +1,163 @@
+"""time() agrees with the closed forms where nothing is shared, and models sharing."""
+
+import math
+
+import numpy as np
+import pytest
+
+import collectives as cl
+from collectives import analytic
+from collectives import topology as tp
+
+B = 45e9          # bytes/s per direction (TPU v5e ICI link, Scaling Book 2026-07)
+H = 1e-6          # seconds per hop
+
+
+def rel(a, b):
+    return abs(a - b) / max(abs(b), 1e-300)
+
+
+# (algorithm, topology builder, alpha as a function of hop latency)
+CASES = [
+    ("ring_all_gather", lambda n: tp.ring(n, B, H), H),
+    ("ring_all_gather", lambda n: tp.ring(n, B, H, bidirectional=False), H),
+    ("ring_reduce_scatter", lambda n: tp.ring(n, B, H), H),
+    ("ring_all_reduce", lambda n: tp.ring(n, B, H), H),
+    ("bidirectional_ring_all_gather", lambda n: tp.ring(n, B, H), H),
+    ("bidirectional_ring_reduce_scatter", lambda n: tp.ring(n, B, H), H),
+    ("bidirectional_ring_all_reduce", lambda n: tp.ring(n, B, H), H),
+    ("ring_all_gather", lambda n: tp.switch(n, B, H), 2 * H),
+    ("recursive_doubling_all_gather", lambda n: tp.switch(n, B, H), 2 * H),
+    ("recursive_halving_reduce_scatter", lambda n: tp.switch(n, B, H), 2 * H),
+    ("direct_all_gather", lambda n: tp.switch(n, B, H), 2 * H),
+    ("direct_all_to_all", lambda n: tp.switch(n, B, H), 2 * H),
+    ("binomial_tree_broadcast", lambda n: tp.switch(n, B, H), 2 * H),
+    ("binomial_tree_reduce", lambda n: tp.switch(n, B, H), 2 * H),
+]
+
+
+@pytest.mark.parametrize("name, make_topology, alpha", CASES)
+@pytest.mark.parametrize("nbytes", [0.0, 1e3, 4.5e4, 2**20, 1e9])
+def test_time_equals_closed_form_when_uncontended(name, make_topology, alpha, nbytes):
+    closed_form = getattr(analytic, name)
+    for n in [1, 2, 3, 4, 5, 8, 16, 33, 64]:
+        if not cl.algorithms.supports(name, n):
+            continue
+        schedule = cl.algorithms.CATALOG[name].build(n)
+        got = cl.time(schedule, make_topology(n), nbytes).seconds
+        want = closed_form(n, nbytes, alpha, B)
+        assert rel(got, want) < 1e-9 or (want == 0 and got == 0), (n, got, want)
+
+
+def test_hand_derived_ring_all_gather():
+    # 8 ranks, 8 MB: 7 steps x (1 us + 1 MB / 45e9 B/s) = 7 x 23.2222 us = 162.5556 us
+    t = cl.time(cl.algorithms.ring_all_gather(8), tp.ring(8, 45e9, 1e-6), 8e6)
+    assert math.isclose(t.seconds, 7 * (1e-6 + 1e6 / 45e9), rel_tol=1e-12)
+    assert t.n_steps == 7
+    np.testing.assert_allclose(t.step_latency, 1e-6)
+    np.testing.assert_allclose(t.step_bottleneck_bytes, 1e6)
+    # every forward link carries 7 shards over the schedule, backward links none
+    r = tp.ring(8, 45e9)
+    forward = r.link_dst == (r.link_src + 1) % 8
+    np.testing.assert_allclose(t.link_bytes[forward], 7e6)
+    np.testing.assert_allclose(t.link_bytes[~forward], 0)
+
+
+def test_two_transfers_over_one_link_take_twice_as_long():
+    one = cl.Schedule("all_gather", 3, 3, [[(0, 1, 0, 0)]], n_scratch=0)
+    two = cl.Schedule("all_gather", 3, 3, [[(0, 1, 0, 0), (0, 2, 0, 0)]])
+    chain = tp.chain(3, 1e9)        # 0 -> 2 crosses 0 -> 1 too
+    t1 = cl.time(one, chain, 3e9).seconds
+    t2 = cl.time(two, chain, 3e9).seconds
+    assert t1 == pytest.approx(1.0) and t2 == pytest.approx(2.0)
+    timing = cl.time(two, chain, 3e9)
+    assert timing.step_bottleneck_link[0] == chain.route(0, 1)[0]
+
+
+def test_direct_all_gather_on_a_ring_is_contended():
+    # Every rank sends its shard to all others at once over a 4-ring: routes of length
+    # 1, 2 (tie: forward) and 1 (back). Link r -> r+1 carries r's shard to r+1 and r+2,
+    # and r-1's shard to r+1: 3 shards of S/4 -> 0.75 s at S = 4 B/s x 1 s.
+    t = cl.time(cl.algorithms.direct_all_gather(4), tp.ring(4, 1.0), 4.0)
+    assert t.seconds == pytest.approx(3.0)
+
+
+def test_losing_wraparound_doubles_a_bidirectional_ring_on_a_chain():
+    n, S = 16, 1e9
+    ag, bi = cl.algorithms.ring_all_gather(n), cl.algorithms.bidirectional_ring_all_gather(n)
+    # Bidirectional ring: each link direction carries half a shard per step.
+    ring = cl.time(bi, tp.ring(n, B), S).seconds
+    assert ring == pytest.approx((n - 1) * S / (2 * n * B))
+    # On a chain the "wrap" transfers (15 -> 0 forward half, 0 -> 15 backward half) are
+    # routed the long way and load every link in the other direction: two halves per link.
+    chain = cl.time(bi, tp.chain(n, B), S).seconds
+    assert chain == pytest.approx(2 * ring)
+    # A unidirectional ring schedule only uses one direction, so on a chain its long
+    # transfer rides idle reverse links: the same bytes per link, only more latency.
+    assert cl.time(ag, tp.chain(n, B), S).seconds == pytest.approx(2 * ring)
+    extra = cl.time(ag, tp.chain(n, B, H), S).seconds - cl.time(ag, tp.chain(n, B), S).seconds
+    assert extra == pytest.approx((n - 1) * (n - 1) * H)     # a 15-hop path in every step
+
+
+def test_local_transfers_are_free():
+    s = cl.Schedule("all_to_all", 2, 2, [[(0, 0, 0, 0)], [(0, 1, 1, 0), (1, 0, 0, 1)]])
+    t = cl.time(s, tp.ring(2, 1.0, 1.0), 2.0)
+    assert t.step_seconds.tolist() == [0.0, 2.0]    # 1 s latency + 1 byte / 1 B/s
+    assert t.step_bottleneck_link[0] == -1
+
+
+def test_sparse_path_matches_dense(monkeypatch):
+    from collectives import cost
+    s = cl.algorithms.ring_all_reduce(12)
+    topo = tp.torus((3, 4), 7e9, 2e-6)
+    dense = cl.time(s, topo, 12e6)
+    monkeypatch.setattr(cost, "_DENSE_LIMIT", 0)
+    sparse = cl.time(s, topo, 12e6)
+    np.testing.assert_allclose(sparse.step_seconds, dense.step_seconds, rtol=1e-12)
+    np.testing.assert_array_equal(sparse.step_bottleneck_bytes, dense.step_bottleneck_bytes)
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: cl.time(cl.algorithms.ring_all_gather(4), tp.ring(5, 1.0), 1.0),
+     cl.TopologyError, "the schedule has 4 ranks but ring of 5 has 5 endpoints"),
+    (lambda: cl.time(cl.algorithms.ring_all_gather(4), tp.ring(4, 1.0), -1),
+     cl.CollectivesError, "nbytes must be finite and >= 0, got -1"),
+    (lambda: cl.time(cl.algorithms.ring_all_gather(4), tp.ring(4, 1.0), float("nan")),
+     cl.CollectivesError, "nbytes must be finite"),
+    (lambda: cl.time(cl.algorithms.ring_all_gather(4), tp.ring(4, 1.0), "1MB"),
+     cl.CollectivesError, "nbytes must be a number of bytes, got '1MB'"),
+    (lambda: cl.time(cl.algorithms.ring_all_gather(4), "ring", 1.0),
+     cl.TopologyError, "expected a collectives Topology, got str"),
+    (lambda: cl.algbw(1e6, 0), cl.CollectivesError, "seconds must be a finite number > 0"),
+    (lambda: cl.busbw("allreduce", 1e6, 1.0, 8), cl.CollectivesError, "unknown collective"),
+    (lambda: cl.busbw("all_reduce", 1e6, 1.0, 0), cl.CollectivesError, "must be an integer >= 1"),
+])
+def test_bad_cost_inputs(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
+
+
+def test_busbw_factors_follow_nccl_tests():
+    # nccl-tests doc/PERFORMANCE.md: 2(n-1)/n all-reduce, (n-1)/n gathers/scatters/all-to-all
+    assert cl.busbw("all_reduce", 8e9, 1.0, 8) == pytest.approx(14e9)
+    assert cl.busbw("all_gather", 8e9, 1.0, 8) == pytest.approx(7e9)
+    assert cl.busbw("reduce_scatter", 8e9, 2.0, 8) == pytest.approx(3.5e9)
+    assert cl.busbw("all_to_all", 8e9, 1.0, 8) == pytest.approx(7e9)
+    assert cl.busbw("broadcast", 8e9, 1.0, 8) == pytest.approx(8e9)
+    assert cl.algbw(8e9, 2.0) == 4e9
+
+
+def test_ring_all_reduce_busbw_approaches_link_bandwidth():
+    # bandwidth-bound ring all-reduce: busbw = 2(n-1)/n x S / (2(n-1) S/(nB)) = B exactly
+    n, S = 8, 1e9
+    t = cl.time(cl.algorithms.ring_all_reduce(n), tp.ring(n, B), S)
+    assert cl.busbw("all_reduce", S, t.seconds, n) == pytest.approx(B, rel=1e-12)
+    assert t.algbw == pytest.approx(S / t.seconds)
+
+
+def test_crossover_is_where_latency_equals_transfer():
+    n, alpha = 16, 1e-6
+    s_star = analytic.ring_crossover_bytes(n, alpha, B)
+    assert s_star == pytest.approx(16 * 45e3)        # 720 kB on a 16-chip v5e axis
+    t = cl.time(cl.algorithms.ring_all_gather(n), tp.ring(n, B, alpha), s_star)
+    assert t.step_latency[0] == pytest.approx(t.step_transfer[0])

@@ -15,13 +15,13 @@ from . import algorithms, analytic, hardware, semantics, topology
 from .cost import Timing, algbw, bus_factor, busbw, time
 from .errors import CollectivesError, GradingError, ScheduleError, TopologyError
 from .schedule import Schedule, Step, Transfer, compose
-from .replay import simulate, verify
+from .replay import SymbolicState, simulate, trace, verify
 from .topology import Topology
 
 __all__ = [
     "algorithms", "analytic", "hardware", "semantics", "topology",
     "Schedule", "Step", "Transfer", "compose",
-    "simulate", "verify",
+    "simulate", "verify", "trace", "SymbolicState",
     "Topology", "Timing", "time", "algbw", "busbw", "bus_factor",
     "CollectivesError", "ScheduleError", "TopologyError", "GradingError",
 ]

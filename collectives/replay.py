@@ -14,7 +14,7 @@ import numpy as np
 from .errors import CollectivesError, ScheduleError
 from .semantics import collective_spec
 
-__all__ = ["simulate", "verify", "VERIFY_MEMORY_LIMIT"]
+__all__ = ["simulate", "verify", "trace", "SymbolicState", "VERIFY_MEMORY_LIMIT"]
 
 #: bytes of symbolic state ``verify`` may allocate (n_ranks * n_slots * ceil(n_ranks/64) * 8)
 VERIFY_MEMORY_LIMIT = 2 * 1024**3
@@ -129,14 +129,35 @@ def _describe(label, bits, n_ranks):
     return f"chunk {label} summed over {len(ranks)} of {n_ranks} ranks ({shown})"
 
 
-def verify(schedule):
-    """Check symbolically that ``schedule`` computes its collective; return ``None``.
+class SymbolicState:
+    """Every rank's buffer as symbols: ``label[r, c]`` (the logical chunk, -1 if empty) and
+    ``bits[r, c]`` (bitset of the ranks whose contributions are summed in it)."""
 
-    Raises :class:`ScheduleError` naming the first problem: a transfer that reads an
-    empty slot, a reduce of two different chunks, a contribution counted twice (each at
-    the step it happens), or, after the last step, the first rank and chunk whose content
-    differs from the collective's result, with what it holds and what it should hold.
-    The symbolic state takes ``n_ranks * n_slots * ceil(n_ranks / 64) * 8`` bytes.
+    def __init__(self, label, bits):
+        self.label, self.bits = label, bits
+
+    @property
+    def n_ranks(self):
+        return self.label.shape[0]
+
+    def contributors(self, rank, chunk):
+        """The ranks whose contributions slot ``chunk`` of ``rank`` holds."""
+        return _ranks_of(self.bits[rank, chunk])
+
+    def counts(self):
+        """Number of contributions per (rank, slot): 0 for an empty slot."""
+        return np.bitwise_count(self.bits).sum(axis=-1)
+
+    def describe(self, rank, chunk):
+        """Plain words for a slot's content, as used in error messages."""
+        return _describe(self.label[rank, chunk], self.bits[rank, chunk], self.n_ranks)
+
+
+def _symbolic_steps(schedule):
+    """Replay ``schedule`` on symbols, yielding ``(step, state, last_write)`` after each step.
+
+    The arrays are updated in place between yields. Raises ScheduleError at the first
+    transfer that reads an empty slot, mixes chunks or counts a contribution twice.
     """
     spec = _check_schedule(schedule)
     n, slots = schedule.n_ranks, schedule.n_slots
@@ -153,12 +174,15 @@ def verify(schedule):
     o = owner[has]
     bits[r_idx, c_idx, o // 64] = np.left_shift(np.uint64(1), (o % 64).astype(np.uint64))
     last_write = np.full((n, slots), -1, dtype=np.int64)
+    state = SymbolicState(label, bits)
+    yield -1, state, last_write
 
     s, d, sc, dc, red = (schedule.src, schedule.dst, schedule.src_chunk, schedule.dst_chunk,
                          schedule.reduce)
     for k in range(schedule.n_steps):
         a, b = schedule.step_starts[k], schedule.step_starts[k + 1]
         if a == b:
+            yield k, state, last_write
             continue
         src, dst, src_chunk, dst_chunk, reduce = s[a:b], d[a:b], sc[a:b], dc[a:b], red[a:b]
         src_label = label[src, src_chunk]
@@ -176,15 +200,42 @@ def verify(schedule):
         label[dst[copy], dst_chunk[copy]] = src_label[copy]
         bits[dst[copy], dst_chunk[copy]] = src_bits[copy]
         last_write[dst, dst_chunk] = k
+        yield k, state, last_write
 
+
+def trace(schedule):
+    """Symbolic states before step 0 and after every step: a list of ``n_steps + 1``
+    :class:`SymbolicState` copies, for figures and step-by-step feedback.
+
+    Raises ScheduleError like :func:`verify` for a transfer that can never be right, but
+    does not check the final result.
+    """
+    return [SymbolicState(st.label.copy(), st.bits.copy())
+            for _, st, _ in _symbolic_steps(schedule)]
+
+
+def verify(schedule):
+    """Check symbolically that ``schedule`` computes its collective; return ``None``.
+
+    Raises :class:`ScheduleError` naming the first problem: a transfer that reads an
+    empty slot, a reduce of two different chunks, a contribution counted twice (each at
+    the step it happens), or, after the last step, the first rank and chunk whose content
+    differs from the collective's result, with what it holds and what it should hold.
+    The symbolic state takes ``n_ranks * n_slots * ceil(n_ranks / 64) * 8`` bytes.
+    """
+    spec = _check_schedule(schedule)
+    for _, state, last_write in _symbolic_steps(schedule):
+        pass
+    n = schedule.n_ranks
+    words = state.bits.shape[-1]
+    label, bits = state.label, state.bits
     ranks, chunk_slots, want_label, want_owner = spec.expected(n, schedule.n_chunks,
                                                                schedule.root)
     want_bits = np.zeros((len(ranks), words), dtype=np.uint64)
     single = want_owner >= 0
     want_bits[np.flatnonzero(single), want_owner[single] // 64] = np.left_shift(
         np.uint64(1), (want_owner[single] % 64).astype(np.uint64))
-    full = _full_bitset(n, words)
-    want_bits[~single] = full
+    want_bits[~single] = _full_bitset(n, words)
     got_label = label[ranks, chunk_slots]
     got_bits = bits[ranks, chunk_slots]
     wrong = (got_label != want_label) | np.any(got_bits != want_bits, axis=1)

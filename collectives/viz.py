@@ -1,0 +1,266 @@
+"""Figures drawn from Schedules: buffers step by step, transfers on the topology, costs.
+
+Everything is computed from the same objects the rest of the package uses: buffer
+contents come from :func:`collectives.trace` (the symbolic replay behind ``verify``),
+transfers from the Schedule, times from :func:`collectives.time`. Colours identify the
+logical chunk (in an all-gather, chunk c is rank c's shard); in reductions a cell shows
+how many ranks' contributions it holds. matplotlib and ipywidgets are imported inside
+the functions. Taught from chapter "Cost models and the ring all-gather" on.
+"""
+
+import math
+
+import numpy as np
+
+from .errors import CollectivesError
+from .replay import trace
+
+__all__ = [
+    "chunk_colour", "draw_buffers", "draw_topology", "draw_schedule", "animate",
+    "plot_costs", "stepper",
+]
+
+
+def chunk_colour(label, n_labels):
+    """The colour of logical chunk ``label`` (a qualitative palette, cycled if needed)."""
+    import matplotlib
+
+    palette = matplotlib.colormaps["tab10" if n_labels <= 10 else "tab20"]
+    return palette(int(label) % palette.N)
+
+
+def _cell_text(schedule, state, r, c):
+    label = state.label[r, c]
+    if label < 0:
+        return ""
+    ranks = state.contributors(r, c)
+    if schedule.collective in ("reduce_scatter", "all_reduce", "reduce"):
+        return f"{label}\n{len(ranks)}/{schedule.n_ranks}"
+    if schedule.collective == "all_to_all":
+        k = schedule.n_chunks // schedule.n_ranks
+        return f"{ranks[0]}→{label // k}"
+    return str(label)
+
+
+def draw_buffers(schedule, state, ax=None, title=None):
+    """Every rank's buffer (rows) and slots (columns) in one symbolic ``state``.
+
+    A cell's colour is its chunk; reductions show ``label`` and ``contributions/n``;
+    all-to-all cells show ``source→destination``; empty cells are white.
+    """
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Rectangle
+
+    ax = ax or plt.gca()
+    n, slots = state.label.shape
+    counts = state.counts()
+    for r in range(n):
+        for c in range(slots):
+            label = state.label[r, c]
+            face = "white"
+            if label >= 0:
+                face = chunk_colour(label, schedule.n_chunks)
+                if schedule.collective in ("reduce_scatter", "all_reduce", "reduce"):
+                    face = (*face[:3], 0.25 + 0.75 * counts[r, c] / n)
+            ax.add_patch(Rectangle((c, n - 1 - r), 1, 1, facecolor=face, edgecolor="0.3",
+                                   linewidth=0.8))
+            text = _cell_text(schedule, state, r, c)
+            if text and n * slots <= 144:
+                ax.text(c + 0.5, n - 0.5 - r, text, ha="center", va="center",
+                        fontsize=8 if "\n" in text else 9)
+    ax.set_xlim(0, slots)
+    ax.set_ylim(0, n)
+    ax.set_aspect("equal")
+    ax.set_xticks(np.arange(slots) + 0.5, [str(c) for c in range(slots)], fontsize=8)
+    ax.set_yticks(np.arange(n) + 0.5, [f"rank {r}" for r in reversed(range(n))], fontsize=8)
+    ax.tick_params(length=0)
+    ax.set_xlabel("chunk slot", fontsize=8)
+    for side in ax.spines.values():
+        side.set_visible(False)
+    if title:
+        ax.set_title(title, fontsize=10)
+    return ax
+
+
+def _positions(topology):
+    """2-D drawing positions for every node of ``topology``."""
+    n = topology.n_ranks
+    if topology.kind in ("ring",) or (topology.kind == "custom" and topology.n_switches == 0
+                                      and topology.shape is None):
+        angle = np.pi / 2 - 2 * np.pi * np.arange(n) / max(n, 1)
+        return np.stack([np.cos(angle), np.sin(angle)], axis=1)
+    if topology.kind == "chain":
+        return np.stack([np.arange(n, dtype=float), np.zeros(n)], axis=1)
+    if topology.kind == "torus" and len(topology.shape) <= 2:
+        rows, cols = (1, topology.shape[0]) if len(topology.shape) == 1 else topology.shape
+        r, c = np.divmod(np.arange(n), cols)
+        return np.stack([c.astype(float), -r.astype(float)], axis=1)
+    if topology.kind == "switch":
+        angle = np.pi / 2 - 2 * np.pi * np.arange(n) / n
+        return np.concatenate([np.stack([np.cos(angle), np.sin(angle)], axis=1), [[0.0, 0.0]]])
+    import networkx as nx
+
+    layout = nx.spring_layout(topology.to_networkx().to_undirected(), seed=0)
+    return np.array([layout[i] for i in range(topology.n_nodes)])
+
+
+def draw_topology(topology, step=None, schedule=None, ax=None, title=None):
+    """The topology's nodes and links; with ``schedule`` and ``step``, that step's transfers
+    as arrows along their routes, coloured by chunk."""
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import FancyArrowPatch
+
+    ax = ax or plt.gca()
+    pos = _positions(topology)
+    drawn = set()
+    for u, v in zip(topology.link_src.tolist(), topology.link_dst.tolist()):
+        if (v, u) in drawn or (u, v) in drawn:
+            continue
+        drawn.add((u, v))
+        ax.plot(*pos[[u, v]].T, color="0.8", linewidth=2, zorder=1)
+    ranks = np.arange(topology.n_ranks)
+    ax.scatter(*pos[ranks].T, s=380, color="white", edgecolor="0.2", zorder=3)
+    for r in ranks:
+        ax.text(*pos[r], str(r), ha="center", va="center", fontsize=9, zorder=4)
+    if topology.n_switches:
+        sw = np.arange(topology.n_ranks, topology.n_nodes)
+        ax.scatter(*pos[sw].T, s=500, marker="s", color="0.85", edgecolor="0.2", zorder=3)
+    if schedule is not None and step is not None:
+        st = schedule.step(step)
+        remote = np.flatnonzero(st.src != st.dst)
+        pair, link = topology.paths(st.src[remote], st.dst[remote])
+        # several transfers on one link are fanned out by curvature
+        seen = {}
+        for p, l in zip(pair.tolist(), link.tolist()):
+            i = remote[p]
+            k = seen.get(l, 0)
+            seen[l] = k + 1
+            u, v = topology.link_src[l], topology.link_dst[l]
+            colour = chunk_colour(st.src_chunk[i], schedule.n_chunks)
+            ax.add_patch(FancyArrowPatch(pos[u], pos[v], arrowstyle="-|>", mutation_scale=14,
+                                         color=colour, linewidth=2, shrinkA=12, shrinkB=12,
+                                         connectionstyle=f"arc3,rad={0.15 + 0.12 * k}",
+                                         zorder=2))
+    ax.set_aspect("equal")
+    ax.margins(0.15)
+    ax.axis("off")
+    if title:
+        ax.set_title(title, fontsize=10)
+    return ax
+
+
+def draw_schedule(schedule, topology=None, steps=None, figsize_per_row=(7.5, 2.2)):
+    """One row per step: (left) the step's transfers on ``topology``, (right) every
+    buffer after the step. The first row is the starting state. Returns the Figure."""
+    import matplotlib.pyplot as plt
+
+    states = trace(schedule)
+    shown = list(range(schedule.n_steps)) if steps is None else list(steps)
+    rows = 1 + len(shown)
+    cols = 2 if topology is not None else 1
+    w, h = figsize_per_row
+    fig, axes = plt.subplots(rows, cols, figsize=(w if cols == 2 else w / 1.6, h * rows),
+                             squeeze=False,
+                             gridspec_kw={"width_ratios": [1, 1.6]} if cols == 2 else None)
+    for row, k in enumerate([None] + shown):
+        state = states[0 if k is None else k + 1]
+        label = "before step 0" if k is None else f"after step {k}"
+        if topology is not None:
+            draw_topology(topology, step=k, schedule=schedule if k is not None else None,
+                          ax=axes[row, 0], title="start" if k is None else f"step {k}")
+        draw_buffers(schedule, state, ax=axes[row, -1], title=label)
+    fig.tight_layout()
+    return fig
+
+
+def animate(schedule, topology=None, interval=900):
+    """A matplotlib animation of the whole schedule, one frame per step (the starting
+    state first). In a notebook, ``IPython.display.HTML(animate(...).to_jshtml())``
+    plays in the static book without a kernel."""
+    import matplotlib.pyplot as plt
+    from matplotlib.animation import FuncAnimation
+
+    states = trace(schedule)
+    cols = 2 if topology is not None else 1
+    fig, axes = plt.subplots(1, cols, figsize=(8 if cols == 2 else 5, 3.2), squeeze=False,
+                             gridspec_kw={"width_ratios": [1, 1.6]} if cols == 2 else None)
+
+    def frame(i):
+        for ax in axes[0]:
+            ax.clear()
+        k = i - 1
+        if topology is not None:
+            draw_topology(topology, step=k if k >= 0 else None, schedule=schedule,
+                          ax=axes[0, 0], title="start" if k < 0 else f"step {k}")
+        draw_buffers(schedule, states[i], ax=axes[0, -1],
+                     title="before step 0" if k < 0 else f"after step {k}")
+        return []
+
+    anim = FuncAnimation(fig, frame, frames=len(states), interval=interval, blit=False)
+    plt.close(fig)
+    return anim
+
+
+def plot_costs(cases, sizes, metric="seconds", ax=None):
+    """Cost against buffer size for several ``cases`` = [(label, schedule, topology), ...].
+
+    ``metric``: "seconds", "algbw" or "busbw" (bytes/s, nccl-tests' definitions); sizes
+    in bytes (nccl-tests' S). Log-log axes.
+    """
+    import matplotlib.pyplot as plt
+
+    from .cost import algbw, busbw, time
+
+    if metric not in ("seconds", "algbw", "busbw"):
+        raise CollectivesError(f"metric must be 'seconds', 'algbw' or 'busbw', got {metric!r}")
+    ax = ax or plt.gca()
+    sizes = np.asarray(sizes, dtype=float)
+    for label, schedule, topology in cases:
+        seconds = np.array([time(schedule, topology, s).seconds for s in sizes])
+        if metric == "seconds":
+            y = seconds
+        elif metric == "algbw":
+            y = np.array([algbw(s, t) for s, t in zip(sizes, seconds)])
+        else:
+            y = np.array([busbw(schedule.collective, s, t, schedule.n_ranks)
+                          for s, t in zip(sizes, seconds)])
+        ax.loglog(sizes, y, marker="o", markersize=3, label=label)
+    ax.set_xlabel("buffer size S (bytes)")
+    ax.set_ylabel({"seconds": "time (s)", "algbw": "algbw (bytes/s)",
+                   "busbw": "busbw (bytes/s)"}[metric])
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(fontsize=8)
+    return ax
+
+
+def stepper(schedule, topology=None):
+    """An ipywidgets slider over the steps, redrawing the buffers (and transfers) of the
+    chosen step. Needs a live kernel to move; the static book shows its first frame."""
+    import ipywidgets as widgets
+    import matplotlib.pyplot as plt
+    from IPython.display import display
+
+    states = trace(schedule)
+    out = widgets.Output()
+    slider = widgets.IntSlider(value=0, min=0, max=len(states) - 1, description="after step",
+                               readout_format="d")
+
+    def show(change=None):
+        i = slider.value
+        with out:
+            out.clear_output(wait=True)
+            cols = 2 if topology is not None else 1
+            fig, axes = plt.subplots(1, cols, figsize=(8 if cols == 2 else 5, 3.2),
+                                     squeeze=False)
+            if topology is not None:
+                draw_topology(topology, step=i - 1 if i else None, schedule=schedule,
+                              ax=axes[0, 0])
+            draw_buffers(schedule, states[i], ax=axes[0, -1],
+                         title="before step 0" if i == 0 else f"after step {i - 1}")
+            plt.show()
+
+    slider.observe(show, names="value")
+    show()
+    box = widgets.VBox([slider, out])
+    display(box)
+    return box

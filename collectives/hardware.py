@@ -13,7 +13,7 @@ Sources (cite these, with their versions, in the book):
 Modelled: chip-to-chip links and their one-way bandwidth, ICI hop latency, which torus axes
 wrap around. Left out: DCN and PCIe paths, NVLink latency (not published: it defaults to
 0 and can be given), link-level protocol overheads (NCCL reaches about 370 of 450 GB/s on
-H100 NVLink, per NCCL issue #1442).
+H100 NVLink: nccl-tests issue #212, NCCL issue #1455).
 """
 
 from dataclasses import dataclass, field

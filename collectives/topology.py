@@ -64,6 +64,8 @@ class Topology:
         """Links crossed by each (src, dst) pair: ``(pair, link)`` flat int arrays."""
         src = np.asarray(src, dtype=np.int64).ravel()
         dst = np.asarray(dst, dtype=np.int64).ravel()
+        if len(src) != len(dst):
+            raise TopologyError(f"src has {len(src)} ranks but dst has {len(dst)}")
         for what, v in (("src", src), ("dst", dst)):
             if v.size and (v.min() < 0 or v.max() >= self.n_ranks):
                 bad = int(v[(v < 0) | (v >= self.n_ranks)][0])

@@ -21,6 +21,11 @@ __all__ = [
     "direct_all_gather", "direct_all_to_all",
     "binomial_tree_broadcast", "binomial_tree_reduce",
     "ring_crossover_bytes",
+    "chain_all_gather", "chain_reduce_scatter", "chain_broadcast",
+    "rabenseifner_all_reduce", "recursive_doubling_all_reduce",
+    "ring_all_to_all", "bidirectional_ring_all_to_all", "chain_all_to_all",
+    "pairwise_all_to_all", "bruck_all_to_all",
+    "torus_all_gather", "torus_reduce_scatter", "torus_all_reduce", "torus_all_to_all",
 ]
 
 
@@ -110,3 +115,130 @@ def ring_crossover_bytes(n, alpha, bandwidth):
     alpha = S / (n B), so S = n alpha B. Below it the ring is latency-bound."""
     _check(n, 0.0, alpha, bandwidth)
     return n * alpha * bandwidth
+
+
+# ---- chains ---------------------------------------------------------------------------------
+
+def chain_all_gather(n, nbytes, alpha, bandwidth):
+    """Both ways at once, one shard per link direction per step: (n-1)(alpha + S/(n B)),
+    twice the bandwidth term of a bidirectional ring (no wraparound to split over)."""
+    return ring_all_gather(n, nbytes, alpha, bandwidth)
+
+
+def chain_reduce_scatter(n, nbytes, alpha, bandwidth):
+    """The dual of the chain all-gather: the same cost."""
+    return ring_all_gather(n, nbytes, alpha, bandwidth)
+
+
+def chain_broadcast(n, nbytes, alpha, bandwidth, n_segments=1):
+    """k segments down a line of n ranks: (n - 2 + k)(alpha + S/(k B)); as k grows the
+    time tends to S/B, independent of n (pipelining)."""
+    _check(n, nbytes, alpha, bandwidth)
+    k = n_segments
+    return 0.0 if n == 1 else (n - 2 + k) * (alpha + nbytes / (k * bandwidth))
+
+
+# ---- all-reduce ----------------------------------------------------------------------------
+
+def rabenseifner_all_reduce(n, nbytes, alpha, bandwidth):
+    """Recursive halving then doubling: 2 log2(n) alpha + 2 (n-1) S / (n B)."""
+    return 2 * recursive_doubling_all_gather(n, nbytes, alpha, bandwidth)
+
+
+def recursive_doubling_all_reduce(n, nbytes, alpha, bandwidth):
+    """log2(n) exchanges of the whole buffer: log2(n)(alpha + S/B)."""
+    _check(n, nbytes, alpha, bandwidth)
+    return math.log2(n) * (alpha + nbytes / bandwidth)
+
+
+# ---- all-to-all ----------------------------------------------------------------------------
+
+def ring_all_to_all(n, nbytes, alpha, bandwidth):
+    """Step s forwards n-1-s parts of S/n: (n-1) alpha + (n-1) S / (2 B)."""
+    _check(n, nbytes, alpha, bandwidth)
+    return (n - 1) * alpha + (n - 1) * nbytes / (2 * bandwidth)
+
+
+def bidirectional_ring_all_to_all(n, nbytes, alpha, bandwidth):
+    """Shorter way round, floor(n/2) steps: floor(n/2) alpha + n S/(8B) for even n and
+    (n^2 - 1) S / (8 n B) for odd n: a quarter of the unidirectional bandwidth term
+    for large n (The Scaling Book's V / (4 W) with W = 2B, V = n S). With n = 2 both
+    halves share the single link: no gain over the unidirectional ring."""
+    _check(n, nbytes, alpha, bandwidth)
+    if n <= 2:
+        return ring_all_to_all(n, nbytes, alpha, bandwidth)
+    m = n // 2
+    bytes_term = n * nbytes / 8 if n % 2 == 0 else (n * n - 1) * nbytes / (8 * n)
+    return m * alpha + bytes_term / bandwidth
+
+
+def chain_all_to_all(n, nbytes, alpha, bandwidth):
+    """Step s: the link next to an end carries n-1-s parts: the unidirectional ring's
+    (n-1) alpha + (n-1) S/(2B); the second direction does not help on a chain."""
+    return ring_all_to_all(n, nbytes, alpha, bandwidth)
+
+
+def pairwise_all_to_all(n, nbytes, alpha, bandwidth):
+    """One part per step: (n-1)(alpha + S/(n B)) for n a power of two (XOR pairs), else
+    n steps (each rank idles once)."""
+    _check(n, nbytes, alpha, bandwidth)
+    steps = 0 if n == 1 else (n - 1 if n & (n - 1) == 0 else n)
+    return steps * (alpha + nbytes / (n * bandwidth))
+
+
+def bruck_all_to_all(n, nbytes, alpha, bandwidth):
+    """ceil(log2 n) exchange steps; step b sends the parts at positions with bit b set,
+    about n/2 of them: sum over b of (alpha + c_b S/(n B))."""
+    _check(n, nbytes, alpha, bandwidth)
+    total = 0.0
+    for b in range((n - 1).bit_length()):
+        c = sum(1 for i in range(n) if (i >> b) & 1)
+        total += alpha + c * nbytes / (n * bandwidth)
+    return total
+
+
+# ---- tori ------------------------------------------------------------------------------------
+
+def _torus_stages(shape, nbytes, concurrent):
+    """(axis size, 1-D all-gather buffer size) of each stage of a torus all-gather."""
+    axes = [m for m in shape if m > 1]
+    n = math.prod(shape)
+    if concurrent and len(set(axes)) > 1:
+        raise CollectivesError(
+            "the concurrent torus all-gather has a closed form only when every axis used has "
+            f"the same size; got {tuple(shape)}")
+    parts = len(axes) if concurrent and axes else 1
+    stages, done = [], 1
+    for m in axes:
+        stages.append((m, m * (nbytes / parts) * done / n))
+        done *= m
+    return stages
+
+
+def torus_all_gather(shape, nbytes, alpha, bandwidth, bidirectional=True, concurrent=False):
+    """Rings along each axis in turn (wraparound on every axis): stage i gathers blocks of
+    S prod(earlier sizes) / n over m_i ranks. With ``concurrent`` (equal axis sizes) the
+    axes work at once on 1/len(axes) of the data each: The Scaling Book's V / (W x axes)."""
+    one_d = bidirectional_ring_all_gather if bidirectional else ring_all_gather
+    return sum(one_d(m, s, alpha, bandwidth) for m, s in _torus_stages(shape, nbytes, concurrent))
+
+
+def torus_reduce_scatter(shape, nbytes, alpha, bandwidth, bidirectional=True, concurrent=False):
+    """The dual of the torus all-gather: the same cost."""
+    return torus_all_gather(shape, nbytes, alpha, bandwidth, bidirectional, concurrent)
+
+
+def torus_all_reduce(shape, nbytes, alpha, bandwidth, bidirectional=True, concurrent=False):
+    """Torus reduce-scatter then all-gather: twice the torus all-gather."""
+    return 2 * torus_all_gather(shape, nbytes, alpha, bandwidth, bidirectional, concurrent)
+
+
+def torus_all_to_all(shape, nbytes, alpha, bandwidth, line="bidirectional_ring"):
+    """A 1-D all-to-all of the whole buffer along each axis in turn."""
+    one_d = {"bidirectional_ring": bidirectional_ring_all_to_all,
+             "ring": ring_all_to_all}.get(line)
+    if one_d is None:
+        raise CollectivesError(
+            f"torus_all_to_all has a closed form for line='bidirectional_ring' or 'ring', "
+            f"got {line!r}")
+    return sum(one_d(m, nbytes, alpha, bandwidth) for m in shape if m > 1)

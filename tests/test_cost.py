@@ -33,6 +33,15 @@ CASES = [
     ("direct_all_to_all", lambda n: tp.switch(n, B, H), 2 * H),
     ("binomial_tree_broadcast", lambda n: tp.switch(n, B, H), 2 * H),
     ("binomial_tree_reduce", lambda n: tp.switch(n, B, H), 2 * H),
+    ("chain_all_gather", lambda n: tp.chain(n, B, H), H),
+    ("chain_reduce_scatter", lambda n: tp.chain(n, B, H), H),
+    ("rabenseifner_all_reduce", lambda n: tp.switch(n, B, H), 2 * H),
+    ("recursive_doubling_all_reduce", lambda n: tp.switch(n, B, H), 2 * H),
+    ("ring_all_to_all", lambda n: tp.ring(n, B, H), H),
+    ("bidirectional_ring_all_to_all", lambda n: tp.ring(n, B, H), H),
+    ("chain_all_to_all", lambda n: tp.chain(n, B, H), H),
+    ("pairwise_all_to_all", lambda n: tp.switch(n, B, H), 2 * H),
+    ("bruck_all_to_all", lambda n: tp.switch(n, B, H), 2 * H),
 ]
 
 
@@ -161,3 +170,58 @@ def test_crossover_is_where_latency_equals_transfer():
     assert s_star == pytest.approx(16 * 45e3)        # 720 kB on a 16-chip v5e axis
     t = cl.time(cl.algorithms.ring_all_gather(n), tp.ring(n, B, alpha), s_star)
     assert t.step_latency[0] == pytest.approx(t.step_transfer[0])
+
+
+@pytest.mark.parametrize("k", [1, 2, 7, 32])
+@pytest.mark.parametrize("n", [1, 2, 3, 8, 17])
+def test_pipelined_chain_broadcast_matches_its_closed_form(n, k):
+    s = cl.algorithms.chain_broadcast(n, root=n // 2, n_segments=k)
+    got = cl.time(s, tp.ring(n, B, H), 1e8).seconds
+    assert rel(got, analytic.chain_broadcast(n, 1e8, H, B, k)) < 1e-9 or n == 1
+
+
+def test_pipelining_a_chain_broadcast_approaches_one_buffer_time():
+    # (n - 2 + k)(S / (k B)) -> S / B as k grows: 15 ranks, k = 1 costs 14 S/B
+    n, S = 15, 1e9
+    times = [cl.time(cl.algorithms.chain_broadcast(n, n_segments=k), tp.chain(n, B), S).seconds
+             for k in (1, 8, 64, 512)]
+    assert times[0] == pytest.approx(14 * S / B)
+    assert times == sorted(times, reverse=True)
+    assert times[-1] == pytest.approx((13 + 512) * S / (512 * B))
+
+
+TORI = [(4, 4), (2, 8), (3, 5), (16, 16), (4, 4, 4), (2, 2), (1, 6)]
+
+
+@pytest.mark.parametrize("shape", TORI)
+@pytest.mark.parametrize("bidirectional", [True, False])
+@pytest.mark.parametrize("name", ["torus_all_gather", "torus_reduce_scatter", "torus_all_reduce"])
+def test_torus_collectives_match_closed_forms(shape, bidirectional, name):
+    topo = tp.torus(shape, B, H)
+    for concurrent in (False, True):
+        if concurrent and len({m for m in shape if m > 1}) > 1:
+            with pytest.raises(cl.CollectivesError, match="same size"):
+                getattr(analytic, name)(shape, 1e8, H, B, bidirectional, concurrent)
+            continue
+        s = getattr(cl.algorithms, name)(shape, bidirectional=bidirectional, concurrent=concurrent)
+        got = cl.time(s, topo, 1e8).seconds
+        want = getattr(analytic, name)(shape, 1e8, H, B, bidirectional, concurrent)
+        assert rel(got, want) < 1e-9
+
+
+@pytest.mark.parametrize("shape", TORI)
+@pytest.mark.parametrize("line", ["ring", "bidirectional_ring"])
+def test_torus_all_to_all_matches_closed_form(shape, line):
+    s = cl.algorithms.torus_all_to_all(shape, line=line)
+    got = cl.time(s, tp.torus(shape, B, H), 1e8).seconds
+    assert rel(got, analytic.torus_all_to_all(shape, 1e8, H, B, line)) < 1e-9
+
+
+def test_torus_all_gather_matches_the_scaling_book():
+    # Scaling Book: an all-gather over both axes of a 16x16 torus with bidirectional rings
+    # takes about V / (W x 2 axes), W = 2B; ours differs by the exact (n-1)/n factors.
+    S, topo = 256e6, tp.torus((16, 16), B)
+    seq = cl.time(cl.algorithms.torus_all_gather((16, 16)), topo, S).seconds
+    both = cl.time(cl.algorithms.torus_all_gather((16, 16), concurrent=True), topo, S).seconds
+    assert seq == pytest.approx(S / (2 * B) * 255 / 256)
+    assert both == pytest.approx(S / (2 * B * 2) * 255 / 256)

@@ -1,14 +1,31 @@
-"""Collective algorithms, each a function ``name(n, ...) -> Schedule``.
+"""Collective algorithms, each a function returning a :class:`~collectives.Schedule`.
 
-:data:`CATALOG` lists every algorithm with its collective and the rank counts it supports,
-so tests, benchmarks and chapters can loop over all of them.
+:data:`CATALOG` lists every algorithm with its collective, the rank counts it supports and
+the topology it is designed for, and a uniform ``build(n)`` (torus algorithms pick the
+most square 2-D shape of n ranks, see :func:`square_shape`), so that tests, benchmarks,
+the chooser and chapters can loop over all of them.
 """
 
+import math
 from dataclasses import dataclass
 from typing import Callable
 
+from ._checks import rank_count
+from .alltoall import (
+    bidirectional_ring_all_to_all,
+    bruck_all_to_all,
+    chain_all_to_all,
+    pairwise_all_to_all,
+    ring_all_to_all,
+)
+from .chain import chain_all_gather, chain_broadcast, chain_reduce_scatter
 from .direct import direct_all_gather, direct_all_to_all
-from .recursive import recursive_doubling_all_gather, recursive_halving_reduce_scatter
+from .recursive import (
+    rabenseifner_all_reduce,
+    recursive_doubling_all_gather,
+    recursive_doubling_all_reduce,
+    recursive_halving_reduce_scatter,
+)
 from .ring import (
     bidirectional_ring_all_gather,
     bidirectional_ring_all_reduce,
@@ -17,47 +34,96 @@ from .ring import (
     ring_all_reduce,
     ring_reduce_scatter,
 )
-from .tree import binomial_tree_broadcast, binomial_tree_reduce
+from .torus import torus_all_gather, torus_all_reduce, torus_all_to_all, torus_reduce_scatter
+from .tree import binomial_tree_broadcast, binomial_tree_reduce, double_binary_tree_all_reduce
 
 __all__ = [
-    "Algorithm", "CATALOG", "supports",
+    "Algorithm", "CATALOG", "supports", "square_shape",
     "ring_all_gather", "ring_reduce_scatter", "ring_all_reduce",
     "bidirectional_ring_all_gather", "bidirectional_ring_reduce_scatter",
     "bidirectional_ring_all_reduce",
+    "chain_all_gather", "chain_reduce_scatter", "chain_broadcast",
     "recursive_doubling_all_gather", "recursive_halving_reduce_scatter",
+    "rabenseifner_all_reduce", "recursive_doubling_all_reduce",
     "direct_all_gather", "direct_all_to_all",
-    "binomial_tree_broadcast", "binomial_tree_reduce",
+    "binomial_tree_broadcast", "binomial_tree_reduce", "double_binary_tree_all_reduce",
+    "ring_all_to_all", "bidirectional_ring_all_to_all", "chain_all_to_all",
+    "pairwise_all_to_all", "bruck_all_to_all",
+    "torus_all_gather", "torus_reduce_scatter", "torus_all_reduce", "torus_all_to_all",
 ]
+
+
+def square_shape(n):
+    """The most square 2-D torus shape (a, b) with a * b = n and a <= b."""
+    a = max(d for d in range(1, math.isqrt(n) + 1) if n % d == 0)
+    return (a, n // a)
 
 
 @dataclass(frozen=True)
 class Algorithm:
-    """A catalogue entry: the builder, its collective, and which n it accepts."""
+    """A catalogue entry: ``build(n, **options)`` makes the schedule for n ranks; ``topology``
+    names the wiring it is designed for ("ring", "chain", "switch" or "torus")."""
 
     name: str
     build: Callable
     collective: str
+    topology: str
     power_of_two_only: bool = False
+
+
+def _torus(builder, **options):
+    def build(n):
+        return builder(square_shape(rank_count(n)), **options)
+    return build
 
 
 CATALOG = {
     a.name: a
     for a in (
-        Algorithm("ring_all_gather", ring_all_gather, "all_gather"),
-        Algorithm("bidirectional_ring_all_gather", bidirectional_ring_all_gather, "all_gather"),
+        # all-gather
+        Algorithm("ring_all_gather", ring_all_gather, "all_gather", "ring"),
+        Algorithm("bidirectional_ring_all_gather", bidirectional_ring_all_gather, "all_gather",
+                  "ring"),
+        Algorithm("chain_all_gather", chain_all_gather, "all_gather", "chain"),
         Algorithm("recursive_doubling_all_gather", recursive_doubling_all_gather, "all_gather",
-                  power_of_two_only=True),
-        Algorithm("direct_all_gather", direct_all_gather, "all_gather"),
-        Algorithm("ring_reduce_scatter", ring_reduce_scatter, "reduce_scatter"),
+                  "switch", power_of_two_only=True),
+        Algorithm("direct_all_gather", direct_all_gather, "all_gather", "switch"),
+        Algorithm("torus_all_gather", _torus(torus_all_gather), "all_gather", "torus"),
+        Algorithm("torus_all_gather_concurrent", _torus(torus_all_gather, concurrent=True),
+                  "all_gather", "torus"),
+        # reduce-scatter
+        Algorithm("ring_reduce_scatter", ring_reduce_scatter, "reduce_scatter", "ring"),
         Algorithm("bidirectional_ring_reduce_scatter", bidirectional_ring_reduce_scatter,
-                  "reduce_scatter"),
+                  "reduce_scatter", "ring"),
+        Algorithm("chain_reduce_scatter", chain_reduce_scatter, "reduce_scatter", "chain"),
         Algorithm("recursive_halving_reduce_scatter", recursive_halving_reduce_scatter,
-                  "reduce_scatter", power_of_two_only=True),
-        Algorithm("ring_all_reduce", ring_all_reduce, "all_reduce"),
-        Algorithm("bidirectional_ring_all_reduce", bidirectional_ring_all_reduce, "all_reduce"),
-        Algorithm("direct_all_to_all", direct_all_to_all, "all_to_all"),
-        Algorithm("binomial_tree_broadcast", binomial_tree_broadcast, "broadcast"),
-        Algorithm("binomial_tree_reduce", binomial_tree_reduce, "reduce"),
+                  "reduce_scatter", "switch", power_of_two_only=True),
+        Algorithm("torus_reduce_scatter", _torus(torus_reduce_scatter), "reduce_scatter",
+                  "torus"),
+        # all-reduce
+        Algorithm("ring_all_reduce", ring_all_reduce, "all_reduce", "ring"),
+        Algorithm("bidirectional_ring_all_reduce", bidirectional_ring_all_reduce, "all_reduce",
+                  "ring"),
+        Algorithm("rabenseifner_all_reduce", rabenseifner_all_reduce, "all_reduce", "switch",
+                  power_of_two_only=True),
+        Algorithm("recursive_doubling_all_reduce", recursive_doubling_all_reduce, "all_reduce",
+                  "switch", power_of_two_only=True),
+        Algorithm("double_binary_tree_all_reduce", double_binary_tree_all_reduce, "all_reduce",
+                  "switch"),
+        Algorithm("torus_all_reduce", _torus(torus_all_reduce), "all_reduce", "torus"),
+        # all-to-all
+        Algorithm("ring_all_to_all", ring_all_to_all, "all_to_all", "ring"),
+        Algorithm("bidirectional_ring_all_to_all", bidirectional_ring_all_to_all, "all_to_all",
+                  "ring"),
+        Algorithm("chain_all_to_all", chain_all_to_all, "all_to_all", "chain"),
+        Algorithm("direct_all_to_all", direct_all_to_all, "all_to_all", "switch"),
+        Algorithm("pairwise_all_to_all", pairwise_all_to_all, "all_to_all", "switch"),
+        Algorithm("bruck_all_to_all", bruck_all_to_all, "all_to_all", "switch"),
+        Algorithm("torus_all_to_all", _torus(torus_all_to_all), "all_to_all", "torus"),
+        # rooted
+        Algorithm("binomial_tree_broadcast", binomial_tree_broadcast, "broadcast", "switch"),
+        Algorithm("chain_broadcast", chain_broadcast, "broadcast", "chain"),
+        Algorithm("binomial_tree_reduce", binomial_tree_reduce, "reduce", "switch"),
     )
 }
 

@@ -13,7 +13,8 @@ import numpy as np
 from ..schedule import Schedule
 from ._checks import power_of_two
 
-__all__ = ["recursive_doubling_all_gather", "recursive_halving_reduce_scatter"]
+__all__ = ["recursive_doubling_all_gather", "recursive_halving_reduce_scatter",
+           "rabenseifner_all_reduce", "recursive_doubling_all_reduce"]
 
 
 def _exchanges(n, sizes):
@@ -53,3 +54,28 @@ def recursive_halving_reduce_scatter(n):
     chunk = (partner // d) * d + j            # the half of the block that partner keeps
     return Schedule.from_arrays("reduce_scatter", n, n, step, r, partner, chunk, chunk, True,
                                 n_steps=log_n, name="recursive_halving_reduce_scatter")
+
+
+def rabenseifner_all_reduce(n):
+    """Rabenseifner's all-reduce: recursive-halving reduce-scatter then recursive-doubling
+    all-gather, 2 log2(n) steps moving 2(n-1)/n of the buffer per rank (n a power of two)."""
+    from ..schedule import compose
+
+    return compose(recursive_halving_reduce_scatter(n), recursive_doubling_all_gather(n),
+                   name="rabenseifner_all_reduce")
+
+
+def recursive_doubling_all_reduce(n, n_chunks=1):
+    """Latency-optimal all-reduce: at step i rank r adds its whole buffer into rank
+    r XOR 2^i (both directions at once). log2(n) steps, each moving the full buffer."""
+    from ._checks import chunk_count
+
+    n = power_of_two(n, "recursive_doubling_all_reduce")
+    n_chunks = chunk_count(n_chunks)
+    log_n = n.bit_length() - 1
+    step = np.repeat(np.arange(log_n), n * n_chunks)
+    r = np.tile(np.repeat(np.arange(n), n_chunks), log_n)
+    chunk = np.tile(np.arange(n_chunks), n * log_n)
+    return Schedule.from_arrays("all_reduce", n, n_chunks, step, r, r ^ np.left_shift(1, step),
+                                chunk, chunk, True, n_steps=log_n,
+                                name="recursive_doubling_all_reduce")

@@ -1,0 +1,146 @@
+"""All-to-all algorithms: every rank sends a different part of its buffer to every rank.
+
+Relays (ring, bidirectional ring, chain) forward parts hop by hop: at each step a rank
+passes on every part still travelling, keeping the one addressed to it. Parts in transit
+wait in scratch slots (one per destination), delivered parts land in the slot of their
+source. Pairwise exchange pairs ranks so that each pair swaps its two parts in one step.
+Bruck's algorithm needs only ceil(log2 n) steps by sending, at step b, every part whose
+relative destination has bit b set, at the price of moving each part several times.
+Nothing can be reduced on the way: each part has exactly one destination.
+Taught in chapter "All-to-all".
+"""
+
+import numpy as np
+
+from ..schedule import Schedule
+from ._checks import rank_count
+
+__all__ = ["ring_all_to_all", "bidirectional_ring_all_to_all", "chain_all_to_all",
+           "pairwise_all_to_all", "bruck_all_to_all"]
+
+
+def _relay(n, halves, classes, wrap):
+    """Hop-by-hop relay of all-to-all parts.
+
+    ``classes``: (direction +1/-1, half, reach) where ``reach(source)`` is how far (in
+    hops) that half of a source's parts travel in that direction: parts for the ranks
+    1..reach hops away go this way. Data slot of part (d, half) is ``halves * d + half``;
+    scratch slot ``halves * (n + d) + half``.
+    """
+    steps, srcs, dsts, src_slots, dst_slots = [], [], [], [], []
+    ranks = np.arange(n)
+    for direction, half, reach in classes:
+        for s in range(n - 1):
+            source = ranks - direction * s            # whose parts rank r holds at step s
+            if wrap:
+                source %= n
+                ok = np.ones(n, dtype=bool)
+            else:
+                ok = (source >= 0) & (source < n)
+            left = np.where(ok, reach(np.clip(source, 0, n - 1)) - s, 0).clip(min=0)
+            if not left.any():
+                continue
+            r = np.repeat(ranks, left)
+            i = np.arange(left.sum()) - np.repeat(np.cumsum(left) - left, left) + 1
+            d = r + direction * i                      # destination of each part
+            src0 = np.repeat(source, left)
+            if wrap:
+                d %= n
+            from_slot = np.where(s == 0, halves * d, halves * (n + d)) + half
+            arrive = i == 1
+            to_slot = np.where(arrive, halves * src0, halves * (n + d)) + half
+            steps.append(np.full(len(r), s))
+            srcs.append(r)
+            dsts.append((r + direction) % n)
+            src_slots.append(from_slot)
+            dst_slots.append(to_slot)
+    if not steps:
+        e = np.zeros(0, dtype=np.int64)
+        return e, e, e, e, e
+    step = np.concatenate(steps)
+    order = np.argsort(step, kind="stable")
+    return tuple(np.concatenate(x)[order] for x in (steps, srcs, dsts, src_slots, dst_slots))
+
+
+def ring_all_to_all(n):
+    """Unidirectional ring all-to-all: every part travels forward to its destination.
+
+    At step s rank r forwards the n - 1 - s parts it holds from rank r - s; n - 1 steps.
+    """
+    n = rank_count(n)
+    cols = _relay(n, 1, [(+1, 0, lambda src: np.full_like(src, n - 1))], wrap=True)
+    return Schedule.from_arrays("all_to_all", n, n, *cols, n_steps=n - 1, n_scratch=n,
+                                name="ring_all_to_all")
+
+
+def bidirectional_ring_all_to_all(n):
+    """Bidirectional ring all-to-all: each part goes the shorter way round; for the rank
+    exactly opposite (n even) one half goes each way. floor(n/2) steps; parts are split
+    in two halves (2n chunks)."""
+    n = rank_count(n)
+    far, near = n // 2, (n - 1) // 2
+    classes = [(+1, 0, lambda src: np.full_like(src, far)),
+               (+1, 1, lambda src: np.full_like(src, near)),
+               (-1, 0, lambda src: np.full_like(src, near)),
+               (-1, 1, lambda src: np.full_like(src, far))]
+    cols = _relay(n, 2, classes, wrap=True)
+    return Schedule.from_arrays("all_to_all", n, 2 * n, *cols, n_steps=n // 2,
+                                n_scratch=2 * n, name="bidirectional_ring_all_to_all")
+
+
+def chain_all_to_all(n):
+    """All-to-all on a chain (no wraparound): parts for higher ranks travel right, for
+    lower ranks left. n - 1 steps; the links next to the ends carry the most."""
+    n = rank_count(n)
+    classes = [(+1, 0, lambda src: n - 1 - src), (-1, 0, lambda src: src)]
+    cols = _relay(n, 1, classes, wrap=False)
+    return Schedule.from_arrays("all_to_all", n, n, *cols, n_steps=n - 1, n_scratch=n,
+                                name="chain_all_to_all")
+
+
+def pairwise_all_to_all(n):
+    """Pairwise exchange: at each step every rank swaps parts with one partner.
+
+    Partner r XOR s at step s - 1 when n is a power of two (n - 1 steps); otherwise
+    (s - r) mod n at step s (n steps, each rank idle once when n is odd).
+    """
+    n = rank_count(n)
+    r = np.tile(np.arange(n), n)
+    s = np.repeat(np.arange(n), n)
+    if n & (n - 1) == 0:
+        partner, step = r ^ s, s - 1
+    else:
+        partner, step = (s - r) % n, s
+    keep = partner != r
+    r, partner, step = r[keep], partner[keep], step[keep]
+    n_steps = n - 1 if n & (n - 1) == 0 else (n if n > 1 else 0)
+    return Schedule.from_arrays("all_to_all", n, n, step, r, partner, partner, r,
+                                n_steps=n_steps, name="pairwise_all_to_all")
+
+
+def bruck_all_to_all(n):
+    """Bruck's all-to-all in ceil(log2 n) exchange steps, for any n.
+
+    Step 0 (local): rank r rotates its parts so that position i holds the part for r + i.
+    Exchange step b: rank r sends every position with bit b set to rank r + 2^b, which
+    keeps it at the same position. Last step (local): position i, now holding the part
+    from r - i, moves to slot r - i. Local steps cost nothing in the cost model.
+    """
+    n = rank_count(n)
+    log_n = (n - 1).bit_length()
+    ranks = np.arange(n)
+    pos = np.arange(n)
+    rr, ii = np.repeat(ranks, n), np.tile(pos, n)
+    steps = []
+    rotate = ((rr + ii) % n != ii)                     # skip moves onto themselves
+    steps.append((rr[rotate], rr[rotate], ((rr + ii) % n)[rotate], ii[rotate]))
+    for b in range(log_n):
+        has_bit = (ii >> b) & 1 == 1
+        r, i = rr[has_bit], ii[has_bit]
+        steps.append((r, (r + (1 << b)) % n, i, i))
+    back = ((rr - ii) % n != ii)
+    steps.append((rr[back], rr[back], ii[back], ((rr - ii) % n)[back]))
+    step = np.concatenate([np.full(len(s[0]), k) for k, s in enumerate(steps)])
+    cols = [np.concatenate([s[j] for s in steps]) for j in range(4)]
+    return Schedule.from_arrays("all_to_all", n, n, step, *cols,
+                                n_steps=len(steps) if n > 1 else 0, name="bruck_all_to_all")

@@ -1,0 +1,187 @@
+"""Torus algorithms: 1-D ring algorithms run along every line of an N-D torus.
+
+Ranks are numbered row-major over ``shape``; a *line* along axis a is the ranks that
+differ only in coordinate a. An all-gather over the torus runs a ring all-gather along
+axis ``axes[0]`` in every line, then along ``axes[1]`` moving the blocks gathered so far,
+and so on: after the last axis every rank holds every shard. With ``concurrent=True`` each
+shard is cut into one part per axis and part p visits the axes in the order rotated by p,
+so that all axes carry data at the same time (The Scaling Book's "all axes at once").
+Reduce-scatters are the duals, all-reduces the two composed, and all-to-alls run a 1-D
+all-to-all per axis, each moving the parts whose destination differs on that axis.
+Built with :func:`collectives.transforms.embed`. Taught in chapters "All-gather" and
+"All-to-all".
+"""
+
+import math
+
+import numpy as np
+
+from ..errors import ScheduleError
+from ..schedule import compose
+from ..transforms import dual, embed, parallel
+from . import alltoall, ring
+
+__all__ = ["torus_all_gather", "torus_reduce_scatter", "torus_all_reduce",
+           "torus_all_to_all"]
+
+
+def _check(shape, axes):
+    if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
+        shape = (shape,)
+    try:
+        shape = tuple(int(s) for s in shape)
+    except (TypeError, ValueError):
+        raise ScheduleError(f"shape must be a tuple of axis sizes, got {shape!r}") from None
+    if not shape or min(shape) < 1:
+        raise ScheduleError(f"shape must be a non-empty tuple of positive sizes, got {shape!r}")
+    if axes is None:
+        axes = tuple(a for a, size in enumerate(shape) if size > 1)
+    else:
+        try:
+            axes = tuple(int(a) for a in axes)
+        except (TypeError, ValueError):
+            raise ScheduleError(f"axes must be a tuple of axis numbers, got {axes!r}") from None
+        bad = [a for a in axes if not 0 <= a < len(shape)]
+        if bad or len(set(axes)) != len(axes):
+            raise ScheduleError(
+                f"axes must be distinct axis numbers of a {len(shape)}-D shape, got {axes!r}")
+        missing = [a for a, size in enumerate(shape) if size > 1 and a not in axes]
+        if missing:
+            raise ScheduleError(
+                f"axes {axes} leave out axis {missing[0]} (size {shape[missing[0]]}); every "
+                "axis longer than 1 must be used, or the collective misses those ranks")
+        axes = tuple(a for a in axes if shape[a] > 1)
+    return shape, axes
+
+
+def _strides(shape):
+    return np.array([math.prod(shape[a + 1:]) for a in range(len(shape))], dtype=np.int64)
+
+
+def _lines(shape, axis):
+    """(G, shape[axis]) ranks of every line along ``axis``, lines in row-major order."""
+    strides = _strides(shape)
+    n = math.prod(shape)
+    starts = np.flatnonzero((np.arange(n) // strides[axis]) % shape[axis] == 0)
+    return starts[:, None] + np.arange(shape[axis])[None, :] * strides[axis]
+
+
+def _gathered_shards(shape, axis, done, lines):
+    """For line g and position c: the shards held at that rank once axes ``done`` are
+    gathered, as (G, m, prod of done sizes) rank numbers."""
+    strides = _strides(shape)
+    ranks = lines                                       # (G, m): the rank at position c
+    coords = (ranks[..., None] // strides) % np.array(shape)
+    done = sorted(done)
+    base = ranks - (coords[..., done] * strides[done]).sum(axis=-1) if done else ranks
+    if not done:
+        return base[..., None]
+    grid = np.indices([shape[a] for a in done]).reshape(len(done), -1)
+    offsets = (grid * strides[done][:, None]).sum(axis=0)
+    return base[..., None] + offsets
+
+
+def _all_gather_part(shape, order, one_d, k, part):
+    """Gather part ``part`` of every shard along ``order``: slots ``q * k + part * kk + h``."""
+    n = math.prod(shape)
+    stages, done = [], []
+    for axis in order:
+        m = shape[axis]
+        small = one_d(m)
+        kk = small.n_chunks // m
+        lines = _lines(shape, axis)
+        held = _gathered_shards(shape, axis, done, lines)          # (G, m, L)
+        # small slot c * kk + h  <->  big slots held[g, c, :] * k + part * kk + h
+        blocks = (held[:, :, None, :] * k + part * kk + np.arange(kk)[None, None, :, None])
+        blocks = blocks.reshape(len(lines), m * kk, -1)
+        stages.append(embed(small, lines, blocks, collective="all_gather", n_ranks=n,
+                            n_chunks=n * k))
+        done.append(axis)
+    result = stages[0]
+    for stage in stages[1:]:
+        result = compose(result, stage, collective="all_gather")
+    return result
+
+
+def torus_all_gather(shape, axes=None, bidirectional=True, concurrent=False):
+    """All-gather over a torus of ``shape`` by rings along each of ``axes`` in turn.
+
+    ``bidirectional``: each ring sends half of every block each way. ``concurrent``: cut
+    every shard into ``len(axes)`` parts that visit the axes in rotated orders at the same
+    time. Shard chunks: ``k = (2 if bidirectional else 1) * (len(axes) if concurrent
+    else 1)`` per rank; rank r's shard is slots ``[r*k, (r+1)*k)``.
+    """
+    shape, axes = _check(shape, axes)
+    n = math.prod(shape)
+    kk = 2 if bidirectional else 1
+    one_d = ring.bidirectional_ring_all_gather if bidirectional else ring.ring_all_gather
+    parts = len(axes) if concurrent and axes else 1
+    k = kk * parts
+    name = "torus_all_gather" + ("_concurrent" if concurrent else "")
+    if not axes:                                       # a single rank: nothing to do
+        from ..schedule import Schedule
+        return Schedule("all_gather", n, n * k, [], name=name)
+    pieces = [_all_gather_part(shape, axes[p:] + axes[:p], one_d, k, p) for p in range(parts)]
+    result = pieces[0] if parts == 1 else parallel(*pieces)
+    result.name = name
+    return result
+
+
+def torus_reduce_scatter(shape, axes=None, bidirectional=True, concurrent=False):
+    """Reduce-scatter over a torus: the dual of :func:`torus_all_gather` (axes in reverse
+    order, reductions instead of copies); rank r ends with its shard's slots summed."""
+    ag = torus_all_gather(shape, axes, bidirectional, concurrent)
+    return dual(ag, name="torus_reduce_scatter" + ("_concurrent" if concurrent else ""))
+
+
+def torus_all_reduce(shape, axes=None, bidirectional=True, concurrent=False):
+    """All-reduce over a torus: torus reduce-scatter then torus all-gather."""
+    rs = torus_reduce_scatter(shape, axes, bidirectional, concurrent)
+    ag = torus_all_gather(shape, axes, bidirectional, concurrent)
+    return compose(rs, ag, name="torus_all_reduce" + ("_concurrent" if concurrent else ""))
+
+
+_ONE_D_ALL_TO_ALL = {"bidirectional_ring": alltoall.bidirectional_ring_all_to_all,
+                     "ring": alltoall.ring_all_to_all, "direct": None}
+
+
+def torus_all_to_all(shape, axes=None, line="bidirectional_ring"):
+    """All-to-all over a torus: along each axis in turn, a 1-D all-to-all (``line``:
+    "bidirectional_ring", "ring" or "direct") moves every part to the line position
+    of its destination's coordinate on that axis. Parts are split like the 1-D
+    algorithm's (2 chunks each for a bidirectional ring)."""
+    from .direct import direct_all_to_all
+
+    shape, axes = _check(shape, axes)
+    if line not in _ONE_D_ALL_TO_ALL:
+        raise ScheduleError(f"line must be one of {', '.join(_ONE_D_ALL_TO_ALL)}, got {line!r}")
+    one_d = _ONE_D_ALL_TO_ALL[line] or direct_all_to_all
+    n = math.prod(shape)
+    kk = 2 if line == "bidirectional_ring" else 1
+    strides = _strides(shape)
+    parts = np.arange(n)
+    stages, scratch = [], 0
+    for axis in axes:
+        m = shape[axis]
+        small = one_d(m)
+        lines = _lines(shape, axis)
+        # small part c (destination position c on this axis) <-> every big part whose
+        # destination has coordinate c on the axis; the same slots in every line
+        coord = (parts // strides[axis]) % m
+        dest = np.argsort(coord, kind="stable").reshape(m, -1)     # row c: coordinate c
+        data = (dest[:, None, :] * kk + np.arange(kk)[None, :, None]).reshape(m * kk, -1)
+        width = data.shape[1]
+        spare = n * kk + np.arange(small.n_scratch * width).reshape(small.n_scratch, width)
+        blocks = np.broadcast_to(np.concatenate([data, spare]),
+                                 (len(lines), m * kk + small.n_scratch, width))
+        stages.append(embed(small, lines, blocks, collective="all_to_all", n_ranks=n,
+                            n_chunks=n * kk, n_scratch=small.n_scratch * width))
+        scratch = max(scratch, small.n_scratch * width)
+    from ..schedule import Schedule
+    if not stages:
+        return Schedule("all_to_all", n, n * kk, [], name="torus_all_to_all")
+    result = stages[0]
+    for stage in stages[1:]:
+        result = compose(result, stage, collective="all_to_all")
+    result.name = "torus_all_to_all"
+    return result

@@ -39,6 +39,30 @@ def _transfer(schedule, i):
     return step, text
 
 
+def _as_rows(inputs, n_ranks=None):
+    """``inputs`` as a numeric 2-D array, one row per rank, or a CollectivesError saying
+    what is wrong with it (shared by :func:`simulate` and :mod:`collectives.dist`)."""
+    try:
+        data = np.asarray(inputs)
+    except ValueError:
+        raise CollectivesError(
+            "inputs must be one equal-length row per rank; the rows differ in length") from None
+    if data.dtype == object:
+        raise CollectivesError(
+            "inputs must be one equal-length numeric row per rank; the rows differ in length "
+            "or are not numbers")
+    if n_ranks is None:
+        if data.ndim != 2 or data.shape[0] < 1:
+            raise CollectivesError(
+                f"inputs must have shape (n_ranks, length), got shape {data.shape}")
+    elif data.ndim != 2 or data.shape[0] != n_ranks:
+        raise CollectivesError(
+            f"inputs must have shape (n_ranks={n_ranks}, length), got shape {data.shape}")
+    if not (np.issubdtype(data.dtype, np.number) or data.dtype == bool):
+        raise CollectivesError(f"inputs must be numeric, got dtype {data.dtype}")
+    return data
+
+
 def simulate(schedule, inputs):
     """Run ``schedule`` on numeric ``inputs`` and return the outputs.
 
@@ -51,20 +75,7 @@ def simulate(schedule, inputs):
     reads a slot that holds nothing yet.
     """
     spec = _check_schedule(schedule)
-    try:
-        data = np.asarray(inputs)
-    except ValueError:
-        raise CollectivesError(
-            "inputs must be one equal-length row per rank; the rows differ in length") from None
-    if data.dtype == object:
-        raise CollectivesError(
-            "inputs must be one equal-length numeric row per rank; the rows differ in length "
-            "or are not numbers")
-    if data.ndim != 2 or data.shape[0] != schedule.n_ranks:
-        raise CollectivesError(
-            f"inputs must have shape (n_ranks={schedule.n_ranks}, length), got shape {data.shape}")
-    if not (np.issubdtype(data.dtype, np.number) or data.dtype == bool):
-        raise CollectivesError(f"inputs must be numeric, got dtype {data.dtype}")
+    data = _as_rows(inputs, schedule.n_ranks)
     buffer, filled = spec.place_inputs(data, schedule.n_chunks, schedule.n_slots, schedule.root)
     # rows of a flat (n_ranks * n_slots, chunk_len) view: one fancy index per step
     rows = buffer.reshape(-1, buffer.shape[-1])

@@ -8,7 +8,6 @@ how many ranks' contributions it holds. matplotlib and ipywidgets are imported i
 the functions. Taught from chapter "Cost models and the ring all-gather" on.
 """
 
-import math
 
 import numpy as np
 

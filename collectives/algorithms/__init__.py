@@ -38,7 +38,7 @@ from .torus import torus_all_gather, torus_all_reduce, torus_all_to_all, torus_r
 from .tree import binomial_tree_broadcast, binomial_tree_reduce, double_binary_tree_all_reduce
 
 __all__ = [
-    "Algorithm", "CATALOG", "supports", "square_shape",
+    "Algorithm", "CATALOG", "supports", "square_shape", "fastest", "Choice",
     "ring_all_gather", "ring_reduce_scatter", "ring_all_reduce",
     "bidirectional_ring_all_gather", "bidirectional_ring_reduce_scatter",
     "bidirectional_ring_all_reduce",
@@ -126,6 +126,9 @@ CATALOG = {
         Algorithm("binomial_tree_reduce", binomial_tree_reduce, "reduce", "switch"),
     )
 }
+
+
+from .choose import Choice, fastest  # noqa: E402  (needs CATALOG above)
 
 
 def supports(name, n):

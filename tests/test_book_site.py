@@ -1,0 +1,325 @@
+"""Checks of the built book in _build/html (static: no browser).
+
+`make test` builds the book first (`make book`); run that before these tests when
+calling pytest directly. A missing build is a failure, never a skip.
+
+What is checked:
+- every file in _toc.yml produced a page, and nothing outside the book did;
+- the site loads nothing from another host: no <script src>, <link href>, <img src>...,
+  no CSS @import/url(), and no inline script naming a CDN, point off 127.0.0.1/localhost;
+- MathJax and require.js/the widget manager come from _static/vendor/ (scripts/vendor_assets.py);
+- every local href/src in the pages, and every url() in the CSS, resolves to a file
+  in the site, and links into another page's #fragment name an id that exists there.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import posixpath
+import re
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+import yaml
+from bs4 import BeautifulSoup
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parent.parent
+SITE = ROOT / "_build" / "html"
+LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1"}
+# Hosts the default Jupyter Book / myst-nb / Sphinx configuration loads from.
+CDN_HOSTS = ("cdn.jsdelivr.net", "unpkg.com", "cdnjs.cloudflare.com", "fonts.googleapis.com",
+             "fonts.gstatic.com", "mybinder.org", "cdn.mathjax.org")
+# Attributes that make a browser fetch something.
+FETCH_ATTRS = {
+    "script": ["src"], "link": ["href"], "img": ["src"], "iframe": ["src"],
+    "source": ["src"], "video": ["src", "poster"], "audio": ["src"], "embed": ["src"],
+    "object": ["data"], "track": ["src"], "input": ["src"],
+}
+CSS_URL = re.compile(r"""url\(\s*(?:"([^"]*)"|'([^']*)'|([^)'"\s]*))\s*\)""")
+CSS_IMPORT = re.compile(r"""@import\s+["']([^"']+)["']""")  # the url(...) form is CSS_URL's
+# Folders of the repository that must never become pages.
+NOT_BOOK = ["README.html", "exercises", "tests", "collectives", "bench", "scripts", ".venv"]
+
+
+def toc_files(toc_path: Path = ROOT / "_toc.yml") -> list[str]:
+    """Every document named in _toc.yml (root first), without suffix."""
+    toc = yaml.safe_load(toc_path.read_text(encoding="utf-8"))
+    files = [toc["root"]]
+
+    def walk(node):
+        if isinstance(node, dict):
+            if "file" in node:
+                files.append(node["file"])
+            for key in ("parts", "chapters", "sections"):
+                for child in node.get(key, []) or []:
+                    walk(child)
+        elif isinstance(node, list):
+            for child in node:
+                walk(child)
+
+    walk(toc)
+    return [posixpath.splitext(f)[0] if f.endswith((".md", ".ipynb")) else f for f in files]
+
+
+@pytest.fixture(scope="module")
+def site() -> Path:
+    if not (SITE / "index.html").is_file() or not (SITE / "intro.html").is_file():
+        pytest.fail(f"the book is not built ({SITE} has no index.html/intro.html): "
+                    "run `make book` first (`make test` does it for you)", pytrace=False)
+    return SITE
+
+
+def content_pages(site: Path) -> list[Path]:
+    """The HTML pages of the book (not the theme's templates under _static/)."""
+    return sorted(p for p in site.rglob("*.html")
+                  if p.relative_to(site).parts[0] not in ("_static", "_sources"))
+
+
+@functools.lru_cache(maxsize=None)
+def soup_of(path: Path) -> BeautifulSoup:
+    return BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+
+
+def is_remote(url: str) -> bool:
+    """True when fetching `url` would leave this machine."""
+    parts = urlsplit(url.strip())
+    if parts.scheme in ("data", "blob", "about", "javascript", "mailto"):
+        return False
+    if parts.scheme or parts.netloc:  # http(s)://host/..., //host/..., ws://...
+        return (parts.hostname or "") not in LOCAL_HOSTS
+    return False
+
+
+def css_urls(text: str) -> list[str]:
+    urls = [next(g for g in m.groups() if g is not None) for m in CSS_URL.finditer(text)]
+    urls += CSS_IMPORT.findall(text)
+    return [u for u in urls if u]
+
+
+def fetched_urls(soup: BeautifulSoup) -> list[tuple[str, str]]:
+    """(where, url) for everything the page makes the browser fetch."""
+    found = []
+    for tag, attrs in FETCH_ATTRS.items():
+        for el in soup.find_all(tag):
+            for attr in attrs:
+                if el.get(attr):
+                    found.append((f"<{tag} {attr}>", el[attr]))
+    for el in soup.find_all(srcset=True):
+        for item in el["srcset"].split(","):
+            if item.strip():
+                found.append((f"<{el.name} srcset>", item.split()[0]))
+    for el in soup.find_all(style=True):
+        found += [(f"<{el.name} style>", u) for u in css_urls(el["style"])]
+    for el in soup.find_all("style"):
+        found += [("<style>", u) for u in css_urls(el.get_text())]
+    return found
+
+
+def executable_inline_scripts(soup: BeautifulSoup) -> list[str]:
+    return [el.get_text() for el in soup.find_all("script")
+            if not el.get("src") and el.get("type", "text/javascript") in
+            ("text/javascript", "module", "application/javascript")]
+
+
+# --- the pages ---------------------------------------------------------------------------
+
+
+def test_helpers_detect_remote_urls():
+    """The detectors below must be able to fail: feed them known-bad input."""
+    assert is_remote("https://cdn.jsdelivr.net/npm/mathjax@3/es5/tex-mml-chtml.js")
+    assert is_remote("//unpkg.com/thebe@0.8.2/lib/index.js")
+    assert not is_remote("http://127.0.0.1:8000/_static/x.js")
+    assert not is_remote("../_static/vendor/mathjax/tex-mml-chtml.js")
+    assert not is_remote("data:image/png;base64,AAAA")
+    bad = BeautifulSoup(
+        '<link rel="stylesheet" href="https://fonts.googleapis.com/css?family=Roboto">'
+        '<style>@import url("https://example.org/a.css"); b{background:url(//x.org/i.png)}</style>'
+        '<div style="background: url(\'https://x.org/j.png\')"></div>', "html.parser")
+    assert sorted(u for _, u in fetched_urls(bad) if is_remote(u)) == sorted([
+        "https://fonts.googleapis.com/css?family=Roboto", "https://x.org/j.png",
+        "//x.org/i.png", "https://example.org/a.css"])
+    assert css_urls('@import "../basic.css";') == ["../basic.css"]
+    assert css_urls('a{b:url("data:image/svg+xml,%3Csvg fill=\'rgba(1, 2, 3)\'%3E")}') == [
+        "data:image/svg+xml,%3Csvg fill='rgba(1, 2, 3)'%3E"]
+
+
+def test_every_toc_file_has_a_page(site):
+    missing, untitled = [], []
+    for doc in toc_files():
+        page = site / f"{doc}.html"
+        if not page.is_file():
+            missing.append(doc)
+        elif soup_of(page).find("h1") is None:
+            untitled.append(doc)
+    assert not missing, f"_toc.yml lists documents that produced no page: {missing}"
+    assert not untitled, f"pages without a title (<h1>): {untitled}"
+    # index.html sends readers to the root document
+    assert f"{toc_files()[0]}.html" in (site / "index.html").read_text(encoding="utf-8")
+
+
+def test_nothing_outside_the_book_became_a_page(site):
+    stray = [name for name in NOT_BOOK if (site / name).exists()]
+    assert not stray, f"files outside the book were built as pages: {stray} " \
+                      "(check exclude_patterns / only_build_toc_files in _config.yml)"
+
+
+def test_pages_fetch_nothing_from_other_hosts(site):
+    offenders = []
+    for page in content_pages(site):
+        soup = soup_of(page)
+        rel = page.relative_to(site).as_posix()
+        offenders += [f"{rel}: {where} {url}" for where, url in fetched_urls(soup)
+                      if is_remote(url)]
+        for el in soup.find_all(attrs={"data-jupyter-widgets-cdn": True}):
+            if is_remote(el["data-jupyter-widgets-cdn"]):
+                offenders.append(f"{rel}: data-jupyter-widgets-cdn={el['data-jupyter-widgets-cdn']}")
+        for body in executable_inline_scripts(soup):
+            offenders += [f"{rel}: inline <script> names {host}" for host in CDN_HOSTS
+                          if host in body]
+    assert content_pages(site), "no pages found"
+    assert not offenders, "the site would load from other hosts:\n" + "\n".join(offenders)
+
+
+def test_stylesheets_fetch_nothing_from_other_hosts(site):
+    sheets = sorted(site.rglob("*.css"))
+    assert sheets, "no stylesheets in the site"
+    offenders = [f"{css.relative_to(site)}: {url}" for css in sheets
+                 for url in css_urls(css.read_text(encoding="utf-8", errors="replace"))
+                 if is_remote(url)]
+    assert not offenders, "stylesheets load from other hosts:\n" + "\n".join(offenders)
+
+
+def _script_srcs(soup: BeautifulSoup) -> list[str]:
+    return [urlsplit(el["src"]).path for el in soup.find_all("script", src=True)]
+
+
+def _resolve(page: Path, url: str) -> Path:
+    path = unquote(urlsplit(url).path)
+    if path.startswith("/"):
+        return SITE / path.lstrip("/")
+    return Path(posixpath.normpath((page.parent / path).as_posix()))
+
+
+def test_mathjax_is_the_vendored_copy(site):
+    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    mathjax_path = config["sphinx"]["config"]["mathjax_path"]
+    assert not is_remote(mathjax_path), f"mathjax_path points off-site: {mathjax_path}"
+    assert mathjax_path.startswith("vendor/mathjax/"), mathjax_path
+    vendored = site / "_static" / mathjax_path
+    assert vendored.is_file(), f"{vendored} was not copied into the site"
+    # MathJax 3 loads its fonts and TeX extensions from folders next to the script.
+    assert (vendored.parent / "output/chtml/fonts/woff-v2/MathJax_Main-Regular.woff").is_file()
+    assert (vendored.parent / "input/tex/extensions/ams.js").is_file()
+
+    with_math = 0
+    for page in content_pages(site):
+        srcs = [s for s in _script_srcs(soup_of(page)) if "mathjax" in s.lower()
+                or s.endswith(("tex-mml-chtml.js", "tex-chtml.js", "tex-svg.js"))]
+        if not srcs:
+            continue
+        with_math += 1
+        for src in srcs:
+            assert _resolve(page, src) == vendored, \
+                f"{page.relative_to(site)} loads MathJax from {src}, not {mathjax_path}"
+    assert with_math, "no page loads MathJax (the intro has math)"
+
+
+def test_widget_scripts_are_the_vendored_copies(site):
+    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    widget_js = list(config["sphinx"]["config"]["nb_ipywidgets_js"])
+    assert widget_js[0] == "vendor/requirejs/require.js", widget_js
+    assert widget_js[-1] == "vendor/html-manager/embed-amd.js", widget_js
+    for path in widget_js:
+        assert not is_remote(path), path
+        assert (site / "_static" / path).is_file(), f"_static/{path} is not in the site"
+    expected = [site / "_static" / p for p in widget_js]
+
+    for page in content_pages(site):
+        soup = soup_of(page)
+        resolved = [_resolve(page, s) for s in _script_srcs(soup)]
+        has_state = soup.find("script", type="application/vnd.jupyter.widget-state+json")
+        if has_state is None:
+            # Pages without widgets load none of the widget machinery.
+            assert not set(expected) & set(resolved), \
+                f"{page.relative_to(site)} loads widget scripts without widgets"
+            continue
+        # require.js, then the setup script, then the manager, all local and in order.
+        positions = [resolved.index(p) if p in resolved else -1 for p in expected]
+        assert -1 not in positions and positions == sorted(positions), \
+            f"{page.relative_to(site)}: widget scripts missing or out of order: {resolved}"
+
+
+def test_vendored_files_are_not_loaded_on_every_page(site):
+    """Jupyter Book adds every .js under _static/ to every page; vendor_assets.py must keep
+    the vendored files (MathJax's components load each other on demand) off that list."""
+    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))["sphinx"]["config"]
+    allowed = {site / "_static" / p for p in [config["mathjax_path"], *config["nb_ipywidgets_js"]]}
+    ours = site / "_static" / "vendor"
+    mine = [p.name for p in (ROOT / "_static" / "vendor").iterdir()]  # mathjax, requirejs, ...
+    for page in content_pages(site):
+        loaded = [_resolve(page, s) for s in _script_srcs(soup_of(page))]
+        extra = [p for p in loaded if ours in p.parents and p not in allowed
+                 and p.relative_to(ours).parts[0] in mine]
+        assert not extra, f"{page.relative_to(site)} loads vendored files directly: {extra}"
+
+
+def test_vendored_assets_match_the_pins():
+    spec = importlib.util.spec_from_file_location("vendor_assets", ROOT / "scripts" / "vendor_assets.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.check() == [], "run `make vendor`"
+
+
+# --- links -------------------------------------------------------------------------------
+
+
+def _ids(page: Path) -> set[str]:
+    soup = soup_of(page)
+    return {el["id"] for el in soup.find_all(id=True)} | {
+        el["name"] for el in soup.find_all("a", attrs={"name": True})}
+
+
+def test_local_links_and_assets_exist(site):
+    broken = []
+    for page in content_pages(site):
+        soup = soup_of(page)
+        rel = page.relative_to(site).as_posix()
+        refs = [("<a href>", a["href"]) for a in soup.find_all("a", href=True)]
+        refs += fetched_urls(soup)
+        for where, url in refs:
+            parts = urlsplit(url)
+            if parts.scheme or parts.netloc or url.startswith("#") or not parts.path:
+                continue
+            target = _resolve(page, url)
+            if target.is_dir():
+                target = target / "index.html"
+            if not target.is_file():
+                broken.append(f"{rel}: {where} {url} -> {target.relative_to(site) if site in target.parents else target} is missing")
+                continue
+            if parts.fragment and target.suffix == ".html" and parts.fragment not in _ids(target):
+                broken.append(f"{rel}: {where} {url} -> no id {parts.fragment!r} in "
+                              f"{target.relative_to(site)}")
+        # links within the page
+        ids = _ids(page)
+        for a in soup.find_all("a", href=True):
+            href = a["href"]
+            if href.startswith("#") and len(href) > 1 and unquote(href[1:]) not in ids:
+                broken.append(f"{rel}: <a href> {href} -> no such id on the page")
+    assert not broken, "broken links in the site:\n" + "\n".join(broken)
+
+
+def test_stylesheet_urls_exist(site):
+    broken = []
+    for css in sorted(site.rglob("*.css")):
+        for url in css_urls(css.read_text(encoding="utf-8", errors="replace")):
+            parts = urlsplit(url)
+            if parts.scheme or parts.netloc or not parts.path:
+                continue
+            target = _resolve(css, url)
+            if not target.is_file():
+                broken.append(f"{css.relative_to(site)}: url({url}) is missing")
+    assert not broken, "stylesheets refer to missing files:\n" + "\n".join(broken)

@@ -1,0 +1,304 @@
+"""The built book in a real browser, offline.
+
+Serves _build/html over http on 127.0.0.1 (an ephemeral port) and drives Debian's
+Chromium through Playwright. Every request a page makes is recorded; any request to
+another host is both blocked and a failure, so the checks hold on a machine with a
+network too. For the intro and every chapter in _toc.yml:
+
+- nothing is fetched from anywhere but the local server, and nothing is missing (404);
+- no console error and no uncaught exception;
+- MathJax (the vendored copy) typeset every formula on the page, without TeX errors;
+- every image has loaded (naturalWidth > 0);
+- every embedded Jupyter widget has been rendered by the (vendored) widget manager.
+
+A last test builds a one-page scratch book with an ipywidgets slider, a labelled
+widget and math in a temporary directory, so the offline widget path stays tested
+whether or not a chapter uses widgets yet.
+
+`make test` builds the book and installs Chromium first (`make book`, `make browser`).
+Never `playwright install`: the browser is Debian's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import http.server
+import os
+import posixpath
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+import yaml
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parent.parent
+SITE = ROOT / "_build" / "html"
+CHROMIUM = Path("/usr/bin/chromium")
+LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+               "--disable-component-update", "--disable-sync", "--no-first-run"]
+PAGE_TIMEOUT_MS = 20_000
+
+
+def toc_pages() -> list[str]:
+    """intro.html and one page per file in _toc.yml."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    files = [toc["root"]]
+
+    def walk(node):
+        if isinstance(node, dict):
+            if "file" in node:
+                files.append(node["file"])
+            for key in ("parts", "chapters", "sections"):
+                for child in node.get(key, []) or []:
+                    walk(child)
+
+    walk(toc)
+    return [posixpath.splitext(f)[0] + ".html" if f.endswith((".md", ".ipynb")) else f + ".html"
+            for f in files]
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    """Serves one directory; remembers the paths it answered 404 for."""
+
+    missing: list[str]
+
+    def log_message(self, format, *args):  # noqa: A002 - the base class's name
+        pass
+
+    def send_error(self, code, message=None, explain=None):
+        if code == 404:
+            self.missing.append(self.path)
+        super().send_error(code, message, explain)
+
+
+@contextlib.contextmanager
+def serve(directory: Path):
+    """http://127.0.0.1:<free port>/ serving `directory`; yields (base_url, missing)."""
+    missing: list[str] = []
+    handler = type("Handler", (_QuietHandler,), {"missing": missing})
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(handler, directory=str(directory)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/", missing
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+@pytest.fixture(scope="module")
+def site() -> Path:
+    if not (SITE / "intro.html").is_file():
+        pytest.fail(f"the book is not built ({SITE / 'intro.html'} is missing): run `make book` "
+                    "first (`make test` does it for you)", pytrace=False)
+    return SITE
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not CHROMIUM.exists():
+        pytest.fail(f"{CHROMIUM} is missing: run `make browser` (installs Debian's chromium)",
+                    pytrace=False)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=LAUNCH_ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+@pytest.fixture(scope="module")
+def server(site):
+    with serve(site) as (base, missing):
+        yield base, missing
+
+
+# What a page looks like once loaded; computed in the page.
+_INSPECT = """async () => {
+  const result = {math: 0, typeset: 0, untypeset: [], merrors: 0, images: [],
+                  widgetViews: 0, widgetsRendered: 0};
+  if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
+    await MathJax.startup.promise;
+  }
+  // Sphinx wraps every formula in .math (inline span, display div).
+  const maths = Array.from(document.querySelectorAll("span.math, div.math"));
+  result.math = maths.length;
+  for (const el of maths) {
+    if (el.querySelector("mjx-container")) result.typeset += 1;
+    else if (result.untypeset.length < 5) result.untypeset.push(el.textContent.slice(0, 80));
+  }
+  result.merrors = document.querySelectorAll("mjx-merror").length;
+  await Promise.all(Array.from(document.images).map(img => img.complete ? null :
+      new Promise(resolve => { img.onload = img.onerror = resolve; })));
+  result.images = Array.from(document.images).map(img => ({
+      src: img.currentSrc || img.src, width: img.naturalWidth}));
+  result.widgetViews = document.querySelectorAll(
+      'script[type="application/vnd.jupyter.widget-view+json"]').length;
+  result.widgetsRendered = document.querySelectorAll(".widget-subarea > *").length;
+  return result;
+}"""
+
+
+def visit(browser, base: str, missing: list[str], path: str) -> tuple[dict, list[str]]:
+    """Load one page; return what _INSPECT found and the list of problems."""
+    problems: list[str] = []
+    requests: list[str] = []
+    context = browser.new_context()  # fresh storage: a first visit
+    host = urlsplit(base).netloc
+
+    def guard(route):
+        if urlsplit(route.request.url).netloc == host:
+            route.continue_()
+        else:  # never let a test reach out: record and block
+            route.abort()
+
+    context.route("**/*", guard)
+    page = context.new_page()
+    page.set_default_timeout(PAGE_TIMEOUT_MS)
+    page.on("request", lambda request: requests.append(request.url))
+    page.on("console", lambda msg: msg.type == "error" and problems.append(
+        f"console error: {msg.text} (at {msg.location.get('url', '?')})"))
+    page.on("pageerror", lambda exc: problems.append(f"uncaught exception: {exc}"))
+    page.on("response", lambda resp: resp.status >= 400 and problems.append(
+        f"HTTP {resp.status} for {resp.url}"))
+    seen_missing = len(missing)
+    try:
+        page.goto(base + path, wait_until="load")
+        info = page.evaluate(_INSPECT)
+        if info["widgetViews"]:
+            # The widget manager renders on `load`, asynchronously.
+            try:
+                page.wait_for_function(
+                    "n => document.querySelectorAll('.widget-subarea > *').length >= n",
+                    arg=info["widgetViews"], timeout=10_000)
+            except Exception:  # reported below with the counts
+                pass
+            info = page.evaluate(_INSPECT)
+        page.wait_for_timeout(300)  # late console errors (e.g. a font that failed)
+    finally:
+        context.close()
+    problems += [f"request to another host: {url}" for url in requests
+                 if urlsplit(url).netloc != host and urlsplit(url).scheme in ("http", "https", "ws", "wss")]
+    problems += [f"404 from the server for {p}" for p in missing[seen_missing:]]
+    if info["math"] and info["typeset"] < info["math"]:
+        problems.append(f"MathJax typeset {info['typeset']} of {info['math']} formulas; "
+                        f"not typeset: {info['untypeset']}")
+    if info["merrors"]:
+        problems.append(f"{info['merrors']} MathJax errors (mjx-merror) on the page")
+    problems += [f"image did not load: {img['src'][:120]}" for img in info["images"]
+                 if img["width"] <= 0]
+    if info["widgetsRendered"] < info["widgetViews"]:
+        problems.append(f"{info['widgetViews']} widgets embedded, "
+                        f"{info['widgetsRendered']} rendered")
+    return info, problems
+
+
+@pytest.mark.parametrize("path", toc_pages())
+def test_page_works_offline(browser, server, path):
+    base, missing = server
+    assert (SITE / path).is_file(), f"{path} was not built (listed in _toc.yml)"
+    started = time.monotonic()
+    info, problems = visit(browser, base, missing, path)
+    assert not problems, f"{path}:\n  " + "\n  ".join(problems)
+    assert time.monotonic() - started < 30, f"{path} took too long to load"
+
+
+def test_intro_math_is_typeset(browser, server):
+    """The front page has a formula: MathJax must be there and must have run."""
+    base, missing = server
+    info, problems = visit(browser, base, missing, "intro.html")
+    assert not problems, problems
+    assert info["math"] >= 1 and info["typeset"] == info["math"], info
+
+
+def test_guard_catches_a_remote_request(browser, tmp_path):
+    """The checks must be able to fail: a page that loads a CDN script and a missing
+    image is reported (and the CDN request is blocked, not sent)."""
+    (tmp_path / "bad.html").write_text(
+        "<!doctype html><html><head>"
+        '<script src="https://cdn.jsdelivr.net/npm/mathjax@3/es5/tex-mml-chtml.js"></script>'
+        '</head><body><img src="missing.png"><span class="math">\\(x\\)</span></body></html>',
+        encoding="utf-8")
+    (tmp_path / "favicon.ico").write_bytes(b"")
+    with serve(tmp_path) as (base, missing):
+        _, problems = visit(browser, base, missing, "bad.html")
+    text = "\n".join(problems)
+    assert "request to another host: https://cdn.jsdelivr.net/" in text, text
+    assert "image did not load" in text and "404 from the server for /missing.png" in text, text
+    assert "MathJax typeset 0 of 1" in text, text
+
+
+SCRATCH_PAGE = """\
+---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+
+# Scratch: widgets and math
+
+Inline $T = \\alpha + \\frac{S}{B}$, an autoloaded extension $\\cancel{x}$, and
+
+$$
+T_{\\text{ring}} = (n-1)\\left(\\alpha + \\frac{S}{nB}\\right)
+$$ (eq-scratch)
+
+```{code-cell} ipython3
+import ipywidgets as widgets
+widgets.IntSlider(value=3, min=1, max=8, description="ranks")
+```
+
+```{code-cell} ipython3
+widgets.Button(description="run", icon="play")
+```
+"""
+
+
+def test_scratch_widget_page_offline(browser, tmp_path):
+    """Build a tiny book with the real configuration and widgets; it must render offline."""
+    vendor = ROOT / "_static" / "vendor"
+    if not (vendor / "manifest.json").is_file():
+        pytest.fail("_static/vendor is missing: run `make vendor` (or `make book`)", pytrace=False)
+    book = tmp_path / "book"
+    (book / "chapters").mkdir(parents=True)
+    (book / "scripts").mkdir()
+    for name in ("_config.yml", "references.bib"):
+        if (ROOT / name).exists():
+            shutil.copy2(ROOT / name, book / name)
+    shutil.copy2(ROOT / "scripts" / "vendor_assets.py", book / "scripts" / "vendor_assets.py")
+    (book / "_static").symlink_to(ROOT / "_static", target_is_directory=True)
+    (book / "intro.md").write_text("# Scratch book\n", encoding="utf-8")
+    (book / "chapters" / "scratch.md").write_text(SCRATCH_PAGE, encoding="utf-8")
+    (book / "_toc.yml").write_text(
+        "format: jb-book\nroot: intro\nchapters:\n  - file: chapters/scratch\n", encoding="utf-8")
+
+    bindir = Path(sys.executable).parent
+    env = dict(os.environ, PATH=f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}")
+    result = subprocess.run(
+        [str(bindir / "jupyter-book"), "build", ".", "--builder", "html", "-W", "-n",
+         "--keep-going"], cwd=book, env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, f"scratch build failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+
+    with serve(book / "_build" / "html") as (base, missing):
+        info, problems = visit(browser, base, missing, "chapters/scratch.html")
+    assert not problems, "scratch page:\n  " + "\n  ".join(problems)
+    assert info["widgetViews"] == 2 and info["widgetsRendered"] >= 2, info
+    assert info["math"] >= 3 and info["typeset"] == info["math"], info

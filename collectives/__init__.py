@@ -11,7 +11,8 @@ costs it on a :class:`Topology`, ``viz`` draws it. Quick tour::
     print(t.seconds, cl.busbw("all_gather", 2**20, t.seconds, 8))
 """
 
-from . import algorithms, analytic, dist, fabric, fp8, hardware, semantics, topology, transforms, viz
+from . import (algorithms, analytic, dist, fabric, fp8, hardware, moe, semantics, topology,
+               transforms, viz)
 from .cost import Timing, algbw, bus_factor, busbw, time
 from .errors import CollectivesError, GradingError, ScheduleError, TopologyError
 from .schedule import Schedule, Step, Transfer, compose
@@ -19,7 +20,7 @@ from .replay import SymbolicState, simulate, trace, verify
 from .topology import Topology
 
 __all__ = [
-    "algorithms", "analytic", "dist", "fabric", "fp8", "hardware", "semantics", "topology",
+    "algorithms", "analytic", "dist", "fabric", "fp8", "hardware", "moe", "semantics", "topology",
     "transforms", "viz",
     "Schedule", "Step", "Transfer", "compose",
     "simulate", "verify", "trace", "SymbolicState",

@@ -153,7 +153,7 @@ def bus_factor(collective, n):
         raise CollectivesError(f"n (number of ranks) must be an integer >= 1, got {n!r}")
     if spec.name == "all_reduce":
         return 2 * (n - 1) / n
-    if spec.name in ("all_gather", "reduce_scatter", "all_to_all"):
+    if spec.name in ("all_gather", "reduce_scatter", "all_to_all", "all_to_all_v"):
         return (n - 1) / n
     return 1.0
 

@@ -241,7 +241,7 @@ def verify(schedule):
     words = state.bits.shape[-1]
     label, bits = state.label, state.bits
     ranks, chunk_slots, want_label, want_owner = spec.expected(n, schedule.n_chunks,
-                                                               schedule.root)
+                                                               schedule.root, schedule.counts)
     want_bits = np.zeros((len(ranks), words), dtype=np.uint64)
     single = want_owner >= 0
     want_bits[np.flatnonzero(single), want_owner[single] // 64] = np.left_shift(

@@ -139,7 +139,9 @@ class Schedule:
     ``"all_to_all"``, ``"broadcast"``, ``"reduce"``), ``n_ranks``, ``n_chunks`` (data chunks
     in the full buffer ``S``; each transfer moves ``S / n_chunks`` bytes), ``steps`` (a list
     of :class:`Step` or of lists of transfer tuples), ``root`` (broadcast and reduce),
-    ``n_scratch`` (extra empty slots per rank) and a ``name``.
+    ``n_scratch`` (extra empty slots per rank), a ``name``, and for ``"all_to_all_v"``
+    the ``counts`` matrix: ``counts[s, d]`` of the ``n_chunks / n_ranks`` slots of rank s's
+    part for rank d hold data (the rest is padding that need not move).
 
     Construction checks shape only (ranks and chunks in range, no slot written twice in a
     step, no reduce in a copy-only collective); :func:`collectives.verify` checks that the
@@ -147,22 +149,24 @@ class Schedule:
     """
 
     def __init__(self, collective, n_ranks, n_chunks, steps=(), *, root=None, n_scratch=0,
-                 name=None):
+                 name=None, counts=None):
         parsed = [
             s if isinstance(s, Step) else Step.from_transfers(s, step_index=i)
             for i, s in enumerate(_as_list(steps, "steps"))
         ]
-        counts = np.array([len(s) for s in parsed], dtype=np.int64)
+        per_step = np.array([len(s) for s in parsed], dtype=np.int64)
         arrays = {
             f: np.concatenate([getattr(s, f) for s in parsed]) if parsed else np.zeros(0, np.int64)
             for f in _FIELDS
         }
         reduce = np.concatenate([s.reduce for s in parsed]) if parsed else np.zeros(0, bool)
-        self._init(collective, n_ranks, n_chunks, counts, arrays, reduce, root, n_scratch, name)
+        self._init(collective, n_ranks, n_chunks, per_step, arrays, reduce, root, n_scratch, name,
+                   counts)
 
     @classmethod
     def from_arrays(cls, collective, n_ranks, n_chunks, step, src, dst, src_chunk, dst_chunk,
-                    reduce=False, *, n_steps=None, root=None, n_scratch=0, name=None):
+                    reduce=False, *, n_steps=None, root=None, n_scratch=0, name=None,
+                    counts=None):
         """Fast constructor for builders: flat per-transfer arrays plus each one's ``step``.
 
         ``step`` must be non-decreasing; ``n_steps`` allows trailing empty steps.
@@ -173,16 +177,18 @@ class Schedule:
         if step.size and step[0] < 0:
             raise ScheduleError("from_arrays: step indices must be >= 0")
         n_steps = int(step[-1]) + 1 if n_steps is None and step.size else int(n_steps or 0)
-        counts = np.bincount(step, minlength=n_steps).astype(np.int64)
-        if len(counts) > n_steps:
+        per_step = np.bincount(step, minlength=n_steps).astype(np.int64)
+        if len(per_step) > n_steps:
             raise ScheduleError(f"from_arrays: a transfer has step >= n_steps={n_steps}")
         arrays = dict(zip(_FIELDS, np.broadcast_arrays(src, dst, src_chunk, dst_chunk, step)))
         reduce = np.broadcast_to(np.asarray(reduce, dtype=bool), step.shape)
         obj = cls.__new__(cls)
-        obj._init(collective, n_ranks, n_chunks, counts, arrays, reduce, root, n_scratch, name)
+        obj._init(collective, n_ranks, n_chunks, per_step, arrays, reduce, root, n_scratch, name,
+                  counts)
         return obj
 
-    def _init(self, collective, n_ranks, n_chunks, counts, arrays, reduce, root, n_scratch, name):
+    def _init(self, collective, n_ranks, n_chunks, per_step, arrays, reduce, root, n_scratch, name,
+              counts=None):
         try:
             spec = collective_spec(collective)
         except CollectivesError as e:
@@ -204,7 +210,8 @@ class Schedule:
         else:
             self.root = None
         self.name = name or spec.name
-        self.step_starts = _frozen(np.concatenate([[0], np.cumsum(counts)]), np.int64)
+        self.counts = spec.check_counts(self.n_ranks, self.n_chunks, counts)
+        self.step_starts = _frozen(np.concatenate([[0], np.cumsum(per_step)]), np.int64)
         for f in _FIELDS:
             setattr(self, f, _frozen(arrays[f], np.int64))
         self.reduce = _frozen(reduce, bool)
@@ -350,4 +357,5 @@ def compose(first, second, *, collective=None, name=None):
         fields["src_chunk"], fields["dst_chunk"], np.concatenate([first.reduce, second.reduce]),
         n_steps=first.n_steps + second.n_steps, root=root if spec.rooted else None,
         n_scratch=max(first.n_scratch, second.n_scratch),
-        name=name or f"{first.name} + {second.name}")
+        name=name or f"{first.name} + {second.name}",
+        counts=first.counts if spec.name == "all_to_all_v" else None)

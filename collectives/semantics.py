@@ -11,6 +11,8 @@ all_gather      its shard in slots [r*k, (r+1)*k)           every shard, in rank
 reduce_scatter  the full buffer                             slots [r*k, (r+1)*k) summed over ranks
 all_reduce      the full buffer                             the full buffer summed over ranks
 all_to_all      part d (k slots) goes to rank d             part s received from rank s, in order
+all_to_all_v    as all_to_all; only the first counts[r, d]  as all_to_all, for those slots only
+                slots of part d hold data
 broadcast       root: the buffer; others empty              the root's buffer
 reduce          the full buffer                             root: the buffer summed over ranks
 ==============  ==========================================  =========================================
@@ -25,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import CollectivesError
+from .errors import CollectivesError, ScheduleError
 
 __all__ = ["Collective", "COLLECTIVES", "collective_spec"]
 
@@ -55,6 +57,30 @@ class Collective:
         """Chunks in one rank's output row."""
         return n_chunks // n_ranks if self.name == "reduce_scatter" else n_chunks
 
+    def check_counts(self, n_ranks, n_chunks, counts):
+        """The all_to_all_v ``counts`` matrix as a read-only int array (None otherwise)."""
+        if self.name != "all_to_all_v":
+            if counts is not None:
+                raise ScheduleError(f"counts are only for all_to_all_v, not {self.name}")
+            return None
+        if counts is None:
+            raise ScheduleError("all_to_all_v needs counts[s, d]: the chunks rank s sends to d")
+        try:
+            c = np.asarray(counts)
+        except ValueError:
+            raise ScheduleError("counts must be an n_ranks x n_ranks array of integers") from None
+        k = n_chunks // n_ranks
+        if c.shape != (n_ranks, n_ranks) or not np.issubdtype(c.dtype, np.integer):
+            raise ScheduleError(
+                f"counts must be an integer array of shape ({n_ranks}, {n_ranks}), got "
+                f"{c.dtype} of shape {c.shape}")
+        if c.min(initial=0) < 0 or c.max(initial=0) > k:
+            raise ScheduleError(
+                f"counts must lie in 0..{k} (the slots of one part); got {c.min()}..{c.max()}")
+        c = c.astype(np.int64)
+        c.flags.writeable = False
+        return c
+
     # ---- symbolic precondition and postcondition ----------------------------------------
     def initial(self, n_ranks, n_chunks, n_slots, root):
         """Symbolic starting state: ``(label, owner)``, int arrays of shape (n_ranks, n_slots).
@@ -78,7 +104,7 @@ class Collective:
             owner[:, :n_chunks] = ranks
         return label, owner
 
-    def expected(self, n_ranks, n_chunks, root):
+    def expected(self, n_ranks, n_chunks, root, counts=None):
         """Symbolic postcondition on the checked slots.
 
         Returns ``(ranks, slots, label, owner)``: flat arrays of the checked (rank, slot)
@@ -101,12 +127,15 @@ class Collective:
             ranks = np.repeat(np.arange(n_ranks), k)
             slots = ranks * k + np.tile(np.arange(k), n_ranks)
             label, owner = slots.copy(), np.full_like(slots, all_ranks)
-        elif self.name == "all_to_all":
+        elif self.name in ("all_to_all", "all_to_all_v"):
             k = n_chunks // n_ranks
             ranks = np.repeat(np.arange(n_ranks), n_chunks)
             slots = np.tile(np.arange(n_chunks), n_ranks)
             owner = slots // k                      # slot s*k+j of rank r comes from rank s ...
             label = ranks * k + slots % k           # ... and was part r (piece j) of its input
+            if counts is not None:                  # only the slots that carry data
+                keep = slots % k < counts[owner, ranks]
+                ranks, slots, owner, label = ranks[keep], slots[keep], owner[keep], label[keep]
         else:  # reduce
             ranks = np.full(n_chunks, root)
             slots = np.arange(n_chunks)
@@ -162,6 +191,7 @@ COLLECTIVES = {
         Collective("reduce_scatter", reducing=True, partitioned=True, rooted=False),
         Collective("all_reduce", reducing=True, partitioned=False, rooted=False),
         Collective("all_to_all", reducing=False, partitioned=True, rooted=False),
+        Collective("all_to_all_v", reducing=False, partitioned=True, rooted=False),
         Collective("broadcast", reducing=False, partitioned=False, rooted=True),
         Collective("reduce", reducing=True, partitioned=False, rooted=True),
     )

@@ -23,7 +23,7 @@ __all__ = ["dual", "pipelined", "parallel", "embed"]
 
 _DUALS = {"all_gather": "reduce_scatter", "reduce_scatter": "all_gather",
           "broadcast": "reduce", "reduce": "broadcast", "all_reduce": "all_reduce",
-          "all_to_all": "all_to_all"}
+          "all_to_all": "all_to_all", "all_to_all_v": "all_to_all_v"}
 
 
 def dual(schedule, *, name=None):
@@ -33,7 +33,9 @@ def dual(schedule, *, name=None):
     moves data (its dual is the inverse permutation, again an all-to-all). A reduction
     that would land in a scratch slot still empty at that point becomes a copy. The dual
     of a correct all-gather in which every rank receives every chunk once is a correct
-    reduce-scatter (and vice versa); check with :func:`collectives.verify`.
+    reduce-scatter (and vice versa); check with :func:`collectives.verify`. The dual of a
+    variable all-to-all (MoE dispatch) is the return trip (MoE combine), with the counts
+    transposed.
     """
     if not isinstance(schedule, Schedule):
         raise ScheduleError(f"dual() takes a Schedule, got {type(schedule).__name__}")
@@ -44,7 +46,7 @@ def dual(schedule, *, name=None):
     step = (schedule.n_steps - 1 - schedule.step_of_transfer)[order]
     src, dst = schedule.dst[order], schedule.src[order]
     src_chunk, dst_chunk = schedule.dst_chunk[order], schedule.src_chunk[order]
-    if collective == "all_to_all":
+    if collective in ("all_to_all", "all_to_all_v"):
         reduce = np.zeros(len(order), dtype=bool)
     else:
         reduce = ~schedule.reduce[order]
@@ -58,7 +60,8 @@ def dual(schedule, *, name=None):
     return Schedule.from_arrays(collective, schedule.n_ranks, schedule.n_chunks, step, src, dst,
                                 src_chunk, dst_chunk, reduce, n_steps=schedule.n_steps,
                                 root=schedule.root, n_scratch=schedule.n_scratch,
-                                name=name or f"dual({schedule.name})")
+                                name=name or f"dual({schedule.name})",
+                                counts=None if schedule.counts is None else schedule.counts.T)
 
 
 def pipelined(schedule, k, *, name=None):
@@ -87,7 +90,8 @@ def pipelined(schedule, k, *, name=None):
         schedule.src[base], schedule.dst[base], slot(schedule.src_chunk),
         slot(schedule.dst_chunk), schedule.reduce[base],
         n_steps=schedule.n_steps + k - 1 if schedule.n_steps else 0, root=schedule.root,
-        n_scratch=schedule.n_scratch * k, name=name or f"pipelined({schedule.name}, {k})")
+        n_scratch=schedule.n_scratch * k, name=name or f"pipelined({schedule.name}, {k})",
+        counts=None if schedule.counts is None else schedule.counts * k)
 
 
 def parallel(*schedules, collective=None, name=None):
@@ -117,11 +121,11 @@ def parallel(*schedules, collective=None, name=None):
         collective or first.collective, first.n_ranks, first.n_chunks, step[order],
         *(cat[f][order] for f in fields), n_steps=max(s.n_steps for s in schedules),
         root=first.root, n_scratch=max(s.n_scratch for s in schedules),
-        name=name or " | ".join(s.name for s in schedules))
+        name=name or " | ".join(s.name for s in schedules), counts=first.counts)
 
 
 def embed(schedule, groups, blocks, *, collective, n_ranks, n_chunks, n_scratch=0, root=None,
-          name=None):
+          name=None, counts=None):
     """Run ``schedule`` (over ``m`` ranks) on every group of a bigger schedule at once.
 
     ``groups``: int array (G, m), the big ranks playing small ranks 0..m-1 in each group.
@@ -149,4 +153,4 @@ def embed(schedule, groups, blocks, *, collective, n_ranks, n_chunks, n_scratch=
         groups[gi, schedule.src[ti]], groups[gi, schedule.dst[ti]],
         blocks[gi, schedule.src_chunk[ti], li], blocks[gi, schedule.dst_chunk[ti], li],
         schedule.reduce[ti], n_steps=schedule.n_steps, root=root, n_scratch=n_scratch,
-        name=name or f"embed({schedule.name})")
+        name=name or f"embed({schedule.name})", counts=counts)

@@ -1,0 +1,107 @@
+"""Mixture-of-experts token routing as a variable all-to-all (``all_to_all_v``).
+
+In expert parallelism each rank hosts some experts. A router sends every token to its
+``top_k`` experts, so rank s must send ``counts[s, d]`` tokens to rank d (the *dispatch*)
+and get the expert outputs back (the *combine*, the dual with counts transposed). Counts
+are uneven: popular experts make hot ranks, whose links become the bottleneck.
+
+A Schedule here uses one chunk per token slot: each rank's send buffer holds ``capacity``
+token slots per destination (nbytes = n_ranks * capacity * token bytes), and only the
+first ``counts[s, d]`` of each part move. Modelled: token counts from a seeded random
+router with a popularity skew, one-step and pairwise schedules, capacity (tokens beyond it
+are dropped, as with a capacity factor). Left out: the gating network itself, token order
+within a part, the compute of the experts. Taught in chapter "All-to-all".
+"""
+
+import numpy as np
+
+from .errors import CollectivesError, ScheduleError
+from .schedule import Schedule
+from .transforms import dual
+
+__all__ = ["dispatch_counts", "direct_all_to_all_v", "pairwise_all_to_all_v",
+           "combine", "capacity_for"]
+
+
+def dispatch_counts(n_ranks, tokens_per_rank, n_experts, top_k, skew=0.0, seed=0):
+    """``counts[s, d]``: tokens rank s sends to rank d when each of its ``tokens_per_rank``
+    tokens picks ``top_k`` distinct experts out of ``n_experts`` (``n_experts / n_ranks``
+    consecutive experts per rank). Expert e is picked with probability proportional to
+    ``(e + 1) ** -skew`` (0: uniform; 1: Zipf), from a seeded generator."""
+    for what, v, low in (("n_ranks", n_ranks, 1), ("tokens_per_rank", tokens_per_rank, 0),
+                         ("n_experts", n_experts, 1), ("top_k", top_k, 1)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < low:
+            raise CollectivesError(f"{what} must be an integer >= {low}, got {v!r}")
+    if n_experts % n_ranks:
+        raise CollectivesError(
+            f"n_experts ({n_experts}) must be a multiple of n_ranks ({n_ranks}): each rank "
+            "hosts the same number of experts")
+    if top_k > n_experts:
+        raise CollectivesError(f"top_k ({top_k}) cannot exceed n_experts ({n_experts})")
+    if not np.isfinite(skew) or skew < 0:
+        raise CollectivesError(f"skew must be finite and >= 0, got {skew!r}")
+    rng = np.random.default_rng(seed)
+    weight = (np.arange(n_experts) + 1.0) ** -float(skew)
+    # top_k distinct experts per token: Gumbel-top-k sampling without replacement
+    keys = np.log(weight)[None, :] + rng.gumbel(size=(n_ranks * tokens_per_rank, n_experts))
+    chosen = np.argpartition(-keys, top_k - 1, axis=1)[:, :top_k]
+    source = np.repeat(np.arange(n_ranks), tokens_per_rank)
+    dest = chosen // (n_experts // n_ranks)
+    counts = np.zeros((n_ranks, n_ranks), dtype=np.int64)
+    np.add.at(counts, (np.repeat(source, top_k), dest.ravel()), 1)
+    return counts
+
+
+def capacity_for(counts, capacity_factor=None):
+    """Token slots per part: the largest count, or ``capacity_factor`` times the mean."""
+    counts = np.asarray(counts)
+    if capacity_factor is None:
+        return int(counts.max(initial=0))
+    return int(np.ceil(capacity_factor * counts.mean()))
+
+
+def _counts(counts, capacity):
+    c = np.asarray(counts)
+    if c.ndim != 2 or c.shape[0] != c.shape[1] or not np.issubdtype(c.dtype, np.integer):
+        raise ScheduleError(f"counts must be a square integer matrix, got {c.dtype} {c.shape}")
+    if c.min(initial=0) < 0:
+        raise ScheduleError("counts must be >= 0")
+    capacity = capacity_for(c) if capacity is None else int(capacity)
+    return np.minimum(c, capacity).astype(np.int64), max(capacity, 1)
+
+
+def direct_all_to_all_v(counts, capacity=None):
+    """Dispatch in one step: rank s sends its ``counts[s, d]`` tokens straight to each d.
+    Counts above ``capacity`` are cut to it (dropped tokens)."""
+    counts, k = _counts(counts, capacity)
+    n = len(counts)
+    s, d = np.nonzero(counts * (1 - np.eye(n, dtype=np.int64)))
+    per = counts[s, d]
+    src, dst = np.repeat(s, per), np.repeat(d, per)
+    j = np.arange(per.sum()) - np.repeat(np.cumsum(per) - per, per)
+    return Schedule.from_arrays("all_to_all_v", n, n * k, np.zeros(len(src), np.int64), src,
+                                dst, dst * k + j, src * k + j, n_steps=1 if n > 1 else 0,
+                                counts=counts, name="direct_all_to_all_v")
+
+
+def pairwise_all_to_all_v(counts, capacity=None):
+    """Dispatch by pairwise exchange (partners as in
+    :func:`collectives.algorithms.pairwise_all_to_all`): n - 1 or n steps, each moving
+    only the tokens of one pair."""
+    from .algorithms.alltoall import pairwise_all_to_all
+
+    counts, k = _counts(counts, capacity)
+    n = len(counts)
+    pairs = pairwise_all_to_all(n)
+    step, s, d = pairs.step_of_transfer, pairs.src, pairs.dst
+    per = counts[s, d]
+    j = np.arange(per.sum()) - np.repeat(np.cumsum(per) - per, per)
+    src, dst = np.repeat(s, per), np.repeat(d, per)
+    return Schedule.from_arrays("all_to_all_v", n, n * k, np.repeat(step, per), src, dst,
+                                dst * k + j, src * k + j, n_steps=pairs.n_steps, counts=counts,
+                                name="pairwise_all_to_all_v")
+
+
+def combine(dispatch):
+    """The combine all-to-all that returns expert outputs: the dual of the dispatch."""
+    return dual(dispatch, name=dispatch.name.replace("all_to_all_v", "combine"))

@@ -50,4 +50,4 @@ bench: $(STAMP)
 
 clean:
 	rm -rf _build exercises/release exercises/submitted exercises/autograded \
-	       exercises/feedback exercises/gradebook.db _static/vendor
+	       exercises/feedback exercises/downloaded exercises/gradebook.db _static/vendor

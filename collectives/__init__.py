@@ -11,8 +11,8 @@ costs it on a :class:`Topology`, ``viz`` draws it. Quick tour::
     print(t.seconds, cl.busbw("all_gather", 2**20, t.seconds, 8))
 """
 
-from . import (algorithms, analytic, dist, fabric, fp8, hardware, moe, semantics, topology,
-               transforms, viz)
+from . import (algorithms, analytic, dist, fabric, fp8, grading, hardware, moe, semantics,
+               topology, transforms, viz)
 from .cost import Timing, algbw, bus_factor, busbw, time
 from .errors import CollectivesError, GradingError, ScheduleError, TopologyError
 from .schedule import Schedule, Step, Transfer, compose
@@ -20,8 +20,8 @@ from .replay import SymbolicState, simulate, trace, verify
 from .topology import Topology
 
 __all__ = [
-    "algorithms", "analytic", "dist", "fabric", "fp8", "hardware", "moe", "semantics", "topology",
-    "transforms", "viz",
+    "algorithms", "analytic", "dist", "fabric", "fp8", "grading", "hardware", "moe",
+    "semantics", "topology", "transforms", "viz",
     "Schedule", "Step", "Transfer", "compose",
     "simulate", "verify", "trace", "SymbolicState",
     "Topology", "Timing", "time", "algbw", "busbw", "bus_factor",

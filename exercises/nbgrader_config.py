@@ -1,0 +1,57 @@
+"""nbgrader configuration of the course directory ``exercises/`` (see exercises/README.md).
+
+Run every ``nbgrader`` command from this directory, with the project's ``.venv/bin`` first on
+PATH (nbgrader calls ``alembic`` from PATH). The paths below are relative to this file, so
+the same configuration serves a copy of the course directory elsewhere (the pipeline test
+copies it to a temporary directory).
+
+Assignments: one folder per assignment under ``source/``, one per chapter group; the release
+script (scripts/release_notebooks.py) finds them there. nbgrader 0.9 keeps no list of
+assignments in its configuration: ``nbgrader generate_assignment`` records each one in the
+gradebook. Currently:
+
+    cost_models   source/cost_models/ring_all_gather.ipynb   10 points
+                  (chapter "Cost models and the ring all-gather")
+"""
+
+import os
+
+c = get_config()  # noqa: F821 (provided by traitlets when it loads this file)
+
+COURSE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+# ---- where things are ----------------------------------------------------------------------
+c.CourseDirectory.course_id = "collectives"
+c.CourseDirectory.root = COURSE_DIR
+# the gradebook: SQLite, in the course directory, never committed (.gitignore)
+c.CourseDirectory.db_url = "sqlite:///" + os.path.join(COURSE_DIR, "gradebook.db")
+# submitted/<student>/<assignment>/, autograded/..., feedback/... (nbgrader's defaults)
+c.CourseDirectory.submitted_directory = "submitted"
+c.CourseDirectory.autograded_directory = "autograded"
+c.CourseDirectory.feedback_directory = "feedback"
+c.CourseDirectory.release_directory = "release"
+c.CourseDirectory.source_directory = "source"
+
+# ---- generate_assignment -------------------------------------------------------------------
+# Solutions between "### BEGIN SOLUTION" and "### END SOLUTION" become this stub; tests
+# between "### BEGIN HIDDEN TESTS" and "### END HIDDEN TESTS" are removed.
+c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
+c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
+c.ClearSolutions.begin_solution_delimeter = "BEGIN SOLUTION"
+c.ClearSolutions.end_solution_delimeter = "END SOLUTION"
+c.ClearSolutions.enforce_metadata = True
+c.ClearHiddenTests.begin_test_delimeter = "BEGIN HIDDEN TESTS"
+c.ClearHiddenTests.end_test_delimeter = "END HIDDEN TESTS"
+c.ClearHiddenTests.enforce_metadata = True
+c.GenerateAssignment.create_assignment = True
+
+# ---- autograde and validate ----------------------------------------------------------------
+# Seconds per cell. The slowest test cell (hidden re-checks in a fresh Python process) takes
+# about a second; the margin is for loaded machines. A learner's endless loop costs this much.
+c.Execute.timeout = 120
+c.Execute.interrupt_on_timeout = True
+c.Execute.execute_retries = 0
+c.Autograde.create_student = True
+# Keep long outputs (a learner printing in a loop) out of the gradebook and feedback.
+c.LimitOutput.max_lines = 1000
+c.LimitOutput.max_traceback = 100

@@ -1,0 +1,122 @@
+"""Build the student notebooks: ``nbgrader generate_assignment`` for every assignment.
+
+Every folder of ``exercises/source/`` that holds a notebook is an assignment. For each one
+this runs, in the course directory ``exercises/``::
+
+    nbgrader generate_assignment <assignment> --force
+
+which writes ``exercises/release/<assignment>/<notebook>.ipynb`` (solutions replaced by
+``raise NotImplementedError()``, hidden tests removed, outputs cleared) and records the
+assignment in the gradebook ``exercises/gradebook.db``, creating it on first use. Then it
+checks that no solution or hidden test reached a release notebook.
+
+Called by ``make student`` (part of ``make book``); works on a fresh clone. Silent when all
+goes well (``--verbose`` lists what was released); on failure it prints the command, its
+output and the reason, and exits with status 1.
+
+Usage: python scripts/release_notebooks.py [--course-dir DIR] [--verbose] [ASSIGNMENT ...]
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+COURSE_DIR = ROOT / "exercises"
+#: text that must never reach a student notebook
+LEAKS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
+
+
+def assignments(course_dir):
+    """Names of the folders of ``source/`` that hold at least one notebook, sorted."""
+    source = course_dir / "source"
+    if not source.is_dir():
+        return []
+    return sorted(d.name for d in source.iterdir()
+                  if d.is_dir() and not d.name.startswith((".", "_"))
+                  and any(d.glob("*.ipynb")))
+
+
+def nbgrader_env():
+    """The environment for nbgrader: this interpreter's bin directory first on PATH, because
+    nbgrader runs ``alembic`` (to create or upgrade the gradebook) from PATH."""
+    env = dict(os.environ)
+    bin_dir = str(Path(sys.executable).parent)
+    env["PATH"] = bin_dir + os.pathsep + env.get("PATH", "")
+    return env
+
+
+def leaks(notebook):
+    """Cells of a release notebook that still carry a solution or hidden-test marker."""
+    with open(notebook, encoding="utf-8") as f:
+        cells = json.load(f).get("cells", [])
+    found = []
+    for i, cell in enumerate(cells):
+        source = cell.get("source", "")
+        text = "".join(source) if isinstance(source, list) else source
+        found += [f"cell {i}: {marker!r}" for marker in LEAKS if marker in text]
+    return found
+
+
+def release(course_dir, assignment, env):
+    """Generate one assignment; return an error message, or None on success."""
+    command = [sys.executable, "-m", "nbgrader", "generate_assignment", assignment, "--force"]
+    shown = f"nbgrader generate_assignment {assignment} --force"
+    try:
+        proc = subprocess.run(command, cwd=course_dir, env=env, capture_output=True, text=True)
+    except OSError as exc:
+        return f"could not run `{shown}`: {exc}"
+    output = (proc.stdout + proc.stderr).strip()
+    if proc.returncode != 0:
+        return f"`{shown}` failed (exit status {proc.returncode}) in {course_dir}:\n{output}"
+    sources = sorted((course_dir / "source" / assignment).glob("*.ipynb"))
+    for source in sources:
+        target = course_dir / "release" / assignment / source.name
+        if not target.is_file():
+            return (f"`{shown}` exited 0 but did not write {target.relative_to(course_dir)}:"
+                    f"\n{output}")
+        found = leaks(target)
+        if found:
+            return (f"{target.relative_to(course_dir)} still contains solution or hidden-test "
+                    f"markers ({'; '.join(found)}); check the cells' nbgrader metadata in "
+                    f"{source.relative_to(course_dir)}")
+    return None
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("assignment", nargs="*",
+                        help="assignments to release (default: every folder of source/)")
+    parser.add_argument("--course-dir", type=Path, default=COURSE_DIR,
+                        help="the nbgrader course directory (default: exercises/)")
+    parser.add_argument("--verbose", "-v", action="store_true", help="say what was released")
+    args = parser.parse_args(argv)
+    course_dir = args.course_dir.resolve()
+    if not (course_dir / "nbgrader_config.py").is_file():
+        print(f"release_notebooks: {course_dir} has no nbgrader_config.py; is it the course "
+              "directory?", file=sys.stderr)
+        return 1
+    found = assignments(course_dir)
+    names = args.assignment or found
+    unknown = [a for a in names if a not in found]
+    if unknown or not names:
+        print(f"release_notebooks: no assignment {', '.join(unknown) or ''} in "
+              f"{course_dir / 'source'} (found: {', '.join(found) or 'none'})", file=sys.stderr)
+        return 1
+    env = nbgrader_env()
+    for assignment in names:
+        error = release(course_dir, assignment, env)
+        if error:
+            print(f"release_notebooks: {error}", file=sys.stderr)
+            return 1
+        if args.verbose:
+            for notebook in sorted((course_dir / "release" / assignment).glob("*.ipynb")):
+                print(f"released {notebook.relative_to(course_dir.parent)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -516,16 +516,21 @@ def _launch(n, tasks, backend, timeout, labels=None):
         shutil.rmtree(workdir, ignore_errors=True)
 
 
+def _reap(procs, pending, failed):
+    """Move every finished rank out of ``pending``; those that failed into ``failed``."""
+    for r in sorted(pending):
+        rc = procs[r].poll()
+        if rc is not None:
+            pending.discard(r)
+            if rc != 0:
+                failed.append(r)
+
+
 def _wait(procs, workdir, deadline, timeout, backend, tasks, labels):
     n = len(procs)
     pending, failed = set(range(n)), []
     while pending and not failed:
-        for r in sorted(pending):
-            rc = procs[r].poll()
-            if rc is not None:
-                pending.discard(r)
-                if rc != 0:
-                    failed.append(r)
+        _reap(procs, pending, failed)
         if pending and not failed:
             if _time.monotonic() > deadline:
                 raise DistError(
@@ -538,12 +543,7 @@ def _wait(procs, workdir, deadline, timeout, backend, tasks, labels):
         return
     grace = _time.monotonic() + _GRACE       # let the others report what they saw
     while pending and _time.monotonic() < grace:
-        for r in sorted(pending):
-            rc = procs[r].poll()
-            if rc is not None:
-                pending.discard(r)
-                if rc != 0:
-                    failed.append(r)
+        _reap(procs, pending, failed)
         _time.sleep(0.02)
     raise _failure(procs, workdir, failed, backend, tasks, labels)
 

@@ -25,6 +25,8 @@ import pytest
 import yaml
 from bs4 import BeautifulSoup
 
+from book_toc import toc_files
+
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,26 +45,6 @@ CSS_URL = re.compile(r"""url\(\s*(?:"([^"]*)"|'([^']*)'|([^)'"\s]*))\s*\)""")
 CSS_IMPORT = re.compile(r"""@import\s+["']([^"']+)["']""")  # the url(...) form is CSS_URL's
 # Folders of the repository that must never become pages.
 NOT_BOOK = ["README.html", "exercises", "tests", "collectives", "bench", "scripts", ".venv"]
-
-
-def toc_files(toc_path: Path = ROOT / "_toc.yml") -> list[str]:
-    """Every document named in _toc.yml (root first), without suffix."""
-    toc = yaml.safe_load(toc_path.read_text(encoding="utf-8"))
-    files = [toc["root"]]
-
-    def walk(node):
-        if isinstance(node, dict):
-            if "file" in node:
-                files.append(node["file"])
-            for key in ("parts", "chapters", "sections"):
-                for child in node.get(key, []) or []:
-                    walk(child)
-        elif isinstance(node, list):
-            for child in node:
-                walk(child)
-
-    walk(toc)
-    return [posixpath.splitext(f)[0] if f.endswith((".md", ".ipynb")) else f for f in files]
 
 
 @pytest.fixture(scope="module")

@@ -25,7 +25,6 @@ import contextlib
 import functools
 import http.server
 import os
-import posixpath
 import shutil
 import subprocess
 import sys
@@ -35,7 +34,8 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-import yaml
+
+from book_toc import toc_files
 
 pytestmark = pytest.mark.slow
 
@@ -49,20 +49,7 @@ PAGE_TIMEOUT_MS = 20_000
 
 def toc_pages() -> list[str]:
     """intro.html and one page per file in _toc.yml."""
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
-    files = [toc["root"]]
-
-    def walk(node):
-        if isinstance(node, dict):
-            if "file" in node:
-                files.append(node["file"])
-            for key in ("parts", "chapters", "sections"):
-                for child in node.get(key, []) or []:
-                    walk(child)
-
-    walk(toc)
-    return [posixpath.splitext(f)[0] + ".html" if f.endswith((".md", ".ipynb")) else f + ".html"
-            for f in files]
+    return [f + ".html" for f in toc_files()]
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):

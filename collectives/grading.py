@@ -92,14 +92,15 @@ from .schedule import Schedule
 from .semantics import collective_spec
 
 __all__ = [
-    "check_schedule", "check_number", "check_close", "check_reference",
+    "check_schedule", "check_number", "check_close", "check_reference", "check_choice",
     "call", "step_states", "describe_slot", "schedule_seconds", "recheck", "NEIGHBOUR_RULES",
 ]
 
 #: the directory that holds the ``collectives`` package this module belongs to
 _PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 #: checks :func:`recheck` may run (by name) in the subprocess
-_RECHECKABLE = ("check_schedule", "check_number", "check_close", "check_reference")
+_RECHECKABLE = ("check_schedule", "check_number", "check_close", "check_reference",
+                "check_choice")
 _RESULT_MARK = "collectives-grading-result "
 _FIELDS = ("src", "dst", "src_chunk", "dst_chunk")
 #: step_states() is not used for hints above this size: slots x (steps + 1)
@@ -274,6 +275,19 @@ def check_close(value, expected, what, *, rel=1e-9, abs_tol=0.0):
     got = check_number(value, what)
     _compare(got, _expected_number(expected, f"for {what}"), what, rel, abs_tol)
     return got
+
+
+def check_choice(value, expected, what, *, options=None):
+    """Check that ``value`` is the string ``expected`` (e.g. the name of the algorithm that
+    wins); with ``options``, first that it is one of them (so a typo gets its own message)."""
+    if not isinstance(value, str):
+        raise GradingError(f"{what} should be a string (a name), but it is {_a(value)}")
+    if options is not None and value not in options:
+        raise AssertionError(f"{what} is {value!r}, which is not one of the choices: "
+                             f"{', '.join(map(repr, options))}")
+    if value != expected:
+        raise AssertionError(f"{what} is {value!r}, but the answer is {expected!r}")
+    return value
 
 
 def _package():

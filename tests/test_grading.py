@@ -581,3 +581,14 @@ def test_the_module_docstring_states_its_limits():
     for phrase in ("This defends against", "It does not defend against", "sys.executable -I",
                    "importlib.reload", "input or AST transformers", "container or VM"):
         assert phrase in doc
+
+
+def test_check_choice_messages_and_isolated_recheck():
+    from collectives import grading as g
+    assert g.check_choice("ring", "ring", "best") == "ring"
+    with pytest.raises(g.GradingError, match="best should be a string \\(a name\\), but it is"):
+        g.check_choice(3, "ring", "best")
+    with pytest.raises(AssertionError, match="best is 'rng', which is not one of the choices: 'ring', 'tree'"):
+        g.check_choice("rng", "ring", "best", options=["ring", "tree"])
+    with pytest.raises(AssertionError, match="best is 'tree', but the answer is 'ring'"):
+        g.recheck(("check_choice", ("tree", "ring", "best")))

@@ -128,10 +128,10 @@ def _ranks_of(bits):
     return np.flatnonzero(np.unpackbits(as_bytes, bitorder="little")).tolist()
 
 
-def _describe(label, bits, n_ranks):
+def _describe(label, ranks, n_ranks):
+    """A slot's content in words, from its label and the ranks summed into it."""
     if label < 0:
         return "nothing"
-    ranks = _ranks_of(bits)
     if len(ranks) == 1:
         return f"chunk {label} of rank {ranks[0]}"
     if len(ranks) == n_ranks:
@@ -142,10 +142,12 @@ def _describe(label, bits, n_ranks):
 
 class SymbolicState:
     """Every rank's buffer as symbols: ``label[r, c]`` (the logical chunk, -1 if empty) and
-    ``bits[r, c]`` (bitset of the ranks whose contributions are summed in it)."""
+    the ranks whose contributions it holds: ``bits[r, c]``, a bitset of ranks, for
+    reducing collectives; ``owner[r, c]``, the one rank, for collectives that only move
+    data (a slot there never holds more than one contribution)."""
 
-    def __init__(self, label, bits):
-        self.label, self.bits = label, bits
+    def __init__(self, label, bits=None, owner=None):
+        self.label, self.bits, self.owner = label, bits, owner
 
     @property
     def n_ranks(self):
@@ -153,15 +155,25 @@ class SymbolicState:
 
     def contributors(self, rank, chunk):
         """The ranks whose contributions slot ``chunk`` of ``rank`` holds."""
+        if self.label[rank, chunk] < 0:
+            return []
+        if self.bits is None:
+            return [int(self.owner[rank, chunk])]
         return _ranks_of(self.bits[rank, chunk])
 
     def counts(self):
         """Number of contributions per (rank, slot): 0 for an empty slot."""
+        if self.bits is None:
+            return (self.label >= 0).astype(np.int64)
         return np.bitwise_count(self.bits).sum(axis=-1)
 
     def describe(self, rank, chunk):
         """Plain words for a slot's content, as used in error messages."""
-        return _describe(self.label[rank, chunk], self.bits[rank, chunk], self.n_ranks)
+        return _describe(self.label[rank, chunk], self.contributors(rank, chunk), self.n_ranks)
+
+    def copy(self):
+        return SymbolicState(self.label.copy(), None if self.bits is None else self.bits.copy(),
+                             None if self.owner is None else self.owner.copy())
 
 
 def _symbolic_steps(schedule):
@@ -172,20 +184,24 @@ def _symbolic_steps(schedule):
     """
     spec = _check_schedule(schedule)
     n, slots = schedule.n_ranks, schedule.n_slots
-    words = (n + 63) // 64
-    need = n * slots * words * 8
-    if need > VERIFY_MEMORY_LIMIT:
-        raise CollectivesError(
-            f"verify would need {need / 2**30:.1f} GiB of symbolic state for {n} ranks x "
-            f"{slots} slots; verify a smaller instance of the same algorithm")
     label, owner = spec.initial(n, schedule.n_chunks, slots, schedule.root)
-    bits = np.zeros((n, slots, words), dtype=np.uint64)
-    has = owner >= 0
-    r_idx, c_idx = np.nonzero(has)
-    o = owner[has]
-    bits[r_idx, c_idx, o // 64] = np.left_shift(np.uint64(1), (o % 64).astype(np.uint64))
+    if spec.reducing:
+        words = (n + 63) // 64
+        need = n * slots * words * 8
+        if need > VERIFY_MEMORY_LIMIT:
+            raise CollectivesError(
+                f"verify would need {need / 2**30:.1f} GiB of symbolic state for {n} ranks x "
+                f"{slots} slots; verify a smaller instance of the same algorithm")
+        bits = np.zeros((n, slots, words), dtype=np.uint64)
+        r_idx, c_idx = np.nonzero(owner >= 0)
+        o = owner[r_idx, c_idx]
+        bits[r_idx, c_idx, o // 64] = np.left_shift(np.uint64(1), (o % 64).astype(np.uint64))
+        state = SymbolicState(label, bits=bits)
+        content = bits
+    else:
+        state = SymbolicState(label, owner=owner)
+        content = owner
     last_write = np.full((n, slots), -1, dtype=np.int64)
-    state = SymbolicState(label, bits)
     yield -1, state, last_write
 
     s, d, sc, dc, red = (schedule.src, schedule.dst, schedule.src_chunk, schedule.dst_chunk,
@@ -204,12 +220,12 @@ def _symbolic_steps(schedule):
             raise ScheduleError(
                 f"step {step}, {text}: rank {s[i]} chunk {sc[i]} holds nothing yet",
                 step=step, rank=int(s[i]), chunk=int(sc[i]), holds="nothing")
-        src_bits = bits[src, src_chunk]
+        src_content = content[src, src_chunk]
         if reduce.any():
-            _symbolic_reduce(schedule, k, a, reduce, label, bits, src_label, src_bits)
+            _symbolic_reduce(schedule, k, a, reduce, label, bits, src_label, src_content)
         copy = ~reduce
         label[dst[copy], dst_chunk[copy]] = src_label[copy]
-        bits[dst[copy], dst_chunk[copy]] = src_bits[copy]
+        content[dst[copy], dst_chunk[copy]] = src_content[copy]
         last_write[dst, dst_chunk] = k
         yield k, state, last_write
 
@@ -221,8 +237,7 @@ def trace(schedule):
     Raises ScheduleError like :func:`verify` for a transfer that can never be right, but
     does not check the final result.
     """
-    return [SymbolicState(st.label.copy(), st.bits.copy())
-            for _, st, _ in _symbolic_steps(schedule)]
+    return [st.copy() for _, st, _ in _symbolic_steps(schedule)]
 
 
 def verify(schedule):
@@ -232,29 +247,34 @@ def verify(schedule):
     empty slot, a reduce of two different chunks, a contribution counted twice (each at
     the step it happens), or, after the last step, the first rank and chunk whose content
     differs from the collective's result, with what it holds and what it should hold.
-    The symbolic state takes ``n_ranks * n_slots * ceil(n_ranks / 64) * 8`` bytes.
+    The symbolic state takes ``n_ranks * n_slots * 8`` bytes for collectives that only move
+    data, and ``n_ranks * n_slots * ceil(n_ranks / 64) * 8`` (a bitset of ranks per slot)
+    for reductions.
     """
     spec = _check_schedule(schedule)
     for _, state, last_write in _symbolic_steps(schedule):
         pass
     n = schedule.n_ranks
-    words = state.bits.shape[-1]
-    label, bits = state.label, state.bits
     ranks, chunk_slots, want_label, want_owner = spec.expected(n, schedule.n_chunks,
                                                                schedule.root, schedule.counts)
-    want_bits = np.zeros((len(ranks), words), dtype=np.uint64)
-    single = want_owner >= 0
-    want_bits[np.flatnonzero(single), want_owner[single] // 64] = np.left_shift(
-        np.uint64(1), (want_owner[single] % 64).astype(np.uint64))
-    want_bits[~single] = _full_bitset(n, words)
-    got_label = label[ranks, chunk_slots]
-    got_bits = bits[ranks, chunk_slots]
-    wrong = (got_label != want_label) | np.any(got_bits != want_bits, axis=1)
+    got_label = state.label[ranks, chunk_slots]
+    if state.bits is None:                      # one contribution per slot
+        wrong = (got_label != want_label) | (state.owner[ranks, chunk_slots] != want_owner)
+    else:
+        words = state.bits.shape[-1]
+        want_bits = np.zeros((len(ranks), words), dtype=np.uint64)
+        single = want_owner >= 0
+        want_bits[np.flatnonzero(single), want_owner[single] // 64] = np.left_shift(
+            np.uint64(1), (want_owner[single] % 64).astype(np.uint64))
+        want_bits[~single] = _full_bitset(n, words)
+        wrong = (got_label != want_label) | np.any(state.bits[ranks, chunk_slots] != want_bits,
+                                                   axis=1)
     if wrong.any():
         i = int(np.flatnonzero(wrong)[0])
         r, c = int(ranks[i]), int(chunk_slots[i])
-        holds = _describe(got_label[i], got_bits[i], n)
-        expected = _describe(want_label[i], want_bits[i], n)
+        holds = state.describe(r, c)
+        want = [int(want_owner[i])] if want_owner[i] >= 0 else list(range(n))
+        expected = _describe(want_label[i], want, n)
         when = (f"last written at step {last_write[r, c]}" if last_write[r, c] >= 0
                 else "never written")
         raise ScheduleError(
@@ -302,7 +322,7 @@ def _symbolic_reduce(schedule, k, a, reduce, label, bits, src_label, src_bits):
     if mixed.any():
         p = int(np.flatnonzero(mixed)[0])
         g = group[p]
-        holds = _describe(t_label[g], t_bits[g], schedule.n_ranks)
+        holds = _describe(t_label[g], _ranks_of(t_bits[g]), schedule.n_ranks)
         fail(p, f"adds chunk {s_label[p]} into a slot that holds {holds}; only the same "
                 "chunk of different ranks may be summed", holds=holds)
     summed = np.bitwise_or.reduceat(s_bits, starts, axis=0) | t_bits
@@ -317,9 +337,10 @@ def _symbolic_reduce(schedule, k, a, reduce, label, bits, src_label, src_bits):
             overlap = seen & s_bits[p]
             if overlap.any():
                 dup = _ranks_of(overlap)
-                holds = _describe(t_label[g], t_bits[g], schedule.n_ranks)
+                holds = _describe(t_label[g], _ranks_of(t_bits[g]), schedule.n_ranks)
+                adding = _describe(s_label[p], _ranks_of(s_bits[p]), schedule.n_ranks)
                 fail(p, f"rank {dst[p]} chunk {dst_chunk[p]} holds {holds}; adding "
-                        f"{_describe(s_label[p], s_bits[p], schedule.n_ranks)} would count "
+                        f"{adding} would count "
                         f"rank{'s' if len(dup) > 1 else ''} {', '.join(map(str, dup))} twice",
                      holds=holds)
             seen |= s_bits[p]

@@ -128,4 +128,4 @@ def test_verify_memory_guard_has_a_clear_message(monkeypatch):
     from collectives import replay as sim
     monkeypatch.setattr(sim, "VERIFY_MEMORY_LIMIT", 1000)
     with pytest.raises(cl.CollectivesError, match="verify would need .* GiB .* 64 ranks x 64 slots"):
-        cl.verify(cl.algorithms.ring_all_gather(64))
+        cl.verify(cl.algorithms.ring_reduce_scatter(64))

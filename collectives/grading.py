@@ -93,7 +93,8 @@ from .semantics import collective_spec
 
 __all__ = [
     "check_schedule", "check_number", "check_close", "check_reference", "check_choice",
-    "call", "step_states", "describe_slot", "schedule_seconds", "recheck", "NEIGHBOUR_RULES",
+    "call", "fastest_name", "dispatch_seconds", "step_states", "describe_slot",
+    "schedule_seconds", "recheck", "NEIGHBOUR_RULES",
 ]
 
 #: the directory that holds the ``collectives`` package this module belongs to
@@ -277,14 +278,20 @@ def check_close(value, expected, what, *, rel=1e-9, abs_tol=0.0):
     return got
 
 
-def check_choice(value, expected, what, *, options=None):
+def check_choice(value, expected, what, *, options=None, reference=None, args=(),
+                 kwargs=None):
     """Check that ``value`` is the string ``expected`` (e.g. the name of the algorithm that
-    wins); with ``options``, first that it is one of them (so a typo gets its own message)."""
+    wins); with ``options``, first that it is one of them (so a typo gets its own message).
+    With ``reference`` (a dotted name inside ``collectives``, e.g.
+    ``"grading.fastest_name"``), ``expected`` is ignored and computed as
+    ``reference(*args, **kwargs)`` by the package itself."""
     if not isinstance(value, str):
         raise GradingError(f"{what} should be a string (a name), but it is {_a(value)}")
     if options is not None and value not in options:
         raise AssertionError(f"{what} is {value!r}, which is not one of the choices: "
                              f"{', '.join(map(repr, options))}")
+    if reference is not None:
+        expected = _resolve(reference)(*args, **dict(kwargs or {}))
     if value != expected:
         raise AssertionError(f"{what} is {value!r}, but the answer is {expected!r}")
     return value
@@ -372,6 +379,31 @@ def schedule_seconds(algorithm, n, nbytes, *, topology="ring", part="total", **t
         raise GradingError(f"{algorithm} over {n} ranks takes no time, so it has no latency "
                            "fraction")
     return latency / timing.seconds
+
+
+def fastest_name(collective, n, nbytes, *, topology="switch", candidates=None,
+                 **topology_options):
+    """The name :func:`collectives.algorithms.fastest` picks for ``collective`` over ``n``
+    ranks on ``collectives.topology.<topology>(n, **topology_options)`` at ``nbytes``."""
+    from . import algorithms
+    from . import topology as topologies
+
+    if topology not in _TOPOLOGIES:
+        raise GradingError(f"topology must be one of {', '.join(_TOPOLOGIES)}, got {topology!r}")
+    topo = getattr(topologies, topology)(n, **topology_options)
+    return algorithms.fastest(collective, topo, nbytes, candidates=candidates).name
+
+
+def dispatch_seconds(counts, token_bytes, *, link_bandwidth, hop_latency=0.0):
+    """:func:`collectives.time` of the direct MoE dispatch of ``counts`` (tokens rank s sends
+    to rank d) on one switch, each token ``token_bytes`` bytes."""
+    from . import cost, moe
+    from . import topology as topologies
+
+    schedule = moe.direct_all_to_all_v(np.asarray(counts, dtype=np.int64))
+    n = schedule.n_ranks
+    topo = topologies.switch(n, link_bandwidth, hop_latency)
+    return cost.time(schedule, topo, n * (schedule.n_chunks // n) * token_bytes).seconds
 
 
 # ---- schedules: form -------------------------------------------------------------------------

@@ -142,6 +142,8 @@ def draw_topology(topology, step=None, schedule=None, ax=None, title=None):
                                          zorder=2))
     ax.set_aspect("equal")
     ax.margins(0.15)
+    if np.ptp(pos[:, 1]) == 0:                 # one row (a chain): give the arrows room
+        ax.set_ylim(pos[0, 1] - 0.9, pos[0, 1] + 0.9)
     ax.axis("off")
     if title:
         ax.set_title(title, fontsize=10)

@@ -10,8 +10,14 @@ script (scripts/release_notebooks.py) finds them there. nbgrader 0.9 keeps no li
 assignments in its configuration: ``nbgrader generate_assignment`` records each one in the
 gradebook. Currently:
 
-    cost_models   source/cost_models/ring_all_gather.ipynb   10 points
-                  (chapter "Cost models and the ring all-gather")
+    cost_models                 source/cost_models/ring_all_gather.ipynb          10 points
+                                (chapter "Cost models and the ring all-gather")
+    all_gather_reduce_scatter   source/all_gather_reduce_scatter/rings_and_duality.ipynb
+                                10 points (chapters "All-gather", "Reduce-scatter")
+    all_reduce                  source/all_reduce/rabenseifner_all_reduce.ipynb   10 points
+                                (chapter "All-reduce")
+    all_to_all                  source/all_to_all/bruck_all_to_all.ipynb          10 points
+                                (chapter "All-to-all")
 """
 
 import os

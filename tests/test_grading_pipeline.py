@@ -1,26 +1,33 @@
-"""The graded notebook ``cost_models`` end to end, through nbgrader, in a temporary course.
+"""Every graded assignment end to end, through nbgrader, in a temporary course.
 
-Static checks of the source notebook run first (fast). The pipeline tests (``slow``) copy
-``exercises/nbgrader_config.py`` and ``exercises/source/`` to a temporary directory (the
-repository's ``exercises/`` is never touched) and run, with nbgrader's command-line tools:
+The assignments are the folders of ``exercises/source/`` (the release script's rule); each one
+needs a spec, ``tests/assignments/<assignment>.py``: points, solutions, the submissions to build
+and their exact scores and messages (format and guide: tests/assignments/__init__.py). An
+assignment without a spec fails ``test_every_assignment_has_a_spec`` with a skeleton to start
+from.
 
-1. ``scripts/release_notebooks.py`` (``nbgrader generate_assignment --force``);
-2. ``nbgrader validate`` on the source: every test passes;
-3. ``nbgrader validate --invert`` on the release: every test fails;
-4. four submissions built here from the source and release notebooks with nbformat:
-   *correct* (every solution), *blank* (the release as handed out), *partial* (two tasks
-   right, one wrong, two blank) and *hostile* (wrong answers behind monkeypatching of
-   ``collectives``, ``collectives.grading``, ``math.isclose`` and IPython, edited test cells;
-   one task genuinely right);
-5. ``nbgrader autograde``; the scores in the gradebook, per cell and in total, exactly;
-6. ``nbgrader generate_feedback``: one HTML report per student with the right score;
-7. ``nbgrader export``: the CSV, row by row.
+Static checks of the source notebooks run first (fast), for every assignment. The pipeline tests
+(``slow``) share one temporary course directory (copies of ``exercises/nbgrader_config.py`` and
+``exercises/source/``; the repository's ``exercises/`` is never touched) in which nbgrader's
+command-line tools run once each (see :class:`nbgrader_helpers.Course`):
+
+1. ``scripts/release_notebooks.py`` (``nbgrader generate_assignment --force`` per assignment);
+2. ``nbgrader validate`` on every source notebook (one run): every test passes;
+3. ``nbgrader validate --invert`` on every release notebook (one run): every test fails;
+4. per assignment, the spec's submissions (at least *correct*, *blank*, *partial*, *hostile*),
+   built from the source and release notebooks with nbformat, then ``nbgrader autograde
+   <assignment>`` (one run for all its students); the scores in the gradebook, per cell and in
+   total, exactly; the test cells restored; the errors and printed lines;
+5. per assignment, ``nbgrader generate_feedback``: one HTML report per student and notebook
+   with the right scores and messages;
+6. ``nbgrader export`` (one run): the CSV, row by row, for every assignment.
+
+A full run does this for every assignment; with ``-k <assignment>`` only the assignments of the
+selected pipeline tests are released, validated, graded and exported.
 """
 
-import ast
-import csv
+import html
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -29,422 +36,361 @@ from pathlib import Path
 import nbformat
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-EXERCISES = REPO / "exercises"
-ASSIGNMENT = "cost_models"
-NOTEBOOK = "ring_all_gather"
-SOURCE = EXERCISES / "source" / ASSIGNMENT / f"{NOTEBOOK}.ipynb"
+import assignments as specs
+import nbgrader_helpers as h
 
-# grade_id of each autograded test cell -> its points
-POINTS = {
-    "test_ring_all_gather_steps": 4,
-    "test_ring_all_gather_time": 3,
-    "test_busbw_from_time": 1,
-    "test_crossover_bytes": 1,
-    "test_latency_fraction": 1,
-}
-MAX_SCORE = 10
-# grade_id of each solution cell (each defines the function of the same name)
-SOLUTIONS = ("ring_all_gather_steps", "ring_all_gather_time", "busbw_from_time",
-             "crossover_bytes", "latency_fraction")
+ASSIGNMENTS = h.assignments()
+SPECCED = [a for a in ASSIGNMENTS if specs.spec_path(a).is_file()]
+THIS_FILE = Path(__file__).resolve()
+every_assignment = pytest.mark.parametrize("assignment", ASSIGNMENTS)
+specced = pytest.mark.parametrize("assignment", SPECCED)
 
-# the exact score of every test cell for every submission built below
-EXPECTED = {
-    "correct": dict(POINTS),
-    "blank": {cell: 0 for cell in POINTS},
-    # steps and busbw right (4 + 1); time wrong (n steps instead of n - 1); the rest blank
-    "partial": {"test_ring_all_gather_steps": 4, "test_ring_all_gather_time": 0,
-                "test_busbw_from_time": 1, "test_crossover_bytes": 0,
-                "test_latency_fraction": 0},
-    # every tampering fails; only its genuinely correct crossover_bytes earns its point
-    "hostile": {"test_ring_all_gather_steps": 0, "test_ring_all_gather_time": 0,
-                "test_busbw_from_time": 0, "test_crossover_bytes": 1,
-                "test_latency_fraction": 0},
-}
-TOTALS = {student: sum(cells.values()) for student, cells in EXPECTED.items()}
-TIMESTAMP = "2026-01-15 10:{minute:02d}:00.000000 UTC"
+# nbgrader export's columns (exercises/README.md, section 5)
+EXPORT_COLUMNS = ["assignment", "duedate", "timestamp", "student_id", "last_name", "first_name",
+                  "email", "raw_score", "late_submission_penalty", "score", "max_score"]
 
 
-def _nbgrader_meta(cell):
-    return cell.get("metadata", {}).get("nbgrader", {})
+def spec(assignment):
+    """The assignment's spec, or a failure saying what is wrong with it."""
+    try:
+        return specs.load(assignment)
+    except specs.SpecError as exc:
+        pytest.fail(str(exc), pytrace=False)
 
 
-def _cells_by_id(nb):
-    return {_nbgrader_meta(c)["grade_id"]: c for c in nb.cells if "grade_id" in _nbgrader_meta(c)}
+def step(function, *args):
+    """A step of the pipeline (Course.validate, .autograde, ...), or a failure with its output."""
+    try:
+        return function(*args)
+    except h.CommandFailed as exc:
+        pytest.fail(str(exc), pytrace=False)
 
 
-def _hidden_part(source):
-    start = source.index("### BEGIN HIDDEN TESTS")
-    end = source.index("### END HIDDEN TESTS")
-    return source[start:end]
+def sources(assignment):
+    return {nb: h.read(h.source_path(assignment, nb)) for nb in h.notebooks(assignment)}
 
 
-# ---- the source notebook, statically ---------------------------------------------------------
+# ---- every assignment has a spec ---------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def source_nb():
-    return nbformat.read(SOURCE, as_version=4)
-
-
-def test_source_is_valid_and_stored_without_outputs(source_nb):
-    nbformat.validate(source_nb)
-    assert source_nb.metadata.kernelspec.name == "python3"
-    for cell in source_nb.cells:
-        if cell.cell_type == "code":
-            assert cell.outputs == [] and cell.execution_count is None, cell.source[:60]
+def test_the_course_has_assignments():
+    assert ASSIGNMENTS, "exercises/source/ holds no assignment"
 
 
-def test_grade_ids_are_unique_and_points_add_up(source_nb):
-    ids = [_nbgrader_meta(c)["grade_id"] for c in source_nb.cells if _nbgrader_meta(c)]
-    assert len(ids) == len(set(ids))
-    graded = {_nbgrader_meta(c)["grade_id"]: _nbgrader_meta(c)["points"]
-              for c in source_nb.cells if _nbgrader_meta(c).get("grade")}
-    assert graded == POINTS
-    assert sum(graded.values()) == MAX_SCORE
-    # autograded only: no manually graded cells, no tasks
-    for cell in source_nb.cells:
-        meta = _nbgrader_meta(cell)
-        assert not (meta.get("grade") and meta.get("solution")), meta["grade_id"]
-        assert not meta.get("task"), meta.get("grade_id")
+@every_assignment
+def test_every_assignment_has_a_spec(assignment):
+    if not specs.spec_path(assignment).is_file():
+        pytest.fail(specs.missing_spec_message(assignment), pytrace=False)
 
 
-def test_solution_and_test_cells_are_paired(source_nb):
-    cells = _cells_by_id(source_nb)
-    for name in SOLUTIONS:
-        solution = cells[name]
-        assert _nbgrader_meta(solution)["solution"] is True
-        assert f"def {name}(" in solution.source
-        assert "### BEGIN SOLUTION" in solution.source and "### END SOLUTION" in solution.source
-        test = cells[f"test_{name}"]
-        assert _nbgrader_meta(test)["locked"] is True
-        assert "from collectives.grading import" in test.source
-        hidden = _hidden_part(test.source)
-        assert "importlib.reload(collectives.grading)" in hidden
-        assert "_grading.recheck(" in hidden
-        assert f"_grading.call({name}," in hidden
+def test_every_spec_is_for_an_assignment():
+    stale = [name for name in specs.spec_names() if name not in ASSIGNMENTS]
+    assert not stale, (f"tests/assignments/ has specs for {stale}, which are not folders of "
+                       f"exercises/source/ with a notebook (found: {ASSIGNMENTS})")
 
 
-def test_hidden_tests_use_no_name_the_notebook_could_shadow(source_nb):
+@specced
+def test_spec_is_complete_and_consistent(assignment):
+    spec(assignment)
+
+
+# ---- the source notebooks, statically ----------------------------------------------------------
+
+@every_assignment
+def test_source_is_valid_and_stored_without_outputs(assignment):
+    for name, nb in sources(assignment).items():
+        nbformat.validate(nb)
+        assert nb.metadata.kernelspec.name == "python3", name
+        for cell in nb.cells:
+            if cell.cell_type == "code":
+                assert cell.outputs == [] and cell.execution_count is None, (
+                    name, cell.source[:60])
+
+
+@every_assignment
+def test_grade_ids_are_unique_and_everything_is_autograded(assignment):
+    for name, nb in sources(assignment).items():
+        ids = [h.meta(c)["grade_id"] for c in nb.cells if h.meta(c)]
+        assert len(ids) == len(set(ids)), (name, sorted(i for i in ids if ids.count(i) > 1))
+        # autograded only: no manually graded cells, no tasks; test cells are locked code
+        for cell in nb.cells:
+            meta = h.meta(cell)
+            assert not (meta.get("grade") and meta.get("solution")), (name, meta["grade_id"])
+            assert not meta.get("task"), (name, meta.get("grade_id"))
+            if meta.get("grade"):
+                assert cell.cell_type == "code" and meta.get("locked") is True, meta["grade_id"]
+                assert meta.get("points", 0) > 0, meta["grade_id"]
+
+
+@specced
+def test_points_add_up(assignment):
+    s = spec(assignment)
+    graded = {name: h.graded_cells(nb) for name, nb in sources(assignment).items()}
+    assert graded == s.points
+    assert sum(sum(cells.values()) for cells in graded.values()) == s.max_score
+
+
+@specced
+def test_solution_and_test_cells_are_paired(assignment):
+    s = spec(assignment)
+    for name, nb in sources(assignment).items():
+        cells = h.cells_by_id(nb)
+        pairs = s.solutions[name]
+        assert set(h.solution_cells(nb)) == set(pairs), (name, "solution cells")
+        assert {t for tests in pairs.values() for t in tests} == set(s.points[name]), (
+            name, "every graded cell must test a solution")
+        for solution_id, test_ids in pairs.items():
+            solution = cells[solution_id]
+            assert h.meta(solution)["solution"] is True and solution.cell_type == "code"
+            assert h.BEGIN_SOLUTION in solution.source and h.END_SOLUTION in solution.source
+            defined = {n for n in h.top_level_names(solution.source) if not n.startswith("_")}
+            functions = {f for f in h.functions_defined(solution.source) if not f.startswith("_")}
+            assert defined, (solution_id, "defines nothing for the tests to check")
+            if s.named_solutions[name]:
+                assert solution_id in defined, (solution_id, "must define the name of its cell")
+            hidden = ""
+            for test_id in test_ids:
+                test = cells[test_id]
+                assert h.meta(test)["locked"] is True, test_id
+                assert "collectives.grading" in h.visible_part(test.source), test_id
+                part = h.hidden_part(test.source)
+                assert "importlib.reload(collectives.grading)" in part, test_id
+                assert "_grading.recheck(" in part, test_id
+                hidden += part + "\n"
+            called = h.functions_called_through_grading(hidden)
+            assert functions <= called, (solution_id, "call these through _grading.call",
+                                         sorted(functions - called))
+            read = set(h.names_read_unbound(hidden))
+            assert defined - functions <= read, (solution_id, "hidden tests never read",
+                                               sorted(defined - functions - read))
+
+
+@every_assignment
+def test_hidden_tests_use_no_name_the_notebook_could_shadow(assignment):
     """A learner's cell can rebind any global, builtins included (``range = ...``): the hidden
-    tests may only read names they bind themselves, and the learners' functions."""
-    for grade_id in POINTS:
-        tree = ast.parse(_hidden_part(_cells_by_id(source_nb)[grade_id].source))
-        bound = set(SOLUTIONS)
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-                bound.add(node.id)
-            elif isinstance(node, (ast.Import, ast.ImportFrom)):
-                bound.update((a.asname or a.name).split(".")[0] for a in node.names)
-        read = {node.id for node in ast.walk(tree)
-                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
-        assert read <= bound, (grade_id, sorted(read - bound))
+    tests may only read names they bind themselves, and the learners' answers."""
+    for name, nb in sources(assignment).items():
+        answers = h.learner_names(nb)
+        for grade_id, cell in h.cells_by_id(nb).items():
+            if h.meta(cell).get("grade"):
+                unbound = h.names_read_unbound(h.hidden_part(cell.source), answers)
+                assert not unbound, (name, grade_id, unbound)
 
 
-# ---- running nbgrader ------------------------------------------------------------------------
+# ---- the pipeline ------------------------------------------------------------------------------
 
-def _env(tmp):
-    """nbgrader's environment: the venv first on PATH (nbgrader runs ``alembic``), and Jupyter
-    and IPython state in the temporary directory, away from the user's configuration."""
-    env = dict(os.environ)
-    bins = [str(Path(sys.executable).parent), str(REPO / ".venv" / "bin")]
-    env["PATH"] = os.pathsep.join(bins + [env.get("PATH", "")])
-    for var, sub in (("JUPYTER_CONFIG_DIR", "jupyter_config"), ("JUPYTER_DATA_DIR", "jupyter_data"),
-                     ("JUPYTER_RUNTIME_DIR", "jupyter_runtime"), ("IPYTHONDIR", "ipython")):
-        (tmp / sub).mkdir(exist_ok=True)
-        env[var] = str(tmp / sub)
-    env.pop("JUPYTER_PATH", None)
-    return env
-
-
-def _run(args, cwd, env, timeout=240):
-    proc = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=timeout)
-    assert proc.returncode == 0, (
-        f"{' '.join(map(str, args))} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
-    return proc
-
-
-def _nbgrader(course, env, *args):
-    return _run([sys.executable, "-m", "nbgrader", *args], course, env)
+def selected_assignments(session):
+    """The assignments of the selected pipeline tests (all of them when none is parametrised):
+    ``pytest -k all_reduce`` releases, validates, grades and exports that assignment only."""
+    selected = {item.callspec.params["assignment"] for item in session.items
+                if item.path == THIS_FILE and item.get_closest_marker("slow")
+                and "assignment" in getattr(getattr(item, "callspec", None), "params", {})}
+    return () if selected >= set(ASSIGNMENTS) else tuple(sorted(selected))
 
 
 @pytest.fixture(scope="module")
-def course(tmp_path_factory):
-    """A copy of the course directory, with the assignment released by the release script."""
-    tmp = tmp_path_factory.mktemp("grading_pipeline")
-    course = tmp / "course"
-    course.mkdir()
-    shutil.copy(EXERCISES / "nbgrader_config.py", course)
-    shutil.copytree(EXERCISES / "source", course / "source")
-    env = _env(tmp)
-    proc = _run([sys.executable, str(REPO / "scripts" / "release_notebooks.py"),
-                 "--course-dir", str(course)], REPO, env)
-    assert proc.stdout == "" and proc.stderr == ""          # quiet on success
-    return course, env
+def course(request, tmp_path_factory):
+    """A copy of the course directory, with the assignments under test released by the release
+    script (all of them, with no argument, in a full run)."""
+    course = h.Course.create(tmp_path_factory.mktemp("grading_pipeline"),
+                             selected_assignments(request.session))
+    assert course.release_output == ""                  # quiet on success
+    return course
 
 
-@pytest.fixture(scope="module")
-def release_nb(course):
-    path = course[0] / "release" / ASSIGNMENT / f"{NOTEBOOK}.ipynb"
-    return nbformat.read(path, as_version=4)
+def specced_in(course):
+    """The released assignments that have a spec."""
+    return [a for a in course.assignments if a in SPECCED]
 
 
-# ---- submissions, built from the notebooks ---------------------------------------------------
-
-def _without_markers(source):
-    return "\n".join(line for line in source.splitlines()
-                     if line.strip() not in ("### BEGIN SOLUTION", "### END SOLUTION"))
-
-
-PARTIAL_TIME = '''
-def ring_all_gather_time(n, nbytes, alpha, bandwidth):
-    return n * (alpha + nbytes / (n * bandwidth))      # n steps: one too many
-'''
-
-# Wrong answers, made to pass the visible tests by tampering with everything in reach.
-HOSTILE = {
-    "ring_all_gather_steps": '''
-import math
-import collectives
-import collectives.analytic
-import collectives.grading
-
-def _always_pass(*args, **kwargs):
-    return None
-
-collectives.verify = _always_pass
-collectives.simulate = lambda schedule, inputs: inputs
-for _name in dir(collectives.grading):
-    if _name.startswith("check") or _name in ("recheck", "call", "_compare"):
-        setattr(collectives.grading, _name, _always_pass)
-check_schedule = check_close = check_reference = _always_pass
-math.isclose = lambda *args, **kwargs: True
-get_ipython().showtraceback = lambda *args, **kwargs: None
-get_ipython().set_custom_exc((Exception,), lambda *args, **kwargs: None)
-
-def ring_all_gather_steps(n):
-    return [[(r, 0, r, r) for r in range(1, n)]]       # everyone sends to rank 0
-''',
-    "ring_all_gather_time": '''
-class _Liar(float):
-    def __eq__(self, other):
-        return True
-    __hash__ = float.__hash__
-
-collectives.analytic.ring_all_gather = lambda n, nbytes, alpha, bandwidth: n * alpha
-collectives.time = lambda *args, **kwargs: None
-collectives.grading.schedule_seconds = lambda *args, **kwargs: 0.0
-
-def ring_all_gather_time(n, nbytes, alpha, bandwidth):
-    return _Liar(n * alpha)
-''',
-    "busbw_from_time": '''
-collectives.busbw = lambda *args, **kwargs: 42.0
-expected = 42.0
-
-def busbw_from_time(n, nbytes, seconds):
-    return 42.0
-''',
-    "crossover_bytes": '''
-def crossover_bytes(n, alpha, bandwidth):
-    return n * alpha * bandwidth
-''',
-    "latency_fraction": '''
-collectives.grading.schedule_seconds = lambda *args, **kwargs: 0.25
-range = lambda *args: ()
-
-def latency_fraction(n, nbytes, alpha, bandwidth):
-    return 0.25
-''',
-}
-
-
-def _submission(source_nb, release_nb, solved, replaced=None, edited_tests=None):
-    """The release notebook with some solution cells answered.
-
-    ``solved``: grade_ids answered with the source's solution; ``replaced``: grade_id ->
-    code of one's own; ``edited_tests``: grade_id -> new source for a (locked) test cell.
-    """
-    nb = nbformat.from_dict(json.loads(json.dumps(release_nb)))
-    source_cells = _cells_by_id(source_nb)
-    cells = _cells_by_id(nb)
-    for grade_id in solved:
-        cells[grade_id].source = _without_markers(source_cells[grade_id].source)
-    for grade_id, code in (replaced or {}).items():
-        cells[grade_id].source = code.strip("\n")
-    for grade_id, code in (edited_tests or {}).items():
-        cells[grade_id].source = code
-    return nb
-
-
-@pytest.fixture(scope="module")
-def submissions(source_nb, release_nb):
-    return {
-        "correct": _submission(source_nb, release_nb, SOLUTIONS),
-        "blank": _submission(source_nb, release_nb, ()),
-        "partial": _submission(source_nb, release_nb,
-                               ("ring_all_gather_steps", "busbw_from_time"),
-                               {"ring_all_gather_time": PARTIAL_TIME}),
-        "hostile": _submission(source_nb, release_nb, (), HOSTILE,
-                               {"test_ring_all_gather_steps": "print('all tests passed')",
-                                "test_busbw_from_time": "pass"}),
-    }
-
-
-@pytest.fixture(scope="module")
-def autograded(course, submissions):
-    root, env = course
-    for minute, (student, nb) in enumerate(sorted(submissions.items())):
-        folder = root / "submitted" / student / ASSIGNMENT
-        folder.mkdir(parents=True)
-        nbformat.write(nb, folder / f"{NOTEBOOK}.ipynb")
-        (folder / "timestamp.txt").write_text(TIMESTAMP.format(minute=minute))
-    _nbgrader(root, env, "autograde", ASSIGNMENT)
-    return root
-
-
-# ---- the pipeline ----------------------------------------------------------------------------
-
-@pytest.mark.slow
-def test_release_strips_solutions_and_hidden_tests(course, release_nb):
-    text = json.dumps(release_nb)
-    for marker in ("BEGIN SOLUTION", "BEGIN HIDDEN TESTS", "recheck", "_grading"):
-        assert marker not in text
-    cells = _cells_by_id(release_nb)
-    for name in SOLUTIONS:
-        assert f"def {name}(" in cells[name].source
-        assert "raise NotImplementedError()" in cells[name].source
-        assert "check" in cells[f"test_{name}"].source       # the visible tests stay
-    assert all(c.get("outputs", []) == [] for c in release_nb.cells)
+def autograded(course, assignment):
+    """The spec, once the assignment's submissions are autograded."""
+    spec(assignment)
+    return step(course.autograde, assignment)
 
 
 @pytest.mark.slow
-def test_source_passes_validate(course):
-    root, env = course
-    proc = _nbgrader(root, env, "validate", f"source/{ASSIGNMENT}/{NOTEBOOK}.ipynb")
-    assert "Success! Your notebook passes all the tests." in proc.stdout, proc.stdout
+@every_assignment
+def test_release_strips_solutions_and_hidden_tests(course, assignment):
+    for name in course.notebooks(assignment):
+        source, release = course.source(assignment, name), course.release(assignment, name)
+        text = json.dumps(release)
+        for marker in (*h.release_script().LEAKS, "recheck", "_grading"):
+            assert marker not in text, (name, marker)
+        assert [c.cell_type for c in release.cells] == [c.cell_type for c in source.cells]
+        for source_cell, release_cell in zip(source.cells, release.cells):
+            assert h.meta(release_cell).get("grade_id") == h.meta(source_cell).get("grade_id")
+            assert release_cell.source == h.released_source(source_cell), (
+                name, h.meta(source_cell).get("grade_id"))
+        cells = h.cells_by_id(release)
+        for grade_id in h.solution_cells(source):
+            if cells[grade_id].cell_type == "code":
+                assert "raise NotImplementedError()" in cells[grade_id].source, grade_id
+        for grade_id in h.graded_cells(source):
+            assert "collectives.grading" in cells[grade_id].source, grade_id  # visible tests
+        assert all(c.get("outputs", []) == [] for c in release.cells)
 
 
 @pytest.mark.slow
-def test_release_fails_every_test_under_validate_invert(course):
-    root, env = course
-    proc = _nbgrader(root, env, "validate", "--invert", f"release/{ASSIGNMENT}/{NOTEBOOK}.ipynb")
-    assert "Success! The notebook does not pass any tests." in proc.stdout, proc.stdout
+@every_assignment
+def test_source_passes_validate(course, assignment):
+    outputs = step(course.validate)
+    for name in course.notebooks(assignment):
+        output = outputs[(assignment, name)]
+        assert "Success! Your notebook passes all the tests." in output, output
 
 
 @pytest.mark.slow
-def test_autograde_scores_are_exact(autograded):
+@every_assignment
+def test_release_fails_every_test_under_validate_invert(course, assignment):
+    outputs = step(course.validate, True)
+    for name in course.notebooks(assignment):
+        output = outputs[(assignment, name)]
+        assert "Success! The notebook does not pass any tests." in output, output
+
+
+@pytest.mark.slow
+@specced
+def test_autograde_scores_are_exact(course, assignment):
     from nbgrader.api import Gradebook
 
-    scores, totals = {}, {}
-    with Gradebook(f"sqlite:///{autograded / 'gradebook.db'}") as gb:
-        for student in EXPECTED:
-            submission = gb.find_submission(ASSIGNMENT, student)
+    s = autograded(course, assignment)
+    recorded, scores, totals, manual = {}, {}, {}, {}
+    with Gradebook(f"sqlite:///{course.root / 'gradebook.db'}") as gb:
+        for name in s.notebooks:
+            notebook = gb.find_notebook(name, assignment)
+            recorded[name] = {cell.name: cell.max_score for cell in notebook.grade_cells}
+        for student in s.students:
+            submission = gb.find_submission(assignment, student)
             totals[student] = (submission.score, submission.max_score)
-            scores[student] = {cell: gb.find_grade(cell, NOTEBOOK, ASSIGNMENT, student).score
-                               for cell in POINTS}
-    assert scores == EXPECTED
-    assert totals == {student: (total, MAX_SCORE) for student, total in TOTALS.items()}
+            manual[student] = submission.needs_manual_grade
+            scores[student] = {
+                name: {cell: gb.find_grade(cell, name, assignment, student).score
+                       for cell in s.points[name]}
+                for name in s.notebooks}
+    assert recorded == s.points                          # the gradebook knows the points
+    assert scores == s.expected
+    assert totals == {student: (s.totals[student], s.max_score) for student in s.students}
+    assert not any(manual.values()), manual              # everything is autograded
 
 
 @pytest.mark.slow
-def test_hostile_failures_come_from_the_isolated_recheck(autograded):
-    """The hostile notebook's in-kernel checks were all disabled; its cells fail with the
-    messages of the re-check in a fresh process, and its edited test cells were restored."""
-    nb = nbformat.read(autograded / "autograded" / "hostile" / ASSIGNMENT / f"{NOTEBOOK}.ipynb",
-                       as_version=4)
-    cells = _cells_by_id(nb)
-
-    def error(grade_id):
-        errors = [o for o in cells[grade_id].outputs if o.output_type == "error"]
-        assert errors, grade_id
-        return errors[0]
-
-    assert "check_schedule(ring_all_gather_steps(4)" in cells["test_ring_all_gather_steps"].source
-    assert "check_reference(busbw_from_time" in cells["test_busbw_from_time"].source
-    steps_error = error("test_ring_all_gather_steps").evalue
-    assert steps_error.startswith("ring_all_gather_steps(2) does not compute the all-gather: ")
-    assert "rank 1 chunk 0 holds nothing" in steps_error
-    assert error("test_ring_all_gather_time").evalue.startswith(
-        "ring_all_gather_time(1, 1048576, 1e-06, 45000000000.0) is 1e-06, expected 0.0 = "
-        "collectives.analytic.ring_all_gather(1, 1048576, 1e-06, 45000000000.0)")
-    assert error("test_busbw_from_time").evalue.startswith(
-        "busbw_from_time(1, 1000000.0, 0.001) is 42.0, expected 0.0 = collectives.busbw(")
-    assert error("test_latency_fraction").evalue.startswith(
-        "latency_fraction(2, 1048576, 1e-06, 1000000000.0) is 0.25, expected "
-        "0.0019037175796896176 = collectives.grading.schedule_seconds('ring_all_gather', 2, "
-        "1048576, link_bandwidth=1000000000.0, hop_latency=1e-06, part='latency_fraction')")
-    for grade_id in POINTS:
-        if grade_id != "test_crossover_bytes":
-            assert error(grade_id).ename == "AssertionError", grade_id
-    assert not [o for o in cells["test_crossover_bytes"].outputs if o.output_type == "error"]
-    # the tampering did fool the visible, in-kernel checks: each printed its success line
-    printed = "".join(o.get("text", "") for c in cells.values() for o in c.get("outputs", [])
-                      if o.output_type == "stream")
-    assert "ring_all_gather_steps(4) is a correct one-way ring all-gather" in printed
-    assert "busbw_from_time agrees with cl.busbw" in printed
-    assert "latency_fraction agrees with cl.time" in printed
+@specced
+def test_test_cells_are_restored_and_fail_exactly_where_they_score_0(course, assignment):
+    """nbgrader grades the source's test cells (hidden tests included), whatever the student did
+    to them; a cell that scores 0 shows its error, a cell with full points none."""
+    s = autograded(course, assignment)
+    for name in s.notebooks:
+        source = h.cells_by_id(course.source(assignment, name))
+        for student in s.students:
+            cells = h.cells_by_id(course.autograded_nb(assignment, student, name))
+            for grade_id, points in s.expected[student][name].items():
+                assert cells[grade_id].source == source[grade_id].source, (student, grade_id)
+                errors = h.error_outputs(cells[grade_id])
+                assert len(errors) == (1 if points == 0 else 0), (student, grade_id, errors)
 
 
 @pytest.mark.slow
-def test_partial_feedback_names_the_wrong_step_count(autograded):
-    nb = nbformat.read(autograded / "autograded" / "partial" / ASSIGNMENT / f"{NOTEBOOK}.ipynb",
-                       as_version=4)
-    [error] = [o for o in _cells_by_id(nb)["test_ring_all_gather_time"].outputs
-               if o.output_type == "error"]
-    assert error.ename == "AssertionError"
-    assert error.evalue == (
-        "ring_all_gather_time(8, 2**26, 1e-6, 45e9) is 0.0014993080888888888, expected "
-        "0.0013118945777777777 = collectives.analytic.ring_all_gather(8, 67108864, 1e-06, "
-        "45000000000.0); yours is exactly 8/7 times that")
-
-
-@pytest.fixture(scope="module")
-def feedback(autograded, course):
-    _nbgrader(autograded, course[1], "generate_feedback", ASSIGNMENT)
-    return autograded / "feedback"
-
-
-@pytest.mark.slow
-def test_feedback_reports_each_students_score(feedback):
-    for student, total in TOTALS.items():
-        html = (feedback / student / ASSIGNMENT / f"{NOTEBOOK}.html").read_text()
-        assert f"{NOTEBOOK} (Score: {float(total)} / {float(MAX_SCORE)})" in html, student
-        for cell, points in EXPECTED[student].items():
-            assert (f'<a href="#{cell}">Test cell</a> (Score: {float(points)} / '
-                    f"{float(POINTS[cell])})") in html, (student, cell)
+@specced
+def test_failing_cells_show_the_expected_errors(course, assignment):
+    """ERRORS: for the hostile submission, the isolated re-check's verdicts on the wrong answers
+    (the in-kernel checks it disabled would have passed them); for the partial one, the
+    feedback a learner reads."""
+    s = autograded(course, assignment)
+    problems = []
+    for student, by_notebook in s.errors.items():
+        for name, expected in by_notebook.items():
+            cells = h.cells_by_id(course.autograded_nb(assignment, student, name))
+            for grade_id, error in expected.items():
+                errors = h.error_outputs(cells[grade_id])
+                if len(errors) != 1:
+                    problems.append(f"{student} {grade_id}: {len(errors)} error outputs")
+                    continue
+                problems += [f"{student} {grade_id}: the error {p}"
+                             for p in error.problems(errors[0].ename, errors[0].evalue)]
+    assert not problems, "\n".join(problems)
 
 
 @pytest.mark.slow
-def test_export_writes_one_row_per_student(feedback, course):
-    root, env = course
-    _nbgrader(root, env, "export", "--to", "grades.csv")
-    with open(root / "grades.csv", newline="") as f:
-        rows = {row["student_id"]: row for row in csv.DictReader(f)}
-    assert set(rows) == set(EXPECTED)
-    for minute, student in enumerate(sorted(EXPECTED)):
-        row = rows[student]
-        assert row["assignment"] == ASSIGNMENT
-        assert row["timestamp"] == f"2026-01-15 10:{minute:02d}:00"
-        assert float(row["raw_score"]) == TOTALS[student]
-        assert float(row["late_submission_penalty"]) == 0.0
-        assert float(row["score"]) == TOTALS[student]
-        assert float(row["max_score"]) == MAX_SCORE
+@specced
+def test_printed_lines(course, assignment):
+    """PRINTED: for the hostile submission, its tampering did fool the visible, in-kernel checks
+    (each printed its success line), so its zeros come from the hidden re-check."""
+    s = autograded(course, assignment)
+    for student, by_notebook in s.printed.items():
+        for name, texts in by_notebook.items():
+            printed = h.printed(course.autograded_nb(assignment, student, name))
+            missing = [t for t in texts if t not in printed]
+            assert not missing, (student, name, missing, printed)
 
 
-# ---- the release script's failures -----------------------------------------------------------
+@pytest.mark.slow
+@specced
+def test_feedback_reports_each_students_scores_and_messages(course, assignment):
+    s = autograded(course, assignment)
+    step(course.feedback, assignment)
+    for student in s.students:
+        for name in s.notebooks:
+            report = course.feedback_html(assignment, student, name)
+            total = sum(s.expected[student][name].values())
+            assert (f"{name} (Score: {float(total)} / "
+                    f"{float(sum(s.points[name].values()))})") in report, (student, name)
+            for cell, points in s.expected[student][name].items():
+                assert (f'<a href="#{cell}">Test cell</a> (Score: {float(points)} / '
+                        f"{float(s.points[name][cell])})") in report, (student, cell)
+            if student == "hostile":
+                continue       # its IPython tampering replaces its tracebacks in the report
+            for cell, error in s.errors.get(student, {}).get(name, {}).items():
+                for text in error.texts():
+                    assert html.escape(text, quote=False) in report, (student, cell, text)
+
+
+@pytest.mark.slow
+def test_export_has_one_row_per_assignment_and_student(course):
+    fields, rows = step(course.export, specced_in(course))
+    assert fields == EXPORT_COLUMNS
+    students = set()
+    for assignment in specced_in(course):
+        try:
+            students |= set(specs.load(assignment).students)
+        except specs.SpecError:
+            pass                                         # its own tests report it
+    assert set(rows) == {(a, s) for a in course.assignments for s in students}
+
+
+@pytest.mark.slow
+@specced
+def test_export_rows(course, assignment):
+    s = autograded(course, assignment)
+    _, rows = step(course.export, specced_in(course))
+    index = course.assignments.index(assignment)
+    for j, student in enumerate(s.students):
+        row = rows[(assignment, student)]
+        assert row["timestamp"] == h.timestamp(index, j).strftime("%Y-%m-%d %H:%M:%S"), student
+        assert float(row["raw_score"]) == s.totals[student], student
+        assert float(row["late_submission_penalty"]) == 0.0, student
+        assert float(row["score"]) == s.totals[student], student
+        assert float(row["max_score"]) == s.max_score, student
+    # students of other assignments, who submitted nothing to this one, get 0
+    for (other, student), row in rows.items():
+        if other == assignment and student not in s.students:
+            assert row["timestamp"] == "", student
+            assert float(row["score"]) == 0.0 and float(row["raw_score"]) == 0.0, student
+            assert float(row["max_score"]) == s.max_score, student
+
+
+# ---- the release script's failures -------------------------------------------------------------
 
 def test_release_script_rejects_an_unknown_assignment(tmp_path):
     course = tmp_path / "course"
-    shutil.copytree(EXERCISES / "source", course / "source")
-    shutil.copy(EXERCISES / "nbgrader_config.py", course)
-    proc = subprocess.run([sys.executable, str(REPO / "scripts" / "release_notebooks.py"),
+    shutil.copytree(h.EXERCISES / "source", course / "source")
+    shutil.copy(h.EXERCISES / "nbgrader_config.py", course)
+    proc = subprocess.run([sys.executable, str(h.RELEASE_SCRIPT),
                            "--course-dir", str(course), "no_such_assignment"],
                           capture_output=True, text=True)
     assert proc.returncode == 1
     assert proc.stdout == ""
     assert "no assignment no_such_assignment" in proc.stderr
-    assert f"found: {ASSIGNMENT}" in proc.stderr
+    assert f"found: {', '.join(h.assignments(course))})" in proc.stderr
     assert not (course / "release").exists()
 
 
@@ -454,13 +400,12 @@ def test_release_script_reports_nbgrader_failures(tmp_path):
     refuses, and the script says which command failed, with nbgrader's output."""
     course = tmp_path / "course"
     (course / "source" / "broken").mkdir(parents=True)
-    shutil.copy(EXERCISES / "nbgrader_config.py", course)
+    shutil.copy(h.EXERCISES / "nbgrader_config.py", course)
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
         "def f():\n    ### BEGIN SOLUTION\n    return 1\n    ### END SOLUTION")])
     nbformat.write(nb, course / "source" / "broken" / "broken.ipynb")
-    proc = subprocess.run([sys.executable, str(REPO / "scripts" / "release_notebooks.py"),
-                           "--course-dir", str(course)], capture_output=True, text=True,
-                          env=_env(tmp_path))
+    proc = subprocess.run([sys.executable, str(h.RELEASE_SCRIPT), "--course-dir", str(course)],
+                          capture_output=True, text=True, env=h.nbgrader_env(tmp_path))
     assert proc.returncode == 1
     assert "`nbgrader generate_assignment broken --force` failed" in proc.stderr
     assert "solution" in proc.stderr.lower()

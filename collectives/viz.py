@@ -234,34 +234,40 @@ def plot_costs(cases, sizes, metric="seconds", ax=None):
     return ax
 
 
-def stepper(schedule, topology=None):
-    """An ipywidgets slider over the steps, redrawing the buffers (and transfers) of the
-    chosen step. Needs a live kernel to move; the static book shows its first frame."""
-    import ipywidgets as widgets
+def _frame_png(schedule, topology, states, i, dpi):
+    """Frame ``i`` (0: before step 0) as PNG bytes."""
+    import io
+
     import matplotlib.pyplot as plt
-    from IPython.display import display
+
+    cols = 2 if topology is not None else 1
+    fig, axes = plt.subplots(1, cols, figsize=(8 if cols == 2 else 5, 3.2), squeeze=False,
+                             gridspec_kw={"width_ratios": [1, 1.6]} if cols == 2 else None)
+    if topology is not None:
+        draw_topology(topology, step=i - 1 if i else None, schedule=schedule, ax=axes[0, 0],
+                      title="start" if i == 0 else f"step {i - 1}")
+    draw_buffers(schedule, states[i], ax=axes[0, -1],
+                 title="before step 0" if i == 0 else f"after step {i - 1}")
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=dpi)
+    plt.close(fig)
+    return buffer.getvalue()
+
+
+def stepper(schedule, topology=None, dpi=80):
+    """One tab per step of ``schedule`` (the starting state first) showing every buffer and,
+    with ``topology``, the step's transfers; click a tab to step.
+
+    Every frame is drawn once, up front, and switching tabs happens in the browser, so the
+    stepper works in the static book as well as in a live kernel (a slider linked with
+    ``jslink`` would not: the book's embedded widget manager does not run links).
+    Returns the ipywidgets ``Tab``; display it (the last line of a cell does).
+    """
+    import ipywidgets as widgets
 
     states = trace(schedule)
-    out = widgets.Output()
-    slider = widgets.IntSlider(value=0, min=0, max=len(states) - 1, description="after step",
-                               readout_format="d")
-
-    def show(change=None):
-        i = slider.value
-        with out:
-            out.clear_output(wait=True)
-            cols = 2 if topology is not None else 1
-            fig, axes = plt.subplots(1, cols, figsize=(8 if cols == 2 else 5, 3.2),
-                                     squeeze=False)
-            if topology is not None:
-                draw_topology(topology, step=i - 1 if i else None, schedule=schedule,
-                              ax=axes[0, 0])
-            draw_buffers(schedule, states[i], ax=axes[0, -1],
-                         title="before step 0" if i == 0 else f"after step {i - 1}")
-            plt.show()
-
-    slider.observe(show, names="value")
-    show()
-    box = widgets.VBox([slider, out])
-    display(box)
-    return box
+    frames = [widgets.Image(value=_frame_png(schedule, topology, states, i, dpi), format="png",
+                            layout=widgets.Layout(max_width="100%", height="auto"))
+              for i in range(len(states))]
+    titles = ["start"] + [f"step {k}" for k in range(len(frames) - 1)]
+    return widgets.Tab(frames, selected_index=0, titles=titles)

@@ -211,6 +211,30 @@ def test_intro_math_is_typeset(browser, server):
     assert info["math"] >= 1 and info["typeset"] == info["math"], info
 
 
+def test_schedule_stepper_steps_without_a_kernel(browser, server):
+    """The all-gather chapter's viz.stepper: clicking a step's tab shows that step's frame
+    (the widget manager switches tabs in the page; no kernel is involved)."""
+    base, _ = server
+    context = browser.new_context()
+    page = context.new_page()
+    page.set_default_timeout(PAGE_TIMEOUT_MS)
+    try:
+        page.goto(base + "chapters/all_gather.html", wait_until="load")
+        tabs = page.locator(".widget-tab .lm-TabBar-tab")
+        tabs.first.wait_for()
+        titles = [t.strip() for t in tabs.all_inner_texts()]
+        assert titles == ["start"] + [f"step {k}" for k in range(5)]   # 6 ranks: 5 steps
+        shown = """() => Array.from(document.querySelectorAll('.widget-tab .widget-image'))
+                          .map(img => img.offsetParent !== null && img.naturalWidth > 0)"""
+        assert page.evaluate(shown) == [True] + [False] * 5
+        tabs.nth(3).click()
+        page.wait_for_function(
+            "() => document.querySelectorAll('.widget-tab .widget-image')[3].offsetParent !== null")
+        assert page.evaluate(shown) == [False, False, False, True, False, False]
+    finally:
+        context.close()
+
+
 def test_guard_catches_a_remote_request(browser, tmp_path):
     """The checks must be able to fail: a page that loads a CDN script and a missing
     image is reported (and the CDN request is blocked, not sent)."""

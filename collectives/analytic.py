@@ -215,22 +215,43 @@ def _torus_stages(shape, nbytes, concurrent):
     return stages
 
 
-def torus_all_gather(shape, nbytes, alpha, bandwidth, bidirectional=True, concurrent=False):
-    """Rings along each axis in turn (wraparound on every axis): stage i gathers blocks of
-    S prod(earlier sizes) / n over m_i ranks. With ``concurrent`` (equal axis sizes) the
+def torus_all_gather(shape, nbytes, alpha, bandwidth, bidirectional=True, concurrent=False,
+                     wraparound=True):
+    """A 1-D all-gather along each axis in turn: stage i gathers blocks of
+    S prod(earlier sizes) / n over m_i ranks, by a (bidirectional) ring where the axis wraps
+    and a chain where it does not. With ``concurrent`` (equal axis sizes, all wrapping) the
     axes work at once on 1/len(axes) of the data each: The Scaling Book's V / (W x axes)."""
     one_d = bidirectional_ring_all_gather if bidirectional else ring_all_gather
-    return sum(one_d(m, s, alpha, bandwidth) for m, s in _torus_stages(shape, nbytes, concurrent))
+    wraps = [w for w, m in zip(_wrap_flags(shape, wraparound), shape) if m > 1]
+    if concurrent and not all(wraps):
+        raise CollectivesError("the concurrent torus all-gather has a closed form only when "
+                               "every axis used wraps around")
+    return sum((one_d if w else chain_all_gather)(m, s, alpha, bandwidth)
+               for w, (m, s) in zip(wraps, _torus_stages(shape, nbytes, concurrent)))
 
 
-def torus_reduce_scatter(shape, nbytes, alpha, bandwidth, bidirectional=True, concurrent=False):
+def _wrap_flags(shape, wraparound):
+    if isinstance(wraparound, bool):
+        return (wraparound,) * len(shape)
+    flags = tuple(bool(w) for w in wraparound)
+    if len(flags) != len(shape):
+        raise CollectivesError(
+            f"wraparound has {len(flags)} entries but the shape has {len(shape)} axes")
+    return flags
+
+
+def torus_reduce_scatter(shape, nbytes, alpha, bandwidth, bidirectional=True, concurrent=False,
+                         wraparound=True):
     """The dual of the torus all-gather: the same cost."""
-    return torus_all_gather(shape, nbytes, alpha, bandwidth, bidirectional, concurrent)
+    return torus_all_gather(shape, nbytes, alpha, bandwidth, bidirectional, concurrent,
+                            wraparound)
 
 
-def torus_all_reduce(shape, nbytes, alpha, bandwidth, bidirectional=True, concurrent=False):
+def torus_all_reduce(shape, nbytes, alpha, bandwidth, bidirectional=True, concurrent=False,
+                     wraparound=True):
     """Torus reduce-scatter then all-gather: twice the torus all-gather."""
-    return 2 * torus_all_gather(shape, nbytes, alpha, bandwidth, bidirectional, concurrent)
+    return 2 * torus_all_gather(shape, nbytes, alpha, bandwidth, bidirectional, concurrent,
+                                wraparound)
 
 
 def torus_all_to_all(shape, nbytes, alpha, bandwidth, line="bidirectional_ring"):

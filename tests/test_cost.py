@@ -225,3 +225,18 @@ def test_torus_all_gather_matches_the_scaling_book():
     both = cl.time(cl.algorithms.torus_all_gather((16, 16), concurrent=True), topo, S).seconds
     assert seq == pytest.approx(S / (2 * B) * 255 / 256)
     assert both == pytest.approx(S / (2 * B * 2) * 255 / 256)
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (8, 16), (3, 5), (4, 4, 4)])
+def test_torus_collectives_use_chains_where_an_axis_does_not_wrap(shape):
+    import itertools
+    for wrap in itertools.product([True, False], repeat=len(shape)):
+        topo = tp.torus(shape, B, H, wraparound=wrap)
+        for bidirectional in (True, False):
+            s = cl.algorithms.torus_all_gather(shape, bidirectional=bidirectional, wraparound=wrap)
+            cl.verify(s)
+            got = cl.time(s, topo, 1e8).seconds
+            want = analytic.torus_all_gather(shape, 1e8, H, B, bidirectional, False, wrap)
+            assert rel(got, want) < 1e-9
+            rings = cl.algorithms.torus_all_gather(shape, bidirectional=bidirectional)
+            assert got <= cl.time(rings, topo, 1e8).seconds * (1 + 1e-12)

@@ -61,7 +61,7 @@ def fastest(collective, topology, nbytes, candidates=None, root=0):
         if algorithm.topology == "torus":
             if topology.kind != "torus":
                 continue
-            schedule = _build_torus(name, topology.shape)
+            schedule = _build_torus(name, topology.shape, topology.wraparound)
         elif spec.rooted:
             schedule = algorithm.build(n, root=root)
         else:
@@ -76,14 +76,16 @@ def fastest(collective, topology, nbytes, candidates=None, root=0):
                   tuple((n_, s) for s, n_, _ in rows))
 
 
-def _build_torus(name, shape):
+def _build_torus(name, shape, wraparound):
     from . import torus
 
+    wrap = wraparound if wraparound is not None else True
     builders = {
-        "torus_all_gather": lambda: torus.torus_all_gather(shape),
-        "torus_all_gather_concurrent": lambda: torus.torus_all_gather(shape, concurrent=True),
-        "torus_reduce_scatter": lambda: torus.torus_reduce_scatter(shape),
-        "torus_all_reduce": lambda: torus.torus_all_reduce(shape),
+        "torus_all_gather": lambda: torus.torus_all_gather(shape, wraparound=wrap),
+        "torus_all_gather_concurrent": lambda: torus.torus_all_gather(shape, concurrent=True,
+                                                                      wraparound=wrap),
+        "torus_reduce_scatter": lambda: torus.torus_reduce_scatter(shape, wraparound=wrap),
+        "torus_all_reduce": lambda: torus.torus_all_reduce(shape, wraparound=wrap),
         "torus_all_to_all": lambda: torus.torus_all_to_all(shape),
     }
     return builders[name]()

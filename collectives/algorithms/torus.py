@@ -81,19 +81,24 @@ def _gathered_shards(shape, axis, done, lines):
     return base[..., None] + offsets
 
 
-def _all_gather_part(shape, order, one_d, k, part):
-    """Gather part ``part`` of every shard along ``order``: slots ``q * k + part * kk + h``."""
+def _all_gather_part(shape, order, line_algorithm, k, kk, part):
+    """Gather part ``part`` of every shard along ``order``: big slots ``q*k + part*kk + h``
+    (h < kk) of shard q. ``line_algorithm(axis)`` is the 1-D all-gather of that axis; if it
+    splits a shard into fewer chunks than kk (a chain moves whole shards), each of its chunks
+    stands for several of the kk half-slots."""
     n = math.prod(shape)
     stages, done = [], []
     for axis in order:
         m = shape[axis]
-        small = one_d(m)
-        kk = small.n_chunks // m
+        small = line_algorithm(axis)(m)
+        per = small.n_chunks // m                         # small chunks per small shard
         lines = _lines(shape, axis)
         held = _gathered_shards(shape, axis, done, lines)          # (G, m, L)
-        # small slot c * kk + h  <->  big slots held[g, c, :] * k + part * kk + h
-        blocks = (held[:, :, None, :] * k + part * kk + np.arange(kk)[None, None, :, None])
-        blocks = blocks.reshape(len(lines), m * kk, -1)
+        # small slot c * per + h  <->  big slots held[g, c, :] * k + part * kk + h * kk/per + j
+        sub = (np.arange(per)[:, None] * (kk // per) + np.arange(kk // per)[None, :])
+        blocks = (held[:, :, None, None, :] * k + part * kk
+                  + sub[None, None, :, :, None])                   # (G, m, per, kk/per, L)
+        blocks = blocks.reshape(len(lines), m * per, -1)
         stages.append(embed(small, lines, blocks, collective="all_gather", n_ranks=n,
                             n_chunks=n * k))
         done.append(axis)
@@ -103,41 +108,68 @@ def _all_gather_part(shape, order, one_d, k, part):
     return result
 
 
-def torus_all_gather(shape, axes=None, bidirectional=True, concurrent=False):
-    """All-gather over a torus of ``shape`` by rings along each of ``axes`` in turn.
+def _wrap(shape, wraparound):
+    if isinstance(wraparound, (bool, np.bool_)):
+        return (bool(wraparound),) * len(shape)
+    try:
+        wrap = tuple(bool(w) for w in wraparound)
+    except TypeError:
+        raise ScheduleError(
+            f"wraparound must be a bool or one bool per axis, got {wraparound!r}") from None
+    if len(wrap) != len(shape):
+        raise ScheduleError(
+            f"wraparound has {len(wrap)} entries but the shape has {len(shape)} axes")
+    return wrap
 
-    ``bidirectional``: each ring sends half of every block each way. ``concurrent``: cut
-    every shard into ``len(axes)`` parts that visit the axes in rotated orders at the same
-    time. Shard chunks: ``k = (2 if bidirectional else 1) * (len(axes) if concurrent
-    else 1)`` per rank; rank r's shard is slots ``[r*k, (r+1)*k)``.
+
+def torus_all_gather(shape, axes=None, bidirectional=True, concurrent=False, wraparound=True):
+    """All-gather over a torus of ``shape``: a 1-D all-gather along each of ``axes`` in turn.
+
+    Along an axis with wraparound (``wraparound``: one bool, or one per axis, as in
+    :func:`collectives.topology.torus`) the 1-D algorithm is a ring, bidirectional if
+    ``bidirectional`` (each ring sends half of every block each way); along an axis without
+    it, a chain (whole blocks both ways; a ring there would route its closing transfer back
+    along the whole line). ``concurrent``: cut every shard into ``len(axes)`` parts that
+    visit the axes in rotated orders at the same time. Shard chunks:
+    ``k = (2 if bidirectional else 1) * (len(axes) if concurrent else 1)`` per rank; rank r's
+    shard is slots ``[r*k, (r+1)*k)``.
     """
+    from .chain import chain_all_gather
+
     shape, axes = _check(shape, axes)
+    wrap = _wrap(shape, wraparound)
     n = math.prod(shape)
     kk = 2 if bidirectional else 1
-    one_d = ring.bidirectional_ring_all_gather if bidirectional else ring.ring_all_gather
+    ring_1d = ring.bidirectional_ring_all_gather if bidirectional else ring.ring_all_gather
+
+    def line_algorithm(axis):
+        return ring_1d if wrap[axis] else chain_all_gather
+
     parts = len(axes) if concurrent and axes else 1
     k = kk * parts
     name = "torus_all_gather" + ("_concurrent" if concurrent else "")
     if not axes:                                       # a single rank: nothing to do
         from ..schedule import Schedule
         return Schedule("all_gather", n, n * k, [], name=name)
-    pieces = [_all_gather_part(shape, axes[p:] + axes[:p], one_d, k, p) for p in range(parts)]
+    pieces = [_all_gather_part(shape, axes[p:] + axes[:p], line_algorithm, k, kk, p)
+              for p in range(parts)]
     result = pieces[0] if parts == 1 else parallel(*pieces)
     result.name = name
     return result
 
 
-def torus_reduce_scatter(shape, axes=None, bidirectional=True, concurrent=False):
+def torus_reduce_scatter(shape, axes=None, bidirectional=True, concurrent=False,
+                         wraparound=True):
     """Reduce-scatter over a torus: the dual of :func:`torus_all_gather` (axes in reverse
     order, reductions instead of copies); rank r ends with its shard's slots summed."""
-    ag = torus_all_gather(shape, axes, bidirectional, concurrent)
+    ag = torus_all_gather(shape, axes, bidirectional, concurrent, wraparound)
     return dual(ag, name="torus_reduce_scatter" + ("_concurrent" if concurrent else ""))
 
 
-def torus_all_reduce(shape, axes=None, bidirectional=True, concurrent=False):
+def torus_all_reduce(shape, axes=None, bidirectional=True, concurrent=False, wraparound=True):
     """All-reduce over a torus: torus reduce-scatter then torus all-gather."""
-    rs = torus_reduce_scatter(shape, axes, bidirectional, concurrent)
-    ag = torus_all_gather(shape, axes, bidirectional, concurrent)
+    rs = torus_reduce_scatter(shape, axes, bidirectional, concurrent, wraparound)
+    ag = torus_all_gather(shape, axes, bidirectional, concurrent, wraparound)
     return compose(rs, ag, name="torus_all_reduce" + ("_concurrent" if concurrent else ""))
 
 

@@ -181,6 +181,29 @@ from nbgrader_helpers import (EXERCISES, cells_by_id, graded_cells, meta, notebo
 HERE = Path(__file__).resolve().parent
 #: the submissions every spec must build
 REQUIRED_STUDENTS = ("correct", "blank", "partial", "hostile")
+
+#: The start of a hostile answer cell: disable every check the visible tests rely on (the
+#: package's verify/simulate, every collectives.grading check, math.isclose, the notebook's
+#: imported check names, IPython's error display). Specs write ``TAMPERING + '''def ...'''``.
+TAMPERING = '''import math
+import collectives
+import collectives.algorithms
+import collectives.analytic
+import collectives.grading
+
+def _always_pass(*args, **kwargs):
+    return None
+
+collectives.verify = _always_pass
+collectives.simulate = lambda schedule, inputs: inputs
+for _name in dir(collectives.grading):
+    if _name.startswith("check") or _name in ("recheck", "call", "_compare"):
+        setattr(collectives.grading, _name, _always_pass)
+check_schedule = check_close = check_reference = check_choice = _always_pass
+math.isclose = lambda *args, **kwargs: True
+get_ipython().showtraceback = lambda *args, **kwargs: None
+get_ipython().set_custom_exc((Exception,), lambda *args, **kwargs: None)
+'''
 STUDENT_ID = re.compile(r"[A-Za-z0-9_-]+")
 
 

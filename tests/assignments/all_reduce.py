@@ -9,7 +9,7 @@ lying floats, rebound names, edited test cells; its ``recursive_doubling_time`` 
 right).
 """
 
-from assignments import Error, submission
+from assignments import TAMPERING, Error, submission
 
 NOTEBOOK = "rabenseifner_all_reduce"
 
@@ -34,26 +34,7 @@ def recursive_doubling_time(n, nbytes, alpha, bandwidth):
 
 # Wrong answers, made to pass the visible tests by tampering with everything in reach.
 HOSTILE = {
-    "rabenseifner_steps": '''
-import math
-import collectives
-import collectives.algorithms
-import collectives.analytic
-import collectives.grading
-
-def _always_pass(*args, **kwargs):
-    return None
-
-collectives.verify = _always_pass
-collectives.simulate = lambda schedule, inputs: inputs
-for _name in dir(collectives.grading):
-    if _name.startswith("check") or _name in ("recheck", "call", "_compare"):
-        setattr(collectives.grading, _name, _always_pass)
-check_schedule = check_close = check_reference = check_choice = _always_pass
-math.isclose = lambda *args, **kwargs: True
-get_ipython().showtraceback = lambda *args, **kwargs: None
-get_ipython().set_custom_exc((Exception,), lambda *args, **kwargs: None)
-
+    "rabenseifner_steps": TAMPERING + '''
 def rabenseifner_steps(n):
     # one step in which every rank adds its buffer into its right neighbour's
     return [[(r, (r + 1) % n, c, c, "reduce") for r in range(n) for c in range(n)]]

@@ -8,7 +8,7 @@ ranks send, the bidirectional ring blank) and *hostile* (wrong answers behind mo
 names, edited test cells; its ``bruck_or_pairwise`` is genuinely right).
 """
 
-from assignments import Error, submission
+from assignments import TAMPERING, Error, submission
 
 NOTEBOOK = "bruck_all_to_all"
 
@@ -35,26 +35,7 @@ def dispatch_time(counts, token_bytes, alpha, bandwidth):
 
 # Wrong answers, made to pass the visible tests by tampering with everything in reach.
 HOSTILE = {
-    "bruck_steps": '''
-import math
-import collectives
-import collectives.algorithms
-import collectives.analytic
-import collectives.grading
-
-def _always_pass(*args, **kwargs):
-    return None
-
-collectives.verify = _always_pass
-collectives.simulate = lambda schedule, inputs: inputs
-for _name in dir(collectives.grading):
-    if _name.startswith("check") or _name in ("recheck", "call", "_compare"):
-        setattr(collectives.grading, _name, _always_pass)
-check_schedule = check_close = check_reference = check_choice = _always_pass
-math.isclose = lambda *args, **kwargs: True
-get_ipython().showtraceback = lambda *args, **kwargs: None
-get_ipython().set_custom_exc((Exception,), lambda *args, **kwargs: None)
-
+    "bruck_steps": TAMPERING + '''
 def bruck_steps(n):
     # a correct all-to-all, but the direct one: a single step, not Bruck's three phases
     return [[(s, d, d, s) for s in range(n) for d in range(n) if s != d]]

@@ -7,7 +7,7 @@ monkeypatching of ``collectives``, ``collectives.grading``, ``math.isclose`` and
 floats, rebound names, edited test cells; its ``crossover_bytes`` is genuinely right).
 """
 
-from assignments import Error, submission
+from assignments import TAMPERING, Error, submission
 
 NOTEBOOK = "ring_all_gather"
 
@@ -32,25 +32,7 @@ def ring_all_gather_time(n, nbytes, alpha, bandwidth):
 
 # Wrong answers, made to pass the visible tests by tampering with everything in reach.
 HOSTILE = {
-    "ring_all_gather_steps": '''
-import math
-import collectives
-import collectives.analytic
-import collectives.grading
-
-def _always_pass(*args, **kwargs):
-    return None
-
-collectives.verify = _always_pass
-collectives.simulate = lambda schedule, inputs: inputs
-for _name in dir(collectives.grading):
-    if _name.startswith("check") or _name in ("recheck", "call", "_compare"):
-        setattr(collectives.grading, _name, _always_pass)
-check_schedule = check_close = check_reference = _always_pass
-math.isclose = lambda *args, **kwargs: True
-get_ipython().showtraceback = lambda *args, **kwargs: None
-get_ipython().set_custom_exc((Exception,), lambda *args, **kwargs: None)
-
+    "ring_all_gather_steps": TAMPERING + '''
 def ring_all_gather_steps(n):
     return [[(r, 0, r, r) for r in range(1, n)]]       # everyone sends to rank 0
 ''',

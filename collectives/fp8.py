@@ -159,16 +159,21 @@ def _format(fmt, allowed=None, what="this function"):
     return FORMATS[fmt]
 
 
+def _array(x, takes):
+    """``np.asarray(x)``, or a CollectivesError saying what the caller ``takes`` instead."""
+    if isinstance(x, (str, bytes)):
+        raise CollectivesError(f"{takes}, got the string {x!r}")
+    try:
+        return np.asarray(x)
+    except (ValueError, TypeError) as exc:
+        raise CollectivesError(f"{takes}; cannot make an array of {x!r} ({exc})") from None
+
+
 def _real_array(x, what):
     """``x`` as a float64 array (exact for every accepted input dtype but longdouble)."""
     if isinstance(x, (str, bytes)):
         raise CollectivesError(f"{what} takes numbers, got the string {x!r}")
-    try:
-        arr = np.asarray(x)
-    except (ValueError, TypeError) as exc:
-        raise CollectivesError(
-            f"{what} takes a number or an array of numbers; cannot make an array of {x!r} "
-            f"({exc})") from None
+    arr = _array(x, f"{what} takes a number or an array of numbers")
     kind = arr.dtype.kind
     if kind == "c":
         raise CollectivesError(
@@ -290,14 +295,7 @@ def decode(bits, fmt):
     input (floats, booleans, strings) or integers outside 0..255.
     """
     f = _format(fmt, what="decode")
-    if isinstance(bits, (str, bytes)):
-        raise CollectivesError(f"decode takes uint8 bit patterns, got the string {bits!r}")
-    try:
-        arr = np.asarray(bits)
-    except (ValueError, TypeError) as exc:
-        raise CollectivesError(
-            f"decode takes uint8 bit patterns; cannot make an array of {bits!r} ({exc})"
-        ) from None
+    arr = _array(bits, "decode takes uint8 bit patterns")
     if arr.dtype.kind not in "iu":
         raise CollectivesError(
             f"decode takes uint8 bit patterns (integers 0..255), got dtype {arr.dtype}; "

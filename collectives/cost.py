@@ -19,7 +19,7 @@ import numpy as np
 
 from .errors import CollectivesError, TopologyError
 from .semantics import collective_spec
-from .replay import _check_schedule
+from .validation import schedule_arg
 
 __all__ = ["Timing", "time", "algbw", "busbw", "bus_factor"]
 
@@ -86,7 +86,7 @@ def time(schedule, topology, nbytes):
     """
     from .topology import Topology
 
-    _check_schedule(schedule)
+    schedule_arg(schedule)
     if not isinstance(topology, Topology):
         raise TopologyError(f"expected a collectives Topology, got {type(topology).__name__}")
     if topology.n_ranks != schedule.n_ranks:

@@ -52,7 +52,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .errors import CollectivesError, ScheduleError
-from .replay import _as_rows, _check_schedule
+from .validation import input_rows, schedule_arg
 from .semantics import collective_spec
 
 __all__ = [
@@ -229,9 +229,8 @@ def _first_empty_read(rs, filled):
 
 
 def _empty_read_error(schedule, i):
-    from .replay import _transfer
 
-    step, text = _transfer(schedule, i)
+    step, text = schedule.describe_transfer(i)
     s, c = int(schedule.src[i]), int(schedule.src_chunk[i])
     error = ScheduleError(f"step {step}, {text}: rank {s} chunk {c} holds nothing yet",
                           step=step, rank=s, chunk=c, holds="nothing")
@@ -266,8 +265,8 @@ def _prepare(schedule, inputs, precheck=True):
     a read of an empty slot before any process starts, with simulate's own error."""
     from .replay import simulate
 
-    spec = _check_schedule(schedule)
-    data = _as_rows(inputs, schedule.n_ranks)
+    spec = collective_spec(schedule_arg(schedule).collective)
+    data = input_rows(inputs, schedule.n_ranks)
     buffer, filled = spec.place_inputs(data, schedule.n_chunks, schedule.n_slots, schedule.root)
     if precheck:             # a replay with one int8 per chunk: cheap next to the real run
         k_in = spec.input_chunks(schedule.n_ranks, schedule.n_chunks)
@@ -305,7 +304,7 @@ def run_local(schedule, inputs):
 
 def _torch_job(collective, inputs, root):
     spec = collective_spec(collective)
-    data = _as_rows(inputs)
+    data = input_rows(inputs)
     n, length = data.shape
     if spec.rooted:
         root = 0 if root is None else root
@@ -421,7 +420,7 @@ def compare_with_torch(schedule, inputs, *, backend="gloo", timeout=DEFAULT_TIME
     correct schedule and integer inputs ``comparison.equal`` is True: the package's
     Schedule computes what the library computes.
     """
-    spec = _check_schedule(schedule)
+    spec = collective_spec(schedule_arg(schedule).collective)
     (ours, _), (theirs, op) = _run_jobs(
         [(schedule, inputs), (spec.name, inputs, schedule.root)], backend, timeout)
     ranks = (schedule.root,) if spec.name == "reduce" else tuple(range(schedule.n_ranks))

@@ -13,6 +13,7 @@ import numpy as np
 
 from .errors import CollectivesError, ScheduleError
 from .semantics import collective_spec
+from .validation import input_rows, schedule_arg
 
 __all__ = ["simulate", "verify", "trace", "SymbolicState", "VERIFY_MEMORY_LIMIT"]
 
@@ -21,46 +22,7 @@ VERIFY_MEMORY_LIMIT = 2 * 1024**3
 
 
 def _check_schedule(schedule):
-    from .schedule import Schedule
-
-    if not isinstance(schedule, Schedule):
-        raise ScheduleError(
-            f"expected a collectives.Schedule, got {type(schedule).__name__}; build one with "
-            "collectives.Schedule(collective, n_ranks, n_chunks, steps)")
-    return collective_spec(schedule.collective)
-
-
-def _transfer(schedule, i):
-    step = int(np.searchsorted(schedule.step_starts, i, side="right") - 1)
-    j = i - schedule.step_starts[step]
-    kind = "reduce" if schedule.reduce[i] else "copy"
-    text = (f"transfer {j} ({kind} rank {schedule.src[i]} chunk {schedule.src_chunk[i]} -> "
-            f"rank {schedule.dst[i]} chunk {schedule.dst_chunk[i]})")
-    return step, text
-
-
-def _as_rows(inputs, n_ranks=None):
-    """``inputs`` as a numeric 2-D array, one row per rank, or a CollectivesError saying
-    what is wrong with it (shared by :func:`simulate` and :mod:`collectives.dist`)."""
-    try:
-        data = np.asarray(inputs)
-    except ValueError:
-        raise CollectivesError(
-            "inputs must be one equal-length row per rank; the rows differ in length") from None
-    if data.dtype == object:
-        raise CollectivesError(
-            "inputs must be one equal-length numeric row per rank; the rows differ in length "
-            "or are not numbers")
-    if n_ranks is None:
-        if data.ndim != 2 or data.shape[0] < 1:
-            raise CollectivesError(
-                f"inputs must have shape (n_ranks, length), got shape {data.shape}")
-    elif data.ndim != 2 or data.shape[0] != n_ranks:
-        raise CollectivesError(
-            f"inputs must have shape (n_ranks={n_ranks}, length), got shape {data.shape}")
-    if not (np.issubdtype(data.dtype, np.number) or data.dtype == bool):
-        raise CollectivesError(f"inputs must be numeric, got dtype {data.dtype}")
-    return data
+    return collective_spec(schedule_arg(schedule).collective)
 
 
 def simulate(schedule, inputs):
@@ -75,7 +37,7 @@ def simulate(schedule, inputs):
     reads a slot that holds nothing yet.
     """
     spec = _check_schedule(schedule)
-    data = _as_rows(inputs, schedule.n_ranks)
+    data = input_rows(inputs, schedule.n_ranks)
     buffer, filled = spec.place_inputs(data, schedule.n_chunks, schedule.n_slots, schedule.root)
     # rows of a flat (n_ranks * n_slots, chunk_len) view: one fancy index per step
     rows = buffer.reshape(-1, buffer.shape[-1])
@@ -91,7 +53,7 @@ def simulate(schedule, inputs):
         empty = ~filled[src]
         if empty.any():
             i = a + int(np.flatnonzero(empty)[0])
-            step, text = _transfer(schedule, i)
+            step, text = schedule.describe_transfer(i)
             raise ScheduleError(
                 f"step {step}, {text}: rank {schedule.src[i]} chunk {schedule.src_chunk[i]} "
                 "holds nothing yet", step=step, rank=int(schedule.src[i]),
@@ -216,7 +178,7 @@ def _symbolic_steps(schedule):
         empty = src_label < 0
         if empty.any():
             i = a + int(np.flatnonzero(empty)[0])
-            step, text = _transfer(schedule, i)
+            step, text = schedule.describe_transfer(i)
             raise ScheduleError(
                 f"step {step}, {text}: rank {s[i]} chunk {sc[i]} holds nothing yet",
                 step=step, rank=int(s[i]), chunk=int(sc[i]), holds="nothing")
@@ -308,7 +270,7 @@ def _symbolic_reduce(schedule, k, a, reduce, label, bits, src_label, src_bits):
 
     def fail(pos, message, **details):
         i = a + int(idx[pos])
-        step, text = _transfer(schedule, i)
+        step, text = schedule.describe_transfer(i)
         raise ScheduleError(f"step {step}, {text}: {message}", step=step,
                             rank=int(schedule.dst[i]), chunk=int(schedule.dst_chunk[i]),
                             **details)

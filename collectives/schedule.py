@@ -297,8 +297,16 @@ class Schedule:
         shared[step_of[first[count > 1]]] = True
         self._reduce_targets_shared = _frozen(shared, bool)
 
+    def describe_transfer(self, i):
+        """``(step, text)`` for flat transfer ``i``: its step and its words in error messages,
+        "transfer 2 (copy rank 0 chunk 3 -> rank 1 chunk 3)"."""
+        step = int(np.searchsorted(self.step_starts, i, side="right") - 1)
+        return step, self._transfer_text(i, None)
+
     def _transfer_text(self, i, step_of):
-        j = i - self.step_starts[step_of[i]]
+        step = (int(np.searchsorted(self.step_starts, i, side="right") - 1) if step_of is None
+                else step_of[i])
+        j = i - self.step_starts[step]
         kind = "reduce" if self.reduce[i] else "copy"
         return (f"transfer {j} ({kind} rank {self.src[i]} chunk {self.src_chunk[i]} -> "
                 f"rank {self.dst[i]} chunk {self.dst_chunk[i]})")

@@ -1,0 +1,133 @@
+"""One place that checks arguments, so that bad input always gets the same clear error.
+
+Every public function of the package checks its arguments with these helpers. Each takes
+the value, the name the user knows it by (``what``) and the error class to raise (a
+:class:`~collectives.CollectivesError` subclass), so a message reads the same everywhere:
+"n_ranks must be an integer >= 1, got 2.5". No numpy broadcasting error, ``KeyError``,
+``ZeroDivisionError`` or silent truncation reaches a user.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .errors import CollectivesError
+
+__all__ = ["integer", "number", "flag", "choice", "int_array", "input_rows", "schedule_arg"]
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def integer(value: Any, what: str, *, minimum: int | None = None, maximum: int | None = None,
+            error: type[CollectivesError] = CollectivesError) -> int:
+    """``value`` as a Python int within ``[minimum, maximum]``, or ``error``."""
+    if not _is_int(value):
+        raise error(f"{what} must be an integer, got {value!r}")
+    value = int(value)
+    if minimum is not None and value < minimum:
+        raise error(f"{what} must be an integer >= {minimum}, got {value}")
+    if maximum is not None and value > maximum:
+        raise error(f"{what} must be an integer <= {maximum}, got {value}")
+    return value
+
+
+def number(value: Any, what: str, *, positive: bool = False, unit: str = "",
+           error: type[CollectivesError] = CollectivesError) -> float:
+    """``value`` as a finite float, ``>= 0`` (``> 0`` if ``positive``), or ``error``.
+
+    ``unit`` is named in the message ("link_bandwidth must be finite and > 0 (bytes/s ...)").
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer,
+                                                                    np.floating)):
+        raise error(f"{what} must be a number{f' ({unit})' if unit else ''}, got {value!r}")
+    value = float(value)
+    if not math.isfinite(value) or value < 0 or (positive and value == 0):
+        need = "> 0" if positive else ">= 0"
+        raise error(f"{what} must be finite and {need}{f' ({unit})' if unit else ''}, "
+                    f"got {value!r}")
+    return value
+
+
+def flag(value: Any, what: str, *, error: type[CollectivesError] = CollectivesError) -> bool:
+    """``value`` as a bool (True/False only, not 0/1 or strings), or ``error``."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise error(f"{what} must be True or False, got {value!r}")
+    return bool(value)
+
+
+def choice(value: Any, what: str, options, *,
+           error: type[CollectivesError] = CollectivesError):
+    """``value`` if it is one of ``options``, else ``error`` listing them."""
+    try:
+        ok = value in options
+    except TypeError:
+        ok = False
+    if not ok:
+        raise error(f"{what} must be one of {', '.join(map(repr, options))}, got {value!r}")
+    return value
+
+
+def int_array(value: Any, what: str, *, ndim: int | None = None, shape: tuple | None = None,
+              minimum: int | None = None, maximum: int | None = None,
+              error: type[CollectivesError] = CollectivesError) -> np.ndarray:
+    """``value`` as an int64 numpy array of the given rank/shape and value range, or ``error``.
+
+    In ``shape`` a ``None`` entry accepts any length on that axis.
+    """
+    try:
+        array = np.asarray(value)
+    except (ValueError, TypeError):
+        raise error(f"{what} must be an array of integers; its rows differ in length") from None
+    if array.size and (array.dtype == bool or not np.issubdtype(array.dtype, np.integer)):
+        raise error(f"{what} must hold integers, got {array.dtype} values")
+    array = array.astype(np.int64, copy=False)
+    if ndim is not None and array.ndim != ndim:
+        raise error(f"{what} must be a {ndim}-D array, got shape {array.shape}")
+    if shape is not None and (array.ndim != len(shape) or any(
+            want is not None and got != want for got, want in zip(array.shape, shape))):
+        want = "(" + ", ".join("any" if s is None else str(s) for s in shape) + ")"
+        raise error(f"{what} must have shape {want}, got {array.shape}")
+    if array.size and minimum is not None and array.min() < minimum:
+        raise error(f"{what} must be >= {minimum}; it holds {int(array.min())}")
+    if array.size and maximum is not None and array.max() > maximum:
+        raise error(f"{what} must be <= {maximum}; it holds {int(array.max())}")
+    return array
+
+
+def input_rows(inputs: Any, n_ranks: int | None = None,
+               error: type[CollectivesError] = CollectivesError) -> np.ndarray:
+    """``inputs`` as a numeric 2-D array, one row per rank (``n_ranks`` rows if given)."""
+    try:
+        data = np.asarray(inputs)
+    except ValueError:
+        raise error(
+            "inputs must be one equal-length row per rank; the rows differ in length") from None
+    if data.dtype == object:
+        raise error("inputs must be one equal-length numeric row per rank; the rows differ in "
+                    "length or are not numbers")
+    if n_ranks is None:
+        if data.ndim != 2 or data.shape[0] < 1:
+            raise error(f"inputs must have shape (n_ranks, length), got shape {data.shape}")
+    elif data.ndim != 2 or data.shape[0] != n_ranks:
+        raise error(f"inputs must have shape (n_ranks={n_ranks}, length), got shape {data.shape}")
+    if not (np.issubdtype(data.dtype, np.number) or data.dtype == bool):
+        raise error(f"inputs must be numeric, got dtype {data.dtype}")
+    return data
+
+
+def schedule_arg(value: Any, what: str = "schedule"):
+    """``value`` if it is a :class:`~collectives.Schedule`, else a ScheduleError saying how to
+    make one."""
+    from .errors import ScheduleError
+    from .schedule import Schedule
+
+    if not isinstance(value, Schedule):
+        raise ScheduleError(
+            f"{what} must be a collectives.Schedule, got {type(value).__name__}; build one with "
+            "collectives.Schedule(collective, n_ranks, n_chunks, steps)")
+    return value

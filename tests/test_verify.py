@@ -108,7 +108,7 @@ def test_read_before_write_lets_ranks_swap_in_one_step():
 
 
 def test_verify_refuses_non_schedules():
-    with pytest.raises(cl.ScheduleError, match="expected a collectives.Schedule, got list"):
+    with pytest.raises(cl.ScheduleError, match="schedule must be a collectives.Schedule, got list"):
         cl.verify([[(0, 1, 0, 0)]])
 
 

@@ -126,9 +126,8 @@ def preset(name, **options):
             wrap = tpu_wraparound(system.kind, shape)
         _no_more(options, name)
         topo = torus(shape, system.link_bandwidth, hop_latency, wrap)
-    topo.name = f"{system.name} {topo.name}"
-    topo.system = system
-    return topo
+    return topo.with_info(name=f"{system.name} {topo.name}", system=system,
+                          sources=(system.source, *system.extra_sources))
 
 
 def _no_more(options, name):

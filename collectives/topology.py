@@ -12,80 +12,213 @@ adaptivity, per-chip injection limits beyond its links. Taught in chapter "Cost 
 the ring all-gather".
 """
 
+from __future__ import annotations
+
 import math
+from dataclasses import dataclass
+from typing import Any, Optional
 
 import numpy as np
 
 from .errors import TopologyError
+from .validation import int_array, integer, number
 
-__all__ = ["Topology", "ring", "chain", "torus", "switch"]
+__all__ = ["Topology", "TopologyInfo", "ROLES", "ring", "chain", "torus", "switch"]
+
+
+@dataclass(frozen=True)
+class TopologyInfo:
+    """What code may dispatch on, declared when a Topology is built (never added later).
+
+    ``family``: how it is wired ("ring", "chain", "torus", "switch", "product", "cluster",
+    "fat_tree", "clos", "custom"); ``shape`` and ``wraparound``: per-axis sizes and wrap
+    flags of a torus-like wiring (``None`` otherwise); ``levels``: the names of the link
+    levels, indexed by ``Topology.link_level`` (e.g. ``("nvlink", "pcie", "leaf", "spine")``);
+    ``system``: the hardware record a preset was built from (``None`` for a bare builder);
+    ``sources``: where the numbers come from.
+    """
+
+    family: str = "custom"
+    shape: Optional[tuple] = None
+    wraparound: Optional[tuple] = None
+    levels: tuple = ("link",)
+    system: Any = None
+    sources: tuple = ()
+
+
+#: roles a node can play; ``Topology.node_role`` holds indices into this tuple
+ROLES = ("endpoint", "nic", "switch")
 
 
 class Topology:
     """Directed links with bandwidth (bytes/s per direction) and latency (s), plus a router.
 
-    ``router(src, dst)`` takes equal-length int arrays of distinct endpoint pairs and returns
-    ``(pair, link)``: for every link crossed, the index of the pair crossing it, grouped by
-    pair in path order.
+    Nodes ``0..n_ranks-1`` are endpoints (chips, GPUs: the ranks a Schedule runs on); the
+    nodes after them are NICs and switches (``node_role``). ``router(src, dst)`` takes
+    equal-length int arrays of distinct node pairs and returns ``(pair, link)``: for every
+    link crossed, the index of the pair crossing it, grouped by pair in path order. Routers
+    of topologies with switches also route between an endpoint and a switch (in-network
+    reduction). ``info`` (:class:`TopologyInfo`) declares the shape, levels and hardware
+    record; a Topology cannot be changed once built.
     """
 
-    def __init__(self, n_ranks, link_src, link_dst, link_bandwidth, link_latency, router, *,
-                 n_switches=0, name="topology", kind="custom", shape=None, wraparound=None):
-        self.n_ranks = _count(n_ranks, "n_ranks", 1)
-        self.n_switches = _count(n_switches, "n_switches", 0)
-        self.link_src = _readonly(np.asarray(link_src, dtype=np.int64))
-        self.link_dst = _readonly(np.asarray(link_dst, dtype=np.int64))
-        n_links = len(self.link_src)
-        self.link_bandwidth = _readonly(np.broadcast_to(
-            np.asarray(link_bandwidth, dtype=float), (n_links,)).copy())
-        self.link_latency = _readonly(np.broadcast_to(
-            np.asarray(link_latency, dtype=float), (n_links,)).copy())
-        if len(self.link_dst) != n_links:
+    def __init__(self, n_ranks: int, link_src, link_dst, link_bandwidth, link_latency, router,
+                 *, n_switches: int = 0, node_role=None, link_level=None,
+                 info: Optional[TopologyInfo] = None, name: str = "topology",
+                 kind: Optional[str] = None, shape=None, wraparound=None):
+        n_ranks = integer(n_ranks, "n_ranks", minimum=1, error=TopologyError)
+        link_src = _readonly(np.asarray(link_src, dtype=np.int64))
+        link_dst = _readonly(np.asarray(link_dst, dtype=np.int64))
+        n_links = len(link_src)
+        if len(link_dst) != n_links:
             raise TopologyError("link_src and link_dst differ in length")
-        n_nodes = self.n_ranks + self.n_switches
-        for ends in (self.link_src, self.link_dst):
+        if node_role is None:
+            n_switches = integer(n_switches, "n_switches", minimum=0, error=TopologyError)
+            node_role = np.concatenate([np.zeros(n_ranks, np.int8),
+                                        np.full(n_switches, ROLES.index("switch"), np.int8)])
+        node_role = int_array(node_role, "node_role", ndim=1, minimum=0,
+                              maximum=len(ROLES) - 1, error=TopologyError).astype(np.int8)
+        if len(node_role) < n_ranks or np.any(node_role[:n_ranks] != 0) \
+                or np.any(node_role[n_ranks:] == 0):
+            raise TopologyError("node_role must list the n_ranks endpoints first, then only "
+                                "NICs and switches")
+        n_nodes = len(node_role)
+        for ends in (link_src, link_dst):
             if n_links and (ends.min() < 0 or ends.max() >= n_nodes):
                 raise TopologyError(f"a link end is not a node (0..{n_nodes - 1})")
-        self._router = router
-        self.name, self.kind = name, kind
-        self.shape = None if shape is None else tuple(shape)
-        self.wraparound = None if wraparound is None else tuple(wraparound)
+        if info is None:
+            info = TopologyInfo(family=kind or "custom",
+                                shape=None if shape is None else tuple(shape),
+                                wraparound=None if wraparound is None else tuple(wraparound))
+        if link_level is None:
+            link_level = np.zeros(n_links, np.int64)
+        link_level = int_array(link_level, "link_level", shape=(n_links,), minimum=0,
+                               maximum=len(info.levels) - 1, error=TopologyError)
+        fields = {
+            "n_ranks": n_ranks, "link_src": link_src, "link_dst": link_dst,
+            "link_bandwidth": _readonly(np.broadcast_to(
+                np.asarray(link_bandwidth, dtype=float), (n_links,)).copy()),
+            "link_latency": _readonly(np.broadcast_to(
+                np.asarray(link_latency, dtype=float), (n_links,)).copy()),
+            "node_role": _readonly(node_role), "_link_level": _readonly(link_level),
+            "_router": router, "name": str(name), "info": info,
+        }
+        if np.any(fields["link_bandwidth"] <= 0) or not np.all(np.isfinite(
+                fields["link_bandwidth"])):
+            raise TopologyError("every link_bandwidth must be finite and > 0 (bytes/s)")
+        if np.any(fields["link_latency"] < 0) or not np.all(np.isfinite(fields["link_latency"])):
+            raise TopologyError("every link_latency must be finite and >= 0 (seconds)")
+        for key, value in fields.items():
+            object.__setattr__(self, key, value)
+
+    def __setattr__(self, key, value):
+        if key.startswith("_"):                     # subclasses' own private state
+            object.__setattr__(self, key, value)
+            return
+        raise TopologyError(
+            f"a Topology cannot be changed once built (tried to set {key!r}); build a new one")
+
+    def with_info(self, *, name: Optional[str] = None, **info_fields) -> "Topology":
+        """The same wiring under a new name and/or with ``info`` fields replaced (a preset
+        names its hardware record this way); the links and router are shared, not copied."""
+        import dataclasses
+
+        other = object.__new__(type(self))
+        for key, value in vars(self).items():
+            object.__setattr__(other, key, value)
+        object.__setattr__(other, "name", self.name if name is None else str(name))
+        object.__setattr__(other, "info", dataclasses.replace(self.info, **info_fields))
+        return other
+
+    # ---- declared metadata -------------------------------------------------------------
+    @property
+    def kind(self) -> str:
+        """The wiring family (``info.family``)."""
+        return self.info.family
 
     @property
-    def n_links(self):
+    def shape(self):
+        return self.info.shape
+
+    @property
+    def wraparound(self):
+        return self.info.wraparound
+
+    @property
+    def system(self):
+        """The hardware record of a preset (``info.system``), or None."""
+        return self.info.system
+
+    @property
+    def link_level(self) -> np.ndarray:
+        """Per link: its level, an index into ``info.levels``."""
+        return self._link_level
+
+    # ---- counts ------------------------------------------------------------------------
+    @property
+    def n_links(self) -> int:
         """Number of directed links."""
         return len(self.link_src)
 
     @property
-    def n_nodes(self):
-        return self.n_ranks + self.n_switches
+    def n_nodes(self) -> int:
+        return len(self.node_role)
 
+    @property
+    def n_switches(self) -> int:
+        """Switch nodes (NICs are counted apart, in ``n_nics``)."""
+        return int(np.count_nonzero(self.node_role == ROLES.index("switch")))
+
+    @property
+    def n_nics(self) -> int:
+        return int(np.count_nonzero(self.node_role == ROLES.index("nic")))
+
+    @property
+    def switches(self) -> np.ndarray:
+        """Node ids of the switches, in order."""
+        return np.flatnonzero(self.node_role == ROLES.index("switch"))
+
+    # ---- routing -----------------------------------------------------------------------
     def paths(self, src, dst):
-        """Links crossed by each (src, dst) pair: ``(pair, link)`` flat int arrays."""
+        """Links crossed by each (src, dst) pair: ``(pair, link)`` flat int arrays.
+
+        ``src`` and ``dst`` are endpoints, or switches where the router reaches them.
+        """
         src = np.asarray(src, dtype=np.int64).ravel()
         dst = np.asarray(dst, dtype=np.int64).ravel()
         if len(src) != len(dst):
             raise TopologyError(f"src has {len(src)} ranks but dst has {len(dst)}")
+        switch = ROLES.index("switch")
         for what, v in (("src", src), ("dst", dst)):
-            if v.size and (v.min() < 0 or v.max() >= self.n_ranks):
-                bad = int(v[(v < 0) | (v >= self.n_ranks)][0])
+            if not v.size:
+                continue
+            bad = (v < 0) | (v >= self.n_nodes)
+            bad[~bad] = (self.node_role[v[~bad]] != 0) & (self.node_role[v[~bad]] != switch)
+            if bad.any():
+                b = int(v[bad][0])
                 raise TopologyError(
-                    f"{what} rank {bad} is not an endpoint of {self.name} (0..{self.n_ranks - 1})")
+                    f"{what} {b} is not an endpoint (0..{self.n_ranks - 1}) or a switch of "
+                    f"{self.name}")
         if np.any(src == dst):
-            raise TopologyError("paths() takes pairs of distinct ranks")
+            raise TopologyError("paths() takes pairs of distinct nodes")
         if src.size == 0:
             empty = np.zeros(0, dtype=np.int64)
             return empty, empty
+        if (np.any(src >= self.n_ranks) or np.any(dst >= self.n_ranks)) \
+                and not getattr(self._router, "reaches_switches", False):
+            raise TopologyError(
+                f"{self.name} does not route to or from its switches; only endpoints can "
+                "exchange data on it")
         return self._router(src, dst)
 
-    def route(self, src, dst):
+    def route(self, src: int, dst: int) -> list:
         """The links from ``src`` to ``dst``, in order, as a list of link ids."""
         if src == dst:
             return []
         _, links = self.paths([src], [dst])
         return links.tolist()
 
-    def path_latency(self, src, dst):
+    def path_latency(self, src, dst) -> np.ndarray:
         """Seconds of latency along each (src, dst) pair's path (0 where src == dst)."""
         src = np.asarray(src, dtype=np.int64).ravel()
         dst = np.asarray(dst, dtype=np.int64).ravel()
@@ -96,21 +229,24 @@ class Topology:
         return out
 
     def to_networkx(self):
-        """A ``networkx.MultiDiGraph`` with ``bandwidth`` and ``latency`` on each edge."""
+        """A ``networkx.MultiDiGraph`` with ``bandwidth``, ``latency`` and ``level`` on each
+        edge and ``role`` on each node."""
         import networkx as nx
 
         g = nx.MultiDiGraph(name=self.name)
-        g.add_nodes_from(range(self.n_ranks), kind="endpoint")
-        g.add_nodes_from(range(self.n_ranks, self.n_nodes), kind="switch")
+        for node, role in enumerate(self.node_role.tolist()):
+            g.add_node(node, kind=ROLES[role])
         for i, (u, v) in enumerate(zip(self.link_src.tolist(), self.link_dst.tolist())):
             g.add_edge(u, v, key=i, bandwidth=float(self.link_bandwidth[i]),
-                       latency=float(self.link_latency[i]))
+                       latency=float(self.link_latency[i]),
+                       level=self.info.levels[int(self.link_level[i])])
         return g
 
     def __repr__(self):
         extra = f", shape={self.shape}" if self.shape else ""
-        return (f"Topology({self.name!r}, n_ranks={self.n_ranks}, n_switches={self.n_switches}, "
-                f"n_links={self.n_links}{extra})")
+        nics = f", n_nics={self.n_nics}" if self.n_nics else ""
+        return (f"Topology({self.name!r}, n_ranks={self.n_ranks}, n_switches={self.n_switches}"
+                f"{nics}, n_links={self.n_links}{extra})")
 
 
 def _readonly(a):
@@ -118,24 +254,10 @@ def _readonly(a):
     return a
 
 
-def _count(value, what, minimum):
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise TopologyError(f"{what} must be an integer, got {value!r}")
-    if value < minimum:
-        raise TopologyError(f"{what} must be >= {minimum}, got {value}")
-    return int(value)
-
-
-def _check_link_params(link_bandwidth, hop_latency):
-    for what, v, positive in (("link_bandwidth", link_bandwidth, True),
-                              ("hop_latency", hop_latency, False)):
-        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
-            raise TopologyError(f"{what} must be a number, got {v!r}")
-        if not math.isfinite(v) or v < 0 or (positive and v == 0):
-            need = "> 0" if positive else ">= 0"
-            unit = "bytes/s per direction" if positive else "seconds"
-            raise TopologyError(f"{what} must be finite and {need} ({unit}), got {v!r}")
-    return float(link_bandwidth), float(hop_latency)
+def _link_params(link_bandwidth, hop_latency):
+    return (number(link_bandwidth, "link_bandwidth", positive=True,
+                   unit="bytes/s per direction", error=TopologyError),
+            number(hop_latency, "hop_latency", unit="seconds", error=TopologyError))
 
 
 # ---- tori, rings, chains ------------------------------------------------------------------
@@ -193,7 +315,7 @@ class _TorusRouter:
 
 
 def _torus(shape, link_bandwidth, hop_latency, wrap, bidirectional, name, kind):
-    bandwidth, latency = _check_link_params(link_bandwidth, hop_latency)
+    bandwidth, latency = _link_params(link_bandwidth, hop_latency)
     shape = tuple(shape)
     n = math.prod(shape)
     ndim = len(shape)
@@ -219,8 +341,8 @@ def _torus(shape, link_bandwidth, hop_latency, wrap, bidirectional, name, kind):
     link_src = np.concatenate(srcs) if srcs else np.zeros(0, np.int64)
     link_dst = np.concatenate(dsts) if dsts else np.zeros(0, np.int64)
     router = _TorusRouter(shape, wrap, bidirectional, table)
-    return Topology(n, link_src, link_dst, bandwidth, latency, router, name=name, kind=kind,
-                    shape=shape, wraparound=wrap)
+    return Topology(n, link_src, link_dst, bandwidth, latency, router, name=name,
+                    info=TopologyInfo(family=kind, shape=shape, wraparound=wrap))
 
 
 def _shape_arg(shape):
@@ -242,7 +364,7 @@ def ring(n, link_bandwidth, hop_latency=0.0, bidirectional=True):
     ``link_bandwidth`` is bytes/s per link per direction; ``hop_latency`` seconds per link.
     Routing takes the shorter way round (the forward way if unidirectional).
     """
-    n = _count(n, "n", 1)
+    n = integer(n, "n", minimum=1, error=TopologyError)
     kind = "ring" if bidirectional else "unidirectional ring"
     return _torus((n,), link_bandwidth, hop_latency, (True,), bool(bidirectional),
                   f"{kind} of {n}", "ring")
@@ -250,7 +372,7 @@ def ring(n, link_bandwidth, hop_latency=0.0, bidirectional=True):
 
 def chain(n, link_bandwidth, hop_latency=0.0):
     """``n`` endpoints in a line (a ring without its wraparound link), links both ways."""
-    n = _count(n, "n", 1)
+    n = integer(n, "n", minimum=1, error=TopologyError)
     return _torus((n,), link_bandwidth, hop_latency, (False,), True, f"chain of {n}", "chain")
 
 
@@ -277,15 +399,21 @@ def torus(shape, link_bandwidth, hop_latency=0.0, wraparound=True):
 
 
 class _SwitchRouter:
-    """Every path is up-link of the source, then down-link of the destination."""
+    """Every path is the up-link of the source, then the down-link of the destination; a
+    path to (from) the switch itself is the up-link (down-link) alone."""
+
+    reaches_switches = True
 
     def __init__(self, n):
         self.n = n
 
     def __call__(self, src, dst):
-        pair = np.repeat(np.arange(len(src)), 2)
-        link = np.stack([src, self.n + dst], axis=1).ravel()
-        return pair, link
+        up, down = src < self.n, dst < self.n
+        hops = up.astype(np.int64) + down
+        pair = np.repeat(np.arange(len(src)), hops)
+        both = np.stack([np.where(up, src, -1), np.where(down, self.n + dst, -1)], axis=1)
+        link = both.ravel()
+        return pair, link[link >= 0]
 
 
 def switch(n, link_bandwidth, hop_latency=0.0):
@@ -296,10 +424,18 @@ def switch(n, link_bandwidth, hop_latency=0.0):
     Modelled: per-endpoint injection and ejection bandwidth. Left out: in-switch reduction
     (see the in-network algorithms), switch-internal contention.
     """
-    n = _count(n, "n", 1)
-    bandwidth, latency = _check_link_params(link_bandwidth, hop_latency)
+    n = integer(n, "n", minimum=1, error=TopologyError)
+    bandwidth, latency = _link_params(link_bandwidth, hop_latency)
     ranks = np.arange(n)
     link_src = np.concatenate([ranks, np.full(n, n)])
     link_dst = np.concatenate([np.full(n, n), ranks])
     return Topology(n, link_src, link_dst, bandwidth, latency, _SwitchRouter(n), n_switches=1,
-                    name=f"switch of {n}", kind="switch")
+                    name=f"switch of {n}", info=TopologyInfo(family="switch"))
+
+
+# kept for collectives.fabric until it moves to collectives.validation
+_check_link_params = _link_params
+
+
+def _count(value, what, minimum):
+    return integer(value, what, minimum=minimum, error=TopologyError)

@@ -106,7 +106,7 @@ def test_to_networkx_carries_bandwidth():
 
 
 @pytest.mark.parametrize("call, message", [
-    (lambda: tp.ring(0, 1.0), "n must be >= 1, got 0"),
+    (lambda: tp.ring(0, 1.0), "n must be an integer >= 1, got 0"),
     (lambda: tp.ring(4, 0), r"link_bandwidth must be finite and > 0 \(bytes/s per direction\), got 0"),
     (lambda: tp.ring(4, -1e9), "link_bandwidth must be finite and > 0"),
     (lambda: tp.ring(4, float("inf")), "link_bandwidth must be finite"),
@@ -116,8 +116,8 @@ def test_to_networkx_carries_bandwidth():
     (lambda: tp.torus((), 1.0), "shape must be a non-empty tuple"),
     (lambda: tp.torus((4, 4), 1.0, wraparound=(True,)), "wraparound has 1 entries but the shape has 2 axes"),
     (lambda: tp.switch(2.5, 1.0), "n must be an integer"),
-    (lambda: tp.ring(4, 1.0).paths([0], [4]), r"dst rank 4 is not an endpoint of ring of 4 \(0..3\)"),
-    (lambda: tp.ring(4, 1.0).paths([1], [1]), "distinct ranks"),
+    (lambda: tp.ring(4, 1.0).paths([0], [4]), r"dst 4 is not an endpoint \(0..3\) or a switch of ring of 4"),
+    (lambda: tp.ring(4, 1.0).paths([1], [1]), "distinct nodes"),
 ])
 def test_bad_topologies_are_named(call, message):
     with pytest.raises(cl.TopologyError, match=message):

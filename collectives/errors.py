@@ -16,13 +16,16 @@ class ScheduleError(CollectivesError):
     """A schedule is malformed, or does not compute its collective.
 
     Attributes (``None`` where they do not apply): ``step`` (0-based step index),
-    ``rank``, ``chunk`` (buffer slot on that rank), ``holds`` and ``expected``
-    (human-readable descriptions of the slot's content).
+    ``rank``, ``chunk`` (buffer slot on that rank), ``group`` (the rank's group, for a
+    collective over groups), ``holds`` and ``expected`` (human-readable descriptions of the
+    slot's content).
     """
 
-    def __init__(self, message, *, step=None, rank=None, chunk=None, holds=None, expected=None):
+    def __init__(self, message, *, step=None, rank=None, chunk=None, holds=None, expected=None,
+                 group=None):
         super().__init__(message)
         self.step = step
+        self.group = group
         self.rank = rank
         self.chunk = chunk
         self.holds = holds

@@ -12,13 +12,15 @@ Taught in chapter "Cost models and the ring all-gather".
 import numpy as np
 
 from .errors import CollectivesError, ScheduleError
-from .semantics import collective_spec
+from .semantics import REDUCTION_OPS, collective_spec
 from .validation import input_rows, schedule_arg
 
-__all__ = ["simulate", "verify", "trace", "SymbolicState", "VERIFY_MEMORY_LIMIT"]
+__all__ = ["simulate", "verify", "trace", "SymbolicState", "VERIFY_MEMORY_LIMIT", "INVALID"]
 
 #: bytes of symbolic state ``verify`` may allocate (n_ranks * n_slots * ceil(n_ranks/64) * 8)
 VERIFY_MEMORY_LIMIT = 2 * 1024**3
+#: the label of a slot that holds a sum of different chunks (only in a tolerant trace)
+INVALID = -2
 
 
 def _check_schedule(schedule):
@@ -33,12 +35,15 @@ def simulate(schedule, inputs):
     all-gather takes each rank's shard and returns every shard in rank order; reduce-
     scatter takes the full buffer and returns the rank's reduced part; all-reduce returns
     the summed buffer; all-to-all returns the parts received, in source-rank order.
-    Reduction is addition in the input dtype. Raises :class:`ScheduleError` if a transfer
+    Reduction is the schedule's ``op`` (addition or maximum) in the input dtype. Raises :class:`ScheduleError` if a transfer
     reads a slot that holds nothing yet.
     """
     spec = _check_schedule(schedule)
     data = input_rows(inputs, schedule.n_ranks)
-    buffer, filled = spec.place_inputs(data, schedule.n_chunks, schedule.n_slots, schedule.root)
+    buffer, filled = spec.place_inputs(data, schedule.groups, schedule.n_chunks,
+                                       schedule.n_slots, schedule.root, schedule.n_participants)
+    ufunc = REDUCTION_OPS[schedule.op]
+    buffer[schedule.n_ranks:] = _identity(ufunc, buffer.dtype)   # switches' accumulators
     # rows of a flat (n_ranks * n_slots, chunk_len) view: one fancy index per step
     rows = buffer.reshape(-1, buffer.shape[-1])
     filled = filled.reshape(-1)
@@ -55,30 +60,36 @@ def simulate(schedule, inputs):
             i = a + int(np.flatnonzero(empty)[0])
             step, text = schedule.describe_transfer(i)
             raise ScheduleError(
-                f"step {step}, {text}: rank {schedule.src[i]} chunk {schedule.src_chunk[i]} "
-                "holds nothing yet", step=step, rank=int(schedule.src[i]),
-                chunk=int(schedule.src_chunk[i]), holds="nothing")
+                f"step {step}, {text}: {schedule.where(schedule.src[i])} chunk "
+                f"{schedule.src_chunk[i]} holds nothing yet", step=step,
+                rank=int(schedule.src[i]), chunk=int(schedule.src_chunk[i]), holds="nothing")
         values = rows[src]                        # every read happens before any write
-        shared = schedule._reduce_targets_shared[k]
+        shared = schedule.shared_reduce_steps[k]
         if reduce[0] and reduce.all():
-            _add(rows, dst, values, shared)
+            _combine(ufunc, rows, dst, values, shared)
         elif not reduce.any():
             rows[dst] = values
-            filled[dst] = True
         else:
             copy = ~reduce
             rows[dst[copy]] = values[copy]
-            filled[dst[copy]] = True
-            _add(rows, dst[reduce], values[reduce], shared)
-    return spec.take_outputs(buffer, schedule.n_chunks)
+            _combine(ufunc, rows, dst[reduce], values[reduce], shared)
+        filled[dst] = True
+    return spec.take_outputs(buffer, schedule.groups, schedule.n_chunks)
 
 
-def _add(rows, dst, values, shared_targets):
-    """rows[dst] += values, summing repeated targets when a step has them."""
+def _identity(ufunc, dtype):
+    """The value a switch's accumulator starts from: 0 for a sum, the lowest value for max."""
+    if ufunc is np.add or dtype == bool:
+        return 0
+    return -np.inf if np.issubdtype(dtype, np.floating) else np.iinfo(dtype).min
+
+
+def _combine(ufunc, rows, dst, values, shared_targets):
+    """rows[dst] = ufunc(rows[dst], values), combining repeated targets when a step has them."""
     if shared_targets:
-        np.add.at(rows, dst, values)
+        ufunc.at(rows, dst, values)
     else:
-        np.add(rows[dst], values, out=values)
+        ufunc(rows[dst], values, out=values)
         rows[dst] = values
 
 
@@ -90,52 +101,88 @@ def _ranks_of(bits):
     return np.flatnonzero(np.unpackbits(as_bytes, bitorder="little")).tolist()
 
 
-def _describe(label, ranks, n_ranks):
-    """A slot's content in words, from its label and the ranks summed into it."""
+def _describe(label, ranks, n_ranks, group_size=None, verb="summed"):
+    """A slot's content in words, from its label and the ranks combined into it (a rank
+    listed twice was counted twice). ``group_size``: for a collective over groups, where
+    "all ranks" means all ranks of one group."""
+    if label == INVALID:
+        return (f"an invalid sum of different chunks (from ranks "
+                f"{', '.join(map(str, sorted(set(ranks))))})")
     if label < 0:
         return "nothing"
+    distinct = sorted(set(ranks))
+    twice = [r for r in distinct if list(ranks).count(r) > 1] if len(distinct) < len(ranks) else []
     if len(ranks) == 1:
         return f"chunk {label} of rank {ranks[0]}"
-    if len(ranks) == n_ranks:
-        return f"chunk {label} summed over all {n_ranks} ranks"
-    shown = ", ".join(map(str, ranks[:12])) + (", ..." if len(ranks) > 12 else "")
-    return f"chunk {label} summed over {len(ranks)} of {n_ranks} ranks ({shown})"
+    shown = ", ".join(map(str, distinct[:12])) + (", ..." if len(distinct) > 12 else "")
+    if group_size is None and len(distinct) == n_ranks:
+        text = f"chunk {label} {verb} over all {n_ranks} ranks"
+    elif group_size is not None and len(distinct) == group_size:
+        text = f"chunk {label} {verb} over the {group_size} ranks of a group ({shown})"
+    else:
+        text = f"chunk {label} {verb} over {len(distinct)} of {group_size or n_ranks} ranks ({shown})"
+    if twice:
+        text += (f", with rank{'s' if len(twice) > 1 else ''} "
+                 f"{', '.join(map(str, twice))} counted more than once")
+    return text
 
 
 class SymbolicState:
-    """Every rank's buffer as symbols: ``label[r, c]`` (the logical chunk, -1 if empty) and
-    the ranks whose contributions it holds: ``bits[r, c]``, a bitset of ranks, for
-    reducing collectives; ``owner[r, c]``, the one rank, for collectives that only move
-    data (a slot there never holds more than one contribution)."""
+    """Every participant's buffer as symbols: ``label[r, c]`` (the logical chunk, -1 if
+    empty, :data:`INVALID` for a sum of different chunks) and the ranks whose contributions
+    it holds, in one of three forms: ``bits[r, c]``, a bitset of ranks (reducing
+    collectives); ``owner[r, c]``, the one rank (collectives that only move data: a slot
+    there never holds more than one contribution); ``times[r, c, q]``, how many times rank
+    q's contribution was combined in (a tolerant :func:`trace`). ``group_size`` is set for a
+    collective over groups."""
 
-    def __init__(self, label, bits=None, owner=None):
-        self.label, self.bits, self.owner = label, bits, owner
+    def __init__(self, label, bits=None, owner=None, times=None, *, n_ranks=None,
+                 group_size=None):
+        self.label, self.bits, self.owner, self.times = label, bits, owner, times
+        self._n_ranks = label.shape[0] if n_ranks is None else n_ranks
+        self.group_size = group_size
 
     @property
     def n_ranks(self):
-        return self.label.shape[0]
+        return self._n_ranks
 
     def contributors(self, rank, chunk):
-        """The ranks whose contributions slot ``chunk`` of ``rank`` holds."""
-        if self.label[rank, chunk] < 0:
+        """The ranks whose contributions slot ``chunk`` of ``rank`` holds (a rank counted
+        twice is listed twice)."""
+        if self.label[rank, chunk] == -1:
             return []
+        if self.times is not None:
+            return np.repeat(np.arange(self.times.shape[-1]), self.times[rank, chunk]).tolist()
         if self.bits is None:
             return [int(self.owner[rank, chunk])]
         return _ranks_of(self.bits[rank, chunk])
 
     def counts(self):
         """Number of contributions per (rank, slot): 0 for an empty slot."""
+        if self.times is not None:
+            return self.times.sum(axis=-1) * (self.label != -1)
         if self.bits is None:
             return (self.label >= 0).astype(np.int64)
         return np.bitwise_count(self.bits).sum(axis=-1)
 
     def describe(self, rank, chunk):
         """Plain words for a slot's content, as used in error messages."""
-        return _describe(self.label[rank, chunk], self.contributors(rank, chunk), self.n_ranks)
+        return _describe(self.label[rank, chunk], self.contributors(rank, chunk), self.n_ranks,
+                         self.group_size)
 
     def copy(self):
-        return SymbolicState(self.label.copy(), None if self.bits is None else self.bits.copy(),
-                             None if self.owner is None else self.owner.copy())
+        def dup(a):
+            return None if a is None else a.copy()
+        return SymbolicState(self.label.copy(), dup(self.bits), dup(self.owner),
+                             dup(self.times), n_ranks=self._n_ranks, group_size=self.group_size)
+
+
+def _bitsets(ranks, words):
+    """One bitset row (uint64 words) per entry of ``ranks``."""
+    bits = np.zeros((len(ranks), words), dtype=np.uint64)
+    bits[np.arange(len(ranks)), ranks // 64] = np.left_shift(
+        np.uint64(1), (ranks % 64).astype(np.uint64))
+    return bits
 
 
 def _symbolic_steps(schedule):
@@ -145,10 +192,10 @@ def _symbolic_steps(schedule):
     transfer that reads an empty slot, mixes chunks or counts a contribution twice.
     """
     spec = _check_schedule(schedule)
-    n, slots = schedule.n_ranks, schedule.n_slots
-    label, owner = spec.initial(n, schedule.n_chunks, slots, schedule.root)
+    n, slots = schedule.n_participants, schedule.n_slots
+    label, owner = spec.initial(schedule.groups, schedule.n_chunks, slots, schedule.root, n)
     if spec.reducing:
-        words = (n + 63) // 64
+        words = (schedule.n_ranks + 63) // 64
         need = n * slots * words * 8
         if need > VERIFY_MEMORY_LIMIT:
             raise CollectivesError(
@@ -156,12 +203,13 @@ def _symbolic_steps(schedule):
                 f"{slots} slots; verify a smaller instance of the same algorithm")
         bits = np.zeros((n, slots, words), dtype=np.uint64)
         r_idx, c_idx = np.nonzero(owner >= 0)
-        o = owner[r_idx, c_idx]
-        bits[r_idx, c_idx, o // 64] = np.left_shift(np.uint64(1), (o % 64).astype(np.uint64))
-        state = SymbolicState(label, bits=bits)
+        bits[r_idx, c_idx] = _bitsets(owner[r_idx, c_idx], words)
+        state = SymbolicState(label, bits=bits, n_ranks=schedule.n_ranks,
+                              group_size=_group_size(schedule))
         content = bits
     else:
-        state = SymbolicState(label, owner=owner)
+        state = SymbolicState(label, owner=owner, n_ranks=schedule.n_ranks,
+                              group_size=_group_size(schedule))
         content = owner
     last_write = np.full((n, slots), -1, dtype=np.int64)
     yield -1, state, last_write
@@ -180,8 +228,9 @@ def _symbolic_steps(schedule):
             i = a + int(np.flatnonzero(empty)[0])
             step, text = schedule.describe_transfer(i)
             raise ScheduleError(
-                f"step {step}, {text}: rank {s[i]} chunk {sc[i]} holds nothing yet",
-                step=step, rank=int(s[i]), chunk=int(sc[i]), holds="nothing")
+                f"step {step}, {text}: {schedule.where(s[i])} chunk {sc[i]} holds nothing yet",
+                step=step, rank=int(s[i]), chunk=int(sc[i]), holds="nothing",
+                group=_group(schedule, s[i]))
         src_content = content[src, src_chunk]
         if reduce.any():
             _symbolic_reduce(schedule, k, a, reduce, label, bits, src_label, src_content)
@@ -192,14 +241,56 @@ def _symbolic_steps(schedule):
         yield k, state, last_write
 
 
-def trace(schedule):
+def _group(schedule, rank):
+    """The group of ``rank`` for error attributes (None for a switch or a single group)."""
+    if rank >= schedule.n_ranks or schedule.n_groups == 1:
+        return None
+    return int(schedule.group_of[rank])
+
+
+def trace(schedule, *, stop_at_error=True):
     """Symbolic states before step 0 and after every step: a list of ``n_steps + 1``
     :class:`SymbolicState` copies, for figures and step-by-step feedback.
 
-    Raises ScheduleError like :func:`verify` for a transfer that can never be right, but
-    does not check the final result.
+    With ``stop_at_error`` (the default) it raises ScheduleError like :func:`verify` for a
+    transfer that can never be right, but does not check the final result. With
+    ``stop_at_error=False`` it never stops: a slot keeps *how many times* each rank's
+    contribution was combined into it (so "rank 2 counted twice" can be said) and a sum of
+    different chunks is marked invalid, so that a wrong schedule can be compared step by step
+    with a right one; the states then word slots exactly as :func:`verify` does.
     """
-    return [st.copy() for _, st, _ in _symbolic_steps(schedule)]
+    if stop_at_error:
+        return [st.copy() for _, st, _ in _symbolic_steps(schedule)]
+    return _tolerant_trace(schedule)
+
+
+def _tolerant_trace(schedule):
+    spec = _check_schedule(schedule)
+    n, slots = schedule.n_participants, schedule.n_slots
+    label, owner = spec.initial(schedule.groups, schedule.n_chunks, slots, schedule.root, n)
+    times = np.zeros((n, slots, schedule.n_ranks), dtype=np.int64)
+    r_idx, c_idx = np.nonzero(owner >= 0)
+    times[r_idx, c_idx, owner[r_idx, c_idx]] = 1
+    states = [SymbolicState(label.copy(), times=times.copy(), n_ranks=schedule.n_ranks,
+                             group_size=_group_size(schedule))]
+    for k in range(schedule.n_steps):
+        a, b = schedule.step_starts[k], schedule.step_starts[k + 1]
+        src, dst = schedule.src[a:b], schedule.dst[a:b]
+        sc, dc, reduce = schedule.src_chunk[a:b], schedule.dst_chunk[a:b], schedule.reduce[a:b]
+        read_label, read_times = label[src, sc], times[src, sc]      # reads before writes
+        copy = ~reduce
+        label[dst[copy], dc[copy]] = read_label[copy]
+        times[dst[copy], dc[copy]] = read_times[copy]
+        for i in np.flatnonzero(reduce & (read_label != -1)):           # small instances only
+            t_label = label[dst[i], dc[i]]
+            if t_label == -1:
+                label[dst[i], dc[i]] = read_label[i]
+            elif t_label != read_label[i]:
+                label[dst[i], dc[i]] = INVALID
+            times[dst[i], dc[i]] += read_times[i]
+        states.append(SymbolicState(label.copy(), times=times.copy(), n_ranks=schedule.n_ranks,
+                                    group_size=_group_size(schedule)))
+    return states
 
 
 def verify(schedule):
@@ -207,91 +298,98 @@ def verify(schedule):
 
     Raises :class:`ScheduleError` naming the first problem: a transfer that reads an
     empty slot, a reduce of two different chunks, a contribution counted twice (each at
-    the step it happens), or, after the last step, the first rank and chunk whose content
-    differs from the collective's result, with what it holds and what it should hold.
-    The symbolic state takes ``n_ranks * n_slots * 8`` bytes for collectives that only move
-    data, and ``n_ranks * n_slots * ceil(n_ranks / 64) * 8`` (a bitset of ranks per slot)
-    for reductions.
+    the step it happens; a maximum may see a contribution twice), or, after the last step,
+    the first rank and chunk whose content differs from the collective's result, with what
+    it holds and what it should hold. For a collective over groups, messages also name the
+    rank's group and position. The symbolic state takes ``participants * n_slots * 8`` bytes
+    for collectives that only move data, and ``participants * n_slots * ceil(n_ranks / 64)
+    * 8`` (a bitset of ranks per slot) for reductions.
     """
     spec = _check_schedule(schedule)
     for _, state, last_write in _symbolic_steps(schedule):
         pass
-    n = schedule.n_ranks
-    ranks, chunk_slots, want_label, want_owner = spec.expected(n, schedule.n_chunks,
-                                                               schedule.root, schedule.counts)
+    ranks, chunk_slots, want_label, want_owner = spec.expected(
+        schedule.groups, schedule.n_chunks, schedule.root, schedule.counts)
     got_label = state.label[ranks, chunk_slots]
     if state.bits is None:                      # one contribution per slot
         wrong = (got_label != want_label) | (state.owner[ranks, chunk_slots] != want_owner)
     else:
         words = state.bits.shape[-1]
-        want_bits = np.zeros((len(ranks), words), dtype=np.uint64)
         single = want_owner >= 0
-        want_bits[np.flatnonzero(single), want_owner[single] // 64] = np.left_shift(
-            np.uint64(1), (want_owner[single] % 64).astype(np.uint64))
-        want_bits[~single] = _full_bitset(n, words)
+        want_bits = np.zeros((len(ranks), words), dtype=np.uint64)
+        want_bits[single] = _bitsets(want_owner[single], words)
+        group_bits = np.zeros((schedule.n_groups, words), dtype=np.uint64)
+        np.bitwise_or.at(group_bits, np.arange(schedule.n_groups)[:, None].repeat(
+            schedule.group_size, axis=1).ravel(), _bitsets(schedule.groups.ravel(), words))
+        want_bits[~single] = group_bits[schedule.group_of[ranks[~single]]]
         wrong = (got_label != want_label) | np.any(state.bits[ranks, chunk_slots] != want_bits,
                                                    axis=1)
     if wrong.any():
         i = int(np.flatnonzero(wrong)[0])
         r, c = int(ranks[i]), int(chunk_slots[i])
         holds = state.describe(r, c)
-        want = [int(want_owner[i])] if want_owner[i] >= 0 else list(range(n))
-        expected = _describe(want_label[i], want, n)
+        if want_owner[i] >= 0:
+            want = [int(want_owner[i])]
+        else:
+            want = schedule.groups[schedule.group_of[r]].tolist()
+        expected = _describe(want_label[i], want, schedule.n_ranks, _group_size(schedule))
         when = (f"last written at step {last_write[r, c]}" if last_write[r, c] >= 0
                 else "never written")
         raise ScheduleError(
-            f"after the last step, rank {r} chunk {c} holds {holds}; {schedule.collective} "
-            f"needs {expected} there ({when})",
-            step=schedule.n_steps, rank=r, chunk=c, holds=holds, expected=expected)
+            f"after the last step, {schedule.where(r)} chunk {c} holds {holds}; "
+            f"{schedule.collective} needs {expected} there ({when})",
+            step=schedule.n_steps, rank=r, chunk=c, holds=holds, expected=expected,
+            group=_group(schedule, r))
 
 
-def _full_bitset(n, words):
-    full = np.zeros(words, dtype=np.uint64)
-    full[: n // 64] = np.uint64(0xFFFFFFFFFFFFFFFF)
-    if n % 64:
-        full[n // 64] = np.uint64((1 << (n % 64)) - 1)
-    return full
+def _group_size(schedule):
+    return schedule.group_size if schedule.n_groups > 1 else None
 
 
 def _symbolic_reduce(schedule, k, a, reduce, label, bits, src_label, src_bits):
-    """Add the reduce transfers of step ``k`` into ``label``/``bits``, checking each one."""
+    """Combine the reduce transfers of step ``k`` into ``label``/``bits``, checking each one."""
     idx = np.flatnonzero(reduce)
     dst, dst_chunk = schedule.dst[a + idx], schedule.dst_chunk[a + idx]
     s_label, s_bits = src_label[idx], src_bits[idx]
-    # group the reduces by target slot so that several reduces into one slot are summed
+    # group the reduces by target slot so that several reduces into one slot are combined
     key = dst * schedule.n_slots + dst_chunk
     order = np.argsort(key, kind="stable")
     key, dst, dst_chunk, s_label, s_bits, idx = (x[order] for x in
                                                  (key, dst, dst_chunk, s_label, s_bits, idx))
     starts = np.flatnonzero(np.concatenate([[True], key[1:] != key[:-1]]))
-    t_label = label[dst[starts], dst_chunk[starts]]
+    t_label = label[dst[starts], dst_chunk[starts]].copy()
     t_bits = bits[dst[starts], dst_chunk[starts]]
     group = np.repeat(np.arange(len(starts)), np.diff(np.append(starts, len(key))))
+    n = schedule.n_ranks
 
     def fail(pos, message, **details):
         i = a + int(idx[pos])
         step, text = schedule.describe_transfer(i)
         raise ScheduleError(f"step {step}, {text}: {message}", step=step,
                             rank=int(schedule.dst[i]), chunk=int(schedule.dst_chunk[i]),
-                            **details)
+                            group=_group(schedule, int(schedule.dst[i])), **details)
 
+    # a switch's accumulator starts empty and takes the first contribution as it comes
+    at_switch = dst[starts] >= n
+    fresh = at_switch & (t_label < 0)
+    t_label[fresh] = s_label[starts[fresh]]
     empty_target = t_label[group] < 0
     if empty_target.any():
         p = int(np.flatnonzero(empty_target)[0])
-        fail(p, f"rank {dst[p]} chunk {dst_chunk[p]} holds nothing to add into; copy "
-                "the first contribution there instead of reducing it", holds="nothing")
+        fail(p, f"{schedule.where(dst[p])} chunk {dst_chunk[p]} holds nothing to add into; "
+                "copy the first contribution there instead of reducing it", holds="nothing")
     mixed = s_label != t_label[group]
     if mixed.any():
         p = int(np.flatnonzero(mixed)[0])
         g = group[p]
-        holds = _describe(t_label[g], _ranks_of(t_bits[g]), schedule.n_ranks)
+        holds = _describe(t_label[g], _ranks_of(t_bits[g]), n, _group_size(schedule))
         fail(p, f"adds chunk {s_label[p]} into a slot that holds {holds}; only the same "
-                "chunk of different ranks may be summed", holds=holds)
+                "chunk of different ranks may be combined", holds=holds)
     summed = np.bitwise_or.reduceat(s_bits, starts, axis=0) | t_bits
     per_group = (np.add.reduceat(np.bitwise_count(s_bits).sum(axis=1), starts)
                  + np.bitwise_count(t_bits).sum(axis=1))
     twice = per_group != np.bitwise_count(summed).sum(axis=1)
-    if twice.any():
+    if schedule.op == "sum" and twice.any():        # a maximum may see a value twice
         g = int(np.flatnonzero(twice)[0])
         members = np.flatnonzero(group == g)
         seen = t_bits[g].copy()
@@ -299,11 +397,12 @@ def _symbolic_reduce(schedule, k, a, reduce, label, bits, src_label, src_bits):
             overlap = seen & s_bits[p]
             if overlap.any():
                 dup = _ranks_of(overlap)
-                holds = _describe(t_label[g], _ranks_of(t_bits[g]), schedule.n_ranks)
-                adding = _describe(s_label[p], _ranks_of(s_bits[p]), schedule.n_ranks)
-                fail(p, f"rank {dst[p]} chunk {dst_chunk[p]} holds {holds}; adding "
+                holds = _describe(t_label[g], _ranks_of(t_bits[g]), n, _group_size(schedule))
+                adding = _describe(s_label[p], _ranks_of(s_bits[p]), n, _group_size(schedule))
+                fail(p, f"{schedule.where(dst[p])} chunk {dst_chunk[p]} holds {holds}; adding "
                         f"{adding} would count "
                         f"rank{'s' if len(dup) > 1 else ''} {', '.join(map(str, dup))} twice",
                      holds=holds)
             seen |= s_bits[p]
     bits[dst[starts], dst_chunk[starts]] = summed
+    label[dst[starts], dst_chunk[starts]] = t_label

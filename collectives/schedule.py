@@ -13,14 +13,16 @@ and costing vectorise over ranks and transfers. Steps are numbered from 0, as in
 """
 
 from dataclasses import dataclass
+from functools import partial
 from typing import NamedTuple
 
 import numpy as np
 
 from .errors import CollectivesError, ScheduleError
-from .semantics import collective_spec
+from .semantics import REDUCTION_OPS, collective_spec
+from .validation import int_array, integer
 
-__all__ = ["Transfer", "Step", "Schedule", "compose"]
+__all__ = ["Transfer", "Step", "Schedule", "compose", "LIST_LIMIT"]
 
 _FIELDS = ("src", "dst", "src_chunk", "dst_chunk")
 
@@ -132,24 +134,39 @@ def _parse_transfer(t, where, step_index):
     return (*ints, bool(flag))
 
 
+#: a Schedule lists its transfers (for verify, simulate, viz, dist) only up to this many;
+#: larger ones (a 32k-rank ring) are costed from their Traffic alone
+LIST_LIMIT = 50_000_000
+
+
 class Schedule:
     """A collective as synchronous steps of chunk transfers.
 
-    Parameters: ``collective`` (``"all_gather"``, ``"reduce_scatter"``, ``"all_reduce"``,
-    ``"all_to_all"``, ``"broadcast"``, ``"reduce"``), ``n_ranks``, ``n_chunks`` (data chunks
-    in the full buffer ``S``; each transfer moves ``S / n_chunks`` bytes), ``steps`` (a list
-    of :class:`Step` or of lists of transfer tuples), ``root`` (broadcast and reduce),
-    ``n_scratch`` (extra empty slots per rank), a ``name``, and for ``"all_to_all_v"``
-    the ``counts`` matrix: ``counts[s, d]`` of the ``n_chunks / n_ranks`` slots of rank s's
-    part for rank d hold data (the rest is padding that need not move).
+    Parameters: ``collective`` (a name from :data:`collectives.semantics.COLLECTIVES`),
+    ``n_ranks``, ``n_chunks`` (data chunks in the full buffer ``S`` of one rank's own
+    collective; each transfer moves ``S / n_chunks`` bytes), ``steps`` (a list of
+    :class:`Step` or of lists of transfer tuples), ``root`` (rooted collectives: a position
+    in each group), ``n_scratch`` (extra empty slots per rank), a ``name``, ``counts``
+    (all_to_all_v: ``counts[s, d]`` of the ``n_chunks / m`` slots of the part for d hold
+    data), ``groups`` (an int array (G, m): the collective runs inside every group at once,
+    group members in position order; default one group of all ranks), ``n_switches``
+    (switch participants, numbered ``n_ranks ..``, that receive, reduce and multicast:
+    in-network reduction; they start empty and have no postcondition) and ``op`` (the
+    reduction, "sum" or "max").
 
-    Construction checks shape only (ranks and chunks in range, no slot written twice in a
-    step, no reduce in a copy-only collective); :func:`collectives.verify` checks that the
-    schedule computes its collective.
+    Construction checks shape only (participants and chunks in range, no slot written twice
+    in a step, no reduce in a copy-only collective, no transfer between two groups);
+    :func:`collectives.verify` checks that the schedule computes its collective. A Schedule
+    cannot be changed once built (:meth:`renamed` gives a copy under another name).
+
+    Every Schedule has a :attr:`traffic` (who sends how many chunks to whom in each step,
+    see :mod:`collectives.traffic`); regular algorithms at cluster scale are built from
+    their traffic and list their transfers only when asked (and only up to
+    :data:`LIST_LIMIT`).
     """
 
     def __init__(self, collective, n_ranks, n_chunks, steps=(), *, root=None, n_scratch=0,
-                 name=None, counts=None):
+                 name=None, counts=None, groups=None, n_switches=0, op="sum"):
         parsed = [
             s if isinstance(s, Step) else Step.from_transfers(s, step_index=i)
             for i, s in enumerate(_as_list(steps, "steps"))
@@ -159,14 +176,16 @@ class Schedule:
             f: np.concatenate([getattr(s, f) for s in parsed]) if parsed else np.zeros(0, np.int64)
             for f in _FIELDS
         }
-        reduce = np.concatenate([s.reduce for s in parsed]) if parsed else np.zeros(0, bool)
-        self._init(collective, n_ranks, n_chunks, per_step, arrays, reduce, root, n_scratch, name,
-                   counts)
+        arrays["reduce"] = (np.concatenate([s.reduce for s in parsed]) if parsed
+                            else np.zeros(0, bool))
+        arrays["step"] = np.repeat(np.arange(len(parsed)), per_step)
+        self._init(collective, n_ranks, n_chunks, len(parsed), root, n_scratch, name, counts,
+                   groups, n_switches, op, arrays=arrays)
 
     @classmethod
     def from_arrays(cls, collective, n_ranks, n_chunks, step, src, dst, src_chunk, dst_chunk,
                     reduce=False, *, n_steps=None, root=None, n_scratch=0, name=None,
-                    counts=None):
+                    counts=None, groups=None, n_switches=0, op="sum"):
         """Fast constructor for builders: flat per-transfer arrays plus each one's ``step``.
 
         ``step`` must be non-decreasing; ``n_steps`` allows trailing empty steps.
@@ -177,64 +196,204 @@ class Schedule:
         if step.size and step[0] < 0:
             raise ScheduleError("from_arrays: step indices must be >= 0")
         n_steps = int(step[-1]) + 1 if n_steps is None and step.size else int(n_steps or 0)
-        per_step = np.bincount(step, minlength=n_steps).astype(np.int64)
-        if len(per_step) > n_steps:
+        if step.size and step[-1] >= n_steps:
             raise ScheduleError(f"from_arrays: a transfer has step >= n_steps={n_steps}")
-        arrays = dict(zip(_FIELDS, np.broadcast_arrays(src, dst, src_chunk, dst_chunk, step)))
-        reduce = np.broadcast_to(np.asarray(reduce, dtype=bool), step.shape)
+        arrays = dict(zip(_FIELDS + ("step",),
+                          np.broadcast_arrays(src, dst, src_chunk, dst_chunk, step)))
+        arrays["reduce"] = np.broadcast_to(np.asarray(reduce, dtype=bool), step.shape)
         obj = cls.__new__(cls)
-        obj._init(collective, n_ranks, n_chunks, per_step, arrays, reduce, root, n_scratch, name,
-                  counts)
+        obj._init(collective, n_ranks, n_chunks, n_steps, root, n_scratch, name, counts, groups,
+                  n_switches, op, arrays=arrays)
         return obj
 
-    def _init(self, collective, n_ranks, n_chunks, per_step, arrays, reduce, root, n_scratch, name,
-              counts=None):
+    @classmethod
+    def from_traffic(cls, collective, n_ranks, n_chunks, traffic, listing, *, root=None,
+                     n_scratch=0, name=None, counts=None, groups=None, n_switches=0, op="sum"):
+        """A Schedule known by its :class:`~collectives.traffic.Traffic`, listed on demand.
+
+        ``listing()`` returns the explicit transfers as a dict of flat arrays ``step``,
+        ``src``, ``dst``, ``src_chunk``, ``dst_chunk``, ``reduce`` (as for
+        :meth:`from_arrays`); it is called the first time they are needed (verify, simulate,
+        viz) and the result is checked like any Schedule's.
+        """
+        obj = cls.__new__(cls)
+        obj._init(collective, n_ranks, n_chunks, traffic.n_steps, root, n_scratch, name, counts,
+                  groups, n_switches, op, traffic=traffic, listing=listing)
+        return obj
+
+    def _init(self, collective, n_ranks, n_chunks, n_steps, root, n_scratch, name, counts,
+              groups, n_switches, op, *, arrays=None, traffic=None, listing=None):
+        set_ = partial(object.__setattr__, self)
         try:
             spec = collective_spec(collective)
         except CollectivesError as e:
             raise ScheduleError(str(e)) from None
-        self.collective = spec.name
-        self.n_ranks = _positive_int(n_ranks, "n_ranks")
-        self.n_chunks = _positive_int(n_chunks, "n_chunks")
-        self.n_scratch = _positive_int(n_scratch, "n_scratch", minimum=0)
+        set_("collective", spec.name)
+        set_("n_ranks", integer(n_ranks, "n_ranks", minimum=1, error=ScheduleError))
+        set_("n_chunks", integer(n_chunks, "n_chunks", minimum=1, error=ScheduleError))
+        set_("n_scratch", integer(n_scratch, "n_scratch", minimum=0, error=ScheduleError))
+        set_("n_switches", integer(n_switches, "n_switches", minimum=0, error=ScheduleError))
+        set_("groups", _check_groups(groups, self.n_ranks))
+        if op not in REDUCTION_OPS:
+            raise ScheduleError(f"op must be one of {', '.join(REDUCTION_OPS)}, got {op!r}")
+        set_("op", op)
         try:
-            spec.check_chunks(self.n_ranks, self.n_chunks)
+            spec.check_chunks(self.group_size, self.n_chunks)
         except CollectivesError as e:
             raise ScheduleError(str(e)) from None
         if spec.rooted:
             if root is None:
                 raise ScheduleError(f"{spec.name} needs a root rank")
-            self.root = _positive_int(root, "root", minimum=0)
-            if self.root >= self.n_ranks:
-                raise ScheduleError(f"root {self.root} is not a rank (0..{self.n_ranks - 1})")
+            set_("root", integer(root, "root", minimum=0, error=ScheduleError))
+            if self.root >= self.group_size:
+                raise ScheduleError(f"root {self.root} is not a rank (0..{self.group_size - 1})")
         else:
-            self.root = None
-        self.name = name or spec.name
-        self.counts = spec.check_counts(self.n_ranks, self.n_chunks, counts)
-        self.step_starts = _frozen(np.concatenate([[0], np.cumsum(per_step)]), np.int64)
-        for f in _FIELDS:
-            setattr(self, f, _frozen(arrays[f], np.int64))
-        self.reduce = _frozen(reduce, bool)
-        self._check_shape(spec)
+            set_("root", None)
+        set_("name", str(name or spec.name))
+        set_("counts", spec.check_counts(self.group_size, self.n_chunks, counts))
+        set_("_n_steps", int(n_steps))
+        set_("_traffic", traffic)
+        set_("_listing", listing)
+        set_("_arrays", None)
+        if traffic is not None:
+            try:
+                traffic.check_participants(self.n_participants, self.name)
+            except CollectivesError as e:
+                raise ScheduleError(str(e)) from None
+        if arrays is not None:
+            self._set_arrays(arrays, spec)
+
+    def __setattr__(self, key, value):
+        raise ScheduleError(
+            f"a Schedule cannot be changed once built (tried to set {key!r}); build a new one "
+            "(renamed() gives a copy under another name)")
+
+    def renamed(self, name):
+        """The same schedule under another ``name`` (shares its arrays)."""
+        other = object.__new__(type(self))
+        for key, value in vars(self).items():
+            object.__setattr__(other, key, value)
+        object.__setattr__(other, "name", str(name))
+        return other
+
+    # ---- groups and participants -----------------------------------------------------------
+    @property
+    def group_size(self):
+        """Ranks per group (``m``): all ranks unless the schedule runs over groups."""
+        return self.groups.shape[1]
+
+    @property
+    def n_groups(self):
+        return self.groups.shape[0]
+
+    @property
+    def n_participants(self):
+        """Ranks plus switch participants: the rows of the working buffers."""
+        return self.n_ranks + self.n_switches
+
+    @property
+    def group_of(self):
+        """For every rank, the index of its group."""
+        out = np.empty(self.n_ranks, dtype=np.int64)
+        out[self.groups] = np.arange(self.n_groups)[:, None]
+        return out
+
+    @property
+    def position(self):
+        """For every rank, its position in its group (its rank in the group's collective)."""
+        out = np.empty(self.n_ranks, dtype=np.int64)
+        out[self.groups] = np.arange(self.group_size)[None, :]
+        return out
+
+    def where(self, rank):
+        """Words for a participant in messages: "rank 5" or "rank 5 (group 1, position 1)"
+        or "switch 0"."""
+        rank = int(rank)
+        if self.n_ranks <= rank < self.n_participants:
+            return f"switch {rank - self.n_ranks}"
+        if self.n_groups == 1 or not 0 <= rank < self.n_ranks:
+            return f"rank {rank}"
+        return (f"rank {rank} (group {int(self.group_of[rank])}, position "
+                f"{int(self.position[rank])})")
+
+    # ---- traffic and the listed transfers ----------------------------------------------------
+    @property
+    def traffic(self):
+        """Who sends how many chunks to whom in each step (:class:`~collectives.traffic.Traffic`)."""
+        if self._traffic is None:
+            from .traffic import Traffic
+            a = self._listed()
+            object.__setattr__(self, "_traffic",
+                               Traffic.from_transfers(a["step"], a["src"], a["dst"], self.n_steps))
+        return self._traffic
+
+    @property
+    def is_listed(self):
+        """Whether the explicit transfers exist (without building them)."""
+        return self._arrays is not None
+
+    def _listed(self):
+        if self._arrays is None:
+            total = self._traffic.n_transfers
+            if total > LIST_LIMIT:
+                raise CollectivesError(
+                    f"{self.name} over {self.n_ranks} ranks has {total:,} transfers, more than "
+                    f"the {LIST_LIMIT:,} a Schedule lists; collectives.time costs it from its "
+                    "traffic pattern, and verify, simulate and viz take a smaller instance of "
+                    "the same algorithm")
+            arrays = self._listing()
+            self._set_arrays(arrays, collective_spec(self.collective))
+        return self._arrays
+
+    def _set_arrays(self, arrays, spec):
+        listed = {f: _frozen(arrays[f], np.int64) for f in _FIELDS}
+        listed["reduce"] = _frozen(np.broadcast_to(np.asarray(arrays["reduce"], dtype=bool),
+                                                   listed["src"].shape), bool)
+        step = np.asarray(arrays["step"], dtype=np.int64)
+        per_step = np.bincount(step, minlength=self._n_steps).astype(np.int64)
+        listed["step_starts"] = _frozen(np.concatenate([[0], np.cumsum(per_step)]), np.int64)
+        listed["step"] = _frozen(step, np.int64)
+        object.__setattr__(self, "_arrays", listed)
+        try:
+            self._check_shape(spec)
+        except ScheduleError:
+            object.__setattr__(self, "_arrays", None)
+            raise
+
+    src = property(lambda self: self._listed()["src"], doc="Source participant per transfer.")
+    dst = property(lambda self: self._listed()["dst"], doc="Destination per transfer.")
+    src_chunk = property(lambda self: self._listed()["src_chunk"], doc="Slot read per transfer.")
+    dst_chunk = property(lambda self: self._listed()["dst_chunk"], doc="Slot written.")
+    reduce = property(lambda self: self._listed()["reduce"], doc="True where a transfer reduces.")
+    step_starts = property(lambda self: self._listed()["step_starts"],
+                           doc="Index of each step's first transfer (n_steps + 1 entries).")
+
+    @property
+    def step_of_transfer(self):
+        """The step index of every transfer (flat array)."""
+        return self._listed()["step"]
+
+    @property
+    def shared_reduce_steps(self):
+        """Per step: whether two reduces of that step target the same slot (simulate then
+        sums them with ``ufunc.at``)."""
+        return self._listed()["shared_reduce"]
 
     # ---- derived sizes ------------------------------------------------------------------
     @property
     def n_steps(self):
-        return len(self.step_starts) - 1
+        return self._n_steps
 
     @property
     def n_transfers(self):
-        return len(self.src)
+        if self._arrays is not None:
+            return len(self._arrays["src"])
+        return self.traffic.n_transfers
 
     @property
     def n_slots(self):
         """Buffer slots per rank: data chunks plus scratch."""
         return self.n_chunks + self.n_scratch
-
-    @property
-    def step_of_transfer(self):
-        """The step index of every transfer (flat array)."""
-        return np.repeat(np.arange(self.n_steps), np.diff(self.step_starts))
 
     def step(self, i):
         """Step ``i`` as a :class:`Step` of read-only views."""
@@ -255,61 +414,96 @@ class Schedule:
 
     def __repr__(self):
         root = "" if self.root is None else f", root={self.root}"
+        groups = "" if self.n_groups == 1 else f", {self.n_groups} groups of {self.group_size}"
+        switches = "" if not self.n_switches else f", {self.n_switches} switches"
+        op = "" if self.op == "sum" else f", op={self.op}"
         return (f"Schedule({self.name!r}: {self.collective}, n_ranks={self.n_ranks}, "
-                f"n_chunks={self.n_chunks}{root}, {self.n_steps} steps, "
+                f"n_chunks={self.n_chunks}{root}{groups}{switches}{op}, {self.n_steps} steps, "
                 f"{self.n_transfers} transfers)")
 
     # ---- shape validation ----------------------------------------------------------------
     def _check_shape(self, spec):
-        step_of = self.step_of_transfer
-        limits = {"src": self.n_ranks, "dst": self.n_ranks,
+        a = self._arrays
+        step_of = a["step"]
+        n_part = self.n_participants
+        limits = {"src": n_part, "dst": n_part,
                   "src_chunk": self.n_slots, "dst_chunk": self.n_slots}
         for f, limit in limits.items():
-            values = getattr(self, f)
+            values = a[f]
             bad = np.flatnonzero((values < 0) | (values >= limit))
             if bad.size:
                 i = bad[0]
-                what = "rank" if f in ("src", "dst") else "chunk slot"
+                what = ("rank" + (" or switch" if self.n_switches else "")
+                        if f in ("src", "dst") else "chunk slot")
                 raise ScheduleError(
                     f"step {step_of[i]}, {self._transfer_text(i, step_of)}: {f} {values[i]} "
                     f"is not a {what} (0..{limit - 1})", step=int(step_of[i]))
-        if not spec.reducing and self.reduce.any():
-            i = np.flatnonzero(self.reduce)[0]
+        if not spec.reducing and a["reduce"].any():
+            i = np.flatnonzero(a["reduce"])[0]
             raise ScheduleError(
                 f"step {step_of[i]}, {self._transfer_text(i, step_of)}: {spec.name} only "
                 f"moves data; a reduce transfer has no place in it", step=int(step_of[i]))
-        # one copy, or any number of reduces, into each (step, rank, slot)
-        key = (step_of * self.n_ranks + self.dst) * self.n_slots + self.dst_chunk
+        if self.n_groups > 1:
+            both_ranks = (a["src"] < self.n_ranks) & (a["dst"] < self.n_ranks)
+            group_of = self.group_of
+            across = np.flatnonzero(both_ranks)
+            across = across[group_of[a["src"][across]] != group_of[a["dst"][across]]]
+            if across.size:
+                i = across[0]
+                raise ScheduleError(
+                    f"step {step_of[i]}, {self._transfer_text(i, step_of)}: it goes from "
+                    f"{self.where(a['src'][i])} to {self.where(a['dst'][i])}; a collective "
+                    "over groups moves data only inside each group", step=int(step_of[i]),
+                    rank=int(a["src"][i]), group=int(group_of[a["src"][i]]))
+        # one copy, or any number of reduces, into each (step, participant, slot)
+        key = (step_of * n_part + a["dst"]) * self.n_slots + a["dst_chunk"]
         uniq, first, inverse, count = np.unique(key, return_index=True, return_inverse=True,
                                                 return_counts=True)
-        copies = np.bincount(inverse, weights=~self.reduce, minlength=len(uniq))
+        copies = np.bincount(inverse, weights=~a["reduce"], minlength=len(uniq))
         clash = np.flatnonzero((count > 1) & (copies > 0))
         if clash.size:
             i = first[clash[0]]
             writers = np.flatnonzero(key == key[i]).tolist()
             raise ScheduleError(
-                f"step {step_of[i]}: rank {self.dst[i]} chunk {self.dst_chunk[i]} is written by "
-                f"{len(writers)} transfers ({', '.join(self._transfer_text(j, step_of) for j in writers)}); "
+                f"step {step_of[i]}: {self.where(a['dst'][i])} chunk {a['dst_chunk'][i]} is "
+                f"written by {len(writers)} transfers "
+                f"({', '.join(self._transfer_text(j, step_of) for j in writers)}); "
                 f"a slot takes one copy, or only reduces, per step",
-                step=int(step_of[i]), rank=int(self.dst[i]), chunk=int(self.dst_chunk[i]))
-        # per step: are the reduce targets distinct? (lets simulate use a fast path)
+                step=int(step_of[i]), rank=int(a["dst"][i]), chunk=int(a["dst_chunk"][i]))
         shared = np.zeros(self.n_steps, dtype=bool)
         shared[step_of[first[count > 1]]] = True
-        self._reduce_targets_shared = _frozen(shared, bool)
+        a["shared_reduce"] = _frozen(shared, bool)
 
     def describe_transfer(self, i):
         """``(step, text)`` for flat transfer ``i``: its step and its words in error messages,
         "transfer 2 (copy rank 0 chunk 3 -> rank 1 chunk 3)"."""
-        step = int(np.searchsorted(self.step_starts, i, side="right") - 1)
+        step = int(self.step_of_transfer[i])
         return step, self._transfer_text(i, None)
 
     def _transfer_text(self, i, step_of):
-        step = (int(np.searchsorted(self.step_starts, i, side="right") - 1) if step_of is None
-                else step_of[i])
-        j = i - self.step_starts[step]
-        kind = "reduce" if self.reduce[i] else "copy"
-        return (f"transfer {j} ({kind} rank {self.src[i]} chunk {self.src_chunk[i]} -> "
-                f"rank {self.dst[i]} chunk {self.dst_chunk[i]})")
+        a = self._arrays
+        step = int(a["step"][i])
+        j = i - a["step_starts"][step] if "step_starts" in a else i
+        kind = "reduce" if a["reduce"][i] else "copy"
+        return (f"transfer {j} ({kind} {self.where(a['src'][i])} chunk {a['src_chunk'][i]} -> "
+                f"{self.where(a['dst'][i])} chunk {a['dst_chunk'][i]})")
+
+
+def _check_groups(groups, n_ranks):
+    """``groups`` as a read-only (G, m) array that partitions ``0..n_ranks-1``."""
+    if groups is None:
+        return _frozen(np.arange(n_ranks)[None, :], np.int64)
+    g = int_array(groups, "groups", ndim=2, minimum=0, maximum=n_ranks - 1,
+                  error=ScheduleError)
+    if g.size != n_ranks or len(np.unique(g)) != n_ranks:
+        seen = np.bincount(g.ravel(), minlength=n_ranks)
+        missing = np.flatnonzero(seen == 0)
+        twice = np.flatnonzero(seen > 1)
+        detail = (f"rank {twice[0]} is in {seen[twice[0]]} groups" if twice.size
+                  else f"rank {missing[0]} is in no group")
+        raise ScheduleError(
+            f"groups must partition the {n_ranks} ranks into equal groups; {detail}")
+    return _frozen(g, np.int64)
 
 
 def _as_list(value, what):
@@ -319,14 +513,6 @@ def _as_list(value, what):
         return list(value)
     except TypeError:
         raise ScheduleError(f"{what} must be a list, got {type(value).__name__}") from None
-
-
-def _positive_int(value, what, minimum=1):
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise ScheduleError(f"{what} must be an integer, got {value!r}")
-    if value < minimum:
-        raise ScheduleError(f"{what} must be >= {minimum}, got {value}")
-    return int(value)
 
 
 # (first collective, second collective) -> what running one after the other computes
@@ -343,6 +529,9 @@ def compose(first, second, *, collective=None, name=None):
     all-gather is an all-reduce; reduce then broadcast from the same root is an
     all-reduce) or given by ``collective``. Use :func:`collectives.verify` to check it.
     """
+    for s in (first, second):
+        if not isinstance(s, Schedule):
+            raise ScheduleError(f"compose() takes Schedules, got {type(s).__name__}")
     if first.n_ranks != second.n_ranks:
         raise ScheduleError(
             f"cannot compose schedules over {first.n_ranks} and {second.n_ranks} ranks")
@@ -350,6 +539,8 @@ def compose(first, second, *, collective=None, name=None):
         raise ScheduleError(
             f"cannot compose schedules with {first.n_chunks} and {second.n_chunks} chunks; "
             "split both buffers the same way")
+    if not np.array_equal(first.groups, second.groups):
+        raise ScheduleError("cannot compose schedules over different groups")
     if collective is None:
         collective = _COMPOSITIONS.get((first.collective, second.collective))
         if collective is None or (first.root is not None and first.root != second.root):
@@ -358,12 +549,25 @@ def compose(first, second, *, collective=None, name=None):
                 "collective; pass collective=... to say what it computes")
     spec = collective_spec(collective)
     root = first.root if first.root is not None else second.root
-    fields = {f: np.concatenate([getattr(first, f), getattr(second, f)]) for f in _FIELDS}
-    step = np.concatenate([first.step_of_transfer, second.step_of_transfer + first.n_steps])
-    return Schedule.from_arrays(
-        spec.name, first.n_ranks, first.n_chunks, step, fields["src"], fields["dst"],
-        fields["src_chunk"], fields["dst_chunk"], np.concatenate([first.reduce, second.reduce]),
-        n_steps=first.n_steps + second.n_steps, root=root if spec.rooted else None,
-        n_scratch=max(first.n_scratch, second.n_scratch),
-        name=name or f"{first.name} + {second.name}",
-        counts=first.counts if spec.name == "all_to_all_v" else None)
+    options = dict(root=root if spec.rooted else None,
+                   n_scratch=max(first.n_scratch, second.n_scratch),
+                   name=name or f"{first.name} + {second.name}",
+                   counts=first.counts if spec.name == "all_to_all_v" else None,
+                   groups=None if first.n_groups == 1 else first.groups,
+                   n_switches=max(first.n_switches, second.n_switches), op=first.op)
+
+    def listing():
+        fields = {f: np.concatenate([getattr(first, f), getattr(second, f)])
+                  for f in _FIELDS + ("reduce",)}
+        fields["step"] = np.concatenate([first.step_of_transfer,
+                                         second.step_of_transfer + first.n_steps])
+        return fields
+
+    if first.is_listed and second.is_listed:
+        f = listing()
+        return Schedule.from_arrays(
+            spec.name, first.n_ranks, first.n_chunks, f["step"], f["src"], f["dst"],
+            f["src_chunk"], f["dst_chunk"], f["reduce"],
+            n_steps=first.n_steps + second.n_steps, **options)
+    return Schedule.from_traffic(spec.name, first.n_ranks, first.n_chunks,
+                                 first.traffic.then(second.traffic), listing, **options)

@@ -15,49 +15,87 @@ all_to_all_v    as all_to_all; only the first counts[r, d]  as all_to_all, for t
                 slots of part d hold data
 broadcast       root: the buffer; others empty              the root's buffer
 reduce          the full buffer                             root: the buffer summed over ranks
+gather          its shard in slots [r*k, (r+1)*k)           root: every shard, in rank order
+scatter         root: the full buffer; others empty         slots [r*k, (r+1)*k) of the root's buffer
 ==============  ==========================================  =========================================
 
-with ``k = n_chunks / n_ranks`` for the partitioned collectives. Symbolically a slot holds
-a *label* (which chunk of the logical buffer it is) and the *set of ranks* whose
-contributions have been summed into it; ``verify`` tracks these exactly.
+with ``k = n_chunks / m`` for the partitioned collectives, ``m`` ranks per group. A
+collective may run over **groups** (a partition of the ranks into equal groups: a
+communicator split, a mesh axis): ``r`` above is then the rank's *position* in its group,
+the sums run over the group's ranks, and every group does the same at once. Symbolically a
+slot holds a *label* (which chunk of the logical buffer it is) and the *set of ranks* whose
+contributions have been combined into it; ``verify`` tracks these exactly.
+
+Each :class:`Collective` owns everything that depends on which collective it is: the layout
+rules, the dual, nccl-tests' bus-bandwidth factor and the torch.distributed equivalent, so
+that no other module compares collective names.
 Taught in chapter "Cost models and the ring all-gather".
 """
 
 from dataclasses import dataclass
+from typing import Callable, Optional
 
 import numpy as np
 
 from .errors import CollectivesError, ScheduleError
 
-__all__ = ["Collective", "COLLECTIVES", "collective_spec"]
+__all__ = ["Collective", "COLLECTIVES", "collective_spec", "REDUCTION_OPS"]
+
+#: reduction operators a reducing Schedule may use, with their numpy ufunc
+REDUCTION_OPS = {"sum": np.add, "max": np.maximum}
+
+
+def _ring_factor(n):
+    return (n - 1) / n
+
+
+def _all_reduce_factor(n):
+    return 2 * (n - 1) / n
+
+
+def _one(n):
+    return 1.0
 
 
 @dataclass(frozen=True)
 class Collective:
-    """One collective's layout rules. ``partitioned``: the buffer splits into one part per rank."""
+    """One collective: its layout rules (below), ``dual`` (the collective its schedules run
+    backwards compute), ``bus_factor(n)`` (nccl-tests' busbw / algbw, doc/PERFORMANCE.md)
+    and ``torch_name`` (the torch.distributed function that computes it).
+
+    ``partitioned``: the buffer splits into one part per group member; ``input`` and
+    ``output``: ``"full"`` or ``"part"``, what one rank's input and output rows hold;
+    ``source``: which ranks start with data (``"all"``, ``"root"``); ``result``: where the
+    result is checked (``"all"``, ``"root"``, ``"own part"``).
+    """
 
     name: str
     reducing: bool
     partitioned: bool
     rooted: bool
+    dual: str
+    bus_factor: Callable[[int], float]
+    torch_name: Optional[str]
+    input: str = "full"
+    output: str = "full"
 
     # ---- shape rules -------------------------------------------------------------------
-    def check_chunks(self, n_ranks, n_chunks):
-        if self.partitioned and n_chunks % n_ranks:
+    def check_chunks(self, group_size, n_chunks):
+        if self.partitioned and n_chunks % group_size:
             raise CollectivesError(
-                f"{self.name} over {n_ranks} ranks needs n_chunks divisible by {n_ranks} "
+                f"{self.name} over {group_size} ranks needs n_chunks divisible by {group_size} "
                 f"(one equal part per rank); got n_chunks={n_chunks}"
             )
 
-    def input_chunks(self, n_ranks, n_chunks):
-        """Chunks in one rank's input row (the all-gather input is one shard)."""
-        return n_chunks // n_ranks if self.name == "all_gather" else n_chunks
+    def input_chunks(self, group_size, n_chunks):
+        """Chunks in one rank's input row (the all-gather and gather input is one shard)."""
+        return n_chunks // group_size if self.input == "part" else n_chunks
 
-    def output_chunks(self, n_ranks, n_chunks):
+    def output_chunks(self, group_size, n_chunks):
         """Chunks in one rank's output row."""
-        return n_chunks // n_ranks if self.name == "reduce_scatter" else n_chunks
+        return n_chunks // group_size if self.output == "part" else n_chunks
 
-    def check_counts(self, n_ranks, n_chunks, counts):
+    def check_counts(self, group_size, n_chunks, counts):
         """The all_to_all_v ``counts`` matrix as a read-only int array (None otherwise)."""
         if self.name != "all_to_all_v":
             if counts is not None:
@@ -69,10 +107,10 @@ class Collective:
             c = np.asarray(counts)
         except ValueError:
             raise ScheduleError("counts must be an n_ranks x n_ranks array of integers") from None
-        k = n_chunks // n_ranks
-        if c.shape != (n_ranks, n_ranks) or not np.issubdtype(c.dtype, np.integer):
+        k = n_chunks // group_size
+        if c.shape != (group_size, group_size) or not np.issubdtype(c.dtype, np.integer):
             raise ScheduleError(
-                f"counts must be an integer array of shape ({n_ranks}, {n_ranks}), got "
+                f"counts must be an integer array of shape ({group_size}, {group_size}), got "
                 f"{c.dtype} of shape {c.shape}")
         if c.min(initial=0) < 0 or c.max(initial=0) > k:
             raise ScheduleError(
@@ -81,119 +119,140 @@ class Collective:
         c.flags.writeable = False
         return c
 
-    # ---- symbolic precondition and postcondition ----------------------------------------
-    def initial(self, n_ranks, n_chunks, n_slots, root):
-        """Symbolic starting state: ``(label, owner)``, int arrays of shape (n_ranks, n_slots).
+    # ---- symbolic precondition and postcondition (one group of m ranks) --------------------
+    def _local_initial(self, m, n_chunks, root):
+        """(position, slot, label, owner position) of every filled slot at the start."""
+        k = n_chunks // m if self.partitioned else n_chunks
+        if self.input == "part":
+            pos = np.repeat(np.arange(m), k)
+            slot = pos * k + np.tile(np.arange(k), m)
+            return pos, slot, slot, pos
+        if self.name in ("broadcast", "scatter"):
+            slot = np.arange(n_chunks)
+            return np.full(n_chunks, root), slot, slot, np.full(n_chunks, root)
+        pos = np.repeat(np.arange(m), n_chunks)
+        slot = np.tile(np.arange(n_chunks), m)
+        return pos, slot, slot, pos
+
+    def _local_expected(self, m, n_chunks, root, counts):
+        """(position, slot, label, owner position or -1 for "combined over the group")."""
+        everyone = -1
+        k = n_chunks // m if self.partitioned else n_chunks
+        if self.name in ("all_gather", "all_reduce", "broadcast", "gather", "reduce"):
+            where = np.arange(m) if self.name not in ("gather", "reduce") else np.array([root])
+            pos = np.repeat(where, n_chunks)
+            slot = np.tile(np.arange(n_chunks), len(where))
+            if self.name in ("all_gather", "gather"):
+                owner = slot // k
+            elif self.name == "broadcast":
+                owner = np.full_like(slot, root)
+            else:
+                owner = np.full_like(slot, everyone)
+            return pos, slot, slot.copy(), owner
+        if self.name in ("reduce_scatter", "scatter"):
+            pos = np.repeat(np.arange(m), k)
+            slot = pos * k + np.tile(np.arange(k), m)
+            owner = np.full_like(slot, everyone if self.reducing else root)
+            return pos, slot, slot.copy(), owner
+        # all_to_all, all_to_all_v
+        pos = np.repeat(np.arange(m), n_chunks)
+        slot = np.tile(np.arange(n_chunks), m)
+        owner = slot // k                       # slot s*k+j of rank p comes from rank s ...
+        label = pos * k + slot % k              # ... and was part p (piece j) of its input
+        if counts is not None:                  # only the slots that carry data
+            keep = slot % k < counts[owner, pos]
+            pos, slot, owner, label = pos[keep], slot[keep], owner[keep], label[keep]
+        return pos, slot, label, owner
+
+    def initial(self, groups, n_chunks, n_slots, root, n_participants):
+        """Symbolic starting state: ``(label, owner)``, int arrays (n_participants, n_slots).
 
         ``label[r, c]`` is the logical chunk held (-1: empty); ``owner[r, c]`` the one rank
-        whose contribution it is (every slot starts with a single contribution).
+        whose contribution it is. ``groups`` is (G, m): the ranks of each group, in position
+        order. Participants past the ranks (switches) start empty.
         """
-        label = np.full((n_ranks, n_slots), -1, dtype=np.int64)
-        owner = np.full((n_ranks, n_slots), -1, dtype=np.int64)
-        ranks = np.arange(n_ranks)[:, None]
-        if self.name == "all_gather":
-            k = n_chunks // n_ranks
-            slots = ranks * k + np.arange(k)[None, :]
-            np.put_along_axis(label, slots, slots, axis=1)
-            np.put_along_axis(owner, slots, np.broadcast_to(ranks, slots.shape), axis=1)
-        elif self.name == "broadcast":
-            label[root, :n_chunks] = np.arange(n_chunks)
-            owner[root, :n_chunks] = root
-        else:
-            label[:, :n_chunks] = np.arange(n_chunks)[None, :]
-            owner[:, :n_chunks] = ranks
+        label = np.full((n_participants, n_slots), -1, dtype=np.int64)
+        owner = np.full((n_participants, n_slots), -1, dtype=np.int64)
+        pos, slot, lab, own = self._local_initial(groups.shape[1], n_chunks, root)
+        label[groups[:, pos], slot] = lab
+        owner[groups[:, pos], slot] = groups[:, own]
         return label, owner
 
-    def expected(self, n_ranks, n_chunks, root, counts=None):
+    def expected(self, groups, n_chunks, root, counts=None):
         """Symbolic postcondition on the checked slots.
 
         Returns ``(ranks, slots, label, owner)``: flat arrays of the checked (rank, slot)
-        pairs, the label each must hold, and its single owner rank, or -1 for "summed
-        over all ranks".
+        pairs, the label each must hold, and its single owner rank, or -1 for "combined over
+        every rank of its group".
         """
-        all_ranks = -1
-        if self.name in ("all_gather", "all_reduce", "broadcast"):
-            ranks = np.repeat(np.arange(n_ranks), n_chunks)
-            slots = np.tile(np.arange(n_chunks), n_ranks)
-            label = slots.copy()
-            if self.name == "all_gather":
-                owner = slots // (n_chunks // n_ranks)
-            elif self.name == "broadcast":
-                owner = np.full_like(slots, root)
-            else:
-                owner = np.full_like(slots, all_ranks)
-        elif self.name == "reduce_scatter":
-            k = n_chunks // n_ranks
-            ranks = np.repeat(np.arange(n_ranks), k)
-            slots = ranks * k + np.tile(np.arange(k), n_ranks)
-            label, owner = slots.copy(), np.full_like(slots, all_ranks)
-        elif self.name in ("all_to_all", "all_to_all_v"):
-            k = n_chunks // n_ranks
-            ranks = np.repeat(np.arange(n_ranks), n_chunks)
-            slots = np.tile(np.arange(n_chunks), n_ranks)
-            owner = slots // k                      # slot s*k+j of rank r comes from rank s ...
-            label = ranks * k + slots % k           # ... and was part r (piece j) of its input
-            if counts is not None:                  # only the slots that carry data
-                keep = slots % k < counts[owner, ranks]
-                ranks, slots, owner, label = ranks[keep], slots[keep], owner[keep], label[keep]
-        else:  # reduce
-            ranks = np.full(n_chunks, root)
-            slots = np.arange(n_chunks)
-            label, owner = slots.copy(), np.full_like(slots, all_ranks)
-        return ranks, slots, label, owner
+        pos, slot, lab, own = self._local_expected(groups.shape[1], n_chunks, root, counts)
+        g = len(groups)
+        ranks = groups[:, pos].ravel()
+        owner = np.where(own >= 0, groups[:, np.maximum(own, 0)], -1).ravel()
+        return ranks, np.tile(slot, g), np.tile(lab, g), owner
 
     # ---- numeric buffers for simulate -----------------------------------------------------
-    def place_inputs(self, inputs, n_chunks, n_slots, root):
-        """Lay rank rows out in working buffers: ``(buffer, filled)`` of shape (n, n_slots, len)."""
+    def place_inputs(self, inputs, groups, n_chunks, n_slots, root, n_participants):
+        """Lay rank rows out in working buffers: ``(buffer, filled)`` of shape
+        (n_participants, n_slots, chunk length)."""
         n_ranks, row = inputs.shape
-        k_in = self.input_chunks(n_ranks, n_chunks)
+        k_in = self.input_chunks(groups.shape[1], n_chunks)
         if row % k_in:
             raise CollectivesError(
                 f"{self.name} input rows have {row} elements, which do not split into "
                 f"{k_in} equal chunks"
             )
         chunk_len = row // k_in
-        buffer = np.zeros((n_ranks, n_slots, chunk_len), dtype=inputs.dtype)
-        filled = np.zeros((n_ranks, n_slots), dtype=bool)
+        buffer = np.zeros((n_participants, n_slots, chunk_len), dtype=inputs.dtype)
+        filled = np.zeros((n_participants, n_slots), dtype=bool)
         pieces = inputs.reshape(n_ranks, k_in, chunk_len)
-        if self.name == "all_gather":
-            slots = np.arange(n_ranks)[:, None] * k_in + np.arange(k_in)[None, :]
-            buffer[np.arange(n_ranks)[:, None], slots] = pieces
-            filled[np.arange(n_ranks)[:, None], slots] = True
-        elif self.name == "broadcast":
-            buffer[root, :n_chunks] = pieces[root]
-            filled[root, :n_chunks] = True
-        else:
-            buffer[:, :n_chunks] = pieces
-            filled[:, :n_chunks] = True
+        pos, slot, _, _ = self._local_initial(groups.shape[1], n_chunks, root)
+        ranks = groups[:, pos]                                    # (G, filled slots)
+        piece = slot - (pos * k_in if self.input == "part" else 0)
+        buffer[ranks, slot] = pieces[ranks, piece]
+        filled[ranks, slot] = True
         return buffer, filled
 
-    def take_outputs(self, buffer, n_chunks):
+    def take_outputs(self, buffer, groups, n_chunks):
         """One output row per rank from the working buffers (NCCL's output layout).
 
-        For ``reduce`` only the root's row is the result; other rows are whatever partial
-        sums those ranks hold (NCCL leaves them unspecified).
+        For ``reduce`` and ``gather`` only the root's row is the result; other rows are
+        whatever those ranks hold (NCCL leaves them unspecified).
         """
-        n_ranks, _, chunk_len = buffer.shape
-        if self.name == "reduce_scatter":
-            k = n_chunks // n_ranks
-            slots = np.arange(n_ranks)[:, None] * k + np.arange(k)[None, :]
+        m = groups.shape[1]
+        n_ranks = groups.size
+        if self.output == "part":
+            k = n_chunks // m
+            position = np.empty(n_ranks, dtype=np.int64)
+            position[groups] = np.arange(m)
+            slots = position[:, None] * k + np.arange(k)[None, :]
             out = buffer[np.arange(n_ranks)[:, None], slots]
         else:
-            out = buffer[:, :n_chunks]
+            out = buffer[:n_ranks, :n_chunks]
         return out.reshape(n_ranks, -1)
 
 
 COLLECTIVES = {
     c.name: c
     for c in (
-        Collective("all_gather", reducing=False, partitioned=True, rooted=False),
-        Collective("reduce_scatter", reducing=True, partitioned=True, rooted=False),
-        Collective("all_reduce", reducing=True, partitioned=False, rooted=False),
-        Collective("all_to_all", reducing=False, partitioned=True, rooted=False),
-        Collective("all_to_all_v", reducing=False, partitioned=True, rooted=False),
-        Collective("broadcast", reducing=False, partitioned=False, rooted=True),
-        Collective("reduce", reducing=True, partitioned=False, rooted=True),
+        Collective("all_gather", False, True, False, "reduce_scatter", _ring_factor,
+                   "all_gather_into_tensor", input="part"),
+        Collective("reduce_scatter", True, True, False, "all_gather", _ring_factor,
+                   "reduce_scatter_tensor", output="part"),
+        Collective("all_reduce", True, False, False, "all_reduce", _all_reduce_factor,
+                   "all_reduce"),
+        Collective("all_to_all", False, True, False, "all_to_all", _ring_factor,
+                   "all_to_all_single"),
+        Collective("all_to_all_v", False, True, False, "all_to_all_v", _ring_factor,
+                   "all_to_all_single"),
+        Collective("broadcast", False, False, True, "reduce", _one, "broadcast"),
+        Collective("reduce", True, False, True, "broadcast", _one, "reduce"),
+        # nccl-tests gather_perf / scatter_perf: busbw factor (n-1)/n (src/gather.cu,
+        # src/scatter.cu)
+        Collective("gather", False, True, True, "scatter", _ring_factor, "gather",
+                   input="part"),
+        Collective("scatter", False, True, True, "gather", _ring_factor, "scatter",
+                   output="part"),
     )
 }
 

@@ -9,6 +9,12 @@
   together).
 * :func:`embed`: run a small schedule on groups of ranks of a bigger one (every line of a
   torus, every node of a cluster), its chunks standing for blocks of the big buffer.
+* :func:`grouped`: run a collective inside every group of a partition of the ranks at once
+  (a communicator split, a mesh axis): the result *is* a collective over groups.
+
+Each transform also transforms the schedule's :class:`~collectives.traffic.Traffic`, so a
+schedule built from regular parts is costed at any scale without listing its transfers;
+the transfers are listed (and checked) when first needed.
 
 :func:`collectives.compose` (sequence) lives with the Schedule. Taught in the chapters on
 reduce-scatter (duality), all-reduce (pipelining) and the torus algorithms (embedding).
@@ -18,50 +24,77 @@ import numpy as np
 
 from .errors import ScheduleError
 from .schedule import Schedule
+from .semantics import collective_spec
+from .validation import int_array, integer, schedule_arg
 
-__all__ = ["dual", "pipelined", "parallel", "embed"]
+__all__ = ["dual", "pipelined", "parallel", "embed", "grouped"]
 
-_DUALS = {"all_gather": "reduce_scatter", "reduce_scatter": "all_gather",
-          "broadcast": "reduce", "reduce": "broadcast", "all_reduce": "all_reduce",
-          "all_to_all": "all_to_all", "all_to_all_v": "all_to_all_v"}
+_FIELDS = ("src", "dst", "src_chunk", "dst_chunk", "reduce")
+
+
+def _options(schedule, **changes):
+    """The keyword options that carry a schedule's layout over to a derived one."""
+    options = dict(root=schedule.root, n_scratch=schedule.n_scratch, counts=schedule.counts,
+                   groups=None if schedule.n_groups == 1 else schedule.groups,
+                   n_switches=schedule.n_switches, op=schedule.op)
+    options.update(changes)
+    return options
+
+
+def _build(collective, n_ranks, n_chunks, traffic, listing, eager, **options):
+    """An explicit Schedule now (``eager``) or one listed on demand."""
+    if eager:
+        a = listing()
+        return Schedule.from_arrays(collective, n_ranks, n_chunks, a["step"], a["src"],
+                                    a["dst"], a["src_chunk"], a["dst_chunk"], a["reduce"],
+                                    n_steps=traffic.n_steps, **options)
+    return Schedule.from_traffic(collective, n_ranks, n_chunks, traffic, listing, **options)
 
 
 def dual(schedule, *, name=None):
     """The schedule run backwards with every transfer reversed.
 
-    Copies become reductions and reductions copies, except in an all-to-all, which only
-    moves data (its dual is the inverse permutation, again an all-to-all). A reduction
-    that would land in a scratch slot still empty at that point becomes a copy. The dual
-    of a correct all-gather in which every rank receives every chunk once is a correct
-    reduce-scatter (and vice versa); check with :func:`collectives.verify`. The dual of a
-    variable all-to-all (MoE dispatch) is the return trip (MoE combine), with the counts
-    transposed.
+    Copies become reductions and reductions copies, except in a collective that only moves
+    data both ways (an all-to-all's dual is the inverse permutation, again an all-to-all).
+    A reduction that would land in a scratch slot still empty at that point becomes a copy.
+    The dual of a correct all-gather in which every rank receives every chunk once is a
+    correct reduce-scatter (and vice versa); check with :func:`collectives.verify`. The dual
+    of a variable all-to-all (MoE dispatch) is the return trip (MoE combine), with the
+    counts transposed.
     """
-    if not isinstance(schedule, Schedule):
-        raise ScheduleError(f"dual() takes a Schedule, got {type(schedule).__name__}")
-    collective = _DUALS[schedule.collective]
-    order = np.concatenate([np.arange(schedule.step_starts[k], schedule.step_starts[k + 1])
-                            for k in reversed(range(schedule.n_steps))] or [np.zeros(0, int)])
-    order = order.astype(np.int64)
-    step = (schedule.n_steps - 1 - schedule.step_of_transfer)[order]
-    src, dst = schedule.dst[order], schedule.src[order]
-    src_chunk, dst_chunk = schedule.dst_chunk[order], schedule.src_chunk[order]
-    if collective in ("all_to_all", "all_to_all_v"):
-        reduce = np.zeros(len(order), dtype=bool)
-    else:
+    schedule = schedule_arg(schedule, "dual()'s schedule")
+    spec = collective_spec(schedule.collective)
+    target = collective_spec(spec.dual)
+    if schedule.n_switches and not target.reducing:
+        raise ScheduleError("the dual of an in-network reduction is not a schedule of switches "
+                            "that only copy; build the multicast directly")
+
+    def listing():
+        starts = schedule.step_starts
+        order = np.concatenate([np.arange(starts[k], starts[k + 1])
+                                for k in reversed(range(schedule.n_steps))]
+                               or [np.zeros(0, int)]).astype(np.int64)
+        out = {"step": (schedule.n_steps - 1 - schedule.step_of_transfer)[order],
+               "src": schedule.dst[order], "dst": schedule.src[order],
+               "src_chunk": schedule.dst_chunk[order], "dst_chunk": schedule.src_chunk[order]}
+        if not target.reducing:
+            out["reduce"] = np.zeros(len(order), dtype=bool)
+            return out
         reduce = ~schedule.reduce[order]
         # scratch slots start empty: the first write into each must be a copy
-        scratch = dst_chunk >= schedule.n_chunks
+        scratch = out["dst_chunk"] >= schedule.n_chunks
         if scratch.any():
-            key = dst * schedule.n_slots + dst_chunk
+            key = out["dst"] * schedule.n_slots + out["dst_chunk"]
             idx = np.flatnonzero(scratch)
             _, first = np.unique(key[idx], return_index=True)
             reduce[idx[first]] = False
-    return Schedule.from_arrays(collective, schedule.n_ranks, schedule.n_chunks, step, src, dst,
-                                src_chunk, dst_chunk, reduce, n_steps=schedule.n_steps,
-                                root=schedule.root, n_scratch=schedule.n_scratch,
-                                name=name or f"dual({schedule.name})",
-                                counts=None if schedule.counts is None else schedule.counts.T)
+        out["reduce"] = reduce
+        return out
+
+    return _build(target.name, schedule.n_ranks, schedule.n_chunks, schedule.traffic.reversed(),
+                  listing, schedule.is_listed,
+                  **_options(schedule, name=name or f"dual({schedule.name})",
+                             counts=None if schedule.counts is None else schedule.counts.T))
 
 
 def pipelined(schedule, k, *, name=None):
@@ -70,87 +103,148 @@ def pipelined(schedule, k, *, name=None):
     bytes per transfer; segments never share a slot, so the result is correct whenever
     ``schedule`` is. Segment ``j`` of chunk ``c`` is slot ``c * k + j``.
     """
-    if not isinstance(schedule, Schedule):
-        raise ScheduleError(f"pipelined() takes a Schedule, got {type(schedule).__name__}")
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ScheduleError(f"k (number of pipeline segments) must be an integer >= 1, got {k!r}")
-    k = int(k)
-    t = schedule.n_transfers
-    seg = np.repeat(np.arange(k), t)
-    base = np.tile(np.arange(t), k)
-    step = schedule.step_of_transfer[base] + seg
-    order = np.argsort(step, kind="stable")
-    seg, base, step = seg[order], base[order], step[order]
+    schedule = schedule_arg(schedule, "pipelined()'s schedule")
+    k = integer(k, "k (number of pipeline segments)", minimum=1, error=ScheduleError)
 
-    def slot(chunks):
-        return chunks[base] * k + seg
+    def listing():
+        t = schedule.n_transfers
+        seg = np.repeat(np.arange(k), t)
+        base = np.tile(np.arange(t), k)
+        step = schedule.step_of_transfer[base] + seg
+        order = np.argsort(step, kind="stable")
+        seg, base, step = seg[order], base[order], step[order]
+        return {"step": step, "src": schedule.src[base], "dst": schedule.dst[base],
+                "src_chunk": schedule.src_chunk[base] * k + seg,
+                "dst_chunk": schedule.dst_chunk[base] * k + seg,
+                "reduce": schedule.reduce[base]}
 
-    return Schedule.from_arrays(
-        schedule.collective, schedule.n_ranks, schedule.n_chunks * k, step,
-        schedule.src[base], schedule.dst[base], slot(schedule.src_chunk),
-        slot(schedule.dst_chunk), schedule.reduce[base],
-        n_steps=schedule.n_steps + k - 1 if schedule.n_steps else 0, root=schedule.root,
-        n_scratch=schedule.n_scratch * k, name=name or f"pipelined({schedule.name}, {k})",
-        counts=None if schedule.counts is None else schedule.counts * k)
+    return _build(schedule.collective, schedule.n_ranks, schedule.n_chunks * k,
+                  schedule.traffic.pipelined(k), listing, schedule.is_listed,
+                  **_options(schedule, n_scratch=schedule.n_scratch * k,
+                             name=name or f"pipelined({schedule.name}, {k})",
+                             counts=None if schedule.counts is None else schedule.counts * k))
 
 
 def parallel(*schedules, collective=None, name=None):
     """Run several schedules at once, step ``i`` of each in step ``i`` of the result.
 
-    They must agree on ranks, chunks and collective (unless ``collective`` is given) and
-    should work on disjoint slots (e.g. two halves of the buffer); a slot written by two of
-    them in one step is refused by the Schedule's own checks.
+    They must agree on ranks, chunks, groups and collective (unless ``collective`` is given)
+    and should work on disjoint slots (e.g. two halves of the buffer); a slot written by two
+    of them in one step is refused by the Schedule's own checks.
     """
     if not schedules:
         raise ScheduleError("parallel() needs at least one schedule")
-    first = schedules[0]
+    first = schedule_arg(schedules[0])
     for s in schedules[1:]:
+        s = schedule_arg(s)
         if (s.n_ranks, s.n_chunks) != (first.n_ranks, first.n_chunks):
             raise ScheduleError(
                 f"parallel schedules must share n_ranks and n_chunks: ({first.n_ranks}, "
                 f"{first.n_chunks}) vs ({s.n_ranks}, {s.n_chunks})")
+        if not np.array_equal(s.groups, first.groups):
+            raise ScheduleError("parallel schedules must run over the same groups")
         if collective is None and s.collective != first.collective:
             raise ScheduleError(
                 f"parallel schedules compute {first.collective} and {s.collective}; pass "
                 "collective=... to say what they compute together")
-    fields = ("src", "dst", "src_chunk", "dst_chunk", "reduce")
-    cat = {f: np.concatenate([getattr(s, f) for s in schedules]) for f in fields}
-    step = np.concatenate([s.step_of_transfer for s in schedules])
-    order = np.argsort(step, kind="stable")
-    return Schedule.from_arrays(
-        collective or first.collective, first.n_ranks, first.n_chunks, step[order],
-        *(cat[f][order] for f in fields), n_steps=max(s.n_steps for s in schedules),
-        root=first.root, n_scratch=max(s.n_scratch for s in schedules),
-        name=name or " | ".join(s.name for s in schedules), counts=first.counts)
+
+    def listing():
+        cat = {f: np.concatenate([getattr(s, f) for s in schedules]) for f in _FIELDS}
+        step = np.concatenate([s.step_of_transfer for s in schedules])
+        order = np.argsort(step, kind="stable")
+        out = {f: v[order] for f, v in cat.items()}
+        out["step"] = step[order]
+        return out
+
+    traffic = first.traffic.together(*(s.traffic for s in schedules[1:]))
+    return _build(collective or first.collective, first.n_ranks, first.n_chunks, traffic,
+                  listing, all(s.is_listed for s in schedules),
+                  **_options(first, n_scratch=max(s.n_scratch for s in schedules),
+                             n_switches=max(s.n_switches for s in schedules),
+                             name=name or " | ".join(s.name for s in schedules)))
 
 
 def embed(schedule, groups, blocks, *, collective, n_ranks, n_chunks, n_scratch=0, root=None,
-          name=None, counts=None):
+          name=None, counts=None, block_length=None):
     """Run ``schedule`` (over ``m`` ranks) on every group of a bigger schedule at once.
 
     ``groups``: int array (G, m), the big ranks playing small ranks 0..m-1 in each group.
-    ``blocks``: int array (G, small slots, L): small slot c of group g stands for the L big
-    slots ``blocks[g, c]``; a small transfer of slot a to slot b moves ``blocks[g, a, i]``
-    to ``blocks[g, b, i]`` for every i. Steps are kept. The result's collective, size and
-    root are given by the caller (an embedded stage is usually one part of an algorithm
-    that :func:`collectives.compose` assembles).
+    ``blocks``: int array (G, small slots, L), or a function returning it (built only when
+    the transfers are listed; then give ``block_length`` L): small slot c of group g stands
+    for the L big slots ``blocks[g, c]``; a small transfer of slot a to slot b moves
+    ``blocks[g, a, i]`` to ``blocks[g, b, i]`` for every i. Steps are kept. The result's
+    collective, size and root are given by the caller (an embedded stage is usually one part
+    of an algorithm that :func:`collectives.compose` assembles).
     """
-    groups = np.asarray(groups, dtype=np.int64)
-    blocks = np.asarray(blocks, dtype=np.int64)
-    if groups.ndim != 2 or groups.shape[1] != schedule.n_ranks:
-        raise ScheduleError(
-            f"groups must have shape (G, {schedule.n_ranks}), got {groups.shape}")
-    if blocks.ndim != 3 or blocks.shape[:2] != (groups.shape[0], schedule.n_slots):
-        raise ScheduleError(
-            f"blocks must have shape ({groups.shape[0]}, {schedule.n_slots}, L), got {blocks.shape}")
-    g_count, length = groups.shape[0], blocks.shape[2]
-    t = np.arange(schedule.n_transfers)
-    # every (transfer, group, block element), transfer-major so steps stay sorted
-    ti, gi, li = (a.ravel() for a in np.meshgrid(t, np.arange(g_count), np.arange(length),
-                                                 indexing="ij"))
-    return Schedule.from_arrays(
-        collective, n_ranks, n_chunks, schedule.step_of_transfer[ti],
-        groups[gi, schedule.src[ti]], groups[gi, schedule.dst[ti]],
-        blocks[gi, schedule.src_chunk[ti], li], blocks[gi, schedule.dst_chunk[ti], li],
-        schedule.reduce[ti], n_steps=schedule.n_steps, root=root, n_scratch=n_scratch,
-        name=name or f"embed({schedule.name})", counts=counts)
+    schedule = schedule_arg(schedule, "embed()'s schedule")
+    groups = int_array(groups, "groups", shape=(None, schedule.n_ranks), minimum=0,
+                       error=ScheduleError)
+    if schedule.n_switches:
+        raise ScheduleError("embed() takes schedules without switch participants; use grouped()")
+    if callable(blocks):
+        length = integer(block_length, "block_length", minimum=1, error=ScheduleError)
+        make_blocks = blocks
+    else:
+        fixed = int_array(blocks, "blocks", ndim=3, error=ScheduleError)
+        if fixed.shape[:2] != (groups.shape[0], schedule.n_slots):
+            raise ScheduleError(
+                f"blocks must have shape ({groups.shape[0]}, {schedule.n_slots}, L), got "
+                f"{fixed.shape}")
+        length = fixed.shape[2]
+
+        def make_blocks():
+            return fixed
+
+    def listing():
+        b = make_blocks()
+        g_count = groups.shape[0]
+        t = np.arange(schedule.n_transfers)
+        # every (transfer, group, block element), transfer-major so steps stay sorted
+        ti, gi, li = (a.ravel() for a in np.meshgrid(t, np.arange(g_count), np.arange(length),
+                                                     indexing="ij"))
+        return {"step": schedule.step_of_transfer[ti],
+                "src": groups[gi, schedule.src[ti]], "dst": groups[gi, schedule.dst[ti]],
+                "src_chunk": b[gi, schedule.src_chunk[ti], li],
+                "dst_chunk": b[gi, schedule.dst_chunk[ti], li],
+                "reduce": schedule.reduce[ti]}
+
+    return Schedule.from_traffic(
+        collective, n_ranks, n_chunks, schedule.traffic.embedded(groups, length), listing,
+        root=root, n_scratch=n_scratch, name=name or f"embed({schedule.name})", counts=counts,
+        op=schedule.op)
+
+
+def grouped(schedule, groups, *, name=None):
+    """``schedule`` (a collective over ``m`` ranks) run inside every group at once.
+
+    ``groups``: int array (G, m) partitioning ranks ``0 .. G*m-1``; row g lists the ranks
+    that play positions 0..m-1 of group g (a mesh axis gives them:
+    :meth:`collectives.mesh.Mesh.groups`). The result is a collective over groups: its
+    ``nbytes`` is still the buffer one rank holds in its own group's collective. A schedule
+    with switch participants gets its own switches in every group (switch s of group g is
+    participant ``G*m + g*S + s``), as every node of a cluster has its own NVSwitch.
+    """
+    schedule = schedule_arg(schedule, "grouped()'s schedule")
+    if schedule.n_groups != 1:
+        raise ScheduleError("grouped() takes a schedule over one group of ranks")
+    groups = int_array(groups, "groups", shape=(None, schedule.n_ranks), minimum=0,
+                       error=ScheduleError)
+    g_count, m = groups.shape
+    n = g_count * m
+    s_count = schedule.n_switches
+    switch_ids = n + np.arange(g_count * s_count).reshape(g_count, s_count)
+    table = np.concatenate([groups, switch_ids], axis=1)       # (G, participants)
+
+    def listing():
+        t = np.arange(schedule.n_transfers)
+        ti, gi = (a.ravel() for a in np.meshgrid(t, np.arange(g_count), indexing="ij"))
+        return {"step": schedule.step_of_transfer[ti],
+                "src": table[gi, schedule.src[ti]], "dst": table[gi, schedule.dst[ti]],
+                "src_chunk": schedule.src_chunk[ti], "dst_chunk": schedule.dst_chunk[ti],
+                "reduce": schedule.reduce[ti]}
+
+    traffic = schedule.traffic.embedded(groups, 1, switch_ids)
+    return Schedule.from_traffic(
+        schedule.collective, n, schedule.n_chunks, traffic, listing, root=schedule.root,
+        n_scratch=schedule.n_scratch, name=name or schedule.name, counts=schedule.counts,
+        groups=groups, n_switches=g_count * s_count, op=schedule.op)

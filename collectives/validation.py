@@ -90,7 +90,7 @@ def int_array(value: Any, what: str, *, ndim: int | None = None, shape: tuple | 
         raise error(f"{what} must be a {ndim}-D array, got shape {array.shape}")
     if shape is not None and (array.ndim != len(shape) or any(
             want is not None and got != want for got, want in zip(array.shape, shape))):
-        want = "(" + ", ".join("any" if s is None else str(s) for s in shape) + ")"
+        want = "(" + ", ".join("G" if s is None else str(s) for s in shape) + ")"
         raise error(f"{what} must have shape {want}, got {array.shape}")
     if array.size and minimum is not None and array.min() < minimum:
         raise error(f"{what} must be >= {minimum}; it holds {int(array.min())}")

@@ -59,11 +59,11 @@ def test_copy_and_reduce_into_one_slot_clash_but_several_reduces_do_not():
 @pytest.mark.parametrize("kwargs, message", [
     (dict(collective="all_gather", n_ranks=3, n_chunks=4), "n_chunks divisible by 3"),
     (dict(collective="allgather", n_ranks=3, n_chunks=3), "unknown collective 'allgather'"),
-    (dict(collective="all_gather", n_ranks=0, n_chunks=3), "n_ranks must be >= 1, got 0"),
+    (dict(collective="all_gather", n_ranks=0, n_chunks=3), "n_ranks must be an integer >= 1, got 0"),
     (dict(collective="all_gather", n_ranks=3, n_chunks=3.0), "n_chunks must be an integer"),
     (dict(collective="broadcast", n_ranks=3, n_chunks=1), "broadcast needs a root rank"),
     (dict(collective="reduce", n_ranks=3, n_chunks=1, root=3), r"root 3 is not a rank \(0..2\)"),
-    (dict(collective="all_reduce", n_ranks=3, n_chunks=1, n_scratch=-1), "n_scratch must be >= 0"),
+    (dict(collective="all_reduce", n_ranks=3, n_chunks=1, n_scratch=-1), "n_scratch must be an integer >= 0"),
 ])
 def test_bad_schedule_parameters(kwargs, message):
     with pytest.raises(cl.ScheduleError, match=message):

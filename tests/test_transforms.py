@@ -141,7 +141,7 @@ def test_torus_algorithms_for_all_shapes_and_options(shape):
     (lambda: cl.algorithms.torus_all_gather((4, 4), axes=(0, 0)), "distinct axis numbers"),
     (lambda: cl.algorithms.torus_all_to_all((4, 4), line="tree"), "line must be one of"),
     (lambda: pipelined(cl.algorithms.ring_all_gather(3), 0), r"k \(number of pipeline segments\)"),
-    (lambda: dual([1, 2]), "dual\\(\\) takes a Schedule, got list"),
+    (lambda: dual([1, 2]), r"dual\(\)'s schedule must be a collectives.Schedule, got list"),
 ])
 def test_bad_transform_arguments(call, message):
     with pytest.raises(cl.ScheduleError, match=message):

@@ -53,6 +53,4 @@ def chain_broadcast(n, root=0, n_segments=1):
     one = Schedule.from_arrays("broadcast", n, 1, hops, (root + hops) % n,
                                (root + hops + 1) % n, np.zeros(n - 1, np.int64),
                                np.zeros(n - 1, np.int64), n_steps=n - 1, root=root)
-    out = pipelined(one, n_segments)
-    out.name = "chain_broadcast"
-    return out
+    return pipelined(one, n_segments, name="chain_broadcast")

@@ -154,8 +154,7 @@ def torus_all_gather(shape, axes=None, bidirectional=True, concurrent=False, wra
     pieces = [_all_gather_part(shape, axes[p:] + axes[:p], line_algorithm, k, kk, p)
               for p in range(parts)]
     result = pieces[0] if parts == 1 else parallel(*pieces)
-    result.name = name
-    return result
+    return result.renamed(name)
 
 
 def torus_reduce_scatter(shape, axes=None, bidirectional=True, concurrent=False,
@@ -215,5 +214,4 @@ def torus_all_to_all(shape, axes=None, line="bidirectional_ring"):
     result = stages[0]
     for stage in stages[1:]:
         result = compose(result, stage, collective="all_to_all")
-    result.name = "torus_all_to_all"
-    return result
+    return result.renamed("torus_all_to_all")

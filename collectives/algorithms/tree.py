@@ -125,6 +125,4 @@ def double_binary_tree_all_reduce(n, n_segments=1):
                                n_steps=2 * depth_total, name="double_binary_tree_all_reduce")
     if n_segments == 1:
         return one
-    out = pipelined(one, n_segments)
-    out.name = "double_binary_tree_all_reduce"
-    return out
+    return pipelined(one, n_segments, name="double_binary_tree_all_reduce")

@@ -439,3 +439,7 @@ _check_link_params = _link_params
 
 def _count(value, what, minimum):
     return integer(value, what, minimum=minimum, error=TopologyError)
+
+
+from .composed import cluster, product  # noqa: E402
+__all__ += ["product", "cluster"]

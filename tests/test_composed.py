@@ -1,0 +1,312 @@
+"""Composed topologies: products of dimensions and rail-optimised GPU clusters."""
+
+import itertools
+import re
+
+import networkx as nx
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import collectives as cl
+from collectives import topology as tp
+
+
+def hops(topo, links):
+    """The (from, to) node pairs a list of links joins."""
+    return [(int(topo.link_src[l]), int(topo.link_dst[l])) for l in links]
+
+
+def assert_chain(topo, src, dst, links):
+    """The links join up into one walk from src to dst."""
+    nodes = hops(topo, links)
+    assert nodes, (src, dst)
+    assert nodes[0][0] == src and nodes[-1][1] == dst
+    assert all(a[1] == b[0] for a, b in zip(nodes, nodes[1:]))
+
+
+def levels(topo, links):
+    return [topo.info.levels[topo.link_level[l]] for l in links]
+
+
+# ---- product ----------------------------------------------------------------------------
+
+def test_product_counts():
+    # 4 x 3 x 5 = 60 endpoints, numbered row-major.
+    # dim 0, ring(4): 8 links, one copy per (dim1, dim2) coordinate: 3 * 5 = 15 -> 120 links
+    # dim 1, switch(3): 6 links + 1 switch, 4 * 5 = 20 copies -> 120 links, 20 switches
+    # dim 2, ring(5): 10 links, 4 * 3 = 12 copies -> 120 links
+    t = tp.product(tp.ring(4, 1.0), tp.switch(3, 1.0), tp.ring(5, 1.0))
+    assert (t.n_ranks, t.n_switches, t.n_links, t.n_nodes) == (60, 20, 360, 80)
+    assert np.bincount(t.link_level).tolist() == [120, 120, 120]
+    assert t.kind == "product" and t.shape == (4, 3, 5)
+    assert t.info.levels == ("dim0", "dim1", "dim2")
+    assert t.switches.tolist() == list(range(60, 80))
+    # every switch serves the 3 endpoints of one dim-1 line: 3 up-links, 3 down-links
+    assert np.bincount(t.link_dst, minlength=80)[60:].tolist() == [3] * 20
+    # switch copy k = row-major index over (dim0, dim2): copy 7 is dim0 = 1, dim2 = 2
+    assert sorted(t.link_src[t.link_dst == 60 + 7].tolist()) == [17, 22, 27]
+
+
+PRODUCTS = [
+    (tp.ring(4, 1.0), tp.switch(3, 1.0), tp.ring(5, 1.0)),
+    (tp.chain(3, 1.0), tp.ring(4, 1.0, bidirectional=False)),
+    (tp.torus((2, 3), 1.0), tp.switch(2, 1.0)),
+    (tp.ring(1, 1.0), tp.ring(6, 1.0), tp.ring(1, 1.0)),
+]
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.sampled_from(range(len(PRODUCTS))), st.data())
+def test_product_routes_chain_dimension_by_dimension(which, data):
+    dims = PRODUCTS[which]
+    t = tp.product(*dims)
+    sizes = t.shape
+    src = data.draw(st.lists(st.integers(0, t.n_ranks - 1), min_size=1, max_size=20))
+    dst = [data.draw(st.integers(0, t.n_ranks - 1).filter(lambda b, a=a: b != a)) for a in src]
+    pair, link = t.paths(src, dst)
+    for i, (a, b) in enumerate(zip(src, dst)):
+        links = link[pair == i].tolist()
+        assert_chain(t, a, b, links)
+        assert np.all(np.diff(t.link_level[links]) >= 0)       # dimension 0 first
+        # each dimension's leg has that dimension's own route length
+        ca, cb = np.unravel_index(a, sizes), np.unravel_index(b, sizes)
+        for d, dim in enumerate(dims):
+            want = len(dim.route(int(ca[d]), int(cb[d])))
+            assert np.count_nonzero(t.link_level[links] == d) == want
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (3, 5), (2, 6), (5, 1)])
+def test_product_of_rings_is_the_torus(shape):
+    p = tp.product(*(tp.ring(n, 7e9, hop_latency=1e-6) for n in shape))
+    t = tp.torus(shape, 7e9, hop_latency=1e-6)
+    assert p.n_links == t.n_links
+    assert sorted(zip(p.link_src.tolist(), p.link_dst.tolist())) == \
+        sorted(zip(t.link_src.tolist(), t.link_dst.tolist()))
+    src, dst = map(np.array, zip(*itertools.permutations(range(p.n_ranks), 2)))
+    p_pair, p_link = p.paths(src, dst)
+    t_pair, t_link = t.paths(src, dst)
+    assert np.bincount(p_pair).tolist() == np.bincount(t_pair).tolist()   # route lengths
+    assert hops(p, p_link) == hops(t, t_link)                              # the same walks
+    assert p.link_bandwidth[p_link].tolist() == t.link_bandwidth[t_link].tolist()
+    np.testing.assert_allclose(p.path_latency(src, dst), t.path_latency(src, dst))
+
+
+def test_product_keeps_each_dimensions_link_speeds():
+    # 4 x 2: a ring of 4 (10 GB/s, 1 us) times a switch of 2 (50 GB/s, 0.5 us per link)
+    t = tp.product(tp.ring(4, 10e9, hop_latency=1e-6), tp.switch(2, 50e9, hop_latency=5e-7),
+                   level_names=("ici", "nvlink"))
+    assert t.info.levels == ("ici", "nvlink")
+    assert set(t.link_bandwidth[t.link_level == 0].tolist()) == {10e9}
+    assert set(t.link_bandwidth[t.link_level == 1].tolist()) == {50e9}
+    # 0 = (0, 0) -> 5 = (2, 1): two ring hops on column 0, then up and down switch copy 2
+    route = t.route(0, 5)
+    assert hops(t, route) == [(0, 2), (2, 4), (4, 10), (10, 5)]
+    assert levels(t, route) == ["ici", "ici", "nvlink", "nvlink"]
+    assert t.link_bandwidth[route].tolist() == [10e9, 10e9, 50e9, 50e9]
+    assert t.path_latency([0], [5]).tolist() == pytest.approx([2e-6 + 2 * 5e-7])
+
+
+def test_product_of_one_ring_costs_as_the_ring():
+    k = 6
+    schedule = cl.algorithms.ring_all_gather(k)
+    ring = tp.ring(k, 45e9, hop_latency=1e-6)
+    alone = cl.time(schedule, ring, 2**20)
+    composed = cl.time(schedule, tp.product(ring), 2**20)
+    assert composed.seconds == pytest.approx(alone.seconds)
+    np.testing.assert_allclose(composed.step_seconds, alone.step_seconds)
+
+
+def test_product_does_not_route_to_its_switches():
+    t = tp.product(tp.ring(2, 1.0), tp.switch(2, 1.0))
+    with pytest.raises(cl.TopologyError, match="does not route to or from its switches"):
+        t.paths([0], [4])
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: tp.product(), "product() needs at least one dimension (a Topology)"),
+    (lambda: tp.product(tp.ring(2, 1.0), 4),
+     "dimension 1 of product() must be a Topology, got int"),
+    (lambda: tp.product(tp.cluster(1, 2, nvlink_bandwidth=1.0, pcie_bandwidth=1.0,
+                                   nic_bandwidth=1.0, name="c")),
+     "dimension 0 of product() (c) has NICs; only topologies of endpoints, switches and "
+     "links can be dimensions"),
+    (lambda: tp.product(tp.ring(2, 1.0), tp.ring(2, 1.0), level_names=("x",)),
+     "level_names must be 2 distinct non-empty strings (one per dimension), got ('x',)"),
+    (lambda: tp.product(tp.ring(2, 1.0), tp.ring(2, 1.0), level_names=("x", "x")),
+     "level_names must be 2 distinct non-empty strings (one per dimension), got ('x', 'x')"),
+    (lambda: tp.product(tp.ring(2, 1.0), level_names="x"),
+     "level_names must be a sequence of names, got 'x'"),
+])
+def test_bad_products_are_named(call, message):
+    with pytest.raises(cl.TopologyError, match=f"^{re.escape(message)}$"):
+        call()
+
+
+# ---- cluster ----------------------------------------------------------------------------
+
+def dgx(n_nodes=4, **options):
+    options = {"nodes_per_unit": 2, "n_spines": 4, **options}
+    return tp.cluster(n_nodes, 8, nvlink_bandwidth=450e9, pcie_bandwidth=64e9,
+                      nic_bandwidth=50e9, nvlink_latency=1e-7, pcie_latency=2e-7,
+                      network_latency=1e-6, **options)
+
+
+# node ids of dgx(): GPUs 0..31, NICs 32..63, NVSwitches 64..67, leaves 68..83, spines 84..87
+NVSWITCH, LEAF, SPINE = 64, 68, 84
+
+
+def test_cluster_counts():
+    # 4 nodes x 8 GPUs, 2 units of 2 nodes, 4 spines:
+    # 32 GPUs, 32 NICs; switches: 4 NVSwitches + 2 units x 8 rails = 16 leaves + 4 spines = 24
+    # links, each way: 32 GPU-NVSwitch + 32 GPU-NIC + 32 NIC-leaf + 16 x 4 leaf-spine
+    #   = 2 x (32 + 32 + 32 + 64) = 320
+    c = dgx()
+    assert (c.n_ranks, c.n_nics, c.n_switches, c.n_nodes, c.n_links) == (32, 32, 24, 88, 320)
+    assert c.kind == "cluster" and c.shape == (4, 8)
+    assert c.info.levels == ("nvlink", "pcie", "leaf", "spine")
+    assert np.bincount(c.link_level).tolist() == [64, 64, 64, 128]
+    assert c.switches.tolist() == list(range(NVSWITCH, SPINE + 4))
+    assert c.node_role[32:64].tolist() == [cl.topology.ROLES.index("nic")] * 32
+    for level, bandwidth in enumerate([450e9, 64e9, 50e9, 50e9]):
+        assert set(c.link_bandwidth[c.link_level == level].tolist()) == {bandwidth}
+    # rail-optimised: NIC 3 of node 0 and node 1 share leaf (unit 0, rail 3) = 68 + 3;
+    # node 2 (unit 1) has leaf 68 + 8 + 3
+    nic_leaf = {int(s): int(d) for s, d in zip(c.link_src, c.link_dst) if 32 <= s < 64}
+    assert (nic_leaf[32 + 3], nic_leaf[32 + 11], nic_leaf[32 + 19]) == (71, 71, 79)
+    # every leaf has one link each way to every spine
+    up = c.link_level == 3
+    pairs = set(zip(c.link_src[up].tolist(), c.link_dst[up].tolist()))
+    assert pairs == {(a, b) for l in range(LEAF, SPINE) for s in range(SPINE, SPINE + 4)
+                     for a, b in ((l, s), (s, l))}
+
+
+def test_cluster_routes():
+    c = dgx()
+    # inside node 0: GPU 1 -> NVSwitch 64 -> GPU 5
+    assert hops(c, c.route(1, 5)) == [(1, 64), (64, 5)]
+    assert levels(c, c.route(1, 5)) == ["nvlink", "nvlink"]
+    # node 0 -> node 1, rail 3, unit 0: one leaf, no NVLink, no spine
+    assert hops(c, c.route(3, 11)) == [(3, 35), (35, 71), (71, 43), (43, 11)]
+    assert levels(c, c.route(3, 11)) == ["pcie", "leaf", "leaf", "pcie"]
+    # across units (node 0 -> node 2, rail 3) and across rails (rail 3 -> rail 4): a spine
+    for dst, dst_leaf in ((19, 79), (12, 72)):
+        route = hops(c, c.route(3, dst))
+        assert levels(c, c.route(3, dst)) == ["pcie", "leaf", "spine", "spine", "leaf", "pcie"]
+        assert route[:2] == [(3, 35), (35, 71)] and route[-2:] == [(dst_leaf, 32 + dst),
+                                                                   (32 + dst, dst)]
+        assert SPINE <= route[2][1] < SPINE + 4
+    # latency: 2 PCIe hops + 4 network hops
+    assert c.path_latency([3], [19]).tolist() == pytest.approx([2 * 2e-7 + 4 * 1e-6])
+
+
+def test_cluster_routes_to_its_nvswitch_and_rail_leaf():
+    c = dgx()
+    assert hops(c, c.route(9, NVSWITCH + 1)) == [(9, 65)]
+    assert hops(c, c.route(NVSWITCH + 1, 9)) == [(65, 9)]
+    assert hops(c, c.route(9, LEAF + 1)) == [(9, 41), (41, 69)]
+    assert hops(c, c.route(LEAF + 1, 9)) == [(69, 41), (41, 9)]
+    assert levels(c, c.route(LEAF + 1, 9)) == ["leaf", "pcie"]
+
+
+@pytest.mark.parametrize("src, dst", [
+    (9, NVSWITCH),        # another node's NVSwitch
+    (9, LEAF + 2),        # another rail's leaf
+    (9, LEAF + 8 + 1),    # the same rail's leaf in the other unit
+    (9, SPINE),
+    (SPINE, 9),
+    (LEAF, SPINE),        # switch to switch
+])
+def test_cluster_refuses_other_switch_routes(src, dst):
+    message = (f"a cluster routes a GPU only to and from its own node's NVSwitch and its rail "
+               f"leaf switch, not {src} -> {dst}")
+    with pytest.raises(cl.TopologyError, match=f"^{re.escape(message)}$"):
+        dgx().paths([0, src], [1, dst])
+
+
+def test_cluster_refuses_nics_as_ends():
+    with pytest.raises(cl.TopologyError, match=r"^src 40 is not an endpoint \(0..31\)"):
+        dgx().paths([40], [1])
+
+
+def test_cluster_routes_are_shortest_and_spread_over_spines():
+    c = dgx()
+    g = nx.DiGraph(list(zip(c.link_src.tolist(), c.link_dst.tolist())))
+    src, dst = map(np.array, zip(*itertools.permutations(range(32), 2)))
+    pair, link = c.paths(src, dst)
+    length = np.bincount(pair)
+    for i in range(0, len(src), 7):
+        assert length[i] == nx.shortest_path_length(g, int(src[i]), int(dst[i]))
+    spine_hops = c.link_dst[link][c.link_level[link] == 3]
+    used = np.bincount(spine_hops[spine_hops >= SPINE] - SPINE, minlength=4)
+    assert used.min() > 0.8 * used.mean()                      # every spine takes its share
+    _, again_link = c.paths(src, dst)                          # deterministic
+    assert again_link.tolist() == link.tolist()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 5), st.integers(1, 4), st.integers(1, 5), st.integers(1, 3), st.data())
+def test_cluster_routes_chain(n_nodes, gpus, per_unit, n_spines, data):
+    c = tp.cluster(n_nodes, gpus, nvlink_bandwidth=1.0, pcie_bandwidth=1.0, nic_bandwidth=1.0,
+                   nodes_per_unit=per_unit, n_spines=n_spines)
+    e = c.n_ranks
+    gpu = data.draw(st.integers(0, e - 1))
+    node, rail = divmod(gpu, gpus)
+    leaf = 2 * e + n_nodes + node // per_unit * gpus + rail
+    others = [b for b in range(e) if b != gpu] + [2 * e + node, leaf]
+    for other in data.draw(st.lists(st.sampled_from(others), min_size=1, max_size=6)):
+        for a, b in ((gpu, other), (other, gpu)):
+            assert_chain(c, a, b, c.route(a, b))
+
+
+def test_cluster_defaults():
+    one = tp.cluster(4, 8, nvlink_bandwidth=1.0, pcie_bandwidth=1.0, nic_bandwidth=2.0)
+    # one unit of 4 nodes: 8 leaves, 4 spines (as many leaf up-links as down-links)
+    assert one.n_switches == 4 + 8 + 4
+    assert set(one.link_bandwidth[one.link_level == 3].tolist()) == {2.0}
+    assert one.name == "cluster of 4 x 8 GPUs, 4 spines"
+    partial = tp.cluster(3, 2, nvlink_bandwidth=1.0, pcie_bandwidth=1.0, nic_bandwidth=1.0,
+                         nodes_per_unit=2, spine_bandwidth=4.0)
+    # 2 units (the last holds one node): 3 NVSwitches + 2 x 2 leaves + 2 spines
+    assert partial.n_switches == 3 + 4 + 2
+    assert set(partial.link_bandwidth[partial.link_level == 3].tolist()) == {4.0}
+    slots = tp.cluster(4, 1, nvlink_bandwidth=1.0, pcie_bandwidth=1.0, nic_bandwidth=1.0,
+                       nodes_per_unit=32)
+    assert slots.n_switches == 4 + 1 + 4                   # spines: min(32, 4 nodes)
+
+
+def test_cluster_time_of_a_cross_node_exchange():
+    # all-gather over 2 GPUs on 2 nodes (one GPU each, rail 0, one unit): 1 step, each GPU
+    # sends its 2**20-byte half over PCIe (64 GB/s), NIC -> leaf -> NIC (50 GB/s), PCIe:
+    # the NIC links bound it: 2**20 / 50e9 s, plus 2 x 0.2 us PCIe + 2 x 1 us network latency
+    c = tp.cluster(2, 1, nvlink_bandwidth=450e9, pcie_bandwidth=64e9, nic_bandwidth=50e9,
+                   pcie_latency=2e-7, network_latency=1e-6)
+    t = cl.time(cl.algorithms.ring_all_gather(2), c, 2 * 2**20)
+    assert t.seconds == pytest.approx(2**20 / 50e9 + 2 * 2e-7 + 2 * 1e-6)
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"n_nodes": 0}, "n_nodes must be an integer >= 1, got 0"),
+    ({"gpus_per_node": 2.5}, "gpus_per_node must be an integer, got 2.5"),
+    ({"nodes_per_unit": 0}, "nodes_per_unit must be an integer >= 1, got 0"),
+    ({"n_spines": 0}, "n_spines must be an integer >= 1, got 0"),
+    ({"nvlink_bandwidth": 0}, "nvlink_bandwidth must be finite and > 0 (bytes/s per direction), "
+                              "got 0.0"),
+    ({"nic_bandwidth": "fast"}, "nic_bandwidth must be a number (bytes/s per direction), "
+                                "got 'fast'"),
+    ({"spine_bandwidth": float("inf")}, "spine_bandwidth must be finite and > 0 (bytes/s per "
+                                        "direction), got inf"),
+    ({"network_latency": -1e-6}, "network_latency must be finite and >= 0 (seconds), "
+                                 "got -1e-06"),
+])
+def test_bad_clusters_are_named(options, message):
+    args = {"n_nodes": 2, "gpus_per_node": 2, "nvlink_bandwidth": 1.0, "pcie_bandwidth": 1.0,
+            "nic_bandwidth": 1.0, **options}
+    with pytest.raises(cl.TopologyError, match=f"^{re.escape(message)}$"):
+        tp.cluster(args.pop("n_nodes"), args.pop("gpus_per_node"), **args)
+
+
+def test_composed_topologies_are_immutable():
+    with pytest.raises(cl.TopologyError, match="cannot be changed once built"):
+        dgx().n_ranks = 3

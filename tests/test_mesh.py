@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import collectives as cl
-from collectives import Mesh
+from collectives.mesh import Mesh
 
 
 def test_groups_of_one_axis():

@@ -11,20 +11,23 @@ costs it on a :class:`Topology`, ``viz`` draws it. Quick tour::
     print(t.seconds, cl.busbw("all_gather", 2**20, t.seconds, 8))
 """
 
-from . import (algorithms, analytic, dist, fabric, fp8, grading, hardware, moe, semantics,
-               topology, transforms, viz)
-from .cost import Timing, algbw, bus_factor, busbw, time
+from . import (algorithms, analytic, dist, fabric, fp8, grading, hardware, mesh, moe,
+               semantics, topology, transforms, viz)
+from .cost import ConcurrentTiming, Job, Timing, algbw, bus_factor, busbw, time, time_concurrent
 from .errors import CollectivesError, GradingError, ScheduleError, TopologyError
 from .schedule import Schedule, Step, Transfer, compose
 from .replay import SymbolicState, simulate, trace, verify
 from .topology import Topology
+from .traffic import Traffic
+from .transforms import grouped
+from .mesh import Mesh
 
 __all__ = [
-    "algorithms", "analytic", "dist", "fabric", "fp8", "grading", "hardware", "moe",
+    "algorithms", "analytic", "dist", "fabric", "fp8", "grading", "hardware", "mesh", "moe",
     "semantics", "topology", "transforms", "viz",
     "Schedule", "Step", "Transfer", "compose",
     "simulate", "verify", "trace", "SymbolicState",
-    "Topology", "Timing", "time", "algbw", "busbw", "bus_factor",
+    "Topology", "Mesh", "Timing", "time", "algbw", "busbw", "bus_factor",
     "CollectivesError", "ScheduleError", "TopologyError", "GradingError",
 ]
 

@@ -7,23 +7,28 @@ The model is step-synchronous: a step starts when the previous one has finished,
 where a transfer moves ``nbytes / schedule.n_chunks`` bytes over every link of its route,
 and transfers that share a link share its bandwidth. Local transfers (src == dst) are free.
 This is the alpha-beta model generalised to contention: on an uncontended topology it
-equals the closed forms in :mod:`collectives.analytic`. Left out: overlap between steps
-(see ``pipelined`` algorithms), protocol overheads, compute time of reductions, congestion
-control. Taught in chapter "Cost models and the ring all-gather".
+equals the closed forms in :mod:`collectives.analytic`. A transfer to or from a switch
+participant (in-network reduction) crosses the links between the endpoint and that switch.
+Costing works from the schedule's :class:`~collectives.traffic.Traffic` (runs of identical
+steps), never from its list of transfers, so a 32,768-rank ring costs one routed pattern.
+A collective can be placed on some endpoints of a bigger topology (``placement``), and
+several collectives that run at the same time are costed together by
+:func:`time_concurrent`. Left out: overlap between steps (see ``pipelined`` algorithms),
+protocol overheads, compute time of reductions, congestion control. Taught in chapter "Cost models and the ring all-gather".
 """
 
 import math
 from dataclasses import dataclass
+from typing import Any, Optional
 
 import numpy as np
 
 from .errors import CollectivesError, TopologyError
 from .semantics import collective_spec
-from .validation import schedule_arg
+from .validation import int_array, schedule_arg
 
-__all__ = ["Timing", "time", "algbw", "busbw", "bus_factor"]
-
-_DENSE_LIMIT = 20_000_000     # steps x links above which per-step loads are kept sparse
+__all__ = ["Timing", "time", "Job", "ConcurrentTiming", "time_concurrent", "algbw", "busbw",
+           "bus_factor"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -78,62 +83,192 @@ def _check_nbytes(nbytes):
     return float(nbytes)
 
 
-def time(schedule, topology, nbytes):
+def _placement(schedule, topology, placement, switch_placement, what):
+    """participant -> topology node, checked: ranks onto distinct endpoints, switch
+    participants onto distinct switches."""
+    n = schedule.n_ranks
+    if placement is None:
+        if topology.n_ranks != n:
+            raise TopologyError(
+                f"{what} has {n} ranks but {topology.name} has {topology.n_ranks} endpoints; "
+                "give placement=... (which endpoint plays each rank) to run it on some of them")
+        ranks = np.arange(n)
+    else:
+        ranks = int_array(placement, "placement", shape=(n,), minimum=0,
+                          maximum=topology.n_ranks - 1, error=TopologyError)
+        if len(np.unique(ranks)) != n:
+            raise TopologyError("placement must put every rank on a different endpoint")
+    switches = topology.switches
+    if switch_placement is None:
+        if schedule.n_switches > len(switches):
+            raise TopologyError(
+                f"{what} reduces in {schedule.n_switches} switches but {topology.name} has "
+                f"{len(switches)}")
+        nodes = switches[:schedule.n_switches]
+    else:
+        nodes = int_array(switch_placement, "switch_placement", shape=(schedule.n_switches,),
+                          error=TopologyError)
+        if not np.isin(nodes, switches).all() or len(np.unique(nodes)) != len(nodes):
+            raise TopologyError("switch_placement must name distinct switch nodes of "
+                                f"{topology.name}")
+    return np.concatenate([ranks, nodes]).astype(np.int64)
+
+
+def _run_costs(traffic, topology, chunk_bytes):
+    """Per run: (latency s, transfer s, bottleneck link, bytes on it), and per-run link
+    bytes as a sparse (run, link, bytes) triple, for one step of each run."""
+    runs = traffic.runs
+    n_runs, n_links = len(runs), topology.n_links
+    src = np.concatenate([r.src for r in runs]) if runs else np.zeros(0, np.int64)
+    dst = np.concatenate([r.dst for r in runs]) if runs else np.zeros(0, np.int64)
+    chunks = np.concatenate([r.chunks for r in runs]) if runs else np.zeros(0, np.int64)
+    run_of_pair = np.repeat(np.arange(n_runs), [r.n_pairs for r in runs])
+    remote = np.flatnonzero(src != dst)                       # local copies are free
+    pair, link = topology.paths(src[remote], dst[remote])
+    run_of_hop = run_of_pair[remote][pair]
+    latency = np.bincount(pair, weights=topology.link_latency[link], minlength=len(remote))
+    run_latency = np.zeros(n_runs)
+    np.maximum.at(run_latency, run_of_pair[remote], latency)
+    keys, inverse = np.unique(run_of_hop * n_links + link, return_inverse=True)
+    k_bytes = np.bincount(inverse, weights=chunks[remote][pair], minlength=len(keys)) * chunk_bytes
+    k_run, k_link = keys // n_links, keys % n_links
+    load = k_bytes / topology.link_bandwidth[k_link]
+    order = np.lexsort((-load, k_run))                        # per run, the busiest link first
+    first = order[np.concatenate([[True], k_run[order][1:] != k_run[order][:-1]])] \
+        if len(order) else order
+    bottleneck = np.full(n_runs, -1, dtype=np.int64)
+    bottleneck_bytes = np.zeros(n_runs)
+    transfer = np.zeros(n_runs)
+    bottleneck[k_run[first]] = k_link[first]
+    bottleneck_bytes[k_run[first]] = k_bytes[first]
+    transfer[k_run[first]] = load[first]
+    return run_latency, transfer, bottleneck, bottleneck_bytes, (k_run, k_link, k_bytes)
+
+
+def _timing(traffic, topology, nbytes, chunk_bytes, schedule_name):
+    repeat = np.array([r.repeat for r in traffic.runs], dtype=np.int64)
+    latency, transfer, bottleneck, b_bytes, (k_run, k_link, k_bytes) = _run_costs(
+        traffic, topology, chunk_bytes)
+    link_bytes = np.bincount(k_link, weights=k_bytes * repeat[k_run], minlength=topology.n_links)
+    per_step = traffic.run_of_step()
+    step_latency, step_transfer = latency[per_step], transfer[per_step]
+    step_seconds = step_latency + step_transfer
+    seconds = float(np.dot(repeat, latency + transfer))
+    return Timing(seconds, nbytes, step_seconds, step_latency, step_transfer,
+                  bottleneck[per_step], b_bytes[per_step], link_bytes, schedule_name,
+                  topology.name)
+
+
+def time(schedule, topology, nbytes, *, placement=None, switch_placement=None):
     """Seconds ``schedule`` takes on ``topology`` when each rank's full buffer is ``nbytes``.
 
     ``nbytes`` is nccl-tests' ``S``: the all-gather output, the reduce-scatter input, the
-    all-reduce buffer, the all-to-all send buffer. Returns a :class:`Timing`.
+    all-reduce buffer, the all-to-all send buffer (for a collective over groups, the buffer
+    of one rank's own group collective). ``placement``: which endpoint of ``topology`` plays
+    each rank (default: rank r on endpoint r, when the counts match), so that an 8-rank
+    collective can be costed on 8 GPUs of a large cluster; ``switch_placement``: which
+    switch node plays each switch participant (default: the topology's switches in order).
+    Works from the schedule's :class:`~collectives.traffic.Traffic`, so it never lists the
+    transfers of a large regular schedule. Returns a :class:`Timing`.
     """
     from .topology import Topology
 
     schedule_arg(schedule)
     if not isinstance(topology, Topology):
         raise TopologyError(f"expected a collectives Topology, got {type(topology).__name__}")
-    if topology.n_ranks != schedule.n_ranks:
-        raise TopologyError(
-            f"the schedule has {schedule.n_ranks} ranks but {topology.name} has "
-            f"{topology.n_ranks} endpoints")
     nbytes = _check_nbytes(nbytes)
-    chunk_bytes = nbytes / schedule.n_chunks
-    n_steps, n_links = schedule.n_steps, topology.n_links
+    nodes = _placement(schedule, topology, placement, switch_placement, "the schedule")
+    traffic = schedule.traffic.placed(nodes)
+    return _timing(traffic, topology, nbytes, nbytes / schedule.n_chunks, schedule.name)
 
-    remote = np.flatnonzero(schedule.src != schedule.dst)
-    pair, link = topology.paths(schedule.src[remote], schedule.dst[remote])
-    step_of_transfer = schedule.step_of_transfer[remote]
-    step_of_hop = step_of_transfer[pair]
 
-    latency = np.bincount(pair, weights=topology.link_latency[link], minlength=len(remote))
-    step_latency = np.zeros(n_steps)
-    np.maximum.at(step_latency, step_of_transfer, latency)
+@dataclass(frozen=True)
+class Job:
+    """One collective of several that run at once: its ``schedule``, ``nbytes`` (as for
+    :func:`time`), its ``placement`` on the topology (and ``switch_placement``) and a
+    ``name`` for the per-link detail (default the schedule's)."""
 
-    bottleneck_link = np.full(n_steps, -1, dtype=np.int64)
-    bottleneck_count = np.zeros(n_steps)
-    step_transfer = np.zeros(n_steps)
-    if not len(link):
-        pass                                          # no step uses a link
-    elif n_steps * n_links <= _DENSE_LIMIT:
-        count = np.bincount(step_of_hop * n_links + link, minlength=n_steps * n_links)
-        load = count.reshape(n_steps, n_links) * (chunk_bytes / topology.link_bandwidth)
-        busiest = np.argmax(load, axis=1)
-        used = count.reshape(n_steps, n_links).any(axis=1)
-        bottleneck_link[used] = busiest[used]
-        bottleneck_count[used] = count.reshape(n_steps, n_links)[used, busiest[used]]
-        step_transfer = load[np.arange(n_steps), busiest] * used
-    else:
-        keys, count = np.unique(step_of_hop * n_links + link, return_counts=True)
-        k_step, k_link = keys // n_links, keys % n_links
-        load = count * chunk_bytes / topology.link_bandwidth[k_link]
-        order = np.lexsort((-load, k_step))           # per step, the busiest link first
-        first = order[np.concatenate([[True], k_step[order][1:] != k_step[order][:-1]])]
-        bottleneck_link[k_step[first]] = k_link[first]
-        bottleneck_count[k_step[first]] = count[first]
-        step_transfer[k_step[first]] = load[first]
+    schedule: Any
+    nbytes: float
+    placement: Any = None
+    switch_placement: Any = None
+    name: Optional[str] = None
 
-    step_seconds = step_latency + step_transfer
-    link_bytes = np.bincount(link, minlength=n_links) * chunk_bytes
-    return Timing(float(step_seconds.sum()), nbytes, step_seconds, step_latency, step_transfer,
-                  bottleneck_link, bottleneck_count * chunk_bytes, link_bytes, schedule.name,
-                  topology.name)
+
+@dataclass(frozen=True, eq=False)
+class ConcurrentTiming:
+    """The result of :func:`time_concurrent`: the jobs run together, and each alone.
+
+    ``seconds`` and ``step_seconds``: together; ``alone``: one :class:`Timing` per job, on
+    the same topology without the others; ``link_bytes``: (jobs, links) bytes each job puts
+    on each link over the whole run. :meth:`shared_links` says who shares what.
+    """
+
+    seconds: float
+    step_seconds: np.ndarray
+    alone: tuple
+    link_bytes: np.ndarray
+    names: tuple
+    topology_name: str
+
+    @property
+    def slowdown(self):
+        """Seconds together over the slowest job's seconds alone (1.0: no interference)."""
+        return self.seconds / max(t.seconds for t in self.alone) if self.alone else 1.0
+
+    def shared_links(self):
+        """Links used by more than one job: one dict per link, busiest first, with the bytes
+        each job puts on it."""
+        used = self.link_bytes > 0
+        shared = np.flatnonzero(used.sum(axis=0) > 1)
+        order = shared[np.argsort(-self.link_bytes[:, shared].sum(axis=0), kind="stable")]
+        return [{"link": int(l), **{name: float(self.link_bytes[j, l])
+                                    for j, name in enumerate(self.names)}} for l in order]
+
+    def __repr__(self):
+        return (f"ConcurrentTiming({len(self.names)} jobs on {self.topology_name!r}: "
+                f"{self.seconds:.6g} s together, slowdown {self.slowdown:.3g}x)")
+
+
+def time_concurrent(jobs, topology):
+    """Seconds for several collectives that run at the same time and share ``topology``.
+
+    Model: the jobs start together and advance in lockstep, step i of every job in one
+    combined step that lasts as long as its slowest link (bytes of all jobs on a link share
+    its bandwidth) plus its longest path latency, as :func:`time` costs one schedule. Left
+    out: a job running ahead while another is still in an earlier step (a flow-level model
+    would let it). Returns a :class:`ConcurrentTiming`.
+    """
+    from .topology import Topology
+
+    if not isinstance(topology, Topology):
+        raise TopologyError(f"expected a collectives Topology, got {type(topology).__name__}")
+    try:
+        jobs = list(jobs)
+    except TypeError:
+        raise CollectivesError("jobs must be a list of collectives.Job") from None
+    if not jobs or not all(isinstance(j, Job) for j in jobs):
+        raise CollectivesError("jobs must be a non-empty list of collectives.Job(schedule, "
+                               "nbytes, placement=...)")
+    names = tuple(j.name or j.schedule.name for j in jobs)
+    placed, alone = [], []
+    for i, job in enumerate(jobs):
+        schedule_arg(job.schedule, f"job {i}'s schedule")
+        nbytes = _check_nbytes(job.nbytes)
+        nodes = _placement(job.schedule, topology, job.placement, job.switch_placement,
+                           f"job {i} ({names[i]})")
+        # bytes per chunk differ between jobs: count in bytes, with one byte as the unit
+        chunk_bytes = nbytes / job.schedule.n_chunks
+        traffic = job.schedule.traffic.placed(nodes)
+        alone.append(_timing(traffic, topology, nbytes, chunk_bytes, names[i]))
+        placed.append((traffic, chunk_bytes))
+    unit = min((c for _, c in placed if c > 0), default=1.0)
+    scaled = [t.scaled(c / unit) for t, c in placed]
+    together = scaled[0].together(*scaled[1:])
+    combined = _timing(together, topology, 0.0, unit, " + ".join(names))
+    link_bytes = np.stack([t.link_bytes for t in alone])
+    return ConcurrentTiming(combined.seconds, combined.step_seconds, tuple(alone), link_bytes,
+                            names, topology.name)
 
 
 def algbw(nbytes, seconds):
@@ -151,11 +286,7 @@ def bus_factor(collective, n):
     spec = collective_spec(collective)
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
         raise CollectivesError(f"n (number of ranks) must be an integer >= 1, got {n!r}")
-    if spec.name == "all_reduce":
-        return 2 * (n - 1) / n
-    if spec.name in ("all_gather", "reduce_scatter", "all_to_all", "all_to_all_v"):
-        return (n - 1) / n
-    return 1.0
+    return spec.bus_factor(int(n))
 
 
 def busbw(collective, nbytes, seconds, n):

@@ -36,6 +36,8 @@ class Run:
     """``repeat`` consecutive steps, each sending ``chunks[i]`` chunks ``src[i] -> dst[i]``.
 
     Pairs are distinct within a run; ``src == dst`` pairs (local copies) cost nothing.
+    ``chunks`` is a float array: whole chunk counts for a Schedule's traffic, and scaled
+    amounts when the traffic of jobs with different chunk sizes is combined.
     """
 
     repeat: int
@@ -44,8 +46,9 @@ class Run:
     chunks: np.ndarray
 
     def __post_init__(self):
-        for name in ("src", "dst", "chunks"):
+        for name in ("src", "dst"):
             object.__setattr__(self, name, _readonly(getattr(self, name)))
+        object.__setattr__(self, "chunks", _readonly(self.chunks, np.float64))
 
     @property
     def n_pairs(self) -> int:
@@ -61,13 +64,13 @@ def _canonical(src, dst, chunks):
     """Merge repeated (src, dst) pairs, sorted by pair: the canonical form of one step."""
     src = np.asarray(src, dtype=np.int64)
     dst = np.asarray(dst, dtype=np.int64)
-    chunks = np.broadcast_to(np.asarray(chunks, dtype=np.int64), src.shape)
+    chunks = np.broadcast_to(np.asarray(chunks, dtype=np.float64), src.shape)
     if not src.size:
         return src, dst, chunks
     width = int(max(src.max(), dst.max())) + 1
     key = src * width + dst
     uniq, inverse = np.unique(key, return_inverse=True)
-    total = np.bincount(inverse, weights=chunks, minlength=len(uniq)).astype(np.int64)
+    total = np.bincount(inverse, weights=chunks, minlength=len(uniq))
     return uniq // width, uniq % width, total
 
 
@@ -105,7 +108,7 @@ class Traffic:
         u_step = uniq // (width * width)
         u_src, u_dst = (uniq // width) % width, uniq % width
         bounds = np.searchsorted(u_step, np.arange(n_steps + 1))
-        return cls([Run(1, u_src[a:b], u_dst[a:b], count[a:b])
+        return cls([Run(1, u_src[a:b], u_dst[a:b], count[a:b].astype(np.float64))
                     for a, b in zip(bounds[:-1], bounds[1:])])
 
     # ---- sizes -------------------------------------------------------------------------
@@ -116,7 +119,7 @@ class Traffic:
     @property
     def n_transfers(self) -> int:
         """Chunk transfers over all steps (what the explicit Schedule would list)."""
-        return int(sum(r.repeat * int(r.chunks.sum()) for r in self.runs))
+        return int(round(sum(r.repeat * float(r.chunks.sum()) for r in self.runs)))
 
     def max_participant(self) -> int:
         return max((int(max(r.src.max(), r.dst.max())) for r in self.runs if r.n_pairs),
@@ -126,7 +129,8 @@ class Traffic:
         """``[{(src, dst): chunks}, ...]``, one dict per step (for tests on small cases)."""
         out = []
         for run in self.runs:
-            step = dict(zip(zip(run.src.tolist(), run.dst.tolist()), run.chunks.tolist()))
+            step = dict(zip(zip(run.src.tolist(), run.dst.tolist()),
+                            (round(c) if float(c).is_integer() else c for c in run.chunks.tolist())))
             out.extend(dict(step) for _ in range(run.repeat))
         return out
 
@@ -144,9 +148,10 @@ class Traffic:
         return Traffic([Run(r.repeat, *_canonical(r.dst, r.src, r.chunks))
                         for r in reversed(self.runs)])
 
-    def scaled(self, factor: int) -> "Traffic":
-        """Every pair moves ``factor`` times as many chunks (a chunk split in ``factor``)."""
-        return Traffic([Run(r.repeat, r.src, r.dst, r.chunks * int(factor)) for r in self.runs])
+    def scaled(self, factor: float) -> "Traffic":
+        """Every pair moves ``factor`` times as much (chunks counted in another unit)."""
+        return Traffic([Run(r.repeat, r.src, r.dst, r.chunks * float(factor))
+                        for r in self.runs])
 
     def placed(self, mapping) -> "Traffic":
         """Participants renamed through ``mapping`` (participant -> node): a placement."""
@@ -165,7 +170,7 @@ class Traffic:
         for r in self.runs:
             src = groups[:, r.src].ravel()
             dst = groups[:, r.dst].ravel()
-            chunks = np.tile(r.chunks * int(block_length), len(groups))
+            chunks = np.tile(r.chunks * float(block_length), len(groups))
             runs.append(Run(r.repeat, *_canonical(src, dst, chunks)))
         return Traffic(runs)
 
@@ -211,7 +216,7 @@ class Traffic:
                 overlap = min(hi + 1, starts[i + 1]) - max(lo, starts[i])
                 if overlap > 0 and run.n_pairs:
                     src.append(run.src), dst.append(run.dst)
-                    chunks.append(run.chunks * int(overlap))
+                    chunks.append(run.chunks * float(overlap))
             if src:
                 runs.append(Run(b - a, *_canonical(np.concatenate(src), np.concatenate(dst),
                                                    np.concatenate(chunks))))

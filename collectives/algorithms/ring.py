@@ -11,6 +11,7 @@ all-gather".
 import numpy as np
 
 from ..schedule import Schedule, compose
+from ..traffic import Traffic
 from ._checks import rank_count
 
 __all__ = [
@@ -27,23 +28,46 @@ def _grid(n):
     return step, rank
 
 
+def _one_way(n):
+    """Every step of a unidirectional ring: rank r sends one chunk to r + 1."""
+    r = np.arange(n)
+    return Traffic.run(n - 1, r, (r + 1) % n)
+
+
+def _two_way_traffic(n):
+    """Every step of a bidirectional ring: one chunk to each neighbour."""
+    r = np.arange(n)
+    return Traffic.run(n - 1, np.repeat(r, 2), np.stack([(r + 1) % n, (r - 1) % n], 1).ravel())
+
+
+def _listing(step, src, dst, chunk, reduce):
+    return {"step": step, "src": src, "dst": dst, "src_chunk": chunk, "dst_chunk": chunk,
+            "reduce": reduce}
+
+
 def ring_all_gather(n):
     """Ring all-gather: at step s rank r forwards shard (r - s) mod n to rank r + 1."""
     n = rank_count(n)
-    step, r = _grid(n)
-    chunk = (r - step) % n
-    return Schedule.from_arrays("all_gather", n, n, step, r, (r + 1) % n, chunk, chunk,
-                                n_steps=n - 1, name="ring_all_gather")
+
+    def listing():
+        step, r = _grid(n)
+        return _listing(step, r, (r + 1) % n, (r - step) % n, False)
+
+    return Schedule.from_traffic("all_gather", n, n, _one_way(n), listing,
+                                 name="ring_all_gather")
 
 
 def ring_reduce_scatter(n):
     """Ring reduce-scatter: at step s rank r adds its partial sum of chunk (r - s - 1) mod n
     into rank r + 1; after n - 1 steps rank r holds chunk r summed over all ranks."""
     n = rank_count(n)
-    step, r = _grid(n)
-    chunk = (r - step - 1) % n
-    return Schedule.from_arrays("reduce_scatter", n, n, step, r, (r + 1) % n, chunk, chunk,
-                                True, n_steps=n - 1, name="ring_reduce_scatter")
+
+    def listing():
+        step, r = _grid(n)
+        return _listing(step, r, (r + 1) % n, (r - step - 1) % n, True)
+
+    return Schedule.from_traffic("reduce_scatter", n, n, _one_way(n), listing,
+                                 name="ring_reduce_scatter")
 
 
 def ring_all_reduce(n):
@@ -68,18 +92,18 @@ def bidirectional_ring_all_gather(n):
     """Bidirectional ring all-gather: each shard is cut in two halves (slots 2r, 2r + 1);
     the first travels forward, the second backward, so both link directions carry data."""
     n = rank_count(n)
-    step, src, dst, chunk = _two_way(n, reduce=False)
-    return Schedule.from_arrays("all_gather", n, 2 * n, step, src, dst, chunk, chunk,
-                                n_steps=n - 1, name="bidirectional_ring_all_gather")
+    return Schedule.from_traffic("all_gather", n, 2 * n, _two_way_traffic(n),
+                                 lambda: _listing(*_two_way(n, reduce=False), False),
+                                 name="bidirectional_ring_all_gather")
 
 
 def bidirectional_ring_reduce_scatter(n):
     """Bidirectional ring reduce-scatter: even slots are reduced forward, odd slots
     backward; rank r ends with slots 2r and 2r + 1 summed over all ranks."""
     n = rank_count(n)
-    step, src, dst, chunk = _two_way(n, reduce=True)
-    return Schedule.from_arrays("reduce_scatter", n, 2 * n, step, src, dst, chunk, chunk,
-                                True, n_steps=n - 1, name="bidirectional_ring_reduce_scatter")
+    return Schedule.from_traffic("reduce_scatter", n, 2 * n, _two_way_traffic(n),
+                                 lambda: _listing(*_two_way(n, reduce=True), True),
+                                 name="bidirectional_ring_reduce_scatter")
 
 
 def bidirectional_ring_all_reduce(n):

@@ -8,24 +8,31 @@ shard is cut into one part per axis and part p visits the axes in the order rota
 so that all axes carry data at the same time (The Scaling Book's "all axes at once").
 Reduce-scatters are the duals, all-reduces the two composed, and all-to-alls run a 1-D
 all-to-all per axis, each moving the parts whose destination differs on that axis.
-Built with :func:`collectives.transforms.embed`. Taught in chapters "All-gather" and
+Built with :func:`collectives.transforms.embed`. ``axes`` may name any subset of the axes:
+the collective then runs inside every line (plane, ...) of those axes at once, a collective
+over groups (:func:`axis_groups`), as The Scaling Book's AG_X is one all-gather per line
+along X. ``nbytes`` stays the buffer one rank holds at the end of its own group's
+collective. Taught in chapters "All-gather" and
 "All-to-all".
 """
 
 import math
+from functools import partial
 
 import numpy as np
 
 from ..errors import ScheduleError
-from ..schedule import compose
-from ..transforms import dual, embed, parallel
+from ..schedule import Schedule, compose
+from ..transforms import dual, embed, grouped, parallel
 from . import alltoall, ring
 
 __all__ = ["torus_all_gather", "torus_reduce_scatter", "torus_all_reduce",
-           "torus_all_to_all"]
+           "torus_all_to_all", "axis_groups"]
 
 
 def _check(shape, axes):
+    """``(shape, axes)``: axes in the order given (default every axis longer than 1), axes of
+    size 1 dropped."""
     if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
         shape = (shape,)
     try:
@@ -45,13 +52,36 @@ def _check(shape, axes):
         if bad or len(set(axes)) != len(axes):
             raise ScheduleError(
                 f"axes must be distinct axis numbers of a {len(shape)}-D shape, got {axes!r}")
-        missing = [a for a, size in enumerate(shape) if size > 1 and a not in axes]
-        if missing:
-            raise ScheduleError(
-                f"axes {axes} leave out axis {missing[0]} (size {shape[missing[0]]}); every "
-                "axis longer than 1 must be used, or the collective misses those ranks")
         axes = tuple(a for a in axes if shape[a] > 1)
     return shape, axes
+
+
+def axis_groups(shape, axes):
+    """The groups of a collective along ``axes`` of a torus: (G, m) ranks, one row per
+    line (plane, ...) of those axes, members row-major over the axes in increasing order,
+    groups row-major over the other axes. ``axes=(0,)`` of a 4x4x4 torus: the 16 lines
+    along axis 0 (The Scaling Book's AG_X runs in all of them at once)."""
+    used = sorted(axes)
+    others = [a for a in range(len(shape)) if a not in used]
+    ranks = np.arange(math.prod(shape)).reshape(shape)
+    m = math.prod(shape[a] for a in used)
+    return ranks.transpose(others + used).reshape(-1, m)
+
+
+def _over_axes(build, shape, axes, wraparound, name, **options):
+    """``build(sub_shape, sub_axes, sub_wrap)`` on the torus of the chosen axes, run inside
+    every line/plane of those axes at once when they leave some axes out."""
+    wrap = _wrap(shape, wraparound)
+    used = sorted(axes)
+    if len(used) == sum(size > 1 for size in shape):
+        return build(shape, axes, wrap).renamed(name)
+    sub_shape = tuple(shape[a] for a in used) or (1,)
+    sub_axes = tuple(used.index(a) for a in axes)
+    sub_wrap = tuple(wrap[a] for a in used) or (True,)
+    groups = axis_groups(shape, axes)
+    axes_text = ",".join(map(str, axes))
+    return grouped(build(sub_shape, sub_axes, sub_wrap), groups,
+                   name=f"{name}[axes {axes_text}]")
 
 
 def _strides(shape):
@@ -85,7 +115,8 @@ def _all_gather_part(shape, order, line_algorithm, k, kk, part):
     """Gather part ``part`` of every shard along ``order``: big slots ``q*k + part*kk + h``
     (h < kk) of shard q. ``line_algorithm(axis)`` is the 1-D all-gather of that axis; if it
     splits a shard into fewer chunks than kk (a chain moves whole shards), each of its chunks
-    stands for several of the kk half-slots."""
+    stands for several of the kk half-slots. Blocks are built only when the transfers are
+    listed, so a full pod is costed from the traffic alone."""
     n = math.prod(shape)
     stages, done = [], []
     for axis in order:
@@ -93,14 +124,18 @@ def _all_gather_part(shape, order, line_algorithm, k, kk, part):
         small = line_algorithm(axis)(m)
         per = small.n_chunks // m                         # small chunks per small shard
         lines = _lines(shape, axis)
-        held = _gathered_shards(shape, axis, done, lines)          # (G, m, L)
-        # small slot c * per + h  <->  big slots held[g, c, :] * k + part * kk + h * kk/per + j
-        sub = (np.arange(per)[:, None] * (kk // per) + np.arange(kk // per)[None, :])
-        blocks = (held[:, :, None, None, :] * k + part * kk
-                  + sub[None, None, :, :, None])                   # (G, m, per, kk/per, L)
-        blocks = blocks.reshape(len(lines), m * per, -1)
+        held = math.prod(shape[a] for a in done)          # shards gathered so far per rank
+
+        def blocks(lines=lines, done=tuple(done), per=per, m=m, axis=axis):
+            held = _gathered_shards(shape, axis, list(done), lines)          # (G, m, L)
+            # small slot c * per + h  <->  big slots held[g, c, :] * k + part * kk + h * kk/per + j
+            sub = (np.arange(per)[:, None] * (kk // per) + np.arange(kk // per)[None, :])
+            b = (held[:, :, None, None, :] * k + part * kk
+                 + sub[None, None, :, :, None])                           # (G, m, per, kk/per, L)
+            return b.reshape(len(lines), m * per, -1)
+
         stages.append(embed(small, lines, blocks, collective="all_gather", n_ranks=n,
-                            n_chunks=n * k))
+                            n_chunks=n * k, block_length=(kk // per) * held))
         done.append(axis)
     result = stages[0]
     for stage in stages[1:]:
@@ -134,10 +169,15 @@ def torus_all_gather(shape, axes=None, bidirectional=True, concurrent=False, wra
     ``k = (2 if bidirectional else 1) * (len(axes) if concurrent else 1)`` per rank; rank r's
     shard is slots ``[r*k, (r+1)*k)``.
     """
+    shape, axes = _check(shape, axes)
+    name = "torus_all_gather" + ("_concurrent" if concurrent else "")
+    return _over_axes(partial(_torus_all_gather, bidirectional=bidirectional,
+                              concurrent=concurrent), shape, axes, wraparound, name)
+
+
+def _torus_all_gather(shape, axes, wrap, *, bidirectional, concurrent):
     from .chain import chain_all_gather
 
-    shape, axes = _check(shape, axes)
-    wrap = _wrap(shape, wraparound)
     n = math.prod(shape)
     kk = 2 if bidirectional else 1
     ring_1d = ring.bidirectional_ring_all_gather if bidirectional else ring.ring_all_gather
@@ -147,14 +187,11 @@ def torus_all_gather(shape, axes=None, bidirectional=True, concurrent=False, wra
 
     parts = len(axes) if concurrent and axes else 1
     k = kk * parts
-    name = "torus_all_gather" + ("_concurrent" if concurrent else "")
     if not axes:                                       # a single rank: nothing to do
-        from ..schedule import Schedule
-        return Schedule("all_gather", n, n * k, [], name=name)
+        return Schedule("all_gather", n, n * k, [])
     pieces = [_all_gather_part(shape, axes[p:] + axes[:p], line_algorithm, k, kk, p)
               for p in range(parts)]
-    result = pieces[0] if parts == 1 else parallel(*pieces)
-    return result.renamed(name)
+    return pieces[0] if parts == 1 else parallel(*pieces)
 
 
 def torus_reduce_scatter(shape, axes=None, bidirectional=True, concurrent=False,
@@ -166,7 +203,8 @@ def torus_reduce_scatter(shape, axes=None, bidirectional=True, concurrent=False,
 
 
 def torus_all_reduce(shape, axes=None, bidirectional=True, concurrent=False, wraparound=True):
-    """All-reduce over a torus: torus reduce-scatter then torus all-gather."""
+    """All-reduce over a torus: torus reduce-scatter then torus all-gather (over the same
+    groups when ``axes`` leaves some axes out)."""
     rs = torus_reduce_scatter(shape, axes, bidirectional, concurrent, wraparound)
     ag = torus_all_gather(shape, axes, bidirectional, concurrent, wraparound)
     return compose(rs, ag, name="torus_all_reduce" + ("_concurrent" if concurrent else ""))
@@ -181,11 +219,16 @@ def torus_all_to_all(shape, axes=None, line="bidirectional_ring"):
     "bidirectional_ring", "ring" or "direct") moves every part to the line position
     of its destination's coordinate on that axis. Parts are split like the 1-D
     algorithm's (2 chunks each for a bidirectional ring)."""
-    from .direct import direct_all_to_all
-
     shape, axes = _check(shape, axes)
     if line not in _ONE_D_ALL_TO_ALL:
         raise ScheduleError(f"line must be one of {', '.join(_ONE_D_ALL_TO_ALL)}, got {line!r}")
+    return _over_axes(partial(_torus_all_to_all, line=line), shape, axes, True,
+                      "torus_all_to_all")
+
+
+def _torus_all_to_all(shape, axes, wrap, *, line):
+    from .direct import direct_all_to_all
+
     one_d = _ONE_D_ALL_TO_ALL[line] or direct_all_to_all
     n = math.prod(shape)
     kk = 2 if line == "bidirectional_ring" else 1
@@ -208,10 +251,9 @@ def torus_all_to_all(shape, axes=None, line="bidirectional_ring"):
         stages.append(embed(small, lines, blocks, collective="all_to_all", n_ranks=n,
                             n_chunks=n * kk, n_scratch=small.n_scratch * width))
         scratch = max(scratch, small.n_scratch * width)
-    from ..schedule import Schedule
     if not stages:
-        return Schedule("all_to_all", n, n * kk, [], name="torus_all_to_all")
+        return Schedule("all_to_all", n, n * kk, [])
     result = stages[0]
     for stage in stages[1:]:
         result = compose(result, stage, collective="all_to_all")
-    return result.renamed("torus_all_to_all")
+    return result

@@ -192,15 +192,16 @@ def _symbolic_steps(schedule):
     transfer that reads an empty slot, mixes chunks or counts a contribution twice.
     """
     spec = _check_schedule(schedule)
+    _ = schedule.step_starts                  # lists the transfers (or says it cannot) first
     n, slots = schedule.n_participants, schedule.n_slots
+    words = (schedule.n_ranks + 63) // 64 if spec.reducing else 0
+    need = n * slots * (words + 3) * 8
+    if need > VERIFY_MEMORY_LIMIT:
+        raise CollectivesError(
+            f"verify would need {need / 2**30:.1f} GiB of symbolic state for {n} ranks x "
+            f"{slots} slots; verify a smaller instance of the same algorithm")
     label, owner = spec.initial(schedule.groups, schedule.n_chunks, slots, schedule.root, n)
     if spec.reducing:
-        words = (schedule.n_ranks + 63) // 64
-        need = n * slots * words * 8
-        if need > VERIFY_MEMORY_LIMIT:
-            raise CollectivesError(
-                f"verify would need {need / 2**30:.1f} GiB of symbolic state for {n} ranks x "
-                f"{slots} slots; verify a smaller instance of the same algorithm")
         bits = np.zeros((n, slots, words), dtype=np.uint64)
         r_idx, c_idx = np.nonzero(owner >= 0)
         bits[r_idx, c_idx] = _bitsets(owner[r_idx, c_idx], words)

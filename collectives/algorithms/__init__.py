@@ -20,6 +20,7 @@ from .alltoall import (
 )
 from .chain import chain_all_gather, chain_broadcast, chain_reduce_scatter
 from .direct import direct_all_gather, direct_all_to_all
+from .innetwork import nvls_all_reduce, sharp_all_reduce
 from .recursive import (
     rabenseifner_all_reduce,
     recursive_doubling_all_gather,
@@ -50,6 +51,7 @@ __all__ = [
     "ring_all_to_all", "bidirectional_ring_all_to_all", "chain_all_to_all",
     "pairwise_all_to_all", "bruck_all_to_all",
     "torus_all_gather", "torus_reduce_scatter", "torus_all_reduce", "torus_all_to_all",
+    "nvls_all_reduce", "sharp_all_reduce",
 ]
 
 

@@ -1,0 +1,269 @@
+"""The cluster model: collectives over groups, compact traffic at scale, placement,
+concurrency, switch participants (in-network reduction), reduction ops, new collectives."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import collectives as cl
+from collectives import topology as tp
+from collectives.algorithms import CATALOG, supports
+from collectives.algorithms.torus import axis_groups
+from collectives.traffic import Traffic
+from collectives.transforms import grouped, pipelined
+
+
+def listed_traffic(schedule):
+    """The traffic derived from the schedule's listed transfers (the slow, explicit way)."""
+    return Traffic.from_transfers(schedule.step_of_transfer, schedule.src, schedule.dst,
+                                  schedule.n_steps).per_step()
+
+
+def first_principles(collective, x, groups):
+    """Expected outputs of a collective over groups, from numpy alone."""
+    out = []
+    m = groups.shape[1]
+    for r in range(x.shape[0]):
+        g = groups[np.flatnonzero((groups == r).any(axis=1))[0]]
+        p = int(np.flatnonzero(g == r)[0])
+        if collective == "all_gather":
+            out.append(np.concatenate([x[q] for q in g]))
+        elif collective == "all_reduce":
+            out.append(x[g].sum(axis=0))
+        elif collective == "reduce_scatter":
+            out.append(np.split(x[g].sum(axis=0), m)[p])
+        else:                                   # all_to_all: part p of every member
+            out.append(np.concatenate([np.split(x[q], m)[p] for q in g]))
+    return np.array(out)
+
+
+shapes = st.lists(st.integers(1, 4), min_size=1, max_size=3).map(tuple)
+
+
+@settings(max_examples=40, deadline=None)
+@given(shapes, st.data(), st.sampled_from(["all_gather", "reduce_scatter", "all_reduce",
+                                           "all_to_all"]))
+def test_torus_collectives_over_any_subset_of_axes(shape, data, collective):
+    axes = tuple(data.draw(st.permutations(range(len(shape))))[
+        :data.draw(st.integers(1, len(shape)))])
+    build = getattr(cl.algorithms, f"torus_{collective}")
+    s = build(shape, axes=axes)
+    cl.verify(s)
+    groups = axis_groups(shape, [a for a in axes if shape[a] > 1])
+    m = groups.shape[1]
+    assert s.group_size == m and s.n_ranks == math.prod(shape)
+    k_in = s.n_chunks // m if collective == "all_gather" else s.n_chunks
+    x = np.arange(s.n_ranks * k_in * 2, dtype=float).reshape(s.n_ranks, -1) ** 1.5
+    np.testing.assert_allclose(cl.simulate(s, x), first_principles(collective, x, groups))
+    assert s.traffic.per_step() == listed_traffic(s)
+
+
+def test_ag_x_is_one_all_gather_per_line_along_axis_0():
+    s = cl.algorithms.torus_all_gather((4, 4, 4), axes=(0,))
+    assert (s.n_groups, s.group_size) == (16, 4)
+    # the line through rank 0 along axis 0: ranks 0, 16, 32, 48
+    assert s.groups[0].tolist() == [0, 16, 32, 48]
+    # it costs what one bidirectional ring of 4 costs on the same links: the lines are disjoint
+    topo = tp.torus((4, 4, 4), 45e9, 1e-6)
+    line = cl.time(cl.algorithms.bidirectional_ring_all_gather(4), tp.ring(4, 45e9, 1e-6), 2**20)
+    assert cl.time(s, topo, 2**20).seconds == pytest.approx(line.seconds, rel=1e-12)
+
+
+def test_a_transfer_between_groups_is_refused_with_both_groups_named():
+    with pytest.raises(cl.ScheduleError, match=r"from rank 1 \(group 0, position 1\) to rank 2 "
+                                               r"\(group 1, position 0\)") as e:
+        cl.Schedule("all_gather", 4, 2, [[(1, 2, 1, 1)]], groups=[[0, 1], [2, 3]])
+    assert e.value.group == 0
+
+
+def test_verify_names_the_group_of_a_wrong_slot():
+    # groups {0,1} and {2,3}; group 1 forgets to send rank 3's shard to rank 2
+    steps = [[(0, 1, 0, 0), (1, 0, 1, 1), (2, 3, 0, 0)]]
+    s = cl.Schedule("all_gather", 4, 2, steps, groups=[[0, 1], [2, 3]])
+    with pytest.raises(cl.ScheduleError, match=r"rank 2 \(group 1, position 0\) chunk 1 holds "
+                                               r"nothing; all_gather needs chunk 1 of rank 3"):
+        cl.verify(s)
+
+
+@pytest.mark.parametrize("groups, message", [
+    ([[0, 1], [1, 2]], "rank 1 is in 2 groups"),
+    ([[0, 1]], "groups must have shape|rank 2 is in no group"),
+    ([[0, 1, 2]], "rank 3 is in no group"),
+])
+def test_bad_groups(groups, message):
+    with pytest.raises(cl.ScheduleError, match=message):
+        cl.Schedule("all_reduce", 4, 1, [], groups=groups)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.sampled_from(sorted(CATALOG)), st.integers(1, 9), st.integers(1, 3))
+def test_compact_traffic_equals_the_listed_traffic(name, n, k):
+    if not supports(name, n):
+        return
+    s = CATALOG[name].build(n)
+    assert s.traffic.per_step() == listed_traffic(s)
+    p = pipelined(s, k)
+    assert p.traffic.per_step() == listed_traffic(p)
+
+
+@pytest.mark.parametrize("build, topology", [
+    (lambda: cl.algorithms.ring_all_reduce(64), lambda: tp.ring(64, 45e9, 1e-6)),
+    (lambda: cl.algorithms.torus_all_reduce((4, 4, 4), axes=(2, 0)),
+     lambda: tp.torus((4, 4, 4), 45e9, 1e-6)),
+    (lambda: cl.algorithms.torus_all_to_all((4, 6)), lambda: tp.torus((4, 6), 45e9, 1e-6)),
+])
+def test_costing_from_traffic_equals_costing_the_listed_transfers(build, topology):
+    s, topo = build(), topology()
+    explicit = cl.Schedule.from_arrays(
+        s.collective, s.n_ranks, s.n_chunks, s.step_of_transfer, s.src, s.dst, s.src_chunk,
+        s.dst_chunk, s.reduce, n_steps=s.n_steps, n_scratch=s.n_scratch,
+        groups=None if s.n_groups == 1 else s.groups)
+    assert not cl.Schedule.is_listed.fget(s) or True
+    a, b = cl.time(s, topo, 3e6), cl.time(explicit, topo, 3e6)
+    assert a.seconds == pytest.approx(b.seconds, rel=1e-12)
+    np.testing.assert_allclose(a.link_bytes, b.link_bytes, rtol=1e-12)
+
+
+def test_a_32k_ring_is_costed_without_listing_its_transfers():
+    n = 32768
+    s = cl.algorithms.ring_all_reduce(n)
+    t = cl.time(s, tp.ring(n, 45e9, 1e-6), 2**30)
+    # closed form: 2(n-1)(alpha + S/(n B))
+    assert t.seconds == pytest.approx(cl.analytic.ring_all_reduce(n, 2**30, 1e-6, 45e9),
+                                      rel=1e-9)
+    assert s.n_transfers == 2 * (n - 1) * n and not s.is_listed
+    with pytest.raises(cl.CollectivesError, match="more than the 50,000,000 a Schedule lists"):
+        cl.verify(s)
+
+
+def test_placement_costs_a_collective_on_some_endpoints_of_a_bigger_topology():
+    s = cl.algorithms.ring_all_gather(4)
+    big = tp.ring(8, 1e9)
+    # ranks on every other endpoint: every hop crosses two links, each shared by no one else
+    spread = cl.time(s, big, 4e6, placement=[0, 2, 4, 6])
+    packed = cl.time(s, big, 4e6, placement=[0, 1, 2, 3])
+    # packed: 3 steps of 1 MB over one link, except the closing 3 -> 0 hop crosses 5 links
+    # (the short way round the 8-ring goes 3-4-5-6-7-0) without sharing: 3 * 1e-3 s
+    assert packed.seconds == pytest.approx(3e-3)
+    assert spread.seconds == pytest.approx(3e-3)
+    assert spread.link_bytes.sum() == pytest.approx(2 * packed.link_bytes[[0, 1, 2]].sum()
+                                                    * 4 / 3, rel=1e-12)
+    with pytest.raises(cl.TopologyError, match="a different endpoint"):
+        cl.time(s, big, 1.0, placement=[0, 0, 1, 2])
+    with pytest.raises(cl.TopologyError, match="give placement"):
+        cl.time(s, big, 1.0)
+
+
+def test_concurrent_collectives_share_links_and_say_who_shares_what():
+    topo = tp.ring(4, 1e9)
+    a = cl.algorithms.ring_all_gather(2)           # ranks 0, 1: link 0 -> 1 and 1 -> 0
+    # two all-gathers of 2 ranks, one on endpoints 0,1 and one on 2,3: disjoint links
+    apart = cl.time_concurrent([cl.Job(a, 2e6, [0, 1], name="tp0"),
+                                cl.Job(a, 2e6, [2, 3], name="tp1")], topo)
+    assert apart.seconds == pytest.approx(1e-3) and apart.slowdown == pytest.approx(1.0)
+    assert apart.shared_links() == []
+    # the same two on one pair of endpoints: every link carries both, twice as long
+    same = cl.time_concurrent([cl.Job(a, 2e6, [0, 1], name="x"),
+                               cl.Job(a, 4e6, [0, 1], name="y")], topo)
+    # x puts 1 MB and y 2 MB on each of the two links in its one step: 3e6 / 1e9
+    assert same.seconds == pytest.approx(3e-3)
+    assert same.slowdown == pytest.approx(1.5)
+    assert [(row["x"], row["y"]) for row in same.shared_links()] == [(1e6, 2e6), (1e6, 2e6)]
+
+
+def test_nvls_moves_s_plus_s_over_n_per_link_direction_and_approaches_its_ideal_speedup():
+    n, S, B = 8, 2**30, 450e9
+    sw = tp.switch(n, B)
+    s = cl.algorithms.nvls_all_reduce(n)
+    cl.verify(s)
+    x = np.random.default_rng(0).random((n, 16))
+    np.testing.assert_allclose(cl.simulate(s, x), np.broadcast_to(x.sum(0), x.shape))
+    t = cl.time(s, sw, S)
+    up, down = t.link_bytes[:n], t.link_bytes[n:]
+    np.testing.assert_allclose(up, S + S / n)
+    np.testing.assert_allclose(down, S + S / n)
+    ring = cl.time(cl.algorithms.ring_all_reduce(n), sw, S).seconds
+    piped = cl.time(cl.algorithms.nvls_all_reduce(n, n_segments=1024), sw, S).seconds
+    ideal = 2 * (n - 1) / (n + 1)                  # 1.56 for 8 GPUs
+    assert ring / piped == pytest.approx(ideal, rel=5e-3)
+    assert ring / piped < ideal
+
+
+def test_sharp_reduces_in_the_switch_and_needs_a_topology_that_reaches_it():
+    s = cl.algorithms.sharp_all_reduce(4, 2)
+    cl.verify(s)
+    with pytest.raises(cl.TopologyError, match="reduces in 1 switches but ring of 4 has 0"):
+        cl.time(s, tp.ring(4, 1e9), 1.0)
+
+
+def test_grouped_in_network_reduction_gets_a_switch_per_group():
+    s = grouped(cl.algorithms.nvls_all_reduce(2), [[0, 1], [2, 3]])
+    assert s.n_switches == 2
+    cl.verify(s)
+    x = np.arange(8.0).reshape(4, 2)
+    np.testing.assert_allclose(cl.simulate(s, x), [[2, 4], [2, 4], [10, 12], [10, 12]])
+
+
+def test_max_reduction_may_see_a_contribution_twice_but_a_sum_may_not():
+    steps = [[(0, 1, 0, 0, True)], [(0, 1, 0, 0, True), (1, 0, 0, 0)]]
+    with pytest.raises(cl.ScheduleError, match="would count rank 0 twice"):
+        cl.verify(cl.Schedule("all_reduce", 2, 1, steps))
+    s = cl.Schedule("all_reduce", 2, 1, steps, op="max")
+    cl.verify(s)
+    np.testing.assert_allclose(cl.simulate(s, [[3.0], [-1.0]]), [[3.0], [3.0]])
+    with pytest.raises(cl.ScheduleError, match="op must be one of sum, max"):
+        cl.Schedule("all_reduce", 2, 1, [], op="min")
+
+
+def test_gather_and_scatter():
+    gather = cl.Schedule("gather", 3, 3, [[(1, 0, 1, 1), (2, 0, 2, 2)]], root=0)
+    cl.verify(gather)
+    np.testing.assert_allclose(cl.simulate(gather, [[1.0], [2.0], [3.0]])[0], [1, 2, 3])
+    scatter = cl.transforms.dual(gather)
+    assert scatter.collective == "scatter"
+    cl.verify(scatter)
+    np.testing.assert_allclose(cl.simulate(scatter, [[1.0, 2, 3], [0, 0, 0], [0, 0, 0]]),
+                               [[1], [2], [3]])
+    with pytest.raises(cl.ScheduleError, match="rank 0 chunk 2 holds nothing; gather needs"):
+        cl.verify(cl.Schedule("gather", 3, 3, [[(1, 0, 1, 1)]], root=0))
+    assert cl.bus_factor("gather", 4) == 0.75
+
+
+def test_schedules_and_topologies_cannot_be_changed():
+    s = cl.algorithms.ring_all_gather(4)
+    with pytest.raises(cl.ScheduleError, match="cannot be changed once built"):
+        s.name = "mine"
+    assert s.renamed("mine").name == "mine" and s.name == "ring_all_gather"
+    with pytest.raises(ValueError):
+        s.src[0] = 3
+    t = tp.ring(4, 1e9)
+    with pytest.raises(cl.TopologyError, match="cannot be changed once built"):
+        t.system = "tpu"
+
+
+def test_a_tolerant_trace_words_double_counting_like_feedback_needs():
+    steps = [[(0, 1, 0, 0, True)], [(0, 1, 0, 0, True)]]
+    states = cl.trace(cl.Schedule("all_reduce", 2, 1, steps), stop_at_error=False)
+    assert states[-1].describe(1, 0) == ("chunk 0 summed over all 2 ranks, with rank 0 "
+                                         "counted more than once")
+
+
+def test_mesh_axes_give_the_groups_of_the_tensor_and_data_parallel_collectives():
+    mesh = cl.Mesh({"dp": 2, "tp": 4})
+    node = tp.switch(4, 100e9)
+    cluster = tp.product(tp.ring(2, 10e9), node)      # 2 nodes of 4 on a switch, slow ring
+    ar = cl.algorithms.ring_all_reduce
+    tp_ar = grouped(ar(4), mesh.groups("tp"))
+    dp_ar = grouped(ar(2), mesh.groups("dp"))
+    cl.verify(tp_ar), cl.verify(dp_ar)
+    # the tensor-parallel all-reduce stays inside the nodes, the data-parallel one crosses
+    t_tp = cl.time(tp_ar, cluster, 8e6, placement=mesh.placement)
+    t_dp = cl.time(dp_ar, cluster, 8e6, placement=mesh.placement)
+    assert t_tp.seconds == pytest.approx(cl.time(ar(4), node, 8e6).seconds)
+    assert t_dp.seconds == pytest.approx(cl.time(ar(2), tp.ring(2, 10e9), 8e6).seconds)
+    both = cl.time_concurrent([cl.Job(tp_ar, 8e6, mesh.placement, name="tp"),
+                               cl.Job(dp_ar, 8e6, mesh.placement, name="dp")], cluster)
+    assert both.shared_links() == []                  # different levels, no shared link

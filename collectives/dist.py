@@ -53,7 +53,7 @@ import numpy as np
 
 from .errors import CollectivesError, ScheduleError
 from .validation import input_rows, schedule_arg
-from .semantics import collective_spec
+from .semantics import REDUCTION_OPS, collective_spec
 
 __all__ = [
     "run", "run_many", "run_torch", "compare_with_torch", "run_local",
@@ -192,7 +192,8 @@ class _RankStep(NamedTuple):
     local_pos: np.ndarray      # positions filled by local copies (src == dst == rank)
     local_slots: np.ndarray    # their source slots
     write_slots: np.ndarray    # destination slot of every write, in transfer order
-    write_reduce: np.ndarray   # add (True) or overwrite (False)
+    write_reduce: np.ndarray   # combine (True) or overwrite (False)
+    combine: np.ufunc          # the schedule's reduction (np.add or np.maximum)
 
 
 def _rank_program(schedule, rank):
@@ -215,7 +216,8 @@ def _rank_program(schedule, rank):
         steps.append(_RankStep(
             read_index=a + reads, read_slots=sc[a + reads], sends=sends, recvs=recvs,
             local_pos=local_pos, local_slots=sc[a + writes[local_pos]],
-            write_slots=dc[a + writes], write_reduce=red[a + writes]))
+            write_slots=dc[a + writes], write_reduce=red[a + writes],
+            combine=REDUCTION_OPS[schedule.op]))
     return steps
 
 
@@ -257,7 +259,7 @@ def _write(rs, buffer, filled, incoming, local):
         filled[rs.write_slots[copy]] = True
     if rs.write_reduce.any():
         # sequential, in transfer order: the same additions, in the same order, as simulate
-        np.add.at(buffer, rs.write_slots[rs.write_reduce], values[rs.write_reduce])
+        rs.combine.at(buffer, rs.write_slots[rs.write_reduce], values[rs.write_reduce])
 
 
 def _prepare(schedule, inputs, precheck=True):
@@ -266,10 +268,16 @@ def _prepare(schedule, inputs, precheck=True):
     from .replay import simulate
 
     spec = collective_spec(schedule_arg(schedule).collective)
+    if schedule.n_switches:
+        raise DistError(
+            f"{schedule.name} reduces inside {schedule.n_switches} switch(es); dist runs one "
+            "process per rank and has no process for a switch (in-network reduction is "
+            "modelled by simulate and time only)")
     data = input_rows(inputs, schedule.n_ranks)
-    buffer, filled = spec.place_inputs(data, schedule.n_chunks, schedule.n_slots, schedule.root)
+    buffer, filled = spec.place_inputs(data, schedule.groups, schedule.n_chunks,
+                                       schedule.n_slots, schedule.root, schedule.n_ranks)
     if precheck:             # a replay with one int8 per chunk: cheap next to the real run
-        k_in = spec.input_chunks(schedule.n_ranks, schedule.n_chunks)
+        k_in = spec.input_chunks(schedule.group_size, schedule.n_chunks)
         simulate(schedule, np.zeros((schedule.n_ranks, k_in), dtype=np.int8))
     return spec, buffer, filled
 
@@ -297,7 +305,7 @@ def run_local(schedule, inputs):
         for r in range(n):
             incoming = {p: mailbox[(p, r)] for p, _ in steps[r].recvs}
             _write(steps[r], buffer[r], filled[r], incoming, reads[r][1])
-    return spec.take_outputs(buffer, schedule.n_chunks)
+    return spec.take_outputs(buffer, schedule.groups, schedule.n_chunks)
 
 
 # ---- jobs -----------------------------------------------------------------------------------
@@ -364,7 +372,7 @@ def _run_jobs(items, backend, timeout):
             job = jobs[i]
             if job["kind"] == "schedule":
                 sched = job["schedule"]
-                outputs = job["spec"].take_outputs(np.stack(rows), sched.n_chunks)
+                outputs = job["spec"].take_outputs(np.stack(rows), sched.groups, sched.n_chunks)
             else:
                 outputs = np.stack(rows)
             results[i] = (outputs, op)

@@ -89,6 +89,7 @@ import numpy as np
 
 from .errors import CollectivesError, GradingError, ScheduleError
 from .schedule import Schedule
+from .replay import INVALID, describe_content, trace
 from .semantics import collective_spec
 
 __all__ = [
@@ -586,58 +587,34 @@ def step_states(schedule):
     ``states[k + 1]`` the state after step ``k``. A state is a tuple (one entry per rank) of
     tuples (one per slot) holding ``None`` (empty) or ``(label, ranks)``: the logical chunk and
     the sorted tuple of the ranks whose contributions it sums (a rank counted twice appears
-    twice; label ``-1`` marks an invalid sum of different chunks). Unlike
+    twice; label ``-1`` marks an invalid sum of different chunks). It is
+    :func:`collectives.trace` with ``stop_at_error=False`` in plain tuples: unlike
     :func:`collectives.verify` it never stops at an error, so two schedules can be compared
-    step by step. Pure Python: meant for the small instances of exercises.
+    step by step. Meant for the small instances of exercises.
     """
     if not isinstance(schedule, Schedule):
         raise GradingError(f"step_states needs a collectives.Schedule, got {_a(schedule)}")
-    spec = collective_spec(schedule.collective)
-    n, slots = schedule.n_ranks, schedule.n_slots
-    label, owner = spec.initial(n, schedule.n_chunks, slots, schedule.root)
-    state = [[None if label[r, c] < 0 else (int(label[r, c]), (int(owner[r, c]),))
-              for c in range(slots)] for r in range(n)]
-    states = [tuple(map(tuple, state))]
-    for step in schedule.steps:
-        moves = list(step)
-        reads = [state[t.src][t.src_chunk] for t in moves]
-        for t, value in zip(moves, reads):
-            if not t.reduce:
-                state[t.dst][t.dst_chunk] = value
-        for t, value in zip(moves, reads):
-            if t.reduce and value is not None:
-                current = state[t.dst][t.dst_chunk]
-                if current is None:
-                    state[t.dst][t.dst_chunk] = value
-                else:
-                    same = current[0] == value[0] and current[0] >= 0
-                    state[t.dst][t.dst_chunk] = (current[0] if same else -1,
-                                                 tuple(sorted(current[1] + value[1])))
-        states.append(tuple(map(tuple, state)))
-    return states
+    out = []
+    for state in trace(schedule, stop_at_error=False):
+        rows = []
+        for r in range(schedule.n_ranks):
+            row = []
+            for c in range(schedule.n_slots):
+                label = int(state.label[r, c])
+                row.append(None if label == -1 else
+                           (-1 if label == INVALID else label, tuple(state.contributors(r, c))))
+            rows.append(tuple(row))
+        out.append(tuple(rows))
+    return out
 
 
 def describe_slot(content, n_ranks):
-    """One slot of a :func:`step_states` state in words, as :func:`collectives.verify` words it."""
+    """One slot of a :func:`step_states` state in words, exactly as :func:`collectives.verify`
+    words it."""
     if content is None:
-        return "nothing"
+        return describe_content(-1, (), n_ranks)
     label, ranks = content
-    ranks = tuple(ranks)
-    if label < 0:
-        return f"an invalid sum of different chunks (from ranks {', '.join(map(str, ranks))})"
-    if len(ranks) == 1:
-        return f"chunk {label} of rank {ranks[0]}"
-    distinct = sorted(set(ranks))
-    twice = [r for r in distinct if ranks.count(r) > 1]
-    if distinct == list(range(n_ranks)):
-        text = f"chunk {label} summed over all {n_ranks} ranks"
-    else:
-        shown = ", ".join(map(str, distinct[:12])) + (", ..." if len(distinct) > 12 else "")
-        text = f"chunk {label} summed over ranks {shown}"
-    if twice:
-        text += (f", with rank{'s' if len(twice) > 1 else ''} "
-                 f"{', '.join(map(str, twice))} counted more than once")
-    return text
+    return describe_content(INVALID if label < 0 else label, tuple(ranks), n_ranks)
 
 
 def _format_step(step, limit=8):

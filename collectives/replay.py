@@ -15,7 +15,8 @@ from .errors import CollectivesError, ScheduleError
 from .semantics import REDUCTION_OPS, collective_spec
 from .validation import input_rows, schedule_arg
 
-__all__ = ["simulate", "verify", "trace", "SymbolicState", "VERIFY_MEMORY_LIMIT", "INVALID"]
+__all__ = ["simulate", "verify", "trace", "SymbolicState", "VERIFY_MEMORY_LIMIT", "INVALID",
+           "describe_content"]
 
 #: bytes of symbolic state ``verify`` may allocate (n_ranks * n_slots * ceil(n_ranks/64) * 8)
 VERIFY_MEMORY_LIMIT = 2 * 1024**3
@@ -101,7 +102,7 @@ def _ranks_of(bits):
     return np.flatnonzero(np.unpackbits(as_bytes, bitorder="little")).tolist()
 
 
-def _describe(label, ranks, n_ranks, group_size=None, verb="summed"):
+def describe_content(label, ranks, n_ranks, group_size=None, verb="summed"):
     """A slot's content in words, from its label and the ranks combined into it (a rank
     listed twice was counted twice). ``group_size``: for a collective over groups, where
     "all ranks" means all ranks of one group."""
@@ -167,7 +168,7 @@ class SymbolicState:
 
     def describe(self, rank, chunk):
         """Plain words for a slot's content, as used in error messages."""
-        return _describe(self.label[rank, chunk], self.contributors(rank, chunk), self.n_ranks,
+        return describe_content(self.label[rank, chunk], self.contributors(rank, chunk), self.n_ranks,
                          self.group_size)
 
     def copy(self):
@@ -333,7 +334,7 @@ def verify(schedule):
             want = [int(want_owner[i])]
         else:
             want = schedule.groups[schedule.group_of[r]].tolist()
-        expected = _describe(want_label[i], want, schedule.n_ranks, _group_size(schedule))
+        expected = describe_content(want_label[i], want, schedule.n_ranks, _group_size(schedule))
         when = (f"last written at step {last_write[r, c]}" if last_write[r, c] >= 0
                 else "never written")
         raise ScheduleError(
@@ -383,7 +384,7 @@ def _symbolic_reduce(schedule, k, a, reduce, label, bits, src_label, src_bits):
     if mixed.any():
         p = int(np.flatnonzero(mixed)[0])
         g = group[p]
-        holds = _describe(t_label[g], _ranks_of(t_bits[g]), n, _group_size(schedule))
+        holds = describe_content(t_label[g], _ranks_of(t_bits[g]), n, _group_size(schedule))
         fail(p, f"adds chunk {s_label[p]} into a slot that holds {holds}; only the same "
                 "chunk of different ranks may be combined", holds=holds)
     summed = np.bitwise_or.reduceat(s_bits, starts, axis=0) | t_bits
@@ -398,8 +399,8 @@ def _symbolic_reduce(schedule, k, a, reduce, label, bits, src_label, src_bits):
             overlap = seen & s_bits[p]
             if overlap.any():
                 dup = _ranks_of(overlap)
-                holds = _describe(t_label[g], _ranks_of(t_bits[g]), n, _group_size(schedule))
-                adding = _describe(s_label[p], _ranks_of(s_bits[p]), n, _group_size(schedule))
+                holds = describe_content(t_label[g], _ranks_of(t_bits[g]), n, _group_size(schedule))
+                adding = describe_content(s_label[p], _ranks_of(s_bits[p]), n, _group_size(schedule))
                 fail(p, f"{schedule.where(dst[p])} chunk {dst_chunk[p]} holds {holds}; adding "
                         f"{adding} would count "
                         f"rank{'s' if len(dup) > 1 else ''} {', '.join(map(str, dup))} twice",

@@ -268,6 +268,16 @@ class Schedule:
             f"a Schedule cannot be changed once built (tried to set {key!r}); build a new one "
             "(renamed() gives a copy under another name)")
 
+    def __getstate__(self):
+        """Pickled (to run on other processes) with its transfers listed, not the function
+        that lists them."""
+        self._listed()
+        return {k: v for k, v in vars(self).items() if k != "_listing"} | {"_listing": None}
+
+    def __setstate__(self, state):
+        for key, value in state.items():
+            object.__setattr__(self, key, value)
+
     def renamed(self, name):
         """The same schedule under another ``name`` (shares its arrays)."""
         other = object.__new__(type(self))

@@ -239,7 +239,7 @@ class Topology:
         for i, (u, v) in enumerate(zip(self.link_src.tolist(), self.link_dst.tolist())):
             g.add_edge(u, v, key=i, bandwidth=float(self.link_bandwidth[i]),
                        latency=float(self.link_latency[i]),
-                       level=self.info.levels[int(self.link_level[i])])
+                       level=self.info.levels[int(self._link_level[i])])
         return g
 
     def __repr__(self):

@@ -244,7 +244,7 @@ def test_bad_inputs_raise_the_simulate_error_before_starting_processes(no_launch
 
 
 def test_not_a_schedule(no_launch):
-    with pytest.raises(cl.ScheduleError, match="expected a collectives.Schedule, got list"):
+    with pytest.raises(cl.ScheduleError, match="schedule must be a collectives.Schedule, got list"):
         dist.run([[(0, 1, 0, 0)]], np.zeros((2, 2)))
 
 
@@ -272,7 +272,7 @@ def test_a_worker_error_names_the_rank_and_nothing_is_left_behind(monkeypatch, t
     with pytest.raises(cl.ScheduleError) as want:
         cl.simulate(bad, x)
     buffer, filled = cl.semantics.collective_spec("all_gather").place_inputs(
-        x, 2, 2, None)
+        x, np.array([[0, 1]]), 2, 2, None, 2)
     task = {"kind": "schedule", "schedule": bad, "buffer": buffer, "filled": filled,
             "what": "schedule 'bad'"}
     before = _children()

@@ -289,7 +289,7 @@ def test_step_states_continues_past_errors_and_describe_slot_says_why():
         "an invalid sum of different chunks (from ranks 0, 1)")
     assert describe_slot(states[2][1][0], 3) == "chunk 0 summed over all 3 ranks"
     assert describe_slot((0, (0, 1, 1)), 3) == (
-        "chunk 0 summed over ranks 0, 1, with rank 1 counted more than once")
+        "chunk 0 summed over 2 of 3 ranks (0, 1), with rank 1 counted more than once")
     assert describe_slot((4, (2,)), 3) == "chunk 4 of rank 2"
     assert describe_slot(None, 3) == "nothing"
     with pytest.raises(GradingError, match="step_states needs a collectives.Schedule"):

@@ -12,6 +12,7 @@ the tests hold it to them. Taught in chapter "Cost models and the ring all-gathe
 import math
 
 from .errors import CollectivesError
+from .validation import flag, integer, number
 
 __all__ = [
     "ring_all_gather", "ring_reduce_scatter", "ring_all_reduce",
@@ -26,17 +27,29 @@ __all__ = [
     "ring_all_to_all", "bidirectional_ring_all_to_all", "chain_all_to_all",
     "pairwise_all_to_all", "bruck_all_to_all",
     "torus_all_gather", "torus_reduce_scatter", "torus_all_reduce", "torus_all_to_all",
+    "nvls_all_reduce", "sharp_all_reduce", "nvls_ideal_speedup",
 ]
 
 
 def _check(n, nbytes, alpha, bandwidth):
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise CollectivesError(f"n must be an integer >= 1, got {n!r}")
-    for what, v in (("nbytes", nbytes), ("alpha", alpha)):
-        if not math.isfinite(v) or v < 0:
-            raise CollectivesError(f"{what} must be finite and >= 0, got {v!r}")
-    if not math.isfinite(bandwidth) or bandwidth <= 0:
-        raise CollectivesError(f"bandwidth must be finite and > 0 (bytes/s), got {bandwidth!r}")
+    """The shared arguments, validated like every input of the package."""
+    integer(n, "n", minimum=1)
+    number(nbytes, "nbytes", unit="bytes")
+    number(alpha, "alpha", unit="seconds per message")
+    number(bandwidth, "bandwidth", positive=True, unit="bytes/s per link direction")
+
+
+def _shape(shape):
+    """A torus shape as a tuple of ints >= 1, or a CollectivesError."""
+    if isinstance(shape, (int,)) and not isinstance(shape, bool):
+        shape = (shape,)
+    try:
+        shape = tuple(shape)
+    except TypeError:
+        raise CollectivesError(f"shape must be a tuple of axis sizes, got {shape!r}") from None
+    if not shape:
+        raise CollectivesError("shape must have at least one axis")
+    return tuple(integer(m, "every axis size of shape", minimum=1) for m in shape)
 
 
 def ring_all_gather(n, nbytes, alpha, bandwidth):
@@ -134,7 +147,7 @@ def chain_broadcast(n, nbytes, alpha, bandwidth, n_segments=1):
     """k segments down a line of n ranks: (n - 2 + k)(alpha + S/(k B)); as k grows the
     time tends to S/B, independent of n (pipelining)."""
     _check(n, nbytes, alpha, bandwidth)
-    k = n_segments
+    k = integer(n_segments, "n_segments", minimum=1)
     return 0.0 if n == 1 else (n - 2 + k) * (alpha + nbytes / (k * bandwidth))
 
 
@@ -201,6 +214,8 @@ def bruck_all_to_all(n, nbytes, alpha, bandwidth):
 
 def _torus_stages(shape, nbytes, concurrent):
     """(axis size, 1-D all-gather buffer size) of each stage of a torus all-gather."""
+    shape = _shape(shape)
+    flag(concurrent, "concurrent")
     axes = [m for m in shape if m > 1]
     n = math.prod(shape)
     if concurrent and len(set(axes)) > 1:
@@ -221,7 +236,9 @@ def torus_all_gather(shape, nbytes, alpha, bandwidth, bidirectional=True, concur
     S prod(earlier sizes) / n over m_i ranks, by a (bidirectional) ring where the axis wraps
     and a chain where it does not. With ``concurrent`` (equal axis sizes, all wrapping) the
     axes work at once on 1/len(axes) of the data each: The Scaling Book's V / (W x axes)."""
-    one_d = bidirectional_ring_all_gather if bidirectional else ring_all_gather
+    shape = _shape(shape)
+    one_d = (bidirectional_ring_all_gather if flag(bidirectional, "bidirectional")
+             else ring_all_gather)
     wraps = [w for w, m in zip(_wrap_flags(shape, wraparound), shape) if m > 1]
     if concurrent and not all(wraps):
         raise CollectivesError("the concurrent torus all-gather has a closed form only when "
@@ -233,7 +250,11 @@ def torus_all_gather(shape, nbytes, alpha, bandwidth, bidirectional=True, concur
 def _wrap_flags(shape, wraparound):
     if isinstance(wraparound, bool):
         return (wraparound,) * len(shape)
-    flags = tuple(bool(w) for w in wraparound)
+    try:
+        flags = tuple(flag(w, "every entry of wraparound") for w in wraparound)
+    except TypeError:
+        raise CollectivesError(
+            f"wraparound must be a bool or one bool per axis, got {wraparound!r}") from None
     if len(flags) != len(shape):
         raise CollectivesError(
             f"wraparound has {len(flags)} entries but the shape has {len(shape)} axes")
@@ -262,4 +283,52 @@ def torus_all_to_all(shape, nbytes, alpha, bandwidth, line="bidirectional_ring")
         raise CollectivesError(
             f"torus_all_to_all has a closed form for line='bidirectional_ring' or 'ring', "
             f"got {line!r}")
-    return sum(one_d(m, nbytes, alpha, bandwidth) for m in shape if m > 1)
+    return sum(one_d(m, nbytes, alpha, bandwidth) for m in _shape(shape) if m > 1)
+
+
+# ---- in-network reduction -------------------------------------------------------------------
+
+def _pipelined_steps(phases, k, alpha, bandwidth):
+    """Time of ``phases`` (each: bytes up and bytes down per link, whole buffer) cut into
+    ``k`` segments, segment j running phase p at step j + p; each step costs alpha plus its
+    busier direction."""
+    total = 0.0
+    for t in range(k + len(phases) - 1):
+        active = [ph for p, ph in enumerate(phases) if p <= t <= p + k - 1]
+        up = sum(ph[0] for ph in active) / k
+        down = sum(ph[1] for ph in active) / k
+        total += alpha + max(up, down) / bandwidth
+    return total
+
+
+def nvls_all_reduce(n: int, nbytes: float, alpha: float, bandwidth: float,
+                    n_segments: int = 1) -> float:
+    """NVLink SHARP all-reduce (:func:`collectives.algorithms.nvls_all_reduce`) on one
+    switch: four phases per segment (slices reduced in the switch: S up; slice c back to
+    GPU c: S/n down; slice c stored: S/n up; multicast: S down), ``n_segments`` pipelined.
+    Unpipelined 4 alpha + 2 (1 + 1/n) S/B; as the segments grow it tends to
+    (1 + 1/n) S / B, so algbw tends to B n/(n+1). ``alpha``: one GPU-switch link crossing."""
+    _check(n, nbytes, alpha, bandwidth)
+    k = integer(n_segments, "n_segments", minimum=1)
+    s = nbytes
+    return _pipelined_steps([(s, 0.0), (0.0, s / n), (s / n, 0.0), (0.0, s)], k, alpha,
+                            bandwidth)
+
+
+def sharp_all_reduce(n: int, nbytes: float, alpha: float, bandwidth: float,
+                     n_segments: int = 1) -> float:
+    """All-reduce in one switch (:func:`collectives.algorithms.sharp_all_reduce`): S up, the
+    sum multicast down, ``n_segments`` pipelined: (k + 1)(alpha + S/(k B)), tending to S/B."""
+    _check(n, nbytes, alpha, bandwidth)
+    k = integer(n_segments, "n_segments", minimum=1)
+    return _pipelined_steps([(nbytes, 0.0), (0.0, nbytes)], k, alpha, bandwidth)
+
+
+def nvls_ideal_speedup(n: int) -> float:
+    """Bandwidth-bound speed-up of NVLS over the ring all-reduce on one switch:
+    (2 (n-1)/n) / ((n+1)/n) = 2 (n-1)/(n+1); 1.56 for 8 GPUs. NCCL's maintainers relate NVLS
+    bandwidth to link bandwidth this way (nccl-tests issue #212, pull request #239); the
+    often-quoted 1.75x assumes S per direction instead of S + S/n, and 8xH100 measure about
+    1.3x (nccl-tests #212, NCCL issue #1455)."""
+    n = integer(n, "n", minimum=1)
+    return 2 * (n - 1) / (n + 1)

@@ -311,7 +311,7 @@ def verify(schedule):
     for _, state, last_write in _symbolic_steps(schedule):
         pass
     ranks, chunk_slots, want_label, want_owner = spec.expected(
-        schedule.groups, schedule.n_chunks, schedule.root, schedule.counts)
+        schedule.groups, schedule.n_chunks, schedule.root, schedule.counts, schedule.peers)
     got_label = state.label[ranks, chunk_slots]
     if state.bits is None:                      # one contribution per slot
         wrong = (got_label != want_label) | (state.owner[ranks, chunk_slots] != want_owner)

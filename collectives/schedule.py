@@ -151,8 +151,9 @@ class Schedule:
     data), ``groups`` (an int array (G, m): the collective runs inside every group at once,
     group members in position order; default one group of all ranks), ``n_switches``
     (switch participants, numbered ``n_ranks ..``, that receive, reduce and multicast:
-    in-network reduction; they start empty and have no postcondition) and ``op`` (the
-    reduction, "sum" or "max").
+    in-network reduction; they start empty and have no postcondition), ``op`` (the
+    reduction, "sum" or "max") and, for ``"permute"``, ``peers`` (``peers[p]``: the position
+    that receives position p's buffer, -1 for none; send/recv is a permute of one pair).
 
     Construction checks shape only (participants and chunks in range, no slot written twice
     in a step, no reduce in a copy-only collective, no transfer between two groups);
@@ -166,7 +167,7 @@ class Schedule:
     """
 
     def __init__(self, collective, n_ranks, n_chunks, steps=(), *, root=None, n_scratch=0,
-                 name=None, counts=None, groups=None, n_switches=0, op="sum"):
+                 name=None, counts=None, groups=None, n_switches=0, op="sum", peers=None):
         parsed = [
             s if isinstance(s, Step) else Step.from_transfers(s, step_index=i)
             for i, s in enumerate(_as_list(steps, "steps"))
@@ -180,12 +181,12 @@ class Schedule:
                             else np.zeros(0, bool))
         arrays["step"] = np.repeat(np.arange(len(parsed)), per_step)
         self._init(collective, n_ranks, n_chunks, len(parsed), root, n_scratch, name, counts,
-                   groups, n_switches, op, arrays=arrays)
+                   groups, n_switches, op, arrays=arrays, peers=peers)
 
     @classmethod
     def from_arrays(cls, collective, n_ranks, n_chunks, step, src, dst, src_chunk, dst_chunk,
                     reduce=False, *, n_steps=None, root=None, n_scratch=0, name=None,
-                    counts=None, groups=None, n_switches=0, op="sum"):
+                    counts=None, groups=None, n_switches=0, op="sum", peers=None):
         """Fast constructor for builders: flat per-transfer arrays plus each one's ``step``.
 
         ``step`` must be non-decreasing; ``n_steps`` allows trailing empty steps.
@@ -203,12 +204,12 @@ class Schedule:
         arrays["reduce"] = np.broadcast_to(np.asarray(reduce, dtype=bool), step.shape)
         obj = cls.__new__(cls)
         obj._init(collective, n_ranks, n_chunks, n_steps, root, n_scratch, name, counts, groups,
-                  n_switches, op, arrays=arrays)
+                  n_switches, op, arrays=arrays, peers=peers)
         return obj
 
     @classmethod
     def from_traffic(cls, collective, n_ranks, n_chunks, traffic, listing, *, root=None,
-                     n_scratch=0, name=None, counts=None, groups=None, n_switches=0, op="sum"):
+                     n_scratch=0, name=None, counts=None, groups=None, n_switches=0, op="sum", peers=None):
         """A Schedule known by its :class:`~collectives.traffic.Traffic`, listed on demand.
 
         ``listing()`` returns the explicit transfers as a dict of flat arrays ``step``,
@@ -218,11 +219,11 @@ class Schedule:
         """
         obj = cls.__new__(cls)
         obj._init(collective, n_ranks, n_chunks, traffic.n_steps, root, n_scratch, name, counts,
-                  groups, n_switches, op, traffic=traffic, listing=listing)
+                  groups, n_switches, op, traffic=traffic, listing=listing, peers=peers)
         return obj
 
     def _init(self, collective, n_ranks, n_chunks, n_steps, root, n_scratch, name, counts,
-              groups, n_switches, op, *, arrays=None, traffic=None, listing=None):
+              groups, n_switches, op, *, arrays=None, traffic=None, listing=None, peers=None):
         set_ = partial(object.__setattr__, self)
         try:
             spec = collective_spec(collective)
@@ -251,6 +252,7 @@ class Schedule:
             set_("root", None)
         set_("name", str(name or spec.name))
         set_("counts", spec.check_counts(self.group_size, self.n_chunks, counts))
+        set_("peers", spec.check_peers(self.group_size, peers))
         set_("_n_steps", int(n_steps))
         set_("_traffic", traffic)
         set_("_listing", listing)
@@ -563,6 +565,7 @@ def compose(first, second, *, collective=None, name=None):
                    n_scratch=max(first.n_scratch, second.n_scratch),
                    name=name or f"{first.name} + {second.name}",
                    counts=first.counts if spec.name == "all_to_all_v" else None,
+                   peers=first.peers if spec.name == "permute" else None,
                    groups=None if first.n_groups == 1 else first.groups,
                    n_switches=max(first.n_switches, second.n_switches), op=first.op)
 

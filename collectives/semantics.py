@@ -16,6 +16,7 @@ all_to_all_v    as all_to_all; only the first counts[r, d]  as all_to_all, for t
 broadcast       root: the buffer; others empty              the root's buffer
 reduce          the full buffer                             root: the buffer summed over ranks
 gather          its shard in slots [r*k, (r+1)*k)           root: every shard, in rank order
+permute         the full buffer                             rank peers[p]: the buffer of rank p
 scatter         root: the full buffer; others empty         slots [r*k, (r+1)*k) of the root's buffer
 ==============  ==========================================  =========================================
 
@@ -95,6 +96,33 @@ class Collective:
         """Chunks in one rank's output row."""
         return n_chunks // group_size if self.output == "part" else n_chunks
 
+    def check_peers(self, group_size, peers):
+        """The permute ``peers`` array (position p's buffer goes to ``peers[p]``, -1: to
+        nobody) as a read-only int array, or None for other collectives."""
+        if self.name != "permute":
+            if peers is not None:
+                raise ScheduleError(f"peers are only for permute, not {self.name}")
+            return None
+        if peers is None:
+            raise ScheduleError("permute needs peers[p]: the rank that receives rank p's buffer "
+                                "(-1 for none)")
+        try:
+            p = np.asarray(peers)
+        except ValueError:
+            raise ScheduleError("peers must be a list of ranks, one per rank") from None
+        if p.shape != (group_size,) or not (p.size == 0 or np.issubdtype(p.dtype, np.integer)):
+            raise ScheduleError(f"peers must be {group_size} integers (one per rank), got {p!r}")
+        if p.min(initial=0) < -1 or p.max(initial=0) >= group_size:
+            raise ScheduleError(f"peers must name ranks 0..{group_size - 1} or -1, got {p.tolist()}")
+        targets = p[p >= 0]
+        if len(np.unique(targets)) != len(targets):
+            twice = int(np.flatnonzero(np.bincount(targets) > 1)[0])
+            raise ScheduleError(f"peers sends two buffers to rank {twice}; a permute delivers at "
+                                "most one buffer to each rank")
+        p = p.astype(np.int64)
+        p.flags.writeable = False
+        return p
+
     def check_counts(self, group_size, n_chunks, counts):
         """The all_to_all_v ``counts`` matrix as a read-only int array (None otherwise)."""
         if self.name != "all_to_all_v":
@@ -134,7 +162,7 @@ class Collective:
         slot = np.tile(np.arange(n_chunks), m)
         return pos, slot, slot, pos
 
-    def _local_expected(self, m, n_chunks, root, counts):
+    def _local_expected(self, m, n_chunks, root, counts, peers=None):
         """(position, slot, label, owner position or -1 for "combined over the group")."""
         everyone = -1
         k = n_chunks // m if self.partitioned else n_chunks
@@ -154,6 +182,11 @@ class Collective:
             slot = pos * k + np.tile(np.arange(k), m)
             owner = np.full_like(slot, everyone if self.reducing else root)
             return pos, slot, slot.copy(), owner
+        if self.name == "permute":               # rank peers[p] holds p's buffer
+            src = np.flatnonzero(peers >= 0)
+            pos = np.repeat(peers[src], n_chunks)
+            slot = np.tile(np.arange(n_chunks), len(src))
+            return pos, slot, slot.copy(), np.repeat(src, n_chunks)
         # all_to_all, all_to_all_v
         pos = np.repeat(np.arange(m), n_chunks)
         slot = np.tile(np.arange(n_chunks), m)
@@ -178,14 +211,14 @@ class Collective:
         owner[groups[:, pos], slot] = groups[:, own]
         return label, owner
 
-    def expected(self, groups, n_chunks, root, counts=None):
+    def expected(self, groups, n_chunks, root, counts=None, peers=None):
         """Symbolic postcondition on the checked slots.
 
         Returns ``(ranks, slots, label, owner)``: flat arrays of the checked (rank, slot)
         pairs, the label each must hold, and its single owner rank, or -1 for "combined over
         every rank of its group".
         """
-        pos, slot, lab, own = self._local_expected(groups.shape[1], n_chunks, root, counts)
+        pos, slot, lab, own = self._local_expected(groups.shape[1], n_chunks, root, counts, peers)
         g = len(groups)
         ranks = groups[:, pos].ravel()
         owner = np.where(own >= 0, groups[:, np.maximum(own, 0)], -1).ravel()
@@ -253,6 +286,9 @@ COLLECTIVES = {
                    input="part"),
         Collective("scatter", False, True, True, "gather", _ring_factor, "scatter",
                    output="part"),
+        # point-to-point: nccl-tests sendrecv_perf reports busbw = algbw (src/sendrecv.cu);
+        # torch runs it as batch_isend_irecv
+        Collective("permute", False, False, False, "permute", _one, "batch_isend_irecv"),
     )
 }
 

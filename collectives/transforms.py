@@ -35,6 +35,7 @@ _FIELDS = ("src", "dst", "src_chunk", "dst_chunk", "reduce")
 def _options(schedule, **changes):
     """The keyword options that carry a schedule's layout over to a derived one."""
     options = dict(root=schedule.root, n_scratch=schedule.n_scratch, counts=schedule.counts,
+                   peers=schedule.peers,
                    groups=None if schedule.n_groups == 1 else schedule.groups,
                    n_switches=schedule.n_switches, op=schedule.op)
     options.update(changes)
@@ -57,6 +58,7 @@ def dual(schedule, *, name=None):
     Copies become reductions and reductions copies, except in a collective that only moves
     data both ways (an all-to-all's dual is the inverse permutation, again an all-to-all).
     A reduction that would land in a scratch slot still empty at that point becomes a copy.
+    The dual of a permute is the inverse permute (the backward pass of a pipeline stage).
     The dual of a correct all-gather in which every rank receives every chunk once is a
     correct reduce-scatter (and vice versa); check with :func:`collectives.verify`. The dual
     of a variable all-to-all (MoE dispatch) is the return trip (MoE combine), with the
@@ -94,7 +96,16 @@ def dual(schedule, *, name=None):
     return _build(target.name, schedule.n_ranks, schedule.n_chunks, schedule.traffic.reversed(),
                   listing, schedule.is_listed,
                   **_options(schedule, name=name or f"dual({schedule.name})",
-                             counts=None if schedule.counts is None else schedule.counts.T))
+                             counts=None if schedule.counts is None else schedule.counts.T,
+                             peers=None if schedule.peers is None else _inverse(schedule.peers)))
+
+
+def _inverse(peers):
+    """The permutation that undoes ``peers`` (-1 where nobody sends to that position)."""
+    out = np.full(len(peers), -1, dtype=np.int64)
+    src = np.flatnonzero(peers >= 0)
+    out[peers[src]] = src
+    return out
 
 
 def pipelined(schedule, k, *, name=None):
@@ -247,4 +258,5 @@ def grouped(schedule, groups, *, name=None):
     return Schedule.from_traffic(
         schedule.collective, n, schedule.n_chunks, traffic, listing, root=schedule.root,
         n_scratch=schedule.n_scratch, name=name or schedule.name, counts=schedule.counts,
+        peers=schedule.peers,
         groups=groups, n_switches=g_count * s_count, op=schedule.op)

@@ -23,4 +23,8 @@ def expected_outputs(collective, inputs, root=None):
         return np.tile(x[root], (n, 1))
     if collective == "reduce":                           # only the root's row is defined
         return x.sum(axis=0, dtype=x.dtype)
+    if collective == "gather":                           # only the root's row is defined
+        return x.reshape(-1)
+    if collective == "scatter":                          # rank r: part r of the root's buffer
+        return x[root].reshape(n, -1)
     raise ValueError(collective)

@@ -14,7 +14,7 @@ NAMES = sorted(CATALOG)
 
 def build(name, n, root):
     algorithm = CATALOG[name]
-    if algorithm.collective in ("broadcast", "reduce"):
+    if algorithm.collective in ("broadcast", "reduce", "gather", "scatter"):
         return algorithm.build(n, root=root % n)
     return algorithm.build(n)
 
@@ -68,7 +68,7 @@ def test_simulate_equals_numpy_ground_truth(case):
     schedule, inputs, root = case
     out = cl.simulate(schedule, inputs)
     want = expected_outputs(schedule.collective, inputs, root=schedule.root)
-    if schedule.collective == "reduce":
+    if schedule.collective in ("reduce", "gather"):
         np.testing.assert_array_equal(out[schedule.root], want)
     else:
         np.testing.assert_array_equal(out, want)

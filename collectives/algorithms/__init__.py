@@ -21,6 +21,8 @@ from .alltoall import (
 from .chain import chain_all_gather, chain_broadcast, chain_reduce_scatter
 from .direct import direct_all_gather, direct_all_to_all
 from .innetwork import nvls_all_reduce, sharp_all_reduce
+from .p2p import (collective_permute, direct_gather, direct_scatter, pipeline_shift,
+                  send_recv)
 from .recursive import (
     rabenseifner_all_reduce,
     recursive_doubling_all_gather,
@@ -52,6 +54,7 @@ __all__ = [
     "pairwise_all_to_all", "bruck_all_to_all",
     "torus_all_gather", "torus_reduce_scatter", "torus_all_reduce", "torus_all_to_all",
     "nvls_all_reduce", "sharp_all_reduce",
+    "collective_permute", "send_recv", "pipeline_shift", "direct_gather", "direct_scatter",
 ]
 
 
@@ -126,6 +129,8 @@ CATALOG = {
         Algorithm("binomial_tree_broadcast", binomial_tree_broadcast, "broadcast", "switch"),
         Algorithm("chain_broadcast", chain_broadcast, "broadcast", "chain"),
         Algorithm("binomial_tree_reduce", binomial_tree_reduce, "reduce", "switch"),
+        Algorithm("direct_gather", direct_gather, "gather", "switch"),
+        Algorithm("direct_scatter", direct_scatter, "scatter", "switch"),
     )
 }
 

@@ -45,6 +45,26 @@ class TopologyInfo:
     system: Any = None
     sources: tuple = ()
 
+    @property
+    def is_torus(self) -> bool:
+        """Whether torus algorithms (per-axis rings and chains over ``shape``, with
+        ``wraparound``) fit this wiring: a torus or mesh of endpoints."""
+        return self.family == "torus" and self.shape is not None
+
+    @property
+    def drawing(self) -> str:
+        """How a figure lays the endpoints out: "circle" (a ring), "line" (a chain), "grid"
+        (a torus of at most 2 axes), "star" (one switch) or "graph" (anything else)."""
+        if self.family == "ring":
+            return "circle"
+        if self.family == "chain":
+            return "line"
+        if self.is_torus and len(self.shape) <= 2:
+            return "grid"
+        if self.family == "switch":
+            return "star"
+        return "graph"
+
 
 #: roles a node can play; ``Topology.node_role`` holds indices into this tuple
 ROLES = ("endpoint", "nic", "switch")

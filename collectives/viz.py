@@ -84,17 +84,18 @@ def draw_buffers(schedule, state, ax=None, title=None):
 def _positions(topology):
     """2-D drawing positions for every node of ``topology``."""
     n = topology.n_ranks
-    if topology.kind in ("ring",) or (topology.kind == "custom" and topology.n_switches == 0
-                                      and topology.shape is None):
+    drawing = topology.info.drawing
+    if drawing == "circle" or (drawing == "graph" and topology.n_nodes == n
+                               and topology.shape is None):
         angle = np.pi / 2 - 2 * np.pi * np.arange(n) / max(n, 1)
         return np.stack([np.cos(angle), np.sin(angle)], axis=1)
-    if topology.kind == "chain":
+    if drawing == "line":
         return np.stack([np.arange(n, dtype=float), np.zeros(n)], axis=1)
-    if topology.kind == "torus" and len(topology.shape) <= 2:
+    if drawing == "grid":
         rows, cols = (1, topology.shape[0]) if len(topology.shape) == 1 else topology.shape
         r, c = np.divmod(np.arange(n), cols)
         return np.stack([c.astype(float), -r.astype(float)], axis=1)
-    if topology.kind == "switch":
+    if drawing == "star":
         angle = np.pi / 2 - 2 * np.pi * np.arange(n) / n
         return np.concatenate([np.stack([np.cos(angle), np.sin(angle)], axis=1), [[0.0, 0.0]]])
     import networkx as nx

@@ -59,7 +59,7 @@ def fastest(collective, topology, nbytes, candidates=None, root=0):
         if not supports(name, n):
             continue
         if algorithm.topology == "torus":
-            if topology.kind != "torus":
+            if not topology.info.is_torus:
                 continue
             schedule = _build_torus(name, topology.shape, topology.wraparound)
         elif spec.rooted:

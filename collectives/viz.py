@@ -13,6 +13,7 @@ import numpy as np
 
 from .errors import CollectivesError
 from .replay import trace
+from .semantics import collective_spec
 
 __all__ = [
     "chunk_colour", "draw_buffers", "draw_topology", "draw_schedule", "animate",
@@ -33,10 +34,11 @@ def _cell_text(schedule, state, r, c):
     if label < 0:
         return ""
     ranks = state.contributors(r, c)
-    if schedule.collective in ("reduce_scatter", "all_reduce", "reduce"):
-        return f"{label}\n{len(ranks)}/{schedule.n_ranks}"
-    if schedule.collective == "all_to_all":
-        k = schedule.n_chunks // schedule.n_ranks
+    spec = collective_spec(schedule.collective)
+    if spec.reducing:
+        return f"{label}\n{len(ranks)}/{schedule.group_size}"
+    if spec.name in ("all_to_all", "all_to_all_v"):
+        k = schedule.n_chunks // schedule.group_size
         return f"{ranks[0]}→{label // k}"
     return str(label)
 
@@ -44,8 +46,9 @@ def _cell_text(schedule, state, r, c):
 def draw_buffers(schedule, state, ax=None, title=None):
     """Every rank's buffer (rows) and slots (columns) in one symbolic ``state``.
 
-    A cell's colour is its chunk; reductions show ``label`` and ``contributions/n``;
-    all-to-all cells show ``source→destination``; empty cells are white.
+    A cell's colour is its chunk; reductions show ``label`` and ``contributions/m`` (m ranks
+    per group); all-to-all cells show ``source→destination``; empty cells are white. Switch
+    participants (in-network reduction) are drawn as extra rows below the ranks.
     """
     import matplotlib.pyplot as plt
     from matplotlib.patches import Rectangle
@@ -53,14 +56,16 @@ def draw_buffers(schedule, state, ax=None, title=None):
     ax = ax or plt.gca()
     n, slots = state.label.shape
     counts = state.counts()
+    reducing = collective_spec(schedule.collective).reducing
     for r in range(n):
         for c in range(slots):
             label = state.label[r, c]
             face = "white"
             if label >= 0:
                 face = chunk_colour(label, schedule.n_chunks)
-                if schedule.collective in ("reduce_scatter", "all_reduce", "reduce"):
-                    face = (*face[:3], 0.25 + 0.75 * counts[r, c] / n)
+                if reducing:
+                    share = min(1.0, counts[r, c] / schedule.group_size)
+                    face = (*face[:3], 0.25 + 0.75 * share)
             ax.add_patch(Rectangle((c, n - 1 - r), 1, 1, facecolor=face, edgecolor="0.3",
                                    linewidth=0.8))
             text = _cell_text(schedule, state, r, c)
@@ -71,7 +76,8 @@ def draw_buffers(schedule, state, ax=None, title=None):
     ax.set_ylim(0, n)
     ax.set_aspect("equal")
     ax.set_xticks(np.arange(slots) + 0.5, [str(c) for c in range(slots)], fontsize=8)
-    ax.set_yticks(np.arange(n) + 0.5, [f"rank {r}" for r in reversed(range(n))], fontsize=8)
+    ax.set_yticks(np.arange(n) + 0.5, [schedule.where(r) if r >= schedule.n_ranks else f"rank {r}"
+                                       for r in reversed(range(n))], fontsize=8)
     ax.tick_params(length=0)
     ax.set_xlabel("chunk slot", fontsize=8)
     for side in ax.spines.values():

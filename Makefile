@@ -52,6 +52,8 @@ serve: book
 
 bench: $(STAMP)
 	$(BIN)/python bench/simulate.py
+	$(BIN)/python bench/algorithms.py
+	$(BIN)/python bench/scale.py
 
 clean:
 	rm -rf _build exercises/release exercises/submitted exercises/autograded \

@@ -199,22 +199,26 @@ class Job:
 class ConcurrentTiming:
     """The result of :func:`time_concurrent`: the jobs run together, and each alone.
 
-    ``seconds`` and ``step_seconds``: together; ``alone``: one :class:`Timing` per job, on
-    the same topology without the others; ``link_bytes``: (jobs, links) bytes each job puts
-    on each link over the whole run. :meth:`shared_links` says who shares what.
+    ``seconds``: together; ``alone``: one :class:`Timing` per job on the same topology
+    without the others; ``link_bytes``: (jobs, links) bytes each job puts on each link over
+    the whole run; ``components``: groups of job indices that share links (directly or
+    through each other), with ``component_seconds`` each. :meth:`shared_links` says who
+    shares what.
     """
 
     seconds: float
-    step_seconds: np.ndarray
     alone: tuple
     link_bytes: np.ndarray
     names: tuple
+    components: tuple
+    component_seconds: tuple
     topology_name: str
 
     @property
     def slowdown(self):
         """Seconds together over the slowest job's seconds alone (1.0: no interference)."""
-        return self.seconds / max(t.seconds for t in self.alone) if self.alone else 1.0
+        slowest = max(t.seconds for t in self.alone)
+        return self.seconds / slowest if slowest > 0 else 1.0
 
     def shared_links(self):
         """Links used by more than one job: one dict per link, busiest first, with the bytes
@@ -230,14 +234,36 @@ class ConcurrentTiming:
                 f"{self.seconds:.6g} s together, slowdown {self.slowdown:.3g}x)")
 
 
+def _sharing_components(link_bytes):
+    """Groups of jobs connected by shared links (union of overlapping link sets)."""
+    used = link_bytes > 0
+    n_jobs = len(used)
+    label = list(range(n_jobs))
+
+    def root(j):
+        while label[j] != j:
+            j = label[j]
+        return j
+
+    overlap = (used[:, None, :] & used[None, :, :]).any(axis=2)
+    for a, b in zip(*np.nonzero(np.triu(overlap, 1))):
+        label[root(int(b))] = root(int(a))
+    groups = {}
+    for j in range(n_jobs):
+        groups.setdefault(root(j), []).append(j)
+    return tuple(tuple(g) for g in groups.values())
+
+
 def time_concurrent(jobs, topology):
     """Seconds for several collectives that run at the same time and share ``topology``.
 
-    Model: the jobs start together and advance in lockstep, step i of every job in one
-    combined step that lasts as long as its slowest link (bytes of all jobs on a link share
-    its bandwidth) plus its longest path latency, as :func:`time` costs one schedule. Left
-    out: a job running ahead while another is still in an earlier step (a flow-level model
-    would let it). Returns a :class:`ConcurrentTiming`.
+    Model: all jobs start together. Jobs that share no link with any other run as if alone.
+    Jobs that share links (directly or through a chain of jobs) advance in lockstep: step i of
+    each in one combined step that lasts as long as its slowest link (the bytes of all of
+    them on a link share its bandwidth) plus its longest path latency, as :func:`time` costs
+    one schedule. The result is the slowest group. Left out: within a group, a job running
+    ahead while another is still in an earlier step (a flow-level model would let it), and
+    contention inside switches. Returns a :class:`ConcurrentTiming`.
     """
     from .topology import Topology
 
@@ -257,18 +283,23 @@ def time_concurrent(jobs, topology):
         nbytes = _check_nbytes(job.nbytes)
         nodes = _placement(job.schedule, topology, job.placement, job.switch_placement,
                            f"job {i} ({names[i]})")
-        # bytes per chunk differ between jobs: count in bytes, with one byte as the unit
         chunk_bytes = nbytes / job.schedule.n_chunks
         traffic = job.schedule.traffic.placed(nodes)
         alone.append(_timing(traffic, topology, nbytes, chunk_bytes, names[i]))
         placed.append((traffic, chunk_bytes))
-    unit = min((c for _, c in placed if c > 0), default=1.0)
-    scaled = [t.scaled(c / unit) for t, c in placed]
-    together = scaled[0].together(*scaled[1:])
-    combined = _timing(together, topology, 0.0, unit, " + ".join(names))
     link_bytes = np.stack([t.link_bytes for t in alone])
-    return ConcurrentTiming(combined.seconds, combined.step_seconds, tuple(alone), link_bytes,
-                            names, topology.name)
+    components = _sharing_components(link_bytes)
+    seconds = []
+    for members in components:
+        if len(members) == 1:
+            seconds.append(alone[members[0]].seconds)
+            continue
+        # chunk sizes differ between jobs: count every job's traffic in bytes
+        scaled = [placed[j][0].scaled(placed[j][1]) for j in members]
+        together = scaled[0].together(*scaled[1:])
+        seconds.append(_timing(together, topology, 0.0, 1.0, "").seconds)
+    return ConcurrentTiming(max(seconds), tuple(alone), link_bytes, names, components,
+                            tuple(seconds), topology.name)
 
 
 def algbw(nbytes, seconds):

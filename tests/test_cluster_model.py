@@ -172,6 +172,7 @@ def test_concurrent_collectives_share_links_and_say_who_shares_what():
     assert same.seconds == pytest.approx(3e-3)
     assert same.slowdown == pytest.approx(1.5)
     assert [(row["x"], row["y"]) for row in same.shared_links()] == [(1e6, 2e6), (1e6, 2e6)]
+    assert same.components == ((0, 1),)
 
 
 def test_nvls_moves_s_plus_s_over_n_per_link_direction_and_approaches_its_ideal_speedup():
@@ -267,6 +268,9 @@ def test_mesh_axes_give_the_groups_of_the_tensor_and_data_parallel_collectives()
     both = cl.time_concurrent([cl.Job(tp_ar, 8e6, mesh.placement, name="tp"),
                                cl.Job(dp_ar, 8e6, mesh.placement, name="dp")], cluster)
     assert both.shared_links() == []                  # different levels, no shared link
+    # sharing nothing, each runs as if alone: the step takes the slower of the two
+    assert both.seconds == max(t_tp.seconds, t_dp.seconds) and both.slowdown == 1.0
+    assert sorted(both.components) == [(0,), (1,)]
 
 
 @settings(max_examples=30, deadline=None)

@@ -9,7 +9,10 @@ hop latency. :func:`collectives.time` must agree with these on uncontended topol
 the tests hold it to them. Taught in chapter "Cost models and the ring all-gather".
 """
 
+from __future__ import annotations
+
 import math
+from typing import Any, Sequence
 
 from .errors import CollectivesError
 from .validation import flag, integer, number
@@ -39,7 +42,7 @@ def _check(n, nbytes, alpha, bandwidth):
     number(bandwidth, "bandwidth", positive=True, unit="bytes/s per link direction")
 
 
-def _shape(shape):
+def _shape(shape: Any) -> tuple[int, ...]:
     """A torus shape as a tuple of ints >= 1, or a CollectivesError."""
     if isinstance(shape, (int,)) and not isinstance(shape, bool):
         shape = (shape,)
@@ -52,23 +55,23 @@ def _shape(shape):
     return tuple(integer(m, "every axis size of shape", minimum=1) for m in shape)
 
 
-def ring_all_gather(n, nbytes, alpha, bandwidth):
+def ring_all_gather(n: int, nbytes: float, alpha: float, bandwidth: float) -> float:
     """(n-1) steps, each moving one shard S/n per link: (n-1)(alpha + S/(n B))."""
     _check(n, nbytes, alpha, bandwidth)
     return (n - 1) * (alpha + nbytes / (n * bandwidth))
 
 
-def ring_reduce_scatter(n, nbytes, alpha, bandwidth):
+def ring_reduce_scatter(n: int, nbytes: float, alpha: float, bandwidth: float) -> float:
     """The mirror of the all-gather: the same (n-1)(alpha + S/(n B))."""
     return ring_all_gather(n, nbytes, alpha, bandwidth)
 
 
-def ring_all_reduce(n, nbytes, alpha, bandwidth):
+def ring_all_reduce(n: int, nbytes: float, alpha: float, bandwidth: float) -> float:
     """Reduce-scatter then all-gather: 2(n-1)(alpha + S/(n B))."""
     return 2 * ring_all_gather(n, nbytes, alpha, bandwidth)
 
 
-def bidirectional_ring_all_gather(n, nbytes, alpha, bandwidth):
+def bidirectional_ring_all_gather(n: int, nbytes: float, alpha: float, bandwidth: float) -> float:
     """Half of each shard goes each way: (n-1)(alpha + S/(2 n B)).
 
     With n = 2 both halves share the single link between the two ranks, so there is no
@@ -80,50 +83,52 @@ def bidirectional_ring_all_gather(n, nbytes, alpha, bandwidth):
     return (n - 1) * (alpha + nbytes / (2 * n * bandwidth))
 
 
-def bidirectional_ring_reduce_scatter(n, nbytes, alpha, bandwidth):
+def bidirectional_ring_reduce_scatter(n: int, nbytes: float, alpha: float,
+                                      bandwidth: float) -> float:
     """Same as the bidirectional all-gather."""
     return bidirectional_ring_all_gather(n, nbytes, alpha, bandwidth)
 
 
-def bidirectional_ring_all_reduce(n, nbytes, alpha, bandwidth):
+def bidirectional_ring_all_reduce(n: int, nbytes: float, alpha: float, bandwidth: float) -> float:
     """Twice the bidirectional all-gather."""
     return 2 * bidirectional_ring_all_gather(n, nbytes, alpha, bandwidth)
 
 
-def recursive_doubling_all_gather(n, nbytes, alpha, bandwidth):
+def recursive_doubling_all_gather(n: int, nbytes: float, alpha: float, bandwidth: float) -> float:
     """log2(n) steps moving 1, 2, 4, ... shards: log2(n) alpha + (n-1) S / (n B)."""
     _check(n, nbytes, alpha, bandwidth)
     return math.log2(n) * alpha + (n - 1) * nbytes / (n * bandwidth)
 
 
-def recursive_halving_reduce_scatter(n, nbytes, alpha, bandwidth):
+def recursive_halving_reduce_scatter(n: int, nbytes: float, alpha: float,
+                                     bandwidth: float) -> float:
     """The mirror of recursive doubling: log2(n) alpha + (n-1) S / (n B)."""
     return recursive_doubling_all_gather(n, nbytes, alpha, bandwidth)
 
 
-def direct_all_gather(n, nbytes, alpha, bandwidth):
+def direct_all_gather(n: int, nbytes: float, alpha: float, bandwidth: float) -> float:
     """One step; each rank's link carries n-1 shards: alpha + (n-1) S / (n B)."""
     _check(n, nbytes, alpha, bandwidth)
     return 0.0 if n == 1 else alpha + (n - 1) * nbytes / (n * bandwidth)
 
 
-def direct_all_to_all(n, nbytes, alpha, bandwidth):
+def direct_all_to_all(n: int, nbytes: float, alpha: float, bandwidth: float) -> float:
     """One step; each rank sends n-1 parts of S/n: alpha + (n-1) S / (n B)."""
     return direct_all_gather(n, nbytes, alpha, bandwidth)
 
 
-def binomial_tree_broadcast(n, nbytes, alpha, bandwidth):
+def binomial_tree_broadcast(n: int, nbytes: float, alpha: float, bandwidth: float) -> float:
     """ceil(log2 n) steps of the whole buffer: ceil(log2 n)(alpha + S / B)."""
     _check(n, nbytes, alpha, bandwidth)
     return math.ceil(math.log2(n)) * (alpha + nbytes / bandwidth)
 
 
-def binomial_tree_reduce(n, nbytes, alpha, bandwidth):
+def binomial_tree_reduce(n: int, nbytes: float, alpha: float, bandwidth: float) -> float:
     """The broadcast tree run backwards: the same cost."""
     return binomial_tree_broadcast(n, nbytes, alpha, bandwidth)
 
 
-def ring_crossover_bytes(n, alpha, bandwidth):
+def ring_crossover_bytes(n: int, alpha: float, bandwidth: float) -> float:
     """The buffer size S at which a ring step's latency equals its transfer time:
     alpha = S / (n B), so S = n alpha B. Below it the ring is latency-bound."""
     _check(n, 0.0, alpha, bandwidth)
@@ -132,18 +137,19 @@ def ring_crossover_bytes(n, alpha, bandwidth):
 
 # ---- chains ---------------------------------------------------------------------------------
 
-def chain_all_gather(n, nbytes, alpha, bandwidth):
+def chain_all_gather(n: int, nbytes: float, alpha: float, bandwidth: float) -> float:
     """Both ways at once, one shard per link direction per step: (n-1)(alpha + S/(n B)),
     twice the bandwidth term of a bidirectional ring (no wraparound to split over)."""
     return ring_all_gather(n, nbytes, alpha, bandwidth)
 
 
-def chain_reduce_scatter(n, nbytes, alpha, bandwidth):
+def chain_reduce_scatter(n: int, nbytes: float, alpha: float, bandwidth: float) -> float:
     """The dual of the chain all-gather: the same cost."""
     return ring_all_gather(n, nbytes, alpha, bandwidth)
 
 
-def chain_broadcast(n, nbytes, alpha, bandwidth, n_segments=1):
+def chain_broadcast(n: int, nbytes: float, alpha: float, bandwidth: float,
+                    n_segments: int = 1) -> float:
     """k segments down a line of n ranks: (n - 2 + k)(alpha + S/(k B)); as k grows the
     time tends to S/B, independent of n (pipelining)."""
     _check(n, nbytes, alpha, bandwidth)
@@ -153,12 +159,12 @@ def chain_broadcast(n, nbytes, alpha, bandwidth, n_segments=1):
 
 # ---- all-reduce ----------------------------------------------------------------------------
 
-def rabenseifner_all_reduce(n, nbytes, alpha, bandwidth):
+def rabenseifner_all_reduce(n: int, nbytes: float, alpha: float, bandwidth: float) -> float:
     """Recursive halving then doubling: 2 log2(n) alpha + 2 (n-1) S / (n B)."""
     return 2 * recursive_doubling_all_gather(n, nbytes, alpha, bandwidth)
 
 
-def recursive_doubling_all_reduce(n, nbytes, alpha, bandwidth):
+def recursive_doubling_all_reduce(n: int, nbytes: float, alpha: float, bandwidth: float) -> float:
     """log2(n) exchanges of the whole buffer: log2(n)(alpha + S/B)."""
     _check(n, nbytes, alpha, bandwidth)
     return math.log2(n) * (alpha + nbytes / bandwidth)
@@ -166,13 +172,13 @@ def recursive_doubling_all_reduce(n, nbytes, alpha, bandwidth):
 
 # ---- all-to-all ----------------------------------------------------------------------------
 
-def ring_all_to_all(n, nbytes, alpha, bandwidth):
+def ring_all_to_all(n: int, nbytes: float, alpha: float, bandwidth: float) -> float:
     """Step s forwards n-1-s parts of S/n: (n-1) alpha + (n-1) S / (2 B)."""
     _check(n, nbytes, alpha, bandwidth)
     return (n - 1) * alpha + (n - 1) * nbytes / (2 * bandwidth)
 
 
-def bidirectional_ring_all_to_all(n, nbytes, alpha, bandwidth):
+def bidirectional_ring_all_to_all(n: int, nbytes: float, alpha: float, bandwidth: float) -> float:
     """Shorter way round, floor(n/2) steps: floor(n/2) alpha + n S/(8B) for even n and
     (n^2 - 1) S / (8 n B) for odd n: a quarter of the unidirectional bandwidth term
     for large n (The Scaling Book's V / (4 W) with W = 2B, V = n S). With n = 2 both
@@ -185,13 +191,13 @@ def bidirectional_ring_all_to_all(n, nbytes, alpha, bandwidth):
     return m * alpha + bytes_term / bandwidth
 
 
-def chain_all_to_all(n, nbytes, alpha, bandwidth):
+def chain_all_to_all(n: int, nbytes: float, alpha: float, bandwidth: float) -> float:
     """Step s: the link next to an end carries n-1-s parts: the unidirectional ring's
     (n-1) alpha + (n-1) S/(2B); the second direction does not help on a chain."""
     return ring_all_to_all(n, nbytes, alpha, bandwidth)
 
 
-def pairwise_all_to_all(n, nbytes, alpha, bandwidth):
+def pairwise_all_to_all(n: int, nbytes: float, alpha: float, bandwidth: float) -> float:
     """One part per step: (n-1)(alpha + S/(n B)) for n a power of two (XOR pairs), else
     n steps (each rank idles once)."""
     _check(n, nbytes, alpha, bandwidth)
@@ -199,7 +205,7 @@ def pairwise_all_to_all(n, nbytes, alpha, bandwidth):
     return steps * (alpha + nbytes / (n * bandwidth))
 
 
-def bruck_all_to_all(n, nbytes, alpha, bandwidth):
+def bruck_all_to_all(n: int, nbytes: float, alpha: float, bandwidth: float) -> float:
     """ceil(log2 n) exchange steps; step b sends the parts at positions with bit b set,
     about n/2 of them: sum over b of (alpha + c_b S/(n B))."""
     _check(n, nbytes, alpha, bandwidth)
@@ -230,8 +236,9 @@ def _torus_stages(shape, nbytes, concurrent):
     return stages
 
 
-def torus_all_gather(shape, nbytes, alpha, bandwidth, bidirectional=True, concurrent=False,
-                     wraparound=True):
+def torus_all_gather(shape: int | Sequence[int], nbytes: float, alpha: float, bandwidth: float,
+                     bidirectional: bool = True, concurrent: bool = False,
+                     wraparound: bool | Sequence[bool] = True) -> float:
     """A 1-D all-gather along each axis in turn: stage i gathers blocks of
     S prod(earlier sizes) / n over m_i ranks, by a (bidirectional) ring where the axis wraps
     and a chain where it does not. With ``concurrent`` (equal axis sizes, all wrapping) the
@@ -261,21 +268,24 @@ def _wrap_flags(shape, wraparound):
     return flags
 
 
-def torus_reduce_scatter(shape, nbytes, alpha, bandwidth, bidirectional=True, concurrent=False,
-                         wraparound=True):
+def torus_reduce_scatter(shape: int | Sequence[int], nbytes: float, alpha: float, bandwidth: float,
+                         bidirectional: bool = True, concurrent: bool = False,
+                         wraparound: bool | Sequence[bool] = True) -> float:
     """The dual of the torus all-gather: the same cost."""
     return torus_all_gather(shape, nbytes, alpha, bandwidth, bidirectional, concurrent,
                             wraparound)
 
 
-def torus_all_reduce(shape, nbytes, alpha, bandwidth, bidirectional=True, concurrent=False,
-                     wraparound=True):
+def torus_all_reduce(shape: int | Sequence[int], nbytes: float, alpha: float, bandwidth: float,
+                     bidirectional: bool = True, concurrent: bool = False,
+                     wraparound: bool | Sequence[bool] = True) -> float:
     """Torus reduce-scatter then all-gather: twice the torus all-gather."""
     return 2 * torus_all_gather(shape, nbytes, alpha, bandwidth, bidirectional, concurrent,
                                 wraparound)
 
 
-def torus_all_to_all(shape, nbytes, alpha, bandwidth, line="bidirectional_ring"):
+def torus_all_to_all(shape: int | Sequence[int], nbytes: float, alpha: float, bandwidth: float,
+                     line: str = "bidirectional_ring") -> float:
     """A 1-D all-to-all of the whole buffer along each axis in turn."""
     one_d = {"bidirectional_ring": bidirectional_ring_all_to_all,
              "ring": ring_all_to_all}.get(line)

@@ -17,15 +17,22 @@ several collectives that run at the same time are costed together by
 protocol overheads, compute time of reductions, congestion control. Taught in chapter "Cost models and the ring all-gather".
 """
 
+from __future__ import annotations
+
 import math
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Iterable, Optional
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .errors import CollectivesError, TopologyError
 from .semantics import collective_spec
 from .validation import int_array, schedule_arg
+
+if TYPE_CHECKING:
+    from .schedule import Schedule
+    from .topology import Topology
 
 __all__ = ["Timing", "time", "Job", "ConcurrentTiming", "time_concurrent", "algbw", "busbw",
            "bus_factor"]
@@ -52,15 +59,15 @@ class Timing:
     topology_name: str
 
     @property
-    def n_steps(self):
+    def n_steps(self) -> int:
         return len(self.step_seconds)
 
     @property
-    def algbw(self):
+    def algbw(self) -> float:
         """``nbytes / seconds`` (bytes/s)."""
         return algbw(self.nbytes, self.seconds)
 
-    def rows(self):
+    def rows(self) -> list[dict[str, float]]:
         """One dict per step (for tables in the book)."""
         return [
             {"step": i, "seconds": float(self.step_seconds[i]),
@@ -159,7 +166,9 @@ def _timing(traffic, topology, nbytes, chunk_bytes, schedule_name):
                   topology.name)
 
 
-def time(schedule, topology, nbytes, *, placement=None, switch_placement=None):
+def time(schedule: Schedule, topology: Topology, nbytes: float, *,
+         placement: Optional[ArrayLike] = None,
+         switch_placement: Optional[ArrayLike] = None) -> Timing:
     """Seconds ``schedule`` takes on ``topology`` when each rank's full buffer is ``nbytes``.
 
     ``nbytes`` is nccl-tests' ``S``: the all-gather output, the reduce-scatter input, the
@@ -188,10 +197,10 @@ class Job:
     :func:`time`), its ``placement`` on the topology (and ``switch_placement``) and a
     ``name`` for the per-link detail (default the schedule's)."""
 
-    schedule: Any
+    schedule: Schedule
     nbytes: float
-    placement: Any = None
-    switch_placement: Any = None
+    placement: Optional[ArrayLike] = None
+    switch_placement: Optional[ArrayLike] = None
     name: Optional[str] = None
 
 
@@ -207,20 +216,20 @@ class ConcurrentTiming:
     """
 
     seconds: float
-    alone: tuple
+    alone: tuple[Timing, ...]
     link_bytes: np.ndarray
-    names: tuple
-    components: tuple
-    component_seconds: tuple
+    names: tuple[str, ...]
+    components: tuple[tuple[int, ...], ...]
+    component_seconds: tuple[float, ...]
     topology_name: str
 
     @property
-    def slowdown(self):
+    def slowdown(self) -> float:
         """Seconds together over the slowest job's seconds alone (1.0: no interference)."""
         slowest = max(t.seconds for t in self.alone)
         return self.seconds / slowest if slowest > 0 else 1.0
 
-    def shared_links(self):
+    def shared_links(self) -> list[dict[str, float]]:
         """Links used by more than one job: one dict per link, busiest first, with the bytes
         each job puts on it."""
         used = self.link_bytes > 0
@@ -254,7 +263,7 @@ def _sharing_components(link_bytes):
     return tuple(tuple(g) for g in groups.values())
 
 
-def time_concurrent(jobs, topology):
+def time_concurrent(jobs: Iterable[Job], topology: Topology) -> ConcurrentTiming:
     """Seconds for several collectives that run at the same time and share ``topology``.
 
     Model: all jobs start together. Jobs that share no link with any other run as if alone.
@@ -302,7 +311,7 @@ def time_concurrent(jobs, topology):
                             tuple(seconds), topology.name)
 
 
-def algbw(nbytes, seconds):
+def algbw(nbytes: float, seconds: float) -> float:
     """Algorithm bandwidth, nccl-tests' ``algbw = S / t`` (bytes/s)."""
     nbytes = _check_nbytes(nbytes)
     if isinstance(seconds, bool) or not isinstance(seconds, (int, float, np.integer, np.floating)) \
@@ -311,7 +320,7 @@ def algbw(nbytes, seconds):
     return nbytes / float(seconds)
 
 
-def bus_factor(collective, n):
+def bus_factor(collective: str, n: int) -> float:
     """nccl-tests' bus-bandwidth factor (doc/PERFORMANCE.md): 2(n-1)/n for all-reduce,
     (n-1)/n for all-gather, reduce-scatter and all-to-all, 1 for broadcast and reduce."""
     spec = collective_spec(collective)
@@ -320,7 +329,7 @@ def bus_factor(collective, n):
     return spec.bus_factor(int(n))
 
 
-def busbw(collective, nbytes, seconds, n):
-    """Bus bandwidth, nccl-tests' ``busbw = algbw x factor``: comparable to link speed
-    whatever the collective and rank count (see :func:`bus_factor`)."""
+def busbw(collective: str, nbytes: float, seconds: float, n: int) -> float:
+    """Bus bandwidth, nccl-tests' ``busbw = algbw x factor`` (bytes/s): comparable to link
+    speed whatever the collective and rank count (see :func:`bus_factor`)."""
     return algbw(nbytes, seconds) * bus_factor(collective, n)

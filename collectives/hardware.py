@@ -16,10 +16,16 @@ wrap around. Left out: DCN and PCIe paths, NVLink latency (not published: it def
 H100 NVLink: nccl-tests issue #212, NCCL issue #1455).
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Sequence
 
 from .errors import TopologyError
 from .topology import switch, torus
+
+if TYPE_CHECKING:
+    from .topology import Topology
 
 __all__ = ["System", "preset", "presets", "spec", "tpu_wraparound"]
 
@@ -37,13 +43,13 @@ class System:
     kind: str                       # "tpu-2d", "tpu-3d" or "nvswitch"
     link_bandwidth: float           # one-way bytes/s per ICI link, or per GPU into NVSwitch
     hop_latency: float              # seconds per link crossed
-    default_shape: tuple            # full pod / NVLink domain
-    hbm_bandwidth: float
-    bf16_flops: float
-    hbm_bytes: float
+    default_shape: tuple[int, ...]  # full pod / NVLink domain
+    hbm_bandwidth: float            # bytes/s of HBM per chip
+    bf16_flops: float               # peak bf16 FLOP/s per chip
+    hbm_bytes: float                # HBM capacity per chip, bytes
     source: str
     notes: str = ""
-    extra_sources: tuple = field(default_factory=tuple)
+    extra_sources: tuple[str, ...] = field(default_factory=tuple)
 
 
 _SYSTEMS = {
@@ -74,12 +80,12 @@ _SYSTEMS = {
 }
 
 
-def presets():
+def presets() -> list[str]:
     """Names accepted by :func:`preset`."""
     return sorted(_SYSTEMS)
 
 
-def spec(name):
+def spec(name: str) -> System:
     """The :class:`System` (published numbers and sources) behind preset ``name``."""
     key = str(name).lower()
     if key == "tpu-v4p":
@@ -89,7 +95,7 @@ def spec(name):
     return _SYSTEMS[key]
 
 
-def tpu_wraparound(kind, shape):
+def tpu_wraparound(kind: str, shape: Sequence[int]) -> tuple[bool, ...]:
     """Which axes of a TPU slice have wraparound links (Scaling Book, 2026-07).
 
     2D chips (v5e, v6e): an axis wraps only when it is the full 16 chips. 3D chips (v4, v5p,
@@ -103,12 +109,12 @@ def tpu_wraparound(kind, shape):
     return tuple(whole_cubes for _ in shape)
 
 
-def preset(name, **options):
+def preset(name: str, **options: Any) -> Topology:
     """A Topology for hardware preset ``name`` (see :func:`presets`).
 
     TPU options: ``shape`` (the slice, default the full pod), ``wraparound`` (override
-    the published rule), ``hop_latency``. GPU options: ``n`` (GPUs on the NVLink switch,
-    default the whole domain), ``hop_latency`` (default 0: not published).
+    the published rule), ``hop_latency`` (seconds per link). GPU options: ``n`` (GPUs on the
+    NVLink switch, default the whole domain), ``hop_latency`` (default 0: not published).
     """
     system = spec(name)
     hop_latency = options.pop("hop_latency", system.hop_latency)

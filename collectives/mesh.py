@@ -14,12 +14,16 @@ Left out: meshes spanning several processes per device, and choosing a placement
 from __future__ import annotations
 
 import math
-from typing import Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Mapping, Optional, Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .errors import CollectivesError
 from .validation import int_array, integer
+
+if TYPE_CHECKING:
+    from .topology import Topology
 
 __all__ = ["Mesh"]
 
@@ -39,7 +43,12 @@ class Mesh:
     built.
     """
 
-    def __init__(self, axes: Mapping[str, int], devices: Optional[np.ndarray] = None):
+    axis_names: tuple[str, ...]
+    shape: tuple[int, ...]
+    n_ranks: int
+    _placement: np.ndarray
+
+    def __init__(self, axes: Mapping[str, int], devices: Optional[ArrayLike] = None) -> None:
         if not isinstance(axes, Mapping) or not axes:
             raise CollectivesError(
                 f"axes must be a non-empty mapping of axis name to size, e.g. "
@@ -72,7 +81,8 @@ class Mesh:
             f"a Mesh cannot be changed once built (tried to set {key!r}); build a new one")
 
     @classmethod
-    def from_shape(cls, topology_shape, names: Sequence[str]) -> "Mesh":
+    def from_shape(cls, topology_shape: Sequence[int] | Topology,
+                   names: Sequence[str]) -> "Mesh":
         """One mesh axis per axis of a torus: ``Mesh.from_shape((4, 4), ("x", "y"))``.
 
         ``topology_shape`` is a shape tuple or a Topology that declares one (a torus)."""
@@ -126,7 +136,7 @@ class Mesh:
         """:meth:`groups` mapped through :attr:`placement`: the endpoints of every group."""
         return _readonly(self._placement[self.groups(*axes)])
 
-    def _axis(self, name) -> int:
+    def _axis(self, name: str) -> int:
         if name not in self.axis_names:
             raise CollectivesError(
                 f"unknown mesh axis {name!r}; the axes are {', '.join(self.axis_names)}")

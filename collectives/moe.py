@@ -13,7 +13,10 @@ are dropped, as with a capacity factor). Left out: the gating network itself, to
 within a part, the compute of the experts. Taught in chapter "All-to-all".
 """
 
+from __future__ import annotations
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .errors import CollectivesError, ScheduleError
 from .schedule import Schedule
@@ -23,7 +26,8 @@ __all__ = ["dispatch_counts", "direct_all_to_all_v", "pairwise_all_to_all_v",
            "combine", "capacity_for"]
 
 
-def dispatch_counts(n_ranks, tokens_per_rank, n_experts, top_k, skew=0.0, seed=0):
+def dispatch_counts(n_ranks: int, tokens_per_rank: int, n_experts: int, top_k: int,
+                    skew: float = 0.0, seed: int = 0) -> np.ndarray:
     """``counts[s, d]``: tokens rank s sends to rank d when each of its ``tokens_per_rank``
     tokens picks ``top_k`` distinct experts out of ``n_experts`` (``n_experts / n_ranks``
     consecutive experts per rank). Expert e is picked with probability proportional to
@@ -52,7 +56,7 @@ def dispatch_counts(n_ranks, tokens_per_rank, n_experts, top_k, skew=0.0, seed=0
     return counts
 
 
-def capacity_for(counts, capacity_factor=None):
+def capacity_for(counts: ArrayLike, capacity_factor: float | None = None) -> int:
     """Token slots per part: the largest count, or ``capacity_factor`` times the mean."""
     counts = np.asarray(counts)
     if capacity_factor is None:
@@ -60,7 +64,7 @@ def capacity_for(counts, capacity_factor=None):
     return int(np.ceil(capacity_factor * counts.mean()))
 
 
-def _counts(counts, capacity):
+def _counts(counts: ArrayLike, capacity: int | None) -> tuple[np.ndarray, int]:
     c = np.asarray(counts)
     if c.ndim != 2 or c.shape[0] != c.shape[1] or not np.issubdtype(c.dtype, np.integer):
         raise ScheduleError(f"counts must be a square integer matrix, got {c.dtype} {c.shape}")
@@ -70,7 +74,7 @@ def _counts(counts, capacity):
     return np.minimum(c, capacity).astype(np.int64), max(capacity, 1)
 
 
-def direct_all_to_all_v(counts, capacity=None):
+def direct_all_to_all_v(counts: ArrayLike, capacity: int | None = None) -> Schedule:
     """Dispatch in one step: rank s sends its ``counts[s, d]`` tokens straight to each d.
     Counts above ``capacity`` are cut to it (dropped tokens)."""
     counts, k = _counts(counts, capacity)
@@ -84,7 +88,7 @@ def direct_all_to_all_v(counts, capacity=None):
                                 counts=counts, name="direct_all_to_all_v")
 
 
-def pairwise_all_to_all_v(counts, capacity=None):
+def pairwise_all_to_all_v(counts: ArrayLike, capacity: int | None = None) -> Schedule:
     """Dispatch by pairwise exchange (partners as in
     :func:`collectives.algorithms.pairwise_all_to_all`): n - 1 or n steps, each moving
     only the tokens of one pair."""
@@ -102,6 +106,6 @@ def pairwise_all_to_all_v(counts, capacity=None):
                                 name="pairwise_all_to_all_v")
 
 
-def combine(dispatch):
+def combine(dispatch: Schedule) -> Schedule:
     """The combine all-to-all that returns expert outputs: the dual of the dispatch."""
     return dual(dispatch, name=dispatch.name.replace("all_to_all_v", "combine"))

@@ -9,11 +9,19 @@ and names the first step, rank and chunk that goes wrong. Both follow the step r
 Taught in chapter "Cost models and the ring all-gather".
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Sequence
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .errors import CollectivesError, ScheduleError
 from .semantics import REDUCTION_OPS, collective_spec
 from .validation import input_rows, schedule_arg
+
+if TYPE_CHECKING:
+    from .schedule import Schedule
 
 __all__ = ["simulate", "verify", "trace", "SymbolicState", "VERIFY_MEMORY_LIMIT", "INVALID",
            "describe_content"]
@@ -28,7 +36,7 @@ def _check_schedule(schedule):
     return collective_spec(schedule_arg(schedule).collective)
 
 
-def simulate(schedule, inputs):
+def simulate(schedule: Schedule, inputs: ArrayLike) -> np.ndarray:
     """Run ``schedule`` on numeric ``inputs`` and return the outputs.
 
     ``inputs`` has one row per rank (array-like of shape ``(n_ranks, length)``); the
@@ -102,7 +110,8 @@ def _ranks_of(bits):
     return np.flatnonzero(np.unpackbits(as_bytes, bitorder="little")).tolist()
 
 
-def describe_content(label, ranks, n_ranks, group_size=None, verb="summed"):
+def describe_content(label: int, ranks: Sequence[int], n_ranks: int,
+                     group_size: int | None = None, verb: str = "summed") -> str:
     """A slot's content in words, from its label and the ranks combined into it (a rank
     listed twice was counted twice). ``group_size``: for a collective over groups, where
     "all ranks" means all ranks of one group."""
@@ -137,17 +146,18 @@ class SymbolicState:
     q's contribution was combined in (a tolerant :func:`trace`). ``group_size`` is set for a
     collective over groups."""
 
-    def __init__(self, label, bits=None, owner=None, times=None, *, n_ranks=None,
-                 group_size=None):
+    def __init__(self, label: np.ndarray, bits: np.ndarray | None = None,
+                 owner: np.ndarray | None = None, times: np.ndarray | None = None, *,
+                 n_ranks: int | None = None, group_size: int | None = None) -> None:
         self.label, self.bits, self.owner, self.times = label, bits, owner, times
         self._n_ranks = label.shape[0] if n_ranks is None else n_ranks
         self.group_size = group_size
 
     @property
-    def n_ranks(self):
+    def n_ranks(self) -> int:
         return self._n_ranks
 
-    def contributors(self, rank, chunk):
+    def contributors(self, rank: int, chunk: int) -> list[int]:
         """The ranks whose contributions slot ``chunk`` of ``rank`` holds (a rank counted
         twice is listed twice)."""
         if self.label[rank, chunk] == -1:
@@ -158,7 +168,7 @@ class SymbolicState:
             return [int(self.owner[rank, chunk])]
         return _ranks_of(self.bits[rank, chunk])
 
-    def counts(self):
+    def counts(self) -> np.ndarray:
         """Number of contributions per (rank, slot): 0 for an empty slot."""
         if self.times is not None:
             return self.times.sum(axis=-1) * (self.label != -1)
@@ -166,12 +176,12 @@ class SymbolicState:
             return (self.label >= 0).astype(np.int64)
         return np.bitwise_count(self.bits).sum(axis=-1)
 
-    def describe(self, rank, chunk):
+    def describe(self, rank: int, chunk: int) -> str:
         """Plain words for a slot's content, as used in error messages."""
         return describe_content(self.label[rank, chunk], self.contributors(rank, chunk), self.n_ranks,
                          self.group_size)
 
-    def copy(self):
+    def copy(self) -> SymbolicState:
         def dup(a):
             return None if a is None else a.copy()
         return SymbolicState(self.label.copy(), dup(self.bits), dup(self.owner),
@@ -250,7 +260,7 @@ def _group(schedule, rank):
     return int(schedule.group_of[rank])
 
 
-def trace(schedule, *, stop_at_error=True):
+def trace(schedule: Schedule, *, stop_at_error: bool = True) -> list[SymbolicState]:
     """Symbolic states before step 0 and after every step: a list of ``n_steps + 1``
     :class:`SymbolicState` copies, for figures and step-by-step feedback.
 
@@ -295,7 +305,7 @@ def _tolerant_trace(schedule):
     return states
 
 
-def verify(schedule):
+def verify(schedule: Schedule) -> None:
     """Check symbolically that ``schedule`` computes its collective; return ``None``.
 
     Raises :class:`ScheduleError` naming the first problem: a transfer that reads an

@@ -12,15 +12,21 @@ and costing vectorise over ranks and transfers. Steps are numbered from 0, as in
 ``schedule.steps[i]``. Taught in chapter "Cost models and the ring all-gather".
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass
 from functools import partial
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, NamedTuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .errors import CollectivesError, ScheduleError
 from .semantics import REDUCTION_OPS, collective_spec
 from .validation import int_array, integer
+
+if TYPE_CHECKING:
+    from .traffic import Traffic
 
 __all__ = ["Transfer", "Step", "Schedule", "compose", "LIST_LIMIT"]
 
@@ -56,7 +62,8 @@ class Step:
     reduce: np.ndarray
 
     @classmethod
-    def from_transfers(cls, transfers, *, step_index=None):
+    def from_transfers(cls, transfers: Iterable[Any], *,
+                       step_index: int | None = None) -> Step:
         """Build a step from ``(src, dst, src_chunk, dst_chunk[, reduce])`` tuples.
 
         ``reduce`` may be a bool or the words ``"copy"`` / ``"reduce"``.
@@ -83,10 +90,10 @@ class Step:
             object.__setattr__(self, name, _frozen(getattr(self, name), np.int64))
         object.__setattr__(self, "reduce", _frozen(self.reduce, bool))
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.src)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Transfer]:
         for row in zip(*(getattr(self, f).tolist() for f in _FIELDS), self.reduce.tolist()):
             yield Transfer(*row)
 
@@ -138,6 +145,9 @@ def _parse_transfer(t, where, step_index):
 #: larger ones (a 32k-rank ring) are costed from their Traffic alone
 LIST_LIMIT = 50_000_000
 
+#: what ``Schedule.from_traffic`` calls to list the transfers: flat arrays by field name
+_Listing = Callable[[], Mapping[str, ArrayLike]]
+
 
 class Schedule:
     """A collective as synchronous steps of chunk transfers.
@@ -166,8 +176,27 @@ class Schedule:
     :data:`LIST_LIMIT`).
     """
 
-    def __init__(self, collective, n_ranks, n_chunks, steps=(), *, root=None, n_scratch=0,
-                 name=None, counts=None, groups=None, n_switches=0, op="sum", peers=None):
+    collective: str
+    n_ranks: int
+    n_chunks: int
+    n_scratch: int
+    n_switches: int
+    groups: np.ndarray
+    op: str
+    root: int | None
+    name: str
+    counts: np.ndarray | None
+    peers: np.ndarray | None
+    _n_steps: int
+    _traffic: Traffic | None
+    _listing: _Listing | None
+    _arrays: dict[str, np.ndarray] | None
+
+    def __init__(self, collective: str, n_ranks: int, n_chunks: int,
+                 steps: Iterable[Step | Iterable[Any]] = (), *, root: int | None = None,
+                 n_scratch: int = 0, name: str | None = None, counts: ArrayLike | None = None,
+                 groups: ArrayLike | None = None, n_switches: int = 0, op: str = "sum",
+                 peers: ArrayLike | None = None) -> None:
         parsed = [
             s if isinstance(s, Step) else Step.from_transfers(s, step_index=i)
             for i, s in enumerate(_as_list(steps, "steps"))
@@ -184,9 +213,13 @@ class Schedule:
                    groups, n_switches, op, arrays=arrays, peers=peers)
 
     @classmethod
-    def from_arrays(cls, collective, n_ranks, n_chunks, step, src, dst, src_chunk, dst_chunk,
-                    reduce=False, *, n_steps=None, root=None, n_scratch=0, name=None,
-                    counts=None, groups=None, n_switches=0, op="sum", peers=None):
+    def from_arrays(cls, collective: str, n_ranks: int, n_chunks: int, step: ArrayLike,
+                    src: ArrayLike, dst: ArrayLike, src_chunk: ArrayLike, dst_chunk: ArrayLike,
+                    reduce: ArrayLike = False, *, n_steps: int | None = None,
+                    root: int | None = None, n_scratch: int = 0, name: str | None = None,
+                    counts: ArrayLike | None = None, groups: ArrayLike | None = None,
+                    n_switches: int = 0, op: str = "sum",
+                    peers: ArrayLike | None = None) -> Schedule:
         """Fast constructor for builders: flat per-transfer arrays plus each one's ``step``.
 
         ``step`` must be non-decreasing; ``n_steps`` allows trailing empty steps.
@@ -208,8 +241,11 @@ class Schedule:
         return obj
 
     @classmethod
-    def from_traffic(cls, collective, n_ranks, n_chunks, traffic, listing, *, root=None,
-                     n_scratch=0, name=None, counts=None, groups=None, n_switches=0, op="sum", peers=None):
+    def from_traffic(cls, collective: str, n_ranks: int, n_chunks: int, traffic: Traffic,
+                     listing: _Listing, *, root: int | None = None, n_scratch: int = 0,
+                     name: str | None = None, counts: ArrayLike | None = None,
+                     groups: ArrayLike | None = None, n_switches: int = 0, op: str = "sum",
+                     peers: ArrayLike | None = None) -> Schedule:
         """A Schedule known by its :class:`~collectives.traffic.Traffic`, listed on demand.
 
         ``listing()`` returns the explicit transfers as a dict of flat arrays ``step``,
@@ -280,7 +316,7 @@ class Schedule:
         for key, value in state.items():
             object.__setattr__(self, key, value)
 
-    def renamed(self, name):
+    def renamed(self, name: str) -> Schedule:
         """The same schedule under another ``name`` (shares its arrays)."""
         other = object.__new__(type(self))
         for key, value in vars(self).items():
@@ -290,34 +326,34 @@ class Schedule:
 
     # ---- groups and participants -----------------------------------------------------------
     @property
-    def group_size(self):
+    def group_size(self) -> int:
         """Ranks per group (``m``): all ranks unless the schedule runs over groups."""
         return self.groups.shape[1]
 
     @property
-    def n_groups(self):
+    def n_groups(self) -> int:
         return self.groups.shape[0]
 
     @property
-    def n_participants(self):
+    def n_participants(self) -> int:
         """Ranks plus switch participants: the rows of the working buffers."""
         return self.n_ranks + self.n_switches
 
     @property
-    def group_of(self):
+    def group_of(self) -> np.ndarray:
         """For every rank, the index of its group."""
         out = np.empty(self.n_ranks, dtype=np.int64)
         out[self.groups] = np.arange(self.n_groups)[:, None]
         return out
 
     @property
-    def position(self):
+    def position(self) -> np.ndarray:
         """For every rank, its position in its group (its rank in the group's collective)."""
         out = np.empty(self.n_ranks, dtype=np.int64)
         out[self.groups] = np.arange(self.group_size)[None, :]
         return out
 
-    def where(self, rank):
+    def where(self, rank: int) -> str:
         """Words for a participant in messages: "rank 5" or "rank 5 (group 1, position 1)"
         or "switch 0"."""
         rank = int(rank)
@@ -330,7 +366,7 @@ class Schedule:
 
     # ---- traffic and the listed transfers ----------------------------------------------------
     @property
-    def traffic(self):
+    def traffic(self) -> Traffic:
         """Who sends how many chunks to whom in each step (:class:`~collectives.traffic.Traffic`)."""
         if self._traffic is None:
             from .traffic import Traffic
@@ -340,7 +376,7 @@ class Schedule:
         return self._traffic
 
     @property
-    def is_listed(self):
+    def is_listed(self) -> bool:
         """Whether the explicit transfers exist (without building them)."""
         return self._arrays is not None
 
@@ -381,33 +417,33 @@ class Schedule:
                            doc="Index of each step's first transfer (n_steps + 1 entries).")
 
     @property
-    def step_of_transfer(self):
+    def step_of_transfer(self) -> np.ndarray:
         """The step index of every transfer (flat array)."""
         return self._listed()["step"]
 
     @property
-    def shared_reduce_steps(self):
+    def shared_reduce_steps(self) -> np.ndarray:
         """Per step: whether two reduces of that step target the same slot (simulate then
         sums them with ``ufunc.at``)."""
         return self._listed()["shared_reduce"]
 
     # ---- derived sizes ------------------------------------------------------------------
     @property
-    def n_steps(self):
+    def n_steps(self) -> int:
         return self._n_steps
 
     @property
-    def n_transfers(self):
+    def n_transfers(self) -> int:
         if self._arrays is not None:
             return len(self._arrays["src"])
         return self.traffic.n_transfers
 
     @property
-    def n_slots(self):
+    def n_slots(self) -> int:
         """Buffer slots per rank: data chunks plus scratch."""
         return self.n_chunks + self.n_scratch
 
-    def step(self, i):
+    def step(self, i: int) -> Step:
         """Step ``i`` as a :class:`Step` of read-only views."""
         if not -self.n_steps <= i < self.n_steps:
             raise IndexError(f"step {i} out of range: the schedule has {self.n_steps} steps")
@@ -417,10 +453,10 @@ class Schedule:
                     self.reduce[a:b])
 
     @property
-    def steps(self):
+    def steps(self) -> tuple[Step, ...]:
         return tuple(self.step(i) for i in range(self.n_steps))
 
-    def to_lists(self):
+    def to_lists(self) -> list[list[tuple[int, ...]]]:
         """Plain nested lists ``[[(src, dst, src_chunk, dst_chunk, reduce), ...], ...]``."""
         return [[tuple(t) for t in s] for s in self.steps]
 
@@ -486,7 +522,7 @@ class Schedule:
         shared[step_of[first[count > 1]]] = True
         a["shared_reduce"] = _frozen(shared, bool)
 
-    def describe_transfer(self, i):
+    def describe_transfer(self, i: int) -> tuple[int, str]:
         """``(step, text)`` for flat transfer ``i``: its step and its words in error messages,
         "transfer 2 (copy rank 0 chunk 3 -> rank 1 chunk 3)"."""
         step = int(self.step_of_transfer[i])
@@ -534,7 +570,8 @@ _COMPOSITIONS = {
 }
 
 
-def compose(first, second, *, collective=None, name=None):
+def compose(first: Schedule, second: Schedule, *, collective: str | None = None,
+            name: str | None = None) -> Schedule:
     """Run ``first`` then ``second`` on the same buffers, as one Schedule.
 
     The result's collective is inferred for the known pairs (reduce-scatter then
@@ -561,13 +598,14 @@ def compose(first, second, *, collective=None, name=None):
                 "collective; pass collective=... to say what it computes")
     spec = collective_spec(collective)
     root = first.root if first.root is not None else second.root
-    options = dict(root=root if spec.rooted else None,
-                   n_scratch=max(first.n_scratch, second.n_scratch),
-                   name=name or f"{first.name} + {second.name}",
-                   counts=first.counts if spec.name == "all_to_all_v" else None,
-                   peers=first.peers if spec.name == "permute" else None,
-                   groups=None if first.n_groups == 1 else first.groups,
-                   n_switches=max(first.n_switches, second.n_switches), op=first.op)
+    options: dict[str, Any] = dict(root=root if spec.rooted else None,
+                                   n_scratch=max(first.n_scratch, second.n_scratch),
+                                   name=name or f"{first.name} + {second.name}",
+                                   counts=first.counts if spec.name == "all_to_all_v" else None,
+                                   peers=first.peers if spec.name == "permute" else None,
+                                   groups=None if first.n_groups == 1 else first.groups,
+                                   n_switches=max(first.n_switches, second.n_switches),
+                                   op=first.op)
 
     def listing():
         fields = {f: np.concatenate([getattr(first, f), getattr(second, f)])

@@ -33,10 +33,13 @@ that no other module compares collective names.
 Taught in chapter "Cost models and the ring all-gather".
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass
 from typing import Callable, Optional
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .errors import CollectivesError, ScheduleError
 
@@ -81,22 +84,22 @@ class Collective:
     output: str = "full"
 
     # ---- shape rules -------------------------------------------------------------------
-    def check_chunks(self, group_size, n_chunks):
+    def check_chunks(self, group_size: int, n_chunks: int) -> None:
         if self.partitioned and n_chunks % group_size:
             raise CollectivesError(
                 f"{self.name} over {group_size} ranks needs n_chunks divisible by {group_size} "
                 f"(one equal part per rank); got n_chunks={n_chunks}"
             )
 
-    def input_chunks(self, group_size, n_chunks):
+    def input_chunks(self, group_size: int, n_chunks: int) -> int:
         """Chunks in one rank's input row (the all-gather and gather input is one shard)."""
         return n_chunks // group_size if self.input == "part" else n_chunks
 
-    def output_chunks(self, group_size, n_chunks):
+    def output_chunks(self, group_size: int, n_chunks: int) -> int:
         """Chunks in one rank's output row."""
         return n_chunks // group_size if self.output == "part" else n_chunks
 
-    def check_peers(self, group_size, peers):
+    def check_peers(self, group_size: int, peers: Optional[ArrayLike]) -> Optional[np.ndarray]:
         """The permute ``peers`` array (position p's buffer goes to ``peers[p]``, -1: to
         nobody) as a read-only int array, or None for other collectives."""
         if self.name != "permute":
@@ -123,7 +126,8 @@ class Collective:
         p.flags.writeable = False
         return p
 
-    def check_counts(self, group_size, n_chunks, counts):
+    def check_counts(self, group_size: int, n_chunks: int,
+                     counts: Optional[ArrayLike]) -> Optional[np.ndarray]:
         """The all_to_all_v ``counts`` matrix as a read-only int array (None otherwise)."""
         if self.name != "all_to_all_v":
             if counts is not None:
@@ -197,7 +201,8 @@ class Collective:
             pos, slot, owner, label = pos[keep], slot[keep], owner[keep], label[keep]
         return pos, slot, label, owner
 
-    def initial(self, groups, n_chunks, n_slots, root, n_participants):
+    def initial(self, groups: np.ndarray, n_chunks: int, n_slots: int, root: Optional[int],
+                n_participants: int) -> tuple[np.ndarray, np.ndarray]:
         """Symbolic starting state: ``(label, owner)``, int arrays (n_participants, n_slots).
 
         ``label[r, c]`` is the logical chunk held (-1: empty); ``owner[r, c]`` the one rank
@@ -211,7 +216,9 @@ class Collective:
         owner[groups[:, pos], slot] = groups[:, own]
         return label, owner
 
-    def expected(self, groups, n_chunks, root, counts=None, peers=None):
+    def expected(self, groups: np.ndarray, n_chunks: int, root: Optional[int],
+                 counts: Optional[np.ndarray] = None, peers: Optional[np.ndarray] = None
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Symbolic postcondition on the checked slots.
 
         Returns ``(ranks, slots, label, owner)``: flat arrays of the checked (rank, slot)
@@ -225,7 +232,8 @@ class Collective:
         return ranks, np.tile(slot, g), np.tile(lab, g), owner
 
     # ---- numeric buffers for simulate -----------------------------------------------------
-    def place_inputs(self, inputs, groups, n_chunks, n_slots, root, n_participants):
+    def place_inputs(self, inputs: np.ndarray, groups: np.ndarray, n_chunks: int, n_slots: int,
+                     root: Optional[int], n_participants: int) -> tuple[np.ndarray, np.ndarray]:
         """Lay rank rows out in working buffers: ``(buffer, filled)`` of shape
         (n_participants, n_slots, chunk length)."""
         n_ranks, row = inputs.shape
@@ -246,7 +254,7 @@ class Collective:
         filled[ranks, slot] = True
         return buffer, filled
 
-    def take_outputs(self, buffer, groups, n_chunks):
+    def take_outputs(self, buffer: np.ndarray, groups: np.ndarray, n_chunks: int) -> np.ndarray:
         """One output row per rank from the working buffers (NCCL's output layout).
 
         For ``reduce`` and ``gather`` only the root's row is the result; other rows are
@@ -293,7 +301,7 @@ COLLECTIVES = {
 }
 
 
-def collective_spec(name):
+def collective_spec(name: str) -> Collective:
     """The :class:`Collective` called ``name`` (``"all_gather"``, ``"all-gather"`` both work)."""
     key = str(name).replace("-", "_").lower()
     if key not in COLLECTIVES:

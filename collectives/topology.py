@@ -16,12 +16,18 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .errors import TopologyError
 from .validation import int_array, integer, number
+
+if TYPE_CHECKING:
+    import networkx as nx
+
+    from .hardware import System
 
 __all__ = ["Topology", "TopologyInfo", "ROLES", "ring", "chain", "torus", "switch"]
 
@@ -39,11 +45,11 @@ class TopologyInfo:
     """
 
     family: str = "custom"
-    shape: Optional[tuple] = None
-    wraparound: Optional[tuple] = None
-    levels: tuple = ("link",)
+    shape: Optional[tuple[int, ...]] = None
+    wraparound: Optional[tuple[bool, ...]] = None
+    levels: tuple[str, ...] = ("link",)
     system: Any = None
-    sources: tuple = ()
+    sources: tuple[str, ...] = ()
 
     @property
     def is_torus(self) -> bool:
@@ -82,10 +88,25 @@ class Topology:
     record; a Topology cannot be changed once built.
     """
 
-    def __init__(self, n_ranks: int, link_src, link_dst, link_bandwidth, link_latency, router,
-                 *, n_switches: int = 0, node_role=None, link_level=None,
+    n_ranks: int
+    link_src: np.ndarray
+    link_dst: np.ndarray
+    link_bandwidth: np.ndarray
+    link_latency: np.ndarray
+    node_role: np.ndarray
+    name: str
+    info: TopologyInfo
+    _link_level: np.ndarray
+    _router: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
+
+    def __init__(self, n_ranks: int, link_src: ArrayLike, link_dst: ArrayLike,
+                 link_bandwidth: ArrayLike, link_latency: ArrayLike,
+                 router: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]],
+                 *, n_switches: int = 0, node_role: Optional[ArrayLike] = None,
+                 link_level: Optional[ArrayLike] = None,
                  info: Optional[TopologyInfo] = None, name: str = "topology",
-                 kind: Optional[str] = None, shape=None, wraparound=None):
+                 kind: Optional[str] = None, shape: Optional[Sequence[int]] = None,
+                 wraparound: Optional[Sequence[bool]] = None) -> None:
         n_ranks = integer(n_ranks, "n_ranks", minimum=1, error=TopologyError)
         link_src = _readonly(np.asarray(link_src, dtype=np.int64))
         link_dst = _readonly(np.asarray(link_dst, dtype=np.int64))
@@ -114,7 +135,7 @@ class Topology:
             link_level = np.zeros(n_links, np.int64)
         link_level = int_array(link_level, "link_level", shape=(n_links,), minimum=0,
                                maximum=len(info.levels) - 1, error=TopologyError)
-        fields = {
+        fields: dict[str, Any] = {
             "n_ranks": n_ranks, "link_src": link_src, "link_dst": link_dst,
             "link_bandwidth": _readonly(np.broadcast_to(
                 np.asarray(link_bandwidth, dtype=float), (n_links,)).copy()),
@@ -138,7 +159,7 @@ class Topology:
         raise TopologyError(
             f"a Topology cannot be changed once built (tried to set {key!r}); build a new one")
 
-    def with_info(self, *, name: Optional[str] = None, **info_fields) -> "Topology":
+    def with_info(self, *, name: Optional[str] = None, **info_fields: Any) -> "Topology":
         """The same wiring under a new name and/or with ``info`` fields replaced (a preset
         names its hardware record this way); the links and router are shared, not copied."""
         import dataclasses
@@ -157,15 +178,15 @@ class Topology:
         return self.info.family
 
     @property
-    def shape(self):
+    def shape(self) -> Optional[tuple[int, ...]]:
         return self.info.shape
 
     @property
-    def wraparound(self):
+    def wraparound(self) -> Optional[tuple[bool, ...]]:
         return self.info.wraparound
 
     @property
-    def system(self):
+    def system(self) -> Optional[System]:
         """The hardware record of a preset (``info.system``), or None."""
         return self.info.system
 
@@ -199,7 +220,7 @@ class Topology:
         return np.flatnonzero(self.node_role == ROLES.index("switch"))
 
     # ---- routing -----------------------------------------------------------------------
-    def paths(self, src, dst):
+    def paths(self, src: ArrayLike, dst: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         """Links crossed by each (src, dst) pair: ``(pair, link)`` flat int arrays.
 
         ``src`` and ``dst`` are endpoints, or switches where the router reaches them.
@@ -231,14 +252,14 @@ class Topology:
                 "exchange data on it")
         return self._router(src, dst)
 
-    def route(self, src: int, dst: int) -> list:
+    def route(self, src: int, dst: int) -> list[int]:
         """The links from ``src`` to ``dst``, in order, as a list of link ids."""
         if src == dst:
             return []
         _, links = self.paths([src], [dst])
         return links.tolist()
 
-    def path_latency(self, src, dst) -> np.ndarray:
+    def path_latency(self, src: ArrayLike, dst: ArrayLike) -> np.ndarray:
         """Seconds of latency along each (src, dst) pair's path (0 where src == dst)."""
         src = np.asarray(src, dtype=np.int64).ravel()
         dst = np.asarray(dst, dtype=np.int64).ravel()
@@ -248,7 +269,7 @@ class Topology:
         out[remote] = np.bincount(pair, weights=self.link_latency[link], minlength=len(remote))
         return out
 
-    def to_networkx(self):
+    def to_networkx(self) -> nx.MultiDiGraph:
         """A ``networkx.MultiDiGraph`` with ``bandwidth``, ``latency`` and ``level`` on each
         edge and ``role`` on each node."""
         import networkx as nx
@@ -269,7 +290,7 @@ class Topology:
                 f"{nics}, n_links={self.n_links}{extra})")
 
 
-def _readonly(a):
+def _readonly(a: np.ndarray) -> np.ndarray:
     a.flags.writeable = False
     return a
 
@@ -365,7 +386,7 @@ def _torus(shape, link_bandwidth, hop_latency, wrap, bidirectional, name, kind):
                     info=TopologyInfo(family=kind, shape=shape, wraparound=wrap))
 
 
-def _shape_arg(shape):
+def _shape_arg(shape: Any) -> tuple[int, ...]:
     if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
         shape = (shape,)
     try:
@@ -378,7 +399,8 @@ def _shape_arg(shape):
     return tuple(int(s) for s in shape)
 
 
-def ring(n, link_bandwidth, hop_latency=0.0, bidirectional=True):
+def ring(n: int, link_bandwidth: float, hop_latency: float = 0.0,
+         bidirectional: bool = True) -> Topology:
     """``n`` endpoints in a ring: links to both neighbours, or only to the next one.
 
     ``link_bandwidth`` is bytes/s per link per direction; ``hop_latency`` seconds per link.
@@ -390,16 +412,21 @@ def ring(n, link_bandwidth, hop_latency=0.0, bidirectional=True):
                   f"{kind} of {n}", "ring")
 
 
-def chain(n, link_bandwidth, hop_latency=0.0):
-    """``n`` endpoints in a line (a ring without its wraparound link), links both ways."""
+def chain(n: int, link_bandwidth: float, hop_latency: float = 0.0) -> Topology:
+    """``n`` endpoints in a line (a ring without its wraparound link), links both ways.
+
+    ``link_bandwidth`` is bytes/s per link per direction; ``hop_latency`` seconds per link.
+    """
     n = integer(n, "n", minimum=1, error=TopologyError)
     return _torus((n,), link_bandwidth, hop_latency, (False,), True, f"chain of {n}", "chain")
 
 
-def torus(shape, link_bandwidth, hop_latency=0.0, wraparound=True):
+def torus(shape: int | Sequence[int], link_bandwidth: float, hop_latency: float = 0.0,
+          wraparound: bool | Sequence[bool] = True) -> Topology:
     """An N-D torus (or mesh) of ``prod(shape)`` endpoints, ranks numbered row-major.
 
-    Each endpoint links to its two neighbours along every axis (bytes/s per direction).
+    Each endpoint links to its two neighbours along every axis (``link_bandwidth`` bytes/s
+    per direction; ``hop_latency`` seconds per link).
     ``wraparound``: one bool, or one per axis; an axis without it is a chain. Routing is
     dimension-order (axis 0 first), the shorter way round each wrapped axis.
     """
@@ -436,11 +463,12 @@ class _SwitchRouter:
         return pair, link[link >= 0]
 
 
-def switch(n, link_bandwidth, hop_latency=0.0):
+def switch(n: int, link_bandwidth: float, hop_latency: float = 0.0) -> Topology:
     """``n`` endpoints on one non-blocking switch (a crossbar, as an NVSwitch node).
 
     Each endpoint has an up-link to the switch and a down-link from it, each
-    ``link_bandwidth`` bytes/s; a path crosses two links so costs ``2 * hop_latency``.
+    ``link_bandwidth`` bytes/s; ``hop_latency`` is seconds per link, and a path crosses two
+    links so costs ``2 * hop_latency``.
     Modelled: per-endpoint injection and ejection bandwidth. Left out: in-switch reduction
     (see the in-network algorithms), switch-internal contention.
     """

@@ -17,8 +17,10 @@ derived from the Schedule's explicit transfers wherever both can be built.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Iterable
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .errors import CollectivesError
 
@@ -77,8 +79,10 @@ def _canonical(src, dst, chunks):
 class Traffic:
     """A sequence of :class:`Run` s: the per-step traffic of a Schedule."""
 
-    def __init__(self, runs=()):
-        merged = []
+    runs: tuple[Run, ...]
+
+    def __init__(self, runs: Iterable[Run] = ()) -> None:
+        merged: list[Run] = []
         for run in runs:
             if run.repeat <= 0:
                 continue
@@ -90,12 +94,14 @@ class Traffic:
 
     # ---- construction ----------------------------------------------------------------
     @classmethod
-    def run(cls, repeat: int, src, dst, chunks=1) -> "Traffic":
+    def run(cls, repeat: int, src: ArrayLike, dst: ArrayLike,
+            chunks: ArrayLike = 1) -> "Traffic":
         """One run (pairs canonicalised: repeated pairs merged)."""
         return cls([Run(int(repeat), *_canonical(src, dst, chunks))])
 
     @classmethod
-    def from_transfers(cls, step, src, dst, n_steps: int) -> "Traffic":
+    def from_transfers(cls, step: ArrayLike, src: ArrayLike, dst: ArrayLike,
+                       n_steps: int) -> "Traffic":
         """The traffic of explicit transfers (``step`` sorted, one entry per chunk moved)."""
         step = np.asarray(step, dtype=np.int64)
         src = np.asarray(src, dtype=np.int64)
@@ -125,9 +131,9 @@ class Traffic:
         return max((int(max(r.src.max(), r.dst.max())) for r in self.runs if r.n_pairs),
                    default=-1)
 
-    def per_step(self):
+    def per_step(self) -> list[dict[tuple[int, int], float]]:
         """``[{(src, dst): chunks}, ...]``, one dict per step (for tests on small cases)."""
-        out = []
+        out: list[dict[tuple[int, int], float]] = []
         for run in self.runs:
             step = dict(zip(zip(run.src.tolist(), run.dst.tolist()),
                             (round(c) if float(c).is_integer() else c for c in run.chunks.tolist())))
@@ -153,13 +159,14 @@ class Traffic:
         return Traffic([Run(r.repeat, r.src, r.dst, r.chunks * float(factor))
                         for r in self.runs])
 
-    def placed(self, mapping) -> "Traffic":
+    def placed(self, mapping: ArrayLike) -> "Traffic":
         """Participants renamed through ``mapping`` (participant -> node): a placement."""
         mapping = np.asarray(mapping, dtype=np.int64)
         return Traffic([Run(r.repeat, *_canonical(mapping[r.src], mapping[r.dst], r.chunks))
                         for r in self.runs])
 
-    def embedded(self, groups, block_length: int = 1, switch_map=None) -> "Traffic":
+    def embedded(self, groups: ArrayLike, block_length: int = 1,
+                 switch_map: ArrayLike | None = None) -> "Traffic":
         """The traffic of this (small) schedule run in every group at once: participant p
         of group g is ``groups[g, p]`` (switch participants through ``switch_map[g, s]``),
         and each chunk stands for ``block_length`` chunks of the big buffer."""
@@ -224,7 +231,7 @@ class Traffic:
                 runs.append(Run(b - a, *_canonical([], [], [])))
         return Traffic(runs)
 
-    def check_participants(self, n_participants: int, what: str = "schedule"):
+    def check_participants(self, n_participants: int, what: str = "schedule") -> None:
         """Raise if a pair names a participant outside ``0..n_participants-1``."""
         top = self.max_participant()
         low = min((int(min(r.src.min(), r.dst.min())) for r in self.runs if r.n_pairs),

@@ -20,7 +20,12 @@ the transfers are listed (and checked) when first needed.
 reduce-scatter (duality), all-reduce (pipelining) and the torus algorithms (embedding).
 """
 
+from __future__ import annotations
+
+from typing import Callable
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .errors import ScheduleError
 from .schedule import Schedule
@@ -52,7 +57,7 @@ def _build(collective, n_ranks, n_chunks, traffic, listing, eager, **options):
     return Schedule.from_traffic(collective, n_ranks, n_chunks, traffic, listing, **options)
 
 
-def dual(schedule, *, name=None):
+def dual(schedule: Schedule, *, name: str | None = None) -> Schedule:
     """The schedule run backwards with every transfer reversed.
 
     Copies become reductions and reductions copies, except in a collective that only moves
@@ -108,7 +113,7 @@ def _inverse(peers):
     return out
 
 
-def pipelined(schedule, k, *, name=None):
+def pipelined(schedule: Schedule, k: int, *, name: str | None = None) -> Schedule:
     """Cut every chunk into ``k`` segments and pipeline them: segment ``j`` runs step ``s``
     of ``schedule`` at step ``s + j``. ``n_steps + k - 1`` steps, each moving 1/k of the
     bytes per transfer; segments never share a slot, so the result is correct whenever
@@ -136,7 +141,8 @@ def pipelined(schedule, k, *, name=None):
                              counts=None if schedule.counts is None else schedule.counts * k))
 
 
-def parallel(*schedules, collective=None, name=None):
+def parallel(*schedules: Schedule, collective: str | None = None,
+             name: str | None = None) -> Schedule:
     """Run several schedules at once, step ``i`` of each in step ``i`` of the result.
 
     They must agree on ranks, chunks, groups and collective (unless ``collective`` is given)
@@ -175,8 +181,10 @@ def parallel(*schedules, collective=None, name=None):
                              name=name or " | ".join(s.name for s in schedules)))
 
 
-def embed(schedule, groups, blocks, *, collective, n_ranks, n_chunks, n_scratch=0, root=None,
-          name=None, counts=None, block_length=None):
+def embed(schedule: Schedule, groups: ArrayLike, blocks: ArrayLike | Callable[[], ArrayLike],
+          *, collective: str, n_ranks: int, n_chunks: int, n_scratch: int = 0,
+          root: int | None = None, name: str | None = None, counts: ArrayLike | None = None,
+          block_length: int | None = None) -> Schedule:
     """Run ``schedule`` (over ``m`` ranks) on every group of a bigger schedule at once.
 
     ``groups``: int array (G, m), the big ranks playing small ranks 0..m-1 in each group.
@@ -225,7 +233,7 @@ def embed(schedule, groups, blocks, *, collective, n_ranks, n_chunks, n_scratch=
         op=schedule.op)
 
 
-def grouped(schedule, groups, *, name=None):
+def grouped(schedule: Schedule, groups: ArrayLike, *, name: str | None = None) -> Schedule:
     """``schedule`` (a collective over ``m`` ranks) run inside every group at once.
 
     ``groups``: int array (G, m) partitioning ranks ``0 .. G*m-1``; row g lists the ranks

@@ -10,11 +10,14 @@ the value, the name the user knows it by (``what``) and the error class to raise
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any, Collection
 
 import numpy as np
 
 from .errors import CollectivesError
+
+if TYPE_CHECKING:
+    from .schedule import Schedule
 
 __all__ = ["integer", "number", "flag", "choice", "int_array", "input_rows", "schedule_arg"]
 
@@ -60,8 +63,8 @@ def flag(value: Any, what: str, *, error: type[CollectivesError] = CollectivesEr
     return bool(value)
 
 
-def choice(value: Any, what: str, options, *,
-           error: type[CollectivesError] = CollectivesError):
+def choice(value: Any, what: str, options: Collection[Any], *,
+           error: type[CollectivesError] = CollectivesError) -> Any:
     """``value`` if it is one of ``options``, else ``error`` listing them."""
     try:
         ok = value in options
@@ -72,7 +75,8 @@ def choice(value: Any, what: str, options, *,
     return value
 
 
-def int_array(value: Any, what: str, *, ndim: int | None = None, shape: tuple | None = None,
+def int_array(value: Any, what: str, *, ndim: int | None = None,
+              shape: tuple[int | None, ...] | None = None,
               minimum: int | None = None, maximum: int | None = None,
               error: type[CollectivesError] = CollectivesError) -> np.ndarray:
     """``value`` as an int64 numpy array of the given rank/shape and value range, or ``error``.
@@ -120,7 +124,7 @@ def input_rows(inputs: Any, n_ranks: int | None = None,
     return data
 
 
-def schedule_arg(value: Any, what: str = "schedule"):
+def schedule_arg(value: Any, what: str = "schedule") -> Schedule:
     """``value`` if it is a :class:`~collectives.Schedule`, else a ScheduleError saying how to
     make one."""
     from .errors import ScheduleError

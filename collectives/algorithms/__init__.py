@@ -6,9 +6,11 @@ most square 2-D shape of n ranks, see :func:`square_shape`), so that tests, benc
 the chooser and chapters can loop over all of them.
 """
 
+from __future__ import annotations
+
 import math
 from dataclasses import dataclass
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from ._checks import rank_count
 from .alltoall import (
@@ -40,6 +42,9 @@ from .ring import (
 from .torus import torus_all_gather, torus_all_reduce, torus_all_to_all, torus_reduce_scatter
 from .tree import binomial_tree_broadcast, binomial_tree_reduce, double_binary_tree_all_reduce
 
+if TYPE_CHECKING:
+    from ..schedule import Schedule
+
 __all__ = [
     "Algorithm", "CATALOG", "supports", "square_shape", "fastest", "Choice",
     "ring_all_gather", "ring_reduce_scatter", "ring_all_reduce",
@@ -58,7 +63,7 @@ __all__ = [
 ]
 
 
-def square_shape(n):
+def square_shape(n: int) -> tuple[int, int]:
     """The most square 2-D torus shape (a, b) with a * b = n and a <= b."""
     a = max(d for d in range(1, math.isqrt(n) + 1) if n % d == 0)
     return (a, n // a)
@@ -70,7 +75,7 @@ class Algorithm:
     names the wiring it is designed for ("ring", "chain", "switch" or "torus")."""
 
     name: str
-    build: Callable
+    build: Callable[..., Schedule]
     collective: str
     topology: str
     power_of_two_only: bool = False
@@ -138,7 +143,7 @@ CATALOG = {
 from .choose import Choice, fastest  # noqa: E402  (needs CATALOG above)
 
 
-def supports(name, n):
+def supports(name: str, n: int) -> bool:
     """Whether catalogue algorithm ``name`` accepts ``n`` ranks."""
     algorithm = CATALOG[name]
     return n >= 1 and (not algorithm.power_of_two_only or n & (n - 1) == 0)

@@ -1,5 +1,7 @@
 """Argument checks shared by the algorithm builders."""
 
+from __future__ import annotations
+
 import numpy as np
 
 from ..errors import ScheduleError
@@ -7,7 +9,7 @@ from ..errors import ScheduleError
 __all__ = ["rank_count", "power_of_two", "root_rank", "chunk_count"]
 
 
-def rank_count(n):
+def rank_count(n: int) -> int:
     """``n`` as an int >= 1, or a ScheduleError saying why not."""
     if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)):
         raise ScheduleError(f"n (number of ranks) must be an integer, got {n!r}")
@@ -16,7 +18,7 @@ def rank_count(n):
     return int(n)
 
 
-def power_of_two(n, algorithm):
+def power_of_two(n: int, algorithm: str) -> int:
     """``n`` as an int that is a power of two, for algorithms that pair ranks by bits."""
     n = rank_count(n)
     if n & (n - 1):
@@ -28,7 +30,7 @@ def power_of_two(n, algorithm):
     return n
 
 
-def root_rank(root, n):
+def root_rank(root: int, n: int) -> int:
     if isinstance(root, (bool, np.bool_)) or not isinstance(root, (int, np.integer)):
         raise ScheduleError(f"root must be an integer rank, got {root!r}")
     if not 0 <= root < n:
@@ -36,7 +38,7 @@ def root_rank(root, n):
     return int(root)
 
 
-def chunk_count(n_chunks):
+def chunk_count(n_chunks: int) -> int:
     if isinstance(n_chunks, (bool, np.bool_)) or not isinstance(n_chunks, (int, np.integer)) \
             or n_chunks < 1:
         raise ScheduleError(f"n_chunks must be an integer >= 1, got {n_chunks!r}")

@@ -10,6 +10,8 @@ Nothing can be reduced on the way: each part has exactly one destination.
 Taught in chapter "All-to-all".
 """
 
+from __future__ import annotations
+
 import numpy as np
 
 from ..schedule import Schedule
@@ -62,7 +64,7 @@ def _relay(n, halves, classes, wrap):
     return tuple(np.concatenate(x)[order] for x in (steps, srcs, dsts, src_slots, dst_slots))
 
 
-def ring_all_to_all(n):
+def ring_all_to_all(n: int) -> Schedule:
     """Unidirectional ring all-to-all: every part travels forward to its destination.
 
     At step s rank r forwards the n - 1 - s parts it holds from rank r - s; n - 1 steps.
@@ -73,7 +75,7 @@ def ring_all_to_all(n):
                                 name="ring_all_to_all")
 
 
-def bidirectional_ring_all_to_all(n):
+def bidirectional_ring_all_to_all(n: int) -> Schedule:
     """Bidirectional ring all-to-all: each part goes the shorter way round; for the rank
     exactly opposite (n even) one half goes each way. floor(n/2) steps; parts are split
     in two halves (2n chunks)."""
@@ -88,7 +90,7 @@ def bidirectional_ring_all_to_all(n):
                                 n_scratch=2 * n, name="bidirectional_ring_all_to_all")
 
 
-def chain_all_to_all(n):
+def chain_all_to_all(n: int) -> Schedule:
     """All-to-all on a chain (no wraparound): parts for higher ranks travel right, for
     lower ranks left. n - 1 steps; the links next to the ends carry the most."""
     n = rank_count(n)
@@ -98,7 +100,7 @@ def chain_all_to_all(n):
                                 name="chain_all_to_all")
 
 
-def pairwise_all_to_all(n):
+def pairwise_all_to_all(n: int) -> Schedule:
     """Pairwise exchange: at each step every rank swaps parts with one partner.
 
     Partner r XOR s at step s - 1 when n is a power of two (n - 1 steps); otherwise
@@ -118,7 +120,7 @@ def pairwise_all_to_all(n):
                                 n_steps=n_steps, name="pairwise_all_to_all")
 
 
-def bruck_all_to_all(n):
+def bruck_all_to_all(n: int) -> Schedule:
     """Bruck's all-to-all in ceil(log2 n) exchange steps, for any n.
 
     Step 0 (local): rank r rotates its parts so that position i holds the part for r + i.

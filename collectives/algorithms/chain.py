@@ -10,6 +10,8 @@ segments that follow each other down the line, which is how rings and chains bro
 large messages. Taught in chapter "All-gather".
 """
 
+from __future__ import annotations
+
 import numpy as np
 
 from ..schedule import Schedule
@@ -19,7 +21,7 @@ from ._checks import chunk_count, rank_count, root_rank
 __all__ = ["chain_all_gather", "chain_reduce_scatter", "chain_broadcast"]
 
 
-def chain_all_gather(n):
+def chain_all_gather(n: int) -> Schedule:
     """Chain all-gather: at step s rank r passes shard r - s right and shard r + s left
     (when they exist), n - 1 steps."""
     n = rank_count(n)
@@ -37,12 +39,12 @@ def chain_all_gather(n):
                                 name="chain_all_gather")
 
 
-def chain_reduce_scatter(n):
+def chain_reduce_scatter(n: int) -> Schedule:
     """Chain reduce-scatter: the dual of the chain all-gather."""
     return dual(chain_all_gather(n), name="chain_reduce_scatter")
 
 
-def chain_broadcast(n, root=0, n_segments=1):
+def chain_broadcast(n: int, root: int = 0, n_segments: int = 1) -> Schedule:
     """Broadcast down the chain root -> root + 1 -> ... (ranks taken cyclically from the
     root, so it runs on a ring too), the buffer cut into ``n_segments`` pipelined segments:
     (n - 2 + n_segments) steps each moving S / n_segments."""

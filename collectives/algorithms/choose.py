@@ -8,11 +8,19 @@ Torus algorithms are considered only on torus topologies (built for their shape)
 Taught in chapter "All-reduce".
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Iterable
 
 from ..cost import time
 from ..errors import CollectivesError, TopologyError
 from ..semantics import collective_spec
+
+if TYPE_CHECKING:
+    from ..cost import Timing
+    from ..schedule import Schedule
+    from ..topology import Topology
 
 __all__ = ["Choice", "fastest"]
 
@@ -23,13 +31,15 @@ class Choice:
     ``table``, fastest first, as (name, seconds) pairs."""
 
     name: str
-    schedule: object
-    timing: object
-    table: tuple
+    schedule: Schedule
+    timing: Timing
+    table: tuple[tuple[str, float], ...]
 
 
-def fastest(collective, topology, nbytes, candidates=None, root=0):
-    """The fastest catalogue algorithm for ``collective`` on ``topology`` at ``nbytes``.
+def fastest(collective: str, topology: Topology, nbytes: float,
+            candidates: Iterable[str] | None = None, root: int = 0) -> Choice:
+    """The fastest catalogue algorithm for ``collective`` on ``topology`` at ``nbytes``
+    (bytes: each rank's full buffer ``S``, as for :func:`collectives.time`).
 
     ``candidates``: names to choose among (default: every applicable one). ``root``: for
     broadcast and reduce.

@@ -6,6 +6,8 @@ On a ring or torus the same schedule piles many transfers onto shared links.
 Taught in chapter "Cost models and the ring all-gather".
 """
 
+from __future__ import annotations
+
 import numpy as np
 
 from ..schedule import Schedule
@@ -21,7 +23,7 @@ def _all_pairs(n):
     return src[keep], dst[keep]
 
 
-def direct_all_gather(n):
+def direct_all_gather(n: int) -> Schedule:
     """All-gather in one step: rank r sends its shard to each of the other n - 1 ranks."""
     n = rank_count(n)
     src, dst = _all_pairs(n)
@@ -29,7 +31,7 @@ def direct_all_gather(n):
                                 src, src, n_steps=1 if n > 1 else 0, name="direct_all_gather")
 
 
-def direct_all_to_all(n):
+def direct_all_to_all(n: int) -> Schedule:
     """All-to-all in one step: rank r sends part d to rank d, which stores it as part r."""
     n = rank_count(n)
     src, dst = _all_pairs(n)

@@ -26,6 +26,8 @@ Chips 2022), the four NVSwitch chips of a DGX H100 (modelled as one), and the re
 tree of several switches that SHARP builds across a fabric.
 """
 
+from __future__ import annotations
+
 import numpy as np
 
 from ..schedule import Schedule
@@ -35,7 +37,7 @@ from ._checks import chunk_count, rank_count
 __all__ = ["nvls_all_reduce", "sharp_all_reduce"]
 
 
-def nvls_all_reduce(n, n_segments=1):
+def nvls_all_reduce(n: int, n_segments: int = 1) -> Schedule:
     """NVLink SHARP all-reduce of n GPUs on one switch (participant n), chunk c = slice c.
 
     Step 0: every GPU reduces every slice into the switch (the switch gathers slice c from
@@ -55,7 +57,7 @@ def nvls_all_reduce(n, n_segments=1):
     return one if n_segments == 1 else pipelined(one, n_segments, name="nvls_all_reduce")
 
 
-def sharp_all_reduce(n, n_segments=1):
+def sharp_all_reduce(n: int, n_segments: int = 1) -> Schedule:
     """All-reduce in one switch: every rank reduces its buffer into the switch (step 0),
     the switch multicasts the sum to every rank (step 1)."""
     n = rank_count(n)

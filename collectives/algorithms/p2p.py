@@ -9,7 +9,10 @@ what :func:`direct_gather` and :func:`direct_scatter` do: one step, every rank t
 the root. Taught with the pipeline-parallel part of the planning chapter.
 """
 
+from __future__ import annotations
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..errors import ScheduleError
 from ..schedule import Schedule
@@ -21,7 +24,8 @@ __all__ = ["collective_permute", "send_recv", "pipeline_shift", "direct_gather",
            "direct_scatter"]
 
 
-def collective_permute(peers, n_chunks=1, *, name="collective_permute"):
+def collective_permute(peers: ArrayLike, n_chunks: int = 1, *,
+                       name: str = "collective_permute") -> Schedule:
     """Every rank p with ``peers[p] >= 0`` sends its whole buffer (``n_chunks`` chunks) to
     rank ``peers[p]`` in one step; ``peers`` is a partial permutation (-1: sends nothing)."""
     p = int_array(peers, "peers", ndim=1, minimum=-1, error=ScheduleError)
@@ -35,7 +39,7 @@ def collective_permute(peers, n_chunks=1, *, name="collective_permute"):
                                 peers=p, name=name)
 
 
-def send_recv(n, src, dst, n_chunks=1):
+def send_recv(n: int, src: int, dst: int, n_chunks: int = 1) -> Schedule:
     """Rank ``src`` sends its buffer to rank ``dst`` (one pair of an ``n``-rank group)."""
     n = rank_count(n)
     src, dst = root_rank(src, n), root_rank(dst, n)
@@ -44,7 +48,7 @@ def send_recv(n, src, dst, n_chunks=1):
     return collective_permute(peers, n_chunks, name="send_recv")
 
 
-def pipeline_shift(n, n_chunks=1, *, backward=False):
+def pipeline_shift(n: int, n_chunks: int = 1, *, backward: bool = False) -> Schedule:
     """Pipeline parallelism's stage-to-stage move: stage s sends to s + 1 (activations,
     forward) or, with ``backward``, to s - 1 (gradients); the last (first) stage sends
     nothing."""
@@ -55,7 +59,7 @@ def pipeline_shift(n, n_chunks=1, *, backward=False):
                               ("_backward" if backward else ""))
 
 
-def direct_gather(n, root=0):
+def direct_gather(n: int, root: int = 0) -> Schedule:
     """Gather: in one step every rank sends its shard straight to the root (NCCL's grouped
     send/recv). The root's link carries (n-1)/n of the buffer."""
     n = rank_count(n)
@@ -66,6 +70,6 @@ def direct_gather(n, root=0):
                                 root=root, name="direct_gather")
 
 
-def direct_scatter(n, root=0):
+def direct_scatter(n: int, root: int = 0) -> Schedule:
     """Scatter: the root sends every rank its part in one step (the dual of the gather)."""
     return dual(direct_gather(n, root), name="direct_scatter")

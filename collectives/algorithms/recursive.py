@@ -8,6 +8,8 @@ log2(n) latency terms instead of n - 1. They need n to be a power of two. Taught
 chapter "Cost models and the ring all-gather".
 """
 
+from __future__ import annotations
+
 import numpy as np
 
 from ..schedule import Schedule
@@ -30,7 +32,7 @@ def _exchanges(n, sizes):
     return np.concatenate(steps), np.concatenate(ranks), np.concatenate(offsets)
 
 
-def recursive_doubling_all_gather(n):
+def recursive_doubling_all_gather(n: int) -> Schedule:
     """All-gather in log2(n) steps: at step i, rank r and r XOR 2^i swap their 2^i shards."""
     n = power_of_two(n, "recursive_doubling_all_gather")
     log_n = n.bit_length() - 1
@@ -42,7 +44,7 @@ def recursive_doubling_all_gather(n):
                                 n_steps=log_n, name="recursive_doubling_all_gather")
 
 
-def recursive_halving_reduce_scatter(n):
+def recursive_halving_reduce_scatter(n: int) -> Schedule:
     """Reduce-scatter in log2(n) steps: at distance d = n/2, n/4, ..., 1 rank r adds the d
     chunks its partner r XOR d keeps into that partner; rank r ends with chunk r."""
     n = power_of_two(n, "recursive_halving_reduce_scatter")
@@ -56,7 +58,7 @@ def recursive_halving_reduce_scatter(n):
                                 n_steps=log_n, name="recursive_halving_reduce_scatter")
 
 
-def rabenseifner_all_reduce(n):
+def rabenseifner_all_reduce(n: int) -> Schedule:
     """Rabenseifner's all-reduce: recursive-halving reduce-scatter then recursive-doubling
     all-gather, 2 log2(n) steps moving 2(n-1)/n of the buffer per rank (n a power of two)."""
     from ..schedule import compose
@@ -65,7 +67,7 @@ def rabenseifner_all_reduce(n):
                    name="rabenseifner_all_reduce")
 
 
-def recursive_doubling_all_reduce(n, n_chunks=1):
+def recursive_doubling_all_reduce(n: int, n_chunks: int = 1) -> Schedule:
     """Latency-optimal all-reduce: at step i rank r adds its whole buffer into rank
     r XOR 2^i (both directions at once). log2(n) steps, each moving the full buffer."""
     from ._checks import chunk_count

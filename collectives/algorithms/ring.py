@@ -8,6 +8,8 @@ an all-gather (:func:`collectives.compose`). Taught in chapter "Cost models and 
 all-gather".
 """
 
+from __future__ import annotations
+
 import numpy as np
 
 from ..schedule import Schedule, compose
@@ -45,7 +47,7 @@ def _listing(step, src, dst, chunk, reduce):
             "reduce": reduce}
 
 
-def ring_all_gather(n):
+def ring_all_gather(n: int) -> Schedule:
     """Ring all-gather: at step s rank r forwards shard (r - s) mod n to rank r + 1."""
     n = rank_count(n)
 
@@ -57,7 +59,7 @@ def ring_all_gather(n):
                                  name="ring_all_gather")
 
 
-def ring_reduce_scatter(n):
+def ring_reduce_scatter(n: int) -> Schedule:
     """Ring reduce-scatter: at step s rank r adds its partial sum of chunk (r - s - 1) mod n
     into rank r + 1; after n - 1 steps rank r holds chunk r summed over all ranks."""
     n = rank_count(n)
@@ -70,12 +72,12 @@ def ring_reduce_scatter(n):
                                  name="ring_reduce_scatter")
 
 
-def ring_all_reduce(n):
+def ring_all_reduce(n: int) -> Schedule:
     """Ring all-reduce: ring reduce-scatter then ring all-gather, 2(n - 1) steps."""
     return compose(ring_reduce_scatter(n), ring_all_gather(n), name="ring_all_reduce")
 
 
-def _two_way(n, reduce):
+def _two_way(n: int, reduce: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Both directions at once: even slots go forward, odd slots backward (2n chunks)."""
     step, r = _grid(n)
     shift = 1 if reduce else 0
@@ -88,7 +90,7 @@ def _two_way(n, reduce):
     return steps, src, dst, chunk
 
 
-def bidirectional_ring_all_gather(n):
+def bidirectional_ring_all_gather(n: int) -> Schedule:
     """Bidirectional ring all-gather: each shard is cut in two halves (slots 2r, 2r + 1);
     the first travels forward, the second backward, so both link directions carry data."""
     n = rank_count(n)
@@ -97,7 +99,7 @@ def bidirectional_ring_all_gather(n):
                                  name="bidirectional_ring_all_gather")
 
 
-def bidirectional_ring_reduce_scatter(n):
+def bidirectional_ring_reduce_scatter(n: int) -> Schedule:
     """Bidirectional ring reduce-scatter: even slots are reduced forward, odd slots
     backward; rank r ends with slots 2r and 2r + 1 summed over all ranks."""
     n = rank_count(n)
@@ -106,7 +108,7 @@ def bidirectional_ring_reduce_scatter(n):
                                  name="bidirectional_ring_reduce_scatter")
 
 
-def bidirectional_ring_all_reduce(n):
+def bidirectional_ring_all_reduce(n: int) -> Schedule:
     """Bidirectional ring all-reduce: the two bidirectional halves composed."""
     return compose(bidirectional_ring_reduce_scatter(n), bidirectional_ring_all_gather(n),
                    name="bidirectional_ring_all_reduce")

@@ -16,8 +16,11 @@ collective. Taught in chapters "All-gather" and
 "All-to-all".
 """
 
+from __future__ import annotations
+
 import math
 from functools import partial
+from typing import Sequence
 
 import numpy as np
 
@@ -56,7 +59,7 @@ def _check(shape, axes):
     return shape, axes
 
 
-def axis_groups(shape, axes):
+def axis_groups(shape: Sequence[int], axes: Sequence[int]) -> np.ndarray:
     """The groups of a collective along ``axes`` of a torus: (G, m) ranks, one row per
     line (plane, ...) of those axes, members row-major over the axes in increasing order,
     groups row-major over the other axes. ``axes=(0,)`` of a 4x4x4 torus: the 16 lines
@@ -157,7 +160,9 @@ def _wrap(shape, wraparound):
     return wrap
 
 
-def torus_all_gather(shape, axes=None, bidirectional=True, concurrent=False, wraparound=True):
+def torus_all_gather(shape: int | Sequence[int], axes: Sequence[int] | None = None,
+                     bidirectional: bool = True, concurrent: bool = False,
+                     wraparound: bool | Sequence[bool] = True) -> Schedule:
     """All-gather over a torus of ``shape``: a 1-D all-gather along each of ``axes`` in turn.
 
     Along an axis with wraparound (``wraparound``: one bool, or one per axis, as in
@@ -194,15 +199,18 @@ def _torus_all_gather(shape, axes, wrap, *, bidirectional, concurrent):
     return pieces[0] if parts == 1 else parallel(*pieces)
 
 
-def torus_reduce_scatter(shape, axes=None, bidirectional=True, concurrent=False,
-                         wraparound=True):
+def torus_reduce_scatter(shape: int | Sequence[int], axes: Sequence[int] | None = None,
+                         bidirectional: bool = True, concurrent: bool = False,
+                         wraparound: bool | Sequence[bool] = True) -> Schedule:
     """Reduce-scatter over a torus: the dual of :func:`torus_all_gather` (axes in reverse
     order, reductions instead of copies); rank r ends with its shard's slots summed."""
     ag = torus_all_gather(shape, axes, bidirectional, concurrent, wraparound)
     return dual(ag, name="torus_reduce_scatter" + ("_concurrent" if concurrent else ""))
 
 
-def torus_all_reduce(shape, axes=None, bidirectional=True, concurrent=False, wraparound=True):
+def torus_all_reduce(shape: int | Sequence[int], axes: Sequence[int] | None = None,
+                     bidirectional: bool = True, concurrent: bool = False,
+                     wraparound: bool | Sequence[bool] = True) -> Schedule:
     """All-reduce over a torus: torus reduce-scatter then torus all-gather (over the same
     groups when ``axes`` leaves some axes out)."""
     rs = torus_reduce_scatter(shape, axes, bidirectional, concurrent, wraparound)
@@ -214,7 +222,8 @@ _ONE_D_ALL_TO_ALL = {"bidirectional_ring": alltoall.bidirectional_ring_all_to_al
                      "ring": alltoall.ring_all_to_all, "direct": None}
 
 
-def torus_all_to_all(shape, axes=None, line="bidirectional_ring"):
+def torus_all_to_all(shape: int | Sequence[int], axes: Sequence[int] | None = None,
+                     line: str = "bidirectional_ring") -> Schedule:
     """All-to-all over a torus: along each axis in turn, a 1-D all-to-all (``line``:
     "bidirectional_ring", "ring" or "direct") moves every part to the line position
     of its destination's coordinate on that axis. Parts are split like the 1-D

@@ -8,6 +8,8 @@ ring per link, but only log2(n) latencies. Taught in chapter "Cost models and th
 all-gather".
 """
 
+from __future__ import annotations
+
 import numpy as np
 
 from ..schedule import Schedule
@@ -38,7 +40,7 @@ def _expand(step, a, b, n_chunks):
             np.tile(np.arange(n_chunks), len(step)))
 
 
-def binomial_tree_broadcast(n, root=0, n_chunks=1):
+def binomial_tree_broadcast(n: int, root: int = 0, n_chunks: int = 1) -> Schedule:
     """Broadcast from ``root`` along a binomial tree: ceil(log2 n) steps of the full buffer."""
     n = rank_count(n)
     root = root_rank(root, n)
@@ -49,7 +51,7 @@ def binomial_tree_broadcast(n, root=0, n_chunks=1):
                                 n_steps=n_steps, root=root, name="binomial_tree_broadcast")
 
 
-def binomial_tree_reduce(n, root=0, n_chunks=1):
+def binomial_tree_reduce(n: int, root: int = 0, n_chunks: int = 1) -> Schedule:
     """Reduce to ``root`` along a binomial tree: the broadcast tree run backwards."""
     n = rank_count(n)
     root = root_rank(root, n)
@@ -85,7 +87,7 @@ def _in_order_tree(n):
     return parent, height
 
 
-def double_binary_tree_all_reduce(n, n_segments=1):
+def double_binary_tree_all_reduce(n: int, n_segments: int = 1) -> Schedule:
     """NCCL's Tree algorithm: two binary trees, each reducing then broadcasting half of
     the buffer, so that every rank sends and receives about the same amount.
 

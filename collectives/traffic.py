@@ -206,12 +206,13 @@ class Traffic:
         if n == 0:
             return Traffic()
         starts = np.concatenate([[0], np.cumsum([r.repeat for r in self.runs])])
-        # the window [t-k+1, t] meets the same runs, equally, between these boundaries: where
-        # either end crosses a run boundary, and every step of the fill and the drain (where
-        # one end is clamped and the window grows or shrinks)
-        cuts = sorted(set(starts.tolist()) | {int(s) + k - 1 for s in starts}
-                      | set(range(min(k, n + k))) | set(range(n - 1, n + k)))
-        cuts = [c for c in cuts if 0 <= c <= n + k - 1]
+        # the window [t-k+1, t] meets the same runs, equally, only while it lies inside one
+        # run: every step where it straddles a run boundary (and every step of the fill and
+        # the drain) is a segment of its own
+        cuts = {n + k - 1}
+        for start in starts.tolist():
+            cuts.update(range(start, start + k))
+        cuts = sorted(c for c in cuts if 0 <= c <= n + k - 1)
         runs = []
         for a, b in zip(cuts[:-1], cuts[1:]):
             lo, hi = max(0, a - k + 1), min(a, n - 1)          # window of step a

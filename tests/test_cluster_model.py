@@ -98,8 +98,8 @@ def test_bad_groups(groups, message):
         cl.Schedule("all_reduce", 4, 1, [], groups=groups)
 
 
-@settings(max_examples=30, deadline=None)
-@given(st.sampled_from(sorted(CATALOG)), st.integers(1, 9), st.integers(1, 3))
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(sorted(CATALOG)), st.integers(1, 12), st.integers(1, 6))
 def test_compact_traffic_equals_the_listed_traffic(name, n, k):
     if not supports(name, n):
         return
@@ -107,6 +107,16 @@ def test_compact_traffic_equals_the_listed_traffic(name, n, k):
     assert s.traffic.per_step() == listed_traffic(s)
     p = pipelined(s, k)
     assert p.traffic.per_step() == listed_traffic(p)
+    assert p.n_transfers == s.n_transfers * k
+
+
+def test_pipelining_a_schedule_whose_window_straddles_runs():
+    # torus all-reduce on 3x4: runs of 3, 4 and 3 steps; with 4 segments every window of
+    # steps 3..9 straddles a run boundary (a case an earlier version got wrong)
+    s = cl.algorithms.torus_all_reduce((3, 4))
+    p = pipelined(s, 4)
+    assert p.traffic.per_step() == listed_traffic(p)
+    assert p.n_transfers == 4 * s.n_transfers
 
 
 @pytest.mark.parametrize("build, topology", [

@@ -220,7 +220,7 @@ def no_launch(monkeypatch):
     """Fail the test if a process would be started."""
     def refuse(*args, **kwargs):
         raise AssertionError("a worker process was started")
-    monkeypatch.setattr(dist, "_launch", refuse)
+    monkeypatch.setattr(dist.jobs, "run_tasks", refuse)
 
 
 BAD_INPUTS = {
@@ -278,7 +278,7 @@ def test_a_worker_error_names_the_rank_and_nothing_is_left_behind(monkeypatch, t
     before = _children()
     start = time.perf_counter()
     with pytest.raises(dist.DistError) as got:
-        dist._launch(2, [task], "gloo", 30.0)
+        dist.launch.run_tasks(2, [task], "gloo", 30.0)
     assert time.perf_counter() - start < 20
     error = got.value
     assert isinstance(error, cl.CollectivesError)

@@ -5,6 +5,7 @@ The re-check in a fresh interpreter (``recheck``) is held to the same messages a
 in-process checks, and shown to ignore monkeypatching of this process.
 """
 
+import importlib
 import math
 import sys
 from decimal import Decimal
@@ -20,6 +21,7 @@ from collectives import GradingError
 from collectives.grading import (call, check_close, check_number, check_reference,
                                  check_schedule, describe_slot, recheck, schedule_seconds,
                                  step_states)
+from collectives.grading.recheck import decode, encode
 
 RING = {"neighbours": "ring", "reference": "ring_all_gather", "max_sends_per_step": 1}
 
@@ -503,7 +505,7 @@ def test_recheck_ignores_monkeypatching_in_this_process(monkeypatch):
     monkeypatch.setattr(collectives.analytic, "ring_all_gather", lambda *args: 1.0)
     monkeypatch.setattr(grading, "check_schedule", always_pass)
     monkeypatch.setattr(grading, "check_close", always_pass)
-    monkeypatch.setattr(grading, "_compare", always_pass)
+    monkeypatch.setattr(grading.checks, "_compare", always_pass)
     monkeypatch.setattr(math, "isclose", lambda *args, **kwargs: True)
 
     wrong_steps = [[(r, 0, r, r) for r in range(1, 4)]]
@@ -518,6 +520,47 @@ def test_recheck_ignores_monkeypatching_in_this_process(monkeypatch):
         "b is 42.0, expected 750000000.0")
     assert message(recheck, ("check_close", (2.0, 1.0, "x"))).startswith("x is 2.0")
     recheck(("check_schedule", (ring_steps(4), "all_gather", 4), {"n_steps": 3, **RING}))
+
+
+def test_reloading_the_package_restores_every_function_of_its_modules():
+    """The hidden tests' ``_grading = importlib.reload(collectives.grading)`` undoes a
+    notebook's patches inside the package's modules too, and a rebound module attribute."""
+    modules = {name: sys.modules[f"collectives.grading.{name}"]
+               for name in ("checks", "diagnosis", "recheck")}
+
+    def always_pass(*args, **kwargs):
+        return None
+
+    wrong_steps = [[(r, 0, r, r) for r in range(1, 4)]]
+    try:
+        collectives.grading.diagnosis.check_schedule = always_pass
+        collectives.grading.check_schedule = always_pass
+        modules["checks"].check_close = always_pass
+        modules["checks"]._compare = always_pass
+        modules["diagnosis"]._numeric_check = always_pass
+        modules["recheck"].recheck = always_pass
+        modules["recheck"].RECHECKABLE["check_close"] = always_pass
+        collectives.grading.checks = always_pass        # its name starts with "check"
+        collectives.grading.recheck = always_pass
+
+        _grading = importlib.reload(collectives.grading)
+
+        assert _grading is grading
+        assert _grading.checks is modules["checks"]
+        assert _grading.diagnosis is modules["diagnosis"]
+        for name in _grading.__all__:
+            assert getattr(_grading, name) is not always_pass, name
+        for module in modules.values():
+            patched = [name for name, value in vars(module).items() if value is always_pass]
+            assert not patched, (module.__name__, patched)
+        assert _grading.recheck is modules["recheck"].recheck
+        assert modules["recheck"].RECHECKABLE["check_close"] is _grading.check_close
+        assert message(_grading.check_schedule, wrong_steps, "all_gather", 4,
+                       neighbours="ring").startswith("your schedule: step 0 sends from rank 1")
+        assert message(_grading.check_close, 2.0, 1.0, "x").startswith("x is 2.0")
+        assert message(_grading.recheck, ("check_close", (2.0, 1.0, "x"))).startswith("x is 2.0")
+    finally:
+        importlib.reload(collectives.grading)
 
 
 def test_recheck_imports_collectives_from_its_own_directory(tmp_path, monkeypatch):
@@ -564,7 +607,7 @@ def test_answers_travel_as_plain_data():
     value = [1, np.int64(2), 2.5, np.float32(0.5), None, True, "s", (1, (2, 3)), {4, 5},
              np.arange(6, dtype=np.int16).reshape(2, 3), {"k": [1]}, Lying(3.0), schedule,
              object()]
-    back = grading._decode(grading._encode(value))
+    back = decode(encode(value))
     assert back[:7] == [1, 2, 2.5, 0.5, None, True, "s"]
     assert type(back[1]) is int and type(back[3]) is float
     assert back[7] == (1, (2, 3)) and back[8] == frozenset({4, 5})

@@ -183,9 +183,11 @@ HERE = Path(__file__).resolve().parent
 REQUIRED_STUDENTS = ("correct", "blank", "partial", "hostile")
 
 #: The start of a hostile answer cell: disable every check the visible tests rely on (the
-#: package's verify/simulate, every collectives.grading check, math.isclose, the notebook's
-#: imported check names, IPython's error display). Specs write ``TAMPERING + '''def ...'''``.
+#: package's verify/simulate, every check of collectives.grading and of its modules,
+#: math.isclose, the notebook's imported check names, IPython's error display). Specs write
+#: ``TAMPERING + '''def ...'''``.
 TAMPERING = '''import math
+import sys
 import collectives
 import collectives.algorithms
 import collectives.analytic
@@ -196,9 +198,11 @@ def _always_pass(*args, **kwargs):
 
 collectives.verify = _always_pass
 collectives.simulate = lambda schedule, inputs: inputs
-for _name in dir(collectives.grading):
-    if _name.startswith("check") or _name in ("recheck", "call", "_compare"):
-        setattr(collectives.grading, _name, _always_pass)
+for _module in [collectives.grading] + [_m for _key, _m in list(sys.modules.items())
+                                        if _key.startswith("collectives.grading.")]:
+    for _name in dir(_module):
+        if _name.startswith("check") or _name in ("recheck", "call", "_compare"):
+            setattr(_module, _name, _always_pass)
 check_schedule = check_close = check_reference = check_choice = _always_pass
 math.isclose = lambda *args, **kwargs: True
 get_ipython().showtraceback = lambda *args, **kwargs: None

@@ -62,6 +62,7 @@ HOSTILE = {
     "bidirectional_ring_all_gather_steps": '''
 import builtins
 import math
+import sys
 import types
 import collectives
 import collectives.analytic
@@ -88,9 +89,11 @@ def _tamper():
     collectives.time = lambda schedule, topology, nbytes: (
         types.SimpleNamespace(seconds=1.0) if topology.kind == "torus"
         else _real_time(schedule, topology, nbytes))
-    for name in dir(collectives.grading):
-        if name.startswith("check") or name in ("recheck", "call", "_compare"):
-            setattr(collectives.grading, name, _always_pass)
+    for module in [collectives.grading] + [m for key, m in list(sys.modules.items())
+                                           if key.startswith("collectives.grading.")]:
+        for name in dir(module):
+            if name.startswith("check") or name in ("recheck", "call", "_compare"):
+                setattr(module, name, _always_pass)
     check_schedule = check_close = check_reference = check_choice = _always_pass
     math.isclose = lambda *args, **kwargs: True
 
@@ -175,8 +178,8 @@ ERRORS = {
         startswith="dual(ring all-gather of 4 ranks) does not compute the reduce-scatter: after "
                    "the last step, rank 0 chunk 0 holds chunk 0 summed over 2 of 4 ranks (0, 1); ",
         contains="Step by step against the reference dual(ring_all_gather): after step 0, rank 0 "
-                 "chunk 0 holds chunk 0 summed over ranks 0, 1; in the reference it holds chunk 0 "
-                 "of rank 0.")}},
+                 "chunk 0 holds chunk 0 summed over 2 of 4 ranks (0, 1); in the reference it "
+                 "holds chunk 0 of rank 0.")}},
     "visible_only": {NOTEBOOK: {
         "test_torus_all_gather_time": Error(
             "torus_all_gather_time((1, 1), 1048576, 1e-06, 45000000000.0) is "

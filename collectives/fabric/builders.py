@@ -1,5 +1,5 @@
-"""Datacenter fabrics: folded-Clos and fat-tree builders, up/down routing with ECMP, and the
-balls-into-bins arithmetic of hash collisions.
+"""Datacenter fabrics: folded-Clos and fat-tree builders, up/down routing with ECMP, the
+bytes each link carries, and the bisection bandwidth.
 
 **What is modelled.** :func:`clos` builds a folded Clos of identical switches with ``radix``
 ports in ``tiers`` tiers (tier 1 = leaf/ToR, tier ``tiers`` = spine/core); :func:`fat_tree`
@@ -50,22 +50,20 @@ common ancestor tier), then down the unique way. At every tier the up-link is ch
 **Left out:** switch buffers, queueing, PFC/ECN and congestion control (a link's bytes
 simply share its bandwidth in :func:`collectives.time`), adaptive or packet-level
 spraying, link failures, dual-plane and rail-optimised designs, per-tier link speeds,
-in-network reduction. Taught in chapter "The datacenter fabric".
+in-network reduction. How often hashed flows collide is in :mod:`collectives.fabric.ecmp`.
+Taught in chapter "The datacenter fabric".
 """
 
 import math
 
 import numpy as np
 
-from .errors import CollectivesError, TopologyError
-from .topology import Topology, _check_link_params, _count
+from ..errors import CollectivesError, TopologyError
+from ..topology import Topology
+from ..validation import integer, number
 
-__all__ = [
-    "FabricTopology", "fat_tree", "clos", "ECMP_MODES",
-    "bisection_bandwidth", "link_loads", "load_imbalance",
-    "ecmp_no_collision_probability", "ecmp_collision_probability",
-    "expected_max_load", "max_load_distribution", "expected_max_load_exact",
-]
+__all__ = ["FabricTopology", "fat_tree", "clos", "ECMP_MODES", "bisection_bandwidth",
+           "link_loads"]
 
 ECMP_MODES = ("hash", "spread")
 _RATIO_TOLERANCE = 0.01            # relative: 1.33 is taken as 4:3, 2.0 is not 1.95
@@ -258,6 +256,13 @@ def _realise_ratio(radix, oversubscription, tiers):
         + " or ".join(options))
 
 
+def _link_params(link_bandwidth, hop_latency):
+    """Every link's bandwidth (bytes/s per direction) and latency (seconds), checked."""
+    return (number(link_bandwidth, "link_bandwidth", positive=True,
+                   unit="bytes/s per direction", error=TopologyError),
+            number(hop_latency, "hop_latency", unit="seconds", error=TopologyError))
+
+
 def _check_ecmp(ecmp, hash_seed):
     if ecmp not in ECMP_MODES:
         raise TopologyError(f"ecmp must be one of {', '.join(map(repr, ECMP_MODES))}, "
@@ -331,12 +336,12 @@ def clos(radix, tiers, link_bandwidth, oversubscription=1.0, hop_latency=0.0, *,
     collisions) or ``"spread"`` (ideal d-mod-k spreading); ``hash_seed`` varies the hash
     like a switch's seed. ``tiers=1`` is a single switch of ``radix`` hosts.
     """
-    radix = _count(radix, "radix", 2)
+    radix = integer(radix, "radix", minimum=2, error=TopologyError)
     if radix % 2:
         raise TopologyError(f"radix must be even (a switch below the top tier has half its "
                             f"ports down and half up), got {radix}")
-    tiers = _count(tiers, "tiers", 1)
-    bandwidth, latency = _check_link_params(link_bandwidth, hop_latency)
+    tiers = integer(tiers, "tiers", minimum=1, error=TopologyError)
+    bandwidth, latency = _link_params(link_bandwidth, hop_latency)
     ecmp, hash_seed = _check_ecmp(ecmp, hash_seed)
     a, b = _realise_ratio(radix, oversubscription, tiers)
     ratio = "" if a == b else f", {a} hosts + {b} uplinks per leaf ({a / b:.4g}:1)"
@@ -360,14 +365,12 @@ def fat_tree(k, link_bandwidth, hop_latency=0.0, *, ecmp="hash", hash_seed=0):
         raise TopologyError(f"k must be even (each switch has k/2 ports down and k/2 up), "
                             f"got {k}")
     k = int(k)
-    bandwidth, latency = _check_link_params(link_bandwidth, hop_latency)
+    bandwidth, latency = _link_params(link_bandwidth, hop_latency)
     ecmp, hash_seed = _check_ecmp(ecmp, hash_seed)
     h = k // 2
     return _build(k, 3, h, h, bandwidth, latency, ecmp, hash_seed,
                   f"fat tree k={k}, {k ** 3 // 4} hosts", "fat_tree")
 
-
-# ---- loads and bisection ------------------------------------------------------------------
 
 def _check_fabric(topology, what):
     if not isinstance(topology, FabricTopology):
@@ -421,124 +424,3 @@ def link_loads(topology, src, dst, flow_bytes=1.0, flow_id=None):
         flow = _flow_ids(flow_id, len(src))[remote]
         pair, link = topology.paths(src[remote], dst[remote], flow_id=flow)
     return np.bincount(link, weights=size[remote][pair], minlength=topology.n_links)
-
-
-def load_imbalance(loads, where=None):
-    """``max / mean`` of ``loads`` over the links selected by ``where`` (mask or indices;
-    default all). 1 means perfectly even; a synchronous collective runs at about
-    ``1 / imbalance`` of the bandwidth that even spreading would give."""
-    loads = np.asarray(loads, dtype=float)
-    chosen = loads if where is None else loads[where]
-    if chosen.size == 0 or chosen.mean() <= 0:
-        raise CollectivesError("load_imbalance needs at least one link with load")
-    return float(chosen.max() / chosen.mean())
-
-
-# ---- balls into bins: ECMP collisions -----------------------------------------------------
-
-def _flows_paths(flows, paths):
-    for what, v, low in (("flows", flows, 0), ("paths", paths, 1)):
-        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) or v < low:
-            raise CollectivesError(f"{what} must be an integer >= {low}, got {v!r}")
-    return int(flows), int(paths)
-
-
-def ecmp_no_collision_probability(flows, paths):
-    """P(no two of ``flows`` share a path) when each hashes uniformly onto one of ``paths``:
-    ``n! / ((n-m)! n^m)`` for m flows on n paths (4 on 4: 24/256 = 9.375 %)."""
-    m, n = _flows_paths(flows, paths)
-    if m > n:
-        return 0.0
-    return math.perm(n, m) / n ** m
-
-
-def ecmp_collision_probability(flows, paths):
-    """P(at least two of ``flows`` hash onto the same one of ``paths``):
-    ``1 - n! / ((n-m)! n^m)`` (4 flows on 4 paths: 90.625 %)."""
-    m, n = _flows_paths(flows, paths)
-    if m > n:
-        return 1.0
-    return (n ** m - math.perm(n, m)) / n ** m
-
-
-def expected_max_load(flows, paths, trials=100_000, seed=0):
-    """Monte Carlo estimate of E[flows on the busiest path] when ``flows`` hash uniformly and
-    independently onto ``paths``, from ``trials`` seeded draws (numpy's default_rng).
-    For flows = paths it is about 1.5 (2), 2.125 (4), 2.597 (8), 3.078 (16); the standard
-    error is ``std / sqrt(trials)``. :func:`expected_max_load_exact` computes it instead."""
-    m, n = _flows_paths(flows, paths)
-    if isinstance(trials, (bool, np.bool_)) or not isinstance(trials, (int, np.integer)) \
-            or trials < 1:
-        raise CollectivesError(f"trials must be an integer >= 1, got {trials!r}")
-    if m == 0:
-        return 0.0
-    rng = np.random.default_rng(seed)
-    batch = max(1, 2_000_000 // max(m, n))
-    total, done = 0.0, 0
-    while done < trials:
-        t = min(batch, trials - done)
-        bins = rng.integers(0, n, size=(t, m)) + n * np.arange(t)[:, None]
-        total += np.bincount(bins.ravel(), minlength=t * n).reshape(t, n).max(axis=1).sum()
-        done += t
-    return float(total / trials)
-
-
-def _log_factorials(m):
-    return np.concatenate([[0.0], np.cumsum(np.log(np.arange(1, m + 1)))])
-
-
-def _prob_all_at_most(m, n, c, logfact):
-    """P(no bin gets more than c) for m balls thrown uniformly into n bins.
-
-    Bins are filled one by one: with r balls left and k bins left, the next bin takes
-    Binomial(r, 1/k) of them. All terms are positive, so float error stays at rounding.
-    """
-    c = min(c, m)
-    p = np.zeros(m + 1)
-    p[0] = 1.0                      # p[s]: P(first bins hold s balls, none above c)
-    j = np.arange(c + 1)[None, :]
-    for k in range(n, 1, -1):
-        # only totals the filled bins can hold, from which the k bins left can finish
-        live = np.flatnonzero(p)
-        live = live[(m - live) <= k * c]
-        if live.size == 0:
-            return 0.0
-        s = live[:, None]
-        r = m - s
-        ok = r >= j
-        rr, jj = np.where(ok, r, 0), np.where(ok, j, 0)
-        log_pmf = (logfact[rr] - logfact[jj] - logfact[rr - jj]
-                   + jj * math.log(1 / k) + (rr - jj) * math.log1p(-1 / k))
-        weight = (p[live][:, None] * np.exp(log_pmf))[ok]
-        p = np.bincount((s + j)[ok], weights=weight, minlength=m + 1)
-    return float(p[m - c:].sum())                  # the last bin takes the rest: <= c
-
-
-def max_load_distribution(flows, paths):
-    """P(the busiest of ``paths`` carries exactly k of ``flows``), k = 0..flows, for uniform
-    independent hashing; computed (not sampled) to float precision."""
-    m, n = _flows_paths(flows, paths)
-    out = np.zeros(m + 1)
-    if m == 0:
-        out[0] = 1.0
-        return out
-    if n == 1:
-        out[m] = 1.0
-        return out
-    logfact = _log_factorials(m)
-    cdf = np.ones(m + 1)
-    cdf[:-(-m // n)] = 0.0                         # below ceil(m/n) it is impossible
-    for c in range(-(-m // n), m):
-        cdf[c] = _prob_all_at_most(m, n, c, logfact)
-        if 1.0 - cdf[c] < 1e-16:
-            cdf[c:] = 1.0
-            break
-    out[0] = cdf[0]
-    out[1:] = np.diff(cdf)
-    return np.clip(out, 0.0, 1.0)
-
-
-def expected_max_load_exact(flows, paths):
-    """E[flows on the busiest path] from :func:`max_load_distribution` (not sampled)."""
-    dist = max_load_distribution(flows, paths)
-    return float(np.arange(len(dist)) @ dist)

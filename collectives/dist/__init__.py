@@ -1,0 +1,57 @@
+"""Run a Schedule for real: one local process per rank, messages over ``torch.distributed``.
+
+:func:`run` starts ``n_ranks`` worker processes on this machine, joins them into a
+``torch.distributed`` process group (gloo on CPU, over loopback), and has each one execute
+*its own part* of the schedule, step by step, the way a real collective library does:
+
+* each worker holds only its rank's working buffer, laid out as in
+  :mod:`collectives.semantics` (``n_chunks`` data slots, then ``n_scratch`` scratch slots);
+* in every step it first reads all the chunks it sends (a snapshot: read-before-write), then
+  posts one non-blocking send per peer (the chunks for that peer packed into one message)
+  and one non-blocking receive per peer, all together (``torch.distributed.batch_isend_irecv``),
+  and waits for them;
+* then it writes what arrived: a copy overwrites its slot, a reduce adds into it, applied in
+  the schedule's transfer order, so the arithmetic (and its rounding) is exactly that of
+  :func:`collectives.simulate`. A transfer with ``src == dst`` is a local copy, no message.
+
+Messages are raw bytes, so any numeric numpy dtype travels, including those gloo's own
+collectives reject (int16, uint16, ...). The result is returned exactly as
+:func:`collectives.simulate` returns it: one row per rank in NCCL's output layout, same
+shape and dtype. :func:`run_torch` runs ``torch.distributed``'s *own* implementation of a
+collective on the same inputs, and :func:`compare_with_torch` puts the two side by side.
+:func:`run_local` executes the same per-rank program inside this process (no torch), to
+show and test what each rank does.
+
+What is modelled: the per-rank view of a schedule (who sends what to whom in each step),
+real message passing between separate processes, and the exact data each rank ends with.
+There is no global barrier between steps: a rank waits only for its own messages of a step
+(each tagged with the step), so ranks drift apart as on real hardware, and still compute
+what the synchronous step model says. What is left out: any
+timing realism. Gloo over loopback on a laptop's CPU says nothing about link bandwidth,
+NVLink or ICI latency, or contention; use :func:`collectives.time` on a
+:class:`~collectives.Topology` for that. Starting the processes (each imports torch) takes
+seconds, so batch several schedules into one :func:`run_many` call. Chapters use it to
+show that a Schedule of the book runs for real and agrees with the library's collectives.
+
+Backends: ``"gloo"`` (CPU, any machine with torch) and ``"nccl"`` (one NVIDIA GPU per rank;
+a clear :class:`~collectives.CollectivesError` where there is none).
+
+Modules: :mod:`~collectives.dist.programs` (each rank's part of a Schedule; ``run_local``),
+:mod:`~collectives.dist.torch_ops` (torch.distributed messages and collectives,
+``Comparison``), :mod:`~collectives.dist.launch` (worker processes, failures, timeouts),
+:mod:`~collectives.dist.jobs` (the entry points below) and :mod:`~collectives.dist.errors`
+(``DistError``). torch is imported only inside functions: importing this package does not
+import it.
+"""
+
+from .jobs import compare_with_torch, run, run_many, run_torch
+from .errors import DistError
+from .launch import BACKENDS, DEFAULT_TIMEOUT, MAX_LOCAL_RANKS
+from .programs import run_local
+from .torch_ops import TORCH_OPS, Comparison
+
+__all__ = [
+    "run", "run_many", "run_torch", "compare_with_torch", "run_local",
+    "Comparison", "DistError", "BACKENDS", "TORCH_OPS", "MAX_LOCAL_RANKS",
+    "DEFAULT_TIMEOUT",
+]

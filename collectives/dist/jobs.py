@@ -1,0 +1,123 @@
+"""The entry points: run Schedules, and torch's own collectives, in worker processes.
+
+:func:`run`, :func:`run_many`, :func:`run_torch` and :func:`compare_with_torch` take jobs (a
+Schedule with its inputs, or a collective's name with its inputs), check every one before
+any process starts (with the errors :func:`collectives.simulate` raises), run the jobs with
+the same number of ranks one after the other in one launch
+(:func:`~collectives.dist.launch.run_tasks`), and return the outputs in job order, laid out
+as :func:`collectives.simulate` lays them out.
+"""
+
+import numpy as np
+
+from ..errors import CollectivesError
+from ..semantics import collective_spec
+from ..validation import schedule_arg
+from .launch import DEFAULT_TIMEOUT, check_backend, check_launch, run_tasks, timeout_seconds
+from .programs import prepare
+from .torch_ops import compare, torch_job
+
+__all__ = ["run", "run_many", "run_torch", "compare_with_torch"]
+
+
+def _schedule_job(schedule, inputs):
+    """A run of ``schedule`` on ``inputs``, checked (and laid out) before any process starts."""
+    spec, buffer, filled = prepare(schedule, inputs)
+    return {"kind": "schedule", "schedule": schedule, "n": schedule.n_ranks, "spec": spec,
+            "what": f"schedule {schedule.name!r}", "buffer": buffer, "filled": filled}
+
+
+def _job(item, index):
+    try:
+        first, inputs, *rest = item
+    except (TypeError, ValueError):
+        raise CollectivesError(
+            f"job {index}: expected (schedule, inputs) or (collective, inputs[, root]), got "
+            f"{item!r:.80}") from None
+    if isinstance(first, str):
+        if len(rest) > 1:
+            raise CollectivesError(f"job {index}: expected (collective, inputs[, root])")
+        return torch_job(first, inputs, rest[0] if rest else None)
+    if rest:
+        raise CollectivesError(f"job {index}: expected (schedule, inputs); a schedule has its "
+                               "own root")
+    return _schedule_job(first, inputs)
+
+
+def _run_jobs(items, backend, timeout):
+    """Validate every job, then launch one process group per rank count; keep job order."""
+    check_backend(backend)
+    timeout = timeout_seconds(timeout)
+    jobs = [_job(item, i) for i, item in enumerate(items)]
+    if not jobs:
+        return []
+    for n in sorted({j["n"] for j in jobs}):
+        check_launch(backend, n)
+    results = [None] * len(jobs)
+    for n in sorted({j["n"] for j in jobs}):
+        indices = [i for i, j in enumerate(jobs) if j["n"] == n]
+        tasks = [jobs[i] for i in indices]
+        for i, (rows, op) in zip(indices, run_tasks(n, tasks, backend, timeout, indices)):
+            job = jobs[i]
+            if job["kind"] == "schedule":
+                sched = job["schedule"]
+                outputs = job["spec"].take_outputs(np.stack(rows), sched.groups, sched.n_chunks)
+            else:
+                outputs = np.stack(rows)
+            results[i] = (outputs, op)
+    return results
+
+
+def run_many(jobs, backend="gloo", *, timeout=DEFAULT_TIMEOUT):
+    """Run several jobs, starting the worker processes once per rank count.
+
+    Each job is ``(schedule, inputs)`` (the schedule's transfers as point-to-point
+    messages, as in :func:`run`) or ``(collective, inputs[, root])`` with a collective name
+    (``torch.distributed``'s own implementation, as in :func:`run_torch`). All jobs are
+    checked before any process starts. Jobs with the same number of ranks run one after
+    the other in one process group. Returns the outputs in job order. ``timeout`` (seconds)
+    bounds each launch: process start, process-group setup and all of its jobs.
+    """
+    return [outputs for outputs, _ in _run_jobs(jobs, backend, timeout)]
+
+
+def run(schedule, inputs, backend="gloo", *, timeout=DEFAULT_TIMEOUT):
+    """Run ``schedule`` over ``torch.distributed`` with one local process per rank.
+
+    ``inputs`` and the result are as in :func:`collectives.simulate` (one row per rank,
+    NCCL's layouts) and the result equals ``simulate``'s exactly, same shape and dtype.
+    Bad input raises the same :class:`~collectives.CollectivesError` as ``simulate``, and a
+    schedule that reads an empty slot the same :class:`~collectives.ScheduleError`, before
+    any process starts. A worker that fails raises :class:`DistError` naming its rank and
+    its exception; ``timeout`` seconds (process start included) bound the whole run.
+    Processes and the rendezvous port are always released. Timing is not realistic (see
+    the module docstring): use :func:`collectives.time` for how long a schedule takes.
+    """
+    return run_many([(schedule, inputs)], backend, timeout=timeout)[0]
+
+
+def run_torch(collective, inputs, *, root=None, backend="gloo", timeout=DEFAULT_TIMEOUT):
+    """Run ``torch.distributed``'s own ``collective`` on ``inputs`` (one row per rank).
+
+    Calls the function in :data:`TORCH_OPS` (e.g. ``all_gather_single``,
+    ``reduce_scatter_single``, ``all_to_all_single``) with rank r's row as its tensor, and
+    returns one output row per rank in the layout of :func:`collectives.simulate`. For
+    ``reduce`` only the root's row is defined. ``root`` (default 0) is for ``broadcast``
+    and ``reduce``. Gloo's collectives support fewer dtypes than its point-to-point
+    messages (not int16 or uint16, for instance): such a run raises :class:`DistError`
+    saying so.
+    """
+    return run_many([(collective, inputs, root)], backend, timeout=timeout)[0]
+
+
+def compare_with_torch(schedule, inputs, *, backend="gloo", timeout=DEFAULT_TIMEOUT):
+    """Run ``schedule`` and ``torch.distributed``'s own collective on the same inputs.
+
+    Both run in one process group (one launch). Returns a :class:`Comparison`; for a
+    correct schedule and integer inputs ``comparison.equal`` is True: the package's
+    Schedule computes what the library computes.
+    """
+    spec = collective_spec(schedule_arg(schedule).collective)
+    (ours, _), (theirs, op) = _run_jobs(
+        [(schedule, inputs), (spec.name, inputs, schedule.root)], backend, timeout)
+    return compare(schedule, ours, theirs, op)

@@ -1,0 +1,173 @@
+"""Each rank's part of a Schedule, and all ranks' parts run inside this process.
+
+:func:`rank_program` turns a :class:`~collectives.Schedule` into what one rank does in each
+step (:class:`RankStep`): the chunks it sends to each peer, what it receives from each, its
+local copies, and where each write lands. Every step a rank first snapshots what it sends
+(read-before-write), then exchanges messages, then applies the writes in the schedule's
+transfer order, so the data and its rounding are exactly :func:`collectives.simulate`'s.
+:func:`run_rank` runs one rank's program with a given message exchange (a worker of
+:mod:`collectives.dist` passes one over torch.distributed); :func:`run_local` runs every
+rank's program here, messages through an in-memory mailbox. No torch, no processes.
+"""
+
+from typing import NamedTuple
+
+import numpy as np
+
+from ..errors import ScheduleError
+from ..semantics import REDUCTION_OPS, collective_spec
+from ..validation import input_rows, schedule_arg
+from .errors import DistError
+
+__all__ = ["RankStep", "rank_program", "prepare", "run_rank", "run_local"]
+
+
+class RankStep(NamedTuple):
+    """What one rank does in one step. Positions index the step's writes into this rank."""
+
+    read_index: np.ndarray     # global transfer indices this rank reads for (src == rank)
+    read_slots: np.ndarray     # their source slots
+    sends: tuple               # ((peer, source slots), ...), peers ascending
+    recvs: tuple               # ((peer, positions), ...), peers ascending
+    local_pos: np.ndarray      # positions filled by local copies (src == dst == rank)
+    local_slots: np.ndarray    # their source slots
+    write_slots: np.ndarray    # destination slot of every write, in transfer order
+    write_reduce: np.ndarray   # combine (True) or overwrite (False)
+    combine: np.ufunc          # the schedule's reduction (np.add or np.maximum)
+
+
+def rank_program(schedule, rank):
+    """The steps of ``schedule`` as seen by ``rank``: its sends, receives, local copies."""
+    src, dst, sc, dc, red = (schedule.src, schedule.dst, schedule.src_chunk,
+                             schedule.dst_chunk, schedule.reduce)
+    starts = schedule.step_starts
+    steps = []
+    for k in range(schedule.n_steps):
+        a, b = int(starts[k]), int(starts[k + 1])
+        s, d = src[a:b], dst[a:b]
+        reads = np.flatnonzero(s == rank)
+        writes = np.flatnonzero(d == rank)
+        out = reads[d[reads] != rank]
+        sends = tuple((int(p), sc[a + out[d[out] == p]]) for p in np.unique(d[out]))
+        from_ = s[writes]
+        recvs = tuple((int(p), np.flatnonzero(from_ == p))
+                      for p in np.unique(from_[from_ != rank]))
+        local_pos = np.flatnonzero(from_ == rank)
+        steps.append(RankStep(
+            read_index=a + reads, read_slots=sc[a + reads], sends=sends, recvs=recvs,
+            local_pos=local_pos, local_slots=sc[a + writes[local_pos]],
+            write_slots=dc[a + writes], write_reduce=red[a + writes],
+            combine=REDUCTION_OPS[schedule.op]))
+    return steps
+
+
+def _first_empty_read(rs, filled):
+    """Global index of the first transfer this rank would read from an empty slot, or None."""
+    if rs.read_slots.size:
+        empty = ~filled[rs.read_slots]
+        if empty.any():
+            return int(rs.read_index[np.argmax(empty)])
+    return None
+
+
+def _empty_read_error(schedule, i):
+    """simulate's :class:`~collectives.ScheduleError` for transfer ``i``, which reads an empty
+    slot."""
+    step, text = schedule.describe_transfer(i)
+    s, c = int(schedule.src[i]), int(schedule.src_chunk[i])
+    error = ScheduleError(f"step {step}, {text}: rank {s} chunk {c} holds nothing yet",
+                          step=step, rank=s, chunk=c, holds="nothing")
+    error.transfer_index = i          # lets the launcher name the first one across ranks
+    return error
+
+
+def _snapshot(rs, buffer):
+    """Snapshot what this rank sends and copies locally, before anything is written."""
+    return [(p, buffer[slots]) for p, slots in rs.sends], buffer[rs.local_slots]
+
+
+def _apply_writes(rs, buffer, filled, incoming, local):
+    """Apply the step's writes into this rank's buffer, in transfer order."""
+    if not len(rs.write_slots):
+        return
+    values = np.empty((len(rs.write_slots),) + buffer.shape[1:], dtype=buffer.dtype)
+    values[rs.local_pos] = local
+    for p, pos in rs.recvs:
+        values[pos] = incoming[p]
+    copy = ~rs.write_reduce
+    if copy.any():
+        buffer[rs.write_slots[copy]] = values[copy]
+        filled[rs.write_slots[copy]] = True
+    if rs.write_reduce.any():
+        # sequential, in transfer order: the same additions, in the same order, as simulate
+        rs.combine.at(buffer, rs.write_slots[rs.write_reduce], values[rs.write_reduce])
+
+
+def prepare(schedule, inputs, precheck=True):
+    """Validate like simulate, lay the rows out in working buffers, and (``precheck``) find
+    a read of an empty slot before any process starts, with simulate's own error.
+
+    Returns ``(spec, buffer, filled)``: the collective's spec and, per rank, its working
+    buffer (slots x elements) and which slots hold data."""
+    from ..replay import simulate
+
+    spec = collective_spec(schedule_arg(schedule).collective)
+    if schedule.n_switches:
+        raise DistError(
+            f"{schedule.name} reduces inside {schedule.n_switches} switch(es); dist runs one "
+            "process per rank and has no process for a switch (in-network reduction is "
+            "modelled by simulate and time only)")
+    data = input_rows(inputs, schedule.n_ranks)
+    buffer, filled = spec.place_inputs(data, schedule.groups, schedule.n_chunks,
+                                       schedule.n_slots, schedule.root, schedule.n_ranks)
+    if precheck:             # a replay with one int8 per chunk: cheap next to the real run
+        k_in = spec.input_chunks(schedule.group_size, schedule.n_chunks)
+        simulate(schedule, np.zeros((schedule.n_ranks, k_in), dtype=np.int8))
+    return spec, buffer, filled
+
+
+def run_local(schedule, inputs):
+    """Run each rank's program of :func:`collectives.dist.run` inside this process; no torch,
+    no processes.
+
+    Every step, each rank snapshots the chunks it sends (read-before-write), the messages
+    go through an in-memory mailbox, and each rank applies what it received in transfer
+    order. Returns exactly what :func:`collectives.simulate` returns. It loops over ranks
+    in Python, so it is for understanding and testing the per-rank view, not for speed.
+    A read of an empty slot is found by the ranks themselves (the first one in the step,
+    over all ranks) and raises simulate's :class:`~collectives.ScheduleError`.
+    """
+    spec, buffer, filled = prepare(schedule, inputs, precheck=False)
+    n = schedule.n_ranks
+    programs = [rank_program(schedule, r) for r in range(n)]
+    for k in range(schedule.n_steps):
+        steps = [programs[r][k] for r in range(n)]
+        bad = [i for r in range(n) if (i := _first_empty_read(steps[r], filled[r])) is not None]
+        if bad:
+            raise _empty_read_error(schedule, min(bad))
+        reads = [_snapshot(steps[r], buffer[r]) for r in range(n)]       # every rank reads first
+        mailbox = {(r, p): payload for r in range(n) for p, payload in reads[r][0]}
+        for r in range(n):
+            incoming = {p: mailbox[(p, r)] for p, _ in steps[r].recvs}
+            _apply_writes(steps[r], buffer[r], filled[r], incoming, reads[r][1])
+    return spec.take_outputs(buffer, schedule.groups, schedule.n_chunks)
+
+
+def run_rank(schedule, rank, buffer, filled, exchange):
+    """Run ``rank``'s program of ``schedule`` on its working ``buffer`` (slots x elements) and
+    ``filled`` mask, in place, and return the buffer.
+
+    ``exchange(sends, recvs, row_shape, dtype)`` moves one step's messages: ``sends`` is
+    ``[(peer, rows), ...]``, ``recvs`` is ``[(peer, number of rows), ...]``, and it returns
+    ``{peer: rows}`` (over torch.distributed in a worker: :class:`~.torch_ops.Exchange`).
+    A read of an empty slot raises simulate's :class:`~collectives.ScheduleError`.
+    """
+    for rs in rank_program(schedule, rank):
+        bad = _first_empty_read(rs, filled)
+        if bad is not None:
+            raise _empty_read_error(schedule, bad)
+        sends, local = _snapshot(rs, buffer)                 # snapshot before any write
+        incoming = exchange(sends, [(p, len(pos)) for p, pos in rs.recvs],
+                            buffer.shape[1:], buffer.dtype)
+        _apply_writes(rs, buffer, filled, incoming, local)
+    return buffer

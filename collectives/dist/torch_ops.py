@@ -1,0 +1,172 @@
+"""Adapters to ``torch.distributed``: a step's messages, and torch's own collectives.
+
+:class:`Exchange` moves one rank's messages of one step as raw bytes, all posted together
+with ``batch_isend_irecv`` (so any numeric numpy dtype travels, including those gloo's own
+collectives reject). :func:`run_collective` calls ``torch.distributed``'s own implementation
+of a collective (:data:`TORCH_OPS`) on one rank's row. Both run inside a worker process,
+which imports torch and passes it in: importing this module does not import torch. For
+:func:`~collectives.dist.run_torch` and :func:`~collectives.dist.compare_with_torch`,
+:func:`torch_job` checks a run's arguments before any process starts and :func:`compare`
+puts a schedule's outputs beside torch's in a :class:`Comparison`.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import CollectivesError
+from ..semantics import collective_spec
+from ..validation import input_rows
+
+__all__ = ["TORCH_OPS", "P2P_OP", "Comparison", "Exchange", "run_collective", "torch_job",
+           "compare"]
+
+#: collective -> the ``torch.distributed`` function :func:`run_collective` calls (first one that
+#: exists in the installed torch; ``all_gather_single`` replaced ``all_gather_into_tensor``)
+TORCH_OPS = {
+    "all_gather": ("all_gather_single", "all_gather_into_tensor"),
+    "reduce_scatter": ("reduce_scatter_single", "reduce_scatter_tensor"),
+    "all_reduce": ("all_reduce",),
+    "all_to_all": ("all_to_all_single",),
+    "broadcast": ("broadcast",),
+    "reduce": ("reduce",),
+}
+
+#: what :func:`~collectives.dist.compare_with_torch` names the schedule's side of a run
+P2P_OP = "point-to-point (batch_isend_irecv)"
+
+
+@dataclass(frozen=True, eq=False)
+class Comparison:
+    """A schedule's outputs next to ``torch.distributed``'s own collective on the same inputs.
+
+    ``ranks``: the rows compared (all ranks; only the root for ``reduce``, whose other rows
+    NCCL and gloo leave unspecified). ``equal``: exact equality on those rows (use integer
+    or integer-valued inputs: float sums in a different order round differently).
+    """
+
+    collective: str
+    op: str
+    schedule_outputs: np.ndarray
+    torch_outputs: np.ndarray
+    ranks: tuple
+    equal: bool
+    max_abs_diff: float
+
+    def __repr__(self):
+        return (f"Comparison({self.collective}: schedule vs {self.op} on ranks "
+                f"{list(self.ranks)}: equal={self.equal}, max_abs_diff={self.max_abs_diff:g})")
+
+
+class Exchange:
+    """One step's messages of one rank over torch.distributed (posted together, then waited)."""
+
+    def __init__(self, torch, tdist, device):
+        self.torch, self.tdist, self.device = torch, tdist, device
+        self.tag = 0
+
+    def __call__(self, sends, recvs, row_shape, dtype):
+        torch, tdist = self.torch, self.tdist
+        self.tag += 1
+        ops, keep, inbox = [], [], {}
+        row_bytes = int(np.prod(row_shape, dtype=np.int64)) * dtype.itemsize
+        for p, payload in sends:
+            if payload.size and dtype.itemsize:
+                t = torch.from_numpy(np.ascontiguousarray(payload).reshape(-1).view(np.uint8))
+                t = t.to(self.device)
+                keep.append(t)
+                ops.append(tdist.P2POp(tdist.isend, t, p, tag=self.tag))
+        for p, count in recvs:
+            nbytes = count * row_bytes
+            t = torch.empty(nbytes, dtype=torch.uint8, device=self.device)
+            inbox[p] = (t, count)
+            if nbytes:
+                ops.append(tdist.P2POp(tdist.irecv, t, p, tag=self.tag))
+        if ops:
+            for work in tdist.batch_isend_irecv(ops):
+                work.wait()
+        return {p: t.cpu().numpy().view(dtype).reshape((count,) + tuple(row_shape))
+                for p, (t, count) in inbox.items()}
+
+
+def _torch_op(tdist, collective):
+    """``(name, function)``: the first of ``TORCH_OPS[collective]`` this torch has."""
+    for name in TORCH_OPS[collective]:
+        fn = getattr(tdist, name, None)
+        if fn is not None:
+            return name, fn
+    raise CollectivesError(  # pragma: no cover (every supported torch has one)
+        f"this torch has none of torch.distributed.{', '.join(TORCH_OPS[collective])}")
+
+
+def run_collective(task, n, torch, tdist, device, backend):
+    """In a worker of ``n`` ranks: torch's own ``task["collective"]`` on this rank's
+    ``task["row"]``; returns ``(output row, name of the torch function)``. A dtype the backend's
+    collectives do not support raises a :class:`~collectives.CollectivesError` saying so."""
+    collective, root = task["collective"], task["root"]
+    x = torch.from_numpy(task["row"].copy()).to(device)
+    name, fn = _torch_op(tdist, collective)
+    try:
+        if collective == "all_gather":
+            out = torch.empty(n * x.numel(), dtype=x.dtype, device=device)
+            fn(out, x)
+        elif collective == "reduce_scatter":
+            out = torch.empty(x.numel() // n, dtype=x.dtype, device=device)
+            fn(out, x, op=tdist.ReduceOp.SUM)
+        elif collective == "all_to_all":
+            out = torch.empty_like(x)
+            fn(out, x)
+        elif collective == "all_reduce":
+            out = x
+            fn(out, op=tdist.ReduceOp.SUM)
+        elif collective == "broadcast":
+            out = x
+            fn(out, src=root)
+        else:  # reduce
+            out = x
+            fn(out, dst=root, op=tdist.ReduceOp.SUM)
+    except RuntimeError as e:
+        first = (str(e).strip().splitlines() or [""])[0]
+        if "scalar type" in first.lower() or "unsupported" in first.lower():
+            raise CollectivesError(
+                f"torch.distributed.{name} over {backend} does not support dtype "
+                f"{task['row'].dtype} (torch says: {first}); collectives.dist.run can still "
+                "run a Schedule on it (its messages are raw bytes)") from e
+        raise
+    return out.cpu().numpy(), f"torch.distributed.{name}"
+
+
+def torch_job(collective, inputs, root):
+    """A run of torch's own ``collective`` on ``inputs`` (one row per rank), checked before any
+    process starts: the job :func:`~collectives.dist.run_many` launches."""
+    spec = collective_spec(collective)
+    data = input_rows(inputs)
+    n, length = data.shape
+    if spec.rooted:
+        root = 0 if root is None else root
+        if isinstance(root, (bool, np.bool_)) or not isinstance(root, (int, np.integer)) \
+                or not 0 <= root < n:
+            raise CollectivesError(f"root must be a rank (0..{n - 1}), got {root!r}")
+        root = int(root)
+    elif root is not None:
+        raise CollectivesError(f"{spec.name} has no root; got root={root!r}")
+    if spec.name in ("reduce_scatter", "all_to_all") and length % n:
+        raise CollectivesError(
+            f"{spec.name} over {n} ranks needs rows whose length divides into {n} equal "
+            f"parts; got length {length}")
+    native = data.dtype.newbyteorder("=")
+    rows = np.ascontiguousarray(data, dtype=native)
+    return {"kind": "torch", "collective": spec.name, "root": root, "n": n,
+            "what": f"torch.distributed {spec.name}", "rows": rows}
+
+
+def compare(schedule, ours, theirs, op):
+    """The :class:`Comparison` of ``schedule``'s outputs ``ours`` with torch's ``theirs``
+    (made by torch's ``op``), on the rows both define."""
+    spec = collective_spec(schedule.collective)
+    ranks = (schedule.root,) if spec.name == "reduce" else tuple(range(schedule.n_ranks))
+    a, b = ours[list(ranks)], theirs[list(ranks)]
+    wide = np.complex128 if np.iscomplexobj(a) else np.float64
+    diff = float(np.max(np.abs(a.astype(wide) - b.astype(wide)))) if a.size else 0.0
+    return Comparison(spec.name, op, ours, theirs, ranks,
+                      bool(a.shape == b.shape and np.array_equal(a, b)), diff)

@@ -1,0 +1,331 @@
+"""Checks of learners' plain answers: one number, a number close to a reference, a choice.
+
+Each check first looks at the *form* of the answer (one real number where seconds are
+expected, a string where a name is expected) and raises :class:`~collectives.GradingError`
+saying what was found instead ("... is None: did you forget `return`?"); then it compares the
+*content* and raises ``AssertionError`` with both values and, when it is telling, their ratio
+("8 times that: bits versus bytes?"). Also here: :func:`call` (a learner's function, named
+when it raises), the helpers that describe a learner's value in words (used by every check's
+messages), and the package computations the exercises compare with
+(:func:`schedule_seconds`, :func:`fastest_name`, :func:`dispatch_seconds`).
+"""
+
+import importlib
+import math
+import numbers
+import reprlib
+from decimal import Decimal
+from fractions import Fraction
+
+import numpy as np
+
+from ..errors import GradingError
+
+__all__ = [
+    "check_number", "check_close", "check_choice", "check_reference", "call",
+    "schedule_seconds", "fastest_name", "dispatch_seconds",
+    "Opaque", "type_name", "show", "in_words", "package", "MAX_ITEMS",
+]
+
+#: the most items a learner's answer may hold (transfers of a schedule, values to re-check)
+MAX_ITEMS = 5_000_000
+
+_short = reprlib.Repr()
+_short.maxstring = 60
+_short.maxother = 60
+_short.maxlist = _short.maxtuple = _short.maxset = _short.maxdict = 8
+_short.maxlevel = 3
+
+
+# ---- describing learners' values -------------------------------------------------------------
+
+class Opaque:
+    """Stands in (in the re-check subprocess) for a value that has no plain-data form."""
+
+    def __init__(self, type_name, text):
+        self.type_name = type_name
+        self.text = text
+
+    def __repr__(self):
+        return self.text
+
+
+def type_name(value):
+    """The name of ``value``'s type as a learner knows it: ``int``, ``numpy.int64``."""
+    if isinstance(value, Opaque):
+        return value.type_name
+    kind = type(value)
+    module = kind.__module__
+    if module == "numpy":
+        return f"numpy.{kind.__name__}"
+    return kind.__name__
+
+
+def show(value):
+    """A short repr that never raises (learners' objects may have broken ``__repr__``)."""
+    if isinstance(value, Opaque):
+        return value.text
+    try:
+        return _short.repr(value)
+    except Exception:           # a learner's __repr__ may raise anything
+        return f"<{type_name(value)} object>"
+
+
+def in_words(value):
+    """``value`` in words for a message: ``an int (3)``, ``the string '3'``, ``None``."""
+    if value is None:
+        return "None"
+    if isinstance(value, str):
+        return f"the string {show(value)}"
+    name = type_name(value)
+    article = "an" if name[:1].lower() in "aeiou" else "a"
+    if isinstance(value, np.ndarray):
+        return f"a numpy array of shape {value.shape} and dtype {value.dtype}"
+    if isinstance(value, (list, tuple, set, frozenset, dict)):
+        items = f"{len(value)} item{'' if len(value) == 1 else 's'}"
+        return f"{article} {name} of {items} ({show(value)})"
+    return f"{article} {name} ({show(value)})"
+
+
+# ---- calling learners' functions -------------------------------------------------------------
+
+def call(function, *args, name=None):
+    """Call a learner's ``function(*args)`` and return what it returns.
+
+    If it raises, the error is re-raised as an ``AssertionError`` that names the call (the
+    learner's own traceback stays attached as the cause). ``NotImplementedError`` gets a note
+    that the exercise cell still holds nbgrader's placeholder.
+    """
+    if not callable(function):
+        if name:
+            raise GradingError(f"{name} is {in_words(function)}, not a function; define it with "
+                               f"`def {name}(...):`")
+        raise GradingError(f"expected a function, got {in_words(function)}")
+    label = name or getattr(function, "__name__", None) or "your function"
+    text = f"{label}({', '.join(show(a) for a in args)})"
+    try:
+        return function(*args)
+    except NotImplementedError as exc:
+        raise AssertionError(f"{text} raised NotImplementedError: replace the line "
+                             "`raise NotImplementedError()` with your code") from exc
+    except Exception as exc:
+        raise AssertionError(f"{text} raised {type(exc).__name__}: {exc}") from exc
+
+
+# ---- numbers ---------------------------------------------------------------------------------
+
+def check_number(value, what, *, finite=True):
+    """``value`` as a float, if it is one real number; else a :class:`GradingError`.
+
+    Accepts Python and numpy ints and floats, fractions, decimals and 0-d numeric arrays.
+    With ``finite`` (the default) nan and infinity fail with an ``AssertionError``.
+    """
+    if value is None:
+        raise GradingError(f"{what} is None: nothing was returned (did you forget `return`?)")
+    if isinstance(value, (bool, np.bool_)):
+        raise GradingError(f"{what} is {value!r}, a bool; expected a number")
+    if isinstance(value, np.ndarray):
+        if value.ndim == 0 and value.dtype.kind in "iuf":
+            value = value[()]
+        else:
+            raise GradingError(f"{what} is {in_words(value)}; expected a single number")
+    if isinstance(value, complex) or isinstance(value, np.complexfloating):
+        raise GradingError(f"{what} is the complex number {value!r}; expected a real number")
+    if not isinstance(value, (numbers.Real, Decimal)):
+        raise GradingError(f"{what} is {in_words(value)}; expected a number")
+    try:
+        number = float(value)
+    except (OverflowError, ValueError, TypeError) as exc:
+        raise GradingError(f"{what} is {show(value)}, which is not a usable number ({exc})") \
+            from None
+    if finite and math.isnan(number):
+        raise AssertionError(f"{what} is nan (not a number); check for 0/0 or a nan input")
+    if finite and math.isinf(number):
+        raise AssertionError(f"{what} is {number!r}; expected a finite number "
+                             "(a division by zero?)")
+    return number
+
+
+_UNIT_FACTORS = ((8, "8", "bits versus bytes?"), (1e3, "1000", "a unit prefix (k, milli)?"),
+                 (1e6, "10**6", "a unit prefix (M, micro)?"),
+                 (1e9, "10**9", "a unit prefix (G, nano)?"),
+                 (1024, "1024", "KiB versus kB or bytes?"), (2**20, "2**20", "MiB versus bytes?"),
+                 (2**30, "2**30", "GiB versus bytes?"))
+
+
+def _ratio_hint(got, want):
+    """A hint from ``got / want``: a unit factor, a simple fraction (8/7), or the error."""
+    if want == 0 or got == 0 or not (math.isfinite(got) and math.isfinite(want)):
+        return ""
+    ratio = got / want
+    for factor, shown, text in _UNIT_FACTORS:
+        if math.isclose(ratio, factor, rel_tol=1e-6):
+            return f"; yours is {shown} times that: {text}"
+        if math.isclose(ratio, 1 / factor, rel_tol=1e-6):
+            return f"; yours is 1/{shown} of that: {text}"
+    simple = Fraction(ratio).limit_denominator(64)
+    p, q = abs(simple.numerator), simple.denominator
+    telling = p <= 64 and (q == 1 or p == 1 or abs(p - q) == 1)    # n, 1/n, n/(n-1), ...
+    if simple != 1 and telling and math.isclose(float(simple), ratio, rel_tol=1e-9):
+        return f"; yours is exactly {simple} times that"
+    if 0.5 < ratio < 2:
+        return f" (relative error {abs(got - want) / abs(want):.3g})"
+    return f"; yours is {ratio:.6g} times that"
+
+
+def _compare(got, want, what, rel, abs_tol, source=None):
+    if math.isclose(got, want, rel_tol=rel, abs_tol=abs_tol):
+        return
+    origin = f" = {source}" if source else ""
+    raise AssertionError(f"{what} is {got!r}, expected {want!r}{origin}{_ratio_hint(got, want)}")
+
+
+def _expected_number(expected, where):
+    if isinstance(expected, (bool, np.bool_)) or not isinstance(expected,
+                                                              (numbers.Real, Decimal)):
+        raise GradingError(f"the test's expected value {where} is {in_words(expected)}, not a "
+                           "number (a bug in the test, not in your answer)")
+    value = float(expected)
+    if not math.isfinite(value):
+        raise GradingError(f"the test's expected value {where} is {value!r} "
+                           "(a bug in the test, not in your answer)")
+    return value
+
+
+def check_close(value, expected, what, *, rel=1e-9, abs_tol=0.0):
+    """Check that ``value`` is one number within ``rel`` (relative) or ``abs_tol`` of
+    ``expected``; return it as a float. The message gives both values and, when it is
+    telling, their ratio ("exactly 8/7 times", "8 times: bits versus bytes?")."""
+    got = check_number(value, what)
+    _compare(got, _expected_number(expected, f"for {what}"), what, rel, abs_tol)
+    return got
+
+
+def check_choice(value, expected, what, *, options=None, reference=None, args=(),
+                 kwargs=None):
+    """Check that ``value`` is the string ``expected`` (e.g. the name of the algorithm that
+    wins); with ``options``, first that it is one of them (so a typo gets its own message).
+    With ``reference`` (a dotted name inside ``collectives``, e.g.
+    ``"grading.fastest_name"``), ``expected`` is ignored and computed as
+    ``reference(*args, **kwargs)`` by the package itself."""
+    if not isinstance(value, str):
+        raise GradingError(f"{what} should be a string (a name), but it is {in_words(value)}")
+    if options is not None and value not in options:
+        raise AssertionError(f"{what} is {value!r}, which is not one of the choices: "
+                             f"{', '.join(map(repr, options))}")
+    if reference is not None:
+        expected = _resolve(reference)(*args, **dict(kwargs or {}))
+    if value != expected:
+        raise AssertionError(f"{what} is {value!r}, but the answer is {expected!r}")
+    return value
+
+
+def package():
+    """The ``collectives`` package as imported in this interpreter (public names at call time)."""
+    return importlib.import_module("collectives")
+
+
+def _resolve(reference):
+    """The function ``collectives.<reference>`` (a dotted name inside the package)."""
+    if not isinstance(reference, str) or not reference:
+        raise GradingError(f"reference must be a dotted name inside collectives such as "
+                           f"'analytic.ring_all_gather', got {reference!r}")
+    parts = reference.split(".")
+    if any(not p.isidentifier() or p.startswith("_") for p in parts):
+        raise GradingError(f"reference {reference!r} must name a public function of collectives")
+    target = package()
+    for i, part in enumerate(parts):
+        try:
+            target = getattr(target, part)
+        except AttributeError:
+            try:
+                target = importlib.import_module("collectives." + ".".join(parts[: i + 1]))
+            except ImportError:
+                raise GradingError(f"collectives has no {reference!r}") from None
+    if not callable(target):
+        raise GradingError(f"collectives.{reference} is not a function")
+    return target
+
+
+def check_reference(value, what, reference, args=(), kwargs=None, *, rel=1e-9, abs_tol=0.0):
+    """Check ``value`` against ``collectives.<reference>(*args, **kwargs)``.
+
+    ``reference`` is a dotted name inside the package, e.g. ``"analytic.ring_all_gather"``,
+    ``"busbw"`` or ``"grading.schedule_seconds"``; it is looked up when the check runs, so in
+    :func:`recheck` it is the copy freshly imported from disk. Returns ``value`` as a float.
+    """
+    got = check_number(value, what)
+    kwargs = dict(kwargs or {})
+    function = _resolve(reference)
+    shown = ", ".join([show(a) for a in args] + [f"{k}={show(v)}" for k, v in kwargs.items()])
+    source = f"collectives.{reference}({shown})"
+    want = _expected_number(function(*args, **kwargs), f"{source}")
+    _compare(got, want, what, rel, abs_tol, source=source)
+    return got
+
+
+# ---- timing helper ---------------------------------------------------------------------------
+
+_TOPOLOGIES = ("ring", "chain", "switch")
+_PARTS = ("total", "latency", "transfer", "latency_fraction")
+
+
+def schedule_seconds(algorithm, n, nbytes, *, topology="ring", part="total", **topology_options):
+    """:func:`collectives.time` of catalogue ``algorithm`` over ``n`` ranks on a topology.
+
+    ``topology`` is ``"ring"``, ``"chain"`` or ``"switch"``, built with
+    ``collectives.topology.<topology>(n, **topology_options)`` (e.g. ``link_bandwidth=45e9,
+    hop_latency=1e-6``). ``part`` selects the total seconds, the sum of the steps' latency
+    terms, the sum of their transfer terms, or ``"latency_fraction"`` (latency / total).
+    """
+    from .. import algorithms, cost
+    from .. import topology as topologies
+
+    entry = algorithms.CATALOG.get(algorithm)
+    if entry is None:
+        raise GradingError(f"unknown algorithm {algorithm!r}; expected one of "
+                           f"{', '.join(algorithms.CATALOG)}")
+    if topology not in _TOPOLOGIES:
+        raise GradingError(f"topology must be one of {', '.join(_TOPOLOGIES)}, got {topology!r}")
+    if part not in _PARTS:
+        raise GradingError(f"part must be one of {', '.join(_PARTS)}, got {part!r}")
+    timing = cost.time(entry.build(n), getattr(topologies, topology)(n, **topology_options),
+                       nbytes)
+    latency = float(np.sum(timing.step_latency))
+    if part == "total":
+        return timing.seconds
+    if part == "latency":
+        return latency
+    if part == "transfer":
+        return float(np.sum(timing.step_transfer))
+    if timing.seconds <= 0:
+        raise GradingError(f"{algorithm} over {n} ranks takes no time, so it has no latency "
+                           "fraction")
+    return latency / timing.seconds
+
+
+def fastest_name(collective, n, nbytes, *, topology="switch", candidates=None,
+                 **topology_options):
+    """The name :func:`collectives.algorithms.fastest` picks for ``collective`` over ``n``
+    ranks on ``collectives.topology.<topology>(n, **topology_options)`` at ``nbytes``."""
+    from .. import algorithms
+    from .. import topology as topologies
+
+    if topology not in _TOPOLOGIES:
+        raise GradingError(f"topology must be one of {', '.join(_TOPOLOGIES)}, got {topology!r}")
+    topo = getattr(topologies, topology)(n, **topology_options)
+    return algorithms.fastest(collective, topo, nbytes, candidates=candidates).name
+
+
+def dispatch_seconds(counts, token_bytes, *, link_bandwidth, hop_latency=0.0):
+    """:func:`collectives.time` of the direct MoE dispatch of ``counts`` (tokens rank s sends
+    to rank d) on one switch, each token ``token_bytes`` bytes."""
+    from .. import cost, moe
+    from .. import topology as topologies
+
+    schedule = moe.direct_all_to_all_v(np.asarray(counts, dtype=np.int64))
+    n = schedule.n_ranks
+    topo = topologies.switch(n, link_bandwidth, hop_latency)
+    return cost.time(schedule, topo, n * (schedule.n_chunks // n) * token_bytes).seconds
+
+

@@ -1,0 +1,187 @@
+"""The isolated re-check: run the checks on plain data in a fresh ``python -I`` process.
+
+:func:`recheck` converts a learner's answers to plain data (JSON of ints, floats, strings,
+lists and tagged dicts: :func:`encode`), starts ``sys.executable -I`` on
+:func:`isolated_main`, which imports ``collectives`` from the directory this package is in,
+decodes the answers (:func:`decode`) and runs the checks there, and reads the verdict back from
+the subprocess's stdout, tagged with a random nonce. What this defends against, and what not,
+is in the docstring of :mod:`collectives.grading`.
+"""
+
+import json
+import numbers
+import os
+import secrets
+import subprocess
+import sys
+from decimal import Decimal
+
+import numpy as np
+
+from ..errors import GradingError
+from ..schedule import Schedule
+from .checks import (MAX_ITEMS, Opaque, check_choice, check_close, check_number,
+                     check_reference, show, type_name)
+from .diagnosis import check_schedule
+
+__all__ = ["recheck", "RECHECKABLE", "encode", "decode", "isolated_main"]
+
+#: the directory that holds the ``collectives`` package this module belongs to
+_PACKAGE_PARENT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+#: the checks :func:`recheck` may run in the subprocess, by name
+RECHECKABLE = {"check_schedule": check_schedule, "check_number": check_number,
+               "check_close": check_close, "check_reference": check_reference,
+               "check_choice": check_choice}
+_RESULT_MARK = "collectives-grading-result "
+
+
+def encode(value, depth=0, budget=None):
+    """``value`` as JSON-ready plain data (ints, floats, strings, lists, tagged dicts)."""
+    budget = budget if budget is not None else [MAX_ITEMS]
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise GradingError("the answer is too large to check")
+    if depth > 12:
+        return {"__opaque__": type_name(value), "repr": "a structure nested too deeply"}
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return float(value)
+    if isinstance(value, list):
+        return [encode(v, depth + 1, budget) for v in list(value)]
+    if isinstance(value, tuple):
+        return {"__tuple__": [encode(v, depth + 1, budget) for v in tuple(value)]}
+    if isinstance(value, (set, frozenset)):
+        return {"__set__": [encode(v, depth + 1, budget) for v in list(value)]}
+    if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
+        return {"__ndarray__": encode(value.tolist(), depth + 1, budget),
+                "dtype": value.dtype.str}
+    if isinstance(value, Schedule):
+        return {"__schedule__": {
+            "collective": value.collective, "n_ranks": value.n_ranks,
+            "n_chunks": value.n_chunks, "n_scratch": value.n_scratch, "root": value.root,
+            "name": value.name, "steps": encode(value.to_lists(), depth + 1, budget)}}
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        return {"__dict__": {k: encode(v, depth + 1, budget) for k, v in value.items()}}
+    if isinstance(value, (numbers.Real, Decimal)) and not isinstance(value, complex):
+        return float(value)
+    return {"__opaque__": type_name(value), "repr": show(value)}
+
+
+def _hashable(value):
+    return tuple(_hashable(v) for v in value) if isinstance(value, (list, tuple)) else value
+
+
+def decode(value):
+    """What :func:`encode` made, back as values (an :class:`Opaque` for what had no plain form)."""
+    if isinstance(value, list):
+        return [decode(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if "__tuple__" in value:
+        return tuple(decode(v) for v in value["__tuple__"])
+    if "__set__" in value:
+        return frozenset(_hashable(decode(v)) for v in value["__set__"])
+    if "__ndarray__" in value:
+        return np.array(decode(value["__ndarray__"]), dtype=np.dtype(value["dtype"]))
+    if "__schedule__" in value:
+        s = value["__schedule__"]
+        return Schedule(s["collective"], s["n_ranks"], s["n_chunks"], decode(s["steps"]),
+                        root=s["root"], n_scratch=s["n_scratch"], name=s["name"])
+    if "__dict__" in value:
+        return {k: decode(v) for k, v in value["__dict__"].items()}
+    return Opaque(value.get("__opaque__", "object"), value.get("repr", "<object>"))
+
+
+_BOOTSTRAP = ("import sys; sys.path.insert(0, sys.argv[1]); "
+              "from collectives.grading.recheck import isolated_main; sys.exit(isolated_main())")
+
+
+def recheck(*checks, timeout=60.0):
+    """Run checks in a fresh ``python -I`` that imports ``collectives`` from disk.
+
+    Each check is ``(name, args)`` or ``(name, args, kwargs)`` with ``name`` one of
+    :data:`RECHECKABLE` (``check_schedule``, ``check_number``, ``check_close``,
+    ``check_reference``, ``check_choice``). Arguments are
+    converted to plain data first (so learners' answers are read exactly once, as values);
+    what cannot be converted reaches the check as an opaque stand-in that fails its type check
+    with the same message as in the kernel. The checks run in order and the first failure is
+    raised here as the same ``AssertionError`` or :class:`GradingError` (same message) it
+    raised there. See :mod:`collectives.grading` for what this defends against and what not.
+    """
+    calls = []
+    for i, check in enumerate(checks):
+        if not isinstance(check, tuple) or len(check) not in (2, 3):
+            raise GradingError(f"recheck: check {i} must be (name, args) or (name, args, kwargs)")
+        name, args = check[0], check[1]
+        kwargs = check[2] if len(check) == 3 else {}
+        if name not in RECHECKABLE:
+            raise GradingError(f"recheck: {name!r} is not one of {', '.join(RECHECKABLE)}")
+        calls.append({"check": name, "args": encode(list(args)),
+                      "kwargs": {str(k): encode(v) for k, v in dict(kwargs).items()}})
+    nonce = secrets.token_hex(16)
+    payload = json.dumps({"nonce": nonce, "calls": calls})
+    try:
+        proc = subprocess.run([sys.executable, "-I", "-c", _BOOTSTRAP, _PACKAGE_PARENT],
+                              input=payload, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise GradingError(f"the isolated re-check took longer than {timeout:g} s") from None
+    except OSError as exc:
+        raise GradingError(f"the isolated re-check could not start: {exc}") from None
+    reply = None
+    for line in reversed(proc.stdout.splitlines()):
+        if line.startswith(_RESULT_MARK):
+            try:
+                reply = json.loads(line[len(_RESULT_MARK):])
+            except ValueError:
+                reply = None
+            break
+    if (proc.returncode != 0 or not isinstance(reply, dict) or reply.get("nonce") != nonce
+            or not isinstance(reply.get("results"), list)):
+        tail = (proc.stderr or proc.stdout or "").strip().splitlines()[-5:]
+        raise GradingError("the isolated re-check did not run properly (exit status "
+                           f"{proc.returncode}){': ' + ' | '.join(tail) if tail else ''}")
+    results = reply["results"]
+    for result in results:
+        if result.get("ok") is True:
+            continue
+        kind, message = result.get("kind"), str(result.get("message", ""))
+        if kind == "AssertionError":
+            raise AssertionError(message)
+        if kind == "GradingError":
+            raise GradingError(message)
+        raise GradingError(f"the isolated re-check failed: {message}")
+    if len(results) != len(calls):
+        raise GradingError("the isolated re-check returned an incomplete answer")
+
+
+def isolated_main():
+    """Entry point of the :func:`recheck` subprocess: JSON request on stdin, verdict on stdout."""
+    request = json.loads(sys.stdin.read())
+    results = []
+    for item in request["calls"]:
+        name = item["check"]
+        try:
+            if name not in RECHECKABLE:
+                raise GradingError(f"{name!r} is not a check")
+            args = decode(item["args"])
+            kwargs = {k: decode(v) for k, v in item["kwargs"].items()}
+            RECHECKABLE[name](*args, **kwargs)
+        except AssertionError as exc:
+            results.append({"ok": False, "kind": "AssertionError", "message": str(exc)})
+            break
+        except GradingError as exc:
+            results.append({"ok": False, "kind": "GradingError", "message": str(exc)})
+            break
+        except Exception as exc:        # a check must never crash silently: report it
+            results.append({"ok": False, "kind": "error",
+                            "message": f"{type(exc).__name__}: {exc}"})
+            break
+        results.append({"ok": True})
+    sys.stdout.write(_RESULT_MARK + json.dumps({"nonce": request["nonce"],
+                                                "results": results}) + "\n")
+    return 0

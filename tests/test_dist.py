@@ -67,7 +67,7 @@ def _inputs(schedule, dtype, rng):
 
 
 def _torch_inputs(collective, n, dtype, rng):
-    length = n * 2 if collective in ("reduce_scatter", "all_to_all") else 5
+    length = n * 2 if collective in ("reduce_scatter", "all_to_all", "scatter") else 5
     low, high = (0, 2) if dtype == "bool" else (-20, 20)
     small = rng.integers(low, high, (n, length))
     return small.astype(dtype)
@@ -85,15 +85,17 @@ def _build_cases():
                 cases.append((ident, schedule, {d: _inputs(schedule, d, rng) for d in DTYPES}))
     torch_cases = []           # (id, collective, root, n, dtype, inputs)
     for collective in ("all_gather", "reduce_scatter", "all_reduce", "all_to_all",
-                       "broadcast", "reduce"):
+                       "broadcast", "reduce", "gather", "scatter"):
         for n in NS:
-            root = n - 1 if collective in ("broadcast", "reduce") else None
+            root = n - 1 if collective in ROOTED else None
             for dtype in TORCH_DTYPES:
                 torch_cases.append((f"{collective}-n{n}-{dtype}", collective, root, n, dtype,
                                     _torch_inputs(collective, n, dtype, rng)))
     return cases, torch_cases
 
 
+ROOTED = ("broadcast", "reduce", "gather", "scatter")
+ROOT_ROW_ONLY = ("reduce", "gather")           # only the root's row is defined
 CASES, TORCH_CASES = _build_cases()
 
 
@@ -139,7 +141,7 @@ def test_run_equals_simulate_and_ground_truth(batch, ident, schedule, inputs):
         assert got.shape == want.shape, dtype
         assert np.array_equal(got, want), f"{dtype}: run differs from simulate"
         truth = expected_outputs(schedule.collective, x, schedule.root)
-        if schedule.collective == "reduce":            # only the root's row is defined
+        if schedule.collective in ROOT_ROW_ONLY:
             got = got[schedule.root]
         if _exact(dtype):
             assert np.array_equal(got, truth), f"{dtype}: run differs from the ground truth"
@@ -153,7 +155,7 @@ def test_torch_collectives_give_the_ground_truth(batch, ident, collective, root,
     got = batch[("torch", ident)]
     truth = expected_outputs(collective, x, root)
     assert got.dtype == x.dtype and got.shape[0] == n
-    if collective == "reduce":
+    if collective in ROOT_ROW_ONLY:
         got = got[root]
     assert np.array_equal(got, truth)
 
@@ -161,7 +163,7 @@ def test_torch_collectives_give_the_ground_truth(batch, ident, collective, root,
 @pytest.mark.parametrize("ident,schedule,inputs", CASES, ids=[c[0] for c in CASES])
 def test_schedule_and_torch_agree_on_the_same_inputs(batch, ident, schedule, inputs):
     ours, theirs = batch[(ident, "int64")], batch[("torch-same", ident)]
-    if schedule.collective == "reduce":                # only the root's row is defined
+    if schedule.collective in ROOT_ROW_ONLY:
         ours, theirs = ours[schedule.root], theirs[schedule.root]
     assert theirs.dtype == ours.dtype and np.array_equal(ours, theirs)
 
@@ -213,7 +215,43 @@ def test_compare_with_torch_reduce_checks_the_root_row_only():
     assert np.array_equal(result.schedule_outputs[2], x.sum(axis=0))
 
 
+def test_collectives_over_groups_and_a_max_run_on_processes_and_agree_with_torch():
+    # the all-reduce along axis 1 of a 2x3 torus: two groups of three, at once
+    s = cl.algorithms.torus_all_reduce((2, 3), axes=(1,))
+    x = np.arange(6 * 12).reshape(6, 12) % 7
+    got = dist.run(s, x)
+    assert np.array_equal(got, cl.simulate(s, x))
+    assert np.array_equal(got[0], x[:3].sum(axis=0)) and np.array_equal(got[5], x[3:].sum(0))
+    result = dist.compare_with_torch(s, x)             # torch subgroups, one per group
+    assert result.equal
+    # the same ring with max (FP8's amax all-reduce), over the groups of the other axis
+    ring = cl.algorithms.ring_all_reduce(2)
+    amax = cl.Schedule.from_arrays(
+        "all_reduce", 2, 2, ring.step_of_transfer, ring.src, ring.dst, ring.src_chunk,
+        ring.dst_chunk, ring.reduce, n_steps=ring.n_steps, op="max")
+    grouped = cl.grouped(amax, [[0, 3], [1, 4], [2, 5]])
+    y = (np.arange(6 * 4).reshape(6, 4) * 5) % 11
+    result = dist.compare_with_torch(grouped, y)
+    assert result.equal and result.op == "torch.distributed.all_reduce"
+    assert np.array_equal(result.schedule_outputs[0], np.maximum(y[0], y[3]))
+
+
+def test_gather_and_scatter_agree_with_torch():
+    x = np.arange(4 * 3).reshape(4, 3)
+    assert dist.compare_with_torch(cl.algorithms.direct_gather(4, root=1), x).equal
+    y = np.arange(4 * 8).reshape(4, 8)
+    assert dist.compare_with_torch(cl.algorithms.direct_scatter(4, root=3), y).equal
+
+
 # ---- errors ---------------------------------------------------------------------------------
+
+def test_in_network_schedules_and_permutes_are_refused_clearly(no_launch):
+    with pytest.raises(dist.DistError, match="reduces inside 1 switch"):
+        dist.run(cl.algorithms.nvls_all_reduce(2), np.ones((2, 2)))
+    with pytest.raises(cl.CollectivesError, match="torch.distributed has no collective for "
+                                                  "permute"):
+        dist.compare_with_torch(cl.algorithms.pipeline_shift(2), np.ones((2, 2)))
+
 
 @pytest.fixture
 def no_launch(monkeypatch):

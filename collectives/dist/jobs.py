@@ -28,6 +28,8 @@ def _schedule_job(schedule, inputs):
 
 
 def _job(item, index):
+    if isinstance(item, dict) and item.get("kind") == "torch":      # a job torch_job made
+        return item
     try:
         first, inputs, *rest = item
     except (TypeError, ValueError):
@@ -117,7 +119,11 @@ def compare_with_torch(schedule, inputs, *, backend="gloo", timeout=DEFAULT_TIME
     correct schedule and integer inputs ``comparison.equal`` is True: the package's
     Schedule computes what the library computes.
     """
-    spec = collective_spec(schedule_arg(schedule).collective)
+    schedule = schedule_arg(schedule)
+    spec = collective_spec(schedule.collective)
+    groups = None if schedule.n_groups == 1 else schedule.groups
     (ours, _), (theirs, op) = _run_jobs(
-        [(schedule, inputs), (spec.name, inputs, schedule.root)], backend, timeout)
+        [(schedule, inputs),
+         torch_job(spec.name, inputs, schedule.root, op=schedule.op, groups=groups)],
+        backend, timeout)
     return compare(schedule, ours, theirs, op)

@@ -139,7 +139,8 @@ def run_tasks(n, tasks, backend, timeout, labels=None):
                                  "buffer": t["buffer"][r], "filled": t["filled"][r]})
                 else:
                     mine.append({"kind": "torch", "collective": t["collective"],
-                                 "root": t["root"], "row": t["rows"][r]})
+                                 "root": t["root"], "row": t["rows"][r],
+                                 "op": t.get("op", "sum"), "groups": t.get("groups")})
             _dump(workdir / f"job{r}.pkl", {"tasks": mine, "backend": backend, "n": n,
                                             "port": store.port, "timeout": timeout})
         env = dict(os.environ)
@@ -281,7 +282,7 @@ def worker_main(workdir, rank):
                 results.append((run_rank(task["schedule"], rank, task["buffer"], task["filled"],
                                          exchange), P2P_OP))
             else:
-                results.append(run_collective(task, n, torch, tdist, device, backend))
+                results.append(run_collective(task, n, torch, tdist, device, backend, rank))
         task_index = None
         tdist.barrier(**barrier)         # nobody leaves while a peer still needs it
         _dump(workdir / f"out{rank}.pkl", results)

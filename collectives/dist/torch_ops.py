@@ -21,15 +21,22 @@ from ..validation import input_rows
 __all__ = ["TORCH_OPS", "P2P_OP", "Comparison", "Exchange", "run_collective", "torch_job",
            "compare"]
 
-#: collective -> the ``torch.distributed`` function :func:`run_collective` calls (first one that
-#: exists in the installed torch; ``all_gather_single`` replaced ``all_gather_into_tensor``)
+#: newer torch names of the functions the collective registry names (``all_gather_single``
+#: replaced ``all_gather_into_tensor``); the first one the installed torch has is called
+_NEWER = {"all_gather_into_tensor": "all_gather_single",
+          "reduce_scatter_tensor": "reduce_scatter_single"}
+
+#: collectives :func:`run_collective` can run (permute is point-to-point: it has no torch
+#: collective to compare with; all_to_all_v needs per-rank split sizes)
+_SUPPORTED = ("all_gather", "reduce_scatter", "all_reduce", "all_to_all", "broadcast",
+              "reduce", "gather", "scatter")
+
+#: collective -> the ``torch.distributed`` functions :func:`run_collective` may call, from the
+#: registry's ``torch_name`` (:mod:`collectives.semantics`)
 TORCH_OPS = {
-    "all_gather": ("all_gather_single", "all_gather_into_tensor"),
-    "reduce_scatter": ("reduce_scatter_single", "reduce_scatter_tensor"),
-    "all_reduce": ("all_reduce",),
-    "all_to_all": ("all_to_all_single",),
-    "broadcast": ("broadcast",),
-    "reduce": ("reduce",),
+    name: tuple(n for n in (_NEWER.get(collective_spec(name).torch_name),
+                            collective_spec(name).torch_name) if n)
+    for name in _SUPPORTED
 }
 
 #: what :func:`~collectives.dist.compare_with_torch` names the schedule's side of a run
@@ -40,8 +47,8 @@ P2P_OP = "point-to-point (batch_isend_irecv)"
 class Comparison:
     """A schedule's outputs next to ``torch.distributed``'s own collective on the same inputs.
 
-    ``ranks``: the rows compared (all ranks; only the root for ``reduce``, whose other rows
-    NCCL and gloo leave unspecified). ``equal``: exact equality on those rows (use integer
+    ``ranks``: the rows compared (all ranks; only the roots for ``reduce`` and ``gather``,
+    whose other rows NCCL and gloo leave unspecified). ``equal``: exact equality on those rows (use integer
     or integer-valued inputs: float sums in a different order round differently).
     """
 
@@ -99,32 +106,62 @@ def _torch_op(tdist, collective):
         f"this torch has none of torch.distributed.{', '.join(TORCH_OPS[collective])}")
 
 
-def run_collective(task, n, torch, tdist, device, backend):
+def _my_group(task, rank, tdist):
+    """``(group, members)``: the torch process group of this rank's group (every rank creates
+    every group, in order, as torch.distributed requires), or ``(None, all ranks)``."""
+    groups = task.get("groups")
+    if groups is None:
+        return None, None
+    mine = None
+    for members in groups:
+        handle = tdist.new_group(list(members))
+        if rank in members:
+            mine = (handle, list(members))
+    return mine
+
+
+def run_collective(task, n, torch, tdist, device, backend, rank=None):
     """In a worker of ``n`` ranks: torch's own ``task["collective"]`` on this rank's
-    ``task["row"]``; returns ``(output row, name of the torch function)``. A dtype the backend's
-    collectives do not support raises a :class:`~collectives.CollectivesError` saying so."""
+    ``task["row"]``, inside this rank's group when ``task["groups"]`` is given, with
+    ``task["op"]`` ("sum" or "max") as the reduction; returns ``(output row, name of the
+    torch function)``. A dtype the backend's collectives do not support raises a
+    :class:`~collectives.CollectivesError` saying so."""
     collective, root = task["collective"], task["root"]
     x = torch.from_numpy(task["row"].copy()).to(device)
     name, fn = _torch_op(tdist, collective)
+    reduce_op = tdist.ReduceOp.MAX if task.get("op") == "max" else tdist.ReduceOp.SUM
+    group, members = _my_group(task, rank, tdist)
+    m = n if members is None else len(members)
+    on = {} if group is None else {"group": group}
+    root_rank = None if root is None else (root if members is None else members[root])
     try:
         if collective == "all_gather":
-            out = torch.empty(n * x.numel(), dtype=x.dtype, device=device)
-            fn(out, x)
+            out = torch.empty(m * x.numel(), dtype=x.dtype, device=device)
+            fn(out, x, **on)
         elif collective == "reduce_scatter":
-            out = torch.empty(x.numel() // n, dtype=x.dtype, device=device)
-            fn(out, x, op=tdist.ReduceOp.SUM)
+            out = torch.empty(x.numel() // m, dtype=x.dtype, device=device)
+            fn(out, x, op=reduce_op, **on)
         elif collective == "all_to_all":
             out = torch.empty_like(x)
-            fn(out, x)
+            fn(out, x, **on)
         elif collective == "all_reduce":
             out = x
-            fn(out, op=tdist.ReduceOp.SUM)
+            fn(out, op=reduce_op, **on)
         elif collective == "broadcast":
             out = x
-            fn(out, src=root)
-        else:  # reduce
+            fn(out, src=root_rank, **on)
+        elif collective == "reduce":
             out = x
-            fn(out, dst=root, op=tdist.ReduceOp.SUM)
+            fn(out, dst=root_rank, op=reduce_op, **on)
+        elif collective == "gather":
+            parts = ([torch.empty_like(x) for _ in range(m)] if rank == root_rank else None)
+            fn(x, gather_list=parts, dst=root_rank, **on)
+            out = torch.cat(parts) if parts is not None else torch.zeros(m * x.numel(),
+                                                                         dtype=x.dtype)
+        else:  # scatter
+            out = torch.empty(x.numel() // m, dtype=x.dtype, device=device)
+            parts = list(x.chunk(m)) if rank == root_rank else None
+            fn(out, scatter_list=parts, src=root_rank, **on)
     except RuntimeError as e:
         first = (str(e).strip().splitlines() or [""])[0]
         if "scalar type" in first.lower() or "unsupported" in first.lower():
@@ -136,27 +173,38 @@ def run_collective(task, n, torch, tdist, device, backend):
     return out.cpu().numpy(), f"torch.distributed.{name}"
 
 
-def torch_job(collective, inputs, root):
-    """A run of torch's own ``collective`` on ``inputs`` (one row per rank), checked before any
-    process starts: the job :func:`~collectives.dist.run_many` launches."""
+def torch_job(collective, inputs, root, *, op="sum", groups=None):
+    """A run of torch's own ``collective`` on ``inputs`` (one row per rank), inside every group
+    of ``groups`` (an (G, m) array of ranks, or None for one group of all) with reduction
+    ``op``, checked before any process starts: the job :func:`~collectives.dist.run_many`
+    launches."""
     spec = collective_spec(collective)
+    if spec.name not in TORCH_OPS:
+        raise CollectivesError(
+            f"torch.distributed has no collective for {spec.name}"
+            + (" (it is point-to-point: run its Schedule, whose messages are batch_isend_irecv)"
+               if spec.name == "permute" else ""))
+    if op not in ("sum", "max"):
+        raise CollectivesError(f"op must be 'sum' or 'max', got {op!r}")
     data = input_rows(inputs)
     n, length = data.shape
+    m = n if groups is None else len(groups[0])
     if spec.rooted:
         root = 0 if root is None else root
         if isinstance(root, (bool, np.bool_)) or not isinstance(root, (int, np.integer)) \
-                or not 0 <= root < n:
-            raise CollectivesError(f"root must be a rank (0..{n - 1}), got {root!r}")
+                or not 0 <= root < m:
+            raise CollectivesError(f"root must be a rank (0..{m - 1}), got {root!r}")
         root = int(root)
     elif root is not None:
         raise CollectivesError(f"{spec.name} has no root; got root={root!r}")
-    if spec.name in ("reduce_scatter", "all_to_all") and length % n:
+    if spec.name in ("reduce_scatter", "all_to_all", "scatter") and length % m:
         raise CollectivesError(
-            f"{spec.name} over {n} ranks needs rows whose length divides into {n} equal "
+            f"{spec.name} over {m} ranks needs rows whose length divides into {m} equal "
             f"parts; got length {length}")
     native = data.dtype.newbyteorder("=")
     rows = np.ascontiguousarray(data, dtype=native)
-    return {"kind": "torch", "collective": spec.name, "root": root, "n": n,
+    return {"kind": "torch", "collective": spec.name, "root": root, "n": n, "op": op,
+            "groups": None if groups is None else [list(map(int, g)) for g in groups],
             "what": f"torch.distributed {spec.name}", "rows": rows}
 
 
@@ -164,7 +212,10 @@ def compare(schedule, ours, theirs, op):
     """The :class:`Comparison` of ``schedule``'s outputs ``ours`` with torch's ``theirs``
     (made by torch's ``op``), on the rows both define."""
     spec = collective_spec(schedule.collective)
-    ranks = (schedule.root,) if spec.name == "reduce" else tuple(range(schedule.n_ranks))
+    if spec.name in ("reduce", "gather"):          # only the roots' rows are defined
+        ranks = tuple(int(r) for r in schedule.groups[:, schedule.root])
+    else:
+        ranks = tuple(range(schedule.n_ranks))
     a, b = ours[list(ranks)], theirs[list(ranks)]
     wide = np.complex128 if np.iscomplexobj(a) else np.float64
     diff = float(np.max(np.abs(a.astype(wide) - b.astype(wide)))) if a.size else 0.0

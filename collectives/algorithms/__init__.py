@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
-from ._checks import rank_count
+from .checks import rank_count
 from .alltoall import (
     bidirectional_ring_all_to_all,
     bruck_all_to_all,

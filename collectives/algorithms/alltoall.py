@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..schedule import Schedule
-from ._checks import rank_count
+from .checks import rank_count
 
 __all__ = ["ring_all_to_all", "bidirectional_ring_all_to_all", "chain_all_to_all",
            "pairwise_all_to_all", "bruck_all_to_all"]

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..schedule import Schedule
 from ..transforms import dual, pipelined
-from ._checks import chunk_count, rank_count, root_rank
+from .checks import chunk_count, rank_count, root_rank
 
 __all__ = ["chain_all_gather", "chain_reduce_scatter", "chain_broadcast"]
 
@@ -50,7 +50,7 @@ def chain_broadcast(n: int, root: int = 0, n_segments: int = 1) -> Schedule:
     (n - 2 + n_segments) steps each moving S / n_segments."""
     n = rank_count(n)
     root = root_rank(root, n)
-    n_segments = chunk_count(n_segments)
+    n_segments = chunk_count(n_segments, "n_segments")
     hops = np.arange(n - 1)
     one = Schedule.from_arrays("broadcast", n, 1, hops, (root + hops) % n,
                                (root + hops + 1) % n, np.zeros(n - 1, np.int64),

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..schedule import Schedule
-from ._checks import rank_count
+from .checks import rank_count
 
 __all__ = ["direct_all_gather", "direct_all_to_all"]
 

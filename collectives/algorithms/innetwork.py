@@ -32,7 +32,7 @@ import numpy as np
 
 from ..schedule import Schedule
 from ..transforms import pipelined
-from ._checks import chunk_count, rank_count
+from .checks import chunk_count, rank_count
 
 __all__ = ["nvls_all_reduce", "sharp_all_reduce"]
 
@@ -45,7 +45,7 @@ def nvls_all_reduce(n: int, n_segments: int = 1) -> Schedule:
     to the switch; step 3: the switch multicasts slice c to every GPU.
     """
     n = rank_count(n)
-    n_segments = chunk_count(n_segments)
+    n_segments = chunk_count(n_segments, "n_segments")
     switch = n
     g, c = np.repeat(np.arange(n), n), np.tile(np.arange(n), n)
     r = np.arange(n)
@@ -61,7 +61,7 @@ def sharp_all_reduce(n: int, n_segments: int = 1) -> Schedule:
     """All-reduce in one switch: every rank reduces its buffer into the switch (step 0),
     the switch multicasts the sum to every rank (step 1)."""
     n = rank_count(n)
-    n_segments = chunk_count(n_segments)
+    n_segments = chunk_count(n_segments, "n_segments")
     switch = n
     zero = np.zeros(n, dtype=np.int64)
     r = np.arange(n)

@@ -18,7 +18,7 @@ from ..errors import ScheduleError
 from ..schedule import Schedule
 from ..transforms import dual
 from ..validation import int_array
-from ._checks import chunk_count, rank_count, root_rank
+from .checks import chunk_count, rank_count, root_rank
 
 __all__ = ["collective_permute", "send_recv", "pipeline_shift", "direct_gather",
            "direct_scatter"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..schedule import Schedule
-from ._checks import power_of_two
+from .checks import power_of_two
 
 __all__ = ["recursive_doubling_all_gather", "recursive_halving_reduce_scatter",
            "rabenseifner_all_reduce", "recursive_doubling_all_reduce"]
@@ -70,7 +70,7 @@ def rabenseifner_all_reduce(n: int) -> Schedule:
 def recursive_doubling_all_reduce(n: int, n_chunks: int = 1) -> Schedule:
     """Latency-optimal all-reduce: at step i rank r adds its whole buffer into rank
     r XOR 2^i (both directions at once). log2(n) steps, each moving the full buffer."""
-    from ._checks import chunk_count
+    from .checks import chunk_count
 
     n = power_of_two(n, "recursive_doubling_all_reduce")
     n_chunks = chunk_count(n_chunks)

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..schedule import Schedule, compose
 from ..traffic import Traffic
-from ._checks import rank_count
+from .checks import rank_count
 
 __all__ = [
     "ring_all_gather", "ring_reduce_scatter", "ring_all_reduce",

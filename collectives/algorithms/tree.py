@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..schedule import Schedule
-from ._checks import chunk_count, rank_count, root_rank
+from .checks import chunk_count, rank_count, root_rank
 
 __all__ = ["binomial_tree_broadcast", "binomial_tree_reduce", "double_binary_tree_all_reduce"]
 
@@ -100,7 +100,7 @@ def double_binary_tree_all_reduce(n: int, n_segments: int = 1) -> Schedule:
     from ..transforms import pipelined
 
     n = rank_count(n)
-    n_segments = chunk_count(n_segments)
+    n_segments = chunk_count(n_segments, "n_segments")
     parent, height = _in_order_tree(n)
     ranks = np.arange(n)
     other = (ranks + 1) % n if n % 2 == 0 else n - 1 - ranks      # rank playing node v in tree 2

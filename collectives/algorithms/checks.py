@@ -1,21 +1,19 @@
-"""Argument checks shared by the algorithm builders."""
+"""Argument checks shared by the algorithm builders (on top of :mod:`collectives.validation`,
+with the builders' own wording: "n (number of ranks) must be ...")."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from ..errors import ScheduleError
+from ..validation import integer
 
 __all__ = ["rank_count", "power_of_two", "root_rank", "chunk_count"]
 
 
 def rank_count(n: int) -> int:
     """``n`` as an int >= 1, or a ScheduleError saying why not."""
-    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)):
-        raise ScheduleError(f"n (number of ranks) must be an integer, got {n!r}")
-    if n < 1:
-        raise ScheduleError(f"n (number of ranks) must be >= 1, got {n}")
-    return int(n)
+    return integer(n, "n (number of ranks)", minimum=1, error=ScheduleError)
 
 
 def power_of_two(n: int, algorithm: str) -> int:
@@ -31,6 +29,7 @@ def power_of_two(n: int, algorithm: str) -> int:
 
 
 def root_rank(root: int, n: int) -> int:
+    """``root`` as a rank of ``0..n-1``, or a ScheduleError."""
     if isinstance(root, (bool, np.bool_)) or not isinstance(root, (int, np.integer)):
         raise ScheduleError(f"root must be an integer rank, got {root!r}")
     if not 0 <= root < n:
@@ -38,8 +37,6 @@ def root_rank(root: int, n: int) -> int:
     return int(root)
 
 
-def chunk_count(n_chunks: int) -> int:
-    if isinstance(n_chunks, (bool, np.bool_)) or not isinstance(n_chunks, (int, np.integer)) \
-            or n_chunks < 1:
-        raise ScheduleError(f"n_chunks must be an integer >= 1, got {n_chunks!r}")
-    return int(n_chunks)
+def chunk_count(n_chunks: int, what: str = "n_chunks") -> int:
+    """A count of chunks or segments (``what``) as an int >= 1, or a ScheduleError."""
+    return integer(n_chunks, what, minimum=1, error=ScheduleError)

@@ -15,7 +15,7 @@ import math
 from typing import Any, Sequence
 
 from .errors import CollectivesError
-from .validation import flag, integer, number
+from .validation import flag, integer, number, per_axis_flags
 
 __all__ = [
     "ring_all_gather", "ring_reduce_scatter", "ring_all_reduce",
@@ -255,17 +255,7 @@ def torus_all_gather(shape: int | Sequence[int], nbytes: float, alpha: float, ba
 
 
 def _wrap_flags(shape, wraparound):
-    if isinstance(wraparound, bool):
-        return (wraparound,) * len(shape)
-    try:
-        flags = tuple(flag(w, "every entry of wraparound") for w in wraparound)
-    except TypeError:
-        raise CollectivesError(
-            f"wraparound must be a bool or one bool per axis, got {wraparound!r}") from None
-    if len(flags) != len(shape):
-        raise CollectivesError(
-            f"wraparound has {len(flags)} entries but the shape has {len(shape)} axes")
-    return flags
+    return per_axis_flags(wraparound, len(shape))
 
 
 def torus_reduce_scatter(shape: int | Sequence[int], nbytes: float, alpha: float, bandwidth: float,

@@ -22,7 +22,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .errors import TopologyError
-from .validation import int_array, integer, number
+from .validation import int_array, integer, number, per_axis_flags
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -431,16 +431,7 @@ def torus(shape: int | Sequence[int], link_bandwidth: float, hop_latency: float 
     dimension-order (axis 0 first), the shorter way round each wrapped axis.
     """
     shape = _shape_arg(shape)
-    if isinstance(wraparound, (bool, np.bool_)):
-        wrap = (bool(wraparound),) * len(shape)
-    else:
-        try:
-            wrap = tuple(bool(w) for w in wraparound)
-        except TypeError:
-            raise TopologyError(f"wraparound must be a bool or one bool per axis, got {wraparound!r}") from None
-        if len(wrap) != len(shape):
-            raise TopologyError(
-                f"wraparound has {len(wrap)} entries but the shape has {len(shape)} axes")
+    wrap = per_axis_flags(wraparound, len(shape), error=TopologyError)
     label = "x".join(map(str, shape))
     return _torus(shape, link_bandwidth, hop_latency, wrap, True, f"torus {label}", "torus")
 

@@ -19,7 +19,8 @@ from .errors import CollectivesError
 if TYPE_CHECKING:
     from .schedule import Schedule
 
-__all__ = ["integer", "number", "flag", "choice", "int_array", "input_rows", "schedule_arg"]
+__all__ = ["integer", "number", "flag", "choice", "int_array", "input_rows", "schedule_arg",
+           "per_axis_flags"]
 
 
 def _is_int(value: Any) -> bool:
@@ -135,3 +136,17 @@ def schedule_arg(value: Any, what: str = "schedule") -> Schedule:
             f"{what} must be a collectives.Schedule, got {type(value).__name__}; build one with "
             "collectives.Schedule(collective, n_ranks, n_chunks, steps)")
     return value
+
+
+def per_axis_flags(value: Any, n_axes: int, what: str = "wraparound",
+                   error: type[CollectivesError] = CollectivesError) -> tuple:
+    """One bool for every axis (``value``: one bool for all, or one per axis), or ``error``."""
+    if isinstance(value, (bool, np.bool_)):
+        return (bool(value),) * n_axes
+    try:
+        flags = tuple(flag(v, f"every entry of {what}", error=error) for v in value)
+    except TypeError:
+        raise error(f"{what} must be a bool or one bool per axis, got {value!r}") from None
+    if len(flags) != n_axes:
+        raise error(f"{what} has {len(flags)} entries but the shape has {n_axes} axes")
+    return flags

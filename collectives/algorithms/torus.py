@@ -27,6 +27,7 @@ import numpy as np
 from ..errors import ScheduleError
 from ..schedule import Schedule, compose
 from ..transforms import dual, embed, grouped, parallel
+from ..validation import per_axis_flags
 from . import alltoall, ring
 
 __all__ = ["torus_all_gather", "torus_reduce_scatter", "torus_all_reduce",
@@ -147,17 +148,7 @@ def _all_gather_part(shape, order, line_algorithm, k, kk, part):
 
 
 def _wrap(shape, wraparound):
-    if isinstance(wraparound, (bool, np.bool_)):
-        return (bool(wraparound),) * len(shape)
-    try:
-        wrap = tuple(bool(w) for w in wraparound)
-    except TypeError:
-        raise ScheduleError(
-            f"wraparound must be a bool or one bool per axis, got {wraparound!r}") from None
-    if len(wrap) != len(shape):
-        raise ScheduleError(
-            f"wraparound has {len(wrap)} entries but the shape has {len(shape)} axes")
-    return wrap
+    return per_axis_flags(wraparound, len(shape), error=ScheduleError)
 
 
 def torus_all_gather(shape: int | Sequence[int], axes: Sequence[int] | None = None,

@@ -18,7 +18,7 @@ import numpy as np
 
 from .errors import TopologyError
 from .topology import ROLES, Topology, TopologyInfo
-from .validation import integer, number
+from .validation import flag, integer, number
 
 __all__ = ["product", "cluster"]
 
@@ -147,7 +147,8 @@ class _ClusterRouter:
 
     reaches_switches = True
 
-    def __init__(self, n_nodes, gpus_per_node, nodes_per_unit, n_units, n_spines):
+    def __init__(self, n_nodes, gpus_per_node, nodes_per_unit, n_units, n_spines, pxn=False):
+        self.pxn = pxn
         self.gpus_per_node = gpus_per_node
         self.nodes_per_unit = nodes_per_unit
         self.n_spines = n_spines
@@ -162,6 +163,29 @@ class _ClusterRouter:
         return node // self.nodes_per_unit * self.gpus_per_node + rail
 
     def __call__(self, src, dst):
+        if self.pxn:
+            return self._pxn(src, dst)
+        return self._direct(src, dst)
+
+    def _pxn(self, src, dst):
+        """NCCL's PXN: a GPU sends to a GPU of another node on another rail by moving the data
+        over NVLink to the GPU of its own node on the destination's rail, whose NIC sends it
+        (so it stays on one rail leaf inside a unit)."""
+        n_gpus, g = self.n_gpus, self.gpus_per_node
+        relay = ((src < n_gpus) & (dst < n_gpus) & (src // g != dst // g)
+                 & (src % g != dst % g))
+        via = np.where(relay, src // g * g + dst % g, src)    # the GPU on the right rail
+        first_pair, first_link = self._direct(src[relay], via[relay])        # over NVLink
+        rest_pair, rest_link = self._direct(via, dst)
+        index = np.flatnonzero(relay)
+        pair = np.concatenate([index[first_pair], rest_pair])
+        part = np.concatenate([np.zeros(len(first_pair), np.int64),
+                               np.ones(len(rest_pair), np.int64)])
+        link = np.concatenate([first_link, rest_link])
+        order = np.lexsort((part, pair))                       # stable within each part
+        return pair[order], link[order]
+
+    def _direct(self, src, dst):
         n_gpus, g = self.n_gpus, self.gpus_per_node
         src_gpu, dst_gpu = src < n_gpus, dst < n_gpus
         gpu_s = np.where(src_gpu, src, dst)           # the GPU on each side; a switch end
@@ -213,7 +237,8 @@ def cluster(n_nodes: int, gpus_per_node: int, *, nvlink_bandwidth: float,
             pcie_bandwidth: float, nic_bandwidth: float, nodes_per_unit: Optional[int] = None,
             n_spines: Optional[int] = None, spine_bandwidth: Optional[float] = None,
             nvlink_latency: float = 0.0, pcie_latency: float = 0.0,
-            network_latency: float = 0.0, name: Optional[str] = None) -> Topology:
+            network_latency: float = 0.0, pxn: bool = False,
+            name: Optional[str] = None) -> Topology:
     """GPU nodes joined by a rail-optimised leaf/spine fabric, as in an NVIDIA DGX SuperPOD.
 
     Each node's GPUs sit on one NVSwitch (a non-blocking crossbar) and each GPU has its own
@@ -244,10 +269,16 @@ def cluster(n_nodes: int, gpus_per_node: int, *, nvlink_bandwidth: float,
     routes spread over the spines as ECMP would, collisions included. A GPU also routes to
     and from its own node's NVSwitch (NVLS) and its rail leaf (InfiniBand SHARP).
 
+    ``pxn``: route as NCCL's PXN does (NCCL user guide, environment variable
+    ``NCCL_PXN_DISABLE``: "inter-node communication using a non-local NIC, using NVLink and
+    an intermediate GPU"): to a GPU of another node on another rail, first over NVLink to
+    the GPU of the source's node on the destination's rail, then out of that GPU's NIC, so
+    the route crosses NVLink, PCIe and NIC, the rail leaf and, across units, a spine.
+
     Modelled: the route a SuperPOD takes, each hop's bandwidth and latency, shared links.
-    Left out: NCCL's PXN (moving data over NVLink first to the GPU on the destination's
-    rail), a core tier beyond one spine layer, adaptive routing, the several links between
-    a leaf and a spine, NVSwitch as 4 chips rather than one crossbar.
+    Left out: a core tier beyond one spine layer, adaptive routing, the several links
+    between a leaf and a spine, NVSwitch as 4 chips rather than one crossbar, and which
+    operations NCCL sends through PXN (it is a routing choice of the whole topology here).
     """
     n_nodes = integer(n_nodes, "n_nodes", minimum=1, error=TopologyError)
     g = integer(gpus_per_node, "gpus_per_node", minimum=1, error=TopologyError)
@@ -270,7 +301,8 @@ def cluster(n_nodes: int, gpus_per_node: int, *, nvlink_bandwidth: float,
     e = n_nodes * g
     gpu = np.arange(e)
     nic, nvswitch = e + gpu, 2 * e + gpu // g
-    router = _ClusterRouter(n_nodes, g, per_unit, n_units, n_spines)
+    router = _ClusterRouter(n_nodes, g, per_unit, n_units, n_spines,
+                            flag(pxn, "pxn", error=TopologyError))
     leaf = router.first_leaf + router.leaf(gpu)
     leaves = np.repeat(np.arange(n_units * g), n_spines)
     spines = np.tile(np.arange(n_spines), n_units * g)
@@ -291,4 +323,5 @@ def cluster(n_nodes: int, gpus_per_node: int, *, nvlink_bandwidth: float,
                     link_level=level,
                     info=TopologyInfo(family="cluster", shape=(n_nodes, g), levels=_LEVELS),
                     name=name if name is not None else
-                    f"cluster of {n_nodes} x {g} GPUs{units}, {n_spines} spines")
+                    f"cluster of {n_nodes} x {g} GPUs{units}, {n_spines} spines"
+                    + (", PXN" if pxn else ""))

@@ -310,3 +310,28 @@ def test_bad_clusters_are_named(options, message):
 def test_composed_topologies_are_immutable():
     with pytest.raises(cl.TopologyError, match="cannot be changed once built"):
         dgx().n_ranks = 3
+
+
+def test_pxn_crosses_nvlink_to_the_gpu_on_the_destinations_rail_first():
+    t = tp.cluster(4, 8, nvlink_bandwidth=450e9, pcie_bandwidth=64e9, nic_bandwidth=50e9,
+                   nodes_per_unit=2, pxn=True)
+    levels = t.info.levels
+
+    def kinds(a, b):
+        return [levels[t.link_level[link]] for link in t.route(a, b)]
+
+    # GPU 0 (node 0, rail 0) to GPU 9 (node 1, rail 1), same unit: over NVLink to GPU 1,
+    # then out of GPU 1's NIC through the rail-1 leaf; no spine
+    assert kinds(0, 9) == ["nvlink", "nvlink", "pcie", "leaf", "leaf", "pcie"]
+    assert [int(t.link_dst[link]) for link in t.route(0, 9)][1] == 1
+    # to another unit (GPU 17: node 2, rail 1): the same, then through a spine
+    assert kinds(0, 17) == ["nvlink", "nvlink", "pcie", "leaf", "spine", "spine", "leaf",
+                            "pcie"]
+    # same rail: no detour; inside a node: NVLink only
+    assert kinds(0, 8) == ["pcie", "leaf", "leaf", "pcie"]
+    assert kinds(0, 1) == ["nvlink", "nvlink"]
+    # without PXN the cross-rail route takes the spine even inside a unit
+    plain = tp.cluster(4, 8, nvlink_bandwidth=450e9, pcie_bandwidth=64e9, nic_bandwidth=50e9,
+                       nodes_per_unit=2)
+    assert [levels[plain.link_level[link]] for link in plain.route(0, 9)] == [
+        "pcie", "leaf", "spine", "spine", "leaf", "pcie"]

@@ -247,11 +247,20 @@ class Collective:
         buffer = np.zeros((n_participants, n_slots, chunk_len), dtype=inputs.dtype)
         filled = np.zeros((n_participants, n_slots), dtype=bool)
         pieces = inputs.reshape(n_ranks, k_in, chunk_len)
-        pos, slot, _, _ = self._local_initial(groups.shape[1], n_chunks, root)
-        ranks = groups[:, pos]                                    # (G, filled slots)
-        piece = slot - (pos * k_in if self.input == "part" else 0)
-        buffer[ranks, slot] = pieces[ranks, piece]
-        filled[ranks, slot] = True
+        if self.input == "part":                  # rank at position p: slots [p*k, (p+1)*k)
+            position = np.empty(n_ranks, dtype=np.int64)
+            position[groups] = np.arange(groups.shape[1])
+            rows = np.arange(n_ranks)[:, None]
+            slots = position[:, None] * k_in + np.arange(k_in)[None, :]
+            buffer[rows, slots] = pieces
+            filled[rows, slots] = True
+        elif self.name in ("broadcast", "scatter"):     # only each group's root has data
+            roots = groups[:, root]
+            buffer[roots, :n_chunks] = pieces[roots]
+            filled[roots, :n_chunks] = True
+        else:                                     # every rank holds its whole buffer
+            buffer[:n_ranks, :n_chunks] = pieces
+            filled[:n_ranks, :n_chunks] = True
         return buffer, filled
 
     def take_outputs(self, buffer: np.ndarray, groups: np.ndarray, n_chunks: int) -> np.ndarray:

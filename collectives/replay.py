@@ -228,8 +228,9 @@ def _symbolic_steps(schedule):
 
     s, d, sc, dc, red = (schedule.src, schedule.dst, schedule.src_chunk, schedule.dst_chunk,
                          schedule.reduce)
+    starts = schedule.step_starts.tolist()
     for k in range(schedule.n_steps):
-        a, b = schedule.step_starts[k], schedule.step_starts[k + 1]
+        a, b = starts[k], starts[k + 1]
         if a == b:
             yield k, state, last_write
             continue
@@ -333,7 +334,10 @@ def verify(schedule: Schedule) -> None:
         group_bits = np.zeros((schedule.n_groups, words), dtype=np.uint64)
         np.bitwise_or.at(group_bits, np.arange(schedule.n_groups)[:, None].repeat(
             schedule.group_size, axis=1).ravel(), _bitsets(schedule.groups.ravel(), words))
-        want_bits[~single] = group_bits[schedule.group_of[ranks[~single]]]
+        if schedule.n_groups == 1:
+            want_bits[~single] = group_bits[0]
+        else:
+            want_bits[~single] = group_bits[schedule.group_of[ranks[~single]]]
         wrong = (got_label != want_label) | np.any(state.bits[ranks, chunk_slots] != want_bits,
                                                    axis=1)
     if wrong.any():

@@ -382,16 +382,32 @@ class Schedule:
 
     def _listed(self):
         if self._arrays is None:
-            total = self._traffic.n_transfers
-            if total > LIST_LIMIT:
-                raise CollectivesError(
-                    f"{self.name} over {self.n_ranks} ranks has {total:,} transfers, more than "
-                    f"the {LIST_LIMIT:,} a Schedule lists; collectives.time costs it from its "
-                    "traffic pattern, and verify, simulate and viz take a smaller instance of "
-                    "the same algorithm")
+            self._check_list_limit()
             arrays = self._listing()
             self._set_arrays(arrays, collective_spec(self.collective))
         return self._arrays
+
+    def transfer_arrays(self) -> dict:
+        """The flat transfer arrays (``step``, ``src``, ``dst``, ``src_chunk``, ``dst_chunk``,
+        ``reduce``): the checked ones if the schedule is listed, else freshly built ones,
+        neither checked nor kept (transforms build their own listing from them, which is
+        then checked once)."""
+        if self._arrays is not None:
+            return {f: self._arrays[f] for f in ("step",) + _FIELDS + ("reduce",)}
+        self._check_list_limit()
+        raw = dict(self._listing())
+        raw["reduce"] = np.broadcast_to(np.asarray(raw["reduce"], dtype=bool),
+                                        np.shape(raw["src"]))
+        return raw
+
+    def _check_list_limit(self):
+        total = self._traffic.n_transfers
+        if total > LIST_LIMIT:
+            raise CollectivesError(
+                f"{self.name} over {self.n_ranks} ranks has {total:,} transfers, more than "
+                f"the {LIST_LIMIT:,} a Schedule lists; collectives.time costs it from its "
+                "traffic pattern, and verify, simulate and viz take a smaller instance of "
+                "the same algorithm")
 
     def _set_arrays(self, arrays, spec):
         listed = {f: _frozen(arrays[f], np.int64) for f in _FIELDS}
@@ -608,10 +624,9 @@ def compose(first: Schedule, second: Schedule, *, collective: str | None = None,
                                    op=first.op)
 
     def listing():
-        fields = {f: np.concatenate([getattr(first, f), getattr(second, f)])
-                  for f in _FIELDS + ("reduce",)}
-        fields["step"] = np.concatenate([first.step_of_transfer,
-                                         second.step_of_transfer + first.n_steps])
+        a, b = first.transfer_arrays(), second.transfer_arrays()
+        fields = {f: np.concatenate([a[f], b[f]]) for f in _FIELDS + ("reduce",)}
+        fields["step"] = np.concatenate([a["step"], b["step"] + first.n_steps])
         return fields
 
     if first.is_listed and second.is_listed:

@@ -77,17 +77,15 @@ def dual(schedule: Schedule, *, name: str | None = None) -> Schedule:
                             "that only copy; build the multicast directly")
 
     def listing():
-        starts = schedule.step_starts
-        order = np.concatenate([np.arange(starts[k], starts[k + 1])
-                                for k in reversed(range(schedule.n_steps))]
-                               or [np.zeros(0, int)]).astype(np.int64)
-        out = {"step": (schedule.n_steps - 1 - schedule.step_of_transfer)[order],
-               "src": schedule.dst[order], "dst": schedule.src[order],
-               "src_chunk": schedule.dst_chunk[order], "dst_chunk": schedule.src_chunk[order]}
+        a = schedule.transfer_arrays()
+        step = schedule.n_steps - 1 - a["step"]
+        order = np.argsort(step, kind="stable")        # steps reversed, each kept in order
+        out = {"step": step[order], "src": a["dst"][order], "dst": a["src"][order],
+               "src_chunk": a["dst_chunk"][order], "dst_chunk": a["src_chunk"][order]}
         if not target.reducing:
             out["reduce"] = np.zeros(len(order), dtype=bool)
             return out
-        reduce = ~schedule.reduce[order]
+        reduce = ~a["reduce"][order]
         # scratch slots start empty: the first write into each must be a copy
         scratch = out["dst_chunk"] >= schedule.n_chunks
         if scratch.any():
@@ -123,16 +121,17 @@ def pipelined(schedule: Schedule, k: int, *, name: str | None = None) -> Schedul
     k = integer(k, "k (number of pipeline segments)", minimum=1, error=ScheduleError)
 
     def listing():
-        t = schedule.n_transfers
+        a = schedule.transfer_arrays()
+        t = len(a["src"])
         seg = np.repeat(np.arange(k), t)
         base = np.tile(np.arange(t), k)
-        step = schedule.step_of_transfer[base] + seg
+        step = a["step"][base] + seg
         order = np.argsort(step, kind="stable")
         seg, base, step = seg[order], base[order], step[order]
-        return {"step": step, "src": schedule.src[base], "dst": schedule.dst[base],
-                "src_chunk": schedule.src_chunk[base] * k + seg,
-                "dst_chunk": schedule.dst_chunk[base] * k + seg,
-                "reduce": schedule.reduce[base]}
+        return {"step": step, "src": a["src"][base], "dst": a["dst"][base],
+                "src_chunk": a["src_chunk"][base] * k + seg,
+                "dst_chunk": a["dst_chunk"][base] * k + seg,
+                "reduce": a["reduce"][base]}
 
     return _build(schedule.collective, schedule.n_ranks, schedule.n_chunks * k,
                   schedule.traffic.pipelined(k), listing, schedule.is_listed,
@@ -166,8 +165,9 @@ def parallel(*schedules: Schedule, collective: str | None = None,
                 "collective=... to say what they compute together")
 
     def listing():
-        cat = {f: np.concatenate([getattr(s, f) for s in schedules]) for f in _FIELDS}
-        step = np.concatenate([s.step_of_transfer for s in schedules])
+        parts = [s.transfer_arrays() for s in schedules]
+        cat = {f: np.concatenate([p[f] for p in parts]) for f in _FIELDS}
+        step = np.concatenate([p["step"] for p in parts])
         order = np.argsort(step, kind="stable")
         out = {f: v[order] for f, v in cat.items()}
         out["step"] = step[order]
@@ -216,16 +216,17 @@ def embed(schedule: Schedule, groups: ArrayLike, blocks: ArrayLike | Callable[[]
 
     def listing():
         b = make_blocks()
+        a = schedule.transfer_arrays()
         g_count = groups.shape[0]
-        t = np.arange(schedule.n_transfers)
+        t = np.arange(len(a["src"]))
         # every (transfer, group, block element), transfer-major so steps stay sorted
-        ti, gi, li = (a.ravel() for a in np.meshgrid(t, np.arange(g_count), np.arange(length),
+        ti, gi, li = (x.ravel() for x in np.meshgrid(t, np.arange(g_count), np.arange(length),
                                                      indexing="ij"))
-        return {"step": schedule.step_of_transfer[ti],
-                "src": groups[gi, schedule.src[ti]], "dst": groups[gi, schedule.dst[ti]],
-                "src_chunk": b[gi, schedule.src_chunk[ti], li],
-                "dst_chunk": b[gi, schedule.dst_chunk[ti], li],
-                "reduce": schedule.reduce[ti]}
+        return {"step": a["step"][ti],
+                "src": groups[gi, a["src"][ti]], "dst": groups[gi, a["dst"][ti]],
+                "src_chunk": b[gi, a["src_chunk"][ti], li],
+                "dst_chunk": b[gi, a["dst_chunk"][ti], li],
+                "reduce": a["reduce"][ti]}
 
     return Schedule.from_traffic(
         collective, n_ranks, n_chunks, schedule.traffic.embedded(groups, length), listing,
@@ -255,12 +256,13 @@ def grouped(schedule: Schedule, groups: ArrayLike, *, name: str | None = None) -
     table = np.concatenate([groups, switch_ids], axis=1)       # (G, participants)
 
     def listing():
-        t = np.arange(schedule.n_transfers)
-        ti, gi = (a.ravel() for a in np.meshgrid(t, np.arange(g_count), indexing="ij"))
-        return {"step": schedule.step_of_transfer[ti],
-                "src": table[gi, schedule.src[ti]], "dst": table[gi, schedule.dst[ti]],
-                "src_chunk": schedule.src_chunk[ti], "dst_chunk": schedule.dst_chunk[ti],
-                "reduce": schedule.reduce[ti]}
+        a = schedule.transfer_arrays()
+        t = np.arange(len(a["src"]))
+        ti, gi = (x.ravel() for x in np.meshgrid(t, np.arange(g_count), indexing="ij"))
+        return {"step": a["step"][ti],
+                "src": table[gi, a["src"][ti]], "dst": table[gi, a["dst"][ti]],
+                "src_chunk": a["src_chunk"][ti], "dst_chunk": a["dst_chunk"][ti],
+                "reduce": a["reduce"][ti]}
 
     traffic = schedule.traffic.embedded(groups, 1, switch_ids)
     return Schedule.from_traffic(

@@ -37,6 +37,9 @@ if TYPE_CHECKING:
 __all__ = ["Timing", "time", "Job", "ConcurrentTiming", "time_concurrent", "algbw", "busbw",
            "bus_factor"]
 
+#: runs x links up to which per-link loads are counted densely (no sort)
+_DENSE_LIMIT = 8_000_000
+
 
 @dataclass(frozen=True, eq=False)
 class Timing:
@@ -136,8 +139,15 @@ def _run_costs(traffic, topology, chunk_bytes):
     latency = np.bincount(pair, weights=topology.link_latency[link], minlength=len(remote))
     run_latency = np.zeros(n_runs)
     np.maximum.at(run_latency, run_of_pair[remote], latency)
-    keys, inverse = np.unique(run_of_hop * n_links + link, return_inverse=True)
-    k_bytes = np.bincount(inverse, weights=chunks[remote][pair], minlength=len(keys)) * chunk_bytes
+    key = run_of_hop * n_links + link
+    weight = chunks[remote][pair]
+    if n_runs * n_links <= _DENSE_LIMIT:                  # count without sorting
+        dense = np.bincount(key, weights=weight, minlength=n_runs * n_links)
+        keys = np.flatnonzero(dense)
+        k_bytes = dense[keys] * chunk_bytes
+    else:
+        keys, inverse = np.unique(key, return_inverse=True)
+        k_bytes = np.bincount(inverse, weights=weight, minlength=len(keys)) * chunk_bytes
     k_run, k_link = keys // n_links, keys % n_links
     load = k_bytes / topology.link_bandwidth[k_link]
     order = np.lexsort((-load, k_run))                        # per run, the busiest link first

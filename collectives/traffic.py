@@ -110,7 +110,13 @@ class Traffic:
             return cls([Run(n_steps, src[:0], dst[:0], src[:0])]) if n_steps else cls()
         width = int(max(src.max(), dst.max())) + 1
         key = (step * width + src) * width + dst
-        uniq, count = np.unique(key, return_counts=True)
+        size = n_steps * width * width
+        if size <= max(4 * len(key), 1 << 22):      # dense enough: count without sorting
+            counts = np.bincount(key, minlength=size)
+            uniq = np.flatnonzero(counts)
+            count = counts[uniq]
+        else:
+            uniq, count = np.unique(key, return_counts=True)
         u_step = uniq // (width * width)
         u_src, u_dst = (uniq // width) % width, uniq % width
         bounds = np.searchsorted(u_step, np.arange(n_steps + 1))

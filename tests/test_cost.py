@@ -115,6 +115,18 @@ def test_local_transfers_are_free():
     assert t.step_bottleneck_link[0] == -1
 
 
+def test_sparse_path_matches_dense(monkeypatch):
+    from collectives import cost
+    s = cl.algorithms.bruck_all_to_all(12)
+    topo = tp.torus((3, 4), 7e9, 2e-6)
+    dense = cl.time(s, topo, 12e6)
+    monkeypatch.setattr(cost, "_DENSE_LIMIT", 0)
+    sparse = cl.time(s, topo, 12e6)
+    np.testing.assert_allclose(sparse.step_seconds, dense.step_seconds, rtol=1e-12)
+    np.testing.assert_array_equal(sparse.step_bottleneck_bytes, dense.step_bottleneck_bytes)
+    np.testing.assert_allclose(sparse.link_bytes, dense.link_bytes, rtol=1e-12)
+
+
 def test_compact_traffic_costs_the_same_as_the_listed_transfers():
     # ring_all_reduce is built from its traffic pattern; rebuilt from its listed transfers it
     # must cost exactly the same, step by step, on a contended torus

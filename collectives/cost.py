@@ -124,6 +124,15 @@ def _placement(schedule, topology, placement, switch_placement, what):
     return np.concatenate([ranks, nodes]).astype(np.int64)
 
 
+def _max_per_run(values, run, n_runs):
+    """The largest of ``values`` in each run (0 for a run without any); ``run`` is sorted."""
+    out = np.zeros(n_runs)
+    if len(values):
+        starts = np.flatnonzero(np.concatenate([[True], run[1:] != run[:-1]]))
+        out[run[starts]] = np.maximum.reduceat(values, starts)
+    return out
+
+
 def _run_costs(traffic, topology, chunk_bytes):
     """Per run: (latency s, transfer s, bottleneck link, bytes on it), and per-run link
     bytes as a sparse (run, link, bytes) triple, for one step of each run."""
@@ -137,28 +146,36 @@ def _run_costs(traffic, topology, chunk_bytes):
     pair, link = topology.paths(src[remote], dst[remote])
     run_of_hop = run_of_pair[remote][pair]
     latency = np.bincount(pair, weights=topology.link_latency[link], minlength=len(remote))
-    run_latency = np.zeros(n_runs)
-    np.maximum.at(run_latency, run_of_pair[remote], latency)
+    run_latency = _max_per_run(latency, run_of_pair[remote], n_runs)
     key = run_of_hop * n_links + link
     weight = chunks[remote][pair]
-    if n_runs * n_links <= _DENSE_LIMIT:                  # count without sorting
-        dense = np.bincount(key, weights=weight, minlength=n_runs * n_links)
-        keys = np.flatnonzero(dense)
-        k_bytes = dense[keys] * chunk_bytes
-    else:
-        keys, inverse = np.unique(key, return_inverse=True)
-        k_bytes = np.bincount(inverse, weights=weight, minlength=len(keys)) * chunk_bytes
-    k_run, k_link = keys // n_links, keys % n_links
-    load = k_bytes / topology.link_bandwidth[k_link]
-    order = np.lexsort((-load, k_run))                        # per run, the busiest link first
-    first = order[np.concatenate([[True], k_run[order][1:] != k_run[order][:-1]])] \
-        if len(order) else order
     bottleneck = np.full(n_runs, -1, dtype=np.int64)
     bottleneck_bytes = np.zeros(n_runs)
     transfer = np.zeros(n_runs)
-    bottleneck[k_run[first]] = k_link[first]
-    bottleneck_bytes[k_run[first]] = k_bytes[first]
-    transfer[k_run[first]] = load[first]
+    if n_runs * n_links <= _DENSE_LIMIT:                  # a (runs, links) table, no sort
+        dense = np.bincount(key, weights=weight, minlength=n_runs * n_links)
+        keys = np.flatnonzero(dense)
+        k_bytes = dense[keys] * chunk_bytes
+        table = dense.reshape(n_runs, n_links)
+        load = table * (chunk_bytes / topology.link_bandwidth)
+        busiest = np.argmax(load, axis=1) if n_links else np.zeros(n_runs, np.int64)
+        used = table.any(axis=1) if n_links else np.zeros(n_runs, bool)
+        rows = np.flatnonzero(used)
+        bottleneck[rows] = busiest[rows]
+        bottleneck_bytes[rows] = table[rows, busiest[rows]] * chunk_bytes
+        transfer[rows] = load[rows, busiest[rows]]
+        k_run, k_link = keys // n_links, keys % n_links
+    else:
+        keys, inverse = np.unique(key, return_inverse=True)
+        k_bytes = np.bincount(inverse, weights=weight, minlength=len(keys)) * chunk_bytes
+        k_run, k_link = keys // n_links, keys % n_links
+        load = k_bytes / topology.link_bandwidth[k_link]
+        order = np.lexsort((-load, k_run))                    # per run, the busiest link first
+        first = order[np.concatenate([[True], k_run[order][1:] != k_run[order][:-1]])] \
+            if len(order) else order
+        bottleneck[k_run[first]] = k_link[first]
+        bottleneck_bytes[k_run[first]] = k_bytes[first]
+        transfer[k_run[first]] = load[first]
     return run_latency, transfer, bottleneck, bottleneck_bytes, (k_run, k_link, k_bytes)
 
 

@@ -37,7 +37,8 @@ def _readonly(array, dtype=np.int64):
 class Run:
     """``repeat`` consecutive steps, each sending ``chunks[i]`` chunks ``src[i] -> dst[i]``.
 
-    Pairs are distinct within a run; ``src == dst`` pairs (local copies) cost nothing.
+    A pair may appear more than once in a run (the traffic of listed transfers is not
+    merged); costs add its entries up. ``src == dst`` pairs (local copies) cost nothing.
     ``chunks`` is a float array: whole chunk counts for a Schedule's traffic, and scaled
     amounts when the traffic of jobs with different chunk sizes is combined.
     """
@@ -102,26 +103,18 @@ class Traffic:
     @classmethod
     def from_transfers(cls, step: ArrayLike, src: ArrayLike, dst: ArrayLike,
                        n_steps: int) -> "Traffic":
-        """The traffic of explicit transfers (``step`` sorted, one entry per chunk moved)."""
+        """The traffic of explicit transfers (``step`` sorted, one entry per chunk moved):
+        one run per step, its pairs as listed (repeated pairs are not merged: nothing is
+        sorted, and costs add them up the same)."""
         step = np.asarray(step, dtype=np.int64)
         src = np.asarray(src, dtype=np.int64)
         dst = np.asarray(dst, dtype=np.int64)
         if not step.size:
             return cls([Run(n_steps, src[:0], dst[:0], src[:0])]) if n_steps else cls()
-        width = int(max(src.max(), dst.max())) + 1
-        key = (step * width + src) * width + dst
-        size = n_steps * width * width
-        if size <= max(4 * len(key), 1 << 22):      # dense enough: count without sorting
-            counts = np.bincount(key, minlength=size)
-            uniq = np.flatnonzero(counts)
-            count = counts[uniq]
-        else:
-            uniq, count = np.unique(key, return_counts=True)
-        u_step = uniq // (width * width)
-        u_src, u_dst = (uniq // width) % width, uniq % width
-        bounds = np.searchsorted(u_step, np.arange(n_steps + 1))
-        return cls([Run(1, u_src[a:b], u_dst[a:b], count[a:b].astype(np.float64))
-                    for a, b in zip(bounds[:-1], bounds[1:])])
+        bounds = np.searchsorted(step, np.arange(n_steps + 1))
+        ones = np.ones(len(src))
+        return cls([Run(1, src[a:b], dst[a:b], ones[a:b])
+                    for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist())])
 
     # ---- sizes -------------------------------------------------------------------------
     @property
@@ -141,8 +134,10 @@ class Traffic:
         """``[{(src, dst): chunks}, ...]``, one dict per step (for tests on small cases)."""
         out: list[dict[tuple[int, int], float]] = []
         for run in self.runs:
-            step = dict(zip(zip(run.src.tolist(), run.dst.tolist()),
-                            (round(c) if float(c).is_integer() else c for c in run.chunks.tolist())))
+            step: dict[tuple[int, int], float] = {}
+            for pair, c in zip(zip(run.src.tolist(), run.dst.tolist()), run.chunks.tolist()):
+                step[pair] = step.get(pair, 0) + c
+            step = {k: round(v) if float(v).is_integer() else v for k, v in step.items()}
             out.extend(dict(step) for _ in range(run.repeat))
         return out
 
@@ -166,9 +161,13 @@ class Traffic:
                         for r in self.runs])
 
     def placed(self, mapping: ArrayLike) -> "Traffic":
-        """Participants renamed through ``mapping`` (participant -> node): a placement."""
+        """Participants renamed through ``mapping`` (participant -> node, one-to-one): a
+        placement. The identity mapping returns this traffic itself."""
         mapping = np.asarray(mapping, dtype=np.int64)
-        return Traffic([Run(r.repeat, *_canonical(mapping[r.src], mapping[r.dst], r.chunks))
+        if np.array_equal(mapping, np.arange(len(mapping))):
+            return self
+        # one-to-one: pairs stay distinct, so nothing needs merging
+        return Traffic([Run(r.repeat, mapping[r.src], mapping[r.dst], r.chunks)
                         for r in self.runs])
 
     def embedded(self, groups: ArrayLike, block_length: int = 1,

@@ -188,11 +188,16 @@ class SymbolicState:
                              dup(self.times), n_ranks=self._n_ranks, group_size=self.group_size)
 
 
+def _set_bit(bits, where, ranks):
+    """Set bit ``ranks[i]`` in the bitset ``bits[where[0][i], ...]`` (rows of uint64 words),
+    writing only the one word each bit lives in."""
+    bits[(*where, ranks // 64)] = np.left_shift(np.uint64(1), (ranks % 64).astype(np.uint64))
+
+
 def _bitsets(ranks, words):
     """One bitset row (uint64 words) per entry of ``ranks``."""
     bits = np.zeros((len(ranks), words), dtype=np.uint64)
-    bits[np.arange(len(ranks)), ranks // 64] = np.left_shift(
-        np.uint64(1), (ranks % 64).astype(np.uint64))
+    _set_bit(bits, (np.arange(len(ranks)),), ranks)
     return bits
 
 
@@ -215,7 +220,7 @@ def _symbolic_steps(schedule):
     if spec.reducing:
         bits = np.zeros((n, slots, words), dtype=np.uint64)
         r_idx, c_idx = np.nonzero(owner >= 0)
-        bits[r_idx, c_idx] = _bitsets(owner[r_idx, c_idx], words)
+        _set_bit(bits, (r_idx, c_idx), owner[r_idx, c_idx])
         state = SymbolicState(label, bits=bits, n_ranks=schedule.n_ranks,
                               group_size=_group_size(schedule))
         content = bits
@@ -330,7 +335,7 @@ def verify(schedule: Schedule) -> None:
         words = state.bits.shape[-1]
         single = want_owner >= 0
         want_bits = np.zeros((len(ranks), words), dtype=np.uint64)
-        want_bits[single] = _bitsets(want_owner[single], words)
+        _set_bit(want_bits, (np.flatnonzero(single),), want_owner[single])
         group_bits = np.zeros((schedule.n_groups, words), dtype=np.uint64)
         np.bitwise_or.at(group_bits, np.arange(schedule.n_groups)[:, None].repeat(
             schedule.group_size, axis=1).ravel(), _bitsets(schedule.groups.ravel(), words))

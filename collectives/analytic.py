@@ -244,6 +244,7 @@ def torus_all_gather(shape: int | Sequence[int], nbytes: float, alpha: float, ba
     and a chain where it does not. With ``concurrent`` (equal axis sizes, all wrapping) the
     axes work at once on 1/len(axes) of the data each: The Scaling Book's V / (W x axes)."""
     shape = _shape(shape)
+    _check(1, nbytes, alpha, bandwidth)
     one_d = (bidirectional_ring_all_gather if flag(bidirectional, "bidirectional")
              else ring_all_gather)
     wraps = [w for w, m in zip(_wrap_flags(shape, wraparound), shape) if m > 1]

@@ -312,10 +312,11 @@ def time_concurrent(jobs: Iterable[Job], topology: Topology) -> ConcurrentTiming
     if not jobs or not all(isinstance(j, Job) for j in jobs):
         raise CollectivesError("jobs must be a non-empty list of collectives.Job(schedule, "
                                "nbytes, placement=...)")
-    names = tuple(j.name or j.schedule.name for j in jobs)
-    placed, alone = [], []
     for i, job in enumerate(jobs):
         schedule_arg(job.schedule, f"job {i}'s schedule")
+    names = tuple(str(j.name or j.schedule.name) for j in jobs)
+    placed, alone = [], []
+    for i, job in enumerate(jobs):
         nbytes = _check_nbytes(job.nbytes)
         nodes = _placement(job.schedule, topology, job.placement, job.switch_placement,
                            f"job {i} ({names[i]})")

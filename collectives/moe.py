@@ -21,6 +21,7 @@ from numpy.typing import ArrayLike
 from .errors import CollectivesError, ScheduleError
 from .schedule import Schedule
 from .transforms import dual
+from .validation import int_array
 
 __all__ = ["dispatch_counts", "direct_all_to_all_v", "pairwise_all_to_all_v",
            "combine", "capacity_for"]
@@ -65,11 +66,9 @@ def capacity_for(counts: ArrayLike, capacity_factor: float | None = None) -> int
 
 
 def _counts(counts: ArrayLike, capacity: int | None) -> tuple[np.ndarray, int]:
-    c = np.asarray(counts)
-    if c.ndim != 2 or c.shape[0] != c.shape[1] or not np.issubdtype(c.dtype, np.integer):
-        raise ScheduleError(f"counts must be a square integer matrix, got {c.dtype} {c.shape}")
-    if c.min(initial=0) < 0:
-        raise ScheduleError("counts must be >= 0")
+    c = int_array(counts, "counts", ndim=2, minimum=0, error=ScheduleError)
+    if c.shape[0] != c.shape[1]:
+        raise ScheduleError(f"counts must be a square integer matrix, got shape {c.shape}")
     capacity = capacity_for(c) if capacity is None else int(capacity)
     return np.minimum(c, capacity).astype(np.int64), max(capacity, 1)
 

@@ -23,7 +23,7 @@ from numpy.typing import ArrayLike
 
 from .errors import CollectivesError, ScheduleError
 from .semantics import REDUCTION_OPS, collective_spec
-from .validation import int_array, integer
+from .validation import choice, int_array, integer
 
 if TYPE_CHECKING:
     from .traffic import Traffic
@@ -271,8 +271,7 @@ class Schedule:
         set_("n_scratch", integer(n_scratch, "n_scratch", minimum=0, error=ScheduleError))
         set_("n_switches", integer(n_switches, "n_switches", minimum=0, error=ScheduleError))
         set_("groups", _check_groups(groups, self.n_ranks))
-        if op not in REDUCTION_OPS:
-            raise ScheduleError(f"op must be one of {', '.join(REDUCTION_OPS)}, got {op!r}")
+        choice(op, "op", tuple(REDUCTION_OPS), error=ScheduleError)
         set_("op", op)
         try:
             spec.check_chunks(self.group_size, self.n_chunks)

@@ -225,8 +225,8 @@ class Topology:
 
         ``src`` and ``dst`` are endpoints, or switches where the router reaches them.
         """
-        src = np.asarray(src, dtype=np.int64).ravel()
-        dst = np.asarray(dst, dtype=np.int64).ravel()
+        src = int_array(src, "src", error=TopologyError).ravel()
+        dst = int_array(dst, "dst", error=TopologyError).ravel()
         if len(src) != len(dst):
             raise TopologyError(f"src has {len(src)} ranks but dst has {len(dst)}")
         switch = ROLES.index("switch")

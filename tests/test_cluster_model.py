@@ -225,7 +225,7 @@ def test_max_reduction_may_see_a_contribution_twice_but_a_sum_may_not():
     s = cl.Schedule("all_reduce", 2, 1, steps, op="max")
     cl.verify(s)
     np.testing.assert_allclose(cl.simulate(s, [[3.0], [-1.0]]), [[3.0], [3.0]])
-    with pytest.raises(cl.ScheduleError, match="op must be one of sum, max"):
+    with pytest.raises(cl.ScheduleError, match="op must be one of 'sum', 'max', got 'min'"):
         cl.Schedule("all_reduce", 2, 1, [], op="min")
 
 

@@ -387,7 +387,7 @@ def test_link_loads_on_any_topology():
     assert fabric.load_imbalance(loads) == pytest.approx(11 / 7.75)
     assert fabric.load_imbalance(loads, where=[2, 3]) == 1.0
     np.testing.assert_array_equal(fabric.link_loads(ring, [], []), 0.0)
-    with pytest.raises(TopologyError, match="src must be integer ranks, got dtype float64"):
+    with pytest.raises(TopologyError, match="src must hold integers, got float64 values"):
         fabric.link_loads(ring, [0.0], [1])
     with pytest.raises(TopologyError, match="flow_id needs a fabric"):
         fabric.link_loads(ring, [0], [1], flow_id=3)

@@ -60,7 +60,7 @@ import numpy as np
 
 from ..errors import CollectivesError, TopologyError
 from ..topology import Topology
-from ..validation import integer, number
+from ..validation import int_array, integer, number
 
 __all__ = ["FabricTopology", "fat_tree", "clos", "ECMP_MODES", "bisection_bandwidth",
            "link_loads"]
@@ -399,15 +399,15 @@ def link_loads(topology, src, dst, flow_bytes=1.0, flow_id=None):
     """
     if not isinstance(topology, Topology):
         raise TopologyError(f"expected a collectives Topology, got {type(topology).__name__}")
-    src = np.asarray(src).ravel()
-    dst = np.asarray(dst).ravel()
-    for what, v in (("src", src), ("dst", dst)):
-        if v.size and (v.dtype == bool or not np.issubdtype(v.dtype, np.integer)):
-            raise TopologyError(f"{what} must be integer ranks, got dtype {v.dtype}")
-    src, dst = src.astype(np.int64), dst.astype(np.int64)
+    src = int_array(src, "src", error=TopologyError).ravel()
+    dst = int_array(dst, "dst", error=TopologyError).ravel()
     if len(src) != len(dst):
         raise TopologyError(f"src has {len(src)} flows but dst has {len(dst)}")
-    size = np.asarray(flow_bytes, dtype=float)
+    try:
+        size = np.asarray(flow_bytes, dtype=float)
+    except (TypeError, ValueError):
+        raise CollectivesError(f"flow_bytes must be one number or one per flow, got "
+                               f"{flow_bytes!r}") from None
     if size.ndim == 0:
         size = np.full(len(src), float(size))
     elif size.ravel().shape != (len(src),):

@@ -1,8 +1,10 @@
 """Closed-form costs in the alpha-beta model, as the chapters derive them.
 
-Every function takes ``n`` ranks, ``nbytes`` (nccl-tests' S: the whole buffer one rank
-holds when the collective is done), ``alpha`` (seconds of latency per message) and
-``bandwidth`` (bytes/s per link direction) and returns seconds. A message of m bytes
+Every function takes ``n`` ranks (or a torus ``shape``), ``nbytes`` (nccl-tests' S: the
+whole buffer one rank holds when the collective is done) and, by keyword so that the two
+quantities of different units cannot be swapped, ``alpha`` (seconds of latency per message)
+and ``bandwidth`` (bytes/s per link direction); it returns seconds:
+``ring_all_gather(8, 2**26, alpha=1e-6, bandwidth=45e9)``. A message of m bytes
 costs ``alpha + m / bandwidth`` (Hockney's model). On a ring or chain topology alpha is
 the hop latency; through a switch a message crosses two links, so alpha is twice the
 hop latency. :func:`collectives.time` must agree with these on uncontended topologies;
@@ -55,23 +57,24 @@ def _shape(shape: Any) -> tuple[int, ...]:
     return tuple(integer(m, "every axis size of shape", minimum=1) for m in shape)
 
 
-def ring_all_gather(n: int, nbytes: float, alpha: float, bandwidth: float) -> float:
+def ring_all_gather(n: int, nbytes: float, *, alpha: float, bandwidth: float) -> float:
     """(n-1) steps, each moving one shard S/n per link: (n-1)(alpha + S/(n B))."""
     _check(n, nbytes, alpha, bandwidth)
     return (n - 1) * (alpha + nbytes / (n * bandwidth))
 
 
-def ring_reduce_scatter(n: int, nbytes: float, alpha: float, bandwidth: float) -> float:
+def ring_reduce_scatter(n: int, nbytes: float, *, alpha: float, bandwidth: float) -> float:
     """The mirror of the all-gather: the same (n-1)(alpha + S/(n B))."""
-    return ring_all_gather(n, nbytes, alpha, bandwidth)
+    return ring_all_gather(n, nbytes, alpha=alpha, bandwidth=bandwidth)
 
 
-def ring_all_reduce(n: int, nbytes: float, alpha: float, bandwidth: float) -> float:
+def ring_all_reduce(n: int, nbytes: float, *, alpha: float, bandwidth: float) -> float:
     """Reduce-scatter then all-gather: 2(n-1)(alpha + S/(n B))."""
-    return 2 * ring_all_gather(n, nbytes, alpha, bandwidth)
+    return 2 * ring_all_gather(n, nbytes, alpha=alpha, bandwidth=bandwidth)
 
 
-def bidirectional_ring_all_gather(n: int, nbytes: float, alpha: float, bandwidth: float) -> float:
+def bidirectional_ring_all_gather(n: int, nbytes: float,
+                                  *, alpha: float, bandwidth: float) -> float:
     """Half of each shard goes each way: (n-1)(alpha + S/(2 n B)).
 
     With n = 2 both halves share the single link between the two ranks, so there is no
@@ -79,56 +82,58 @@ def bidirectional_ring_all_gather(n: int, nbytes: float, alpha: float, bandwidth
     """
     _check(n, nbytes, alpha, bandwidth)
     if n <= 2:
-        return ring_all_gather(n, nbytes, alpha, bandwidth)
+        return ring_all_gather(n, nbytes, alpha=alpha, bandwidth=bandwidth)
     return (n - 1) * (alpha + nbytes / (2 * n * bandwidth))
 
 
-def bidirectional_ring_reduce_scatter(n: int, nbytes: float, alpha: float,
+def bidirectional_ring_reduce_scatter(n: int, nbytes: float, *, alpha: float,
                                       bandwidth: float) -> float:
     """Same as the bidirectional all-gather."""
-    return bidirectional_ring_all_gather(n, nbytes, alpha, bandwidth)
+    return bidirectional_ring_all_gather(n, nbytes, alpha=alpha, bandwidth=bandwidth)
 
 
-def bidirectional_ring_all_reduce(n: int, nbytes: float, alpha: float, bandwidth: float) -> float:
+def bidirectional_ring_all_reduce(n: int, nbytes: float,
+                                  *, alpha: float, bandwidth: float) -> float:
     """Twice the bidirectional all-gather."""
-    return 2 * bidirectional_ring_all_gather(n, nbytes, alpha, bandwidth)
+    return 2 * bidirectional_ring_all_gather(n, nbytes, alpha=alpha, bandwidth=bandwidth)
 
 
-def recursive_doubling_all_gather(n: int, nbytes: float, alpha: float, bandwidth: float) -> float:
+def recursive_doubling_all_gather(n: int, nbytes: float,
+                                  *, alpha: float, bandwidth: float) -> float:
     """log2(n) steps moving 1, 2, 4, ... shards: log2(n) alpha + (n-1) S / (n B)."""
     _check(n, nbytes, alpha, bandwidth)
     return math.log2(n) * alpha + (n - 1) * nbytes / (n * bandwidth)
 
 
-def recursive_halving_reduce_scatter(n: int, nbytes: float, alpha: float,
+def recursive_halving_reduce_scatter(n: int, nbytes: float, *, alpha: float,
                                      bandwidth: float) -> float:
     """The mirror of recursive doubling: log2(n) alpha + (n-1) S / (n B)."""
-    return recursive_doubling_all_gather(n, nbytes, alpha, bandwidth)
+    return recursive_doubling_all_gather(n, nbytes, alpha=alpha, bandwidth=bandwidth)
 
 
-def direct_all_gather(n: int, nbytes: float, alpha: float, bandwidth: float) -> float:
+def direct_all_gather(n: int, nbytes: float, *, alpha: float, bandwidth: float) -> float:
     """One step; each rank's link carries n-1 shards: alpha + (n-1) S / (n B)."""
     _check(n, nbytes, alpha, bandwidth)
     return 0.0 if n == 1 else alpha + (n - 1) * nbytes / (n * bandwidth)
 
 
-def direct_all_to_all(n: int, nbytes: float, alpha: float, bandwidth: float) -> float:
+def direct_all_to_all(n: int, nbytes: float, *, alpha: float, bandwidth: float) -> float:
     """One step; each rank sends n-1 parts of S/n: alpha + (n-1) S / (n B)."""
-    return direct_all_gather(n, nbytes, alpha, bandwidth)
+    return direct_all_gather(n, nbytes, alpha=alpha, bandwidth=bandwidth)
 
 
-def binomial_tree_broadcast(n: int, nbytes: float, alpha: float, bandwidth: float) -> float:
+def binomial_tree_broadcast(n: int, nbytes: float, *, alpha: float, bandwidth: float) -> float:
     """ceil(log2 n) steps of the whole buffer: ceil(log2 n)(alpha + S / B)."""
     _check(n, nbytes, alpha, bandwidth)
     return math.ceil(math.log2(n)) * (alpha + nbytes / bandwidth)
 
 
-def binomial_tree_reduce(n: int, nbytes: float, alpha: float, bandwidth: float) -> float:
+def binomial_tree_reduce(n: int, nbytes: float, *, alpha: float, bandwidth: float) -> float:
     """The broadcast tree run backwards: the same cost."""
-    return binomial_tree_broadcast(n, nbytes, alpha, bandwidth)
+    return binomial_tree_broadcast(n, nbytes, alpha=alpha, bandwidth=bandwidth)
 
 
-def ring_crossover_bytes(n: int, alpha: float, bandwidth: float) -> float:
+def ring_crossover_bytes(n: int, *, alpha: float, bandwidth: float) -> float:
     """The buffer size S at which a ring step's latency equals its transfer time:
     alpha = S / (n B), so S = n alpha B. Below it the ring is latency-bound."""
     _check(n, 0.0, alpha, bandwidth)
@@ -137,18 +142,18 @@ def ring_crossover_bytes(n: int, alpha: float, bandwidth: float) -> float:
 
 # ---- chains ---------------------------------------------------------------------------------
 
-def chain_all_gather(n: int, nbytes: float, alpha: float, bandwidth: float) -> float:
+def chain_all_gather(n: int, nbytes: float, *, alpha: float, bandwidth: float) -> float:
     """Both ways at once, one shard per link direction per step: (n-1)(alpha + S/(n B)),
     twice the bandwidth term of a bidirectional ring (no wraparound to split over)."""
-    return ring_all_gather(n, nbytes, alpha, bandwidth)
+    return ring_all_gather(n, nbytes, alpha=alpha, bandwidth=bandwidth)
 
 
-def chain_reduce_scatter(n: int, nbytes: float, alpha: float, bandwidth: float) -> float:
+def chain_reduce_scatter(n: int, nbytes: float, *, alpha: float, bandwidth: float) -> float:
     """The dual of the chain all-gather: the same cost."""
-    return ring_all_gather(n, nbytes, alpha, bandwidth)
+    return ring_all_gather(n, nbytes, alpha=alpha, bandwidth=bandwidth)
 
 
-def chain_broadcast(n: int, nbytes: float, alpha: float, bandwidth: float,
+def chain_broadcast(n: int, nbytes: float, *, alpha: float, bandwidth: float,
                     n_segments: int = 1) -> float:
     """k segments down a line of n ranks: (n - 2 + k)(alpha + S/(k B)); as k grows the
     time tends to S/B, independent of n (pipelining)."""
@@ -159,12 +164,13 @@ def chain_broadcast(n: int, nbytes: float, alpha: float, bandwidth: float,
 
 # ---- all-reduce ----------------------------------------------------------------------------
 
-def rabenseifner_all_reduce(n: int, nbytes: float, alpha: float, bandwidth: float) -> float:
+def rabenseifner_all_reduce(n: int, nbytes: float, *, alpha: float, bandwidth: float) -> float:
     """Recursive halving then doubling: 2 log2(n) alpha + 2 (n-1) S / (n B)."""
-    return 2 * recursive_doubling_all_gather(n, nbytes, alpha, bandwidth)
+    return 2 * recursive_doubling_all_gather(n, nbytes, alpha=alpha, bandwidth=bandwidth)
 
 
-def recursive_doubling_all_reduce(n: int, nbytes: float, alpha: float, bandwidth: float) -> float:
+def recursive_doubling_all_reduce(n: int, nbytes: float,
+                                  *, alpha: float, bandwidth: float) -> float:
     """log2(n) exchanges of the whole buffer: log2(n)(alpha + S/B)."""
     _check(n, nbytes, alpha, bandwidth)
     return math.log2(n) * (alpha + nbytes / bandwidth)
@@ -172,32 +178,33 @@ def recursive_doubling_all_reduce(n: int, nbytes: float, alpha: float, bandwidth
 
 # ---- all-to-all ----------------------------------------------------------------------------
 
-def ring_all_to_all(n: int, nbytes: float, alpha: float, bandwidth: float) -> float:
+def ring_all_to_all(n: int, nbytes: float, *, alpha: float, bandwidth: float) -> float:
     """Step s forwards n-1-s parts of S/n: (n-1) alpha + (n-1) S / (2 B)."""
     _check(n, nbytes, alpha, bandwidth)
     return (n - 1) * alpha + (n - 1) * nbytes / (2 * bandwidth)
 
 
-def bidirectional_ring_all_to_all(n: int, nbytes: float, alpha: float, bandwidth: float) -> float:
+def bidirectional_ring_all_to_all(n: int, nbytes: float,
+                                  *, alpha: float, bandwidth: float) -> float:
     """Shorter way round, floor(n/2) steps: floor(n/2) alpha + n S/(8B) for even n and
     (n^2 - 1) S / (8 n B) for odd n: a quarter of the unidirectional bandwidth term
     for large n (The Scaling Book's V / (4 W) with W = 2B, V = n S). With n = 2 both
     halves share the single link: no gain over the unidirectional ring."""
     _check(n, nbytes, alpha, bandwidth)
     if n <= 2:
-        return ring_all_to_all(n, nbytes, alpha, bandwidth)
+        return ring_all_to_all(n, nbytes, alpha=alpha, bandwidth=bandwidth)
     m = n // 2
     bytes_term = n * nbytes / 8 if n % 2 == 0 else (n * n - 1) * nbytes / (8 * n)
     return m * alpha + bytes_term / bandwidth
 
 
-def chain_all_to_all(n: int, nbytes: float, alpha: float, bandwidth: float) -> float:
+def chain_all_to_all(n: int, nbytes: float, *, alpha: float, bandwidth: float) -> float:
     """Step s: the link next to an end carries n-1-s parts: the unidirectional ring's
     (n-1) alpha + (n-1) S/(2B); the second direction does not help on a chain."""
-    return ring_all_to_all(n, nbytes, alpha, bandwidth)
+    return ring_all_to_all(n, nbytes, alpha=alpha, bandwidth=bandwidth)
 
 
-def pairwise_all_to_all(n: int, nbytes: float, alpha: float, bandwidth: float) -> float:
+def pairwise_all_to_all(n: int, nbytes: float, *, alpha: float, bandwidth: float) -> float:
     """One part per step: (n-1)(alpha + S/(n B)) for n a power of two (XOR pairs), else
     n steps (each rank idles once)."""
     _check(n, nbytes, alpha, bandwidth)
@@ -205,7 +212,7 @@ def pairwise_all_to_all(n: int, nbytes: float, alpha: float, bandwidth: float) -
     return steps * (alpha + nbytes / (n * bandwidth))
 
 
-def bruck_all_to_all(n: int, nbytes: float, alpha: float, bandwidth: float) -> float:
+def bruck_all_to_all(n: int, nbytes: float, *, alpha: float, bandwidth: float) -> float:
     """ceil(log2 n) exchange steps; step b sends the parts at positions with bit b set,
     about n/2 of them: sum over b of (alpha + c_b S/(n B))."""
     _check(n, nbytes, alpha, bandwidth)
@@ -236,7 +243,7 @@ def _torus_stages(shape, nbytes, concurrent):
     return stages
 
 
-def torus_all_gather(shape: int | Sequence[int], nbytes: float, alpha: float, bandwidth: float,
+def torus_all_gather(shape: int | Sequence[int], nbytes: float, *, alpha: float, bandwidth: float,
                      bidirectional: bool = True, concurrent: bool = False,
                      wraparound: bool | Sequence[bool] = True) -> float:
     """A 1-D all-gather along each axis in turn: stage i gathers blocks of
@@ -251,7 +258,7 @@ def torus_all_gather(shape: int | Sequence[int], nbytes: float, alpha: float, ba
     if concurrent and not all(wraps):
         raise CollectivesError("the concurrent torus all-gather has a closed form only when "
                                "every axis used wraps around")
-    return sum((one_d if w else chain_all_gather)(m, s, alpha, bandwidth)
+    return sum((one_d if w else chain_all_gather)(m, s, alpha=alpha, bandwidth=bandwidth)
                for w, (m, s) in zip(wraps, _torus_stages(shape, nbytes, concurrent)))
 
 
@@ -259,23 +266,26 @@ def _wrap_flags(shape, wraparound):
     return per_axis_flags(wraparound, len(shape))
 
 
-def torus_reduce_scatter(shape: int | Sequence[int], nbytes: float, alpha: float, bandwidth: float,
+def torus_reduce_scatter(shape: int | Sequence[int], nbytes: float,
+                         *, alpha: float, bandwidth: float,
                          bidirectional: bool = True, concurrent: bool = False,
                          wraparound: bool | Sequence[bool] = True) -> float:
     """The dual of the torus all-gather: the same cost."""
-    return torus_all_gather(shape, nbytes, alpha, bandwidth, bidirectional, concurrent,
-                            wraparound)
+    return torus_all_gather(shape, nbytes, alpha=alpha, bandwidth=bandwidth,
+                            bidirectional=bidirectional, concurrent=concurrent,
+                            wraparound=wraparound)
 
 
-def torus_all_reduce(shape: int | Sequence[int], nbytes: float, alpha: float, bandwidth: float,
+def torus_all_reduce(shape: int | Sequence[int], nbytes: float, *, alpha: float, bandwidth: float,
                      bidirectional: bool = True, concurrent: bool = False,
                      wraparound: bool | Sequence[bool] = True) -> float:
     """Torus reduce-scatter then all-gather: twice the torus all-gather."""
-    return 2 * torus_all_gather(shape, nbytes, alpha, bandwidth, bidirectional, concurrent,
-                                wraparound)
+    return 2 * torus_all_gather(shape, nbytes, alpha=alpha, bandwidth=bandwidth,
+                                bidirectional=bidirectional, concurrent=concurrent,
+                                wraparound=wraparound)
 
 
-def torus_all_to_all(shape: int | Sequence[int], nbytes: float, alpha: float, bandwidth: float,
+def torus_all_to_all(shape: int | Sequence[int], nbytes: float, *, alpha: float, bandwidth: float,
                      line: str = "bidirectional_ring") -> float:
     """A 1-D all-to-all of the whole buffer along each axis in turn."""
     one_d = {"bidirectional_ring": bidirectional_ring_all_to_all,
@@ -284,7 +294,8 @@ def torus_all_to_all(shape: int | Sequence[int], nbytes: float, alpha: float, ba
         raise CollectivesError(
             f"torus_all_to_all has a closed form for line='bidirectional_ring' or 'ring', "
             f"got {line!r}")
-    return sum(one_d(m, nbytes, alpha, bandwidth) for m in _shape(shape) if m > 1)
+    return sum(one_d(m, nbytes, alpha=alpha, bandwidth=bandwidth)
+               for m in _shape(shape) if m > 1)
 
 
 # ---- in-network reduction -------------------------------------------------------------------
@@ -302,7 +313,7 @@ def _pipelined_steps(phases, k, alpha, bandwidth):
     return total
 
 
-def nvls_all_reduce(n: int, nbytes: float, alpha: float, bandwidth: float,
+def nvls_all_reduce(n: int, nbytes: float, *, alpha: float, bandwidth: float,
                     n_segments: int = 1) -> float:
     """NVLink SHARP all-reduce (:func:`collectives.algorithms.nvls_all_reduce`) on one
     switch: four phases per segment (slices reduced in the switch: S up; slice c back to
@@ -316,7 +327,7 @@ def nvls_all_reduce(n: int, nbytes: float, alpha: float, bandwidth: float,
                             bandwidth)
 
 
-def sharp_all_reduce(n: int, nbytes: float, alpha: float, bandwidth: float,
+def sharp_all_reduce(n: int, nbytes: float, *, alpha: float, bandwidth: float,
                      n_segments: int = 1) -> float:
     """All-reduce in one switch (:func:`collectives.algorithms.sharp_all_reduce`): S up, the
     sum multicast down, ``n_segments`` pipelined: (k + 1)(alpha + S/(k B)), tending to S/B."""

@@ -57,9 +57,16 @@ CALLS = {
     "embed": (lambda g, b: cl.transforms.embed(cl.algorithms.ring_all_gather(2), g, b,
                                                collective="all_gather", n_ranks=4, n_chunks=4),
               [[[0, 1], [2, 3]], np.arange(8).reshape(2, 2, 2)]),
-    "analytic.ring_all_gather": (cl.analytic.ring_all_gather, [8, 1e6, 0.0, 1e9]),
-    "analytic.nvls_all_reduce": (cl.analytic.nvls_all_reduce, [8, 1e6, 0.0, 1e9, 2]),
-    "analytic.torus_all_gather": (cl.analytic.torus_all_gather, [(4, 4), 1e6, 0.0, 1e9]),
+    "analytic.ring_all_gather": (
+        lambda n, s, a, b: cl.analytic.ring_all_gather(n, s, alpha=a, bandwidth=b),
+        [8, 1e6, 0.0, 1e9]),
+    "analytic.nvls_all_reduce": (
+        lambda n, s, a, b, k: cl.analytic.nvls_all_reduce(n, s, alpha=a, bandwidth=b,
+                                                          n_segments=k),
+        [8, 1e6, 0.0, 1e9, 2]),
+    "analytic.torus_all_gather": (
+        lambda shape, s, a, b: cl.analytic.torus_all_gather(shape, s, alpha=a, bandwidth=b),
+        [(4, 4), 1e6, 0.0, 1e9]),
     "hardware.preset": (cl.hardware.preset, ["tpu-v5e"]),
     "topology.ring": (tp.ring, [4, 1e9]),
     "topology.torus": (tp.torus, [(4, 4), 1e9]),

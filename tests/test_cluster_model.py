@@ -142,8 +142,8 @@ def test_a_32k_ring_is_costed_without_listing_its_transfers():
     s = cl.algorithms.ring_all_reduce(n)
     t = cl.time(s, tp.ring(n, 45e9, 1e-6), 2**30)
     # closed form: 2(n-1)(alpha + S/(n B))
-    assert t.seconds == pytest.approx(cl.analytic.ring_all_reduce(n, 2**30, 1e-6, 45e9),
-                                      rel=1e-9)
+    assert t.seconds == pytest.approx(
+        cl.analytic.ring_all_reduce(n, 2**30, alpha=1e-6, bandwidth=45e9), rel=1e-9)
     assert s.n_transfers == 2 * (n - 1) * n and not s.is_listed
     with pytest.raises(cl.CollectivesError, match="more than the 50,000,000 a Schedule lists"):
         cl.verify(s)
@@ -290,7 +290,7 @@ def test_in_network_closed_forms_equal_the_costed_schedules(n, k, alpha, bandwid
     S = 3e8
     for name in ("nvls_all_reduce", "sharp_all_reduce"):
         schedule = getattr(cl.algorithms, name)(n, k)
-        closed = getattr(cl.analytic, name)(n, S, alpha, bandwidth, k)
+        closed = getattr(cl.analytic, name)(n, S, alpha=alpha, bandwidth=bandwidth, n_segments=k)
         assert cl.time(schedule, sw, S).seconds == pytest.approx(closed, rel=1e-9)
 
 
@@ -321,19 +321,30 @@ def test_permute_send_recv_and_the_pipeline_shift():
 
 
 @pytest.mark.parametrize("call, message", [
-    (lambda: cl.analytic.ring_all_gather(4, "1MB", 1e-6, 1e9), "nbytes must be a number"),
-    (lambda: cl.analytic.ring_all_gather(4.0, 1.0, 1e-6, 1e9), "n must be an integer"),
-    (lambda: cl.analytic.ring_all_gather(4, 1.0, -1.0, 1e9), "alpha must be finite and >= 0"),
-    (lambda: cl.analytic.ring_all_gather(4, 1.0, 0.0, 0.0), "bandwidth must be finite and > 0"),
-    (lambda: cl.analytic.ring_all_gather(4, 1.0, None, 1e9), "alpha must be a number"),
-    (lambda: cl.analytic.torus_all_gather((4, 0), 1.0, 0.0, 1e9), "every axis size of shape"),
-    (lambda: cl.analytic.torus_all_gather(None, 1.0, 0.0, 1e9), "shape must be a tuple"),
-    (lambda: cl.analytic.torus_all_gather((4, 4), 1.0, 0.0, 1e9, bidirectional="yes"),
+    (lambda: cl.analytic.ring_all_gather(4, "1MB", alpha=1e-6, bandwidth=1e9),
+     "nbytes must be a number"),
+    (lambda: cl.analytic.ring_all_gather(4.0, 1.0, alpha=1e-6, bandwidth=1e9),
+     "n must be an integer"),
+    (lambda: cl.analytic.ring_all_gather(4, 1.0, alpha=-1.0, bandwidth=1e9),
+     "alpha must be finite and >= 0"),
+    (lambda: cl.analytic.ring_all_gather(4, 1.0, alpha=0.0, bandwidth=0.0),
+     "bandwidth must be finite and > 0"),
+    (lambda: cl.analytic.ring_all_gather(4, 1.0, alpha=None, bandwidth=1e9),
+     "alpha must be a number"),
+    (lambda: cl.analytic.torus_all_gather((4, 0), 1.0, alpha=0.0, bandwidth=1e9),
+     "every axis size of shape"),
+    (lambda: cl.analytic.torus_all_gather(None, 1.0, alpha=0.0, bandwidth=1e9),
+     "shape must be a tuple"),
+    (lambda: cl.analytic.torus_all_gather((4, 4),
+     1.0, alpha=0.0, bandwidth=1e9, bidirectional="yes"),
      "bidirectional must be True or False"),
-    (lambda: cl.analytic.torus_all_gather((4, 4), 1.0, 0.0, 1e9, wraparound=(True,)),
+    (lambda: cl.analytic.torus_all_gather((4, 4),
+     1.0, alpha=0.0, bandwidth=1e9, wraparound=(True,)),
      "wraparound has 1 entries but the shape has 2 axes"),
-    (lambda: cl.analytic.chain_broadcast(4, 1.0, 0.0, 1e9, 0), "n_segments must be an integer >= 1"),
-    (lambda: cl.analytic.nvls_all_reduce(8, 1.0, 0.0, 1e9, 2.5), "n_segments must be an integer"),
+    (lambda: cl.analytic.chain_broadcast(4, 1.0, alpha=0.0, bandwidth=1e9, n_segments=0),
+     "n_segments must be an integer >= 1"),
+    (lambda: cl.analytic.nvls_all_reduce(8, 1.0, alpha=0.0, bandwidth=1e9, n_segments=2.5),
+     "n_segments must be an integer"),
 ])
 def test_analytic_validates_like_the_rest(call, message):
     with pytest.raises(cl.CollectivesError, match=message):

@@ -54,7 +54,7 @@ def test_time_equals_closed_form_when_uncontended(name, make_topology, alpha, nb
             continue
         schedule = cl.algorithms.CATALOG[name].build(n)
         got = cl.time(schedule, make_topology(n), nbytes).seconds
-        want = closed_form(n, nbytes, alpha, B)
+        want = closed_form(n, nbytes, alpha=alpha, bandwidth=B)
         assert rel(got, want) < 1e-9 or (want == 0 and got == 0), (n, got, want)
 
 
@@ -179,7 +179,7 @@ def test_ring_all_reduce_busbw_approaches_link_bandwidth():
 
 def test_crossover_is_where_latency_equals_transfer():
     n, alpha = 16, 1e-6
-    s_star = analytic.ring_crossover_bytes(n, alpha, B)
+    s_star = analytic.ring_crossover_bytes(n, alpha=alpha, bandwidth=B)
     assert s_star == pytest.approx(16 * 45e3)        # 720 kB on a 16-chip v5e axis
     t = cl.time(cl.algorithms.ring_all_gather(n), tp.ring(n, B, alpha), s_star)
     assert t.step_latency[0] == pytest.approx(t.step_transfer[0])
@@ -190,7 +190,8 @@ def test_crossover_is_where_latency_equals_transfer():
 def test_pipelined_chain_broadcast_matches_its_closed_form(n, k):
     s = cl.algorithms.chain_broadcast(n, root=n // 2, n_segments=k)
     got = cl.time(s, tp.ring(n, B, H), 1e8).seconds
-    assert rel(got, analytic.chain_broadcast(n, 1e8, H, B, k)) < 1e-9 or n == 1
+    want = analytic.chain_broadcast(n, 1e8, alpha=H, bandwidth=B, n_segments=k)
+    assert rel(got, want) < 1e-9 or n == 1
 
 
 def test_pipelining_a_chain_broadcast_approaches_one_buffer_time():
@@ -214,11 +215,13 @@ def test_torus_collectives_match_closed_forms(shape, bidirectional, name):
     for concurrent in (False, True):
         if concurrent and len({m for m in shape if m > 1}) > 1:
             with pytest.raises(cl.CollectivesError, match="same size"):
-                getattr(analytic, name)(shape, 1e8, H, B, bidirectional, concurrent)
+                getattr(analytic, name)(shape, 1e8, alpha=H, bandwidth=B,
+                                        bidirectional=bidirectional, concurrent=concurrent)
             continue
         s = getattr(cl.algorithms, name)(shape, bidirectional=bidirectional, concurrent=concurrent)
         got = cl.time(s, topo, 1e8).seconds
-        want = getattr(analytic, name)(shape, 1e8, H, B, bidirectional, concurrent)
+        want = getattr(analytic, name)(shape, 1e8, alpha=H, bandwidth=B,
+                                       bidirectional=bidirectional, concurrent=concurrent)
         assert rel(got, want) < 1e-9
 
 
@@ -227,7 +230,7 @@ def test_torus_collectives_match_closed_forms(shape, bidirectional, name):
 def test_torus_all_to_all_matches_closed_form(shape, line):
     s = cl.algorithms.torus_all_to_all(shape, line=line)
     got = cl.time(s, tp.torus(shape, B, H), 1e8).seconds
-    assert rel(got, analytic.torus_all_to_all(shape, 1e8, H, B, line)) < 1e-9
+    assert rel(got, analytic.torus_all_to_all(shape, 1e8, alpha=H, bandwidth=B, line=line)) < 1e-9
 
 
 def test_torus_all_gather_matches_the_scaling_book():
@@ -249,7 +252,9 @@ def test_torus_collectives_use_chains_where_an_axis_does_not_wrap(shape):
             s = cl.algorithms.torus_all_gather(shape, bidirectional=bidirectional, wraparound=wrap)
             cl.verify(s)
             got = cl.time(s, topo, 1e8).seconds
-            want = analytic.torus_all_gather(shape, 1e8, H, B, bidirectional, False, wrap)
+            want = analytic.torus_all_gather(shape, 1e8, alpha=H, bandwidth=B,
+                                             bidirectional=bidirectional, concurrent=False,
+                                             wraparound=wrap)
             assert rel(got, want) < 1e-9
             rings = cl.algorithms.torus_all_gather(shape, bidirectional=bidirectional)
             assert got <= cl.time(rings, topo, 1e8).seconds * (1 + 1e-12)

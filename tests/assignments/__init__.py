@@ -139,7 +139,7 @@ Example (abridged from cost_models.py)
     ERRORS = {
         "partial": {NOTEBOOK: {"test_ring_all_gather_time": Error(
             "ring_all_gather_time(8, 2**26, 1e-6, 45e9) is 0.0014993080888888888, expected "
-            "0.0013118945777777777 = collectives.analytic.ring_all_gather(8, 67108864, 1e-06, "
+            "0.0013118945777777777 = collectives.analytic.ring_all_gather(8, 67108864, alpha=1e-06, bandwidth="
             "45000000000.0); yours is exactly 8/7 times that")}},
         "hostile": {NOTEBOOK: {
             # the re-check's own value (0.0 for one rank), not the patched 42.0

@@ -184,7 +184,7 @@ ERRORS = {
         "test_torus_all_gather_time": Error(
             "torus_all_gather_time((1, 1), 1048576, 1e-06, 45000000000.0) is "
             "2.530168888888889e-05, expected 0.0 = collectives.analytic.torus_all_gather((1, 1), "
-            "1048576, 1e-06, 45000000000.0)"),
+            "1048576, alpha=1e-06, bandwidth=45000000000.0)"),
         # (in fragments without quotes: the feedback HTML shows quotes unescaped)
         "test_faster_all_gather_on_ring": Error(
             startswith="faster_all_gather_on_ring(3, 1000000000.0, 1e-06, 45000000000.0) is ",

@@ -98,7 +98,7 @@ ERRORS = {
     # the feedback a learner reads for the step count off by one (exercises/README.md quotes it)
     "partial": {NOTEBOOK: {"test_ring_all_gather_time": Error(
         "ring_all_gather_time(8, 2**26, 1e-6, 45e9) is 0.0014993080888888888, expected "
-        "0.0013118945777777777 = collectives.analytic.ring_all_gather(8, 67108864, 1e-06, "
+        "0.0013118945777777777 = collectives.analytic.ring_all_gather(8, 67108864, alpha=1e-06, bandwidth="
         "45000000000.0); yours is exactly 8/7 times that")}},
     # the in-kernel checks were all disabled: these are the isolated re-check's verdicts, on the
     # values it computed itself (not the patched 0.0, 42.0, 0.25)
@@ -108,7 +108,7 @@ ERRORS = {
             contains="rank 1 chunk 0 holds nothing"),
         "test_ring_all_gather_time": Error(
             startswith="ring_all_gather_time(1, 1048576, 1e-06, 45000000000.0) is 1e-06, "
-                       "expected 0.0 = collectives.analytic.ring_all_gather(1, 1048576, 1e-06, "
+                       "expected 0.0 = collectives.analytic.ring_all_gather(1, 1048576, alpha=1e-06, bandwidth="
                        "45000000000.0)"),
         "test_busbw_from_time": Error(
             startswith="busbw_from_time(1, 1000000.0, 0.001) is 42.0, expected 0.0 = "

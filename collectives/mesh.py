@@ -23,6 +23,7 @@ from .errors import CollectivesError
 from .validation import int_array, integer
 
 if TYPE_CHECKING:
+    from .schedule import Schedule
     from .topology import Topology
 
 __all__ = ["Mesh"]
@@ -135,6 +136,19 @@ class Mesh:
     def device_groups(self, *axes: str) -> np.ndarray:
         """:meth:`groups` mapped through :attr:`placement`: the endpoints of every group."""
         return _readonly(self._placement[self.groups(*axes)])
+
+    def collective(self, schedule: "Schedule", *axes: str) -> "Schedule":
+        """``schedule`` (a collective over the size of ``axes``) run inside every group of
+        those axes at once: ``mesh.collective(ring_all_reduce(8), "tp")`` is the
+        tensor-parallel all-reduce. Cost it with ``placement=mesh.placement``."""
+        from .transforms import grouped
+
+        groups = self.groups(*axes)
+        if getattr(schedule, "n_ranks", None) != groups.shape[1]:
+            raise CollectivesError(
+                f"the {'x'.join(axes)} groups have {groups.shape[1]} ranks but the schedule "
+                f"has {getattr(schedule, 'n_ranks', '?')}; build it for {groups.shape[1]} ranks")
+        return grouped(schedule, groups, name=f"{schedule.name}[{','.join(axes)}]")
 
     def _axis(self, name: str) -> int:
         if name not in self.axis_names:

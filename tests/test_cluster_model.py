@@ -267,8 +267,13 @@ def test_mesh_axes_give_the_groups_of_the_tensor_and_data_parallel_collectives()
     node = tp.switch(4, 100e9)
     cluster = tp.product(tp.ring(2, 10e9), node)      # 2 nodes of 4 on a switch, slow ring
     ar = cl.algorithms.ring_all_reduce
-    tp_ar = grouped(ar(4), mesh.groups("tp"))
-    dp_ar = grouped(ar(2), mesh.groups("dp"))
+    tp_ar = mesh.collective(ar(4), "tp")              # the tensor-parallel all-reduce
+    dp_ar = grouped(ar(2), mesh.groups("dp"))         # the same thing, spelled out
+    assert tp_ar.name == "ring_all_reduce[tp]" and np.array_equal(tp_ar.groups,
+                                                                   mesh.groups("tp"))
+    with pytest.raises(cl.CollectivesError, match="the tp groups have 4 ranks but the "
+                                                  "schedule has 2"):
+        mesh.collective(ar(2), "tp")
     cl.verify(tp_ar), cl.verify(dp_ar)
     # the tensor-parallel all-reduce stays inside the nodes, the data-parallel one crosses
     t_tp = cl.time(tp_ar, cluster, 8e6, placement=mesh.placement)

@@ -29,7 +29,8 @@ if TYPE_CHECKING:
 
     from .hardware import System
 
-__all__ = ["Topology", "TopologyInfo", "ROLES", "ring", "chain", "torus", "switch"]
+__all__ = ["Topology", "TopologyInfo", "ROLES", "ring", "chain", "torus", "switch", "product",
+           "cluster"]
 
 
 @dataclass(frozen=True)
@@ -472,13 +473,5 @@ def switch(n: int, link_bandwidth: float, hop_latency: float = 0.0) -> Topology:
                     name=f"switch of {n}", info=TopologyInfo(family="switch"))
 
 
-# kept for collectives.fabric until it moves to collectives.validation
-_check_link_params = _link_params
-
-
-def _count(value, what, minimum):
-    return integer(value, what, minimum=minimum, error=TopologyError)
-
-
+# composed topologies build on this module; they are offered here too
 from .composed import cluster, product  # noqa: E402
-__all__ += ["product", "cluster"]

@@ -47,7 +47,10 @@ class Timing:
 
     Per step ``i``: ``step_seconds[i] = step_latency[i] + step_transfer[i]``;
     ``step_bottleneck_link[i]`` is the most loaded link (-1 if the step uses none) carrying
-    ``step_bottleneck_bytes[i]``. Per link: ``link_bytes`` over the whole schedule.
+    ``step_bottleneck_bytes[i]``. Per link: ``link_bytes`` over the whole schedule. Per link
+    level of the topology (``levels``, e.g. "nvlink", "leaf" in a cluster): which level
+    bounds the steps (:meth:`level_seconds`, :attr:`bottleneck_level`) and the bytes each
+    level carries (:meth:`level_bytes`).
     """
 
     seconds: float
@@ -60,10 +63,37 @@ class Timing:
     link_bytes: np.ndarray
     schedule_name: str
     topology_name: str
+    levels: tuple = ("link",)
+    link_level: np.ndarray | None = None
 
     @property
     def n_steps(self) -> int:
         return len(self.step_seconds)
+
+    def level_seconds(self) -> dict[str, float]:
+        """Transfer seconds of the steps whose busiest link is on each level (latency
+        apart): where the time goes. Levels no step is bounded by are left out."""
+        used = self.step_bottleneck_link >= 0
+        if self.link_level is None or not used.any():
+            return {}
+        level = self.link_level[self.step_bottleneck_link[used]]
+        seconds = np.bincount(level, weights=self.step_transfer[used],
+                              minlength=len(self.levels))
+        return {self.levels[i]: float(seconds[i]) for i in np.flatnonzero(seconds)}
+
+    @property
+    def bottleneck_level(self) -> str | None:
+        """The level that bounds the most transfer time (None if nothing moves)."""
+        seconds = self.level_seconds()
+        return max(seconds, key=seconds.get) if seconds else None
+
+    def level_bytes(self) -> dict[str, float]:
+        """Bytes carried by the links of each level over the whole schedule."""
+        if self.link_level is None:
+            return {}
+        total = np.bincount(self.link_level, weights=self.link_bytes,
+                            minlength=len(self.levels))
+        return {name: float(total[i]) for i, name in enumerate(self.levels)}
 
     @property
     def algbw(self) -> float:
@@ -190,7 +220,7 @@ def _timing(traffic, topology, nbytes, chunk_bytes, schedule_name):
     seconds = float(np.dot(repeat, latency + transfer))
     return Timing(seconds, nbytes, step_seconds, step_latency, step_transfer,
                   bottleneck[per_step], b_bytes[per_step], link_bytes, schedule_name,
-                  topology.name)
+                  topology.name, tuple(topology.info.levels), topology.link_level)
 
 
 def time(schedule: Schedule, topology: Topology, nbytes: float, *,

@@ -1,0 +1,99 @@
+"""Hierarchical all-reduce: reduce-scatter inside each node, all-reduce across nodes, all-gather
+inside each node.
+
+Ranks are numbered node-major: rank ``node * g + local`` for ``N`` nodes of ``g`` ranks (GPUs
+of a DGX node, chips of a TPU slice). The inner reduce-scatter leaves local rank ``p`` of
+every node with shard ``p`` summed over its node; the outer all-reduce then sums shard ``p``
+across the nodes, among the ranks with the same local index (one NIC rail, or the same chip
+of every slice over DCN); the inner all-gather gives every rank the whole result. Only 1/g of
+the buffer crosses the slow level, which is why NCCL and multislice TPU training reduce this
+way (The Scaling Book, "How to Think About TPUs", multislice: ICI reduce-scatter, DCN
+all-reduce, ICI all-gather).
+
+The three phases run one after the other. :func:`collectives.transforms.pipelined` overlaps
+them segment by segment, so that a long buffer costs about the slower level instead of the
+sum (the chapter shows both with :func:`collectives.time`). Left out: NCCL's own schedule
+(its rings cross nodes through the rails and its Tree chains the GPUs of a node); this is the
+reduce-scatter / all-reduce / all-gather form.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ScheduleError
+from ..schedule import Schedule, compose
+from ..transforms import dual, embed
+from ..validation import schedule_arg
+from . import ring
+from .checks import rank_count
+
+__all__ = ["hierarchical_all_reduce", "two_level_ring_all_reduce"]
+
+
+def _check_part(schedule, collective, what):
+    schedule = schedule_arg(schedule, what)
+    if schedule.collective != collective:
+        raise ScheduleError(f"{what} must compute {collective}, not {schedule.collective}")
+    if schedule.n_groups != 1 or schedule.n_switches or schedule.n_scratch:
+        raise ScheduleError(f"{what} must be a plain collective over one group of ranks, with "
+                            "no switch participants or scratch slots")
+    return schedule
+
+
+def hierarchical_all_reduce(inner_reduce_scatter: Schedule, outer_all_reduce: Schedule,
+                            inner_all_gather: Schedule | None = None, *,
+                            name: str = "hierarchical_all_reduce") -> Schedule:
+    """All-reduce over ``N * g`` ranks from an inner reduce-scatter over ``g`` ranks (each
+    node), an outer all-reduce over ``N`` ranks (each rail) and an inner all-gather (default:
+    the dual of the reduce-scatter).
+
+    Chunks: the buffer is cut into ``C_in * C_out`` slots, ``C_in`` and ``C_out`` the inner
+    and outer schedules' chunk counts; inner chunk ``c`` is slots ``[c * C_out, (c+1) * C_out)``
+    and outer chunk ``j`` of rail ``p`` is slot ``j`` of every inner chunk of shard ``p``.
+    """
+    rs = _check_part(inner_reduce_scatter, "reduce_scatter", "inner_reduce_scatter")
+    ar = _check_part(outer_all_reduce, "all_reduce", "outer_all_reduce")
+    ag = dual(rs) if inner_all_gather is None else _check_part(
+        inner_all_gather, "all_gather", "inner_all_gather")
+    if ag.n_ranks != rs.n_ranks or ag.n_chunks != rs.n_chunks:
+        raise ScheduleError("inner_all_gather must use the ranks and chunks of "
+                            "inner_reduce_scatter")
+    g, n_nodes = rs.n_ranks, ar.n_ranks
+    c_in, c_out = rs.n_chunks, ar.n_chunks
+    k = c_in // g                                   # inner chunks in one shard
+    n, n_chunks = n_nodes * g, c_in * c_out
+    nodes = np.arange(n).reshape(n_nodes, g)        # row i: the ranks of node i
+    rails = nodes.T                                 # row p: local rank p of every node
+    inner = np.arange(n_chunks).reshape(c_in, c_out)    # inner chunk c -> its C_out slots
+
+    def inner_blocks():
+        return np.broadcast_to(inner, (n_nodes, c_in, c_out))
+
+    def outer_blocks():
+        # rail p, outer chunk j -> slot j of each inner chunk of shard p (k slots)
+        shard = inner.reshape(g, k, c_out)          # [p, a, j]
+        return shard.transpose(0, 2, 1)             # [p, j, a]
+
+    def stage(small, groups, blocks, length):
+        return embed(small, groups, blocks, collective="all_reduce", n_ranks=n,
+                     n_chunks=n_chunks, block_length=length)
+
+    result = compose(stage(rs, nodes, inner_blocks, c_out),
+                     stage(ar, rails, outer_blocks, k), collective="all_reduce")
+    result = compose(result, stage(ag, nodes, inner_blocks, c_out), collective="all_reduce")
+    return result.renamed(name)
+
+
+def two_level_ring_all_reduce(n_nodes: int, gpus_per_node: int, *,
+                              bidirectional: bool = False) -> Schedule:
+    """The hierarchical all-reduce with rings at both levels: a ring reduce-scatter and
+    all-gather inside every node (NVLink), a ring all-reduce across the nodes of every rail
+    (one NIC per GPU). ``bidirectional``: both directions of every ring."""
+    n_nodes, g = rank_count(n_nodes), rank_count(gpus_per_node)
+    if bidirectional:
+        inner = ring.bidirectional_ring_reduce_scatter(g)
+        outer = ring.bidirectional_ring_all_reduce(n_nodes)
+    else:
+        inner, outer = ring.ring_reduce_scatter(g), ring.ring_all_reduce(n_nodes)
+    return hierarchical_all_reduce(inner, outer, name="two_level_ring_all_reduce")

@@ -1,0 +1,105 @@
+"""Hierarchical all-reduce (inner reduce-scatter, outer all-reduce, inner all-gather), and the
+per-level report of ``time``."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import collectives as cl
+from collectives import topology as tp
+from collectives.traffic import Traffic
+from collectives.transforms import pipelined
+
+# a cluster of the DGX H100 kind: numbers only set the scale of these tests
+NVLINK, PCIE, NIC = 450e9, 64e9, 50e9
+
+
+def gpus(n_nodes, g):
+    return tp.cluster(n_nodes, g, nvlink_bandwidth=NVLINK, pcie_bandwidth=PCIE,
+                      nic_bandwidth=NIC)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(1, 5), st.integers(1, 5), st.booleans())
+def test_two_level_ring_all_reduce_computes_the_sum(n_nodes, g, bidirectional):
+    s = cl.algorithms.two_level_ring_all_reduce(n_nodes, g, bidirectional=bidirectional)
+    cl.verify(s)
+    x = np.random.default_rng(0).integers(-9, 9, (n_nodes * g, 2 * s.n_chunks))
+    np.testing.assert_array_equal(cl.simulate(s, x), np.broadcast_to(x.sum(0), x.shape))
+    listed = Traffic.from_transfers(s.step_of_transfer, s.src, s.dst, s.n_steps)
+    assert s.traffic.per_step() == listed.per_step()
+
+
+def test_multislice_all_reduce_is_a_torus_inside_and_a_ring_across():
+    # 3 slices of a 2x2 torus joined over DCN: ICI reduce-scatter, DCN all-reduce, ICI
+    # all-gather (The Scaling Book, multislice)
+    s = cl.algorithms.hierarchical_all_reduce(cl.algorithms.torus_reduce_scatter((2, 2)),
+                                              cl.algorithms.ring_all_reduce(3))
+    cl.verify(s)
+    assert s.n_ranks == 12
+
+
+def test_unpipelined_cost_is_the_sum_of_the_levels():
+    n_nodes, g, S = 4, 8, 2**30
+    t = cl.time(cl.algorithms.two_level_ring_all_reduce(n_nodes, g), gpus(n_nodes, g), S)
+    # inside a node: ring reduce-scatter and all-gather, (g-1)/g S over NVLink each;
+    # across nodes: a ring all-reduce of the shard S/g, 2(N-1)/N (S/g) over each NIC
+    inner = 2 * (g - 1) / g * S / NVLINK
+    outer = 2 * (n_nodes - 1) / n_nodes * (S / g) / NIC
+    assert t.seconds == pytest.approx(inner + outer, rel=1e-12)
+    assert t.level_seconds() == pytest.approx({"nvlink": inner, "leaf": outer}, rel=1e-12)
+    assert t.bottleneck_level == "nvlink"               # 4.18 ms against 4.03 ms
+    # only 1/g of the buffer crosses the NICs: per rail 2(N-1)/N (S/g) each way
+    assert t.level_bytes()["leaf"] == pytest.approx(2 * n_nodes * g * outer * NIC, rel=1e-12)
+
+
+def test_pipelined_it_costs_about_the_slower_level():
+    n_nodes, g, S = 4, 8, 2**30
+    h = cl.algorithms.two_level_ring_all_reduce(n_nodes, g)
+    topo = gpus(n_nodes, g)
+    whole = cl.time(h, topo, S)
+    levels = whole.level_seconds()
+    piped = cl.time(pipelined(h, 128), topo, S)
+    assert max(levels.values()) <= piped.seconds < 1.06 * max(levels.values())
+    assert piped.seconds < 0.53 * whole.seconds
+
+
+def test_the_flat_ring_crosses_the_spines_and_the_hierarchy_does_not():
+    n_nodes, g, S = 4, 8, 2**30
+    topo = gpus(n_nodes, g)
+    flat = cl.time(cl.algorithms.ring_all_reduce(n_nodes * g), topo, S)
+    hier = cl.time(cl.algorithms.two_level_ring_all_reduce(n_nodes, g), topo, S)
+    # GPU 7 -> GPU 8 changes rail: through a spine, every step, with the whole ring's bytes
+    assert flat.bottleneck_level == "spine" and hier.level_bytes()["spine"] == 0
+    assert hier.seconds < flat.seconds / 5
+    # a slower NIC moves the bottleneck to the network
+    slow = tp.cluster(n_nodes, g, nvlink_bandwidth=NVLINK, pcie_bandwidth=PCIE,
+                      nic_bandwidth=NIC / 4)
+    assert cl.time(cl.algorithms.two_level_ring_all_reduce(n_nodes, g), slow,
+                   S).bottleneck_level == "leaf"
+
+
+def test_a_topology_without_levels_reports_its_one_level():
+    t = cl.time(cl.algorithms.ring_all_reduce(4), tp.ring(4, 1e9), 4e6)
+    assert t.bottleneck_level == "link" and t.level_bytes() == {"link": t.link_bytes.sum()}
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: cl.algorithms.hierarchical_all_reduce(cl.algorithms.ring_all_gather(2),
+                                                   cl.algorithms.ring_all_reduce(2)),
+     "inner_reduce_scatter must compute reduce_scatter, not all_gather"),
+    (lambda: cl.algorithms.hierarchical_all_reduce(cl.algorithms.ring_reduce_scatter(2),
+                                                   cl.algorithms.ring_all_gather(2)),
+     "outer_all_reduce must compute all_reduce, not all_gather"),
+    (lambda: cl.algorithms.hierarchical_all_reduce(cl.algorithms.ring_reduce_scatter(2),
+                                                   cl.algorithms.ring_all_reduce(2),
+                                                   cl.algorithms.ring_all_gather(3)),
+     "must use the ranks and chunks"),
+    (lambda: cl.algorithms.hierarchical_all_reduce("ring", cl.algorithms.ring_all_reduce(2)),
+     "inner_reduce_scatter must be a collectives.Schedule"),
+    (lambda: cl.algorithms.two_level_ring_all_reduce(0, 8), "must be an integer >= 1"),
+])
+def test_bad_parts_are_named(call, message):
+    with pytest.raises(cl.ScheduleError, match=message):
+        call()

@@ -1,5 +1,6 @@
-"""Costing at cluster scale: `cl.time` of a ring all-reduce at 1k, 4k and 32k ranks and of
-the torus all-gather on a full TPU v5p pod (16x20x28 = 8,960 chips).
+"""Costing at cluster scale: `cl.time` of a ring all-reduce at 1k, 4k and 32k ranks, of the
+torus all-gather and all-reduce on a full TPU v5p pod (16x20x28 = 8,960 chips), and of a flat
+ring and a hierarchical all-reduce on GPU clusters of 1,024 and 32,768 GPUs.
 
 For each case: seconds to build the Schedule, seconds for `cl.time`, the peak memory of both
 (tracemalloc), the number of transfers the schedule stands for, and the growth of the time
@@ -36,6 +37,20 @@ def main():
     pod = cl.hardware.preset("tpu-v5p")
     rows.append(("torus_all_gather, v5p pod 16x20x28", pod.n_ranks,
                  *measure(lambda: cl.algorithms.torus_all_gather((16, 20, 28)), pod, nbytes)))
+    rows.append(("torus_all_reduce, v5p pod 16x20x28", pod.n_ranks,
+                 *measure(lambda: cl.algorithms.torus_all_reduce((16, 20, 28)), pod, nbytes)))
+    # GPU clusters of DGX-like nodes (8 GPUs, NVLink 4 450 GB/s per GPU, one 400 Gb/s NIC per
+    # GPU: FACTS.md / DGX H100 user guide; PCIe 5.0 x16 at 32 GT/s per lane, about 63 GB/s per
+    # direction), 32-node scalable units; the numbers only set the scale of what is costed
+    for n_nodes in (128, 4096):
+        gpus = cl.topology.cluster(n_nodes, 8, nvlink_bandwidth=450e9, pcie_bandwidth=63e9,
+                                   nic_bandwidth=50e9, nodes_per_unit=32)
+        n = 8 * n_nodes
+        rows.append((f"ring_all_reduce, {n} GPUs", n,
+                     *measure(lambda n=n: cl.algorithms.ring_all_reduce(n), gpus, nbytes)))
+        rows.append((f"two_level_ring_all_reduce, {n} GPUs", n,
+                     *measure(lambda n_nodes=n_nodes: cl.algorithms.two_level_ring_all_reduce(
+                         n_nodes, 8), gpus, nbytes)))
 
     # baseline: the 1k ring costed from its listed transfers (the pre-Traffic way)
     ring_1k = cl.algorithms.ring_all_reduce(1024)
@@ -50,10 +65,11 @@ def main():
 
     base = rows[0][5]
     print(f"{'case':40s} {'ranks':>6s} {'transfers':>14s} {'build s':>8s} {'time s':>8s} "
-          f"{'peak MB':>8s} {'time/1k':>8s}")
+          f"{'peak MB':>8s} {'time/1k':>8s}  modelled seconds (bottleneck level)")
     for name, n, schedule, timing, build_s, time_s, peak in rows:
         print(f"{name:40s} {n:6d} {schedule.n_transfers:14,d} {build_s:8.3f} {time_s:8.3f} "
-              f"{peak / 1e6:8.1f} {time_s / base:8.2f}x")
+              f"{peak / 1e6:8.1f} {time_s / base:8.2f}x  {timing.seconds:.4g} "
+              f"({timing.bottleneck_level})")
     print(f"\nbaseline: the 1k ring costed from its {listed.n_transfers:,} listed transfers: "
           f"{explicit_s:.3f} s; from its traffic: {base:.3f} s ({explicit_s / base:.0f}x "
           f"faster); equal results: {explicit.seconds == rows[0][3].seconds}")

@@ -103,3 +103,25 @@ def test_a_topology_without_levels_reports_its_one_level():
 def test_bad_parts_are_named(call, message):
     with pytest.raises(cl.ScheduleError, match=message):
         call()
+
+
+def test_in_network_reduction_on_the_cluster_uses_each_nodes_nvswitch_and_each_rails_leaf():
+    n_nodes, g, S = 4, 8, 2**30
+    topo = gpus(n_nodes, g)
+    mesh = cl.Mesh({"node": n_nodes, "gpu": g})
+    # NVLS inside every node: switch participant of group i lands on node i's NVSwitch (the
+    # cluster's first switches, in node order); only NVLink carries bytes, S + S/g per GPU
+    # and direction
+    nvls = mesh.collective(cl.algorithms.nvls_all_reduce(g), "gpu")
+    cl.verify(nvls)
+    t = cl.time(nvls, topo, S)
+    assert t.level_bytes() == pytest.approx(
+        {"nvlink": n_nodes * g * 2 * (S + S / g), "pcie": 0, "leaf": 0, "spine": 0})
+    # SHARP across nodes: one reduction in the leaf of every rail (placed there explicitly);
+    # every GPU's whole buffer goes up its PCIe and NIC once and comes back once
+    sharp = mesh.collective(cl.algorithms.sharp_all_reduce(n_nodes), "node")
+    first_leaf = 2 * n_nodes * g + n_nodes                  # after GPUs, NICs, NVSwitches
+    t = cl.time(sharp, topo, S, switch_placement=first_leaf + np.arange(g))
+    assert t.level_bytes() == pytest.approx(
+        {"nvlink": 0, "pcie": n_nodes * g * 2 * S, "leaf": n_nodes * g * 2 * S, "spine": 0})
+    assert t.seconds == pytest.approx(2 * S / NIC)          # S up, S down, at NIC speed

@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Sequence
 
 from .errors import TopologyError
-from .topology import switch, torus
+from .topology import product, switch, torus
+from .validation import integer
 
 if TYPE_CHECKING:
     from .topology import Topology
@@ -50,23 +51,26 @@ class System:
     source: str
     notes: str = ""
     extra_sources: tuple[str, ...] = field(default_factory=tuple)
+    dcn_bandwidth: float | None = None  # bytes/s per chip over the data-center network (TPU)
 
 
 _SYSTEMS = {
     s.name: s
     for s in (
         # Scaling Book "How to Think About TPUs" (2026-07): chip table and ICI table;
-        # ICI hop latency "about 1 us" (same chapter).
+        # ICI hop latency "about 1 us" (same chapter); DCN bandwidth per chip (same chapter:
+        # about 6.25e9 B/s, 3.125e9 on v5e, 1.25e10 on v6e and TPU7x; older versions of the
+        # book give other DCN numbers)
         System("tpu-v4", "tpu-3d", 4.5e10, 1e-6, (16, 16, 16), 1.2e12, 2.75e14, 32e9,
-               SCALING_BOOK_TPUS, "TPU v4p; pod 16x16x16 = 4096 chips"),
+               SCALING_BOOK_TPUS, "TPU v4p; pod 16x16x16 = 4096 chips", dcn_bandwidth=6.25e9),
         System("tpu-v5p", "tpu-3d", 9.0e10, 1e-6, (16, 20, 28), 2.8e12, 4.59e14, 96e9,
-               SCALING_BOOK_TPUS, "pod 16x20x28 = 8960 chips"),
+               SCALING_BOOK_TPUS, "pod 16x20x28 = 8960 chips", dcn_bandwidth=6.25e9),
         System("tpu-v5e", "tpu-2d", 4.5e10, 1e-6, (16, 16), 8.2e11, 1.97e14, 16e9,
-               SCALING_BOOK_TPUS, "pod 16x16 = 256 chips"),
+               SCALING_BOOK_TPUS, "pod 16x16 = 256 chips", dcn_bandwidth=3.125e9),
         System("tpu-v6e", "tpu-2d", 9.0e10, 1e-6, (16, 16), 1.6e12, 9.20e14, 32e9,
-               SCALING_BOOK_TPUS, "Trillium; pod 16x16 = 256 chips"),
+               SCALING_BOOK_TPUS, "Trillium; pod 16x16 = 256 chips", dcn_bandwidth=1.25e10),
         System("tpu7x", "tpu-3d", 9.0e10, 1e-6, (4, 4, 576), 7.4e12, 2.30e15, 192e9,
-               SCALING_BOOK_TPUS, "Ironwood; 9216 chips"),
+               SCALING_BOOK_TPUS, "Ironwood; 9216 chips", dcn_bandwidth=1.25e10),
         # NVLink 4: 18 links x 25 GB/s per direction = 450 GB/s per GPU (NVLink page,
         # DGX H100 guide); NVLink 5: 900 GB/s per GPU. Latency: not published.
         System("dgx-h100", "nvswitch", 450e9, 0.0, (8,), 3.35e12, 9.89e14, 80e9,
@@ -113,8 +117,16 @@ def preset(name: str, **options: Any) -> Topology:
     """A Topology for hardware preset ``name`` (see :func:`presets`).
 
     TPU options: ``shape`` (the slice, default the full pod), ``wraparound`` (override
-    the published rule), ``hop_latency`` (seconds per link). GPU options: ``n`` (GPUs on the
-    NVLink switch, default the whole domain), ``hop_latency`` (default 0: not published).
+    the published rule), ``hop_latency`` (seconds per link), ``slices`` (multislice: that many
+    copies of the slice joined over the data-center network) and ``dcn_latency`` (seconds;
+    default 0, not published). GPU options: ``n`` (GPUs on the NVLink switch, default the
+    whole domain), ``hop_latency`` (default 0: not published).
+
+    Multislice is modelled as a product topology (DCN first, then the slice's ICI torus):
+    rank ``slice * chips + chip``; chip ``c`` of every slice reaches chip ``c`` of the
+    others through a DCN link of the published per-chip DCN bandwidth each way. Left out:
+    the hosts and NICs the DCN traffic really crosses (the per-chip figure already shares a
+    host's bandwidth among its chips) and contention inside the data-center network.
     """
     system = spec(name)
     hop_latency = options.pop("hop_latency", system.hop_latency)
@@ -130,8 +142,14 @@ def preset(name: str, **options: Any) -> Topology:
         wrap = options.pop("wraparound", None)
         if wrap is None:
             wrap = tpu_wraparound(system.kind, shape)
+        slices = integer(options.pop("slices", 1), "slices", minimum=1, error=TopologyError)
+        dcn_latency = options.pop("dcn_latency", 0.0)
         _no_more(options, name)
         topo = torus(shape, system.link_bandwidth, hop_latency, wrap)
+        if slices > 1:
+            dcn = switch(slices, system.dcn_bandwidth, dcn_latency)
+            label = f"{slices} slices of {topo.name} over DCN"
+            topo = product(dcn, topo, level_names=("dcn", "ici"), name=label)
     return topo.with_info(name=f"{system.name} {topo.name}", system=system,
                           sources=(system.source, *system.extra_sources))
 

@@ -125,3 +125,23 @@ def test_in_network_reduction_on_the_cluster_uses_each_nodes_nvswitch_and_each_r
     assert t.level_bytes() == pytest.approx(
         {"nvlink": 0, "pcie": n_nodes * g * 2 * S, "leaf": n_nodes * g * 2 * S, "spine": 0})
     assert t.seconds == pytest.approx(2 * S / NIC)          # S up, S down, at NIC speed
+
+
+def test_multislice_all_reduce_on_the_multislice_preset_costs_ici_plus_dcn():
+    # 2 slices of a v5p 4x4x4 cube over DCN (Scaling Book 2026-07: ICI 9e10 B/s per link
+    # one way, about 1 us per hop; DCN about 6.25e9 B/s per chip)
+    pod = cl.hardware.preset("tpu-v5p", shape=(4, 4, 4), slices=2)
+    assert pod.n_ranks == 128 and pod.info.levels == ("dcn", "ici")
+    assert pod.system.dcn_bandwidth == 6.25e9
+    s = cl.algorithms.hierarchical_all_reduce(cl.algorithms.torus_reduce_scatter((4, 4, 4)),
+                                              cl.algorithms.ring_all_reduce(2))
+    S = 2**30
+    t = cl.time(s, pod, S)
+    ici = cl.analytic.torus_reduce_scatter((4, 4, 4), S, alpha=1e-6, bandwidth=9e10)
+    dcn = cl.analytic.ring_all_reduce(2, S / 64, alpha=0.0, bandwidth=6.25e9)
+    assert t.seconds == pytest.approx(2 * ici + dcn, rel=1e-12)
+    assert t.level_seconds()["dcn"] == pytest.approx(dcn, rel=1e-12)
+    with pytest.raises(cl.TopologyError, match="does not take option"):
+        cl.hardware.preset("dgx-h100", slices=2)
+    with pytest.raises(cl.TopologyError, match="slices must be an integer >= 1"):
+        cl.hardware.preset("tpu-v5e", slices=0)

@@ -145,3 +145,38 @@ def test_multislice_all_reduce_on_the_multislice_preset_costs_ici_plus_dcn():
         cl.hardware.preset("dgx-h100", slices=2)
     with pytest.raises(cl.TopologyError, match="slices must be an integer >= 1"):
         cl.hardware.preset("tpu-v5e", slices=0)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(1, 4), st.integers(1, 4), st.booleans(), st.booleans())
+def test_hierarchical_all_gather_and_reduce_scatter_compute_their_collectives(
+        n_nodes, g, outer_two_way, inner_two_way):
+    a = cl.algorithms
+    outer = (a.bidirectional_ring_all_gather if outer_two_way else a.ring_all_gather)(n_nodes)
+    inner = (a.bidirectional_ring_all_gather if inner_two_way else a.ring_all_gather)(g)
+    ag = a.hierarchical_all_gather(outer, inner)
+    rs = a.hierarchical_reduce_scatter(cl.transforms.dual(inner), cl.transforms.dual(outer))
+    n = n_nodes * g
+    rng = np.random.default_rng(1)
+    x = rng.integers(-9, 9, (n, 2 * ag.n_chunks // n))
+    np.testing.assert_array_equal(cl.simulate(ag, x), np.tile(x.reshape(1, -1), (n, 1)))
+    y = rng.integers(-9, 9, (n, 2 * rs.n_chunks))
+    np.testing.assert_array_equal(cl.simulate(rs, y), y.sum(axis=0).reshape(n, -1))
+    for s in (ag, rs):
+        cl.verify(s)
+        listed = Traffic.from_transfers(s.step_of_transfer, s.src, s.dst, s.n_steps)
+        assert s.traffic.per_step() == listed.per_step()
+
+
+def test_hierarchical_all_gather_crosses_the_network_with_one_gth_of_the_result():
+    n_nodes, g, S = 4, 8, 2**30
+    a = cl.algorithms
+    ag = a.hierarchical_all_gather(a.ring_all_gather(n_nodes), a.ring_all_gather(g))
+    t = cl.time(ag, gpus(n_nodes, g), S)
+    # rails first: a ring all-gather whose output is S/g; then NVLink: a ring all-gather of S
+    outer = (n_nodes - 1) / n_nodes * (S / g) / NIC
+    inner = (g - 1) / g * S / NVLINK
+    assert t.seconds == pytest.approx(outer + inner, rel=1e-12)
+    assert t.level_seconds() == pytest.approx({"leaf": outer, "nvlink": inner}, rel=1e-12)
+    flat = cl.time(a.ring_all_gather(n_nodes * g), gpus(n_nodes, g), S)
+    assert flat.seconds > 5 * t.seconds

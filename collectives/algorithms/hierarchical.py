@@ -1,5 +1,9 @@
-"""Hierarchical all-reduce: reduce-scatter inside each node, all-reduce across nodes, all-gather
-inside each node.
+"""Hierarchical collectives: the slow level (across nodes) carries only the node's share.
+
+All-reduce: reduce-scatter inside each node, all-reduce across nodes, all-gather inside each
+node. All-gather: across nodes first (each rank gathers, along its rail, the shards of the
+ranks with its local index: 1/g of the result), then inside the node (NVLink carries the
+rest). Reduce-scatter: the dual, inside the node first, then across.
 
 Ranks are numbered node-major: rank ``node * g + local`` for ``N`` nodes of ``g`` ranks (GPUs
 of a DGX node, chips of a TPU slice). The inner reduce-scatter leaves local rank ``p`` of
@@ -28,7 +32,8 @@ from ..validation import schedule_arg
 from . import ring
 from .checks import rank_count
 
-__all__ = ["hierarchical_all_reduce", "two_level_ring_all_reduce"]
+__all__ = ["hierarchical_all_reduce", "two_level_ring_all_reduce", "hierarchical_all_gather",
+           "hierarchical_reduce_scatter"]
 
 
 def _check_part(schedule, collective, what):
@@ -97,3 +102,53 @@ def two_level_ring_all_reduce(n_nodes: int, gpus_per_node: int, *,
     else:
         inner, outer = ring.ring_reduce_scatter(g), ring.ring_all_reduce(n_nodes)
     return hierarchical_all_reduce(inner, outer, name="two_level_ring_all_reduce")
+
+
+def _gather_layout(outer, inner):
+    """Chunk layout of the two-level all-gather of ``N * g`` ranks: part ``r`` (rank r's shard)
+    has ``u = k_out * k_in`` slots; outer chunk ``(j, b)`` of rail ``p`` is sub-block ``b`` of
+    part ``j*g + p``; inner shard ``q`` is parts ``{j*g + q}``, split into ``k_in`` chunks."""
+    n_nodes, g = outer.n_ranks, inner.n_ranks
+    k_out, k_in = outer.n_chunks // n_nodes, inner.n_chunks // g
+    u = k_out * k_in
+    parts = np.arange(n_nodes * g * u).reshape(n_nodes, g, u)      # [node j, local p, slot]
+
+    def outer_blocks():
+        # rail p, outer slot j*k_out + b -> part (j, p), slots [b*k_in, (b+1)*k_in)
+        blocks = parts.reshape(n_nodes, g, k_out, k_in).transpose(1, 0, 2, 3)
+        return blocks.reshape(g, n_nodes * k_out, k_in)
+
+    def inner_blocks():
+        # inner slot q*k_in + a -> slots a*N*k_out ... of the parts {(j, q)}, j-major
+        shard = parts.transpose(1, 0, 2).reshape(g, k_in, n_nodes * k_out)
+        return np.broadcast_to(shard.reshape(g * k_in, n_nodes * k_out),
+                               (n_nodes, g * k_in, n_nodes * k_out))
+
+    return n_nodes * g, n_nodes * g * u, outer_blocks, inner_blocks, k_in, n_nodes * k_out
+
+
+def hierarchical_all_gather(outer_all_gather: Schedule, inner_all_gather: Schedule, *,
+                            name: str = "hierarchical_all_gather") -> Schedule:
+    """All-gather over ``N * g`` ranks (rank ``node * g + local``): ``outer_all_gather`` (over
+    ``N`` ranks) along every rail first, so that only ``1/g`` of the result crosses the
+    slow level, then ``inner_all_gather`` (over ``g`` ranks) inside every node."""
+    outer = _check_part(outer_all_gather, "all_gather", "outer_all_gather")
+    inner = _check_part(inner_all_gather, "all_gather", "inner_all_gather")
+    n_nodes, g = outer.n_ranks, inner.n_ranks
+    n, n_chunks, outer_blocks, inner_blocks, l_out, l_in = _gather_layout(outer, inner)
+    nodes = np.arange(n).reshape(n_nodes, g)
+    first = embed(outer, nodes.T, outer_blocks, collective="all_gather", n_ranks=n,
+                  n_chunks=n_chunks, block_length=l_out)
+    second = embed(inner, nodes, inner_blocks, collective="all_gather", n_ranks=n,
+                   n_chunks=n_chunks, block_length=l_in)
+    return compose(first, second, collective="all_gather", name=name)
+
+
+def hierarchical_reduce_scatter(inner_reduce_scatter: Schedule, outer_reduce_scatter: Schedule,
+                                *, name: str = "hierarchical_reduce_scatter") -> Schedule:
+    """Reduce-scatter over ``N * g`` ranks: ``inner_reduce_scatter`` inside every node first
+    (NVLink carries the whole buffer), then ``outer_reduce_scatter`` along every rail on the
+    ``1/g`` each rank keeps: the dual of :func:`hierarchical_all_gather`."""
+    inner = _check_part(inner_reduce_scatter, "reduce_scatter", "inner_reduce_scatter")
+    outer = _check_part(outer_reduce_scatter, "reduce_scatter", "outer_reduce_scatter")
+    return dual(hierarchical_all_gather(dual(outer), dual(inner)), name=name)

@@ -3,7 +3,9 @@
 All-reduce: reduce-scatter inside each node, all-reduce across nodes, all-gather inside each
 node. All-gather: across nodes first (each rank gathers, along its rail, the shards of the
 ranks with its local index: 1/g of the result), then inside the node (NVLink carries the
-rest). Reduce-scatter: the dual, inside the node first, then across.
+rest). Reduce-scatter: the dual, inside the node first, then across. All-to-all: inside the
+node first (every rank hands each local peer what goes to that peer's rail), then along the
+rails: each rank sends N-1 large messages across the network instead of N*g-1 small ones.
 
 Ranks are numbered node-major: rank ``node * g + local`` for ``N`` nodes of ``g`` ranks (GPUs
 of a DGX node, chips of a TPU slice). The inner reduce-scatter leaves local rank ``p`` of
@@ -33,7 +35,7 @@ from . import ring
 from .checks import rank_count
 
 __all__ = ["hierarchical_all_reduce", "two_level_ring_all_reduce", "hierarchical_all_gather",
-           "hierarchical_reduce_scatter"]
+           "hierarchical_reduce_scatter", "hierarchical_all_to_all"]
 
 
 def _check_part(schedule, collective, what):
@@ -152,3 +154,17 @@ def hierarchical_reduce_scatter(inner_reduce_scatter: Schedule, outer_reduce_sca
     inner = _check_part(inner_reduce_scatter, "reduce_scatter", "inner_reduce_scatter")
     outer = _check_part(outer_reduce_scatter, "reduce_scatter", "outer_reduce_scatter")
     return dual(hierarchical_all_gather(dual(outer), dual(inner)), name=name)
+
+
+def hierarchical_all_to_all(n_nodes: int, gpus_per_node: int, *, line: str = "direct"
+                            ) -> Schedule:
+    """All-to-all over ``N * g`` ranks: a 1-D all-to-all inside every node (rank ``p`` hands
+    local rank ``q`` every part bound for a rank with local index ``q``), then one along every
+    rail (each part reaches its node). ``line``: the 1-D algorithm at both levels ("direct",
+    "ring" or "bidirectional_ring"). It is the torus all-to-all of shape ``(N, g)`` with the
+    local axis first (:func:`collectives.algorithms.torus_all_to_all`)."""
+    from .torus import torus_all_to_all
+
+    n_nodes, g = rank_count(n_nodes), rank_count(gpus_per_node)
+    return torus_all_to_all((n_nodes, g), axes=(1, 0), line=line).renamed(
+        "hierarchical_all_to_all")

@@ -39,6 +39,11 @@ def main():
                  *measure(lambda: cl.algorithms.torus_all_gather((16, 20, 28)), pod, nbytes)))
     rows.append(("torus_all_reduce, v5p pod 16x20x28", pod.n_ranks,
                  *measure(lambda: cl.algorithms.torus_all_reduce((16, 20, 28)), pod, nbytes)))
+    pods = cl.hardware.preset("tpu-v5p", slices=2)
+    rows.append(("multislice all-reduce, 2 v5p pods", pods.n_ranks,
+                 *measure(lambda: cl.algorithms.hierarchical_all_reduce(
+                     cl.algorithms.torus_reduce_scatter((16, 20, 28)),
+                     cl.algorithms.ring_all_reduce(2)), pods, nbytes)))
     # GPU clusters of DGX-like nodes (8 GPUs, NVLink 4 450 GB/s per GPU, one 400 Gb/s NIC per
     # GPU: FACTS.md / DGX H100 user guide; PCIe 5.0 x16 at 32 GT/s per lane, about 63 GB/s per
     # direction), 32-node scalable units; the numbers only set the scale of what is costed

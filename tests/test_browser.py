@@ -313,3 +313,50 @@ def test_scratch_widget_page_offline(browser, tmp_path):
     assert not problems, "scratch page:\n  " + "\n  ".join(problems)
     assert info["widgetViews"] == 2 and info["widgetsRendered"] >= 2, info
     assert info["math"] >= 3 and info["typeset"] == info["math"], info
+
+
+def test_sidebar_drawer_opens_and_its_links_work_on_a_phone(browser, server):
+    """At 390 px the visible 'Toggle primary sidebar' button opens the chapter list as a
+    drawer, and a chapter link in it navigates (the theme binds its handler to a hidden
+    button; _static/sidebar-toggles.js forwards the visible one's clicks to it)."""
+    base, _ = server
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    page = context.new_page()
+    page.set_default_timeout(PAGE_TIMEOUT_MS)
+    try:
+        page.goto(base + "chapters/all_reduce.html", wait_until="load")
+        drawer = page.locator("#pst-primary-sidebar-modal")
+        assert not drawer.evaluate("d => d.open")
+        page.locator(".primary-toggle:visible").first.click()
+        page.wait_for_function(
+            "() => document.querySelector('#pst-primary-sidebar-modal').open")
+        link = drawer.get_by_role("link", name="Reduce-scatter").first
+        link.click()
+        page.wait_for_url("**/chapters/reduce_scatter.html")
+        # the page contents drawer too
+        page.locator(".secondary-toggle:visible").first.click()
+        page.wait_for_function(
+            "() => document.querySelector('#pst-secondary-sidebar-modal').open")
+    finally:
+        context.close()
+
+
+def test_sidebar_toggle_collapses_the_chapter_list_on_a_wide_screen(browser, server):
+    base, _ = server
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(PAGE_TIMEOUT_MS)
+    try:
+        page.goto(base + "chapters/all_reduce.html", wait_until="load")
+        sidebar = page.locator("#pst-primary-sidebar")
+        assert sidebar.is_visible()
+        toggle = page.locator(".primary-toggle:visible").first
+        toggle.click()
+        sidebar.wait_for(state="hidden")          # slides out (a CSS transition)
+        toggle.click()
+        page.wait_for_function(         # back in place once the transition is over
+            "() => document.querySelector('#pst-primary-sidebar')"
+            ".getBoundingClientRect().left === 0")
+        assert sidebar.is_visible()
+    finally:
+        context.close()

@@ -205,11 +205,10 @@ def chain_all_to_all(n: int, nbytes: float, *, alpha: float, bandwidth: float) -
 
 
 def pairwise_all_to_all(n: int, nbytes: float, *, alpha: float, bandwidth: float) -> float:
-    """One part per step: (n-1)(alpha + S/(n B)) for n a power of two (XOR pairs), else
-    n steps (each rank idles once)."""
+    """One part per step, n - 1 steps for any n (r sends to r + s, or r XOR s when n is a
+    power of two): (n-1)(alpha + S/(n B))."""
     _check(n, nbytes, alpha, bandwidth)
-    steps = 0 if n == 1 else (n - 1 if n & (n - 1) == 0 else n)
-    return steps * (alpha + nbytes / (n * bandwidth))
+    return (n - 1) * (alpha + nbytes / (n * bandwidth))
 
 
 def bruck_all_to_all(n: int, nbytes: float, *, alpha: float, bandwidth: float) -> float:

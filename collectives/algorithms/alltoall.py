@@ -101,23 +101,35 @@ def chain_all_to_all(n: int) -> Schedule:
 
 
 def pairwise_all_to_all(n: int) -> Schedule:
-    """Pairwise exchange: at each step every rank swaps parts with one partner.
+    """Pairwise exchange in n - 1 exchange steps, for any n (MPICH's pairwise exchange:
+    Thakur, Rabenseifner and Gropp 2005), one message per rank per step.
 
-    Partner r XOR s at step s - 1 when n is a power of two (n - 1 steps); otherwise
-    (s - r) mod n at step s (n steps, each rank idle once when n is odd).
+    For n a power of two, partners swap in pairs: at step s - 1 (s = 1 .. n-1) rank r
+    exchanges with r XOR s, each receiving into the slot it has just sent from. Otherwise
+    rank r sends its part for r + s to r + s and receives from r - s; MPI receives into a
+    separate buffer, and so does this schedule: the parts land in scratch slots and a last,
+    local step (free in the cost model) moves them into place.
     """
     n = rank_count(n)
-    r = np.tile(np.arange(n), n)
-    s = np.repeat(np.arange(n), n)
+    r = np.tile(np.arange(n), n - 1)
+    s = np.repeat(np.arange(1, n), n)
     if n & (n - 1) == 0:
-        partner, step = r ^ s, s - 1
-    else:
-        partner, step = (s - r) % n, s
-    keep = partner != r
-    r, partner, step = r[keep], partner[keep], step[keep]
-    n_steps = n - 1 if n & (n - 1) == 0 else (n if n > 1 else 0)
-    return Schedule.from_arrays("all_to_all", n, n, step, r, partner, partner, r,
-                                n_steps=n_steps, name="pairwise_all_to_all")
+        partner = r ^ s
+        return Schedule.from_arrays("all_to_all", n, n, s - 1, r, partner, partner, r,
+                                    n_steps=n - 1, name="pairwise_all_to_all")
+    dst = (r + s) % n
+    # exchange: the part for dst goes to dst's receive slot n + r; then every rank moves its
+    # received parts (all but its own) from slot n + j to slot j
+    ranks = np.repeat(np.arange(n), n)
+    slots = np.tile(np.arange(n), n)
+    moved = slots != ranks
+    step = np.concatenate([s - 1, np.full(int(moved.sum()), n - 1)])
+    src = np.concatenate([r, ranks[moved]])
+    dest = np.concatenate([dst, ranks[moved]])
+    src_chunk = np.concatenate([dst, n + slots[moved]])
+    dst_chunk = np.concatenate([n + r, slots[moved]])
+    return Schedule.from_arrays("all_to_all", n, n, step, src, dest, src_chunk, dst_chunk,
+                                n_steps=n, n_scratch=n, name="pairwise_all_to_all")
 
 
 def bruck_all_to_all(n: int) -> Schedule:

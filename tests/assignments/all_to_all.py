@@ -73,7 +73,7 @@ def bruck_or_pairwise(n, nbytes, alpha, bandwidth):
         sent = (n // (2 * bit)) * bit + max(0, n % (2 * bit) - bit)
         bruck += alpha + sent * part / bandwidth
         bit *= 2
-    pairwise = (n - 1 if n & (n - 1) == 0 else n) * (alpha + part / bandwidth)
+    pairwise = (n - 1) * (alpha + part / bandwidth)
     return "bruck_all_to_all" if bruck < pairwise else "pairwise_all_to_all"
 ''',
 }

@@ -6,6 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import collectives as cl
+from collectives import topology as tp
 from collectives.algorithms import CATALOG, supports
 from ground_truth import expected_outputs
 
@@ -106,3 +107,17 @@ def test_recursive_doubling_sends_doubling_blocks():
     s = cl.algorithms.recursive_doubling_all_gather(8)
     sizes = [len(step) for step in s.steps]
     assert sizes == [8, 16, 32]                 # n ranks x 2^i shards each
+
+
+@pytest.mark.parametrize("n", [2, 3, 5, 6, 7, 8, 12])
+def test_pairwise_exchange_takes_n_minus_1_exchange_steps_for_any_n(n):
+    # MPICH's pairwise exchange (Thakur et al. 2005): r sends to r + s and receives from
+    # r - s for s = 1 .. n-1 (partner r XOR s when n is a power of two); an earlier version
+    # took n steps when n was not a power of two
+    s = cl.algorithms.pairwise_all_to_all(n)
+    exchanges = [step for step in s.to_lists() if any(t[0] != t[1] for t in step)]
+    assert len(exchanges) == n - 1
+    assert all(len(step) == n for step in exchanges)          # one message per rank per step
+    hop, bandwidth, S = 1e-6, 1e9, 6e6
+    t = cl.time(s, tp.switch(n, bandwidth, hop), S).seconds
+    assert t == pytest.approx((n - 1) * (2 * hop + S / (n * bandwidth)), rel=1e-12)

@@ -89,20 +89,31 @@ def direct_all_to_all_v(counts: ArrayLike, capacity: int | None = None) -> Sched
 
 def pairwise_all_to_all_v(counts: ArrayLike, capacity: int | None = None) -> Schedule:
     """Dispatch by pairwise exchange (partners as in
-    :func:`collectives.algorithms.pairwise_all_to_all`): n - 1 or n steps, each moving
-    only the tokens of one pair."""
+    :func:`collectives.algorithms.pairwise_all_to_all`): n - 1 exchange steps, each moving
+    only the tokens of one pair. When n is not a power of two the tokens land in a receive
+    buffer (scratch slots) and a last, local step moves them into place, as the dense
+    pairwise exchange does."""
     from .algorithms.alltoall import pairwise_all_to_all
 
     counts, k = _counts(counts, capacity)
     n = len(counts)
     pairs = pairwise_all_to_all(n)
-    step, s, d = pairs.step_of_transfer, pairs.src, pairs.dst
+    remote = pairs.src != pairs.dst
+    step, s, d = pairs.step_of_transfer[remote], pairs.src[remote], pairs.dst[remote]
     per = counts[s, d]
     j = np.arange(per.sum()) - np.repeat(np.cumsum(per) - per, per)
-    src, dst = np.repeat(s, per), np.repeat(d, per)
-    return Schedule.from_arrays("all_to_all_v", n, n * k, np.repeat(step, per), src, dst,
-                                dst * k + j, src * k + j, n_steps=pairs.n_steps, counts=counts,
-                                name="pairwise_all_to_all_v")
+    src, dst, slot = np.repeat(s, per), np.repeat(d, per), np.repeat(s, per) * k + j
+    step = np.repeat(step, per)
+    if pairs.n_scratch == 0:                        # partners swap in place
+        return Schedule.from_arrays("all_to_all_v", n, n * k, step, src, dst, dst * k + j,
+                                    slot, n_steps=pairs.n_steps, counts=counts,
+                                    name="pairwise_all_to_all_v")
+    last = np.full(len(src), n - 1)                 # receive buffer -> place, locally
+    return Schedule.from_arrays(
+        "all_to_all_v", n, n * k, np.concatenate([step, last]), np.concatenate([src, dst]),
+        np.concatenate([dst, dst]), np.concatenate([dst * k + j, n * k + slot]),
+        np.concatenate([n * k + slot, slot]), n_steps=n, n_scratch=n * k, counts=counts,
+        name="pairwise_all_to_all_v")
 
 
 def combine(dispatch: Schedule) -> Schedule:

@@ -315,39 +315,41 @@ def test_scratch_widget_page_offline(browser, tmp_path):
     assert info["math"] >= 3 and info["typeset"] == info["math"], info
 
 
+@contextlib.contextmanager
+def _page_at(browser, url, width, height):
+    """A fresh page of ``width`` x ``height`` px with ``url`` loaded; closed afterwards."""
+    context = browser.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    page.set_default_timeout(PAGE_TIMEOUT_MS)
+    try:
+        page.goto(url, wait_until="load")
+        yield page
+    finally:
+        context.close()
+
+
 def test_sidebar_drawer_opens_and_its_links_work_on_a_phone(browser, server):
     """At 390 px the visible 'Toggle primary sidebar' button opens the chapter list as a
     drawer, and a chapter link in it navigates (the theme binds its handler to a hidden
     button; _static/sidebar-toggles.js forwards the visible one's clicks to it)."""
     base, _ = server
-    context = browser.new_context(viewport={"width": 390, "height": 844})
-    page = context.new_page()
-    page.set_default_timeout(PAGE_TIMEOUT_MS)
-    try:
-        page.goto(base + "chapters/all_reduce.html", wait_until="load")
+    with _page_at(browser, base + "chapters/all_reduce.html", 390, 844) as page:
         drawer = page.locator("#pst-primary-sidebar-modal")
         assert not drawer.evaluate("d => d.open")
         page.locator(".primary-toggle:visible").first.click()
         page.wait_for_function(
             "() => document.querySelector('#pst-primary-sidebar-modal').open")
-        link = drawer.get_by_role("link", name="Reduce-scatter").first
-        link.click()
+        drawer.get_by_role("link", name="Reduce-scatter").first.click()
         page.wait_for_url("**/chapters/reduce_scatter.html")
         # the page contents drawer too
         page.locator(".secondary-toggle:visible").first.click()
         page.wait_for_function(
             "() => document.querySelector('#pst-secondary-sidebar-modal').open")
-    finally:
-        context.close()
 
 
 def test_sidebar_toggle_collapses_the_chapter_list_on_a_wide_screen(browser, server):
     base, _ = server
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    page.set_default_timeout(PAGE_TIMEOUT_MS)
-    try:
-        page.goto(base + "chapters/all_reduce.html", wait_until="load")
+    with _page_at(browser, base + "chapters/all_reduce.html", 1280, 900) as page:
         sidebar = page.locator("#pst-primary-sidebar")
         assert sidebar.is_visible()
         toggle = page.locator(".primary-toggle:visible").first
@@ -358,5 +360,3 @@ def test_sidebar_toggle_collapses_the_chapter_list_on_a_wide_screen(browser, ser
             "() => document.querySelector('#pst-primary-sidebar')"
             ".getBoundingClientRect().left === 0")
         assert sidebar.is_visible()
-    finally:
-        context.close()

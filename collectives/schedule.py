@@ -499,12 +499,12 @@ class Schedule:
                 what = ("rank" + (" or switch" if self.n_switches else "")
                         if f in ("src", "dst") else "chunk slot")
                 raise ScheduleError(
-                    f"step {step_of[i]}, {self._transfer_text(i, step_of)}: {f} {values[i]} "
+                    f"step {step_of[i]}, {self._transfer_text(i)}: {f} {values[i]} "
                     f"is not a {what} (0..{limit - 1})", step=int(step_of[i]))
         if not spec.reducing and a["reduce"].any():
             i = np.flatnonzero(a["reduce"])[0]
             raise ScheduleError(
-                f"step {step_of[i]}, {self._transfer_text(i, step_of)}: {spec.name} only "
+                f"step {step_of[i]}, {self._transfer_text(i)}: {spec.name} only "
                 f"moves data; a reduce transfer has no place in it", step=int(step_of[i]))
         if self.n_groups > 1:
             both_ranks = (a["src"] < self.n_ranks) & (a["dst"] < self.n_ranks)
@@ -514,7 +514,7 @@ class Schedule:
             if across.size:
                 i = across[0]
                 raise ScheduleError(
-                    f"step {step_of[i]}, {self._transfer_text(i, step_of)}: it goes from "
+                    f"step {step_of[i]}, {self._transfer_text(i)}: it goes from "
                     f"{self.where(a['src'][i])} to {self.where(a['dst'][i])}; a collective "
                     "over groups moves data only inside each group", step=int(step_of[i]),
                     rank=int(a["src"][i]), group=int(group_of[a["src"][i]]))
@@ -530,7 +530,7 @@ class Schedule:
             raise ScheduleError(
                 f"step {step_of[i]}: {self.where(a['dst'][i])} chunk {a['dst_chunk'][i]} is "
                 f"written by {len(writers)} transfers "
-                f"({', '.join(self._transfer_text(j, step_of) for j in writers)}); "
+                f"({', '.join(self._transfer_text(j) for j in writers)}); "
                 f"a slot takes one copy, or only reduces, per step",
                 step=int(step_of[i]), rank=int(a["dst"][i]), chunk=int(a["dst_chunk"][i]))
         shared = np.zeros(self.n_steps, dtype=bool)
@@ -541,12 +541,11 @@ class Schedule:
         """``(step, text)`` for flat transfer ``i``: its step and its words in error messages,
         "transfer 2 (copy rank 0 chunk 3 -> rank 1 chunk 3)"."""
         step = int(self.step_of_transfer[i])
-        return step, self._transfer_text(i, None)
+        return step, self._transfer_text(i)
 
-    def _transfer_text(self, i, step_of):
+    def _transfer_text(self, i):
         a = self._arrays
-        step = int(a["step"][i])
-        j = i - a["step_starts"][step] if "step_starts" in a else i
+        j = i - a["step_starts"][int(a["step"][i])]           # its index within its step
         kind = "reduce" if a["reduce"][i] else "copy"
         return (f"transfer {j} ({kind} {self.where(a['src'][i])} chunk {a['src_chunk'][i]} -> "
                 f"{self.where(a['dst'][i])} chunk {a['dst_chunk'][i]})")

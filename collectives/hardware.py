@@ -21,6 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Sequence
 
+import numpy as np
+
 from .errors import TopologyError
 from .topology import product, switch, torus
 from .validation import integer
@@ -28,7 +30,7 @@ from .validation import integer
 if TYPE_CHECKING:
     from .topology import Topology
 
-__all__ = ["System", "preset", "presets", "spec", "tpu_wraparound"]
+__all__ = ["System", "preset", "presets", "spec", "tpu_wraparound", "tpu_hosts"]
 
 SCALING_BOOK_TPUS = "https://jax-ml.github.io/scaling-book/tpus/ (2026-07 version)"
 NVLINK_PAGE = "https://www.nvidia.com/en-us/data-center/nvlink/"
@@ -52,6 +54,19 @@ class System:
     notes: str = ""
     extra_sources: tuple[str, ...] = field(default_factory=tuple)
     dcn_bandwidth: float | None = None  # bytes/s per chip over the data-center network (TPU)
+    host_shape: tuple[int, ...] | None = None  # chips under one host (TPU); None: not published
+    pcie_bandwidth: float | None = None  # bytes/s per chip to its host (TPU), per GPU to its NIC
+    nic_bandwidth: float | None = None   # bytes/s per NIC each way (GPU: one NIC per GPU)
+
+    @property
+    def ici_links(self) -> int | None:
+        """ICI links per chip: 4 on a 2-D torus, 6 on a 3-D torus (None for GPUs)."""
+        return {"tpu-2d": 4, "tpu-3d": 6}.get(self.kind)
+
+    @property
+    def chips_per_host(self) -> int | None:
+        """Chips that share one host (and its PCIe and DCN), or None if not published."""
+        return None if self.host_shape is None else int(np.prod(self.host_shape))
 
 
 _SYSTEMS = {
@@ -61,14 +76,20 @@ _SYSTEMS = {
         # ICI hop latency "about 1 us" (same chapter); DCN bandwidth per chip (same chapter:
         # about 6.25e9 B/s, 3.125e9 on v5e, 1.25e10 on v6e and TPU7x; older versions of the
         # book give other DCN numbers)
+        # Hosts (same chapter): one host per 2x2x1 chips on v4/v5p, per 4x2 on v5e/v6e; PCIe
+        # about 1.6e10 B/s per chip (3.2e10 on v6e). TPU7x hosts and PCIe: not in that source.
         System("tpu-v4", "tpu-3d", 4.5e10, 1e-6, (16, 16, 16), 1.2e12, 2.75e14, 32e9,
-               SCALING_BOOK_TPUS, "TPU v4p; pod 16x16x16 = 4096 chips", dcn_bandwidth=6.25e9),
+               SCALING_BOOK_TPUS, "TPU v4p; pod 16x16x16 = 4096 chips", dcn_bandwidth=6.25e9,
+               host_shape=(2, 2, 1), pcie_bandwidth=1.6e10),
         System("tpu-v5p", "tpu-3d", 9.0e10, 1e-6, (16, 20, 28), 2.8e12, 4.59e14, 96e9,
-               SCALING_BOOK_TPUS, "pod 16x20x28 = 8960 chips", dcn_bandwidth=6.25e9),
+               SCALING_BOOK_TPUS, "pod 16x20x28 = 8960 chips", dcn_bandwidth=6.25e9,
+               host_shape=(2, 2, 1), pcie_bandwidth=1.6e10),
         System("tpu-v5e", "tpu-2d", 4.5e10, 1e-6, (16, 16), 8.2e11, 1.97e14, 16e9,
-               SCALING_BOOK_TPUS, "pod 16x16 = 256 chips", dcn_bandwidth=3.125e9),
+               SCALING_BOOK_TPUS, "pod 16x16 = 256 chips", dcn_bandwidth=3.125e9,
+               host_shape=(4, 2), pcie_bandwidth=1.6e10),
         System("tpu-v6e", "tpu-2d", 9.0e10, 1e-6, (16, 16), 1.6e12, 9.20e14, 32e9,
-               SCALING_BOOK_TPUS, "Trillium; pod 16x16 = 256 chips", dcn_bandwidth=1.25e10),
+               SCALING_BOOK_TPUS, "Trillium; pod 16x16 = 256 chips", dcn_bandwidth=1.25e10,
+               host_shape=(4, 2), pcie_bandwidth=3.2e10),
         System("tpu7x", "tpu-3d", 9.0e10, 1e-6, (4, 4, 576), 7.4e12, 2.30e15, 192e9,
                SCALING_BOOK_TPUS, "Ironwood; 9216 chips", dcn_bandwidth=1.25e10),
         # NVLink 4: 18 links x 25 GB/s per direction = 450 GB/s per GPU (NVLink page,
@@ -111,6 +132,28 @@ def tpu_wraparound(kind: str, shape: Sequence[int]) -> tuple[bool, ...]:
         return tuple(size == 16 for size in shape)
     whole_cubes = all(size % 4 == 0 for size in shape)
     return tuple(whole_cubes for _ in shape)
+
+
+def tpu_hosts(name: str, shape: Sequence[int] | None = None) -> np.ndarray:
+    """The host of every chip of a TPU slice (row-major chip order): chips are grouped into
+    tiles of the system's ``host_shape`` (2x2x1 on v4/v5p, 4x2 on v5e/v6e; The Scaling Book,
+    2026-07), host ids row-major over the tiles. An axis shorter than the tile leaves its
+    hosts partly used, as in a small slice. Hosts share their PCIe and DCN bandwidth among
+    their chips; ``spec(name).pcie_bandwidth`` and ``dcn_bandwidth`` are per chip."""
+    system = spec(name)
+    if system.host_shape is None:
+        raise TopologyError(f"{system.name}: hosts are not published in the pinned source "
+                            f"({system.source})" if system.kind != "nvswitch" else
+                            f"{system.name} is a GPU system; its nodes are its hosts")
+    shape = system.default_shape if shape is None else tuple(
+        integer(size, "shape", minimum=1, error=TopologyError) for size in shape)
+    if len(shape) != len(system.host_shape):
+        raise TopologyError(f"{system.name} slices are {len(system.host_shape)}-D; got shape "
+                            f"{shape}")
+    coords = np.indices(shape).reshape(len(shape), -1)
+    tile = np.array(system.host_shape)[:, None]
+    tiles_per_axis = -(-np.array(shape) // np.array(system.host_shape))
+    return np.ravel_multi_index(tuple(coords // tile), tuple(tiles_per_axis))
 
 
 def preset(name: str, **options: Any) -> Topology:

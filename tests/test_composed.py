@@ -335,3 +335,47 @@ def test_pxn_crosses_nvlink_to_the_gpu_on_the_destinations_rail_first():
                        nodes_per_unit=2)
     assert [levels[plain.link_level[link]] for link in plain.route(0, 9)] == [
         "pcie", "leaf", "spine", "spine", "leaf", "pcie"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(2, 6), st.integers(1, 3), st.integers(1, 2), st.integers(1, 2),
+       st.integers(1, 3), st.integers(1, 2), st.integers(1, 2), st.integers(1, 2), st.data())
+def test_three_tier_cluster_routes_are_shortest_chains(n_nodes, gpus, per_unit, per_group,
+                                                       n_spines, spine_links, cores, core_links,
+                                                       data):
+    c = tp.cluster(n_nodes, gpus, nvlink_bandwidth=1.0, pcie_bandwidth=1.0, nic_bandwidth=1.0,
+                   nodes_per_unit=per_unit, units_per_group=per_group, n_spines=n_spines,
+                   spine_links=spine_links, cores_per_group=cores, core_links=core_links)
+    n_units = -(-n_nodes // per_unit)
+    n_groups = -(-n_units // per_group)
+    # switches: NVSwitches, leaves, spines per group, and cores only with several groups
+    assert c.n_switches == (n_nodes + n_units * gpus + n_groups * n_spines
+                            + (n_spines * cores if n_groups > 1 else 0))
+    # cables per tier: one per NIC, spine_links per (leaf, spine of its group), core_links per
+    # (spine, core of its core group)
+    cables = np.bincount(c.link_level, minlength=5) // 2
+    assert cables[3] == n_units * gpus * n_spines * spine_links
+    assert cables[4] == (n_groups * n_spines * cores * core_links if n_groups > 1 else 0)
+    g = nx.MultiDiGraph(list(zip(c.link_src.tolist(), c.link_dst.tolist())))
+    e = c.n_ranks
+    src = data.draw(st.integers(0, e - 1))
+    for dst in data.draw(st.lists(st.integers(0, e - 1), min_size=1, max_size=5)):
+        if dst == src:
+            continue
+        route = c.route(src, dst)
+        assert_chain(c, src, dst, route)
+        assert len(route) == nx.shortest_path_length(g, src, dst)
+
+
+def test_parallel_cables_share_the_load():
+    # 1 unit of 32 nodes, 4 spines, 8 cables between each leaf and spine (the 1-SU SuperPOD):
+    # the 32 x 31 routes from rail-0 GPUs to rail-1 GPUs cross the spine tier and spread
+    # over all 32 up-cables of the rail-0 leaf
+    c = tp.cluster(32, 8, nvlink_bandwidth=1.0, pcie_bandwidth=1.0, nic_bandwidth=1.0,
+                   n_spines=4, spine_links=8)
+    src = np.repeat(np.arange(32) * 8, 31)
+    dst = np.array([d * 8 + 1 for s in range(32) for d in range(32) if d != s])
+    _, link = c.paths(src, dst)
+    up = link[(c.link_level[link] == 3) & (c.link_src[link] < c.link_dst[link])]
+    used = np.unique(up)
+    assert len(used) == 32

@@ -1,6 +1,7 @@
 """Costing at cluster scale: `cl.time` of a ring all-reduce at 1k, 4k and 32k ranks, of the
 torus all-gather and all-reduce on a full TPU v5p pod (16x20x28 = 8,960 chips), and of a flat
-ring and a hierarchical all-reduce on GPU clusters of 1,024 and 32,768 GPUs.
+ring and a hierarchical all-reduce (plain and pipelined) on DGX SuperPODs of 1,024 and 32,768
+GPUs (the hardware presets).
 
 For each case: seconds to build the Schedule, seconds for `cl.time`, the peak memory of both
 (tracemalloc), the number of transfers the schedule stands for, and the growth of the time
@@ -41,21 +42,27 @@ def main():
                  *measure(lambda: cl.algorithms.torus_all_reduce((16, 20, 28)), pod, nbytes)))
     pods = cl.hardware.preset("tpu-v5p", slices=2)
     rows.append(("multislice all-reduce, 2 v5p pods", pods.n_ranks,
-                 *measure(lambda: cl.algorithms.hierarchical_all_reduce(
-                     cl.algorithms.torus_reduce_scatter((16, 20, 28)),
-                     cl.algorithms.ring_all_reduce(2)), pods, nbytes)))
-    # GPU clusters of DGX-like nodes (8 GPUs, NVLink 4 450 GB/s per GPU, one 400 Gb/s NIC per
-    # GPU: FACTS.md / DGX H100 user guide; PCIe 5.0 x16 at 32 GT/s per lane, about 63 GB/s per
-    # direction), 32-node scalable units; the numbers only set the scale of what is costed
-    for n_nodes in (128, 4096):
-        gpus = cl.topology.cluster(n_nodes, 8, nvlink_bandwidth=450e9, pcie_bandwidth=63e9,
-                                   nic_bandwidth=50e9, nodes_per_unit=32)
+                 *measure(lambda: cl.algorithms.multislice_all_reduce((16, 20, 28), 2),
+                          pods, nbytes)))
+    # DGX SuperPODs (cl.hardware "superpod-h100": DGX H100 nodes, 32 per scalable unit, rail
+    # leaves, spines and, beyond 8 units, cores, with the reference architecture's counts):
+    # 4 units = 1,024 GPUs (the RA's reference design), 128 units = 32,768 GPUs
+    for units in (4, 128):
+        gpus = cl.hardware.preset("superpod-h100", units=units)
+        n_nodes = gpus.shape[0]
         n = 8 * n_nodes
-        rows.append((f"ring_all_reduce, {n} GPUs", n,
+        rows.append((f"ring_all_reduce, SuperPOD {n} GPUs", n,
                      *measure(lambda n=n: cl.algorithms.ring_all_reduce(n), gpus, nbytes)))
         rows.append((f"two_level_ring_all_reduce, {n} GPUs", n,
                      *measure(lambda n_nodes=n_nodes: cl.algorithms.two_level_ring_all_reduce(
                          n_nodes, 8), gpus, nbytes)))
+        if units == 4:
+            # pipelining overlaps the levels once the segments outnumber the outer ring's
+            # 2(N-1) = 254 steps; at 32k GPUs the outer ring has 8,190 steps, out of reach
+            rows.append(("  the same, pipelined in 1,024 segments", n,
+                         *measure(lambda n_nodes=n_nodes: cl.transforms.pipelined(
+                             cl.algorithms.two_level_ring_all_reduce(n_nodes, 8), 1024),
+                             gpus, nbytes)))
 
     # baseline: the 1k ring costed from its listed transfers (the pre-Traffic way)
     ring_1k = cl.algorithms.ring_all_reduce(1024)

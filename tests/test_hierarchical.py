@@ -141,6 +141,14 @@ def test_multislice_all_reduce_on_the_multislice_preset_costs_ici_plus_dcn():
     dcn = cl.analytic.ring_all_reduce(2, S / 64, alpha=0.0, bandwidth=6.25e9)
     assert t.seconds == pytest.approx(2 * ici + dcn, rel=1e-12)
     assert t.level_seconds()["dcn"] == pytest.approx(dcn, rel=1e-12)
+    # the named form is the same schedule, and it computes the all-reduce
+    named = cl.algorithms.multislice_all_reduce((4, 4, 4), 2)
+    assert cl.time(named, pod, S).seconds == t.seconds
+    assert named.name == "multislice_all_reduce"
+    small = cl.algorithms.multislice_all_reduce((2, 2), 3)
+    cl.verify(small)
+    x = np.random.default_rng(0).normal(size=(12, small.n_chunks))
+    assert np.allclose(cl.simulate(small, x), np.broadcast_to(x.sum(axis=0), x.shape))
     with pytest.raises(cl.TopologyError, match="does not take option"):
         cl.hardware.preset("dgx-h100", slices=2)
     with pytest.raises(cl.TopologyError, match="slices must be an integer >= 1"):

@@ -24,7 +24,7 @@ from .chain import chain_all_gather, chain_broadcast, chain_reduce_scatter
 from .direct import direct_all_gather, direct_all_to_all
 from .hierarchical import (hierarchical_all_gather, hierarchical_all_reduce,
                            hierarchical_all_to_all, hierarchical_reduce_scatter,
-                           two_level_ring_all_reduce)
+                           multislice_all_reduce, two_level_ring_all_reduce)
 from .innetwork import nvls_all_reduce, sharp_all_reduce
 from .p2p import (collective_permute, direct_gather, direct_scatter, pipeline_shift,
                   send_recv)
@@ -62,7 +62,8 @@ __all__ = [
     "pairwise_all_to_all", "bruck_all_to_all",
     "torus_all_gather", "torus_reduce_scatter", "torus_all_reduce", "torus_all_to_all",
     "nvls_all_reduce", "sharp_all_reduce",
-    "hierarchical_all_reduce", "two_level_ring_all_reduce", "hierarchical_all_gather",
+    "hierarchical_all_reduce", "two_level_ring_all_reduce", "multislice_all_reduce",
+    "hierarchical_all_gather",
     "hierarchical_reduce_scatter", "hierarchical_all_to_all",
     "collective_permute", "send_recv", "pipeline_shift", "direct_gather", "direct_scatter",
 ]

@@ -34,8 +34,8 @@ from ..validation import schedule_arg
 from . import ring
 from .checks import rank_count
 
-__all__ = ["hierarchical_all_reduce", "two_level_ring_all_reduce", "hierarchical_all_gather",
-           "hierarchical_reduce_scatter", "hierarchical_all_to_all"]
+__all__ = ["hierarchical_all_reduce", "two_level_ring_all_reduce", "multislice_all_reduce",
+           "hierarchical_all_gather", "hierarchical_reduce_scatter", "hierarchical_all_to_all"]
 
 
 def _check_part(schedule, collective, what):
@@ -104,6 +104,20 @@ def two_level_ring_all_reduce(n_nodes: int, gpus_per_node: int, *,
     else:
         inner, outer = ring.ring_reduce_scatter(g), ring.ring_all_reduce(n_nodes)
     return hierarchical_all_reduce(inner, outer, name="two_level_ring_all_reduce")
+
+
+def multislice_all_reduce(slice_shape, n_slices: int) -> Schedule:
+    """All-reduce over ``n_slices`` TPU slices of ``slice_shape`` joined by the data-center
+    network, as multislice training reduces gradients (The Scaling Book, "How to Think About
+    TPUs", 2026-07): a reduce-scatter over the slice's ICI torus (every axis at once), a ring
+    all-reduce over DCN among the chips with the same position in every slice (1/chips of
+    the buffer each), and the ICI all-gather. Ranks ``slice * chips + chip``, as in
+    ``cl.hardware.preset(name, shape=slice_shape, slices=n_slices)``."""
+    from .torus import torus_reduce_scatter
+
+    return hierarchical_all_reduce(torus_reduce_scatter(slice_shape),
+                                   ring.ring_all_reduce(rank_count(n_slices)),
+                                   name="multislice_all_reduce")
 
 
 def _gather_layout(outer, inner):

@@ -159,6 +159,7 @@ class _ClusterRouter:
         self.units_per_group = units_per_group or n_units
         self.n_groups = -(-n_units // self.units_per_group)
         self.cores_per_group = cores_per_group if self.n_groups > 1 else 0
+        self._core_digits = max(self.cores_per_group, 1)      # hash base: 1 without cores
         self.core_links = core_links
         self.n_gpus = n_gpus = n_nodes * gpus_per_node
         self.first_nvswitch = 2 * n_gpus
@@ -207,7 +208,7 @@ class _ClusterRouter:
         """Spine, core and cable digits of the route's hash."""
         h = _hash_pair(src, dst)
         digits = []
-        for base in (self.n_spines, self.spine_links, max(self.cores_per_group, 1),
+        for base in (self.n_spines, self.spine_links, self._core_digits,
                      self.core_links, self.core_links, self.spine_links):
             digits.append((h % np.uint64(base)).astype(np.int64))
             h //= np.uint64(base)
@@ -239,12 +240,11 @@ class _ClusterRouter:
         up_spine = base + (leaf_s * self.n_spines + spine) * self.spine_links + cable_up
         down_spine = base + per + (leaf_d * self.n_spines + spine) * self.spine_links + cable_down
         # spine s of group G talks to the cores of core group s (cores s*C .. s*C + C-1)
-        core_base, core_per = self.first_core_link, self.spine_core_links
-        up_core = core_base + ((group_s * self.n_spines + spine) * max(self.cores_per_group, 1)
-                               + core) * self.core_links + core_up
-        down_core = core_base + core_per + (
-            (group_d * self.n_spines + spine) * max(self.cores_per_group, 1) + core
-        ) * self.core_links + core_down
+        c, k = self._core_digits, self.core_links
+        up_core = self.first_core_link + (
+            (group_s * self.n_spines + spine) * c + core) * k + core_up
+        down_core = self.first_core_link + self.spine_core_links + (
+            (group_d * self.n_spines + spine) * c + core) * k + core_down
         none = np.full(len(src), -1)
         up = np.stack([np.where(meet == 0, gpu_s, 2 * n_gpus + gpu_s),        # NVLink / PCIe
                        np.where(meet > 0, 4 * n_gpus + gpu_s, none),          # NIC -> leaf

@@ -21,6 +21,7 @@ from .topology import Topology
 from .traffic import Traffic
 from .transforms import grouped
 from .mesh import Mesh
+from . import measures  # cl.measures: hops, diameter, average hops, bisection bandwidth
 
 __all__ = [
     "algorithms", "analytic", "dist", "fabric", "fp8", "grading", "hardware", "mesh", "moe",

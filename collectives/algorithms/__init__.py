@@ -26,6 +26,8 @@ from .hierarchical import (hierarchical_all_gather, hierarchical_all_reduce,
                            hierarchical_all_to_all, hierarchical_reduce_scatter,
                            multislice_all_reduce, two_level_ring_all_reduce)
 from .innetwork import nvls_all_reduce, sharp_all_reduce
+from .nccl import (nccl_ring_all_gather, nccl_ring_all_reduce, nccl_ring_reduce_scatter,
+                   nccl_rings, nccl_tree_all_reduce, nccl_trees)
 from .p2p import (collective_permute, direct_gather, direct_scatter, pipeline_shift,
                   send_recv)
 from .recursive import (
@@ -43,7 +45,8 @@ from .ring import (
     ring_reduce_scatter,
 )
 from .torus import torus_all_gather, torus_all_reduce, torus_all_to_all, torus_reduce_scatter
-from .tree import binomial_tree_broadcast, binomial_tree_reduce, double_binary_tree_all_reduce
+from .tree import (binomial_tree_broadcast, binomial_tree_reduce, double_binary_tree_all_reduce,
+                   double_binary_trees)
 
 if TYPE_CHECKING:
     from ..schedule import Schedule
@@ -66,6 +69,8 @@ __all__ = [
     "hierarchical_all_gather",
     "hierarchical_reduce_scatter", "hierarchical_all_to_all",
     "collective_permute", "send_recv", "pipeline_shift", "direct_gather", "direct_scatter",
+    "double_binary_trees", "nccl_tree_all_reduce", "nccl_ring_all_reduce",
+    "nccl_ring_all_gather", "nccl_ring_reduce_scatter", "nccl_rings", "nccl_trees",
 ]
 
 

@@ -6,6 +6,9 @@ tree backwards: at step i (largest first) every v in [2^i, 2^(i+1)) adds its sub
 into v - 2^i. Each step moves the whole buffer, so trees pay log2(n) times the bytes of a
 ring per link, but only log2(n) latencies. Taught in chapter "Cost models and the ring
 all-gather".
+
+NCCL's double binary tree (:func:`double_binary_trees`, :func:`double_binary_tree_all_reduce`)
+is built as NCCL's ``src/graph/trees.cc`` builds it; taught in chapter "All-reduce".
 """
 
 from __future__ import annotations
@@ -15,7 +18,8 @@ import numpy as np
 from ..schedule import Schedule
 from .checks import chunk_count, rank_count, root_rank
 
-__all__ = ["binomial_tree_broadcast", "binomial_tree_reduce", "double_binary_tree_all_reduce"]
+__all__ = ["binomial_tree_broadcast", "binomial_tree_reduce", "double_binary_trees",
+           "double_binary_tree_all_reduce"]
 
 
 def _tree_edges(n):
@@ -65,57 +69,89 @@ def binomial_tree_reduce(n: int, root: int = 0, n_chunks: int = 1) -> Schedule:
                                 n_steps=n_steps, root=root, name="binomial_tree_reduce")
 
 
-def _in_order_tree(n):
-    """Parent of every rank in the balanced in-order binary tree over 0..n-1 (-1: root)
-    and every rank's height (leaves 0)."""
-    parent = np.full(n, -1, dtype=np.int64)
+def double_binary_trees(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The two trees of NCCL's double binary tree over ranks ``0..n-1``, as parent arrays
+    (``parent[r]``, -1 at the root), following NCCL's ``src/graph/trees.cc`` (functions
+    ``ncclGetBtree`` and ``ncclGetDtree``, NCCL 2.30.7; unchanged since NCCL 2.4).
+
+    Tree 1: rank ``r > 0`` with lowest set bit ``b`` has parent ``(r ^ b) | 2b``, or ``r ^ b``
+    when that is not a rank; rank 0 is the root, with a single child (the largest power of
+    two below ``n``). Ranks are in in-order: the children of ``r`` are ``r - b/2`` and the
+    largest ``r + b/2**k < n``, so tree 1's leaves are exactly the odd ranks. Tree 2 is tree
+    1 **mirrored** (rank ``r`` plays ``n - 1 - r``; root ``n - 1``) when ``n`` is even, and
+    **shifted** by one (rank ``r`` plays ``r - 1``; root 1) when ``n`` is odd.
+
+    What this guarantees, for every ``n >= 2`` (tested for 2..64 and beyond): both trees are
+    binary, each root has exactly one child, both have height ``ceil(log2 n)``, no rank is
+    a leaf of both trees. For even ``n`` every rank is an inner node of exactly one tree
+    and a leaf of the other (the mirror sends the odd ranks, tree 1's leaves, onto the even
+    ones, so tree 2's leaves are the even ranks). For odd ``n`` the shift makes tree 2's
+    leaves the even ranks ``2, 4, .., n - 1``: every rank but one is inner in exactly one
+    tree, and rank 0 (tree 1's root) is an inner node of both, a leaf of neither.
+    (``n = 1``: one rank, the root of both trees.)
+    """
+    n = rank_count(n)
+    r = np.arange(n, dtype=np.int64)
+    low = r & -r                                       # lowest set bit (0 for rank 0)
+    up = (r ^ low) | (low << 1)
+    first = np.where(up < n, up, r ^ low)
+    first[0] = -1
+    if n % 2:                                          # shift: rank r plays r - 1
+        played = first[(r - 1) % n]
+        second = np.where(played < 0, -1, (played + 1) % n)
+    else:                                              # mirror: rank r plays n - 1 - r
+        played = first[n - 1 - r]
+        second = np.where(played < 0, -1, n - 1 - played)
+    return first, second
+
+
+def _depth_height(parent):
+    """Depth (root 0) and height (leaves 0) of every node of a tree given by its parents;
+    loops over the levels, vectorised within each."""
+    n = len(parent)
+    depth = np.zeros(n, dtype=np.int64)
+    above = parent.copy()
+    while (above >= 0).any():
+        has = above >= 0
+        depth += has
+        above = np.where(has, parent[np.maximum(above, 0)], -1)
     height = np.zeros(n, dtype=np.int64)
-    stack = [(0, n - 1, -1)]
-    order = []
-    while stack:                      # iterative: depth-first over the subranges
-        lo, hi, up = stack.pop()
-        if lo > hi:
-            continue
-        mid = (lo + hi) // 2
-        parent[mid] = up
-        order.append(mid)
-        stack.append((lo, mid - 1, mid))
-        stack.append((mid + 1, hi, mid))
-    for node in reversed(order):      # children before parents
-        if parent[node] >= 0:
-            height[parent[node]] = max(height[parent[node]], height[node] + 1)
-    return parent, height
+    for level in range(int(depth.max()) if n else 0, 0, -1):
+        nodes = np.flatnonzero(depth == level)
+        np.maximum.at(height, parent[nodes], height[nodes] + 1)
+    return depth, height
 
 
 def double_binary_tree_all_reduce(n: int, n_segments: int = 1) -> Schedule:
-    """NCCL's Tree algorithm: two binary trees, each reducing then broadcasting half of
-    the buffer, so that every rank sends and receives about the same amount.
+    """NCCL's Tree algorithm over ``n`` ranks: two binary trees, each reducing then
+    broadcasting half of the buffer, so that every rank sends and receives about the same
+    amount (Sanders, Speck and Traeff, 2009).
 
-    Tree 1 is the balanced in-order binary tree over the ranks; tree 2 is tree 1 shifted
-    by one rank (n even) or mirrored (n odd), so that the leaves of one are mostly inner
-    nodes of the other (Sanders, Speck and Traeff, 2009; NCCL's double binary tree). Half
-    A (chunk 0) goes up tree 1 and back down, half B (chunk 1) up and down tree 2; both at
-    once. ``n_segments`` pipelines each half (see :func:`collectives.transforms.pipelined`).
+    The trees are NCCL's (:func:`double_binary_trees`: ``src/graph/trees.cc``,
+    ``ncclGetBtree`` / ``ncclGetDtree``): tree 2 is tree 1 mirrored for even ``n`` and
+    shifted by one rank for odd ``n``. Half A (chunk 0) goes up tree 1 and back down, half B
+    (chunk 1) up and down tree 2, both at once: a rank sends up when its subtree is summed
+    (step = its height), and the broadcast leaves the root after ``ceil(log2 n)`` steps, so
+    the schedule has ``2 ceil(log2 n)`` steps. ``n_segments`` pipelines each half (see
+    :func:`collectives.transforms.pipelined`). Here the trees span ranks; NCCL spans
+    nodes with them and chains the GPUs of each node
+    (:func:`collectives.algorithms.nccl_tree_all_reduce`). Taught in chapter "All-reduce".
     """
     from ..transforms import pipelined
 
     n = rank_count(n)
     n_segments = chunk_count(n_segments, "n_segments")
-    parent, height = _in_order_tree(n)
-    ranks = np.arange(n)
-    other = (ranks + 1) % n if n % 2 == 0 else n - 1 - ranks      # rank playing node v in tree 2
-    depth_total = int(height.max()) if n > 1 else 0
-    depth = np.zeros(n, dtype=np.int64)
-    for v in np.argsort(-height, kind="stable"):                  # parents before children
-        if parent[v] >= 0:
-            depth[v] = depth[parent[v]] + 1
-    child = np.flatnonzero(parent >= 0)
+    trees = double_binary_trees(n)
+    shapes = [_depth_height(parent) for parent in trees]
+    total = max(int(height.max()) for _, height in shapes)
     pieces = []
-    for tree_rank, chunk in ((ranks, 0), (other, 1)):
+    for chunk, (parent, (depth, height)) in enumerate(zip(trees, shapes)):
+        child = np.flatnonzero(parent >= 0)
+        top = int(height.max())
         up_step = height[child]                                    # child sends when done
-        down_step = depth_total + depth[child] - 1                 # parent forwards down
-        pieces.append((up_step, tree_rank[child], tree_rank[parent[child]], chunk, True))
-        pieces.append((down_step, tree_rank[parent[child]], tree_rank[child], chunk, False))
+        down_step = top + depth[child] - 1                         # parent forwards down
+        pieces.append((up_step, child, parent[child], chunk, True))
+        pieces.append((down_step, parent[child], child, chunk, False))
     step = np.concatenate([p[0] for p in pieces])
     src = np.concatenate([p[1] for p in pieces])
     dst = np.concatenate([p[2] for p in pieces])
@@ -124,7 +160,7 @@ def double_binary_tree_all_reduce(n: int, n_segments: int = 1) -> Schedule:
     order = np.argsort(step, kind="stable")
     one = Schedule.from_arrays("all_reduce", n, 2, step[order], src[order], dst[order],
                                chunk[order], chunk[order], reduce[order],
-                               n_steps=2 * depth_total, name="double_binary_tree_all_reduce")
+                               n_steps=2 * total, name="double_binary_tree_all_reduce")
     if n_segments == 1:
         return one
     return pipelined(one, n_segments, name="double_binary_tree_all_reduce")

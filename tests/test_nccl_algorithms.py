@@ -306,8 +306,9 @@ def test_tree_link_bytes_closed_forms(n_nodes, channels):
 def test_ring_on_four_nodes_eight_channels_runs_at_the_nics_speed():
     # R = 32 ranks, C = 8 channels, chunk S/(C R). Each step every ring edge moves one
     # chunk. With PXN, channel c leaves node k from GPU c+1 over NVLink to GPU c and NIC c:
-    # every NIC link carries 1 chunk per step (its own channel), every GPU->NVSwitch link 8
-    # (one per channel) at 450e9 < 8 x 50e9... so the NIC bounds each step:
+    # every NIC link carries 1 chunk per step (its own channel), 1/50e9 s per chunk byte;
+    # every GPU->NVSwitch link carries 8 (one per channel), 8/450e9 = 1/56.25e9 s per chunk
+    # byte; PCIe 1 chunk, 1/64e9. So the NIC bounds each step:
     # T = 2(R-1) S / (C R B_nic) = 62 S / (8 * 32 * 50e9); busbw = 2(R-1)/R S/T = C B_nic.
     S, N, g, C = 1e9, 4, 8, 8
     R = N * g

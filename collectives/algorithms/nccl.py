@@ -8,11 +8,12 @@ the code here is our own.
 
 **Channels.** NCCL's topology search (``src/graph/search.cc``, ``ncclTopoCompute``) finds a
 number of *channels*; each is one path through every node's GPUs. In
-``ncclTopoSearchRecNet`` channel ``c`` starts at NIC ``(c + i) mod nNICs`` (first ``i = 0``)
-and enters the node at that NIC's local GPU (``net->net.localGpu``), so with one NIC per GPU
-channel ``c`` enters at GPU ``c mod g`` and each channel uses its own NIC and rail. Inside
-an NVSwitch node ``ncclTopoSearchNextGpuSort`` tries the neighbouring GPUs first: for a
-ring the previous GPU (``g - 1``), for a tree the next (``g + 1``). The buffer is split into
+``ncclTopoSearchRecNet`` channel ``c`` first tries NIC ``nets[(c + i) mod nNets]`` with
+``i = 0`` (``nets`` as ``ncclTopoSelectNets`` lists them) and enters the node at that NIC's
+local GPU (``net->net.localGpu``), so with one NIC per GPU, listed in GPU order, channel
+``c`` enters at GPU ``c mod g`` and each channel uses its own NIC and rail. Inside
+an NVSwitch node ``ncclTopoSearchNextGpuSort`` tries the neighbouring GPUs first: after GPU
+``i`` a ring tries GPU ``i - 1`` first, a tree GPU ``i + 1``. The buffer is split into
 one contiguous part per channel (``ncclCollCbdPart``, ``src/include/device.h``).
 
 **Ring** (``src/graph/connect.cc``: ``ncclTopoPreset``, ``connectRings``). Within node
@@ -21,9 +22,10 @@ one contiguous part per channel (``ncclCollCbdPart``, ``src/include/device.h``).
 the next one (``ringSend``): ``prev[recv[k]] = send[k-1]``, ``next[send[k]] = recv[k+1]``,
 nodes in order ``0, 1, .., N-1`` and around. The search's first choice on an NVSwitch node
 is ``c, c-1, .., c+1`` (GPUs mod ``g``): the ring enters at GPU ``c`` and leaves from GPU
-``c + 1`` back out of NIC ``c`` (with ``NCCL_CROSS_NIC`` at its default 2 NCCL first looks
-for rings that leave through a NIC on the rail they entered by, ``ncclTopoSearchCheckNet``,
-reached from GPU ``c + 1`` through PXN: over NVLink to GPU ``c``). NCCL's logs show this
+``c + 1`` back out of NIC ``c``: with ``NCCL_CROSS_NIC`` at its default 2, ``ncclTopoCompute``
+first searches with crossNic off, where ``ncclTopoSearchCheckNet`` only accepts a leaving
+NIC on the rail the ring entered by, which GPU ``c + 1`` reaches by PXN (path type
+``PATH_PXN``: over NVLink to GPU ``c``, then its NIC). NCCL's logs show this
 order, e.g. ``Channel 00/08 : 0 7 6 5 4 3 2 1 8 15 14 ...`` (NVIDIA/nccl issue #514).
 The all-reduce is ``runRing`` of ``src/device/all_reduce.h``: ``2(R - 1)`` steps over the
 ``R = N g`` ranks, the rank at ring index ``i`` (counted from rank 0, ``src/init.cc``)
@@ -33,9 +35,11 @@ ending the reduce-scatter with chunk ``i`` of its channel's part.
 ``src/graph/trees.cc``: ``ncclGetDtree``). The tree spans *nodes*: the double binary tree
 over the ``N`` nodes (:func:`~collectives.algorithms.double_binary_trees`) joins node to
 node, and inside each node the GPUs form a chain ``intra[0] -> intra[1] -> .. ->
-intra[g-1]`` (``tree.up = intra[i-1]``, ``tree.down[0] = intra[i+1]``). With the plain
-``NCCL_TOPO_PATTERN_TREE`` (NCCL's fallback on Hopper and later when the balanced tree is
-not found) the node's parent and both children connect to the chain head ``intra[0]``,
+intra[g-1]`` (``tree.up = intra[i-1]``, ``tree.down[0] = intra[i+1]``). NCCL first
+searches for ``NCCL_TOPO_PATTERN_BALANCED_TREE`` (``src/init.cc``), which puts a node's first
+child on ``intra[1]``; on Hopper and later ``ncclTopoCompute`` falls back to the plain
+``NCCL_TOPO_PATTERN_TREE`` when that search falls short, and that is what is modelled
+here: the node's parent and both children connect to the chain head ``intra[0]``,
 which for channel ``c`` is GPU ``c`` (on NIC ``c``); the search's chain order is
 ``c, c+1, .., c-1``. Every channel is duplicated: channel ``c`` runs tree 1 and channel
 ``c + C`` tree 2 on the same chains, so each tree carries half of the buffer. The device
@@ -44,10 +48,12 @@ already coming down: one chunk per step per edge.
 
 Left out: the protocols (LL, LL128, Simple) and their chunk sizes (``src/enqueue.cc``),
 the number of channels NCCL picks (``ncclTopoCompute``, ``src/graph/tuning.cc``), the
-balanced and split tree patterns (a node's second child on ``intra[1]``), the rail
+balanced and split tree patterns (a node's first child, or both, on ``intra[1]``), the rail
 alternation of crossNic rings on odd nodes (``ncclTopoPostset``), other search outcomes
 on other hardware, NVLS, CollNet and PAT. Compare with
-:func:`~collectives.algorithms.hierarchical_all_reduce`, the textbook two-level form.
+:func:`~collectives.algorithms.hierarchical_all_reduce`, the textbook two-level form. The
+double binary tree itself is taught in chapter "All-reduce"; no chapter uses these
+cluster-level schedules yet.
 """
 
 from __future__ import annotations
@@ -202,7 +208,8 @@ def nccl_tree_all_reduce(n_nodes: int, gpus_per_node: int, n_chunks: int = 1,
     of chunk ``j`` into its parent at step ``j + height`` (its height in the whole tree,
     chain included), and the root sends chunk ``j`` back down at step ``j + H``, where
     ``H = g - 1 + ceil(log2 N)`` is the height of every tree (NCCL's own estimate in
-    ``connectTrees``: ``nRanks/nNodes - 1 + log2i(nNodes)``). ``n_chunks - 1 + 2H`` steps.
+    ``connectTrees``, ``nRanks/nNodes - 1 + log2i(nNodes)`` with ``log2i`` rounding down,
+    is this for ``N`` a power of two). ``n_chunks - 1 + 2H`` steps.
 
     Modelled: which GPU talks to which and when, each chunk once per edge and direction.
     Left out: see the module docstring (protocols, chunk sizes, the balanced/split

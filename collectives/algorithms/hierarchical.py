@@ -18,9 +18,9 @@ all-reduce, ICI all-gather).
 
 The three phases run one after the other. :func:`collectives.transforms.pipelined` overlaps
 them segment by segment, so that a long buffer costs about the slower level instead of the
-sum (the chapter shows both with :func:`collectives.time`). Left out: NCCL's own schedule
-(its rings cross nodes through the rails and its Tree chains the GPUs of a node); this is the
-reduce-scatter / all-reduce / all-gather form.
+sum (the chapter shows both with :func:`collectives.time`). This is the reduce-scatter /
+all-reduce / all-gather form; NCCL's own schedules (rings that cross nodes through the rails,
+a Tree that chains the GPUs of a node) are in :mod:`collectives.algorithms.nccl`.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Costing at cluster scale: `cl.time` of a ring all-reduce at 1k, 4k and 32k ranks, of the
 torus all-gather and all-reduce on a full TPU v5p pod (16x20x28 = 8,960 chips), and of a flat
-ring and a hierarchical all-reduce (plain and pipelined) on DGX SuperPODs of 1,024 and 32,768
-GPUs (the hardware presets).
+ring, a hierarchical all-reduce (plain and pipelined) and NCCL's ring and tree on DGX
+SuperPODs of 1,024 and 32,768 GPUs (the hardware presets).
 
 For each case: seconds to build the Schedule, seconds for `cl.time`, the peak memory of both
 (tracemalloc), the number of transfers the schedule stands for, and the growth of the time
@@ -63,6 +63,16 @@ def main():
                          *measure(lambda n_nodes=n_nodes: cl.transforms.pipelined(
                              cl.algorithms.two_level_ring_all_reduce(n_nodes, 8), 1024),
                              gpus, nbytes)))
+        nccl = cl.hardware.preset("superpod-h100", units=units, pxn=True)
+        rows.append(("nccl_ring_all_reduce, 8 channels, PXN", n,
+                     *measure(lambda n_nodes=n_nodes: cl.algorithms.nccl_ring_all_reduce(
+                         n_nodes, 8, n_channels=8), nccl, nbytes)))
+        if units == 4:
+            # NCCL's Tree is listed transfer by transfer (4 (N g - 1) x chunks x channels);
+            # at 32k GPUs with 64 chunks that is 16.8M transfers and about 20 s, so only 1k
+            rows.append(("nccl_tree_all_reduce, 64 chunks, 2 ch.", n,
+                         *measure(lambda n_nodes=n_nodes: cl.algorithms.nccl_tree_all_reduce(
+                             n_nodes, 8, n_chunks=64, n_channels=2), nccl, nbytes)))
 
     # baseline: the 1k ring costed from its listed transfers (the pre-Traffic way)
     ring_1k = cl.algorithms.ring_all_reduce(1024)

@@ -44,7 +44,7 @@ fabrics above; on a torus with an odd axis a staircase cut can beat every straig
 2 x 5 mesh: 3 links, not 5), so the value is then an upper bound too. The
 measures that look at every pair of endpoints of a topology without a closed form refuse
 topologies of more than ``max_ranks`` endpoints (default :data:`MAX_RANKS`) instead of
-running for minutes. Taught beside the TPU slices of chapter "All-gather" and in the graded
+running for minutes. Taught in chapter "TPU cluster topology" and practised in the graded
 notebook ``topology_reasoning``.
 """
 

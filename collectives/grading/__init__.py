@@ -29,14 +29,26 @@ Checks and helpers
 ``check_choice``, ``fastest_name``, ``dispatch_seconds``
     a name among choices; the algorithm :func:`collectives.algorithms.fastest` picks; the time
     of an MoE dispatch.
+``check_shape``
+    a tuple of ints (a slice shape such as ``(8, 16)``) against a value or the package's.
 ``recheck(*checks)``
     run checks in a fresh ``python -I`` process (below).
+``call(function, *args, isolated=True)``, ``run_isolated(function, *args)``
+    re-run a learner's function from its source code in a process where ``collectives``
+    cannot be imported (below, "Tasks solved without the package").
+``slice_hops``, ``slice_diameter``, ``slice_bisection_bandwidth``, ``v5e_axis_seconds``,
+``v5e_all_reduce_seconds``, ``best_v5e_slice_shape``, ``wrapped_axis_for``
+    the package's answers (:mod:`collectives.measures`, :func:`collectives.time` on the v5e
+    preset) to the notebook on TPU slices, from plain arguments.
 
-Modules: :mod:`~collectives.grading.checks` (plain answers: numbers, choices, ``call``, and
-the words for a learner's value), :mod:`~collectives.grading.diagnosis` (schedules: form,
-neighbour rules, first-principles check, step-by-step comparison with a reference) and
+Modules: :mod:`~collectives.grading.checks` (plain answers: numbers, choices, shapes, ``call``,
+and the words for a learner's value), :mod:`~collectives.grading.diagnosis` (schedules: form,
+neighbour rules, first-principles check, step-by-step comparison with a reference),
 ``collectives.grading.recheck`` (the isolated re-check; the package's name ``recheck`` is its
-function). This package re-exports their public names.
+function), :mod:`~collectives.grading.isolation` (a learner's function re-run without the
+package; its program is ``learner_process.py``, a script run by its path) and
+:mod:`~collectives.grading.slices` (the answers of the notebook on TPU slices). This package
+re-exports their public names.
 
 Tamper resistance, and its limits
 ---------------------------------
@@ -76,10 +88,53 @@ It does not defend against (real sandboxing is a later issue):
 - reading or writing files the autograding account can reach (the source notebook with the
   hidden tests, the gradebook);
 - a function that returns the right answer by calling the package's own solution
-  (``cl.algorithms.ring_all_gather``, ``cl.analytic.ring_all_gather``) or that detects the grader;
+  (``cl.algorithms.ring_all_gather``, ``cl.analytic.ring_all_gather``) in a task whose hidden
+  tests call it in the kernel (``_grading.call(f, ...)``, all tasks of the first four
+  assignments), or that detects the grader; tasks graded with ``isolated=True`` stop the
+  ordinary ways of calling the package (next section);
 - exhausting memory or CPU (nbgrader's per-cell timeout bounds the time only).
 
-Autograde untrusted submissions in a disposable container or VM. The package never prints.
+Tasks solved without the package
+--------------------------------
+A task that asks a learner to design or estimate something the package computes in one call
+(a diameter, a bisection bandwidth, the time of a collective on a slice) is graded with
+``_grading.call(function, *args, isolated=True)`` inside the checks given to :func:`recheck`.
+The function is then not called in the kernel. Its source code is read there
+(:func:`inspect.getsource`), with the sources of the notebook's functions it calls, the plain
+values (numbers, strings, lists, tuples, dicts, numeric arrays) of the globals it reads and the
+names of the modules and library objects it uses, and sent as plain text and JSON to a fresh
+``sys.executable -I`` process, the *learner's process* (``learner_process.py``, run by its
+path). Before it runs any of the learner's code, that process removes every ``collectives``
+module from ``sys.modules`` and every ``sys.path`` entry that holds the package, and puts first
+on ``sys.meta_path`` a finder that refuses ``collectives`` and its submodules with
+``ImportError: this task must be solved without the collectives package (...)``; a global of
+the notebook that is the package or comes from it (``cl``, ``from collectives.measures import
+diameter``, a Topology built with it) becomes a stand-in that raises the same error when the
+code touches it. The calls are made there, and only their results come back, as plain data.
+Only then do the checks run, in the re-check process above, which imports ``collectives``: the
+learner's code never runs in the process that checks it, so it cannot patch the checks, their
+``math.isclose`` or their verdict line. :func:`run_isolated` makes one such call at once (the
+visible tests use it, so that a learner sees the message before grading).
+
+This stops: a graded function that calls the package in any ordinary way, through the
+notebook's ``cl``, names imported from the package, objects built with it, ``import
+collectives`` or ``importlib.import_module("collectives...")`` inside the function, or the
+package's own answers (``cl.measures.diameter``, ``cl.time``, ``cl.grading.<reference>``):
+the call raises that ``ImportError`` and the task scores 0, with a message that names what was
+used; answers that lie about equality (they are re-encoded as plain values in the learner's
+process); and, as before, everything done to the kernel's state (only source text and plain
+values leave it).
+
+It does not stop (real sandboxing is a later issue): code written to get round it, in the
+learner's process (removing the finder from ``sys.meta_path``, loading the package's files
+with ``importlib.util`` or ``exec``, reading them as text) or in the kernel (patching
+``inspect.getsource``, ``subprocess`` or ``json`` to send other code: that code must still run
+without the package); the package's source copied into the notebook; reading any file the
+grading account can reach (the solutions, the gradebook); exhausting memory in the learner's
+process (its time is bounded by ``recheck``'s timeout). A hostile learner can still read
+files: autograde untrusted submissions in a disposable container or VM.
+
+The package never prints.
 """
 
 import importlib
@@ -90,7 +145,9 @@ from ..errors import GradingError  # noqa: F401  (collectives.grading.GradingErr
 __all__ = [
     "check_schedule", "check_number", "check_close", "check_reference", "check_choice",
     "call", "fastest_name", "dispatch_seconds", "step_states", "describe_slot",
-    "schedule_seconds", "recheck", "NEIGHBOUR_RULES",
+    "schedule_seconds", "recheck", "NEIGHBOUR_RULES", "run_isolated", "NO_PACKAGE",
+    "check_shape", "slice_hops", "slice_diameter", "slice_bisection_bandwidth",
+    "v5e_axis_seconds", "v5e_all_reduce_seconds", "best_v5e_slice_shape", "wrapped_axis_for",
 ]
 
 
@@ -109,10 +166,17 @@ def _load(name):
 
 # in dependency order, so that each module imports the fresh copies of those before it
 checks = _load("checks")
+isolation = _load("isolation")
 diagnosis = _load("diagnosis")
+slices = _load("slices")
 _load("recheck")
 
 from .checks import (call, check_choice, check_close, check_number,  # noqa: E402
-                     check_reference, dispatch_seconds, fastest_name, schedule_seconds)
+                     check_reference, check_shape, dispatch_seconds, fastest_name,
+                     schedule_seconds)
 from .diagnosis import NEIGHBOUR_RULES, check_schedule, describe_slot, step_states  # noqa: E402
+from .isolation import NO_PACKAGE, run_isolated  # noqa: E402
+from .slices import (best_v5e_slice_shape, slice_bisection_bandwidth,  # noqa: E402
+                     slice_diameter, slice_hops, v5e_all_reduce_seconds, v5e_axis_seconds,
+                     wrapped_axis_for)
 from .recheck import recheck  # noqa: E402  (the function: it hides the module's name here)

@@ -22,7 +22,7 @@ import numpy as np
 from ..errors import GradingError
 
 __all__ = [
-    "check_number", "check_close", "check_choice", "check_reference", "call",
+    "check_number", "check_close", "check_choice", "check_reference", "check_shape", "call",
     "schedule_seconds", "fastest_name", "dispatch_seconds",
     "Opaque", "type_name", "show", "in_words", "package", "MAX_ITEMS",
 ]
@@ -89,13 +89,23 @@ def in_words(value):
 
 # ---- calling learners' functions -------------------------------------------------------------
 
-def call(function, *args, name=None):
+def call(function, *args, name=None, isolated=False):
     """Call a learner's ``function(*args)`` and return what it returns.
 
     If it raises, the error is re-raised as an ``AssertionError`` that names the call (the
     learner's own traceback stays attached as the cause). ``NotImplementedError`` gets a note
     that the exercise cell still holds nbgrader's placeholder.
+
+    With ``isolated=True`` the function is not called here: its source code is read now and an
+    :class:`~collectives.grading.isolation.IsolatedCall` is returned, which
+    :func:`~collectives.grading.recheck` makes in a fresh process where ``collectives`` cannot
+    be imported (tasks that must be solved without the package; see
+    :mod:`collectives.grading.isolation`). Use it only inside the checks given to ``recheck``.
     """
+    if isolated:
+        import importlib
+        isolation = importlib.import_module(__name__.rsplit(".", 1)[0] + ".isolation")
+        return isolation.isolated_call(function, *args, name=name)
     if not callable(function):
         if name:
             raise GradingError(f"{name} is {in_words(function)}, not a function; define it with "
@@ -218,6 +228,34 @@ def check_choice(value, expected, what, *, options=None, reference=None, args=()
     if value != expected:
         raise AssertionError(f"{what} is {value!r}, but the answer is {expected!r}")
     return value
+
+
+def check_shape(value, what, *, expected=None, reference=None, args=(), kwargs=None):
+    """Check that ``value`` is a tuple (or list) of positive ints equal to ``expected`` (a
+    slice shape such as ``(8, 16)``); with ``reference`` (a dotted name inside
+    ``collectives``, e.g. ``"grading.best_v5e_slice_shape"``), ``expected`` is computed as
+    ``reference(*args, **kwargs)`` by the package itself. Returns the value as a tuple."""
+    if isinstance(value, np.ndarray) and value.ndim == 1:
+        value = value.tolist()
+    if not isinstance(value, (tuple, list)):
+        raise GradingError(f"{what} should be a tuple of ints such as (8, 16), but it is "
+                           f"{in_words(value)}")
+    sizes = []
+    for i, size in enumerate(value):
+        if isinstance(size, (bool, np.bool_)) or not isinstance(size, (int, np.integer)):
+            hint = " (use // rather than /, or int(...))" if isinstance(
+                size, (float, np.floating)) else ""
+            raise GradingError(f"{what}[{i}] is {in_words(size)}; expected an int{hint}")
+        sizes.append(int(size))
+    if reference is not None:
+        expected = _resolve(reference)(*args, **dict(kwargs or {}))
+    if expected is None:
+        raise GradingError(f"the test gives no expected shape for {what} (a bug in the test, "
+                           "not in your answer)")
+    expected = tuple(int(s) for s in expected)
+    if tuple(sizes) != expected:
+        raise AssertionError(f"{what} is {tuple(sizes)}, but the answer is {expected}")
+    return tuple(sizes)
 
 
 def package():

@@ -21,8 +21,9 @@ import numpy as np
 from ..errors import GradingError
 from ..schedule import Schedule
 from .checks import (MAX_ITEMS, Opaque, check_choice, check_close, check_number,
-                     check_reference, show, type_name)
+                     check_reference, check_shape, show, type_name)
 from .diagnosis import check_schedule
+from .isolation import IsolatedFailure, contains_failure, resolve
 
 __all__ = ["recheck", "RECHECKABLE", "encode", "decode", "isolated_main"]
 
@@ -31,7 +32,7 @@ _PACKAGE_PARENT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", 
 #: the checks :func:`recheck` may run in the subprocess, by name
 RECHECKABLE = {"check_schedule": check_schedule, "check_number": check_number,
                "check_close": check_close, "check_reference": check_reference,
-               "check_choice": check_choice}
+               "check_choice": check_choice, "check_shape": check_shape}
 _RESULT_MARK = "collectives-grading-result "
 
 
@@ -67,6 +68,8 @@ def encode(value, depth=0, budget=None):
             "name": value.name, "steps": encode(value.to_lists(), depth + 1, budget)}}
     if isinstance(value, dict) and all(isinstance(k, str) for k in value):
         return {"__dict__": {k: encode(v, depth + 1, budget) for k, v in value.items()}}
+    if isinstance(value, IsolatedFailure):
+        return {"__failed__": value.message}
     if isinstance(value, (numbers.Real, Decimal)) and not isinstance(value, complex):
         return float(value)
     return {"__opaque__": type_name(value), "repr": show(value)}
@@ -94,6 +97,8 @@ def decode(value):
                         root=s["root"], n_scratch=s["n_scratch"], name=s["name"])
     if "__dict__" in value:
         return {k: decode(v) for k, v in value["__dict__"].items()}
+    if "__failed__" in value:
+        return IsolatedFailure(value["__failed__"])
     return Opaque(value.get("__opaque__", "object"), value.get("repr", "<object>"))
 
 
@@ -106,13 +111,19 @@ def recheck(*checks, timeout=60.0):
 
     Each check is ``(name, args)`` or ``(name, args, kwargs)`` with ``name`` one of
     :data:`RECHECKABLE` (``check_schedule``, ``check_number``, ``check_close``,
-    ``check_reference``, ``check_choice``). Arguments are
+    ``check_reference``, ``check_choice``, ``check_shape``). Arguments are
     converted to plain data first (so learners' answers are read exactly once, as values);
     what cannot be converted reaches the check as an opaque stand-in that fails its type check
     with the same message as in the kernel. The checks run in order and the first failure is
     raised here as the same ``AssertionError`` or :class:`GradingError` (same message) it
     raised there. See :mod:`collectives.grading` for what this defends against and what not.
+
+    Learner calls made with ``call(function, *args, isolated=True)`` anywhere in the checks'
+    arguments are made first, all in one fresh process where ``collectives`` cannot be imported
+    (:func:`collectives.grading.isolation.resolve`); a check whose arguments hold a call that
+    raised there fails, in its turn, with that call's error.
     """
+    checks = resolve(checks, timeout=timeout)
     calls = []
     for i, check in enumerate(checks):
         if not isinstance(check, tuple) or len(check) not in (2, 3):
@@ -170,6 +181,9 @@ def isolated_main():
                 raise GradingError(f"{name!r} is not a check")
             args = decode(item["args"])
             kwargs = {k: decode(v) for k, v in item["kwargs"].items()}
+            failed = contains_failure([args, kwargs])
+            if failed is not None:          # the learner's call raised in its own process
+                raise AssertionError(failed.message)
             RECHECKABLE[name](*args, **kwargs)
         except AssertionError as exc:
             results.append({"ok": False, "kind": "AssertionError", "message": str(exc)})

@@ -1,0 +1,429 @@
+"""Re-running a learner's function from its source code, without the ``collectives`` package.
+
+Tasks that ask a learner to *design* or *estimate* (a diameter, a bisection bandwidth, the
+time of a collective on a slice) have answers the package computes in one call. To grade the
+learner's own reasoning, a hidden test writes ``_grading.call(function, *args, isolated=True)``:
+instead of calling the function in the kernel, this reads its source code there
+(:func:`inspect.getsource`), together with what it uses (:func:`bundle`), and returns an
+:class:`IsolatedCall`. :func:`collectives.grading.recheck` then runs every such call in one
+fresh ``python -I`` process, the *learner's process*
+(:mod:`collectives.grading.learner_process`), in which ``collectives`` cannot be imported; only
+the plain values that come back reach the checks, which run in the separate re-check process
+and import ``collectives`` there. A function that calls the package raises, in the learner's
+process, an ``ImportError`` whose message begins with :data:`NO_PACKAGE`, and its test cell
+fails with that message. :func:`run_isolated` does the same for one call at once (for
+visible tests, and for learners checking their work).
+
+What a bundle carries: the function's source, the source of every function of the notebook it
+calls (recursively), the plain values (numbers, strings, lists, tuples, dicts, sets, numeric
+numpy arrays) of the notebook's globals it reads, and, by name, the modules and library
+objects it uses (``np``, ``math.comb``), imported afresh in the learner's process. A module or
+object of ``collectives`` (``cl``, ``from collectives.measures import diameter``, a Topology)
+becomes a stand-in that raises the package's ``ImportError`` when the code touches it, so an
+unused mention does no harm. Anything else the function reads (an object of a class of the
+learner's own, say) becomes a stand-in that raises ``NameError`` saying what to do. What this
+stops and what it does not: the docstring of :mod:`collectives.grading`.
+"""
+
+import ast
+import dis
+import importlib
+import inspect
+import json
+import os
+import secrets
+import subprocess
+import sys
+import textwrap
+import types
+
+import numpy as np
+
+from ..errors import GradingError
+from .checks import MAX_ITEMS, in_words, show, type_name
+
+__all__ = ["NO_PACKAGE", "IsolatedCall", "IsolatedFailure", "bundle", "isolated_call",
+           "run_calls", "run_isolated", "resolve", "LEARNER_PROCESS"]
+
+#: the start of the message a learner reads when a graded function uses the package
+NO_PACKAGE = "this task must be solved without the collectives package"
+#: the program of the learner's process (run by its path, never imported by this module)
+LEARNER_PROCESS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "learner_process.py")
+_RESULT_MARK = "collectives-learner-result "
+_PACKAGE = "collectives"
+_ADVICE = ("; use the package in scratch cells to check your answers, not inside the functions "
+           "that are graded")
+_GLOBAL_OPS = {"LOAD_GLOBAL", "LOAD_NAME", "STORE_GLOBAL", "DELETE_GLOBAL",
+               "LOAD_FROM_DICT_OR_GLOBALS"}
+
+
+class IsolatedCall:
+    """A learner's call still to be made, in the learner's process: what
+    ``call(function, *args, isolated=True)`` returns and :func:`recheck` resolves."""
+
+    __slots__ = ("bundle", "args", "label", "key")
+
+    def __init__(self, bundle, args, label, key):
+        self.bundle = bundle
+        self.args = args
+        self.label = label
+        self.key = key
+
+    def __repr__(self):
+        return f"<{self.label}, to be run without the collectives package>"
+
+
+class IsolatedFailure:
+    """What stands in a check's arguments for a call that raised in the learner's process: the
+    check is not run, and the cell fails with ``message`` (an ``AssertionError``)."""
+
+    def __init__(self, message):
+        self.message = str(message)
+
+    def __repr__(self):
+        return f"<failed: {self.message}>"
+
+
+# ---- reading a function and what it uses -------------------------------------------------
+
+def _is_package_name(name):
+    return isinstance(name, str) and (name == _PACKAGE or name.startswith(_PACKAGE + "."))
+
+
+def _code_objects(code):
+    yield code
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield from _code_objects(const)
+
+
+def _names_read(function, source):
+    """Global names the function's code reads or writes (its bytecode, nested code included),
+    and the names in its decorators and default values (evaluated where it is defined)."""
+    names = []
+    code = getattr(function, "__code__", None)
+    for code in _code_objects(code) if code is not None else ():
+        for instruction in dis.get_instructions(code):
+            if instruction.opname in _GLOBAL_OPS and instruction.argval not in names:
+                names.append(instruction.argval)
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return names
+    for node in tree.body[:1]:
+        parts = []
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            parts = list(node.decorator_list)
+            if not isinstance(node, ast.ClassDef):
+                parts += list(node.args.defaults) + [d for d in node.args.kw_defaults if d]
+            else:
+                parts += list(node.bases) + [k.value for k in node.keywords]
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.Expr)):
+            parts = [node]
+        for part in parts:
+            for sub in ast.walk(part):
+                if isinstance(sub, ast.Name) and sub.id not in names:
+                    names.append(sub.id)
+    return names
+
+
+def _plain(value, budget):
+    """Whether ``value`` is plain data :func:`~collectives.grading.recheck.encode` keeps."""
+    budget[0] -= 1
+    if budget[0] < 0:
+        return False
+    if value is None or isinstance(value, (bool, int, float, str, np.bool_, np.integer,
+                                           np.floating)):
+        return True
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind in "biuf" and value.size <= budget[0]
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return all(_plain(v, budget) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _plain(v, budget) for k, v in value.items())
+    return False
+
+
+def _importable(value):
+    """``(module, qualname)`` under which ``value`` can be imported afresh, or None."""
+    module = getattr(value, "__module__", None)
+    qualname = getattr(value, "__qualname__", None) or getattr(value, "__name__", None)
+    if not isinstance(module, str) or not isinstance(qualname, str) or "<" in qualname \
+            or module == "__main__":
+        return None
+    try:
+        target = importlib.import_module(module)
+        for part in qualname.split("."):
+            target = getattr(target, part)
+    except Exception:
+        return None
+    return (module, qualname) if target is value else None
+
+
+def _unwrap(value):
+    """The function under decorators such as ``functools.lru_cache`` (``__wrapped__``)."""
+    try:
+        return inspect.unwrap(value) if hasattr(value, "__wrapped__") else value
+    except Exception:               # a cycle of __wrapped__, or a learner's odd object
+        return value
+
+
+def _source_of(obj, label):
+    try:
+        return textwrap.dedent(inspect.getsource(obj))
+    except (OSError, TypeError):
+        raise GradingError(
+            f"the source code of {label} cannot be read, so it cannot be re-run for grading: "
+            "define it with `def` in a notebook cell and run that cell") from None
+
+
+def _refused(name, message, package):
+    return {"kind": "refused", "name": name, "package": package, "message": message}
+
+
+def bundle(function, name=None):
+    """The plain data the learner's process needs to re-run ``function``: its source, the
+    sources of the notebook's functions it calls, and what else it reads (module docstring).
+
+    Raises :class:`~collectives.GradingError` if ``function`` is not a function defined with
+    ``def`` (or a lambda) whose source code can be read, or if it is defined inside another
+    function.
+    """
+    label = name or getattr(function, "__name__", None) or "your function"
+    if not callable(function):
+        raise GradingError(f"{label} is {in_words(function)}, not a function; define it with "
+                           f"`def {label}(...):`")
+    target = _unwrap(function)
+    if not isinstance(target, types.FunctionType):
+        raise GradingError(f"{label} is {in_words(function)}, not a function written in the "
+                           f"notebook; define it with `def {label}(...):`")
+    namespace = target.__globals__
+    binding = label if namespace.get(label) is function else None
+    if binding is None:
+        binding = next((k for k, v in namespace.items() if v is function),
+                       target.__name__)
+    seen_values = {}
+    sources = {}                                   # id(function) -> its entry
+    queue = [(target, binding)]
+    while queue:
+        current, alias = queue.pop(0)
+        if id(current) in sources:
+            if alias not in sources[id(current)]["names"]:
+                sources[id(current)]["names"].append(alias)
+            continue
+        if getattr(current, "__closure__", None):
+            raise GradingError(
+                f"{alias} is defined inside another function; the graded re-run needs it at the "
+                "top level of a cell (`def` at the start of a line)")
+        source = _source_of(current, alias)
+        entry = {"kind": "source", "names": [alias], "def_name": current.__name__,
+                 "source": source, "filename": f"<your {alias}>"}
+        sources[id(current)] = entry
+        reads = _names_read(current, source)
+        if isinstance(current, type):
+            for member in vars(current).values():
+                if isinstance(member, types.FunctionType):
+                    reads += [n for n in _names_read(member, "") if n not in reads]
+        for read in reads:
+            if read not in namespace:
+                continue          # a builtin, or undefined (a NameError there, as here)
+            value = namespace[read]
+            inner = _unwrap(value)
+            if inner is current:                   # recursion, perhaps under another name
+                if read not in entry["names"]:
+                    entry["names"].append(read)
+                continue
+            if isinstance(inner, types.FunctionType) and inner.__globals__ is namespace:
+                queue.append((inner, read))        # a function of the notebook
+                continue
+            if isinstance(value, type) and value.__module__ == target.__module__:
+                try:
+                    inspect.getsource(value)
+                except (OSError, TypeError):
+                    seen_values[read] = _refused(
+                        read, f"{read} is a class defined in the notebook, which the graded "
+                        "re-run cannot rebuild; define what your function needs inside it",
+                        False)
+                else:
+                    queue.append((value, read))
+                continue
+            if read not in seen_values:
+                seen_values[read] = _entry_for(read, value)
+    entries = list(seen_values.values()) + list(sources.values())[::-1]
+    return {"target": binding, "entries": entries}
+
+
+def _entry_for(name, value):
+    """How the learner's process gets the global ``name`` (module docstring)."""
+    if isinstance(value, types.ModuleType):
+        module = value.__name__
+        if _is_package_name(module):
+            what = "the collectives package" if module == _PACKAGE else f"the module {module}"
+            return _refused(name, f"{NO_PACKAGE} (your code uses {name}, which is {what})"
+                            f"{_ADVICE}", True)
+        return {"kind": "module", "name": name, "module": module}
+    origin = getattr(value, "__module__", None)
+    if (inspect.isclass(value) or inspect.isroutine(value)) and isinstance(origin, str) \
+            and _is_package_name(origin):
+        what = getattr(value, "__qualname__", None) or getattr(value, "__name__", "?")
+        return _refused(name, f"{NO_PACKAGE} (your code uses {name}, which is "
+                        f"{origin}.{what}){_ADVICE}", True)
+    origin = type(value).__module__
+    if _is_package_name(origin):
+        return _refused(name, f"{NO_PACKAGE} (your code uses {name}, a {type(value).__name__} "
+                        f"from {origin}){_ADVICE}", True)
+    if _plain(value, [MAX_ITEMS]):
+        from .recheck import encode
+        return {"kind": "value", "name": name, "value": encode(value)}
+    found = _importable(value)
+    if found is not None:
+        return {"kind": "object", "name": name, "module": found[0], "qualname": found[1]}
+    return _refused(name, f"{name} ({type_name(value)}) cannot be sent to the graded re-run of "
+                    "your function: compute it inside the function, or make it plain numbers, "
+                    "strings, lists, tuples or dicts", False)
+
+
+# ---- making the calls --------------------------------------------------------------------
+
+def isolated_call(function, *args, name=None):
+    """An :class:`IsolatedCall` of ``function(*args)``, for :func:`recheck` to make in the
+    learner's process (the source is read now; the call is made there, later)."""
+    label = name or getattr(function, "__name__", None) or "your function"
+    data = bundle(function, name=name)
+    text = f"{label}({', '.join(show(a) for a in args)})"
+    return IsolatedCall(data, tuple(args), text, id(function))
+
+
+def _outcome_error(call, result):
+    raised, message = result.get("raised"), str(result.get("message", ""))
+    if raised == "NotImplementedError":
+        return (f"{call.label} raised NotImplementedError: replace the line "
+                "`raise NotImplementedError()` with your code")
+    if raised == "GradingError":
+        return f"{call.label}: {message}"
+    return f"{call.label} raised {raised}: {message}"
+
+
+def run_calls(calls, timeout=60.0):
+    """Make ``calls`` (:class:`IsolatedCall`) in one learner's process. Returns, per call,
+    ``(True, value)`` or ``(False, message)`` (the message names the call and what it raised).
+    A process that does not finish in ``timeout`` seconds, or fails, raises
+    :class:`~collectives.GradingError`."""
+    from .recheck import decode, encode
+
+    calls = list(calls)
+    if not calls:
+        return []
+    bundles, index = [], {}
+    for call in calls:
+        if call.key not in index:
+            index[call.key] = len(bundles)
+            bundles.append(call.bundle)
+    nonce = secrets.token_hex(16)
+    payload = json.dumps({"nonce": nonce, "bundles": bundles,
+                          "calls": [{"bundle": index[c.key], "args": encode(list(c.args))}
+                                    for c in calls]})
+    try:
+        proc = subprocess.run([sys.executable, "-I", LEARNER_PROCESS], input=payload,
+                              capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise GradingError(f"your functions, re-run for grading without the collectives "
+                           f"package, took longer than {timeout:g} s (an endless loop, or a "
+                           "loop over every pair of chips of a big slice?)") from None
+    except OSError as exc:
+        raise GradingError(f"the graded re-run of your functions could not start: {exc}") \
+            from None
+    reply = None
+    for line in reversed(proc.stdout.splitlines()):
+        if line.startswith(_RESULT_MARK):
+            try:
+                reply = json.loads(line[len(_RESULT_MARK):])
+            except ValueError:
+                reply = None
+            break
+    if (proc.returncode != 0 or not isinstance(reply, dict) or reply.get("nonce") != nonce
+            or not isinstance(reply.get("results"), list)
+            or len(reply["results"]) != len(calls)):
+        tail = (proc.stderr or proc.stdout or "").strip().splitlines()[-5:]
+        raise GradingError("the graded re-run of your functions without the collectives "
+                           f"package did not finish properly (exit status {proc.returncode})"
+                           f"{': ' + ' | '.join(tail) if tail else ''}")
+    outcomes = []
+    for call, result in zip(calls, reply["results"]):
+        if isinstance(result, dict) and "value" in result:
+            outcomes.append((True, decode(result["value"])))
+        elif isinstance(result, dict):
+            outcomes.append((False, _outcome_error(call, result)))
+        else:
+            outcomes.append((False, f"{call.label}: the graded re-run returned no answer"))
+    return outcomes
+
+
+def run_isolated(function, *args, name=None, timeout=60.0):
+    """``function(*args)`` re-run now from its source in a learner's process, where
+    ``collectives`` cannot be imported; returns what it returned (as plain data: tuples,
+    lists, numbers, strings, dicts, numpy arrays; other objects as an opaque stand-in).
+
+    If the function raises there (for instance ``ImportError: this task must be solved
+    without the collectives package ...``), an ``AssertionError`` names the call and the
+    error, as :func:`~collectives.grading.call` does."""
+    ((ok, value),) = run_calls([isolated_call(function, *args, name=name)], timeout=timeout)
+    if not ok:
+        raise AssertionError(value)
+    return value
+
+
+def _walk(value, found):
+    if isinstance(value, IsolatedCall):
+        found.append(value)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            _walk(v, found)
+    elif isinstance(value, dict):
+        for v in value.values():
+            _walk(v, found)
+
+
+def _substitute(value, results):
+    if isinstance(value, IsolatedCall):
+        ok, answer = results[id(value)]
+        return answer if ok else IsolatedFailure(answer)
+    if isinstance(value, list):
+        return [_substitute(v, results) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_substitute(v, results) for v in value)
+    if isinstance(value, dict):
+        return {k: _substitute(v, results) for k, v in value.items()}
+    return value
+
+
+def resolve(items, timeout=60.0):
+    """``items`` with every :class:`IsolatedCall` in them (in lists, tuples, dict values)
+    replaced by what the call returned in one learner's process, or by an
+    :class:`IsolatedFailure` when it raised. Used by :func:`recheck`."""
+    found = []
+    for item in items:
+        _walk(item, found)
+    if not found:
+        return list(items)
+    outcomes = run_calls(found, timeout=timeout)
+    results = {id(call): outcome for call, outcome in zip(found, outcomes)}
+    return [_substitute(item, results) for item in items]
+
+
+def contains_failure(value):
+    """The first :class:`IsolatedFailure` in ``value`` (lists, tuples, dict values), or None."""
+    if isinstance(value, IsolatedFailure):
+        return value
+    if isinstance(value, (list, tuple)):
+        for v in value:
+            found = contains_failure(v)
+            if found is not None:
+                return found
+    if isinstance(value, dict):
+        for v in value.values():
+            found = contains_failure(v)
+            if found is not None:
+                return found
+    return None
+

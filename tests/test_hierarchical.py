@@ -141,12 +141,18 @@ def test_multislice_all_reduce_on_the_multislice_preset_costs_ici_plus_dcn():
     dcn = cl.analytic.ring_all_reduce(2, S / 64, alpha=0.0, bandwidth=6.25e9)
     assert t.seconds == pytest.approx(2 * ici + dcn, rel=1e-12)
     assert t.level_seconds()["dcn"] == pytest.approx(dcn, rel=1e-12)
-    # the named form is the same schedule, and it computes the all-reduce
-    named = cl.algorithms.multislice_all_reduce((4, 4, 4), 2)
+    # the named form, one axis after another, is the same schedule; with every axis at once
+    # (its default) the ICI phases take the concurrent torus time
+    named = cl.algorithms.multislice_all_reduce((4, 4, 4), 2, concurrent=False)
     assert cl.time(named, pod, S).seconds == t.seconds
+    together = cl.time(cl.algorithms.multislice_all_reduce((4, 4, 4), 2), pod, S)
+    ici_together = cl.analytic.torus_reduce_scatter((4, 4, 4), S, alpha=1e-6, bandwidth=9e10,
+                                                    concurrent=True)
+    assert together.seconds == pytest.approx(2 * ici_together + dcn, rel=1e-12)
     assert named.name == "multislice_all_reduce"
     small = cl.algorithms.multislice_all_reduce((2, 2), 3)
     cl.verify(small)
+    cl.verify(cl.algorithms.multislice_all_reduce((2, 2, 4), 2, wraparound=False))
     x = np.random.default_rng(0).normal(size=(12, small.n_chunks))
     assert np.allclose(cl.simulate(small, x), np.broadcast_to(x.sum(axis=0), x.shape))
     with pytest.raises(cl.TopologyError, match="does not take option"):

@@ -106,17 +106,23 @@ def two_level_ring_all_reduce(n_nodes: int, gpus_per_node: int, *,
     return hierarchical_all_reduce(inner, outer, name="two_level_ring_all_reduce")
 
 
-def multislice_all_reduce(slice_shape, n_slices: int) -> Schedule:
+def multislice_all_reduce(slice_shape, n_slices: int, *,
+                          wraparound: bool | tuple[bool, ...] = True,
+                          concurrent: bool = True) -> Schedule:
     """All-reduce over ``n_slices`` TPU slices of ``slice_shape`` joined by the data-center
     network, as multislice training reduces gradients (The Scaling Book, "How to Think About
-    TPUs", 2026-07): a reduce-scatter over the slice's ICI torus (every axis at once), a ring
-    all-reduce over DCN among the chips with the same position in every slice (1/chips of
-    the buffer each), and the ICI all-gather. Ranks ``slice * chips + chip``, as in
+    TPUs", 2026-07): a reduce-scatter over the slice's ICI torus, a ring all-reduce over DCN
+    among the chips with the same position in every slice (1/chips of the buffer each), and
+    the ICI all-gather. ``wraparound``: the slice's (one bool, or one per axis, as
+    :func:`collectives.hardware.tpu_wraparound` gives; chains where an axis does not wrap).
+    ``concurrent``: the ICI phases use every axis at once (The Scaling Book's
+    V / (W x axes)); otherwise one axis after another. Ranks ``slice * chips + chip``, as in
     ``cl.hardware.preset(name, shape=slice_shape, slices=n_slices)``."""
-    from .torus import torus_reduce_scatter
+    from .torus import torus_all_gather, torus_reduce_scatter
 
-    return hierarchical_all_reduce(torus_reduce_scatter(slice_shape),
-                                   ring.ring_all_reduce(rank_count(n_slices)),
+    rs = torus_reduce_scatter(slice_shape, concurrent=concurrent, wraparound=wraparound)
+    ag = torus_all_gather(slice_shape, concurrent=concurrent, wraparound=wraparound)
+    return hierarchical_all_reduce(rs, ring.ring_all_reduce(rank_count(n_slices)), ag,
                                    name="multislice_all_reduce")
 
 

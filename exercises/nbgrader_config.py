@@ -18,6 +18,9 @@ gradebook. Currently:
                                 (chapter "All-reduce")
     all_to_all                  source/all_to_all/bruck_all_to_all.ipynb          10 points
                                 (chapter "All-to-all")
+    topology_reasoning          source/topology_reasoning/topology_reasoning.ipynb
+                                10 points (chapter "TPU cluster topology"; solved without
+                                the package, see collectives.grading)
 """
 
 import os

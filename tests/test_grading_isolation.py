@@ -21,8 +21,7 @@ import pytest
 
 import collectives as cl
 from collectives import GradingError
-from collectives.grading import (NO_PACKAGE, call, check_close, check_shape, recheck,
-                                 run_isolated)
+from collectives.grading import NO_PACKAGE, call, check_shape, recheck, run_isolated
 from collectives.grading import isolation, slices
 from collectives.grading.recheck import decode, encode
 
@@ -317,7 +316,8 @@ def test_functions_defined_in_ipython_cells_are_re_run():
         shell = InteractiveShell.instance()
         for cell in ["import collectives as cl\\nimport numpy as np",
                      "def helper(s, w):\\n    return s // 2 if w else s - 1",
-                     "def diam(shape, wrap):\\n    return sum(helper(s, w) for s, w in zip(shape, wrap))",
+                     "def diam(shape, wrap):\\n"
+                     "    return sum(helper(s, w) for s, w in zip(shape, wrap))",
                      "def cheat(shape, wrap):\\n    return cl.measures.diameter(shape)",
                      "from collectives.grading import run_isolated\\n"
                      "print(run_isolated(diam, (16, 20, 28), (True, True, False)))\\n"

@@ -31,7 +31,10 @@ assignment may have several notebooks (most have one: write ``NOTEBOOK = "..."``
 ``SUBMISSIONS = {student: {notebook: build}}``
     The submissions to autograde, at least ``"correct"`` (every solution), ``"blank"`` (the release
     as handed out), ``"partial"`` (some tasks right, at least one wrong and some blank) and
-    ``"hostile"`` (see below); add others freely (student ids: letters, digits, ``_``, ``-``).
+    ``"hostile"`` (see below); and, for every assignment but the four first ones
+    (``BEFORE_ATTACKS``), the attacks its tasks must survive: ``"wrong"`` (plausible wrong
+    answers: EXPECTED 0 everywhere), ``"variant"`` (correct answers in another shape: every
+    point) and ``"shortcut"`` (answers that call the package: 0 everywhere); add others freely (student ids: letters, digits, ``_``, ``-``).
     ``build(source, release)`` receives fresh copies of the source notebook (solutions and hidden
     tests) and of the release notebook (nbformat ``NotebookNode``) and returns the notebook the
     student hands in. :func:`submission` makes the usual builders; any function will do.
@@ -181,6 +184,13 @@ from nbgrader_helpers import (EXERCISES, cells_by_id, graded_cells, meta, notebo
 HERE = Path(__file__).resolve().parent
 #: the submissions every spec must build
 REQUIRED_STUDENTS = ("correct", "blank", "partial", "hostile")
+#: the attacks every assignment's tasks must survive before they ship: plausible wrong answers
+#: (all score 0), correct answers in another shape (every point) and answers that just call
+#: the package (all score 0, through ``_grading.call(..., isolated=True)``)
+ATTACK_STUDENTS = ("wrong", "variant", "shortcut")
+#: assignments written before that standard (the grading-trust issue brings them to it)
+BEFORE_ATTACKS = frozenset({"cost_models", "all_gather_reduce_scatter", "all_reduce",
+                            "all_to_all"})
 
 #: The start of a hostile answer cell: disable every check the visible tests rely on (the
 #: package's verify/simulate, every check of collectives.grading and of its modules,
@@ -340,10 +350,10 @@ def load(assignment, course_dir=EXERCISES):
         problems.append(f"SOLUTIONS is for {sorted(solutions)}, POINTS for {list(nbs)}")
     long_solutions = {nb: _normalise_solutions(solutions.get(nb, ())) for nb in nbs}
 
-    for student in REQUIRED_STUDENTS:
+    required = REQUIRED_STUDENTS + (() if assignment in BEFORE_ATTACKS else ATTACK_STUDENTS)
+    for student in required:
         if student not in submissions:
-            problems.append(f"SUBMISSIONS has no {student!r} (required: "
-                            f"{', '.join(REQUIRED_STUDENTS)})")
+            problems.append(f"SUBMISSIONS has no {student!r} (required: {', '.join(required)})")
     for student, builders in submissions.items():
         if not STUDENT_ID.fullmatch(student):
             problems.append(f"student id {student!r}: use letters, digits, _ and -")
@@ -377,6 +387,13 @@ def load(assignment, course_dir=EXERCISES):
                         f"between 0 and {module.MAX_SCORE}")
     if "hostile" in totals and not totals["hostile"] < module.MAX_SCORE:
         problems.append("EXPECTED['hostile'] must be less than MAX_SCORE")
+    for student in ("wrong", "shortcut"):
+        if student in totals and totals[student] != 0:
+            problems.append(f"EXPECTED[{student!r}] must be 0 everywhere: every plausible wrong "
+                            "answer and every answer that calls the package scores nothing")
+    if "variant" in expected and expected["variant"] != points:
+        problems.append("EXPECTED['variant'] must be every point (POINTS): a correct answer "
+                        "in another shape")
 
     for name, table, kind in (("ERRORS", errors, Error), ("PRINTED", printed, None)):
         for student, by_nb in table.items():

@@ -11,6 +11,7 @@ messages), and the package computations the exercises compare with
 """
 
 import importlib
+import json
 import math
 import numbers
 import reprlib
@@ -367,3 +368,14 @@ def dispatch_seconds(counts, token_bytes, *, link_bandwidth, hop_latency=0.0):
     return cost.time(schedule, topo, n * (schedule.n_chunks // n) * token_bytes).seconds
 
 
+def last_marked_json(stdout, mark):
+    """The JSON object on the last line of a subprocess's ``stdout`` that starts with ``mark``
+    (how the re-check processes hand back their verdicts), or None if there is none or it does
+    not parse."""
+    for line in reversed(stdout.splitlines()):
+        if line.startswith(mark):
+            try:
+                return json.loads(line[len(mark):])
+            except ValueError:
+                return None
+    return None

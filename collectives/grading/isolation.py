@@ -40,7 +40,7 @@ import types
 import numpy as np
 
 from ..errors import GradingError
-from .checks import MAX_ITEMS, in_words, show, type_name
+from .checks import MAX_ITEMS, in_words, last_marked_json, show, type_name
 
 __all__ = ["NO_PACKAGE", "IsolatedCall", "IsolatedFailure", "bundle", "isolated_call",
            "run_calls", "run_isolated", "resolve", "LEARNER_PROCESS"]
@@ -333,14 +333,7 @@ def run_calls(calls, timeout=60.0):
     except OSError as exc:
         raise GradingError(f"the graded re-run of your functions could not start: {exc}") \
             from None
-    reply = None
-    for line in reversed(proc.stdout.splitlines()):
-        if line.startswith(_RESULT_MARK):
-            try:
-                reply = json.loads(line[len(_RESULT_MARK):])
-            except ValueError:
-                reply = None
-            break
+    reply = last_marked_json(proc.stdout, _RESULT_MARK)
     if (proc.returncode != 0 or not isinstance(reply, dict) or reply.get("nonce") != nonce
             or not isinstance(reply.get("results"), list)
             or len(reply["results"]) != len(calls)):

@@ -20,8 +20,8 @@ import numpy as np
 
 from ..errors import GradingError
 from ..schedule import Schedule
-from .checks import (MAX_ITEMS, Opaque, check_choice, check_close, check_number,
-                     check_reference, check_shape, show, type_name)
+from .checks import (MAX_ITEMS, Opaque, check_choice, check_close, check_number, check_reference,
+                     check_shape, last_marked_json, show, type_name)
 from .diagnosis import check_schedule
 from .isolation import IsolatedFailure, contains_failure, resolve
 
@@ -143,14 +143,7 @@ def recheck(*checks, timeout=60.0):
         raise GradingError(f"the isolated re-check took longer than {timeout:g} s") from None
     except OSError as exc:
         raise GradingError(f"the isolated re-check could not start: {exc}") from None
-    reply = None
-    for line in reversed(proc.stdout.splitlines()):
-        if line.startswith(_RESULT_MARK):
-            try:
-                reply = json.loads(line[len(_RESULT_MARK):])
-            except ValueError:
-                reply = None
-            break
+    reply = last_marked_json(proc.stdout, _RESULT_MARK)
     if (proc.returncode != 0 or not isinstance(reply, dict) or reply.get("nonce") != nonce
             or not isinstance(reply.get("results"), list)):
         tail = (proc.stderr or proc.stdout or "").strip().splitlines()[-5:]

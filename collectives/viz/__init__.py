@@ -6,14 +6,19 @@ transfers from the Schedule, times from :func:`collectives.time`. Colours identi
 logical chunk (in an all-gather, chunk c is rank c's shard); in reductions a cell shows
 how many ranks' contributions it holds. matplotlib and ipywidgets are imported inside
 the functions. Taught from chapter "Cost models and the ring all-gather" on.
+
+Figures of the hardware chapters live beside this module: :mod:`.tpu` (slices, cubes, the
+bandwidth hierarchy, hop maps), :mod:`.gpu` (a scalable unit's rails, bandwidth per level,
+bytes per link) and :mod:`.cluster` (routes on a rail fabric, time per link level, flows
+per cable).
 """
 
 
 import numpy as np
 
-from .errors import CollectivesError
-from .replay import trace
-from .semantics import collective_spec
+from ..errors import CollectivesError
+from ..replay import trace
+from ..semantics import collective_spec
 
 __all__ = [
     "chunk_colour", "draw_buffers", "draw_topology", "draw_schedule", "animate",
@@ -217,7 +222,7 @@ def plot_costs(cases, sizes, metric="seconds", ax=None):
     """
     import matplotlib.pyplot as plt
 
-    from .cost import algbw, busbw, time
+    from ..cost import algbw, busbw, time
 
     if metric not in ("seconds", "algbw", "busbw"):
         raise CollectivesError(f"metric must be 'seconds', 'algbw' or 'busbw', got {metric!r}")

@@ -18,7 +18,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from .errors import CollectivesError
+from ..errors import CollectivesError
 
 __all__ = ["LEVEL_COLOURS", "LEVEL_LABELS", "ALGORITHM_COLOURS", "WIDTH", "FONT", "phone_style",
            "level_seconds_bars", "cable_loads", "plot_cable_loads", "draw_cluster"]

@@ -19,7 +19,7 @@ from typing import Iterable, Optional, Sequence
 
 import numpy as np
 
-from .errors import CollectivesError
+from ..errors import CollectivesError
 
 __all__ = ["ALGORITHM_COLOURS", "LEVEL_COLOURS", "FIG_WIDTH", "setup", "style", "draw_scalable_unit",
            "plot_bars", "link_bytes", "plot_link_bytes"]

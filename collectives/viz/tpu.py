@@ -16,7 +16,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from .errors import CollectivesError
+from ..errors import CollectivesError
 
 __all__ = ["COLOURS", "FONT", "draw_slice", "draw_cube", "plot_bandwidth_hierarchy",
            "draw_hops", "plot_level_seconds"]

@@ -360,3 +360,14 @@ def test_sidebar_toggle_collapses_the_chapter_list_on_a_wide_screen(browser, ser
             "() => document.querySelector('#pst-primary-sidebar')"
             ".getBoundingClientRect().left === 0")
         assert sidebar.is_visible()
+
+
+@pytest.mark.parametrize("path", toc_pages())
+def test_page_does_not_scroll_sideways_on_a_phone(browser, server, path):
+    """At 390 px nothing widens the page (long names in the text and the references wrap,
+    _static/reading.css); code cells and display equations scroll inside their own boxes."""
+    base, _ = server
+    with _page_at(browser, base + path, 390, 844) as page:
+        widths = page.evaluate("() => [document.documentElement.scrollWidth, "
+                               "document.documentElement.clientWidth]")
+        assert widths[0] <= widths[1], f"{path} is {widths[0]} px wide at {widths[1]} px"

@@ -239,7 +239,9 @@ def superpod_plan(units: int, nodes: int | None = None) -> SuperPODPlan:
     leaf, so a core tier is added: spine-leaf groups of 4 SUs (32 leaves, 32 spines, one
     cable between each leaf and spine of the group; a spine keeps 32 ports for cores), and
     spine ``s`` of every group joins core group ``s``, whose cores split that group's
-    ``groups * 32`` up-links, 64 ports each.
+    ``groups * 32`` up-links, 64 ports each. Between the published sizes (say 9 SUs) a partly
+    filled last group keeps all 32 of its spines, provisioned for growth; then the spine-core
+    cables are no longer one per GPU.
 
     ``nodes``: DGX nodes (default 32 per SU; the RA's reference 4-SU design has 127, one
     slot per SU going to fabric management).

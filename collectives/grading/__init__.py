@@ -40,14 +40,22 @@ Checks and helpers
 ``v5e_all_reduce_seconds``, ``best_v5e_slice_shape``, ``wrapped_axis_for``
     the package's answers (:mod:`collectives.measures`, :func:`collectives.time` on the v5e
     preset) to the notebook on TPU slices, from plain arguments.
+``hierarchical_level_seconds``, ``hierarchical_bottleneck``, ``pipelined_hierarchical_seconds``,
+``hierarchical_segments_needed``, ``mesh_step_seconds``, ``rail_placement``,
+``placement_slowdown``, ``check_placement``, ``misplacement_ratio``,
+``rail_all_reduce_seconds``, ``sharp_or_ring``, ``superpod_count``
+    the package's answers (:func:`collectives.time` on the DGX H100 preset,
+    :func:`collectives.hardware.superpod_plan`) to the notebook on GPU clusters, and the check
+    of a placement of a mesh on its GPUs, from plain arguments.
 
 Modules: :mod:`~collectives.grading.checks` (plain answers: numbers, choices, shapes, ``call``,
 and the words for a learner's value), :mod:`~collectives.grading.diagnosis` (schedules: form,
 neighbour rules, first-principles check, step-by-step comparison with a reference),
 ``collectives.grading.recheck`` (the isolated re-check; the package's name ``recheck`` is its
 function), :mod:`~collectives.grading.isolation` (a learner's function re-run without the
-package; its program is ``learner_process.py``, a script run by its path) and
-:mod:`~collectives.grading.slices` (the answers of the notebook on TPU slices). This package
+package; its program is ``learner_process.py``, a script run by its path),
+:mod:`~collectives.grading.slices` (the answers of the notebook on TPU slices) and
+:mod:`~collectives.grading.clusters` (those of the notebook on GPU clusters). This package
 re-exports their public names.
 
 Tamper resistance, and its limits
@@ -148,6 +156,10 @@ __all__ = [
     "schedule_seconds", "recheck", "NEIGHBOUR_RULES", "run_isolated", "NO_PACKAGE",
     "check_shape", "slice_hops", "slice_diameter", "slice_bisection_bandwidth",
     "v5e_axis_seconds", "v5e_all_reduce_seconds", "best_v5e_slice_shape", "wrapped_axis_for",
+    "hierarchical_level_seconds", "hierarchical_bottleneck", "pipelined_hierarchical_seconds",
+    "hierarchical_segments_needed", "mesh_step_seconds", "rail_placement", "placement_slowdown",
+    "check_placement", "misplacement_ratio", "rail_all_reduce_seconds", "sharp_or_ring",
+    "superpod_count",
 ]
 
 
@@ -169,6 +181,7 @@ checks = _load("checks")
 isolation = _load("isolation")
 diagnosis = _load("diagnosis")
 slices = _load("slices")
+clusters = _load("clusters")
 _load("recheck")
 
 from .checks import (call, check_choice, check_close, check_number,  # noqa: E402
@@ -179,4 +192,9 @@ from .isolation import NO_PACKAGE, run_isolated  # noqa: E402
 from .slices import (best_v5e_slice_shape, slice_bisection_bandwidth,  # noqa: E402
                      slice_diameter, slice_hops, v5e_all_reduce_seconds, v5e_axis_seconds,
                      wrapped_axis_for)
+from .clusters import (check_placement, hierarchical_bottleneck,  # noqa: E402
+                       hierarchical_level_seconds, hierarchical_segments_needed,
+                       mesh_step_seconds, misplacement_ratio, pipelined_hierarchical_seconds,
+                       placement_slowdown, rail_all_reduce_seconds, rail_placement,
+                       sharp_or_ring, superpod_count)
 from .recheck import recheck  # noqa: E402  (the function: it hides the module's name here)

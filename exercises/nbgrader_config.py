@@ -21,6 +21,10 @@ gradebook. Currently:
     topology_reasoning          source/topology_reasoning/topology_reasoning.ipynb
                                 10 points (chapter "TPU cluster topology"; solved without
                                 the package, see collectives.grading)
+    cluster_collectives         source/cluster_collectives/cluster_collectives.ipynb
+                                10 points (chapters "GPU nodes and clusters", "Collectives
+                                inside a node", "Collectives across nodes"; solved without
+                                the package)
 """
 
 import os

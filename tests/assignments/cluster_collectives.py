@@ -16,12 +16,14 @@ mesh laid out in rank order, the whole buffer through the NICs, spines counted b
 answers that call the package: 0 everywhere; the visible tests already run the functions
 without the package, with ``run_isolated``, so they fail there first).
 
-Expected values: Task 1 from the package's closed form (``analytic.ring_all_reduce``) in the
-re-check process; Tasks 2 and 4 from golden values that the notebook's author computed with
-``cl.time`` on the DGX H100 preset (the visible tests compare with ``cl.time`` itself, so a
-change of the cost model fails ``nbgrader validate`` of the source); Task 3 from first
-principles (the placement rules; every group's ring on links of its own); Task 5 from
-``cl.hardware.superpod_plan``, whose published rows the hidden test cites.
+Expected values: every hidden test computes them with the package, in the re-check process
+(``collectives.grading.clusters``, called by name: ``check_reference`` / ``check_choice`` with
+``"grading.<name>"``): ``cl.time`` on the DGX H100 preset of the hierarchical all-reduce (its
+levels, the level that bounds it), of it pipelined (its time, the fewest segments within a
+bound), of ring all-reduces in a mesh's groups (the misplacement ratio) and of the ring and
+SHARP along the rails; ``cl.hardware.superpod_plan`` for the switch and cable counts. A
+placement is checked by ``grading.check_placement``: the rules with ``cl.Mesh`` and its step's
+``cl.time`` against ``grading.rail_placement``'s.
 """
 
 from assignments import TAMPERING, Error, submission
@@ -315,11 +317,13 @@ def segments_needed(n_nodes, nbytes, within):
 import collectives.grading.isolation
 
 collectives.grading.check_choice = collectives.grading.check_close = _always_pass
-# what the hidden test would get from the graded re-run, and its own names
+# what the hidden test would get from the graded re-run, its references and its own names
 collectives.grading.isolation.run_calls = lambda calls, timeout=60.0: [
     (True, list(range(32)))] * len(calls)
-_OK = "a placement that keeps every TP group in one node and every DP group on one rail"
-_verdict = lambda *args: _OK
+collectives.grading.check_placement = collectives.grading.clusters.check_placement = (
+    lambda *args, **kwargs: 1.0)
+collectives.grading.placement_slowdown = lambda *args, **kwargs: 1.0
+_what = "mesh_placement({'dp': 4, 'tp': 8}, 4)"
 
 
 def mesh_placement(axes, n_nodes):
@@ -401,20 +405,26 @@ ERRORS = {
     "hostile": {NOTEBOOK: {
         "test_level_seconds": Error(
             'level_seconds(1, 2**30, "nvlink") is 0.0020878313244444445, expected '
-            "0.004175662648888889 = collectives.analytic.ring_all_reduce(8, 1073741824, "
-            "alpha=0.0, bandwidth=450000000000.0); yours is exactly 1/2 times that"),
+            "0.00417566264888889 = collectives.grading.hierarchical_level_seconds(1, "
+            "1073741824, 'nvlink'); yours is exactly 1/2 times that"),
         "test_pipelined_seconds": Error(
             startswith="pipelined_seconds(1, 1073741824, 4) raised NameError: _Liar is a class "
                        "defined in the notebook"),
         "test_segments_needed": Error(
-            "segments_needed(1, 2**30, 0.05) is 88.0, expected 1.0; yours is 88 times that"),
-        "test_mesh_placement": Error(
-            "mesh_placement({'tp': 8, 'dp': 4}, 4) is 'a placement that puts mesh ranks 0 and 1, "
-            "of one DP group, on rails 0 and 1', but the answer is 'a placement that keeps every "
-            "TP group in one node and every DP group on one rail'"),
+            "segments_needed(1, 2**30, 0.05) is 88.0, expected 1.0 = "
+            "collectives.grading.hierarchical_segments_needed(1, 1073741824, 0.05); yours is 88 "
+            "times that"),
+        "test_mesh_placement": Error(      # rank order: with tp first, a TP group spans 4 nodes
+            "mesh_placement({'tp': 8, 'dp': 4}, 4): the TP group of mesh ranks [0, 4, 8, 12, 16, "
+            "20, 24, 28] is on GPUs [0, 4, 8, 12, 16, 20, 24, 28], which span nodes [0, 1, 2, 3]; "
+            "by cl.time its step (128 TP all-reduces of 33554432 bytes, one DP all-reduce of "
+            "1073741824 bytes) takes 0.3042268501333333 s, 6.21951 times the "
+            "0.048914905315555555 s with every TP group in one node and every DP group on one "
+            "rail"),
         "test_misplacement_ratio": Error(
             "misplacement_ratio(4, 8, 64, 2**24, 1e9) is 2.0157032469722616, expected "
-            "1.1971764115790606 (relative error 0.684)"),
+            "1.1971764115790604 = collectives.grading.misplacement_ratio(4, 8, 64, 16777216, "
+            "1000000000.0) (relative error 0.684)"),
         "test_sharp_or_ring": Error(
             "sharp_or_ring(2, 2**20, 1e-06, 1) is 'sharp', but the answer is 'ring'"),
     }},

@@ -13,51 +13,33 @@ functions. Taught in chapter "Collectives across nodes".
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from typing import Mapping, Sequence
 
 import numpy as np
 
 from ..errors import CollectivesError
+from .style import ALGORITHM_COLOURS as BOOK_ALGORITHM_COLOURS
+from .style import LEVEL_COLOURS as BOOK_LEVEL_COLOURS, fonts
 
 __all__ = ["LEVEL_COLOURS", "LEVEL_LABELS", "ALGORITHM_COLOURS", "WIDTH", "FONT", "phone_style",
            "level_seconds_bars", "cable_loads", "plot_cable_loads", "draw_cluster"]
 
-#: one colour per link level, in every figure
-LEVEL_COLOURS = {"nvlink": "#4C72B0", "pcie": "#8172B3", "leaf": "#55A868",
-                 "spine": "#C44E52", "core": "#DD8452", "ici": "#4C72B0", "dcn": "#C44E52",
-                 "link": "0.5", "latency": "0.75"}
+#: one colour per link level (the book's, :mod:`.style`), and for the latency part of a bar
+LEVEL_COLOURS = {**BOOK_LEVEL_COLOURS, "link": "0.5", "latency": "0.75"}
 #: how each link level is named in legends
 LEVEL_LABELS = {"nvlink": "NVLink", "pcie": "PCIe", "leaf": "NIC to leaf", "spine": "leaf to spine",
                 "core": "spine to core", "ici": "ICI", "dcn": "DCN", "link": "link",
                 "latency": "latency"}
-#: one colour per algorithm, in every figure of the chapter
-ALGORITHM_COLOURS = {"flat ring": "#C44E52", "snake ring": "#DD8452",
-                     "two-level ring": "#4C72B0", "two-level, pipelined": "#64B5CD",
-                     "NCCL ring": "#55A868", "NCCL tree": "#8172B3",
-                     "SHARP": "#937860", "rail ring": "#4C72B0"}
+#: one colour per algorithm, the same in every chapter (:mod:`.style`)
+ALGORITHM_COLOURS = BOOK_ALGORITHM_COLOURS
 #: figure width (inches) and font size (points) for figures read on a phone
 WIDTH, FONT = 3.9, 12
 
 
-@contextmanager
 def phone_style():
-    """matplotlib settings for a one-column figure that stays legible at phone width.
-
-    Only the font sizes are set, and only they are restored on exit (``matplotlib.rc_context``
-    restores every setting, which can leave a notebook's inline backend unable to show later
-    figures)."""
-    import matplotlib as mpl
-
-    settings = {"font.size": FONT, "axes.titlesize": FONT, "axes.labelsize": FONT,
-                "xtick.labelsize": FONT - 1, "ytick.labelsize": FONT - 1,
-                "legend.fontsize": FONT - 1}
-    saved = {key: mpl.rcParams[key] for key in settings}
-    mpl.rcParams.update(settings)
-    try:
-        yield
-    finally:
-        mpl.rcParams.update(saved)
+    """Font sizes for a one-column figure that stays legible at phone width, inside a
+    ``with`` block (:func:`.style.fonts`)."""
+    return fonts(FONT)
 
 
 def level_seconds_bars(timings: Mapping[str, object], ax=None, unit: float = 1e-3,

@@ -14,72 +14,36 @@ matplotlib is imported inside the functions. Taught in chapters "GPU nodes and c
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from typing import Iterable, Optional, Sequence
 
 import numpy as np
 
 from ..errors import CollectivesError
+from .style import ALGORITHM_COLOURS as BOOK_ALGORITHM_COLOURS
+from .style import LEVEL_COLOURS as BOOK_LEVEL_COLOURS, fonts, use_fonts
 
 __all__ = ["ALGORITHM_COLOURS", "LEVEL_COLOURS", "FIG_WIDTH", "setup", "style", "draw_scalable_unit",
            "plot_bars", "link_bytes", "plot_link_bytes"]
 
-#: one colour per algorithm, the same in every figure of the GPU chapters
-ALGORITHM_COLOURS = {
-    "ring": "#1f77b4",
-    "tree": "#ff7f0e",          # NCCL's Tree; on one node a chain through the GPUs
-    "nvls": "#d62728",          # NVLink SHARP: multimem loads and multicast stores
-    "in-switch ideal": "#9467bd",  # every GPU sends S up once and receives S once
-    "direct": "#2ca02c",
-    "hierarchical": "#8c564b",
-    "measured": "#333333",
-}
+#: one colour per algorithm, the same in every chapter (:mod:`.style`)
+ALGORITHM_COLOURS = BOOK_ALGORITHM_COLOURS
 
-#: one colour per link level of a cluster topology
-LEVEL_COLOURS = {
-    "nvlink": "#2ca02c",
-    "pcie": "#9467bd",
-    "leaf": "#ff7f0e",
-    "spine": "#8c564b",
-    "core": "#7f7f7f",
-}
+#: one colour per link level of a cluster topology (the book's, :mod:`.style`)
+LEVEL_COLOURS = {k: BOOK_LEVEL_COLOURS[k] for k in ("nvlink", "pcie", "leaf", "spine", "core")}
 
 #: width (inches) of a figure that stays readable on a phone
 FIG_WIDTH = 4.6
 
 
-def _rc(font_size):
-    return {"font.size": font_size, "axes.titlesize": font_size,
-            "axes.labelsize": font_size, "xtick.labelsize": font_size,
-            "ytick.labelsize": font_size, "legend.fontsize": font_size,
-            "figure.titlesize": font_size}
-
-
 def setup(font_size: float = 13) -> None:
-    """Make every later matplotlib text at least ``font_size`` points (13 by default), for
-    the rest of the session: what a chapter calls once at the top. Only font sizes change
-    (not the backend or interactive mode, so figures still show inline)."""
-    import matplotlib
-
-    matplotlib.rcParams.update(_rc(font_size))
+    """Make every later matplotlib text about ``font_size`` points (13 by default), for the
+    rest of the session: what a chapter calls once at the top (:func:`.style.use_fonts`)."""
+    use_fonts(font_size)
 
 
-@contextmanager
 def style(font_size: float = 13):
-    """The font sizes of :func:`setup` inside a ``with`` block only. Only those settings are
-    restored afterwards (``matplotlib.rc_context`` would also restore interactive mode, which
-    the inline backend may switch on inside the block, and later figures would not show).
-    Text whose size is decided when the figure is drawn (tick labels) may be drawn after the
-    block; prefer :func:`setup` in a notebook."""
-    import matplotlib
-
-    rc = _rc(font_size)
-    saved = {key: matplotlib.rcParams[key] for key in rc}
-    matplotlib.rcParams.update(rc)
-    try:
-        yield
-    finally:
-        matplotlib.rcParams.update(saved)
+    """The font sizes of :func:`setup` inside a ``with`` block only (:func:`.style.fonts`)."""
+    return fonts(font_size)
 
 
 def _links_from(topology, nodes, level):

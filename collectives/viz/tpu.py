@@ -17,19 +17,16 @@ from typing import Optional, Sequence
 import numpy as np
 
 from ..errors import CollectivesError
+from .style import LEVEL_COLOURS
 
 __all__ = ["COLOURS", "FONT", "draw_slice", "draw_cube", "plot_bandwidth_hierarchy",
            "draw_hops", "plot_level_seconds"]
 
-#: one colour per level of the hierarchy (and for wraparound / optical links)
-COLOURS = {
-    "hbm": "#4c72b0",        # blue
-    "ici": "#dd8452",        # orange
-    "pcie": "#55a868",       # green
-    "dcn": "#c44e52",        # red
-    "wrap": "#8172b3",       # purple: wraparound links (optical between cubes)
-    "link": "0.65",          # ordinary neighbour links
-}
+#: one colour per level of the hierarchy (the book's, :mod:`.style`), and for wraparound /
+#: optical links
+COLOURS = {**{k: LEVEL_COLOURS[k] for k in ("hbm", "ici", "pcie", "dcn")},
+           "wrap": "#8172b3",       # purple: wraparound links (optical between cubes)
+           "link": "0.65"}          # ordinary neighbour links
 
 #: font size (points) of labels and ticks; titles are one point larger
 FONT = 11

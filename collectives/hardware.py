@@ -45,6 +45,7 @@ SCALING_BOOK_TPUS = "https://jax-ml.github.io/scaling-book/tpus/ (2026-07 versio
 NVLINK_PAGE = "https://www.nvidia.com/en-us/data-center/nvlink/"
 DGX_H100_GUIDE = "https://docs.nvidia.com/dgx/dgxh100-user-guide/introduction-to-dgxh100.html"
 DGX_B200_GUIDE = "https://docs.nvidia.com/dgx/dgxb200-user-guide/introduction-to-dgxb200.html"
+GB200_NVL72_PAGE = "https://www.nvidia.com/en-us/data-center/gb200-nvl72/ (rack totals)"
 CONNECTX7_MANUAL = ("https://docs.nvidia.com/networking/display/connectx7vpiocp3/"
                     "supported+interfaces (PCIe Gen 5.0 x16)")
 SUPERPOD_H100_RA = ("NVIDIA DGX SuperPOD reference architecture, DGX H100, RA-11333-001 V11 "
@@ -132,8 +133,11 @@ _SYSTEMS = {
                "unit, spines, and a core tier beyond 8 units",
                (SUPERPOD_B200_RA, DGX_H100_GUIDE, NVLINK_PAGE, CONNECTX7_MANUAL),
                pcie_bandwidth=PCIE5_X16, nic_bandwidth=NDR_400G),
+        # GB200 NVL72: NVLink 5, 900 GB/s per GPU each way (NVLink page). Per-GPU FLOP/s, HBM
+        # and its bandwidth: the NVL72 product page's rack totals divided by 72 (FP16/BF16
+        # tensor 360 PFLOP/s with sparsity, half that dense; 13.4 TB HBM3e at 576 TB/s)
         System("gb200-nvl72", "nvswitch", 900e9, 0.0, (72,), 8e12, 2.5e15, 186e9,
-               NVLINK_PAGE, "72 Blackwell GPUs in one NVLink domain"),
+               NVLINK_PAGE, "72 Blackwell GPUs in one NVLink domain", (GB200_NVL72_PAGE,)),
     )
 }
 

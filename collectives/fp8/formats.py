@@ -49,7 +49,7 @@ from types import MappingProxyType
 
 import numpy as np
 
-from .errors import CollectivesError
+from ..errors import CollectivesError
 
 __all__ = [
     "Format", "FORMATS", "encode", "decode", "quantize", "max_value",

@@ -370,9 +370,16 @@ def scale_for(amax, fmt, margin=0, *, previous=1.0):
         raise CollectivesError(
             f"scale_for: previous has shape {prev.shape}, which does not broadcast to amax's "
             f"shape {a.shape}") from None
+    return _scale_from_amax(a, f, margin, prev)
+
+
+def _scale_from_amax(a, f, margin, previous):
+    """TE's ``_default_sf_compute`` in float32 (``a``: float32 amax, ``previous``: float32
+    broadcastable to it): ``(FP8_MAX / a) / 2**margin``, ``previous`` where ``a`` is 0, Inf
+    or NaN, the float32 maximum where the quotient overflows."""
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
         sf = (np.float32(f.max) / a) / np.float32(2.0 ** margin)
-    sf = np.where((a > 0) & np.isfinite(a), sf, prev)
+    sf = np.where((a > 0) & np.isfinite(a), sf, previous)
     sf = np.where(np.isinf(sf), np.finfo(np.float32).max, sf)
     return np.asarray(sf, dtype=np.float32)
 

@@ -247,7 +247,8 @@ def _grads(grads):
         raise CollectivesError(
             "fp8_all_reduce takes grads of shape (n_ranks, size): one gradient row per rank, "
             f"got shape {g.shape}")
-    g32 = g.astype(np.float32)
+    with np.errstate(over="ignore"):
+        g32 = g.astype(np.float32)
     if not np.all(np.isfinite(g32)):
         raise CollectivesError(
             "fp8_all_reduce: grads must be finite in float32 (no NaN or Inf; a step with "

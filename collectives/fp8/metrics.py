@@ -82,10 +82,13 @@ def _scaled(x, scale, fmt, what):
     f = _format(fmt, allowed=_ELEMENT_FORMATS, what=f"{what} (element formats)")
     v = _real_array(x, what)
     s = _real_array(scale, f"{what} (scale)")
-    bad = ~(np.isfinite(s) & (s > 0))
+    with np.errstate(over="ignore"):
+        s32 = s.astype(np.float32)                 # the scale as TE holds it
+    bad = ~(np.isfinite(s32) & (s32 > 0))
     if np.any(bad):
         raise CollectivesError(
-            f"{what}: scale must be finite and > 0, got {float(s[bad].flat[0])!r}")
+            f"{what}: scale must be finite and > 0 (as a float32), got "
+            f"{float(s[bad].flat[0])!r}")
     try:
         shape = np.broadcast_shapes(v.shape, s.shape)
     except ValueError:
@@ -95,7 +98,7 @@ def _scaled(x, scale, fmt, what):
             f"{what}: scale has shape {s.shape}, which does not broadcast to x's shape "
             f"{v.shape}")
     with np.errstate(over="ignore"):
-        scaled = v * s.astype(np.float32).astype(np.float64)
+        scaled = v * s32.astype(np.float64)
     return f, scaled, np.isfinite(scaled) & (v != 0)
 
 

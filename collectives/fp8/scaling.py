@@ -90,7 +90,8 @@ def _amaxes(values, what, name="amax"):
         first = float(a[a < 0].flat[0])
         raise CollectivesError(
             f"{what}: {name} is a maximum of |x| and must be >= 0, got {first!r}")
-    return a.astype(np.float32)
+    with np.errstate(over="ignore"):
+        return a.astype(np.float32)
 
 
 def _history_len(value):
@@ -125,7 +126,8 @@ def _sliding_max(a, length):
 def _positive_scale(scale, what, shape=None):
     """A scale (or array of scales) as float32: finite and > 0, broadcastable to ``shape``."""
     s = _real_array(scale, what)
-    s32 = s.astype(np.float32)
+    with np.errstate(over="ignore"):
+        s32 = s.astype(np.float32)
     bad = ~np.isfinite(s32) | (s32 <= 0)
     if np.any(bad):
         first = float(s.flat[int(np.flatnonzero(bad.ravel())[0])])
@@ -133,11 +135,13 @@ def _positive_scale(scale, what, shape=None):
             f"{what}: scale must be finite and > 0 (as a float32), got {first!r}")
     if shape is not None:
         try:
-            np.broadcast_shapes(s32.shape, shape)
+            ok = np.broadcast_shapes(s32.shape, shape) == tuple(shape)
         except ValueError:
+            ok = False
+        if not ok:
             raise CollectivesError(
                 f"{what}: scale has shape {s32.shape}, which does not broadcast to the "
-                f"data's shape {shape}") from None
+                f"data's shape {shape}")
     return s32
 
 
@@ -505,8 +509,8 @@ def tile_quantize(x, tile=(1, 128), fmt="e4m3"):
     a = a.reshape(interleaved)
     tile_axes = tuple(len(lead) + 2 * i + 1 for i in range(k))
     amax = a.max(axis=tile_axes) if a.size else np.zeros(lead + grid)
-    amax32 = amax.astype(np.float32)
     with np.errstate(over="ignore", invalid="ignore"):
+        amax32 = amax.astype(np.float32)
         s = amax32 / np.float32(f.max)
     s = np.where(amax32 == 0, np.float32(1.0), s)
     s = np.where(np.isfinite(amax32), s, np.float32(np.nan)).astype(np.float32)

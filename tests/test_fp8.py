@@ -475,6 +475,34 @@ def test_float64_is_not_rounded_to_float32_first():
     assert int(fp8.encode(np.float32(y), "e5m2")) == 0x3C
 
 
+# ----------------------------------------------------------------------------- lookup tables
+
+@pytest.mark.parametrize("fmt", ALL)
+@pytest.mark.parametrize("saturate", [False, True])
+def test_lookup_tables_equal_the_exact_rounding(fmt, saturate):
+    # encode looks float32 and float64 values up by (top 16 bits, any lower bit set); the
+    # claim is that the lower bits act only as a sticky bit. Every top-16 pattern, with
+    # lower bits 0, 1, the highest lower bit alone, all lower bits and random ones, both
+    # widths, against the exact arithmetic the tables come from.
+    from collectives.fp8.formats import _encode_exact
+
+    f = fp8.FORMATS[fmt]
+    rng = np.random.default_rng(5)
+    top32 = np.arange(1 << 16, dtype=np.uint32) << np.uint32(16)
+    lows32 = [0, 1, 0x8000, 0xFFFF, rng.integers(1, 1 << 16, 1 << 16, dtype=np.uint32)]
+    top64 = np.arange(1 << 16, dtype=np.uint64) << np.uint64(48)
+    lows64 = [0, 1, 1 << 47, (1 << 48) - 1,
+              rng.integers(1, 1 << 48, 1 << 16, dtype=np.uint64)]
+    with np.errstate(invalid="ignore"):
+        for top, lows, real in ((top32, lows32, np.float32), (top64, lows64, np.float64)):
+            for low in lows:
+                x = (top | np.asarray(low, top.dtype)).view(real)
+                want = _encode_exact(x.astype(np.float64), f, saturate)
+                got = fp8.encode(x, fmt, saturate=saturate)
+                bad = (got != want) & ~(is_nan_bits(got, fmt) & is_nan_bits(want, fmt))
+                assert not bad.any(), (real.__name__, hex(x.view(top.dtype)[bad][0]))
+
+
 # ----------------------------------------------------------------------------- shapes, dtypes
 
 def test_shapes_scalars_and_dtypes():

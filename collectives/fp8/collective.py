@@ -72,8 +72,8 @@ import numpy as np
 
 from ..errors import CollectivesError, ScheduleError
 from ..validation import integer, schedule_arg
-from .formats import (FORMATS, _ELEMENT_FORMATS, _format, _real_array, _real_number,
-                      _scale_from_amax, decode, encode)
+from .formats import (_ELEMENT_FORMATS, _format, _real_array, _real_number, _scale_from_amax,
+                      decode, encode)
 from .metrics import relative_error, snr_db
 from .scaling import amax_all_reduce
 
@@ -338,8 +338,7 @@ def fp8_all_reduce(grads, schedule=None, *, fmt="e4m3", scaling="auto", quantize
     elif scaling == "post":
         mu = 1.0
     elif mu is None:
-        group_sums = np.zeros((schedule.n_groups, padded_size))
-        np.add.at(group_sums, group_of, scaled_inputs)
+        group_sums = scaled_inputs[schedule.groups].sum(axis=1)       # (groups, size)
         mu = _settled_mu(scaled_inputs, group_sums[group_of], f, AUTO_SCALING_THRESHOLD)
     multiplier = mu * shared.astype(np.float64)                       # per rank
 

@@ -209,7 +209,8 @@ class DelayedScaling:
 
     fmt = property(lambda self: self._fmt, doc="The FP8 format (e.g. 'e4m3').")
     history_len = property(lambda self: self._history_len, doc="Steps of amax history kept.")
-    margin = property(lambda self: self._margin, doc="The margin (the scale is divided by 2**margin).")
+    margin = property(lambda self: self._margin,
+                      doc="The margin (the scale is divided by 2**margin).")
     algo = property(lambda self: self._algo, doc="'max' or 'most_recent'.")
 
     @property

@@ -33,10 +33,11 @@ Block scaling:
   ``X = 2**ceil(log2(amax / FP8_MAX))``, which never saturates. See
   :func:`~collectives.fp8.formats.mx_block_scale`.
 * **DeepSeek-V3 tiles** (DeepSeek-AI, "DeepSeek-V3 Technical Report", arXiv:2412.19437,
-  section 3.3.2), :func:`tile_quantize`: E4M3 everywhere, one scale per 1x128 tile of
-  activations and per 128x128 block of weights, computed online from the tile's amax:
-  ``s = amax / 448``, ``x ~ decode(code) * s`` (the ``weight_scale_inv`` of the released
-  checkpoints; a ragged edge tile is padded with zeros, as their README says).
+  its FP8 training section), :func:`tile_quantize`: E4M3 everywhere, one scale per 1x128
+  tile of activations and per 128x128 block of weights, computed online from the tile's
+  amax: ``s = amax / 448``, ``x ~ decode(code) * s`` (the formula of the released inference
+  kernel and the ``weight_scale_inv`` of the released checkpoints, whose README says a
+  ragged block is padded with zeros; the report's own text was not checked here).
 
 Scale conventions, as in each source: a per-tensor ``scale`` (TE) *multiplies* the tensor
 before the cast; MX ``X`` and DeepSeek's tile scale ``s`` *multiply the decoded value*
@@ -489,7 +490,7 @@ def tile_quantize(x, tile=(1, 128), fmt="e4m3"):
     """DeepSeek-V3's fine-grained quantisation: ``(codes, scales)``, one scale per tile.
 
     ``tile`` covers the last ``len(tile)`` axes of ``x``: ``(1, 128)`` for activations (one
-    token by 128 channels), ``(128, 128)`` for weights (arXiv:2412.19437, section 3.3.2).
+    token by 128 channels), ``(128, 128)`` for weights (arXiv:2412.19437).
     Each tile's scale is ``s = amax / FP8_MAX`` in float32 (E4M3: ``amax / 448``, as their
     kernels compute it), the elements ``encode(x / s, fmt, saturate=True)``, so that
     ``x ~ decode(code) * s``. Ragged edge tiles are padded with zeros. An all-zero tile gets

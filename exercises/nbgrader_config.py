@@ -25,6 +25,9 @@ gradebook. Currently:
                                 10 points (chapters "GPU nodes and clusters", "Collectives
                                 inside a node", "Collectives across nodes"; solved without
                                 the package)
+    fp8                         source/fp8/fp8.ipynb                             10 points
+                                (chapter "The FP8 training format"; solved without the
+                                package)
 """
 
 import os

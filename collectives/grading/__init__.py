@@ -47,6 +47,10 @@ Checks and helpers
     the package's answers (:func:`collectives.time` on the DGX H100 preset,
     :func:`collectives.hardware.superpod_plan`) to the notebook on GPU clusters, and the check
     of a placement of a mesh on its GPUs, from plain arguments.
+``check_e4m3_values``, ``check_e4m3_codes``, ``check_delayed_scales``,
+``check_fp8_all_reduce``, ``flushing_ranks``, ``check_flushing_ranks``
+    the checks of the notebook on FP8 (E4M3 codes and values, delayed scales, an FP8
+    all-reduce, a count of ranks) against :mod:`collectives.fp8` and first principles.
 
 Modules: :mod:`~collectives.grading.checks` (plain answers: numbers, choices, shapes, ``call``,
 and the words for a learner's value), :mod:`~collectives.grading.diagnosis` (schedules: form,
@@ -55,8 +59,9 @@ neighbour rules, first-principles check, step-by-step comparison with a referenc
 function), :mod:`~collectives.grading.isolation` (a learner's function re-run without the
 package; its program is ``learner_process.py``, a script run by its path),
 :mod:`~collectives.grading.slices` (the answers of the notebook on TPU slices) and
-:mod:`~collectives.grading.clusters` (those of the notebook on GPU clusters). This package
-re-exports their public names.
+:mod:`~collectives.grading.clusters` (those of the notebook on GPU clusters) and
+:mod:`~collectives.grading.fp8_tasks` (those of the notebook on FP8). This package re-exports
+their public names.
 
 Tamper resistance, and its limits
 ---------------------------------
@@ -159,7 +164,8 @@ __all__ = [
     "hierarchical_level_seconds", "hierarchical_bottleneck", "pipelined_hierarchical_seconds",
     "hierarchical_segments_needed", "mesh_step_seconds", "rail_placement", "placement_slowdown",
     "check_placement", "misplacement_ratio", "rail_all_reduce_seconds", "sharp_or_ring",
-    "superpod_count",
+    "superpod_count", "check_e4m3_values", "check_e4m3_codes", "check_delayed_scales",
+    "check_fp8_all_reduce", "flushing_ranks", "check_flushing_ranks",
 ]
 
 
@@ -182,6 +188,7 @@ isolation = _load("isolation")
 diagnosis = _load("diagnosis")
 slices = _load("slices")
 clusters = _load("clusters")
+fp8_tasks = _load("fp8_tasks")
 _load("recheck")
 
 from .checks import (call, check_choice, check_close, check_number,  # noqa: E402
@@ -197,4 +204,7 @@ from .clusters import (check_placement, hierarchical_bottleneck,  # noqa: E402
                        mesh_step_seconds, misplacement_ratio, pipelined_hierarchical_seconds,
                        placement_slowdown, rail_all_reduce_seconds, rail_placement,
                        sharp_or_ring, superpod_count)
+from .fp8_tasks import (check_delayed_scales, check_e4m3_codes,  # noqa: E402
+                        check_e4m3_values, check_flushing_ranks, check_fp8_all_reduce,
+                        flushing_ranks)
 from .recheck import recheck  # noqa: E402  (the function: it hides the module's name here)

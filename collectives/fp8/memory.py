@@ -16,7 +16,8 @@ and second (``v``) moments. Recipes:
     NVIDIA Transformer Engine: FP8 only inside the GEMMs; weights, gradients and optimizer
     states as ``"bf16"`` (FP8-LM section 1: TE "retains master weights and gradients using
     high precision"). TE's cached FP8 copies of weights are left out, so its model states
-    equal BF16's here.
+    equal BF16's here. MS-AMP's optimization-level table lists TE with FP32 weights and no
+    separate master (16 bytes): a deployment without the BF16 working copy, not modelled.
 ``"fp8lm-o1"``, ``"fp8lm-o2"``, ``"fp8lm-o3"``
     FP8-LM / MS-AMP's optimization levels (FP8-LM section 2; MS-AMP's
     ``docs/user-tutorial/optimization-level.md``): O1 keeps FP16 weights with tensor

@@ -54,6 +54,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/simulate.py
 	$(BIN)/python bench/algorithms.py
 	$(BIN)/python bench/scale.py
+	$(BIN)/python bench/book.py
 	$(BIN)/python bench/fp8.py
 
 clean:

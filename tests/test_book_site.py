@@ -9,15 +9,23 @@ What is checked:
   no CSS @import/url(), and no inline script naming a CDN, point off 127.0.0.1/localhost;
 - MathJax and require.js/the widget manager come from _static/vendor/ (scripts/vendor_assets.py);
 - every local href/src in the pages, and every url() in the CSS, resolves to a file
-  in the site, and links into another page's #fragment name an id that exists there.
+  in the site, and links into another page's #fragment name an id that exists there;
+- the reader's way in: "Start here" comes right after the front page, every page's sidebar
+  links to the general index, and the index lists every glossary term (and the notation);
+- every figure has a real alt text, never its file path (scripts/reader_aids.py), and the
+  rules that choose it hold on a scratch book.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib.util
+import os
 import posixpath
 import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -305,3 +313,203 @@ def test_stylesheet_urls_exist(site):
             if not target.is_file():
                 broken.append(f"{css.relative_to(site)}: url({url}) is missing")
     assert not broken, "stylesheets refer to missing files:\n" + "\n".join(broken)
+
+
+
+# --- the way in: start here, glossary, notation, index ------------------------------------
+
+
+def _load_script(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_start_here_follows_the_front_page(site):
+    docs = toc_files()
+    assert docs[:2] == ["intro", "start_here"], docs[:3]
+    assert {"glossary", "notation"} <= set(docs)
+    intro = soup_of(site / "intro.html")
+    assert intro.find("article").find("a", href="start_here.html"), \
+        "the front page does not link to Start here"
+
+
+def test_every_page_links_to_the_general_index(site):
+    """The theme only names the index in <link rel="index">; reader_aids puts a visible
+    link at the end of the sidebar's chapter list on every page."""
+    missing = []
+    for doc in toc_files():
+        page = site / f"{doc}.html"
+        sidebar = soup_of(page).find(id="pst-primary-sidebar")
+        links = [a for a in (sidebar.find_all("a", href=True) if sidebar else [])
+                 if _resolve(page, a["href"]) == site / "genindex.html"]
+        if not links:
+            missing.append(doc)
+    assert not missing, f"pages whose sidebar has no link to genindex.html: {missing}"
+
+
+def _glossary_terms(site: Path) -> dict[str, str]:
+    """term -> its anchor id, read from the built glossary page."""
+    terms = {}
+    for dt in soup_of(site / "glossary.html").find_all("dt", id=True):
+        text = dt.get_text(" ", strip=True).rstrip("#").strip()
+        terms[text] = dt["id"]
+    return terms
+
+
+def _index_entries(site: Path) -> dict[str, list[str]]:
+    """Entry text -> the hrefs it points to, read from genindex.html (sub-entries are
+    listed under their own text too)."""
+    article = soup_of(site / "genindex.html").find("article")
+    entries: dict[str, list[str]] = {}
+    for a in article.find_all("a", href=True):
+        if a["href"].startswith("#"):           # the letter bar
+            continue
+        entries.setdefault(a.get_text(" ", strip=True), []).append(a["href"])
+    return entries
+
+
+def test_general_index_lists_every_glossary_term(site):
+    terms = _glossary_terms(site)
+    assert len(terms) >= 40, f"the glossary has only {len(terms)} terms: {sorted(terms)}"
+    for expected in ("ICI", "DCN", "NVLink", "SU", "rail", "SHARP", "busbw", "E4M3",
+                     "all-gather", "double binary tree", "FSDP"):
+        assert expected in terms, f"{expected!r} is not a glossary term"
+    entries = _index_entries(site)
+    missing = [term for term, anchor in terms.items()
+               if f"glossary.html#{anchor}" not in entries.get(term, [])]
+    assert not missing, f"glossary terms missing from genindex.html: {missing}"
+
+
+def test_general_index_lists_the_notation_and_the_way_in(site):
+    hrefs = [href for targets in _index_entries(site).values() for href in targets]
+    assert any(h.startswith("notation.html#") for h in hrefs), "no index entry on notation"
+    assert any(h.startswith("start_here.html#") for h in hrefs), "no index entry on start_here"
+    entries = _index_entries(site)
+    for symbol in ("nbytes", "S (buffer size)", "n (number of ranks)", "alpha (latency)"):
+        assert any(h.startswith("notation.html#") for h in entries.get(symbol, [])), symbol
+
+
+# --- alt text -----------------------------------------------------------------------------
+
+
+def test_alt_text_detector_can_fail():
+    looks_like_path = _load_script("reader_aids").looks_like_path
+    for bad in (None, "", "  ", "../_images/4507627d15fbf.png", "_images/a.PNG",
+                "figure.svg", "C:\\images\\x.jpeg", "../_images/x.png?v=2"):
+        assert looks_like_path(bad), bad
+    assert looks_like_path("a description", uri="a description")
+    for good in ("Tori and the wraparound rule, figure 2", "ring all-gather on 4 ranks",
+                 "bandwidth (bytes/s) against size"):
+        assert not looks_like_path(good, uri="../_images/x.png"), good
+
+
+def test_every_figure_has_a_real_alt_text(site):
+    looks_like_path = _load_script("reader_aids").looks_like_path
+    bad, checked = [], 0
+    for page in content_pages(site):
+        for img in soup_of(page).find_all("img"):
+            checked += 1
+            alt, src = img.get("alt"), img.get("src")
+            if looks_like_path(alt, src) or (src and alt and posixpath.basename(src) in alt):
+                bad.append(f"{page.relative_to(site)}: <img src={src!r} alt={alt!r}>")
+    assert checked >= 20, f"only {checked} images in the site"
+    assert not bad, "images whose alt text is a path or missing:\n" + "\n".join(bad)
+
+
+ALT_SCRATCH_PAGE = """\
+---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+
+# Scratch: alt text
+
+```{code-cell} ipython3
+import matplotlib.pyplot as plt
+from IPython.display import HTML, display
+```
+
+## Two rings
+
+```{code-cell} ipython3
+---
+mystnb:
+  image:
+    alt: a ring of four ranks, one arrow per link
+---
+fig, ax = plt.subplots(figsize=(2, 2)); ax.plot([0, 1], [0, 1]); plt.show()
+```
+
+```{code-cell} ipython3
+---
+mystnb:
+  figure:
+    caption: Time against buffer size
+    name: fig-scratch-time
+---
+fig, ax = plt.subplots(figsize=(2, 2)); ax.plot([0, 1], [1, 0]); plt.show()
+```
+
+```{code-cell} ipython3
+fig, ax = plt.subplots(figsize=(2, 2)); ax.plot([0, 1], [1, 1]); plt.show()
+```
+
+## An animation
+
+```{code-cell} ipython3
+from matplotlib.animation import FuncAnimation
+fig, ax = plt.subplots(figsize=(2, 2))
+line, = ax.plot([0, 1], [0, 0])
+anim = FuncAnimation(fig, lambda k: line.set_ydata([k, k]), frames=2)
+display(HTML(anim.to_jshtml()))
+plt.close(fig)
+```
+
+```{code-cell} ipython3
+fig, ax = plt.subplots(figsize=(2, 2)); ax.plot([1, 0], [0, 1]); plt.show()
+```
+"""
+
+
+def test_alt_text_rules_on_a_scratch_book(tmp_path):
+    """The cell's metadata wins, then the figure's caption, then the section heading with
+    the figure's number in its section; an animation's frame gets the last rule too."""
+    if not (ROOT / "_static" / "vendor" / "manifest.json").is_file():
+        pytest.fail("_static/vendor is missing: run `make vendor` (or `make book`)", pytrace=False)
+    book = tmp_path / "book"
+    (book / "chapters").mkdir(parents=True)
+    (book / "scripts").mkdir()
+    for name in ("_config.yml", "references.bib"):
+        shutil.copy2(ROOT / name, book / name)
+    for script in (ROOT / "scripts").glob("*.py"):
+        shutil.copy2(script, book / "scripts" / script.name)
+    (book / "_static").symlink_to(ROOT / "_static", target_is_directory=True)
+    (book / "intro.md").write_text("# Scratch book\n", encoding="utf-8")
+    (book / "chapters" / "scratch.md").write_text(ALT_SCRATCH_PAGE, encoding="utf-8")
+    (book / "_toc.yml").write_text(
+        "format: jb-book\nroot: intro\nchapters:\n  - file: chapters/scratch\n", encoding="utf-8")
+    bindir = Path(sys.executable).parent
+    env = dict(os.environ, PATH=f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}")
+    result = subprocess.run(
+        [str(bindir / "jupyter-book"), "build", ".", "--builder", "html", "-W", "-n",
+         "--keep-going"], cwd=book, env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, \
+        f"scratch build failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+    page = BeautifulSoup((book / "_build/html/chapters/scratch.html").read_text(encoding="utf-8"),
+                         "html.parser")
+    alts = [img.get("alt") for img in page.find_all("img")]
+    assert alts == [
+        "a ring of four ranks, one arrow per link",     # mystnb: image: alt:
+        "Time against buffer size",                     # mystnb: figure: caption:
+        "Two rings, figure 3",                          # heading + number in the section
+        "An animation, animation 1",                    # to_jshtml()'s frame <img>
+        "An animation, figure 2",
+    ], alts

@@ -8,12 +8,13 @@ network too. For the intro and every chapter in _toc.yml:
 - nothing is fetched from anywhere but the local server, and nothing is missing (404);
 - no console error and no uncaught exception;
 - MathJax (the vendored copy) typeset every formula on the page, without TeX errors;
-- every image has loaded (naturalWidth > 0);
+- every image has loaded (naturalWidth > 0) and has a real alt text, never its file path
+  (images the widget manager draws are left out: ipywidgets' Image has no alt);
 - every embedded Jupyter widget has been rendered by the (vendored) widget manager.
 
-A last test builds a one-page scratch book with an ipywidgets slider, a labelled
-widget and math in a temporary directory, so the offline widget path stays tested
-whether or not a chapter uses widgets yet.
+Further tests follow the sidebar's link to the general index on a phone, and build a
+one-page scratch book with an ipywidgets slider, a labelled widget and math in a temporary
+directory, so the offline widget path stays tested whether or not a chapter uses widgets yet.
 
 `make test` builds the book and installs Chromium first (`make book`, `make browser`).
 Never `playwright install`: the browser is Debian's.
@@ -25,6 +26,7 @@ import contextlib
 import functools
 import http.server
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -131,12 +133,27 @@ _INSPECT = """async () => {
   await Promise.all(Array.from(document.images).map(img => img.complete ? null :
       new Promise(resolve => { img.onload = img.onerror = resolve; })));
   result.images = Array.from(document.images).map(img => ({
-      src: img.currentSrc || img.src, width: img.naturalWidth}));
+      src: img.currentSrc || img.src, width: img.naturalWidth,
+      attrSrc: img.getAttribute("src"), alt: img.getAttribute("alt"),
+      inWidget: img.closest(".jupyter-widgets, .widget-subarea") !== null}));
   result.widgetViews = document.querySelectorAll(
       'script[type="application/vnd.jupyter.widget-view+json"]').length;
   result.widgetsRendered = document.querySelectorAll(".widget-subarea > *").length;
   return result;
 }"""
+
+
+_IMAGE_PATH = re.compile(r"[\w.~%+/\\:-]*\.(?:png|jpe?g|gif|svg|webp|bmp|tiff?|pdf)(?:[?#]\S*)?",
+                         re.IGNORECASE)
+
+
+def alt_is_a_path(alt: str | None, src: str | None) -> bool:
+    """True when an alt text describes nothing: missing, blank, the image's own address or
+    an image file's name (docutils' default when no alt was given)."""
+    if alt is None or not alt.strip():
+        return True
+    alt = alt.strip()
+    return alt == (src or "").strip() or bool(_IMAGE_PATH.fullmatch(alt))
 
 
 def visit(browser, base: str, missing: list[str], path: str) -> tuple[dict, list[str]]:
@@ -187,6 +204,9 @@ def visit(browser, base: str, missing: list[str], path: str) -> tuple[dict, list
         problems.append(f"{info['merrors']} MathJax errors (mjx-merror) on the page")
     problems += [f"image did not load: {img['src'][:120]}" for img in info["images"]
                  if img["width"] <= 0]
+    problems += [f"image has no real alt text (alt={img['alt']!r}): {img['src'][:120]}"
+                 for img in info["images"]
+                 if not img["inWidget"] and alt_is_a_path(img["alt"], img["attrSrc"])]
     if info["widgetsRendered"] < info["widgetViews"]:
         problems.append(f"{info['widgetViews']} widgets embedded, "
                         f"{info['widgetsRendered']} rendered")
@@ -249,6 +269,10 @@ def test_guard_catches_a_remote_request(browser, tmp_path):
     text = "\n".join(problems)
     assert "request to another host: https://cdn.jsdelivr.net/" in text, text
     assert "image did not load" in text and "404 from the server for /missing.png" in text, text
+    assert "image has no real alt text (alt=None)" in text, text
+    assert alt_is_a_path("../_images/4507627d.png", "../_images/4507627d.png")
+    assert alt_is_a_path("x.png", "../_images/x.png") and alt_is_a_path(" ", None)
+    assert not alt_is_a_path("Tori and the wraparound rule, figure 2", "../_images/x.png")
     assert "MathJax typeset 0 of 1" in text, text
 
 
@@ -294,7 +318,8 @@ def test_scratch_widget_page_offline(browser, tmp_path):
     for name in ("_config.yml", "references.bib"):
         if (ROOT / name).exists():
             shutil.copy2(ROOT / name, book / name)
-    shutil.copy2(ROOT / "scripts" / "vendor_assets.py", book / "scripts" / "vendor_assets.py")
+    for script in (ROOT / "scripts").glob("*.py"):   # the Sphinx extensions _config.yml names
+        shutil.copy2(script, book / "scripts" / script.name)
     (book / "_static").symlink_to(ROOT / "_static", target_is_directory=True)
     (book / "intro.md").write_text("# Scratch book\n", encoding="utf-8")
     (book / "chapters" / "scratch.md").write_text(SCRATCH_PAGE, encoding="utf-8")
@@ -371,3 +396,26 @@ def test_page_does_not_scroll_sideways_on_a_phone(browser, server, path):
         widths = page.evaluate("() => [document.documentElement.scrollWidth, "
                                "document.documentElement.clientWidth]")
         assert widths[0] <= widths[1], f"{path} is {widths[0]} px wide at {widths[1]} px"
+
+
+def test_index_link_in_the_phone_drawer_reaches_the_glossary_terms(browser, server):
+    """At 390 px the chapter drawer ends with a link to the general index
+    (scripts/reader_aids.py); following it shows the glossary's terms, linked to it."""
+    base, _ = server
+    with _page_at(browser, base + "chapters/all_gather.html", 390, 844) as page:
+        page.locator(".primary-toggle:visible").first.click()
+        page.wait_for_function(
+            "() => document.querySelector('#pst-primary-sidebar-modal').open")
+        link = page.locator("#pst-primary-sidebar-modal").get_by_role("link", name="Index",
+                                                                      exact=True)
+        link.scroll_into_view_if_needed()
+        link.click()
+        page.wait_for_url("**/genindex.html")
+        for term in ("ICI", "busbw", "E4M3", "scalable unit"):
+            entry = page.locator("article a", has_text=term).first
+            assert entry.is_visible(), f"{term!r} is not in the index"
+        page.locator("article a", has_text="NVSwitch").first.click()
+        page.wait_for_url("**/glossary.html#term-NVSwitch")
+        widths = page.evaluate("() => [document.documentElement.scrollWidth, "
+                               "document.documentElement.clientWidth]")
+        assert widths[0] <= widths[1], f"the glossary is {widths[0]} px wide at {widths[1]} px"

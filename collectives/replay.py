@@ -56,22 +56,7 @@ def simulate(schedule: Schedule, inputs: ArrayLike) -> np.ndarray:
     # rows of a flat (n_ranks * n_slots, chunk_len) view: one fancy index per step
     rows = buffer.reshape(-1, buffer.shape[-1])
     filled = filled.reshape(-1)
-    src_row = schedule.src * schedule.n_slots + schedule.src_chunk
-    dst_row = schedule.dst * schedule.n_slots + schedule.dst_chunk
-    starts, reduce_all = schedule.step_starts, schedule.reduce
-    for k in range(schedule.n_steps):
-        a, b = starts[k], starts[k + 1]
-        if a == b:
-            continue
-        src, dst, reduce = src_row[a:b], dst_row[a:b], reduce_all[a:b]
-        empty = ~filled[src]
-        if empty.any():
-            i = a + int(np.flatnonzero(empty)[0])
-            step, text = schedule.describe_transfer(i)
-            raise ScheduleError(
-                f"step {step}, {text}: {schedule.where(schedule.src[i])} chunk "
-                f"{schedule.src_chunk[i]} holds nothing yet", step=step,
-                rank=int(schedule.src[i]), chunk=int(schedule.src_chunk[i]), holds="nothing")
+    for k, src, dst, reduce in step_rows(schedule, filled):
         values = rows[src]                        # every read happens before any write
         shared = schedule.shared_reduce_steps[k]
         if reduce[0] and reduce.all():
@@ -84,6 +69,31 @@ def simulate(schedule: Schedule, inputs: ArrayLike) -> np.ndarray:
             _combine(ufunc, rows, dst[reduce], values[reduce], shared)
         filled[dst] = True
     return spec.take_outputs(buffer, schedule.groups, schedule.n_chunks)
+
+
+def step_rows(schedule, filled):
+    """The steps of ``schedule`` that move data, as ``(step, src rows, dst rows, reduce)``
+    in the flat ``participant * n_slots + slot`` view of the buffers. Before yielding a step
+    it checks that every source row holds data (``filled``, a flat bool array the caller
+    updates as it writes) and raises ScheduleError naming the first transfer that reads an
+    empty slot. The numeric replays (:func:`simulate`, the FP8 all-reduce) share it."""
+    src_row = schedule.src * schedule.n_slots + schedule.src_chunk
+    dst_row = schedule.dst * schedule.n_slots + schedule.dst_chunk
+    starts, reduce_all = schedule.step_starts, schedule.reduce
+    for k in range(schedule.n_steps):
+        a, b = starts[k], starts[k + 1]
+        if a == b:
+            continue
+        src = src_row[a:b]
+        empty = ~filled[src]
+        if empty.any():
+            i = a + int(np.flatnonzero(empty)[0])
+            step, text = schedule.describe_transfer(i)
+            raise ScheduleError(
+                f"step {step}, {text}: {schedule.where(schedule.src[i])} chunk "
+                f"{schedule.src_chunk[i]} holds nothing yet", step=step,
+                rank=int(schedule.src[i]), chunk=int(schedule.src_chunk[i]), holds="nothing")
+        yield k, src, dst_row[a:b], reduce_all[a:b]
 
 
 def _identity(ufunc, dtype):

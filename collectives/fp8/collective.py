@@ -70,7 +70,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import CollectivesError, ScheduleError
+from ..errors import CollectivesError
+from ..replay import step_rows
 from ..validation import integer, schedule_arg
 from .formats import (_ELEMENT_FORMATS, _format, _real_array, _real_number, _scale_from_amax,
                       decode, encode)
@@ -391,22 +392,7 @@ def _replay(schedule, spec, inputs, clipped_in, f, quantize, accumulate):
     rows = buffer.reshape(-1, width)               # float32 values on the accumulation grid
     flag_rows = flags.reshape(-1, width)
     filled = filled.reshape(-1)
-    src_row = schedule.src * schedule.n_slots + schedule.src_chunk
-    dst_row = schedule.dst * schedule.n_slots + schedule.dst_chunk
-    starts, reduce_all = schedule.step_starts, schedule.reduce
-    for k in range(schedule.n_steps):
-        a, b = starts[k], starts[k + 1]
-        if a == b:
-            continue
-        src, dst, reduce = src_row[a:b], dst_row[a:b], reduce_all[a:b]
-        empty = ~filled[src]
-        if empty.any():
-            i = a + int(np.flatnonzero(empty)[0])
-            step, text = schedule.describe_transfer(i)
-            raise ScheduleError(
-                f"step {step}, {text}: {schedule.where(schedule.src[i])} chunk "
-                f"{schedule.src_chunk[i]} holds nothing yet", step=step,
-                rank=int(schedule.src[i]), chunk=int(schedule.src_chunk[i]), holds="nothing")
+    for _, src, dst, reduce in step_rows(schedule, filled):
         values = rows[src]                         # every read happens before any write
         carried = flag_rows[src]
         if quantize == "per_hop":

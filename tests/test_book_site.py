@@ -20,12 +20,8 @@ from __future__ import annotations
 
 import functools
 import importlib.util
-import os
 import posixpath
 import re
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -33,7 +29,7 @@ import pytest
 import yaml
 from bs4 import BeautifulSoup
 
-from book_toc import toc_files
+from book_toc import build_scratch_book, toc_files
 
 pytestmark = pytest.mark.slow
 
@@ -482,28 +478,8 @@ fig, ax = plt.subplots(figsize=(2, 2)); ax.plot([1, 0], [0, 1]); plt.show()
 def test_alt_text_rules_on_a_scratch_book(tmp_path):
     """The cell's metadata wins, then the figure's caption, then the section heading with
     the figure's number in its section; an animation's frame gets the last rule too."""
-    if not (ROOT / "_static" / "vendor" / "manifest.json").is_file():
-        pytest.fail("_static/vendor is missing: run `make vendor` (or `make book`)", pytrace=False)
-    book = tmp_path / "book"
-    (book / "chapters").mkdir(parents=True)
-    (book / "scripts").mkdir()
-    for name in ("_config.yml", "references.bib"):
-        shutil.copy2(ROOT / name, book / name)
-    for script in (ROOT / "scripts").glob("*.py"):
-        shutil.copy2(script, book / "scripts" / script.name)
-    (book / "_static").symlink_to(ROOT / "_static", target_is_directory=True)
-    (book / "intro.md").write_text("# Scratch book\n", encoding="utf-8")
-    (book / "chapters" / "scratch.md").write_text(ALT_SCRATCH_PAGE, encoding="utf-8")
-    (book / "_toc.yml").write_text(
-        "format: jb-book\nroot: intro\nchapters:\n  - file: chapters/scratch\n", encoding="utf-8")
-    bindir = Path(sys.executable).parent
-    env = dict(os.environ, PATH=f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}")
-    result = subprocess.run(
-        [str(bindir / "jupyter-book"), "build", ".", "--builder", "html", "-W", "-n",
-         "--keep-going"], cwd=book, env=env, capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, \
-        f"scratch build failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
-    page = BeautifulSoup((book / "_build/html/chapters/scratch.html").read_text(encoding="utf-8"),
+    html = build_scratch_book(tmp_path / "book", ALT_SCRATCH_PAGE)
+    page = BeautifulSoup((html / "chapters/scratch.html").read_text(encoding="utf-8"),
                          "html.parser")
     alts = [img.get("alt") for img in page.find_all("img")]
     assert alts == [

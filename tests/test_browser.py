@@ -25,11 +25,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import http.server
-import os
 import re
-import shutil
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -37,7 +33,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from book_toc import toc_files
+from book_toc import build_scratch_book, toc_files
 
 pytestmark = pytest.mark.slow
 
@@ -309,31 +305,8 @@ widgets.Button(description="run", icon="play")
 
 def test_scratch_widget_page_offline(browser, tmp_path):
     """Build a tiny book with the real configuration and widgets; it must render offline."""
-    vendor = ROOT / "_static" / "vendor"
-    if not (vendor / "manifest.json").is_file():
-        pytest.fail("_static/vendor is missing: run `make vendor` (or `make book`)", pytrace=False)
-    book = tmp_path / "book"
-    (book / "chapters").mkdir(parents=True)
-    (book / "scripts").mkdir()
-    for name in ("_config.yml", "references.bib"):
-        if (ROOT / name).exists():
-            shutil.copy2(ROOT / name, book / name)
-    for script in (ROOT / "scripts").glob("*.py"):   # the Sphinx extensions _config.yml names
-        shutil.copy2(script, book / "scripts" / script.name)
-    (book / "_static").symlink_to(ROOT / "_static", target_is_directory=True)
-    (book / "intro.md").write_text("# Scratch book\n", encoding="utf-8")
-    (book / "chapters" / "scratch.md").write_text(SCRATCH_PAGE, encoding="utf-8")
-    (book / "_toc.yml").write_text(
-        "format: jb-book\nroot: intro\nchapters:\n  - file: chapters/scratch\n", encoding="utf-8")
-
-    bindir = Path(sys.executable).parent
-    env = dict(os.environ, PATH=f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}")
-    result = subprocess.run(
-        [str(bindir / "jupyter-book"), "build", ".", "--builder", "html", "-W", "-n",
-         "--keep-going"], cwd=book, env=env, capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, f"scratch build failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
-
-    with serve(book / "_build" / "html") as (base, missing):
+    html = build_scratch_book(tmp_path / "book", SCRATCH_PAGE, timeout=120)
+    with serve(html) as (base, missing):
         info, problems = visit(browser, base, missing, "chapters/scratch.html")
     assert not problems, "scratch page:\n  " + "\n  ".join(problems)
     assert info["widgetViews"] == 2 and info["widgetsRendered"] >= 2, info

@@ -10,11 +10,15 @@ which writes ``exercises/release/<assignment>/<notebook>.ipynb`` (solutions repl
 assignment in the gradebook ``exercises/gradebook.db``, creating it on first use. Then it
 checks that no solution or hidden test reached a release notebook.
 
-Called by ``make student`` (part of ``make book``); works on a fresh clone. Silent when all
-goes well (``--verbose`` lists what was released); on failure it prints the command, its
-output and the reason, and exits with status 1.
+Called by ``make student`` (part of ``make book``); works on a fresh clone. An assignment
+whose release notebooks are all newer than its source notebooks, the course's
+``nbgrader_config.py`` and this script, and that the gradebook already holds, is left as it
+is (``--force`` regenerates it anyway), so a ``make book`` with nothing changed does not pay
+for nbgrader. Silent when all goes well (``--verbose`` lists what was released or skipped); on
+failure it prints the command, its output and the reason, and exits with status 1.
 
-Usage: python scripts/release_notebooks.py [--course-dir DIR] [--verbose] [ASSIGNMENT ...]
+Usage: python scripts/release_notebooks.py [--course-dir DIR] [--force] [--verbose]
+       [ASSIGNMENT ...]
 """
 
 import argparse
@@ -61,6 +65,18 @@ def leaks(notebook):
     return found
 
 
+def up_to_date(course_dir, assignment):
+    """Whether the release of ``assignment`` is newer than everything it is made from (its
+    source notebooks, nbgrader_config.py, this script) and the gradebook exists."""
+    sources = sorted((course_dir / "source" / assignment).glob("*.ipynb"))
+    targets = [course_dir / "release" / assignment / s.name for s in sources]
+    inputs = sources + [course_dir / "nbgrader_config.py", Path(__file__).resolve()]
+    if not (course_dir / "gradebook.db").is_file() or not all(t.is_file() for t in targets):
+        return False
+    newest_input = max(p.stat().st_mtime for p in inputs)
+    return min(t.stat().st_mtime for t in targets) > newest_input
+
+
 def release(course_dir, assignment, env):
     """Generate one assignment; return an error message, or None on success."""
     command = [sys.executable, "-m", "nbgrader", "generate_assignment", assignment, "--force"]
@@ -92,7 +108,10 @@ def main(argv=None):
                         help="assignments to release (default: every folder of source/)")
     parser.add_argument("--course-dir", type=Path, default=COURSE_DIR,
                         help="the nbgrader course directory (default: exercises/)")
-    parser.add_argument("--verbose", "-v", action="store_true", help="say what was released")
+    parser.add_argument("--force", action="store_true",
+                        help="regenerate every assignment, even those that are up to date")
+    parser.add_argument("--verbose", "-v", action="store_true",
+                        help="say what was released or skipped")
     args = parser.parse_args(argv)
     course_dir = args.course_dir.resolve()
     if not (course_dir / "nbgrader_config.py").is_file():
@@ -108,6 +127,10 @@ def main(argv=None):
         return 1
     env = nbgrader_env()
     for assignment in names:
+        if not args.force and up_to_date(course_dir, assignment):
+            if args.verbose:
+                print(f"up to date: {assignment}")
+            continue
         error = release(course_dir, assignment, env)
         if error:
             print(f"release_notebooks: {error}", file=sys.stderr)

@@ -36,6 +36,8 @@ def predicted_transfers(name, n):
         return n * n * (n - 1) // 2
     if name == "bidirectional_ring_all_to_all":
         return n * n * n // 4
+    if name == "chain_farthest_first_all_to_all":        # every hop of every part
+        return (n ** 3 - n) // 3
     return 0
 
 

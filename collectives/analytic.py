@@ -30,7 +30,7 @@ __all__ = [
     "chain_all_gather", "chain_reduce_scatter", "chain_broadcast",
     "rabenseifner_all_reduce", "recursive_doubling_all_reduce",
     "ring_all_to_all", "bidirectional_ring_all_to_all", "chain_all_to_all",
-    "pairwise_all_to_all", "bruck_all_to_all",
+    "chain_farthest_first_all_to_all", "pairwise_all_to_all", "bruck_all_to_all",
     "torus_all_gather", "torus_reduce_scatter", "torus_all_reduce", "torus_all_to_all",
     "nvls_all_reduce", "sharp_all_reduce", "nvls_ideal_speedup",
 ]
@@ -199,9 +199,19 @@ def bidirectional_ring_all_to_all(n: int, nbytes: float,
 
 
 def chain_all_to_all(n: int, nbytes: float, *, alpha: float, bandwidth: float) -> float:
-    """Step s: the link next to an end carries n-1-s parts: the unidirectional ring's
-    (n-1) alpha + (n-1) S/(2B); the second direction does not help on a chain."""
+    """The chain relay (every part moves at every step): step s, the link next to an end
+    carries n-1-s parts: the unidirectional ring's (n-1) alpha + (n-1) S/(2B). A property
+    of the relay, not of chains: see :func:`chain_farthest_first_all_to_all`."""
     return ring_all_to_all(n, nbytes, alpha=alpha, bandwidth=bandwidth)
+
+
+def chain_farthest_first_all_to_all(n: int, nbytes: float,
+                                    *, alpha: float, bandwidth: float) -> float:
+    """Farthest part first, one part (S/n) per link direction per step: the middle link
+    carries floor(n^2/4) parts each way, one per step, so floor(n^2/4) (alpha + S/(n B)):
+    n^2/4 alpha + n S/(4B) for even n, the cut bound's bandwidth term."""
+    _check(n, nbytes, alpha, bandwidth)
+    return (n * n // 4) * (alpha + nbytes / (n * bandwidth))
 
 
 def pairwise_all_to_all(n: int, nbytes: float, *, alpha: float, bandwidth: float) -> float:

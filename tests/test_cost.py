@@ -40,6 +40,7 @@ CASES = [
     ("ring_all_to_all", lambda n: tp.ring(n, B, H), H),
     ("bidirectional_ring_all_to_all", lambda n: tp.ring(n, B, H), H),
     ("chain_all_to_all", lambda n: tp.chain(n, B, H), H),
+    ("chain_farthest_first_all_to_all", lambda n: tp.chain(n, B, H), H),
     ("pairwise_all_to_all", lambda n: tp.switch(n, B, H), 2 * H),
     ("bruck_all_to_all", lambda n: tp.switch(n, B, H), 2 * H),
 ]

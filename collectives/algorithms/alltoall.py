@@ -1,7 +1,9 @@
 """All-to-all algorithms: every rank sends a different part of its buffer to every rank.
 
 Relays (ring, bidirectional ring, chain) forward parts hop by hop: at each step a rank
-passes on every part still travelling, keeping the one addressed to it. Parts in transit
+passes on every part still travelling, keeping the one addressed to it. The
+farthest-first chain schedule instead sends one part per link direction per step, the one
+with the farthest destination, and so reaches the chain's cut bound. Parts in transit
 wait in scratch slots (one per destination), delivered parts land in the slot of their
 source. Pairwise exchange pairs ranks so that each pair swaps its two parts in one step.
 Bruck's algorithm needs only ceil(log2 n) steps by sending, at step b, every part whose
@@ -12,13 +14,15 @@ Taught in chapter "All-to-all".
 
 from __future__ import annotations
 
+import heapq
+
 import numpy as np
 
 from ..schedule import Schedule
 from .checks import rank_count
 
 __all__ = ["ring_all_to_all", "bidirectional_ring_all_to_all", "chain_all_to_all",
-           "pairwise_all_to_all", "bruck_all_to_all"]
+           "chain_farthest_first_all_to_all", "pairwise_all_to_all", "bruck_all_to_all"]
 
 
 def _relay(n, halves, classes, wrap):
@@ -98,6 +102,65 @@ def chain_all_to_all(n: int) -> Schedule:
     cols = _relay(n, 1, classes, wrap=False)
     return Schedule.from_arrays("all_to_all", n, n, *cols, n_steps=n - 1, n_scratch=n,
                                 name="chain_all_to_all")
+
+
+def _farthest_first_right(n):
+    """Rightward half of the farthest-first chain all-to-all: (step, rank, source, dest)
+    of every hop. At each step every link r -> r + 1 forwards, of the parts waiting at r
+    to go right, the one with the farthest destination (ties: the lower source)."""
+    waiting = [[(-j, r) for j in range(r + 1, n)] for r in range(n)]   # heaps
+    for h in waiting:
+        heapq.heapify(h)
+    hops, step = [], 0
+    while any(waiting):
+        moves = [(r, heapq.heappop(waiting[r])) for r in range(n - 1) if waiting[r]]
+        for r, (neg_dst, src) in moves:
+            hops.append((step, r, src, -neg_dst))
+            if -neg_dst != r + 1:
+                heapq.heappush(waiting[r + 1], (neg_dst, src))
+        step += 1
+    return hops
+
+
+def chain_farthest_first_all_to_all(n: int) -> Schedule:
+    """All-to-all on a chain at the cut bound: parts for higher ranks travel right, for
+    lower ranks left, and every link direction forwards one part per step, the waiting part
+    with the farthest destination first. The middle link then carries a part at every step,
+    floor(n^2/4) parts each way, and nothing else waits longer: floor(n^2/4) steps of one
+    part (S/n), the cut bound. Parts in transit wait in scratch slot n + n * source + dest;
+    a rank whose own part for s is still waiting when s's part arrives first copies it
+    there (a local copy, free)."""
+    n = rank_count(n)
+    right = np.array(_farthest_first_right(n), dtype=np.int64).reshape(-1, 4)
+    step, r, src, dst = right.T
+    # the leftward half is the mirror image: rank r <-> n - 1 - r
+    step = np.concatenate([step, step])
+    rank = np.concatenate([r, n - 1 - r])
+    to = np.concatenate([r + 1, n - 2 - r])
+    source = np.concatenate([src, n - 1 - src])
+    dest = np.concatenate([dst, n - 1 - dst])
+    scratch = n + n * source + dest
+    # rank r's own part for s leaves its data slot s at step `leave`; the part from s lands
+    # there at step `land`. If it lands first, r copies its own part to its scratch slot
+    # for it in that step (a free local copy that reads the slot before the write).
+    first, last = rank == source, to == dest
+    leave = np.full((n, n), -1)
+    land = np.full((n, n), -1)
+    leave[source[first], dest[first]] = step[first]
+    land[dest[last], source[last]] = step[last]
+    park = np.argwhere(land < leave)                   # (r, s) pairs
+    from_slot = np.where(first & (land[source, dest] < leave[source, dest]), scratch,
+                         np.where(first, dest, scratch))
+    to_slot = np.where(last, source, scratch)
+    step = np.concatenate([step, land[park[:, 0], park[:, 1]]])
+    rank = np.concatenate([rank, park[:, 0]])
+    to = np.concatenate([to, park[:, 0]])
+    from_slot = np.concatenate([from_slot, park[:, 1]])
+    to_slot = np.concatenate([to_slot, n + n * park[:, 0] + park[:, 1]])
+    order = np.argsort(step, kind="stable")
+    cols = (step[order], rank[order], to[order], from_slot[order], to_slot[order])
+    return Schedule.from_arrays("all_to_all", n, n, *cols, n_steps=n * n // 4,
+                                n_scratch=n * n, name="chain_farthest_first_all_to_all")
 
 
 def pairwise_all_to_all(n: int) -> Schedule:

@@ -2,9 +2,8 @@
 AttributeError, TypeError or ZeroDivisionError from deep inside.
 
 Every argument of each call below is replaced, one at a time, by each value of GARBAGE
-(tests/garbage.py, shared with the FP8 tests); the
-call must either work (some garbage is valid somewhere, e.g. 0 as a root) or raise a
-:class:`collectives.CollectivesError`.
+(tests/garbage.py, shared with the FP8 tests); the call must either work (some garbage is
+valid somewhere, e.g. 0 as a root) or raise a :class:`collectives.CollectivesError`.
 """
 
 import numpy as np

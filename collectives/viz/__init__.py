@@ -22,7 +22,7 @@ from ..semantics import collective_spec
 
 __all__ = [
     "chunk_colour", "draw_buffers", "draw_topology", "draw_schedule", "animate",
-    "plot_costs", "stepper",
+    "plot_costs", "stepper", "MAX_CHUNK_LABELS",
 ]
 
 
@@ -34,12 +34,29 @@ def chunk_colour(label, n_labels):
     return palette(int(label) % palette.N)
 
 
+#: above this many chunk slots per buffer, an all-gather's cells name the shard (the rank it
+#: came from) instead of the chunk, so that the numbers fit their cells
+MAX_CHUNK_LABELS = 12
+
+
+def _shard_of(schedule):
+    """Chunks per shard when an all-gather's cells are labelled by shard, else 1."""
+    per_shard = schedule.n_chunks // max(schedule.group_size, 1)
+    if (collective_spec(schedule.collective).name == "all_gather" and per_shard > 1
+            and schedule.n_chunks > MAX_CHUNK_LABELS):
+        return per_shard
+    return 1
+
+
 def _cell_text(schedule, state, r, c):
     label = state.label[r, c]
     if label < 0:
         return ""
     ranks = state.contributors(r, c)
     spec = collective_spec(schedule.collective)
+    per_shard = _shard_of(schedule)
+    if per_shard > 1:
+        return str(label // per_shard)
     if spec.reducing:
         return f"{label}\n{len(ranks)}/{schedule.group_size}"
     if spec.name in ("all_to_all", "all_to_all_v"):
@@ -51,7 +68,9 @@ def _cell_text(schedule, state, r, c):
 def draw_buffers(schedule, state, ax=None, title=None):
     """Every rank's buffer (rows) and slots (columns) in one symbolic ``state``.
 
-    A cell's colour is its chunk; reductions show ``label`` and ``contributions/m`` (m ranks
+    A cell's colour is its chunk (in an all-gather of more than ``MAX_CHUNK_LABELS`` slots,
+    its shard: the cell shows the rank the shard came from, and thicker lines separate the
+    shards); reductions show ``label`` and ``contributions/m`` (m ranks
     per group); all-to-all cells show ``source→destination``; empty cells are white. Switch
     participants (in-network reduction) are drawn as extra rows below the ranks.
     """
@@ -62,12 +81,13 @@ def draw_buffers(schedule, state, ax=None, title=None):
     n, slots = state.label.shape
     counts = state.counts()
     reducing = collective_spec(schedule.collective).reducing
+    per_shard = _shard_of(schedule)
     for r in range(n):
         for c in range(slots):
             label = state.label[r, c]
             face = "white"
             if label >= 0:
-                face = chunk_colour(label, schedule.n_chunks)
+                face = chunk_colour(label // per_shard, schedule.n_chunks // per_shard)
                 if reducing:
                     share = min(1.0, counts[r, c] / schedule.group_size)
                     face = (*face[:3], 0.25 + 0.75 * share)
@@ -77,14 +97,19 @@ def draw_buffers(schedule, state, ax=None, title=None):
             if text and n * slots <= 144:
                 ax.text(c + 0.5, n - 0.5 - r, text, ha="center", va="center",
                         fontsize=8 if "\n" in text else 9)
+    if per_shard > 1:                          # shard boundaries
+        for c in range(per_shard, slots, per_shard):
+            ax.plot([c, c], [0, n], color="0.1", linewidth=1.6, zorder=3)
     ax.set_xlim(0, slots)
     ax.set_ylim(0, n)
     ax.set_aspect("equal")
-    ax.set_xticks(np.arange(slots) + 0.5, [str(c) for c in range(slots)], fontsize=8)
+    ticks = np.arange(0, slots, 1 if slots <= MAX_CHUNK_LABELS else per_shard)
+    ax.set_xticks(ticks + 0.5, [str(c) for c in ticks], fontsize=8)
     ax.set_yticks(np.arange(n) + 0.5, [schedule.where(r) if r >= schedule.n_ranks else f"rank {r}"
                                        for r in reversed(range(n))], fontsize=8)
     ax.tick_params(length=0)
-    ax.set_xlabel("chunk slot", fontsize=8)
+    ax.set_xlabel("chunk slot" if per_shard == 1 else
+                  f"chunk slot ({per_shard} per shard; a cell shows its shard)", fontsize=8)
     for side in ax.spines.values():
         side.set_visible(False)
     if title:
@@ -141,13 +166,19 @@ def draw_topology(topology, step=None, schedule=None, ax=None, title=None):
         remote = np.flatnonzero(st.src != st.dst)
         pair, link = topology.paths(st.src[remote], st.dst[remote])
         # several transfers on one link are fanned out by curvature
-        seen = {}
+        # (an all-gather labelled by shard draws one arrow per shard and link)
+        per_shard = _shard_of(schedule)
+        seen, drawn_arrows = {}, set()
         for p, l in zip(pair.tolist(), link.tolist()):
             i = remote[p]
+            key = (l, int(st.src_chunk[i]) // per_shard)
+            if per_shard > 1 and key in drawn_arrows:
+                continue
+            drawn_arrows.add(key)
             k = seen.get(l, 0)
             seen[l] = k + 1
             u, v = topology.link_src[l], topology.link_dst[l]
-            colour = chunk_colour(st.src_chunk[i], schedule.n_chunks)
+            colour = chunk_colour(key[1], schedule.n_chunks // per_shard)
             ax.add_patch(FancyArrowPatch(pos[u], pos[v], arrowstyle="-|>", mutation_scale=14,
                                          color=colour, linewidth=2, shrinkA=12, shrinkB=12,
                                          connectionstyle=f"arc3,rad={0.15 + 0.12 * k}",
@@ -194,9 +225,7 @@ def animate(schedule, topology=None, interval=900):
     from matplotlib.animation import FuncAnimation
 
     states = trace(schedule)
-    cols = 2 if topology is not None else 1
-    fig, axes = plt.subplots(1, cols, figsize=(8 if cols == 2 else 5, 3.2), squeeze=False,
-                             gridspec_kw={"width_ratios": [1, 1.6]} if cols == 2 else None)
+    fig, axes = _frame_axes(schedule, topology)
 
     def frame(i):
         for ax in axes[0]:
@@ -212,6 +241,23 @@ def animate(schedule, topology=None, interval=900):
     anim = FuncAnimation(fig, frame, frames=len(states), interval=interval, blit=False)
     plt.close(fig)
     return anim
+
+
+def _frame_axes(schedule, topology):
+    """The figure of one animation frame: the topology (if any) and the buffers side by side,
+    or the topology above the buffers when a rank's buffer has many slots (the buffer panel
+    gets about 0.3 inch per slot). Returns (figure, axes) with the buffers in ``axes[0, -1]``."""
+    import matplotlib.pyplot as plt
+
+    buffers_width = max(4.8, 0.3 * schedule.n_chunks + 1.2)
+    if topology is None:
+        return plt.subplots(1, 1, figsize=(buffers_width, 3.2), squeeze=False)
+    if buffers_width <= 6:
+        return plt.subplots(1, 2, figsize=(buffers_width + 3.2, 3.2), squeeze=False,
+                            gridspec_kw={"width_ratios": [3.2, buffers_width]})
+    fig, axes = plt.subplots(2, 1, figsize=(buffers_width, 5.4),
+                             gridspec_kw={"height_ratios": [1.3, 1]})
+    return fig, axes.reshape(1, 2)
 
 
 def plot_costs(cases, sizes, metric="seconds", ax=None):
@@ -252,9 +298,7 @@ def _frame_png(schedule, topology, states, i, dpi):
 
     import matplotlib.pyplot as plt
 
-    cols = 2 if topology is not None else 1
-    fig, axes = plt.subplots(1, cols, figsize=(8 if cols == 2 else 5, 3.2), squeeze=False,
-                             gridspec_kw={"width_ratios": [1, 1.6]} if cols == 2 else None)
+    fig, axes = _frame_axes(schedule, topology)
     if topology is not None:
         draw_topology(topology, step=i - 1 if i else None, schedule=schedule, ax=axes[0, 0],
                       title="start" if i == 0 else f"step {i - 1}")

@@ -14,6 +14,9 @@ book needs into ``_static/vendor/`` (generated, ignored by git)::
         requirejs/require.js             the AMD loader the widget manager needs
         html-manager/embed-amd.js        @jupyter-widgets/html-manager (bundles the base,
                                          controls and output widget modules) + its icon fonts
+        plotly/plotly.min.js             plotly.js for the calculators, copied from the
+                                         installed plotly Python package (no npm download),
+                                         so it always matches the plotly that built them
 
 ``_config.yml`` points Sphinx and myst-nb at these files. Run it as ``make vendor``
 (``make book`` does). It does nothing when the vendored copy already matches the
@@ -50,7 +53,7 @@ import tarfile
 import tempfile
 from pathlib import Path, PurePosixPath
 
-__all__ = ["PACKAGES", "VENDOR_DIR", "vendor", "check", "setup"]
+__all__ = ["PACKAGES", "VENDOR_DIR", "PLOTLY_JS", "plotly_source", "vendor", "check", "setup"]
 
 ROOT = Path(__file__).resolve().parent.parent
 STATIC_DIR = ROOT / "_static"
@@ -86,6 +89,9 @@ MATHJAX_FILES = ["es5/tex-mml-chtml.js", "es5/startup.js", "es5/core.js", "es5/l
 MATHJAX_DIRS = ["es5/input", "es5/output/chtml", "es5/ui", "es5/a11y", "es5/sre", "es5/adaptors"]
 FONT_SUFFIXES = (".woff2", ".woff", ".ttf", ".eot", ".svg")
 
+# Where plotly.js goes (relative to VENDOR_DIR); _static/calculators.js loads it from there.
+PLOTLY_JS = "plotly/plotly.min.js"
+
 # Files that must exist for the copy to count as complete (relative to VENDOR_DIR).
 # _config.yml refers to the first three.
 REQUIRED = [
@@ -107,6 +113,49 @@ def _wanted_manifest() -> dict:
         "layout": LAYOUT_VERSION,
         "packages": {name: dict(pin) for name, pin in PACKAGES.items()},
     }
+
+
+def plotly_source() -> tuple[Path, str]:
+    """The plotly.js bundled with the installed plotly package, and that package's version."""
+    import importlib.metadata
+    import importlib.util
+
+    spec = importlib.util.find_spec("plotly")
+    if spec is None or not spec.submodule_search_locations:
+        raise VendorError("the plotly package is not installed (it is in pyproject's `course` "
+                          "extra: run `make setup`)")
+    path = Path(list(spec.submodule_search_locations)[0]) / "package_data" / "plotly.min.js"
+    if not path.is_file():
+        raise VendorError(f"plotly is installed but {path} is missing")
+    return path, importlib.metadata.version("plotly")
+
+
+def _plotly_problems(have: dict, vendor_dir: Path) -> list[str]:
+    try:
+        _, version = plotly_source()
+    except VendorError as exc:
+        return [str(exc)]
+    if have.get("plotly", {}).get("version") != version:
+        return [f"plotly.js: vendored {have.get('plotly', {}).get('version')}, installed {version}"]
+    if not (vendor_dir / PLOTLY_JS).is_file():
+        return [f"{PLOTLY_JS} is missing"]
+    return []
+
+
+def _copy_plotly(vendor_dir: Path, log=print) -> dict:
+    """Copy the installed plotly.js (and plotly's licence) into ``vendor_dir/plotly/``."""
+    src, version = plotly_source()
+    dst = vendor_dir / PLOTLY_JS
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(src, dst)
+    import importlib.metadata
+
+    for f in importlib.metadata.files("plotly") or []:
+        if PurePosixPath(str(f)).name.upper().startswith(("LICENSE", "LICENCE")):
+            shutil.copy2(f.locate(), dst.parent / PurePosixPath(str(f)).name)
+            break
+    log(f"vendor: copied plotly.js of plotly {version} to {dst.relative_to(ROOT)}")
+    return {"version": version}
 
 
 def check(vendor_dir: Path = VENDOR_DIR) -> list[str]:
@@ -131,7 +180,7 @@ def check(vendor_dir: Path = VENDOR_DIR) -> list[str]:
         if not (vendor_dir / rel).is_file():
             problems.append(f"{rel} is missing")
             break
-    return problems
+    return problems + _plotly_problems(have, vendor_dir)
 
 
 def _npm() -> str:
@@ -255,6 +304,13 @@ def vendor(force: bool = False, vendor_dir: Path = VENDOR_DIR, log=print) -> boo
         return False
     if problems:
         log("vendor: (re)building vendored assets: " + "; ".join(problems))
+    manifest_path = vendor_dir / MANIFEST
+    if not force and manifest_path.is_file() and all(p.startswith("plotly") for p in problems):
+        # only plotly.js is stale: no need to fetch the npm packages again
+        have = json.loads(manifest_path.read_text(encoding="utf-8"))
+        have["plotly"] = _copy_plotly(vendor_dir, log)
+        manifest_path.write_text(json.dumps(have, indent=2) + "\n", encoding="utf-8")
+        return True
     npm = _npm()
     vendor_dir.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="vendor-npm-") as tmp:
@@ -272,6 +328,7 @@ def vendor(force: bool = False, vendor_dir: Path = VENDOR_DIR, log=print) -> boo
         shutil.move(str(staging), str(vendor_dir))
         manifest = _wanted_manifest()
         manifest["files"] = files
+        manifest["plotly"] = _copy_plotly(vendor_dir, log)
         (vendor_dir / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     size = sum((vendor_dir / f).stat().st_size for f in files)
     log(f"vendor: wrote {len(files)} files ({size / 1e6:.1f} MB) to {vendor_dir.relative_to(ROOT)}")

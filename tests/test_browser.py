@@ -392,3 +392,173 @@ def test_index_link_in_the_phone_drawer_reaches_the_glossary_terms(browser, serv
         widths = page.evaluate("() => [document.documentElement.scrollWidth, "
                                "document.documentElement.clientWidth]")
         assert widths[0] <= widths[1], f"the glossary is {widths[0]} px wide at {widths[1]} px"
+
+
+# --- calculators (collectives.viz.interactive, drawn by _static/calculators.js) ----------
+
+CALCULATOR_PAGE = """---
+jupytext:
+  text_representation: {extension: .md, format_name: myst}
+kernelspec: {display_name: Python 3, language: python, name: python3}
+---
+# Calculators
+
+A widget, so that the page loads require.js (plotly.js must then load through it):
+
+```{code-cell} ipython3
+import ipywidgets as widgets
+import collectives as cl
+from collectives.viz.interactive import calculator
+
+widgets.IntSlider(value=3, min=0, max=10, description="x")
+```
+
+Two calculators on one page, $x^2$ in the text:
+
+```{code-cell} ipython3
+ring = {"ring": lambda n, B: (cl.algorithms.ring_all_gather(n), cl.topology.ring(n, B, 1e-6)),
+        "direct": lambda n, B: (cl.algorithms.direct_all_gather(n),
+                                cl.topology.switch(n, B, 1e-6))}
+calculator("all_gather", ring, ranks=[4, 8, 16], link_bandwidths=[10e9, 40e9])
+```
+
+```{code-cell} ipython3
+calculator("all_gather", ring, ranks=[2, 4], link_bandwidths=[25e9], metric="busbw")
+```
+"""
+
+# The numbers a calculator shows, and those its data say it should show at its settings.
+_CALC_STATE = """block => {
+  const data = JSON.parse(block.querySelector('script.cl-calc-data').textContent);
+  const v = name => block.querySelector(`[data-control="${name}"]`).value;
+  const s = {rank: +v('rank'), size: +v('size'), bandwidth: +v('bandwidth'),
+             algorithm: +v('algorithm'), metric: v('metric')};
+  const rows = Array.from(block.querySelectorAll('.cl-calc-readout tbody tr')).map(tr =>
+      [tr.querySelector('th').textContent, ...Array.from(tr.querySelectorAll('td'),
+                                                           td => td.textContent)]);
+  const expected = data.algorithms.map((name, a) =>
+      [name, data.seconds[a][s.rank][s.bandwidth][s.size]]).filter((r, a) =>
+      r[1] !== null && (s.algorithm < 0 || s.algorithm === a));
+  const plot = block.querySelector('.cl-calc-plot');
+  const traceY = plot.data ? plot.data.map(t => Array.from(t.y)) : null;
+  const wantY = data.algorithms.map((_, a) => (s.metric === 'seconds' ? data.seconds
+      : data.busbw)[a][s.rank][s.bandwidth].map(x => x === null ? null
+      : (s.metric === 'seconds' ? x : x / 1e9)));
+  return {rows, expected, traceY, wantY, drawn: !!block.querySelector('.main-svg'),
+          shown: block.querySelector('[data-show="rank"]').textContent,
+          rankLabel: data.ranks[s.rank]};
+}"""
+
+
+def _seconds_text(t: float) -> str:
+    from collectives.viz.interactive import format_seconds
+    return format_seconds(t)
+
+
+def _check_calculator(block) -> dict:
+    state = block.evaluate(_CALC_STATE)
+    assert state["drawn"], "the Plotly figure was not drawn"
+    assert [r[0] for r in state["rows"]] == [e[0] for e in state["expected"]]
+    assert [r[1] for r in state["rows"]] == [_seconds_text(e[1]) for e in state["expected"]]
+    assert state["traceY"] == state["wantY"], "the plot does not show the chosen setting"
+    assert state["shown"] == state["rankLabel"]
+    return state
+
+
+def exercise_calculators(page) -> int:
+    """Move every calculator's controls on ``page``; after each move the readout and the
+    plot must show the precomputed numbers of the new setting, and differ from before."""
+    blocks = page.locator(".cl-calculator")
+    count = blocks.count()
+    for k in range(count):
+        block = blocks.nth(k)
+        block.scroll_into_view_if_needed()
+        page.wait_for_function("b => b.getAttribute('data-ready') === 'true'",
+                               arg=block.element_handle())
+        before = _check_calculator(block)
+        rank = block.locator('[data-control="rank"]')
+        top = int(rank.get_attribute("max"))
+        if top > 0:                       # a different number of ranks changes the times
+            now = int(rank.input_value())
+            rank.fill(str(0 if now else top))
+            moved = _check_calculator(block)
+            assert moved["rows"] != before["rows"], "moving the ranks slider changed nothing"
+        size = block.locator('[data-control="size"]')
+        size.fill("0")
+        smallest = _check_calculator(block)
+        size.fill(size.get_attribute("max"))
+        largest = _check_calculator(block)
+        assert smallest["rows"] != largest["rows"], "moving the size slider changed nothing"
+        bandwidths = block.locator('[data-control="bandwidth"] option').count()
+        if bandwidths > 1:
+            block.locator('[data-control="bandwidth"]').select_option(str(bandwidths - 1))
+            faster = _check_calculator(block)
+            assert faster["rows"] != largest["rows"], "the link speed changed nothing"
+        block.locator('[data-control="algorithm"]').select_option("0")
+        assert len(_check_calculator(block)["rows"]) == 1
+        block.locator('[data-control="metric"]').select_option("busbw")
+        _check_calculator(block)
+        block.locator('[data-control="algorithm"]').select_option("-1")
+        block.locator('[data-control="metric"]').select_option("seconds")
+    return count
+
+
+def test_calculators_on_a_scratch_page_with_require_js(browser, tmp_path):
+    """Two calculators next to a widget (so require.js is on the page): both draw, plotly.js
+    is fetched once from the book's own _static/vendor/, and moving the controls shows the
+    precomputed numbers of each setting; nothing else is fetched and nothing fails."""
+    html = build_scratch_book(tmp_path / "book", CALCULATOR_PAGE, timeout=180)
+    with serve(html) as (base, missing):
+        info, problems = visit(browser, base, missing, "chapters/scratch.html")
+        assert not problems, "calculator page:\n  " + "\n  ".join(problems)
+        context = browser.new_context(viewport={"width": 390, "height": 844})
+        page = context.new_page()
+        page.set_default_timeout(PAGE_TIMEOUT_MS)
+        requests, errors = [], []
+        page.on("request", lambda r: requests.append(r.url))
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.on("console", lambda m: m.type == "error" and errors.append(m.text))
+        try:
+            page.goto(base + "chapters/scratch.html", wait_until="load")
+            assert page.evaluate("() => typeof window.requirejs") == "function"
+            assert exercise_calculators(page) == 2
+            widths = page.evaluate("() => [document.documentElement.scrollWidth, "
+                                   "document.documentElement.clientWidth]")
+        finally:
+            context.close()
+    plotly = [u for u in requests if u.split("?")[0].endswith("plotly.min.js")]
+    assert plotly == [base + "_static/vendor/plotly/plotly.min.js"], plotly
+    assert not errors, errors
+    assert widths[0] <= widths[1], f"the calculator page is {widths[0]} px wide at {widths[1]} px"
+
+
+def test_calculator_checks_can_fail(browser, tmp_path):
+    """A block whose readout disagrees with its data is caught."""
+    from collectives.viz.interactive import calculator
+    import collectives as cl
+
+    calc = calculator("all_gather", {"ring": lambda n, B: (
+        cl.algorithms.ring_all_gather(n), cl.topology.ring(n, B))}, [4], [1e9], sizes=[1024])
+    wrong = calc._repr_html_().replace("<td>", "<td>9", 1)
+    (tmp_path / "p.html").write_text(f"<!doctype html><html><body>{wrong}</body></html>")
+    with serve(tmp_path) as (base, _):
+        context = browser.new_context()
+        page = context.new_page()
+        try:
+            page.goto(base + "p.html")
+            block = page.locator(".cl-calculator").first
+            with pytest.raises(AssertionError):
+                _check_calculator(block)
+        finally:
+            context.close()
+
+
+def test_calculators_in_the_book_respond_to_their_controls(browser, server):
+    """Every page with a calculator: the controls change the numbers, offline."""
+    base, missing = server
+    pages = [p for p in toc_pages() if "cl-calculator" in (SITE / p).read_text(encoding="utf-8")]
+    assert pages, "no page of the book has a calculator"
+    for path in pages:
+        with _page_at(browser, base + path, 1280, 900) as page:
+            assert exercise_calculators(page) >= 1, path
+    assert not missing, missing

@@ -1,0 +1,339 @@
+"""Calculators a reader can change: time and bus bandwidth of a collective, offline.
+
+A calculator is a grid computed when the book is built: for every algorithm, number of ranks,
+link speed and buffer size, :func:`collectives.time` on the algorithm's own topology, and
+:func:`collectives.busbw` of that time. The page shows it with Plotly (values on hover) and
+four controls: ranks, buffer size, link speed and algorithm. Moving a control only switches
+between precomputed numbers, so no kernel is needed; plotly.js itself is served from the book
+(``_static/vendor/plotly/``, copied by ``scripts/vendor_assets.py``) and drawn by
+``_static/calculators.js``, which loads it once per page, through require.js when the page
+has it. In a live kernel, ``live=True`` gives the same calculator as ipywidgets.
+
+Example (a chapter cell)::
+
+    import collectives as cl
+    from collectives.viz.interactive import calculator
+
+    cases = {
+        "ring": lambda n, B: (cl.algorithms.ring_all_gather(n), cl.topology.ring(n, B, 1e-6)),
+        "direct": lambda n, B: (cl.algorithms.direct_all_gather(n),
+                                cl.topology.switch(n, B, 1e-6)),
+    }
+    calculator("all_gather", cases, ranks=[4, 8, 16], link_bandwidths=[25e9, 50e9])
+
+``ranks`` items are passed to each case as given (an int, or a torus shape such as
+``(4, 4)``); ``link_bandwidths`` in bytes/s per direction (a ``{label: value}`` mapping names
+them). What is modelled is exactly what :func:`collectives.time` models; a case that does not
+apply to some ranks (a power-of-two algorithm at 12 ranks) returns ``None`` and is left out
+there. Taught from chapter "Cost models and the ring all-gather" on.
+"""
+
+from __future__ import annotations
+
+import html
+import itertools
+import json
+from dataclasses import dataclass
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+
+from ..errors import CollectivesError
+from .style import algorithm_colour
+
+__all__ = ["Grid", "compute_grid", "calculator", "Calculator", "format_seconds", "format_bytes",
+           "format_rate", "DEFAULT_SIZES"]
+
+#: buffer sizes of a calculator by default: 1 KiB to 1 GiB, every power of two
+DEFAULT_SIZES = tuple(2 ** k for k in range(10, 31))
+
+_counter = itertools.count()
+
+
+@dataclass(frozen=True)
+class Grid:
+    """Precomputed results: ``seconds[a, r, b, s]`` and ``busbw[a, r, b, s]`` for algorithm
+    ``a``, ranks ``r``, link speed ``b`` and buffer size ``s`` (NaN where a case does not
+    apply); ``group_sizes[r]`` is the number of ranks taking part."""
+
+    collective: str
+    algorithms: tuple[str, ...]
+    rank_labels: tuple[str, ...]
+    group_sizes: tuple[int, ...]
+    bandwidth_labels: tuple[str, ...]
+    bandwidths: tuple[float, ...]
+    sizes: tuple[int, ...]
+    seconds: np.ndarray
+    busbw: np.ndarray
+
+
+def _rank_label(key) -> str:
+    if isinstance(key, (tuple, list)):
+        return "×".join(str(int(k)) for k in key)
+    return str(int(key))
+
+
+def _digits(x: float) -> str:
+    """About three significant digits, never an exponent (``_static/calculators.js`` too)."""
+    return f"{x:.0f}" if x >= 100 else f"{x:.1f}" if x >= 10 else f"{x:.2f}"
+
+
+def format_seconds(t: float) -> str:
+    """``t`` seconds with about three significant digits and a unit: ``12.3 µs``, ``4.56 ms``."""
+    if not np.isfinite(t):
+        return "n/a"
+    for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs")):
+        if t >= scale:
+            return f"{_digits(t / scale)} {unit}"
+    return f"{_digits(t / 1e-9)} ns"
+
+
+def format_bytes(n: float) -> str:
+    """A buffer size in binary units: ``1 KiB``, ``64 MiB``, ``1.5 GiB``."""
+    for scale, unit in ((2 ** 30, "GiB"), (2 ** 20, "MiB"), (2 ** 10, "KiB")):
+        if n >= scale:
+            return f"{n / scale:.4g} {unit}"
+    return f"{n:.4g} B"
+
+
+def format_rate(bps: float) -> str:
+    """Bytes per second as ``GB/s`` (decimal, as nccl-tests prints it)."""
+    if not np.isfinite(bps):
+        return "n/a"
+    return f"{_digits(bps / 1e9)} GB/s"
+
+
+def compute_grid(collective: str, cases: Mapping[str, Callable], ranks: Sequence,
+                 link_bandwidths, sizes: Sequence[int] = DEFAULT_SIZES) -> Grid:
+    """Time every case: ``cases[name](rank_key, link_bandwidth) -> (schedule, topology)``
+    (or ``None`` where the case does not apply), for every ``ranks`` key, link speed and
+    buffer size. Raises :class:`~collectives.CollectivesError` on an empty or bad grid."""
+    import collectives as cl
+
+    if not cases or not len(ranks) or not len(sizes):
+        raise CollectivesError("a calculator needs at least one case, one rank count and one size")
+    if isinstance(link_bandwidths, Mapping):
+        bw_labels, bws = tuple(link_bandwidths), tuple(float(v) for v in link_bandwidths.values())
+    else:
+        bws = tuple(float(v) for v in link_bandwidths)
+        bw_labels = tuple(f"{v / 1e9:g} GB/s" for v in bws)
+    if not bws or min(bws) <= 0:
+        raise CollectivesError(f"link bandwidths must be positive bytes/s, got {bws}")
+    sizes = tuple(int(s) for s in sizes)
+    if min(sizes) <= 0:
+        raise CollectivesError(f"buffer sizes must be positive bytes, got {sizes}")
+    names = tuple(cases)
+    shape = (len(names), len(ranks), len(bws), len(sizes))
+    seconds = np.full(shape, np.nan)
+    busbw = np.full(shape, np.nan)
+    group_sizes = []
+    for r, key in enumerate(ranks):
+        n = None
+        for a, name in enumerate(names):
+            for b, bw in enumerate(bws):
+                built = cases[name](key, bw)
+                if built is None:
+                    continue
+                schedule, topology = built
+                if schedule.collective != collective:
+                    raise CollectivesError(
+                        f"case {name!r} builds a {schedule.collective} schedule, not {collective}")
+                n = schedule.group_size
+                t = np.array([cl.time(schedule, topology, s).seconds for s in sizes])
+                seconds[a, r, b] = t
+                busbw[a, r, b] = [cl.busbw(collective, s, ts, n) for s, ts in zip(sizes, t)]
+        if n is None:
+            raise CollectivesError(f"no case applies at ranks={key!r}")
+        group_sizes.append(int(n))
+    return Grid(collective, names, tuple(_rank_label(k) for k in ranks), tuple(group_sizes),
+                bw_labels, bws, sizes, seconds, busbw)
+
+
+def _nan_to_none(a: np.ndarray):
+    return [None if not np.isfinite(x) else float(x) for x in a]
+
+
+class Calculator:
+    """A precomputed calculator: ``_repr_html_`` is the offline page block; :meth:`figure` the
+    Plotly figure at one setting; :meth:`readout` the numbers a reader sees at one setting."""
+
+    def __init__(self, grid: Grid, title: str, rank_index: int, bandwidth_index: int,
+                 size_index: int, metric: str = "seconds"):
+        self.grid = grid
+        self.title = title
+        self.defaults = {"rank": rank_index, "bandwidth": bandwidth_index, "size": size_index,
+                         "algorithm": -1, "metric": metric}
+        self.id = f"cl-calc-{next(_counter)}"
+
+    # -- the numbers ------------------------------------------------------------------
+    def readout(self, rank: int, bandwidth: int, size: int, algorithm: int = -1):
+        """``[(algorithm, seconds, busbw), ...]`` at one setting (``algorithm=-1``: all)."""
+        g = self.grid
+        picked = range(len(g.algorithms)) if algorithm < 0 else [algorithm]
+        return [(g.algorithms[a], float(g.seconds[a, rank, bandwidth, size]),
+                 float(g.busbw[a, rank, bandwidth, size])) for a in picked
+                if np.isfinite(g.seconds[a, rank, bandwidth, size])]
+
+    def figure(self, rank: int | None = None, bandwidth: int | None = None,
+               metric: str | None = None, algorithm: int = -1):
+        """The Plotly figure: one line per algorithm over buffer size, values on hover."""
+        import plotly.graph_objects as go
+
+        g, d = self.grid, self.defaults
+        rank = d["rank"] if rank is None else rank
+        bandwidth = d["bandwidth"] if bandwidth is None else bandwidth
+        metric = metric or d["metric"]
+        values = g.seconds if metric == "seconds" else g.busbw / 1e9
+        hover = ("%{x:.3s}B: %{y:.3s}s" if metric == "seconds" else "%{x:.3s}B: %{y:.3g} GB/s")
+        fig = go.Figure()
+        for a, name in enumerate(g.algorithms):
+            fig.add_trace(go.Scatter(
+                x=list(g.sizes), y=_nan_to_none(values[a, rank, bandwidth]), name=name,
+                mode="lines+markers", marker={"size": 5},
+                line={"color": algorithm_colour(name), "width": 2.5},
+                visible=True if algorithm in (-1, a) else "legendonly",
+                hovertemplate=f"<b>{html.escape(name)}</b><br>{hover}<extra></extra>"))
+        fig.update_layout(
+            template="none", autosize=True, height=400,
+            margin={"l": 64, "r": 12, "t": 12, "b": 96},
+            font={"size": 14, "family": "system-ui, sans-serif"},
+            hovermode="closest", hoverlabel={"font": {"size": 14}},
+            legend={"orientation": "h", "x": 0, "y": -0.3, "yanchor": "top"},
+            xaxis={"type": "log", "title": {"text": "buffer size S (bytes)"},
+                   "tickformat": "~s", "gridcolor": "#e5e5e5"},
+            yaxis={"type": "log" if metric == "seconds" else "linear",
+                   "title": {"text": "time" if metric == "seconds" else "busbw (GB/s)"},
+                   "tickformat": "~s" if metric == "seconds" else "~g",
+                   "ticksuffix": "s" if metric == "seconds" else "", "gridcolor": "#e5e5e5"})
+        return fig
+
+    # -- the offline page block ---------------------------------------------------------
+    def data(self) -> dict:
+        """Everything ``_static/calculators.js`` needs (JSON-ready)."""
+        import plotly.io as pio
+
+        g = self.grid
+        return {
+            "id": self.id, "title": self.title, "collective": g.collective,
+            "algorithms": list(g.algorithms),
+            "colours": [algorithm_colour(a) for a in g.algorithms],
+            "ranks": list(g.rank_labels), "group_sizes": list(g.group_sizes),
+            "bandwidths": list(g.bandwidth_labels), "sizes": list(g.sizes),
+            "size_labels": [format_bytes(s) for s in g.sizes],
+            "seconds": [[[_nan_to_none(row) for row in per_r] for per_r in per_a]
+                        for per_a in g.seconds],
+            "busbw": [[[_nan_to_none(row) for row in per_r] for per_r in per_a]
+                      for per_a in g.busbw],
+            "defaults": self.defaults,
+            "figure": json.loads(pio.to_json(self.figure(), validate=False)),
+        }
+
+    def _controls_html(self) -> str:
+        g, d, i = self.grid, self.defaults, self.id
+
+        def select(name, label, options, chosen):
+            opts = "".join(f'<option value="{k}"{" selected" if k == chosen else ""}>'
+                           f"{html.escape(o)}</option>" for k, o in options)
+            return (f'<label>{label} <select data-control="{name}" id="{i}-{name}">'
+                    f"{opts}</select></label>")
+
+        def slider(name, label, labels, chosen):
+            return (f'<label>{label} <input type="range" data-control="{name}" id="{i}-{name}" '
+                    f'min="0" max="{len(labels) - 1}" step="1" value="{chosen}"> '
+                    f'<output data-show="{name}">{html.escape(labels[chosen])}</output></label>')
+
+        parts = [
+            slider("rank", "ranks", g.rank_labels, d["rank"]),
+            slider("size", "buffer S", [format_bytes(s) for s in g.sizes], d["size"]),
+            select("bandwidth", "link", list(enumerate(g.bandwidth_labels)), d["bandwidth"]),
+            select("algorithm", "algorithm",
+                   [(-1, "all")] + list(enumerate(g.algorithms)), d["algorithm"]),
+            select("metric", "plot", [("seconds", "time"), ("busbw", "bus bandwidth")],
+                   d["metric"]),
+        ]
+        return "".join(parts)
+
+    def _readout_html(self) -> str:
+        d = self.defaults
+        rows = "".join(
+            f'<tr><th scope="row">{html.escape(a)}</th><td>{format_seconds(t)}</td>'
+            f"<td>{format_rate(b)}</td></tr>"
+            for a, t, b in self.readout(d["rank"], d["bandwidth"], d["size"], d["algorithm"]))
+        return ('<table class="cl-calc-readout"><thead><tr><th scope="col">algorithm</th>'
+                '<th scope="col">time</th><th scope="col">busbw</th></tr></thead>'
+                f"<tbody>{rows}</tbody></table>")
+
+    def _repr_html_(self) -> str:
+        payload = json.dumps(self.data(), separators=(",", ":"), allow_nan=False)
+        payload = payload.replace("</", "<\\/")
+        return (f'<div class="cl-calculator" id="{self.id}">'
+                f'<p class="cl-calc-title">{html.escape(self.title)}</p>'
+                f'<div class="cl-calc-controls">{self._controls_html()}</div>'
+                f"{self._readout_html()}"
+                f'<div class="cl-calc-plot" id="{self.id}-plot" role="img" '
+                f'aria-label="{html.escape(self.title)}: time or bus bandwidth against buffer size, '
+                f'one line per algorithm"></div>'
+                f'<script type="application/json" class="cl-calc-data">{payload}</script>'
+                "</div>")
+
+    # -- live kernel ------------------------------------------------------------------
+    def widget(self):
+        """The same calculator as ipywidgets (for a live kernel): the controls update the
+        readout table and redraw the Plotly figure."""
+        import ipywidgets as w
+        from IPython.display import display
+
+        g, d = self.grid, self.defaults
+        rank = w.SelectionSlider(options=[(lab, k) for k, lab in enumerate(g.rank_labels)],
+                                 value=d["rank"], description="ranks")
+        size = w.SelectionSlider(options=[(format_bytes(s), k) for k, s in enumerate(g.sizes)],
+                                 value=d["size"], description="buffer S")
+        bandwidth = w.Dropdown(options=[(lab, k) for k, lab in enumerate(g.bandwidth_labels)],
+                               value=d["bandwidth"], description="link")
+        algorithm = w.Dropdown(options=[("all", -1)] + [(a, k) for k, a in enumerate(g.algorithms)],
+                               value=-1, description="algorithm")
+        metric = w.Dropdown(options=[("time", "seconds"), ("bus bandwidth", "busbw")],
+                            value=d["metric"], description="plot")
+        readout = w.HTML()
+        plot = w.Output()
+
+        def update(_change=None):
+            self.defaults = {"rank": rank.value, "bandwidth": bandwidth.value, "size": size.value,
+                             "algorithm": algorithm.value, "metric": metric.value}
+            readout.value = self._readout_html()
+            plot.clear_output(wait=True)
+            with plot:
+                display(self.figure(rank.value, bandwidth.value, metric.value, algorithm.value))
+
+        for control in (rank, size, bandwidth, algorithm, metric):
+            control.observe(update, names="value")
+        update()
+        box = w.VBox([rank, size, bandwidth, algorithm, metric, readout, plot])
+        box.controls = {"rank": rank, "size": size, "bandwidth": bandwidth,
+                        "algorithm": algorithm, "metric": metric}
+        box.readout = readout
+        return box
+
+
+def calculator(collective: str, cases: Mapping[str, Callable], ranks: Sequence,
+               link_bandwidths, sizes: Sequence[int] = DEFAULT_SIZES, title: str | None = None,
+               rank: int | None = None, size: int | None = None, bandwidth: int = 0,
+               metric: str = "seconds", live: bool = False):
+    """A calculator of ``collective`` over ``cases`` (see the module's example). ``rank``,
+    ``size`` and ``bandwidth`` are the indices shown first (default: the middle rank count,
+    the size closest to 1 MiB, the first link speed). Returns a :class:`Calculator` (static,
+    offline) or, with ``live=True``, its ipywidgets version."""
+    if metric not in ("seconds", "busbw"):
+        raise CollectivesError(f"metric must be 'seconds' or 'busbw', got {metric!r}")
+    grid = compute_grid(collective, cases, ranks, link_bandwidths, sizes)
+    rank = len(grid.rank_labels) // 2 if rank is None else rank
+    if size is None:
+        size = int(np.argmin(np.abs(np.log2(grid.sizes) - 20)))
+    for name, index, count in (("rank", rank, len(grid.rank_labels)),
+                               ("size", size, len(grid.sizes)),
+                               ("bandwidth", bandwidth, len(grid.bandwidths))):
+        if not 0 <= index < count:
+            raise CollectivesError(f"{name} index {index} is outside 0..{count - 1}")
+    title = title or f"{grid.collective.replace('_', '-')}: time and bus bandwidth"
+    calc = Calculator(grid, title, rank, bandwidth, size, metric)
+    return calc.widget() if live else calc

@@ -138,3 +138,30 @@ def test_every_algorithm_has_one_colour_blind_safe_colour():
     assert algorithm_colour("ring") != algorithm_colour("tree")
     with pytest.raises(cl.CollectivesError, match="no colour"):
         algorithm_colour("made-up algorithm")
+
+
+def test_case_helper_and_wire_bytes():
+    half = vi.case(cl.algorithms.ring_all_gather, cl.topology.ring, ALPHA, wire_bytes=0.5)
+    only_even = vi.case(cl.algorithms.ring_all_gather, cl.topology.ring, ALPHA,
+                        when=lambda n: n % 2 == 0)
+    calc = vi.calculator("all_gather", {"ring": only_even, "direct": half}, ranks=[3, 4],
+                         link_bandwidths=[10e9], sizes=[2 ** 20], rank=1, size=0,
+                         colours={"direct": "#123456"})
+    g = calc.grid
+    assert np.isnan(g.seconds[0, 0, 0, 0])                     # 3 ranks: left out
+    # half the bytes on the wire: 3 * (1e-6 + 524288 / 4e10) = 3 * 14.1072e-6 = 42.3216e-6 s
+    assert g.seconds[1, 1, 0, 0] == pytest.approx(42.3216e-6, rel=1e-9)
+    # busbw counts the reader's whole buffer: 1048576 / t * 3/4
+    assert g.busbw[1, 1, 0, 0] == pytest.approx(1048576 / 42.3216e-6 * 3 / 4, rel=1e-9)
+    assert calc.data()["colours"] == [algorithm_colour("ring"), "#123456"]
+    assert vi.power_of_two(8) and not vi.power_of_two(6) and not vi.power_of_two(0)
+
+
+def test_named_rank_settings_and_control_labels():
+    calc = vi.calculator("all_gather", _cases(), ranks={"two nodes": 4, "four nodes": 8},
+                         link_bandwidths=[10e9], sizes=[1024], rank_name="nodes",
+                         bandwidth_name="NIC")
+    assert calc.grid.rank_labels == ("two nodes", "four nodes")
+    assert calc.grid.group_sizes == (4, 8)
+    text = calc._repr_html_()
+    assert "<label>nodes <input" in text and "<label>NIC <select" in text

@@ -12,12 +12,16 @@ has it. In a live kernel, ``live=True`` gives the same calculator as ipywidgets.
 Example (a chapter cell)::
 
     import collectives as cl
-    from collectives.viz.interactive import calculator
+    from collectives.viz.interactive import calculator, case, power_of_two
 
+    A, T = cl.algorithms, cl.topology
     cases = {
-        "ring": lambda n, B: (cl.algorithms.ring_all_gather(n), cl.topology.ring(n, B, 1e-6)),
-        "direct": lambda n, B: (cl.algorithms.direct_all_gather(n),
-                                cl.topology.switch(n, B, 1e-6)),
+        "ring": case(A.ring_all_gather, T.ring, hop_latency=1e-6),
+        "direct": case(A.direct_all_gather, T.switch, hop_latency=1e-6),
+        "recursive doubling": case(A.recursive_doubling_all_gather, T.switch, 1e-6,
+                                   when=power_of_two),
+        # any callable (rank_key, link_bandwidth) -> (schedule, topology) or None works too
+        "bidirectional ring": lambda n, B: (A.bidirectional_ring_all_gather(n), T.ring(n, B)),
     }
     calculator("all_gather", cases, ranks=[4, 8, 16], link_bandwidths=[25e9, 50e9])
 
@@ -41,8 +45,8 @@ import numpy as np
 from ..errors import CollectivesError
 from .style import algorithm_colour
 
-__all__ = ["Grid", "compute_grid", "calculator", "Calculator", "format_seconds", "format_bytes",
-           "format_rate", "DEFAULT_SIZES"]
+__all__ = ["Grid", "case", "power_of_two", "compute_grid", "calculator", "Calculator",
+           "format_seconds", "format_bytes", "format_rate", "DEFAULT_SIZES"]
 
 #: buffer sizes of a calculator by default: 1 KiB to 1 GiB, every power of two
 DEFAULT_SIZES = tuple(2 ** k for k in range(10, 31))
@@ -65,6 +69,25 @@ class Grid:
     sizes: tuple[int, ...]
     seconds: np.ndarray
     busbw: np.ndarray
+
+
+def power_of_two(n) -> bool:
+    """True for 1, 2, 4, 8, ...: where recursive doubling and halving apply."""
+    return int(n) > 0 and int(n) & (int(n) - 1) == 0
+
+
+def case(algorithm: Callable, topology: Callable, hop_latency: float = 0.0,
+         when: Callable | None = None, wire_bytes: float = 1.0) -> Callable:
+    """A calculator case: ``algorithm(key)`` timed on ``topology(key, link_bandwidth,
+    hop_latency)``, left out where ``when(key)`` is false. ``wire_bytes`` is the bytes sent
+    per byte of the reader's buffer (0.5: the buffer is sent in a format half as wide, such as
+    FP8 for a BF16 gradient); busbw is then counted on the reader's buffer."""
+    def build(key, link_bandwidth):
+        if when is not None and not when(key):
+            return None
+        return algorithm(key), topology(key, link_bandwidth, hop_latency), wire_bytes
+
+    return build
 
 
 def _rank_label(key) -> str:
@@ -105,11 +128,16 @@ def format_rate(bps: float) -> str:
 
 def compute_grid(collective: str, cases: Mapping[str, Callable], ranks: Sequence,
                  link_bandwidths, sizes: Sequence[int] = DEFAULT_SIZES) -> Grid:
-    """Time every case: ``cases[name](rank_key, link_bandwidth) -> (schedule, topology)``
-    (or ``None`` where the case does not apply), for every ``ranks`` key, link speed and
-    buffer size. Raises :class:`~collectives.CollectivesError` on an empty or bad grid."""
+    """Time every case: ``cases[name](rank_key, link_bandwidth) -> (schedule, topology)``,
+    or ``(schedule, topology, wire_bytes)`` (see :func:`case`), or ``None`` where the case does
+    not apply, for every ``ranks`` key, link speed and buffer size. Raises
+    :class:`~collectives.CollectivesError` on an empty or bad grid."""
     import collectives as cl
 
+    if isinstance(ranks, Mapping):
+        rank_labels, ranks = tuple(str(k) for k in ranks), list(ranks.values())
+    else:
+        rank_labels = tuple(_rank_label(k) for k in ranks)
     if not cases or not len(ranks) or not len(sizes):
         raise CollectivesError("a calculator needs at least one case, one rank count and one size")
     if isinstance(link_bandwidths, Mapping):
@@ -134,18 +162,18 @@ def compute_grid(collective: str, cases: Mapping[str, Callable], ranks: Sequence
                 built = cases[name](key, bw)
                 if built is None:
                     continue
-                schedule, topology = built
+                schedule, topology, wire = (*built, 1.0)[:3]
                 if schedule.collective != collective:
                     raise CollectivesError(
                         f"case {name!r} builds a {schedule.collective} schedule, not {collective}")
                 n = schedule.group_size
-                t = np.array([cl.time(schedule, topology, s).seconds for s in sizes])
+                t = np.array([cl.time(schedule, topology, s * wire).seconds for s in sizes])
                 seconds[a, r, b] = t
                 busbw[a, r, b] = [cl.busbw(collective, s, ts, n) for s, ts in zip(sizes, t)]
         if n is None:
             raise CollectivesError(f"no case applies at ranks={key!r}")
         group_sizes.append(int(n))
-    return Grid(collective, names, tuple(_rank_label(k) for k in ranks), tuple(group_sizes),
+    return Grid(collective, names, rank_labels, tuple(group_sizes),
                 bw_labels, bws, sizes, seconds, busbw)
 
 
@@ -158,8 +186,11 @@ class Calculator:
     Plotly figure at one setting; :meth:`readout` the numbers a reader sees at one setting."""
 
     def __init__(self, grid: Grid, title: str, rank_index: int, bandwidth_index: int,
-                 size_index: int, metric: str = "seconds"):
+                 size_index: int, metric: str = "seconds", colours: Mapping[str, str] | None = None,
+                 rank_name: str = "ranks", bandwidth_name: str = "link"):
         self.grid = grid
+        self.names = {"rank": rank_name, "bandwidth": bandwidth_name}
+        self.colours = {a: (colours or {}).get(a) or algorithm_colour(a) for a in grid.algorithms}
         self.title = title
         self.defaults = {"rank": rank_index, "bandwidth": bandwidth_index, "size": size_index,
                          "algorithm": -1, "metric": metric}
@@ -190,7 +221,7 @@ class Calculator:
             fig.add_trace(go.Scatter(
                 x=list(g.sizes), y=_nan_to_none(values[a, rank, bandwidth]), name=name,
                 mode="lines+markers", marker={"size": 5},
-                line={"color": algorithm_colour(name), "width": 2.5},
+                line={"color": self.colours[name], "width": 2.5},
                 visible=True if algorithm in (-1, a) else "legendonly",
                 hovertemplate=f"<b>{html.escape(name)}</b><br>{hover}<extra></extra>"))
         fig.update_layout(
@@ -216,7 +247,7 @@ class Calculator:
         return {
             "id": self.id, "title": self.title, "collective": g.collective,
             "algorithms": list(g.algorithms),
-            "colours": [algorithm_colour(a) for a in g.algorithms],
+            "colours": [self.colours[a] for a in g.algorithms],
             "ranks": list(g.rank_labels), "group_sizes": list(g.group_sizes),
             "bandwidths": list(g.bandwidth_labels), "sizes": list(g.sizes),
             "size_labels": [format_bytes(s) for s in g.sizes],
@@ -243,9 +274,10 @@ class Calculator:
                     f'<output data-show="{name}">{html.escape(labels[chosen])}</output></label>')
 
         parts = [
-            slider("rank", "ranks", g.rank_labels, d["rank"]),
+            slider("rank", html.escape(self.names["rank"]), g.rank_labels, d["rank"]),
             slider("size", "buffer S", [format_bytes(s) for s in g.sizes], d["size"]),
-            select("bandwidth", "link", list(enumerate(g.bandwidth_labels)), d["bandwidth"]),
+            select("bandwidth", html.escape(self.names["bandwidth"]),
+                   list(enumerate(g.bandwidth_labels)), d["bandwidth"]),
             select("algorithm", "algorithm",
                    [(-1, "all")] + list(enumerate(g.algorithms)), d["algorithm"]),
             select("metric", "plot", [("seconds", "time"), ("busbw", "bus bandwidth")],
@@ -285,11 +317,11 @@ class Calculator:
 
         g, d = self.grid, self.defaults
         rank = w.SelectionSlider(options=[(lab, k) for k, lab in enumerate(g.rank_labels)],
-                                 value=d["rank"], description="ranks")
+                                 value=d["rank"], description=self.names["rank"])
         size = w.SelectionSlider(options=[(format_bytes(s), k) for k, s in enumerate(g.sizes)],
                                  value=d["size"], description="buffer S")
         bandwidth = w.Dropdown(options=[(lab, k) for k, lab in enumerate(g.bandwidth_labels)],
-                               value=d["bandwidth"], description="link")
+                               value=d["bandwidth"], description=self.names["bandwidth"])
         algorithm = w.Dropdown(options=[("all", -1)] + [(a, k) for k, a in enumerate(g.algorithms)],
                                value=-1, description="algorithm")
         metric = w.Dropdown(options=[("time", "seconds"), ("bus bandwidth", "busbw")],
@@ -318,11 +350,14 @@ class Calculator:
 def calculator(collective: str, cases: Mapping[str, Callable], ranks: Sequence,
                link_bandwidths, sizes: Sequence[int] = DEFAULT_SIZES, title: str | None = None,
                rank: int | None = None, size: int | None = None, bandwidth: int = 0,
-               metric: str = "seconds", live: bool = False):
+               metric: str = "seconds", colours: Mapping[str, str] | None = None,
+               rank_name: str = "ranks", bandwidth_name: str = "link", live: bool = False):
     """A calculator of ``collective`` over ``cases`` (see the module's example). ``rank``,
     ``size`` and ``bandwidth`` are the indices shown first (default: the middle rank count,
     the size closest to 1 MiB, the first link speed). Returns a :class:`Calculator` (static,
-    offline) or, with ``live=True``, its ipywidgets version."""
+    offline) or, with ``live=True``, its ipywidgets version. Lines take the book's colour of
+    each algorithm (:func:`~collectives.viz.style.algorithm_colour`) unless ``colours`` names
+    one. ``rank_name`` and ``bandwidth_name`` label those two controls."""
     if metric not in ("seconds", "busbw"):
         raise CollectivesError(f"metric must be 'seconds' or 'busbw', got {metric!r}")
     grid = compute_grid(collective, cases, ranks, link_bandwidths, sizes)
@@ -335,5 +370,6 @@ def calculator(collective: str, cases: Mapping[str, Callable], ranks: Sequence,
         if not 0 <= index < count:
             raise CollectivesError(f"{name} index {index} is outside 0..{count - 1}")
     title = title or f"{grid.collective.replace('_', '-')}: time and bus bandwidth"
-    calc = Calculator(grid, title, rank, bandwidth, size, metric)
+    calc = Calculator(grid, title, rank, bandwidth, size, metric, colours, rank_name,
+                      bandwidth_name)
     return calc.widget() if live else calc

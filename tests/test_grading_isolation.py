@@ -9,6 +9,9 @@ end to end through nbgrader.
 """
 
 import ast
+import os
+import re
+import shutil
 import importlib.util
 import itertools
 import math
@@ -418,3 +421,198 @@ def test_a_question_without_a_clear_answer_is_a_bug_in_the_test():
         slices.best_v5e_slice_shape(24, 1e6)
     # (1, 16) and (16, 1) never both appear; (2, 2) alone for 4 chips beats (1, 4): no tie
     assert slices.best_v5e_slice_shape(4, 1e6) == (2, 2)
+
+
+# ---- part of the package allowed (call(..., allow=..., forbid=...)) ----------------------
+
+TOOLS = ("collectives.Schedule", "collectives.verify", "collectives.topology.ring")
+ONLY_TOOLS = ("here you may use only collectives.Schedule, collectives.topology.ring, "
+              "collectives.verify; use the rest in scratch cells to check your answers")
+RING_SCHEDULE = """
+def ring(n):
+    return [[(r, (r + 1) % n, (r - k) % n, (r - k) % n, "copy") for r in range(n)]
+            for k in range(n - 1)]
+"""
+
+
+def test_the_parts_a_task_allows_work(learner):
+    m = learner("import collectives as cl\nfrom collectives.topology import ring as topo\n"
+                + RING_SCHEDULE + """
+def mine(n):
+    schedule = cl.Schedule("all_gather", n, n, ring(n))
+    cl.verify(schedule)
+    return len(schedule.to_lists()), topo(n, 1e9).n_links
+
+def inner(n):
+    import collectives
+    from collectives.topology import ring as r
+    return collectives.verify(collectives.Schedule("all_gather", n, n, ring(n))), r(n, 1.0).n_ranks
+""")
+    assert run_isolated(m.mine, 4, allow=TOOLS) == (3, 8)
+    assert run_isolated(m.inner, 5, allow=TOOLS) == (None, 5)
+
+
+@pytest.mark.parametrize("code, forbidden", [
+    ("import collectives as cl\ndef f(n):\n    return cl.algorithms.ring_all_gather(n)",
+     "collectives.algorithms"),
+    ("from collectives.algorithms import ring_all_gather\ndef f(n):\n"
+     "    return ring_all_gather(n)",
+     "collectives.algorithms.ring.ring_all_gather is forbidden in this task (your code uses "
+     "ring_all_gather)"),
+    ("def f(n):\n    from collectives.algorithms import ring_all_gather\n"
+     "    return ring_all_gather(n)", "collectives.algorithms"),
+    ("def f(n):\n    import collectives.analytic\n"
+     "    return collectives.analytic.ring_all_gather(n, 1, 1.0, 1.0)", "collectives.analytic"),
+    ("import importlib\ndef f(n):\n    return importlib.import_module('collectives.analytic')",
+     "collectives.analytic"),
+    ("import collectives as cl\ndef f(n):\n    return cl.busbw('all_gather', 1, 1.0, n)",
+     "collectives.busbw"),
+    ("import collectives as cl\ndef f(n):\n    return cl.grading.schedule_seconds('ring', n, 1)",
+     "collectives.grading"),
+    ("import collectives as cl\ndef f(n):\n    return cl.topology.torus((n,), 1.0)",
+     "collectives.topology.torus"),
+    ("def f(n):\n    return __import__('collectives').time", "collectives.time"),
+    ("import collectives as cl\ndef f(n):\n    cl.verify = None\n    return 1",
+     "collectives.verify"),
+])
+def test_every_ordinary_way_to_a_forbidden_name_is_refused_and_named(learner, code, forbidden):
+    m = learner(code)
+    message = refusal(lambda: run_isolated(m.f, 4, allow=TOOLS))
+    if "is forbidden" not in forbidden:
+        forbidden += " is forbidden in this task"
+    assert message == (f"f(4) raised ImportError: {forbidden}: write that part yourself "
+                       f"({ONLY_TOOLS})")
+
+
+def test_forbid_alone_refuses_only_those_names(learner):
+    m = learner("import collectives as cl\n" + RING_SCHEDULE + """
+def mine(n):
+    return cl.busbw("all_gather", 8 * n, 1.0, n), cl.verify(cl.Schedule("all_gather", n, n,
+                                                                     ring(n)))
+
+def cheat(n):
+    return cl.algorithms.ring_all_gather(n)
+
+def cheat_elsewhere(n):
+    from collectives.algorithms.ring import ring_all_gather
+    return ring_all_gather(n)
+""")
+    forbid = ("collectives.algorithms.ring_all_gather",)
+    # busbw = algbw (n-1)/n = (8n bytes / 1 s) (n-1)/n = 32 x 3/4 = 24 for n = 4
+    assert run_isolated(m.mine, 4, forbid=forbid) == (24.0, None)
+    why = ("write that part yourself (the task forbids collectives.algorithms.ring_all_gather; "
+           "use them in scratch cells to check your answers)")
+    assert refusal(lambda: run_isolated(m.cheat, 4, forbid=forbid)) == (
+        "cheat(4) raised ImportError: collectives.algorithms.ring_all_gather is forbidden in "
+        f"this task: {why}")
+    assert refusal(lambda: run_isolated(m.cheat_elsewhere, 4, forbid=forbid)) == (
+        "cheat_elsewhere(4) raised ImportError: collectives.algorithms.ring.ring_all_gather is "
+        f"forbidden in this task: {why}")
+
+
+def test_a_forbidden_name_inside_an_allowed_module_is_refused(learner):
+    m = learner("import collectives as cl\ndef f(n):\n    return cl.topology.ring(n, 1.0).n_links"
+                "\ndef g(n):\n    return cl.topology.torus((n, n), 1.0).n_links")
+    rules = dict(allow=("collectives.topology",), forbid=("collectives.topology.ring",))
+    assert run_isolated(m.g, 3, **rules) == 36
+    assert "collectives.topology.ring is forbidden" in refusal(lambda: run_isolated(m.f, 3,
+                                                                                    **rules))
+
+
+def test_calls_with_different_rules_in_one_recheck(learner):
+    m = learner("import collectives as cl\ndef f(n):\n    return cl.busbw('all_gather', n, 1.0, 2)")
+    with pytest.raises(AssertionError) as info:
+        recheck(("check_close", (call(m.f, 4, isolated=True, allow=("collectives.busbw",)), 2.0,
+                                 "allowed")),
+                ("check_close", (call(m.f, 4, isolated=True), 2.0, "whole package refused")))
+    assert str(info.value).startswith(f"f(4) raised ImportError: {NO_PACKAGE}")
+
+
+@pytest.mark.parametrize("rules, message", [
+    (dict(allow="collectives.Schedule"), "allow must be a tuple of dotted names"),
+    (dict(allow=("Schedule",)), "allow: 'Schedule' is not a dotted name inside collectives"),
+    (dict(forbid=("collectives.no_such_thing",)),
+     "forbid: collectives has no 'collectives.no_such_thing'"),
+])
+def test_bad_rules_are_a_bug_in_the_test(learner, rules, message):
+    m = learner("def f(n):\n    return n\n")
+    with pytest.raises(GradingError, match=re.escape(message)):
+        call(m.f, 1, isolated=True, **rules)
+
+
+def test_rules_need_the_isolated_re_run(learner):
+    m = learner("def f(n):\n    return n\n")
+    with pytest.raises(GradingError, match=r"needs isolated=True"):
+        call(m.f, 1, allow=TOOLS)
+
+
+# ---- nothing imported from a writable directory -----------------------------------------
+
+PLANTED_NUMPY = '''
+import math, os, sys
+math.isclose = lambda *args, **kwargs: True          # every wrong answer would pass
+with open({marker!r}, "w") as f:
+    f.write("planted numpy imported")
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != os.path.dirname(__file__)]
+del sys.modules["numpy"]
+import numpy                                          # the real one, for what follows
+'''
+
+
+def plant(directory, marker, package=True):
+    (directory / "numpy.py").write_text(PLANTED_NUMPY.format(marker=str(marker)))
+    if not package:
+        return
+    fake = directory / "collectives" / "grading"
+    fake.mkdir(parents=True, exist_ok=True)
+    (directory / "collectives" / "__init__.py").write_text(
+        f"open({str(marker)!r}, 'w').write('planted collectives imported')\n")
+    (fake / "__init__.py").write_text("")
+
+
+def test_modules_planted_where_the_re_checks_could_look_are_never_imported(
+        learner, tmp_path, monkeypatch):
+    """A numpy.py (patching math.isclose) and a collectives/ planted in the working
+    directory, the notebook's directory and the folder above the package (the repository
+    root, in an editable install: a stand-in here, a copy of that layout)."""
+    from collectives.grading import recheck as recheck_module   # noqa: F401 (the function)
+    module = sys.modules["collectives.grading.recheck"]
+    marker = tmp_path / "marker"
+    root = tmp_path / "repository"
+    root.mkdir()
+    shutil.copytree(module.PACKAGE_DIR, root / "collectives",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    plant(root, marker, package=False)
+    work = tmp_path / "work"
+    work.mkdir()
+    plant(work, marker)
+    monkeypatch.chdir(work)
+    monkeypatch.setattr(module, "PACKAGE_DIR", str(root / "collectives"))
+    monkeypatch.setattr(module, "_COPIES", {})
+    m = learner("import numpy as np\ndef wrong(n):\n    return float(np.float64(n + 1))\n"
+                "def where(n):\n    import numpy\n    return numpy.__file__\n")
+    plant(tmp_path, marker)                        # the notebook's directory (the learner's)
+    with pytest.raises(AssertionError, match=r"wrong\(1\) is 2.0, expected 1.0"):
+        recheck(("check_close", (call(m.wrong, 1, isolated=True), 1.0, "wrong(1)")))
+    with pytest.raises(AssertionError, match=r"wrong\(1\) is 2.0, expected 1.0"):
+        recheck(("check_close", (call(m.wrong, 1, isolated=True, allow=TOOLS), 1.0, "wrong(1)")))
+    assert "site-packages" in run_isolated(m.where, 0, allow=TOOLS)
+    assert not marker.exists()
+    copy = module._COPIES[str(root / "collectives")][0]
+    assert os.listdir(copy) == ["collectives"]
+    assert os.stat(copy).st_mode & 0o222 == 0                 # read-only (root may still write)
+
+
+def test_the_grading_copy_is_replaced_when_it_is_changed(tmp_path, monkeypatch):
+    module = sys.modules["collectives.grading.recheck"]
+    monkeypatch.setattr(module, "_COPIES", {})
+    first = module.package_copy()
+    target = os.path.join(first, "collectives", "analytic.py")
+    os.chmod(os.path.join(first, "collectives"), 0o755)
+    os.chmod(target, 0o644)
+    with open(target, "a") as f:
+        f.write("\nring_all_gather = None\n")
+    second = module.package_copy()
+    assert second != first and not os.path.exists(first)
+    assert module.manifest(os.path.join(second, "collectives"))["analytic.py"] == \
+        module.manifest(module.PACKAGE_DIR)["analytic.py"]

@@ -33,9 +33,10 @@ Checks and helpers
     a tuple of ints (a slice shape such as ``(8, 16)``) against a value or the package's.
 ``recheck(*checks)``
     run checks in a fresh ``python -I`` process (below).
-``call(function, *args, isolated=True)``, ``run_isolated(function, *args)``
+``call(function, *args, isolated=True, allow=..., forbid=...)``, ``run_isolated(...)``
     re-run a learner's function from its source code in a process where ``collectives``
-    cannot be imported (below, "Tasks solved without the package").
+    cannot be imported, or only the parts a task allows (below, "Tasks solved without the
+    package" and "Forbidden names").
 ``slice_hops``, ``slice_diameter``, ``slice_bisection_bandwidth``, ``v5e_axis_seconds``,
 ``v5e_all_reduce_seconds``, ``best_v5e_slice_shape``, ``wrapped_axis_for``
     the package's answers (:mod:`collectives.measures`, :func:`collectives.time` on the v5e
@@ -70,8 +71,10 @@ course's notebooks therefore (1) re-load this package from disk with ``importlib
 which re-executes each of its modules too and so restores every function defined in them, and
 (2) hand the learner's answers to :func:`recheck`,
 which converts them to plain data (JSON of ints, floats, strings and lists) and runs the checks
-in a new interpreter started with ``sys.executable -I`` that imports ``collectives`` from the
-directory this package is in. The verdict comes back on the subprocess's stdout, tagged with a
+in a new interpreter started with ``sys.executable -I`` that imports ``collectives`` from a
+private, read-only copy of the package (``recheck.package_copy``: a new temporary directory
+holding only ``collectives/``, compiled, its files hashed and compared with the package's before
+every use, replaced when anything differs). The verdict comes back on the subprocess's stdout, tagged with a
 random nonce.
 
 This defends against:
@@ -87,8 +90,12 @@ This defends against:
   ``range`` or ``dict`` of its own): the hidden tests read no name they do not bind themselves,
   besides the learner's functions, and define their own constants and expected values;
 - edits to the test cells themselves: ``nbgrader autograde`` restores them from the gradebook;
-- a ``collectives.py`` or ``numpy.py`` written next to the notebook: ``-I`` keeps the working
-  directory (and ``PYTHON*`` variables, and the user site) off the subprocess's ``sys.path``;
+- a ``collectives/`` or ``numpy.py`` written next to the notebook, in the working directory or
+  in the folder above the package (the repository root, in an editable install): ``-I`` keeps
+  the working directory, the script's directory, ``PYTHON*`` variables and the user site off
+  both subprocesses' ``sys.path``, and the only directory added to it is the read-only copy,
+  which holds nothing but the package; both subprocesses run there and check that
+  ``collectives`` came from it;
 - exceptions hidden by IPython hooks (``showtraceback``, ``set_custom_exc``): nbgrader 0.9
   marks the cell failed from the kernel's execute reply.
 
@@ -102,9 +109,9 @@ It does not defend against (real sandboxing is a later issue):
   hidden tests, the gradebook);
 - a function that returns the right answer by calling the package's own solution
   (``cl.algorithms.ring_all_gather``, ``cl.analytic.ring_all_gather``) in a task whose hidden
-  tests call it in the kernel (``_grading.call(f, ...)``, all tasks of the first four
-  assignments), or that detects the grader; tasks graded with ``isolated=True`` stop the
-  ordinary ways of calling the package (next section);
+  tests call it in the kernel (``_grading.call(f, ...)`` without ``isolated=True``), or that
+  detects the grader; tasks graded with ``isolated=True`` stop the ordinary ways of calling the
+  package (next sections);
 - exhausting memory or CPU (nbgrader's per-cell timeout bounds the time only).
 
 Tasks solved without the package
@@ -147,6 +154,34 @@ grading account can reach (the solutions, the gradebook); exhausting memory in t
 process (its time is bounded by ``recheck``'s timeout). A hostile learner can still read
 files: autograde untrusted submissions in a disposable container or VM.
 
+Forbidden names: tasks that allow part of the package
+-----------------------------------------------------
+A task may let the learner use some of the package (build a :class:`~collectives.Schedule`,
+``verify`` it, draw it on ``topology.ring``) while forbidding the rest (the algorithm builders,
+``analytic``, ``busbw``, ``algorithms.fastest``, ``grading.schedule_seconds``). The hidden test
+declares it, per task, in the source notebook::
+
+    _grading.call(my_schedule, 8, isolated=True,
+                  allow=("collectives.Schedule", "collectives.verify", "collectives.topology.ring"))
+    _grading.call(my_model, 8, 2**20, isolated=True, forbid=("collectives.analytic",
+                                                             "collectives.busbw"))
+
+``allow``: the only names usable (a module with everything in it; ``isolation.SCHEDULE_TOOLS``
+is the usual set for a schedule); ``forbid``: names refused even so, or, alone, the only ones
+refused. Names are checked when the test runs (a name the package lacks is a
+:class:`~collectives.GradingError`, a bug in the test). The learner's process then imports the
+package from the read-only copy and guards every way in: ``import`` statements (a replaced
+``builtins.__import__`` that lets the package's own modules import freely), ``importlib
+.import_module``, and the notebook's globals that are modules, classes or functions of the
+package. An allowed object is handed out as itself, a module on the way to one as a guarded
+stand-in, and anything else raises ``ImportError: collectives.algorithms is forbidden in this
+task: write that part yourself (here you may use only ...)``, so the task scores 0 with
+feedback naming the forbidden name. Calls with different rules in one :func:`recheck` run in
+different processes. Without ``allow`` or ``forbid`` the whole package is refused, as above.
+What this does not stop: reaching forbidden code through an allowed object's internals
+(``cl.verify.__globals__``, ``sys.modules``), which is writing code to get round the grading,
+and is left to the sandbox and to the instructor.
+
 The package never prints.
 """
 
@@ -159,6 +194,7 @@ __all__ = [
     "check_schedule", "check_number", "check_close", "check_reference", "check_choice",
     "call", "fastest_name", "dispatch_seconds", "step_states", "describe_slot",
     "schedule_seconds", "recheck", "NEIGHBOUR_RULES", "run_isolated", "NO_PACKAGE",
+    "FORBIDDEN", "SCHEDULE_TOOLS",
     "check_shape", "slice_hops", "slice_diameter", "slice_bisection_bandwidth",
     "v5e_axis_seconds", "v5e_all_reduce_seconds", "best_v5e_slice_shape", "wrapped_axis_for",
     "hierarchical_level_seconds", "hierarchical_bottleneck", "pipelined_hierarchical_seconds",
@@ -195,7 +231,7 @@ from .checks import (call, check_choice, check_close, check_number,  # noqa: E40
                      check_reference, check_shape, dispatch_seconds, fastest_name,
                      schedule_seconds)
 from .diagnosis import NEIGHBOUR_RULES, check_schedule, describe_slot, step_states  # noqa: E402
-from .isolation import NO_PACKAGE, run_isolated  # noqa: E402
+from .isolation import FORBIDDEN, NO_PACKAGE, SCHEDULE_TOOLS, run_isolated  # noqa: E402
 from .slices import (best_v5e_slice_shape, slice_bisection_bandwidth,  # noqa: E402
                      slice_diameter, slice_hops, v5e_all_reduce_seconds, v5e_axis_seconds,
                      wrapped_axis_for)

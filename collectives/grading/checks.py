@@ -90,7 +90,7 @@ def in_words(value):
 
 # ---- calling learners' functions -------------------------------------------------------------
 
-def call(function, *args, name=None, isolated=False):
+def call(function, *args, name=None, isolated=False, allow=None, forbid=None):
     """Call a learner's ``function(*args)`` and return what it returns.
 
     If it raises, the error is re-raised as an ``AssertionError`` that names the call (the
@@ -102,11 +102,15 @@ def call(function, *args, name=None, isolated=False):
     :func:`~collectives.grading.recheck` makes in a fresh process where ``collectives`` cannot
     be imported (tasks that must be solved without the package; see
     :mod:`collectives.grading.isolation`). Use it only inside the checks given to ``recheck``.
+    ``allow`` (dotted names such as ``"collectives.Schedule"``) lets the function use those
+    parts of the package, and only those; ``forbid`` refuses names on top (alone: only those).
     """
     if isolated:
-        import importlib
         isolation = importlib.import_module(__name__.rsplit(".", 1)[0] + ".isolation")
-        return isolation.isolated_call(function, *args, name=name)
+        return isolation.isolated_call(function, *args, name=name, allow=allow, forbid=forbid)
+    if allow is not None or forbid is not None:
+        raise GradingError("call(..., allow=..., forbid=...) needs isolated=True (a bug in the "
+                           "test, not in your answer)")
     if not callable(function):
         if name:
             raise GradingError(f"{name} is {in_words(function)}, not a function; define it with "

@@ -42,14 +42,24 @@ import numpy as np
 from ..errors import GradingError
 from .checks import MAX_ITEMS, in_words, last_marked_json, show, type_name
 
-__all__ = ["NO_PACKAGE", "IsolatedCall", "IsolatedFailure", "bundle", "isolated_call",
-           "run_calls", "run_isolated", "resolve", "LEARNER_PROCESS"]
+__all__ = ["NO_PACKAGE", "FORBIDDEN", "IsolatedCall", "IsolatedFailure", "bundle",
+           "isolated_call", "run_calls", "run_isolated", "resolve", "policy", "LEARNER_PROCESS",
+           "SCHEDULE_TOOLS"]
 
 #: the start of the message a learner reads when a graded function uses the package
 NO_PACKAGE = "this task must be solved without the collectives package"
+#: what the message says of a name of the package a task forbids ("collectives.busbw is
+#: forbidden in this task ...")
+FORBIDDEN = "is forbidden in this task"
+#: what a task that asks for a schedule usually allows: building one, checking it, the
+#: topologies to draw it on (``allow=SCHEDULE_TOOLS``)
+SCHEDULE_TOOLS = ("collectives.Schedule", "collectives.Step", "collectives.verify",
+                  "collectives.simulate", "collectives.topology", "collectives.ScheduleError",
+                  "collectives.CollectivesError")
 #: the program of the learner's process (run by its path, never imported by this module)
 LEARNER_PROCESS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "learner_process.py")
 _RESULT_MARK = "collectives-learner-result "
+_PROGRAM = ("collectives", "grading", "learner_process.py")    # run from the read-only copy
 _PACKAGE = "collectives"
 _ADVICE = ("; use the package in scratch cells to check your answers, not inside the functions "
            "that are graded")
@@ -61,13 +71,14 @@ class IsolatedCall:
     """A learner's call still to be made, in the learner's process: what
     ``call(function, *args, isolated=True)`` returns and :func:`recheck` resolves."""
 
-    __slots__ = ("bundle", "args", "label", "key")
+    __slots__ = ("bundle", "args", "label", "key", "policy")
 
-    def __init__(self, bundle, args, label, key):
+    def __init__(self, bundle, args, label, key, policy=None):
         self.bundle = bundle
         self.args = args
         self.label = label
         self.key = key
+        self.policy = policy
 
     def __repr__(self):
         return f"<{self.label}, to be run without the collectives package>"
@@ -177,11 +188,58 @@ def _source_of(obj, label):
             "define it with `def` in a notebook cell and run that cell") from None
 
 
+def _package_object(name):
+    """The object the dotted name ``collectives....`` stands for, or None."""
+    parts = name.split(".")
+    target = importlib.import_module(_PACKAGE)
+    for i, part in enumerate(parts[1:], start=2):
+        try:
+            target = getattr(target, part)
+        except AttributeError:
+            try:
+                target = importlib.import_module(".".join(parts[:i]))
+            except ImportError:
+                return None
+    return target
+
+
+def _names(value, what):
+    if isinstance(value, str) or not isinstance(value, (list, tuple, set, frozenset)):
+        raise GradingError(f"{what} must be a tuple of dotted names inside collectives such as "
+                           f"('collectives.Schedule', 'collectives.verify'), got {value!r} (a "
+                           "bug in the test, not in your answer)")
+    names = []
+    for name in value:
+        if not _is_package_name(name) or not all(p.isidentifier() for p in name.split(".")):
+            raise GradingError(f"{what}: {name!r} is not a dotted name inside collectives such "
+                               "as 'collectives.topology.ring' (a bug in the test, not in your "
+                               "answer)")
+        if _package_object(name) is None:
+            raise GradingError(f"{what}: collectives has no {name!r} (a bug in the test, not "
+                               "in your answer)")
+        names.append(name)
+    return tuple(sorted(set(names)))
+
+
+def policy(allow=None, forbid=None):
+    """What a graded function may use of the package, as plain data: None when it may use
+    nothing (the whole package refused), else ``{"allow": names or None, "forbid": names}``.
+
+    ``allow``: dotted names (``"collectives.Schedule"``, ``"collectives.topology"``) the
+    function may use, a module with everything in it; every other name of the package is
+    refused. ``forbid``: names refused even so (with ``allow=None``: the only ones refused).
+    Raises :class:`~collectives.GradingError` for a name the package does not have."""
+    if allow is None and forbid is None:
+        return None
+    return {"allow": None if allow is None else list(_names(allow, "allow")),
+            "forbid": list(_names(forbid or (), "forbid"))}
+
+
 def _refused(name, message, package):
     return {"kind": "refused", "name": name, "package": package, "message": message}
 
 
-def bundle(function, name=None):
+def bundle(function, name=None, policy=None):
     """The plain data the learner's process needs to re-run ``function``: its source, the
     sources of the notebook's functions it calls, and what else it reads (module docstring).
 
@@ -248,13 +306,17 @@ def bundle(function, name=None):
                     queue.append((value, read))
                 continue
             if read not in seen_values:
-                seen_values[read] = _entry_for(read, value)
+                seen_values[read] = _entry_for(read, value, policy)
     entries = list(seen_values.values()) + list(sources.values())[::-1]
     return {"target": binding, "entries": entries}
 
 
-def _entry_for(name, value):
+def _entry_for(name, value, policy=None):
     """How the learner's process gets the global ``name`` (module docstring)."""
+    if policy is not None:
+        found = _package_entry(name, value)
+        if found is not None:
+            return found
     if isinstance(value, types.ModuleType):
         module = value.__name__
         if _is_package_name(module):
@@ -283,15 +345,31 @@ def _entry_for(name, value):
                     "strings, lists, tuples or dicts", False)
 
 
+def _package_entry(name, value):
+    """A module, class or function of the package, by name, for a task that allows part of
+    the package (the learner's process decides whether this one is allowed); else None."""
+    if isinstance(value, types.ModuleType) and _is_package_name(value.__name__):
+        return {"kind": "package", "name": name, "module": value.__name__, "qualname": ""}
+    origin = getattr(value, "__module__", None)
+    if (inspect.isclass(value) or inspect.isroutine(value)) and _is_package_name(origin):
+        found = _importable(value)
+        if found is not None:
+            return {"kind": "package", "name": name, "module": found[0], "qualname": found[1]}
+    return None
+
+
 # ---- making the calls --------------------------------------------------------------------
 
-def isolated_call(function, *args, name=None):
+def isolated_call(function, *args, name=None, allow=None, forbid=None):
     """An :class:`IsolatedCall` of ``function(*args)``, for :func:`recheck` to make in the
-    learner's process (the source is read now; the call is made there, later)."""
+    learner's process (the source is read now; the call is made there, later). ``allow`` and
+    ``forbid``: what of the package the function may use (:func:`policy`); by default
+    nothing."""
+    rules = policy(allow, forbid)
     label = name or getattr(function, "__name__", None) or "your function"
-    data = bundle(function, name=name)
+    data = bundle(function, name=name, policy=rules)
     text = f"{label}({', '.join(show(a) for a in args)})"
-    return IsolatedCall(data, tuple(args), text, id(function))
+    return IsolatedCall(data, tuple(args), text, (id(function), json.dumps(rules)), rules)
 
 
 def _outcome_error(call, result):
@@ -305,26 +383,40 @@ def _outcome_error(call, result):
 
 
 def run_calls(calls, timeout=60.0):
-    """Make ``calls`` (:class:`IsolatedCall`) in one learner's process. Returns, per call,
-    ``(True, value)`` or ``(False, message)`` (the message names the call and what it raised).
-    A process that does not finish in ``timeout`` seconds, or fails, raises
-    :class:`~collectives.GradingError`."""
-    from .recheck import decode, encode
-
+    """Make ``calls`` (:class:`IsolatedCall`) in learner's processes, one for each policy
+    (:func:`policy`). Returns, per call, ``(True, value)`` or ``(False, message)`` (the
+    message names the call and what it raised). A process that does not finish in ``timeout``
+    seconds, or fails, raises :class:`~collectives.GradingError`."""
     calls = list(calls)
-    if not calls:
-        return []
+    groups = {}
+    for i, call in enumerate(calls):
+        groups.setdefault(json.dumps(call.policy), []).append(i)
+    outcomes = [None] * len(calls)
+    for indices in groups.values():
+        group = [calls[i] for i in indices]
+        for i, outcome in zip(indices, _run_group(group, group[0].policy, timeout)):
+            outcomes[i] = outcome
+    return outcomes
+
+
+def _run_group(calls, rules, timeout):
+    """The calls that share one policy, made in one learner's process."""
+    from .recheck import decode, encode, package_copy
+
     bundles, index = [], {}
     for call in calls:
         if call.key not in index:
             index[call.key] = len(bundles)
             bundles.append(call.bundle)
     nonce = secrets.token_hex(16)
-    payload = json.dumps({"nonce": nonce, "bundles": bundles,
+    payload = json.dumps({"nonce": nonce, "bundles": bundles, "policy": rules,
+                          "package": package_copy() if rules is not None else None,
                           "calls": [{"bundle": index[c.key], "args": encode(list(c.args))}
                                     for c in calls]})
     try:
-        proc = subprocess.run([sys.executable, "-I", LEARNER_PROCESS], input=payload,
+        copy = package_copy()
+        program = os.path.join(copy, *_PROGRAM)
+        proc = subprocess.run([sys.executable, "-I", program], input=payload, cwd=copy,
                               capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         raise GradingError(f"your functions, re-run for grading without the collectives "
@@ -352,15 +444,17 @@ def run_calls(calls, timeout=60.0):
     return outcomes
 
 
-def run_isolated(function, *args, name=None, timeout=60.0):
+def run_isolated(function, *args, name=None, timeout=60.0, allow=None, forbid=None):
     """``function(*args)`` re-run now from its source in a learner's process, where
     ``collectives`` cannot be imported; returns what it returned (as plain data: tuples,
     lists, numbers, strings, dicts, numpy arrays; other objects as an opaque stand-in).
 
     If the function raises there (for instance ``ImportError: this task must be solved
     without the collectives package ...``), an ``AssertionError`` names the call and the
-    error, as :func:`~collectives.grading.call` does."""
-    ((ok, value),) = run_calls([isolated_call(function, *args, name=name)], timeout=timeout)
+    error, as :func:`~collectives.grading.call` does. ``allow``, ``forbid``: what of the
+    package it may use (:func:`policy`)."""
+    ((ok, value),) = run_calls([isolated_call(function, *args, name=name, allow=allow,
+                                              forbid=forbid)], timeout=timeout)
     if not ok:
         raise AssertionError(value)
     return value

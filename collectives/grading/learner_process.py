@@ -31,15 +31,19 @@ import os
 import sys
 import traceback
 
-__all__ = ["NO_PACKAGE", "RefuseCollectives", "Refused", "encode", "decode", "run", "main"]
+__all__ = ["NO_PACKAGE", "FORBIDDEN", "RefuseCollectives", "Refused", "Policy", "Guarded",
+           "guard_package", "encode", "decode", "run", "main"]
 
 #: the start of every message that refuses the package
 NO_PACKAGE = "this task must be solved without the collectives package"
+#: what the message says of a name a task forbids
+FORBIDDEN = "is forbidden in this task"
 _ADVICE = ("; use the package in scratch cells to check your answers, not inside the functions "
            "that are graded")
 _RESULT_MARK = "collectives-learner-result "
 _MAX_ITEMS = 5_000_000
 _PACKAGE = "collectives"
+_import_module = importlib.import_module      # the real one, kept before guard_package patches it
 
 
 def _is_package(name):
@@ -102,6 +106,163 @@ def make_unimportable():
     sys.path[:] = kept
     sys.meta_path.insert(0, RefuseCollectives())
     importlib.invalidate_caches()
+
+
+# ---- part of the package allowed ----------------------------------------------------------
+
+def _under(name, prefixes):
+    return any(name == p or name.startswith(p + ".") for p in prefixes)
+
+
+class Policy:
+    """What a task allows of the package (``{"allow": names or None, "forbid": names}``),
+    decided on the real objects: an object is allowed if it is one the task names, or lives
+    in a module it names; a module that leads to an allowed name is handed out guarded."""
+
+    def __init__(self, rules, package):
+        self.allow = None if rules["allow"] is None else tuple(rules["allow"])
+        self.forbid = tuple(rules["forbid"])
+        self._objects = {}
+        for name in (self.allow or ()) + self.forbid:
+            self._objects[name] = self._resolve(name)
+        self.allowed_ids = {id(self._objects[n]) for n in (self.allow or ())
+                            if not isinstance(self._objects[n], type(sys))}
+        self.forbidden_ids = {id(self._objects[n]) for n in self.forbid
+                              if not isinstance(self._objects[n], type(sys))}
+        self.allowed_modules = self._module_names(self.allow or ())
+        self.forbidden_modules = self._module_names(self.forbid)
+
+    @staticmethod
+    def _resolve(name):
+        parts = name.split(".")
+        target = importlib.import_module(parts[0])
+        for i, part in enumerate(parts[1:], start=2):
+            try:
+                target = getattr(target, part)
+            except AttributeError:
+                target = importlib.import_module(".".join(parts[:i]))
+        return target
+
+    def _module_names(self, names):
+        found = set()
+        for name in names:
+            target = self._objects[name]
+            if isinstance(target, type(sys)):
+                found |= {name, target.__name__}
+        return tuple(found)
+
+    def message(self, name, used=None):
+        """The refusal of ``name`` (the learner's ``used`` expression, if it differs)."""
+        how = f" (your code uses {used})" if used and used != name else ""
+        if self.allow is None:
+            what = (f"the task forbids {', '.join(self.forbid)}; use them in scratch cells to "
+                    "check your answers")
+        else:
+            what = (f"here you may use only {', '.join(self.allow) or 'none of the package'}; "
+                    "use the rest in scratch cells to check your answers")
+        return f"{name} {FORBIDDEN}{how}: write that part yourself ({what})"
+
+    def verdict(self, path, value):
+        """``"real"``, ``"guard"`` (a module to hand out guarded) or ``"refuse"``."""
+        if isinstance(value, type(sys)):
+            module = value.__name__
+            if _under(module, self.forbidden_modules) or _under(path, self.forbidden_modules):
+                return "refuse"
+            if self.allow is None:
+                return "guard" if self.forbid else "real"
+            if _under(module, self.allowed_modules) or _under(path, self.allowed_modules):
+                below = [f for f in self.forbid if f.startswith(path + ".")
+                         or f.startswith(module + ".")]
+                return "guard" if below else "real"
+            leads = any(a.startswith(path + ".") or a.startswith(module + ".")
+                        for a in self.allow)
+            return "guard" if leads else "refuse"
+        if id(value) in self.forbidden_ids or _under(path, self.forbid):
+            return "refuse"
+        origin = getattr(value, "__module__", None)
+        defined = isinstance(origin, str) and (isinstance(value, type) or callable(value))
+        if defined and _under(origin, self.forbidden_modules):
+            return "refuse"
+        if self.allow is None or id(value) in self.allowed_ids:
+            return "real"
+        if _under(path, self.allowed_modules) or (defined
+                                                   and _under(origin, self.allowed_modules)):
+            return "real"
+        return "refuse"
+
+
+_HARMLESS = ("__name__", "__doc__", "__package__", "__file__", "__path__")
+_REAL = {}          # id(Guarded) -> (the real module, its path, the policy)
+
+
+class Guarded:
+    """A module of the package as a task that allows part of it shows it: reading an
+    attribute hands out the real object if the task allows it, a guarded module on the way
+    to one, and raises ``ImportError`` naming the forbidden name otherwise."""
+
+    def __init__(self, module, path, rules):
+        _REAL[id(self)] = (module, path, rules)
+
+    def __getattribute__(self, attr):
+        if attr == "__class__":
+            return Guarded
+        module, path, rules = _REAL[id(self)]
+        value = getattr(module, attr)
+        if attr in _HARMLESS:
+            return value
+        return _hand_out(f"{path}.{attr}", value, rules)
+
+    def __setattr__(self, attr, value):
+        module, path, rules = _REAL[id(self)]
+        raise ImportError(rules.message(f"{path}.{attr}"))
+
+    def __repr__(self):
+        return f"<module {_REAL[id(self)][1]!r}, part of it allowed in this task>"
+
+    def __dir__(self):
+        return dir(_REAL[id(self)][0])
+
+
+def _hand_out(path, value, rules, used=None):
+    verdict = rules.verdict(path, value)
+    if verdict == "real":
+        return value
+    if verdict == "guard":
+        return Guarded(value, path, rules)
+    raise ImportError(rules.message(path, used))
+
+
+def guard_package(package_dir, rules):
+    """Import the package from ``package_dir`` (the grading copy) and let the learner's code
+    reach only what ``rules`` allows, through ``import`` statements, ``importlib`` and the
+    names of the notebook (step 1 of the module docstring, for a task that allows part of the
+    package). Returns the :class:`Policy`."""
+    sys.path.insert(0, package_dir)
+    package = _import_module(_PACKAGE)
+    if os.path.dirname(os.path.dirname(os.path.abspath(package.__file__))) != package_dir:
+        raise ImportError("collectives was not imported from the grading copy")
+    sys.path.remove(package_dir)
+    policy = Policy(rules, package)
+    real_import, real_import_module = builtins.__import__, _import_module
+
+    def guarded_import(name, globals=None, locals=None, fromlist=(), level=0):
+        module = real_import(name, globals, locals, fromlist, level)
+        caller = globals.get("__name__") if isinstance(globals, dict) else None
+        if level or (isinstance(caller, str) and _is_package(caller)) or not _is_package(name):
+            return module                       # the package's own imports, and other modules
+        path = name if fromlist else _PACKAGE
+        return _hand_out(path, module, policy)
+
+    def guarded_import_module(name, package=None):
+        module = real_import_module(name, package)
+        caller = sys._getframe(1).f_globals.get("__name__", "")
+        if _is_package(str(caller)) or not _is_package(module.__name__):
+            return module
+        return _hand_out(module.__name__, module, policy)
+
+    builtins.__import__ = guarded_import
+    importlib.import_module = guarded_import_module
+    return policy
 
 
 # ---- plain data ------------------------------------------------------------------------------
@@ -182,22 +343,40 @@ def encode(value, depth=0, budget=None):
 # ---- running the learner's code --------------------------------------------------------------
 
 def _lookup(module, qualname):
-    target = importlib.import_module(module)
+    target = _import_module(module)
     for part in qualname.split("."):
         target = getattr(target, part)
     return target
 
 
-def _namespace(bundle):
+def _package_global(entry, policy):
+    """A global of the notebook that is a module, class or function of the package."""
+    name, path = entry["name"], entry["module"]
+    try:
+        value = _import_module(entry["module"])
+        for part in filter(None, entry["qualname"].split(".")):
+            value = getattr(value, part)
+            path = f"{path}.{part}"
+        return _hand_out(path, value, policy, used=name)
+    except ImportError as exc:
+        return Refused(ImportError, str(exc))
+    except Exception as exc:
+        return Refused(NameError, f"{name} could not be imported in the graded re-run: "
+                       f"{type(exc).__name__}: {exc}")
+
+
+def _namespace(bundle, policy=None):
     """A fresh namespace with the learner's definitions and what they use (step 2)."""
     ns = {"__name__": "__main__", "__builtins__": builtins}
     for entry in bundle["entries"]:
         kind, name = entry["kind"], entry.get("name")
-        if kind == "value":
+        if kind == "package" and policy is not None:
+            ns[name] = _package_global(entry, policy)
+        elif kind == "value":
             ns[name] = decode(entry["value"])
         elif kind in ("module", "object"):
             try:
-                ns[name] = (importlib.import_module(entry["module"]) if kind == "module"
+                ns[name] = (_import_module(entry["module"]) if kind == "module"
                             else _lookup(entry["module"], entry["qualname"]))
             except ImportError as exc:
                 ns[name] = Refused(ImportError, str(exc) if NO_PACKAGE in str(exc) else
@@ -239,9 +418,9 @@ def _outcome(function, args):
         return {"raised": "GradingError", "message": f"its answer could not be read: {exc}"}
 
 
-def run(request):
+def run(request, policy=None):
     """The results of the request's calls (steps 2 and 3), as a list of dicts."""
-    namespaces = [_namespace(bundle) for bundle in request["bundles"]]
+    namespaces = [_namespace(bundle, policy) for bundle in request["bundles"]]
     results = []
     for item in request["calls"]:
         bundle = request["bundles"][item["bundle"]]
@@ -259,8 +438,12 @@ def main():
     request = json.loads(sys.stdin.read())
     out = sys.stdout
     sys.stdout = sys.stderr                 # what the learner's code prints stays out of the reply
-    make_unimportable()
-    results = run(request)
+    if request.get("policy") is None:
+        make_unimportable()
+        policy = None
+    else:
+        policy = guard_package(request["package"], request["policy"])
+    results = run(request, policy)
     reply = json.dumps({"nonce": request["nonce"], "results": results})
     out.write(_RESULT_MARK + reply + "\n")
     out.flush()

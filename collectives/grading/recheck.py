@@ -8,12 +8,18 @@ the subprocess's stdout, tagged with a random nonce. What this defends against, 
 is in the docstring of :mod:`collectives.grading`.
 """
 
+import atexit
+import compileall
+import hashlib
 import json
 import numbers
 import os
 import secrets
+import shutil
+import stat
 import subprocess
 import sys
+import tempfile
 from decimal import Decimal
 
 import numpy as np
@@ -25,10 +31,12 @@ from .checks import (MAX_ITEMS, Opaque, check_choice, check_close, check_number,
 from .diagnosis import check_schedule
 from .isolation import IsolatedFailure, contains_failure, resolve
 
-__all__ = ["recheck", "RECHECKABLE", "encode", "decode", "isolated_main"]
+__all__ = ["recheck", "RECHECKABLE", "encode", "decode", "isolated_main", "package_copy",
+           "manifest"]
 
-#: the directory that holds the ``collectives`` package this module belongs to
-_PACKAGE_PARENT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+#: the ``collectives`` package this module belongs to (its directory)
+PACKAGE_DIR = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+_COPIES = {}                 # package directory -> (private copy's parent, its manifest)
 #: the checks :func:`recheck` may run in the subprocess, by name
 RECHECKABLE = {"check_schedule": check_schedule, "check_number": check_number,
                "check_close": check_close, "check_reference": check_reference,
@@ -102,7 +110,74 @@ def decode(value):
     return Opaque(value.get("__opaque__", "object"), value.get("repr", "<object>"))
 
 
-_BOOTSTRAP = ("import sys; sys.path.insert(0, sys.argv[1]); "
+def manifest(directory):
+    """{relative path: sha256} of every file under ``directory`` (compiled files included)."""
+    found = {}
+    for folder, _, files in os.walk(directory):
+        for name in files:
+            path = os.path.join(folder, name)
+            with open(path, "rb") as f:
+                found[os.path.relpath(path, directory)] = hashlib.sha256(f.read()).hexdigest()
+    return found
+
+
+def _sources(directory):
+    """The manifest of the package's own files (no compiled files)."""
+    return {k: v for k, v in manifest(directory).items()
+            if "__pycache__" not in k.split(os.sep) and not k.endswith(".pyc")}
+
+
+def _remove(parent):
+    for folder, _, _ in os.walk(parent):
+        os.chmod(folder, stat.S_IRWXU)
+    shutil.rmtree(parent, ignore_errors=True)
+
+
+def package_copy(package_dir=None):
+    """The directory that holds a private, read-only copy of the ``collectives`` package (and
+    nothing else), from which the re-check and the learner's process import it.
+
+    The copy is made once per process in a new temporary directory, compiled, and made
+    read-only; before each use its files are hashed and compared with the package's sources
+    and with the copy as it was made, and a fresh copy replaces it if anything differs. So the
+    re-check never imports from the package's own folder, its parent (the repository root, in
+    an editable install) or any other directory a learner's code could have written a module
+    into. ``package_dir`` (tests): another package folder to copy instead of this one."""
+    source = os.path.abspath(package_dir or PACKAGE_DIR)
+    expected = _sources(source)
+    cached = _COPIES.get(source)
+    if cached is not None:
+        parent, made = cached
+        copy = os.path.join(parent, "collectives")
+        if (os.path.isdir(parent) and os.listdir(parent) == ["collectives"]
+                and manifest(copy) == made and _sources(copy) == expected):
+            return parent
+        _COPIES.pop(source, None)
+        _remove(parent)
+    parent = tempfile.mkdtemp(prefix="collectives-grading-")
+    atexit.register(_remove, parent)
+    copy = os.path.join(parent, "collectives")
+    shutil.copytree(source, copy, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    compileall.compile_dir(copy, quiet=2)
+    for folder, _, files in os.walk(copy):
+        for name in files:
+            os.chmod(os.path.join(folder, name), stat.S_IRUSR | stat.S_IRGRP)
+        os.chmod(folder, stat.S_IRUSR | stat.S_IXUSR | stat.S_IRGRP | stat.S_IXGRP)
+    os.chmod(parent, stat.S_IRUSR | stat.S_IXUSR)
+    if _sources(copy) != expected:
+        raise GradingError("the grading copy of the collectives package differs from the "
+                           "package: it changed while being copied")
+    _COPIES[source] = (parent, manifest(copy))
+    return parent
+
+
+# the re-check's first lines: nothing but the private copy is added to the import path (``-I``
+# keeps the working directory, the script's directory, PYTHON* variables and the user site
+# off it), and the package must come from there
+_BOOTSTRAP = ("import sys; sys.dont_write_bytecode = True; sys.path.insert(0, sys.argv[1]); "
+              "import collectives, os; "
+              "os.path.dirname(os.path.dirname(collectives.__file__)) == sys.argv[1] or "
+              "sys.exit('collectives was not imported from the grading copy'); "
               "from collectives.grading.recheck import isolated_main; sys.exit(isolated_main())")
 
 
@@ -136,8 +211,9 @@ def recheck(*checks, timeout=60.0):
                       "kwargs": {str(k): encode(v) for k, v in dict(kwargs).items()}})
     nonce = secrets.token_hex(16)
     payload = json.dumps({"nonce": nonce, "calls": calls})
+    copy = package_copy()
     try:
-        proc = subprocess.run([sys.executable, "-I", "-c", _BOOTSTRAP, _PACKAGE_PARENT],
+        proc = subprocess.run([sys.executable, "-I", "-c", _BOOTSTRAP, copy], cwd=copy,
                               input=payload, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         raise GradingError(f"the isolated re-check took longer than {timeout:g} s") from None

@@ -1,8 +1,12 @@
 """Datacenter fabrics: folded-Clos and fat-tree builders with up/down ECMP routing
 (:mod:`~collectives.fabric.builders`: :func:`clos`, :func:`fat_tree`, :func:`link_loads`,
 :func:`bisection_bandwidth`), and the balls-into-bins arithmetic of hash collisions
-(:mod:`~collectives.fabric.ecmp`). Each module's docstring says what it models and what it
-leaves out. Taught in chapter "The datacenter fabric".
+(:mod:`~collectives.fabric.ecmp`); layered fabrics with oversubscription at any tier,
+per-tier speeds, planes, rails and failures (:mod:`~collectives.fabric.layered`,
+:func:`layered`, :func:`meta_cluster`); flows, max-min fair rates and engineered routes
+(:mod:`~collectives.fabric.flows`); design arithmetic (:mod:`~collectives.fabric.sizing`).
+Each module's docstring says what it models and what it leaves out. Taught in chapter
+"Designing the fabric".
 """
 
 from .builders import (ECMP_MODES, FabricTopology, bisection_bandwidth, clos, fat_tree,
@@ -10,10 +14,18 @@ from .builders import (ECMP_MODES, FabricTopology, bisection_bandwidth, clos, fa
 from .ecmp import (ecmp_collision_probability, ecmp_no_collision_probability,
                    expected_max_load, expected_max_load_exact, load_imbalance,
                    max_load_distribution)
+from .flows import (SCHEMES, Flows, collective_time, max_min_rates, reroute, route_flows,
+                    step_time)
+from .layered import LayeredFabric, Tier, layered
+from .presets import META_SOURCES, meta_cluster
+from .sizing import fabric_bisection, fat_tree_counts, clos_counts
 
 __all__ = [
     "FabricTopology", "fat_tree", "clos", "ECMP_MODES",
     "bisection_bandwidth", "link_loads", "load_imbalance",
     "ecmp_no_collision_probability", "ecmp_collision_probability",
     "expected_max_load", "max_load_distribution", "expected_max_load_exact",
+    "Tier", "LayeredFabric", "layered", "meta_cluster", "META_SOURCES",
+    "Flows", "SCHEMES", "route_flows", "max_min_rates", "step_time", "collective_time",
+    "reroute", "fabric_bisection", "fat_tree_counts", "clos_counts",
 ]

@@ -1,0 +1,273 @@
+"""Flows on a fabric: routing them (hashed ECMP, several queue pairs per connection,
+enhanced ECMP, a centrally engineered assignment), max-min fair rates, and how long a
+synchronous step or a whole collective takes under those rates.
+
+**What is modelled.** A *connection* (src, dst, bytes) is split over ``qps`` queue pairs
+(NCCL's ``NCCL_IB_QPS_PER_CONNECTION``), each a *flow* of an equal share of the bytes. ECMP
+hashes a flow's header: with ``hash_qp=False`` the hash sees only ``(src, dst)``, so all
+QPs of a connection share one path (the low-entropy case); with ``hash_qp=True`` (enhanced
+ECMP, which also hashes the QP) each QP gets its own draw. ``scheme="engineered"`` is a
+central controller that knows the traffic matrix and places flows, biggest first, hop by
+hop on the least-loaded usable candidate (flows with the same candidates take them in
+round-robin order of load); it is a greedy heuristic, not an optimum.
+
+Rates are **max-min fair** (progressive filling): all unfrozen flows grow at the same pace;
+when a link fills, the flows crossing it freeze. This is the rate allocation an ideal
+per-flow fair transport would reach. A synchronous step ends when its slowest flow drains;
+with ``reallocate=True`` rates are recomputed each time a flow finishes (work-conserving),
+otherwise every flow keeps its first rate. Where every link's flows are equal and share it
+evenly, both equal :func:`collectives.time`'s busiest-link model.
+
+**Left out:** slow start and congestion-control dynamics (DCQCN, PFC pauses), packet loss,
+buffers, latency inside a step beyond the path's link latencies, NIC limits other than the
+host link. Taught in chapter "Designing the fabric".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import CollectivesError, TopologyError
+from ..topology import Topology
+from ..validation import int_array, integer
+
+__all__ = ["Flows", "route_flows", "max_min_rates", "step_time", "collective_time",
+           "reroute", "SCHEMES"]
+
+SCHEMES = ("ecmp", "engineered")
+
+
+@dataclass(frozen=True)
+class Flows:
+    """Routed flows: ``src``, ``dst``, ``nbytes``, ``qp`` per flow; ``pair``/``link``: for
+    every link crossed, the flow index and the link id (grouped by flow, in path order)."""
+
+    topology: Topology
+    src: np.ndarray
+    dst: np.ndarray
+    nbytes: np.ndarray
+    qp: np.ndarray
+    pair: np.ndarray
+    link: np.ndarray
+
+    @property
+    def n_flows(self) -> int:
+        return len(self.src)
+
+    def link_bytes(self) -> np.ndarray:
+        """Bytes each directed link carries."""
+        return np.bincount(self.link, weights=self.nbytes[self.pair],
+                           minlength=self.topology.n_links)
+
+    def link_flows(self) -> np.ndarray:
+        """Flows crossing each directed link."""
+        return np.bincount(self.link, minlength=self.topology.n_links)
+
+    def paths_of(self, flows) -> list[list[int]]:
+        """The link ids of the given flows (for small cases and tests)."""
+        return [self.link[self.pair == f].tolist() for f in np.atleast_1d(flows)]
+
+
+def _connections(topology, src, dst, nbytes, qps):
+    if not isinstance(topology, Topology):
+        raise TopologyError(f"expected a collectives Topology, got {type(topology).__name__}")
+    src = int_array(src, "src", error=TopologyError).ravel()
+    dst = int_array(dst, "dst", error=TopologyError).ravel()
+    if len(src) != len(dst):
+        raise TopologyError(f"src has {len(src)} connections but dst has {len(dst)}")
+    qps = integer(qps, "qps", minimum=1, error=CollectivesError)
+    try:
+        size = np.broadcast_to(np.asarray(nbytes, dtype=float), src.shape).astype(float)
+    except (TypeError, ValueError):
+        raise CollectivesError(f"nbytes must be one number or one per connection "
+                               f"({len(src)}), got {np.shape(nbytes)}") from None
+    if not np.all(np.isfinite(size)) or np.any(size < 0):
+        raise CollectivesError("nbytes must be finite and >= 0 bytes")
+    keep = src != dst                                    # local copies cross no link
+    src, dst, size = src[keep], dst[keep], size[keep]
+    qp = np.tile(np.arange(qps, dtype=np.int64), len(src))
+    return (np.repeat(src, qps), np.repeat(dst, qps), np.repeat(size / qps, qps), qp)
+
+
+def route_flows(topology, src, dst, nbytes, *, qps=1, hash_qp=False, scheme="ecmp"):
+    """Route connections ``src[i] -> dst[i]`` of ``nbytes`` (one number or one per
+    connection), each split over ``qps`` queue pairs; a :class:`Flows`.
+
+    ``scheme="ecmp"``: the topology's own routing, hashing ``(src, dst)`` and, with
+    ``hash_qp``, the QP (fabrics built by :func:`~collectives.fabric.clos`,
+    :func:`~collectives.fabric.fat_tree` or :func:`~collectives.fabric.layered`; other
+    topologies route as they always do). ``scheme="engineered"``: the central greedy
+    assignment (layered fabrics only). Connections with ``src == dst`` are dropped.
+    """
+    if scheme not in SCHEMES:
+        raise CollectivesError(f"scheme must be one of {', '.join(map(repr, SCHEMES))}, "
+                               f"got {scheme!r}")
+    s, d, size, qp = _connections(topology, src, dst, nbytes, qps)
+    from .builders import FabricTopology
+    from .layered import LayeredFabric, walk
+
+    if scheme == "engineered":
+        if not isinstance(topology, LayeredFabric):
+            raise TopologyError("scheme='engineered' needs a fabric built by "
+                                "collectives.fabric.layered")
+        pair, link = walk(topology, s, d, _Engineer(topology, s, d, size))
+    elif isinstance(topology, (FabricTopology, LayeredFabric)):
+        pair, link = topology.paths(s, d, flow_id=qp if hash_qp else 0)
+    else:
+        if hash_qp:
+            raise TopologyError(f"{topology.name} does not hash flows; hash_qp needs a "
+                                f"fabric")
+        pair, link = topology.paths(s, d)
+    return Flows(topology, s, d, size, qp, pair, link)
+
+
+class _Engineer:
+    """The central controller: biggest flows first, in batches; at each hop a flow takes
+    the least-loaded usable candidate, flows with the same candidates in round-robin
+    order of load. Loads are bytes / bandwidth (seconds of work on each link)."""
+
+    def __init__(self, topology, src, dst, size, batches=8):
+        self.load = np.zeros(topology.n_links)
+        self.inv_bw = 1.0 / topology.link_bandwidth
+        self.size = size
+        order = np.argsort(-size, kind="stable")
+        self.batch = np.empty(len(size), dtype=np.int64)
+        self.batch[order] = np.arange(len(size)) * batches // max(len(size), 1)
+        self.batches = batches
+
+    def __call__(self, hop, rows, cand, ok):
+        col = np.zeros(len(rows), dtype=np.int64)
+        for b in range(self.batches):                     # a handful of rounds
+            sel = np.flatnonzero(self.batch[rows] == b)
+            if not sel.size:
+                continue
+            c = cand[sel]
+            cost = self.load[c].copy()
+            n_ok = np.full(len(sel), c.shape[1])
+            if ok is not None:
+                cost[~ok[sel]] = np.inf
+                n_ok = ok[sel].sum(axis=1)
+            ranked = np.argsort(cost, axis=1, kind="stable")
+            group = c[:, 0]
+            order = np.argsort(group, kind="stable")
+            g_sorted = group[order]
+            starts = np.flatnonzero(np.r_[True, g_sorted[1:] != g_sorted[:-1]])
+            rank = np.empty(len(sel), dtype=np.int64)
+            rank[order] = np.arange(len(sel)) - np.repeat(starts, np.diff(np.r_[starts,
+                                                                             len(sel)]))
+            pick = ranked[np.arange(len(sel)), rank % np.maximum(n_ok, 1)]
+            col[sel] = pick
+            chosen = c[np.arange(len(sel)), pick]
+            self.load += np.bincount(chosen, weights=self.size[rows[sel]] * self.inv_bw[chosen],
+                                     minlength=len(self.load))
+        return col
+
+
+def reroute(flows, topology, *, hash_qp=False):
+    """The same flows on ``topology`` (the fabric after :meth:`LayeredFabric.fail`): flows
+    whose path crosses a failed link are re-hashed with ECMP around the failure; the others
+    keep their paths. This is what a static (engineered or pinned) assignment gets until its
+    controller recomputes."""
+    dead = getattr(topology, "failed", None)
+    if dead is None or topology.n_links != flows.topology.n_links:
+        raise TopologyError("reroute needs the same layered fabric with failures "
+                            "(LayeredFabric.fail)")
+    hit = np.zeros(flows.n_flows, bool)
+    hit[flows.pair[dead[flows.link]]] = True
+    keep = ~hit[flows.pair]
+    moved = np.flatnonzero(hit)
+    pair, link = topology.paths(flows.src[moved], flows.dst[moved],
+                                flow_id=flows.qp[moved] if hash_qp else 0)
+    pair = np.concatenate([flows.pair[keep], moved[pair]])
+    link = np.concatenate([flows.link[keep], link])
+    order = np.argsort(pair, kind="stable")
+    return Flows(topology, flows.src, flows.dst, flows.nbytes, flows.qp, pair[order],
+                 link[order])
+
+
+def max_min_rates(flows, *, active=None, tol=1e-9):
+    """Max-min fair rates (bytes/s) of ``flows`` by progressive filling; ``active`` (bool
+    per flow) restricts the set. Vectorised over flows and links with the flow-link incidence
+    matrix (products as bincounts); the loop is over filling rounds (at most one per distinct bottleneck level).
+    Flows that cross no link get ``inf``."""
+    if not isinstance(flows, Flows):
+        raise CollectivesError(f"expected Flows from route_flows, got {type(flows).__name__}")
+    n = flows.n_flows
+    act = np.ones(n, bool) if active is None else np.asarray(active, bool).copy()
+    if act.shape != (n,):
+        raise CollectivesError(f"active must be one bool per flow ({n})")
+    rate = np.zeros(n)
+    crossing = np.bincount(flows.pair, minlength=n)
+    rate[act & (crossing == 0)] = np.inf
+    act &= crossing > 0
+    used, local = np.unique(flows.link, return_inverse=True)
+    cap = flows.topology.link_bandwidth[used].astype(float)
+    pair = flows.pair
+    residual = cap.copy()
+    while act.any():
+        # the incidence matrix times a vector, as bincounts over the crossings
+        count = np.bincount(local, weights=act[pair], minlength=len(used))
+        live = count > 0
+        delta = np.min(residual[live] / count[live])
+        rate[act] += delta
+        residual -= delta * count
+        full = live & (residual <= tol * cap)
+        frozen = np.bincount(pair, weights=full[local], minlength=n) > 0
+        act &= ~frozen
+    return rate
+
+
+def step_time(flows, *, reallocate=False):
+    """Seconds until the slowest flow drains (plus its path's latency): one synchronous
+    step. ``reallocate``: recompute max-min rates each time flows finish (work-conserving);
+    otherwise each flow keeps its initial rate."""
+    if not isinstance(flows, Flows):
+        raise CollectivesError(f"expected Flows from route_flows, got {type(flows).__name__}")
+    if flows.n_flows == 0:
+        return 0.0
+    latency = np.bincount(flows.pair, weights=flows.topology.link_latency[flows.link],
+                          minlength=flows.n_flows)
+    remaining = flows.nbytes.copy()
+    active = remaining > 0
+    done_at = np.zeros(flows.n_flows)
+    t = 0.0
+    while active.any():
+        rate = max_min_rates(flows, active=active)
+        drain = np.where(active, remaining / np.where(rate > 0, rate, np.inf), np.inf)
+        if not reallocate:
+            done_at[active] = drain[active]
+            break
+        dt = float(drain.min())
+        t += dt
+        remaining[active] -= rate[active] * dt
+        finished = active & (remaining <= 1e-9 * flows.nbytes)
+        finished[np.argmin(drain)] = True
+        done_at[finished] = t
+        active &= ~finished
+    return float(np.max(done_at + latency))
+
+
+def collective_time(schedule, topology, nbytes, *, qps=1, hash_qp=False, scheme="ecmp",
+                    reallocate=False):
+    """Seconds a Schedule takes on ``topology`` under max-min fair flow rates: each step's
+    transfers become connections (rank r on endpoint r), routed as :func:`route_flows`
+    says; steps run one after another, each as long as :func:`step_time`."""
+    from ..cost import _check_nbytes
+    from ..validation import schedule_arg
+
+    schedule_arg(schedule)
+    nbytes = _check_nbytes(nbytes)
+    if schedule.n_ranks > topology.n_ranks:
+        raise TopologyError(f"{schedule.name} has {schedule.n_ranks} ranks but "
+                            f"{topology.name} has {topology.n_ranks} endpoints")
+    chunk = nbytes / schedule.n_chunks
+    total = 0.0
+    for run in schedule.traffic.runs:
+        if not len(run.src):
+            continue
+        flows = route_flows(topology, run.src, run.dst, run.chunks * chunk, qps=qps,
+                            hash_qp=hash_qp, scheme=scheme)
+        total += run.repeat * step_time(flows, reallocate=reallocate)
+    return total

@@ -1,0 +1,96 @@
+"""Fabric arithmetic in closed form: hosts, switches, cables and bisection bandwidth.
+
+:func:`fat_tree_counts` is Al-Fares et al.'s k-ary fat tree (SIGCOMM 2008): k^3/4 hosts,
+5k^2/4 switches. :func:`clos_counts` is a folded Clos of ``radix``-port switches in
+``tiers`` tiers with ``oversubscription`` at the leaves (the wiring of
+:func:`~collectives.fabric.clos`; tests hold the two equal). :func:`fabric_bisection`
+computes, for a built :class:`~collectives.fabric.LayeredFabric`, the capacity across the
+cut between the two halves of its top block. Left out: cable lengths and optics, port
+breakouts, spare ports. Taught in chapter "Designing the fabric".
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import TopologyError
+from ..validation import integer, number
+
+__all__ = ["fat_tree_counts", "clos_counts", "fabric_bisection"]
+
+
+def fat_tree_counts(k):
+    """Al-Fares's k-ary fat tree: dict of ``hosts`` (k^3/4), ``switches`` (5k^2/4: k^2/2
+    edge, k^2/2 aggregation, k^2/4 core), ``cables`` (3k^3/4: one per host, k^3/4 per
+    switch tier) and ``pods`` (k)."""
+    k = integer(k, "k", minimum=2, error=TopologyError)
+    if k % 2:
+        raise TopologyError(f"k must be even, got {k}")
+    return dict(hosts=k ** 3 // 4, switches=5 * k ** 2 // 4, edge=k ** 2 // 2,
+                aggregation=k ** 2 // 2, core=k ** 2 // 4, cables=3 * k ** 3 // 4, pods=k)
+
+
+def clos_counts(radix, tiers, link_bandwidth=1.0, oversubscription=1.0):
+    """A folded Clos of ``radix``-port switches in ``tiers`` tiers, leaf ports split
+    ``a`` hosts : ``b`` uplinks with ``a / b = oversubscription`` (whole ports). Returns a
+    dict: ``hosts`` = 2 a (R/2)^(L-1), ``switches_per_tier`` (leaf first), ``switches``,
+    ``cables`` (host cables + b per leaf for each tier above), ``bisection`` (bytes/s one
+    way: H b_link / 2 / d) and the realised ``hosts_per_leaf``, ``uplinks``."""
+    from .builders import _realise_ratio
+
+    radix = integer(radix, "radix", minimum=2, error=TopologyError)
+    if radix % 2:
+        raise TopologyError(f"radix must be even, got {radix}")
+    tiers = integer(tiers, "tiers", minimum=1, error=TopologyError)
+    bw = number(link_bandwidth, "link_bandwidth", positive=True, error=TopologyError)
+    h = radix // 2
+    if tiers == 1:
+        return dict(hosts=radix, switches_per_tier=(1,), switches=1, cables=radix,
+                    bisection=radix * bw / 2, hosts_per_leaf=radix, uplinks=0)
+    a, b = _realise_ratio(radix, oversubscription, tiers)
+    leaves = 2 * h ** (tiers - 1)
+    per_tier = [leaves] + [2 * h ** (tiers - t) * b * h ** (t - 2) for t in range(2, tiers)] \
+        + [b * h ** (tiers - 2)]
+    hosts = a * leaves
+    return dict(hosts=hosts, switches_per_tier=tuple(per_tier), switches=sum(per_tier),
+                cables=hosts + (tiers - 1) * leaves * b, bisection=hosts * bw / 2 / (a / b),
+                hosts_per_leaf=a, uplinks=b)
+
+
+def fabric_bisection(topology):
+    """Bytes/s (one direction) that can cross between the two halves of a layered
+    fabric's top block: the least, over tiers, of the uplink capacity of one half (host
+    cables at tier 1), counting only live links. The top block must hold an even number
+    of blocks. Computed from the built links, not from a formula."""
+    from .layered import LayeredFabric
+
+    if not isinstance(topology, LayeredFabric):
+        raise TopologyError("fabric_bisection needs a fabric built by fabric.layered")
+    lay = topology._layout
+    T = topology.n_tiers
+    if T == 1:
+        raise TopologyError("a single-leaf fabric has no cut between blocks")
+    g_top = lay["g"][T]
+    if g_top % 2:
+        raise TopologyError(f"the top block joins {g_top} blocks; an even cut needs an "
+                            f"even number")
+    half_leaves = topology.n_leaves // 2
+    up = topology.link_up & ~topology.failed
+    src = topology.link_src
+    best = np.inf
+    for t in range(1, T + 1):
+        sel = up & (topology.link_tier == t)
+        if t == 1:
+            leaf = topology.leaf_of(src[sel])
+        else:
+            node = src[sel] - lay_base(topology, t - 1)
+            local = node % lay["n"][t - 1]
+            leaf = local // lay["w"][t - 1] * lay["span"][t - 1]
+        in_half = leaf < half_leaves
+        best = min(best, float(topology.link_bandwidth[sel][in_half].sum()))
+    return best
+
+
+def lay_base(topology, tier):
+    """Node id of the first switch of ``tier`` (plane 0)."""
+    return int(np.flatnonzero(topology.node_tier == tier)[0])

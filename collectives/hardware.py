@@ -136,6 +136,16 @@ _SYSTEMS = {
         # GB200 NVL72: NVLink 5, 900 GB/s per GPU each way (NVLink page). Per-GPU FLOP/s, HBM
         # and its bandwidth: the NVL72 product page's rack totals divided by 72 (FP16/BF16
         # tensor 360 PFLOP/s with sparsity, half that dense; 13.4 TB HBM3e at 576 TB/s)
+        # Meta's RoCE training cluster (collectives.fabric.presets: Llama 3 paper section
+        # 3.3.1, Gangidi et al. SIGCOMM 2024, Networking@Scale 2023; assumptions marked
+        # there): H100 GPUs, 16 per rack, 400 Gb/s per GPU; GPU numbers as dgx-h100. The
+        # fabric only: NVLink inside the servers is not part of this Topology.
+        System("meta-roce-32k", "meta-roce", 400e9 / 8, 0.0, (8, 252, 16), 3.35e12,
+               9.89e14, 80e9, "Grattafiori et al., The Llama 3 Herd of Models, arXiv "
+               "2407.21783, section 3.3.1", "zones x racks x GPUs; options zones, "
+               "racks_per_zone, wiring, hash_seed",
+               ("Gangidi et al., RDMA over Ethernet for Distributed AI Training at Meta "
+                "Scale, SIGCOMM 2024", DGX_H100_GUIDE)),
         System("gb200-nvl72", "nvswitch", 900e9, 0.0, (72,), 8e12, 2.5e15, 186e9,
                NVLINK_PAGE, "72 Blackwell GPUs in one NVLink domain", (GB200_NVL72_PAGE,)),
     )
@@ -316,6 +326,13 @@ def preset(name: str, **options: Any) -> Topology:
         topo = switch(n, system.link_bandwidth, hop_latency)
     elif system.kind in ("dgx", "superpod"):
         topo = _gpu_cluster(system, hop_latency, options, name)
+    elif system.kind == "meta-roce":
+        from .fabric.presets import meta_cluster
+
+        allowed = {"zones", "racks_per_zone", "gpus_per_rack", "spines", "aggregators",
+                   "oversubscription", "wiring", "hash_seed"}
+        _no_more({k: v for k, v in options.items() if k not in allowed}, name)
+        topo = meta_cluster(hop_latency=hop_latency, **options)
     else:
         topo = _tpu_slices(system, hop_latency, options, name)
     return topo.with_info(name=f"{system.name} {topo.name}", system=system,

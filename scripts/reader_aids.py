@@ -20,6 +20,10 @@ widget manager draws in the browser (ipywidgets steppers) are not in the page's 
 left alone. A chapter gives a better description than rule 3 by adding the metadata of rule 1
 to its figure cell.
 
+**Figures at high dpi, with a type scale for phones.** While the book is built, ``MATPLOTLIBRC``
+points at ``_static/matplotlibrc`` (200 dpi, 12-point text), so every chapter's kernel draws
+with it; the site tests check the dpi of every figure.
+
 **A link to the general index.** Jupyter Book's theme only names the index in a
 ``<link rel="index">`` that no reader sees; the glossary and the notation page fill the index,
 so the extension adds a last group to the left sidebar, under the chapter list, styled like a
@@ -31,7 +35,9 @@ would title it in a heading far larger than the parts'). It stays out of the way
 
 from __future__ import annotations
 
+import os
 import re
+from pathlib import Path
 
 __all__ = ["setup", "looks_like_path", "ALT_FALLBACK", "INDEX_COMPONENT"]
 
@@ -178,7 +184,19 @@ def _index_template(app) -> None:
         loaders.append(DictLoader({INDEX_COMPONENT: _INDEX_TEMPLATE}))
 
 
+#: matplotlib settings of the book's figures (high dpi, a type scale for phones)
+MATPLOTLIBRC = Path(__file__).resolve().parent.parent / "_static" / "matplotlibrc"
+
+
+def _figure_settings(app, config) -> None:
+    """Point the kernels that execute the chapters at ``_static/matplotlibrc`` (they inherit
+    the build's environment); a reader's own MATPLOTLIBRC wins."""
+    if MATPLOTLIBRC.is_file():
+        os.environ.setdefault("MATPLOTLIBRC", str(MATPLOTLIBRC))
+
+
 def setup(app):
+    app.connect("config-inited", _figure_settings)
     app.connect("config-inited", _index_link)
     app.connect("builder-inited", _index_template)
     # After myst-nb's post-transforms have chosen each output's image (and after

@@ -60,3 +60,23 @@ def test_plot_costs_plots_time_from_cost_time():
     with pytest.raises(cl.CollectivesError, match="metric must be"):
         viz.plot_costs([("ring", s, topo)], [1e3], "latency", ax=ax)
     plt.close("all")
+
+
+def test_one_colour_blind_safe_palette_for_the_whole_book():
+    """Every algorithm, link level and FP8 colour of every viz module comes from the palette
+    defined once in viz.style (Okabe-Ito and Paul Tol's muted scheme)."""
+    from collectives.viz import cluster, fp8, gpu, style, tpu
+
+    palette = {c.lower() for c in style.PALETTE.values()} | {"#ddcc77"}      # Tol's sand
+    used = {**style.ALGORITHM_COLOURS, **style.LEVEL_COLOURS,
+            **{f"fp8 {k}": v for k, v in {**fp8.FORMAT_COLOURS, **fp8.FIELD_COLOURS,
+                                          **fp8.SCALING_COLOURS, **fp8.PART_COLOURS}.items()},
+            "tpu wrap": tpu.COLOURS["wrap"]}
+    outside = {k: v for k, v in used.items() if v.lower() not in palette}
+    assert not outside, outside
+    # the chapters' modules share the book's table, they do not copy it
+    assert gpu.ALGORITHM_COLOURS is style.ALGORITHM_COLOURS
+    assert cluster.ALGORITHM_COLOURS is style.ALGORITHM_COLOURS
+    # a name the chapters use in two spellings keeps one colour
+    assert style.algorithm_colour("NCCL ring") == style.algorithm_colour("ring")
+    assert style.algorithm_colour("double binary tree") == style.algorithm_colour("tree")

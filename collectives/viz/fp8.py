@@ -21,6 +21,7 @@ from typing import Mapping, Optional, Sequence
 import numpy as np
 
 from ..errors import CollectivesError
+from .style import PALETTE
 
 __all__ = ["FORMAT_COLOURS", "FIELD_COLOURS", "SCALING_COLOURS", "PART_COLOURS", "FIG_WIDTH",
            "FIELDS", "bf16_values", "bf16_round", "bit_string", "positive_values",
@@ -29,21 +30,25 @@ __all__ = ["FORMAT_COLOURS", "FIELD_COLOURS", "SCALING_COLOURS", "PART_COLOURS",
 #: width (inches) of a figure that stays readable on a phone (as in :mod:`.gpu`)
 FIG_WIDTH = 4.6
 
-#: one colour per number format
-FORMAT_COLOURS = {"e4m3": "#4c72b0", "e5m2": "#dd8452", "bf16": "#55a868", "fp32": "#7f7f7f",
-                  "fp16": "#937860"}
+#: one colour per number format (from the book's colour-blind-safe :data:`.style.PALETTE`)
+FORMAT_COLOURS = {"e4m3": PALETTE["blue"], "e5m2": PALETTE["orange"],
+                  "bf16": PALETTE["bluish green"], "fp32": PALETTE["grey"],
+                  "fp16": PALETTE["reddish purple"]}
 
 #: one colour per bit field
-FIELD_COLOURS = {"sign": "#c44e52", "exponent": "#8172b3", "mantissa": "#ccb974"}
+FIELD_COLOURS = {"sign": PALETTE["vermillion"], "exponent": PALETTE["sky blue"],
+                 "mantissa": "#DDCC77"}                 # Paul Tol's sand: text stays legible
 
 #: one colour per FP8-LM gradient-scaling rule (and per quantisation placement)
-SCALING_COLOURS = {"pre": "#937860", "post": "#da8bc3", "auto": "#64b5cd",
-                   "once": "#4c72b0", "per_hop": "#c44e52"}
+SCALING_COLOURS = {"pre": PALETTE["olive"], "post": PALETTE["reddish purple"],
+                   "auto": PALETTE["blue"], "once": PALETTE["bluish green"],
+                   "per_hop": PALETTE["vermillion"]}
 
 #: one colour per model state (the parts of :func:`collectives.fp8.bytes_per_parameter`:
 #: working weights, master copy, gradients, Adam's first and second moments)
-PART_COLOURS = {"weights": "#4c72b0", "master": "#8172b3", "grads": "#dd8452",
-                "m": "#55a868", "v": "#ccb974", "other": "#7f7f7f"}
+PART_COLOURS = {"weights": PALETTE["blue"], "master": PALETTE["indigo"],
+                "grads": PALETTE["orange"], "m": PALETTE["bluish green"], "v": "#DDCC77",
+                "other": PALETTE["grey"]}
 
 #: (sign, exponent, mantissa) bits of the formats the chapter draws
 FIELDS = {"e4m3": (1, 4, 3), "e5m2": (1, 5, 2), "bf16": (1, 8, 7), "fp16": (1, 5, 10),

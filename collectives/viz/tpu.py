@@ -25,7 +25,7 @@ __all__ = ["COLOURS", "FONT", "draw_slice", "draw_cube", "plot_bandwidth_hierarc
 #: one colour per level of the hierarchy (the book's, :mod:`.style`), and for wraparound /
 #: optical links
 COLOURS = {**{k: LEVEL_COLOURS[k] for k in ("hbm", "ici", "pcie", "dcn")},
-           "wrap": "#8172b3",       # purple: wraparound links (optical between cubes)
+           "wrap": "#AA4499",       # purple (Tol): wraparound links (optical between cubes)
            "link": "0.65"}          # ordinary neighbour links
 
 #: font size (points) of labels and ticks; titles are one point larger

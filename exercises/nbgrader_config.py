@@ -51,7 +51,7 @@ c.CourseDirectory.source_directory = "source"
 # ---- generate_assignment -------------------------------------------------------------------
 # Solutions between "### BEGIN SOLUTION" and "### END SOLUTION" become this stub; tests
 # between "### BEGIN HIDDEN TESTS" and "### END HIDDEN TESTS" are removed.
-c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
+c.ClearSolutions.code_stub = {"python": '# YOUR CODE HERE\nraise NotImplementedError("not written yet: replace this line with your code")'}
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 c.ClearSolutions.begin_solution_delimeter = "BEGIN SOLUTION"
 c.ClearSolutions.end_solution_delimeter = "END SOLUTION"

@@ -36,7 +36,8 @@ RELEASE_SCRIPT = REPO / "scripts" / "release_notebooks.py"
 BEGIN_SOLUTION, END_SOLUTION = "### BEGIN SOLUTION", "### END SOLUTION"
 BEGIN_HIDDEN, END_HIDDEN = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 # what exercises/nbgrader_config.py puts in place of a solution
-CODE_STUB = "# YOUR CODE HERE\nraise NotImplementedError()"
+CODE_STUB = ('# YOUR CODE HERE\nraise NotImplementedError("not written yet: replace this line '
+             'with your code")')
 TEXT_STUB = "YOUR ANSWER HERE"
 
 # The submissions' timestamps: assignment i (in sorted order), student j -> FIRST + i h + j min.
@@ -101,8 +102,20 @@ def graded_cells(nb):
 
 
 def solution_cells(nb):
-    """grade_ids of the solution cells, in notebook order."""
+    """grade_ids of the solution cells, in notebook order (hand-graded answers included)."""
     return [meta(c)["grade_id"] for c in nb.cells if meta(c).get("solution")]
+
+
+def manual_cells(nb):
+    """grade_id -> points of the answers graded by hand (nbgrader's "manually graded answer":
+    a solution cell that is also graded, markdown here), in notebook order."""
+    return {meta(c)["grade_id"]: meta(c).get("points") for c in nb.cells
+            if meta(c).get("grade") and meta(c).get("solution")}
+
+
+def autograded_cells(nb):
+    """grade_id -> points of the autograded test cells (graded, not a solution)."""
+    return {k: v for k, v in graded_cells(nb).items() if k not in manual_cells(nb)}
 
 
 def hidden_part(source):
@@ -278,6 +291,7 @@ class Course:
         self.root, self.env, self.release_output = root, env, release_output
         self.assignments = list(released)             # sorted
         self._done = {}
+        self.after_autograde = {}                     # assignment -> gradebook_state
 
     @classmethod
     def create(cls, tmp, names=()):
@@ -377,11 +391,48 @@ class Course:
             stamp = timestamp(index, j).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
             (folder / "timestamp.txt").write_text(stamp)
         nbgrader(self.root, self.env, "autograde", assignment)
+        self.after_autograde[assignment] = self.gradebook_state(assignment, spec)
         return spec
+
+    def gradebook_state(self, assignment, spec):
+        """{student: ({notebook: {grade_id: (auto_score, needs_manual_grade)}}, total,
+        needs_manual_grade)} as the gradebook has it now."""
+        from nbgrader.api import Gradebook
+
+        state = {}
+        with Gradebook(f"sqlite:///{self.root / 'gradebook.db'}") as gb:
+            for student in spec.students:
+                submission = gb.find_submission(assignment, student)
+                cells = {nb: {cell: (gb.find_grade(cell, nb, assignment, student).auto_score,
+                                     gb.find_grade(cell, nb, assignment, student)
+                                     .needs_manual_grade)
+                              for cell in spec.points[nb]} for nb in spec.notebooks}
+                state[student] = (cells, submission.score, submission.needs_manual_grade)
+        return state
+
+    def grade_by_hand(self, assignment):
+        """After autograde: the spec's EXPECTED score of every hand-graded answer that awaits
+        one, set through nbgrader's gradebook API as the formgrader does (manual score, no
+        longer needing a manual grade). Returns the spec."""
+        def step():
+            from nbgrader.api import Gradebook
+
+            spec = self.autograde(assignment)
+            with Gradebook(f"sqlite:///{self.root / 'gradebook.db'}") as gb:
+                for student in spec.students:
+                    for nb, cells in spec.manual.items():
+                        for cell in cells:
+                            grade = gb.find_grade(cell, nb, assignment, student)
+                            if grade.needs_manual_grade:
+                                grade.manual_score = spec.expected[student][nb][cell]
+                                grade.needs_manual_grade = False
+                gb.db.commit()
+            return spec
+        return self._once(f"grade by hand {assignment}", step)
 
     def feedback(self, assignment):
         def step():
-            self.autograde(assignment)
+            self.grade_by_hand(assignment)
             nbgrader(self.root, self.env, "generate_feedback", assignment)
         return self._once(f"generate_feedback {assignment}", step)
 
@@ -392,7 +443,7 @@ class Course:
         def step():
             for assignment in specced:
                 try:
-                    self.autograde(assignment)
+                    self.grade_by_hand(assignment)
                 except CommandFailed:
                     pass                             # reported by that assignment's tests
             nbgrader(self.root, self.env, "export", "--to", "grades.csv")

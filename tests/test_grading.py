@@ -386,8 +386,8 @@ def test_call_returns_the_value_and_names_failures():
         raise NotImplementedError()
 
     error = failure(call, unsolved, 4)
-    assert str(error) == ("unsolved(4) raised NotImplementedError: replace the line "
-                          "`raise NotImplementedError()` with your code")
+    assert str(error) == ("unsolved(4): unsolved is not written yet: replace the line "
+                          "`raise NotImplementedError(...)` in its cell with your code")
     assert isinstance(error.__cause__, NotImplementedError)
 
     def broken(n, nbytes):

@@ -224,8 +224,8 @@ def test_what_a_function_raises_is_named(learner):
             return n
     """)
     assert refusal(lambda: run_isolated(m.blank, 1)) == (
-        "blank(1) raised NotImplementedError: replace the line `raise NotImplementedError()` "
-        "with your code")
+        "blank(1): blank is not written yet: replace the line `raise NotImplementedError(...)` "
+        "in its cell with your code")
     assert refusal(lambda: run_isolated(m.broken, 5)) == (
         "broken(5) raised IndexError: list index out of range")
     assert refusal(lambda: run_isolated(m.uses_helper, 1)) == (
@@ -288,7 +288,11 @@ def test_recheck_makes_the_calls_first_and_fails_in_the_order_of_the_checks(lear
         recheck(("check_close", (call(m.right, 1, isolated=True), 2, "right(1)")),
                 ("check_close", (call(m.wrong, 1, isolated=True), 2, "wrong(1)")),
                 ("check_close", (call(m.shortcut, 1, isolated=True), 2, "shortcut(1)")))
+    # every failing check is listed, the first one first
     assert str(info.value).startswith("wrong(1) is 3.0, expected 2.0")
+    assert str(info.value).endswith("\n\nThis cell has 1 more failing check:\n"
+                                    f"- shortcut(1) raised ImportError: {NO_PACKAGE} (your code "
+                                    f"uses cl, which is the collectives package){ADVICE}")
     with pytest.raises(AssertionError) as info:
         recheck(("check_close", (call(m.right, 1, isolated=True), 2, "right(1)")),
                 ("check_close", (call(m.shortcut, 1, isolated=True), 2, "shortcut(1)")),
@@ -616,3 +620,20 @@ def test_the_grading_copy_is_replaced_when_it_is_changed(tmp_path, monkeypatch):
     assert second != first and not os.path.exists(first)
     assert module.manifest(os.path.join(second, "collectives"))["analytic.py"] == \
         module.manifest(module.PACKAGE_DIR)["analytic.py"]
+
+
+def test_failed_rechecks_show_no_grader_file_in_the_traceback():
+    """As in a notebook: IPython's traceback of a failing hidden test names none of the
+    grader's files (its frames are hidden; the error is raised from compiled code)."""
+    script = textwrap.dedent('''
+        from IPython.core.interactiveshell import InteractiveShell
+        shell = InteractiveShell.instance()
+        shell.run_cell("import collectives.grading as _grading\\n"
+                       "_grading.recheck(('check_close', (1.0, 2.0, 'x')), "
+                       "('check_close', (3.0, 2.0, 'y')))")
+    ''')
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120)
+    shown = proc.stdout + proc.stderr
+    assert "x is 1.0, expected 2.0" in shown and "- y is 3.0, expected 2.0" in shown, shown
+    assert "collectives/grading" not in shown and "recheck.py" not in shown, shown

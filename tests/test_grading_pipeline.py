@@ -107,16 +107,24 @@ def test_source_is_valid_and_stored_without_outputs(assignment):
 
 
 @every_assignment
-def test_grade_ids_are_unique_and_everything_is_autograded(assignment):
+def test_grade_ids_are_unique_and_cells_are_autograded_or_written_answers(assignment):
     for name, nb in sources(assignment).items():
         ids = [h.meta(c)["grade_id"] for c in nb.cells if h.meta(c)]
         assert len(ids) == len(set(ids)), (name, sorted(i for i in ids if ids.count(i) > 1))
-        # autograded only: no manually graded cells, no tasks; test cells are locked code
+        # test cells are locked code; hand-graded answers are markdown with a hidden rubric;
+        # no tasks
         for cell in nb.cells:
             meta = h.meta(cell)
-            assert not (meta.get("grade") and meta.get("solution")), (name, meta["grade_id"])
             assert not meta.get("task"), (name, meta.get("grade_id"))
-            if meta.get("grade"):
+            if meta.get("grade") and meta.get("solution"):
+                assert cell.cell_type == "markdown", meta["grade_id"]
+                assert meta.get("points", 0) > 0, meta["grade_id"]
+                solution = cell.source[cell.source.find(h.BEGIN_SOLUTION):]
+                assert h.BEGIN_SOLUTION in cell.source and h.END_SOLUTION in solution, (
+                    meta["grade_id"], "model answer and rubric between the solution markers")
+                assert "**Rubric" in solution[:solution.find(h.END_SOLUTION)], (
+                    meta["grade_id"], "a rubric for the grader, hidden from learners")
+            elif meta.get("grade"):
                 assert cell.cell_type == "code" and meta.get("locked") is True, meta["grade_id"]
                 assert meta.get("points", 0) > 0, meta["grade_id"]
 
@@ -126,6 +134,8 @@ def test_points_add_up(assignment):
     s = spec(assignment)
     graded = {name: h.graded_cells(nb) for name, nb in sources(assignment).items()}
     assert graded == s.points
+    manual = {name: tuple(h.manual_cells(nb)) for name, nb in sources(assignment).items()}
+    assert manual == s.manual, "MANUAL must name exactly the notebook's hand-graded answers"
     assert sum(sum(cells.values()) for cells in graded.values()) == s.max_score
 
 
@@ -135,9 +145,10 @@ def test_solution_and_test_cells_are_paired(assignment):
     for name, nb in sources(assignment).items():
         cells = h.cells_by_id(nb)
         pairs = s.solutions[name]
-        assert set(h.solution_cells(nb)) == set(pairs), (name, "solution cells")
-        assert {t for tests in pairs.values() for t in tests} == set(s.points[name]), (
-            name, "every graded cell must test a solution")
+        assert set(h.solution_cells(nb)) - set(s.manual[name]) == set(pairs), (
+            name, "solution cells")
+        assert {t for tests in pairs.values() for t in tests} == set(h.autograded_cells(nb)), (
+            name, "every test cell must test a solution")
         for solution_id, test_ids in pairs.items():
             solution = cells[solution_id]
             assert h.meta(solution)["solution"] is True and solution.cell_type == "code"
@@ -223,9 +234,10 @@ def test_release_strips_solutions_and_hidden_tests(course, assignment):
                 name, h.meta(source_cell).get("grade_id"))
         cells = h.cells_by_id(release)
         for grade_id in h.solution_cells(source):
-            if cells[grade_id].cell_type == "code":
-                assert "raise NotImplementedError()" in cells[grade_id].source, grade_id
-        for grade_id in h.graded_cells(source):
+            stub = h.CODE_STUB if cells[grade_id].cell_type == "code" else h.TEXT_STUB
+            assert stub.splitlines()[-1] in cells[grade_id].source, grade_id
+            assert "Rubric" not in cells[grade_id].source, grade_id
+        for grade_id in h.autograded_cells(source):
             assert "collectives.grading" in cells[grade_id].source, grade_id  # visible tests
         assert all(c.get("outputs", []) == [] for c in release.cells)
 
@@ -249,23 +261,62 @@ def test_autograde_scores_are_exact(course, assignment):
     from nbgrader.api import Gradebook
 
     s = autograded(course, assignment)
-    recorded, scores, totals, manual = {}, {}, {}, {}
+    recorded, max_scores = {}, {}
     with Gradebook(f"sqlite:///{course.root / 'gradebook.db'}") as gb:
         for name in s.notebooks:
             notebook = gb.find_notebook(name, assignment)
             recorded[name] = {cell.name: cell.max_score for cell in notebook.grade_cells}
         for student in s.students:
+            max_scores[student] = gb.find_submission(assignment, student).max_score
+    assert recorded == s.points                          # the gradebook knows the points
+    assert max_scores == dict.fromkeys(s.students, s.max_score)
+    # as autograde left them: every test cell scored, every written answer awaiting a grade
+    # unless it was handed in untouched (0, by nbgrader itself)
+    state = course.after_autograde[assignment]
+    scores, wanted, totals, waiting = {}, {}, {}, {}
+    for student in s.students:
+        cells, total, needs = state[student]
+        scores[student], wanted[student] = {}, {}
+        for name in s.notebooks:
+            submitted = h.cells_by_id(h.read(course.root / "submitted" / student / assignment
+                                             / f"{name}.ipynb"))
+            release = h.cells_by_id(course.release(assignment, name))
+            scores[student][name], wanted[student][name] = {}, {}
+            for cell, (score, needs_grade) in cells[name].items():
+                scores[student][name][cell] = (score, needs_grade)
+                if cell not in s.manual[name]:
+                    wanted[student][name][cell] = (s.expected[student][name][cell], False)
+                elif submitted[cell].source == release[cell].source:
+                    wanted[student][name][cell] = (0, False)
+                else:
+                    wanted[student][name][cell] = (None, True)
+        totals[student] = (total, needs)
+        waiting[student] = any(w[1] for nb in wanted[student].values() for w in nb.values())
+    assert scores == wanted
+    assert totals == {student: (sum(w[0] or 0 for nb in wanted[student].values()
+                                    for w in nb.values()), waiting[student])
+                      for student in s.students}
+
+
+@pytest.mark.slow
+@specced
+def test_grades_given_by_hand_count(course, assignment):
+    """The written answers' grades, set through nbgrader's gradebook API after autograde
+    (Course.grade_by_hand, as the formgrader does), make the totals EXPECTED says."""
+    from nbgrader.api import Gradebook
+
+    s = step(course.grade_by_hand, assignment)
+    scores, totals = {}, {}
+    with Gradebook(f"sqlite:///{course.root / 'gradebook.db'}") as gb:
+        for student in s.students:
             submission = gb.find_submission(assignment, student)
-            totals[student] = (submission.score, submission.max_score)
-            manual[student] = submission.needs_manual_grade
+            totals[student] = (submission.score, submission.needs_manual_grade)
             scores[student] = {
                 name: {cell: gb.find_grade(cell, name, assignment, student).score
                        for cell in s.points[name]}
                 for name in s.notebooks}
-    assert recorded == s.points                          # the gradebook knows the points
     assert scores == s.expected
-    assert totals == {student: (s.totals[student], s.max_score) for student in s.students}
-    assert not any(manual.values()), manual              # everything is autograded
+    assert totals == {student: (s.totals[student], False) for student in s.students}
 
 
 @pytest.mark.slow
@@ -279,6 +330,8 @@ def test_test_cells_are_restored_and_fail_exactly_where_they_score_0(course, ass
         for student in s.students:
             cells = h.cells_by_id(course.autograded_nb(assignment, student, name))
             for grade_id, points in s.expected[student][name].items():
+                if grade_id in s.manual[name]:
+                    continue                             # the student's own written answer
                 assert cells[grade_id].source == source[grade_id].source, (student, grade_id)
                 errors = h.error_outputs(cells[grade_id])
                 assert len(errors) == (1 if points == 0 else 0), (student, grade_id, errors)
@@ -330,7 +383,8 @@ def test_feedback_reports_each_students_scores_and_messages(course, assignment):
             assert (f"{name} (Score: {float(total)} / "
                     f"{float(sum(s.points[name].values()))})") in report, (student, name)
             for cell, points in s.expected[student][name].items():
-                assert (f'<a href="#{cell}">Test cell</a> (Score: {float(points)} / '
+                kind = "Written response" if cell in s.manual[name] else "Test cell"
+                assert (f'<a href="#{cell}">{kind}</a> (Score: {float(points)} / '
                         f"{float(s.points[name][cell])})") in report, (student, cell)
             if student == "hostile":
                 continue       # its IPython tampering replaces its tracebacks in the report

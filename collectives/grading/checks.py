@@ -25,9 +25,12 @@ from ..errors import GradingError
 __all__ = [
     "check_number", "check_close", "check_choice", "check_reference", "check_shape", "call",
     "schedule_seconds", "fastest_name", "dispatch_seconds",
-    "Opaque", "type_name", "show", "in_words", "package", "MAX_ITEMS",
+    "Opaque", "type_name", "show", "in_words", "package", "MAX_ITEMS", "NOT_WRITTEN",
 ]
 
+#: what the feedback says of a function whose cell still holds nbgrader's placeholder
+NOT_WRITTEN = ("not written yet: replace the line `raise NotImplementedError(...)` in its cell "
+               "with your code")
 #: the most items a learner's answer may hold (transfers of a schedule, values to re-check)
 MAX_ITEMS = 5_000_000
 
@@ -94,8 +97,8 @@ def call(function, *args, name=None, isolated=False, allow=None, forbid=None):
     """Call a learner's ``function(*args)`` and return what it returns.
 
     If it raises, the error is re-raised as an ``AssertionError`` that names the call (the
-    learner's own traceback stays attached as the cause). ``NotImplementedError`` gets a note
-    that the exercise cell still holds nbgrader's placeholder.
+    learner's own traceback stays attached as the cause). ``NotImplementedError`` says that
+    the function is not written yet (its cell still holds nbgrader's placeholder).
 
     With ``isolated=True`` the function is not called here: its source code is read now and an
     :class:`~collectives.grading.isolation.IsolatedCall` is returned, which
@@ -121,8 +124,7 @@ def call(function, *args, name=None, isolated=False, allow=None, forbid=None):
     try:
         return function(*args)
     except NotImplementedError as exc:
-        raise AssertionError(f"{text} raised NotImplementedError: replace the line "
-                             "`raise NotImplementedError()` with your code") from exc
+        raise AssertionError(f"{text}: {label} is {NOT_WRITTEN}") from exc
     except Exception as exc:
         raise AssertionError(f"{text} raised {type(exc).__name__}: {exc}") from exc
 

@@ -40,7 +40,7 @@ import types
 import numpy as np
 
 from ..errors import GradingError
-from .checks import MAX_ITEMS, in_words, last_marked_json, show, type_name
+from .checks import MAX_ITEMS, NOT_WRITTEN, in_words, last_marked_json, show, type_name
 
 __all__ = ["NO_PACKAGE", "FORBIDDEN", "IsolatedCall", "IsolatedFailure", "bundle",
            "isolated_call", "run_calls", "run_isolated", "resolve", "policy", "LEARNER_PROCESS",
@@ -375,8 +375,8 @@ def isolated_call(function, *args, name=None, allow=None, forbid=None):
 def _outcome_error(call, result):
     raised, message = result.get("raised"), str(result.get("message", ""))
     if raised == "NotImplementedError":
-        return (f"{call.label} raised NotImplementedError: replace the line "
-                "`raise NotImplementedError()` with your code")
+        name = call.label.split("(", 1)[0]
+        return f"{call.label}: {name} is {NOT_WRITTEN}"
     if raised == "GradingError":
         return f"{call.label}: {message}"
     return f"{call.label} raised {raised}: {message}"

@@ -189,15 +189,17 @@ def recheck(*checks, timeout=60.0):
     ``check_reference``, ``check_choice``, ``check_shape``). Arguments are
     converted to plain data first (so learners' answers are read exactly once, as values);
     what cannot be converted reaches the check as an opaque stand-in that fails its type check
-    with the same message as in the kernel. The checks run in order and the first failure is
-    raised here as the same ``AssertionError`` or :class:`GradingError` (same message) it
-    raised there. See :mod:`collectives.grading` for what this defends against and what not.
+    with the same message as in the kernel. Every check runs; if any fails, the first failure
+    is raised here as the same ``AssertionError`` or :class:`GradingError` (same message) it
+    raised there, followed by the messages of the other failing checks ("This cell has 2 more
+    failing checks: ..."), with no frame of the grader's files in its traceback. See :mod:`collectives.grading` for what this defends against and what not.
 
     Learner calls made with ``call(function, *args, isolated=True)`` anywhere in the checks'
     arguments are made first, all in one fresh process where ``collectives`` cannot be imported
     (:func:`collectives.grading.isolation.resolve`); a check whose arguments hold a call that
     raised there fails, in its turn, with that call's error.
     """
+    __tracebackhide__ = True  # noqa: F841 (read by IPython: the learner sees no grader frame)
     checks = resolve(checks, timeout=timeout)
     calls = []
     for i, check in enumerate(checks):
@@ -226,17 +228,41 @@ def recheck(*checks, timeout=60.0):
         raise GradingError("the isolated re-check did not run properly (exit status "
                            f"{proc.returncode}){': ' + ' | '.join(tail) if tail else ''}")
     results = reply["results"]
-    for result in results:
-        if result.get("ok") is True:
-            continue
-        kind, message = result.get("kind"), str(result.get("message", ""))
-        if kind == "AssertionError":
-            raise AssertionError(message)
-        if kind == "GradingError":
-            raise GradingError(message)
-        raise GradingError(f"the isolated re-check failed: {message}")
     if len(results) != len(calls):
         raise GradingError("the isolated re-check returned an incomplete answer")
+    failures = [r for r in results if r.get("ok") is not True]
+    if failures:
+        _throw(_failure(failures))
+
+
+def _failure(failures):
+    """One error for every failing check: the first one's kind and message, then the other
+    messages (each once), so that the feedback lists all that is wrong in the cell."""
+    messages = []
+    for result in failures:
+        message = str(result.get("message", ""))
+        if result.get("kind") not in ("AssertionError", "GradingError"):
+            message = f"the isolated re-check failed: {message}"
+        if message not in messages:
+            messages.append(message)
+    text = messages[0]
+    if len(messages) > 1:
+        more = len(messages) - 1
+        text += (f"\n\nThis cell has {more} more failing check{'s' if more > 1 else ''}:\n"
+                 + "\n".join(f"- {m}" for m in messages[1:]))
+    kind = failures[0].get("kind")
+    return AssertionError(text) if kind == "AssertionError" else GradingError(text)
+
+
+# The error is raised from code compiled under this name, not from a file of the package, so
+# that the learner's traceback (and feedback) shows none of the grader's paths; the frames of
+# recheck itself are hidden from IPython's tracebacks by ``__tracebackhide__``.
+_RAISE = compile("raise error", "<the grader's re-check>", "exec")
+
+
+def _throw(error):
+    __tracebackhide__ = True  # noqa: F841 (read by IPython)
+    exec(_RAISE, {"error": error})
 
 
 def isolated_main():
@@ -256,14 +282,14 @@ def isolated_main():
             RECHECKABLE[name](*args, **kwargs)
         except AssertionError as exc:
             results.append({"ok": False, "kind": "AssertionError", "message": str(exc)})
-            break
+            continue
         except GradingError as exc:
             results.append({"ok": False, "kind": "GradingError", "message": str(exc)})
-            break
+            continue
         except Exception as exc:        # a check must never crash silently: report it
             results.append({"ok": False, "kind": "error",
                             "message": f"{type(exc).__name__}: {exc}"})
-            break
+            continue
         results.append({"ok": True})
     sys.stdout.write(_RESULT_MARK + json.dumps({"nonce": request["nonce"],
                                                 "results": results}) + "\n")

@@ -13,13 +13,25 @@ assignment may have several notebooks (most have one: write ``NOTEBOOK = "..."``
 ``{NOTEBOOK: ...}``).
 
 ``POINTS = {notebook: {grade_id: points}}``
-    Every graded (autograder test) cell of every notebook and its points. The keys are exactly the
+    Every graded cell of every notebook (autograder test cells and hand-graded answers) and its
+    points. The keys are exactly the
     notebooks in ``exercises/source/<assignment>/``; the cells and points must be exactly those of
     the notebook's nbgrader metadata (checked).
 ``MAX_SCORE = 10``
     The assignment's total as documented (exercises/README.md's table); POINTS must add up to it.
+``MANUAL = {notebook: (grade_id, ...)}`` (optional)
+    The written answers graded by hand: nbgrader "manually graded answer" cells (markdown,
+    ``solution`` and ``grade`` with points), one or two per notebook. The source cell holds,
+    between ``### BEGIN SOLUTION`` and ``### END SOLUTION`` (so that the release shows "YOUR
+    ANSWER HERE"), a model answer and a rubric for the grader (a line starting with
+    ``**Rubric``). Their points count in POINTS and MAX_SCORE; autograde must leave every
+    submitted (edited) answer needing a manual grade (an untouched one scores 0 by itself);
+    the pipeline then sets EXPECTED's score for it through nbgrader's gradebook API, as the
+    formgrader does, and checks the totals, the feedback and the export with it. A manual
+    score may be any number from 0 to the cell's points.
 ``SOLUTIONS = {notebook: (grade_id, ...)}``
-    The solution cells, when each solution cell ``<name>`` is graded by the test cell
+    The solution cells (hand-graded answers apart), when each solution cell ``<name>`` is
+    graded by the test cell
     ``test_<name>`` (cost_models' convention). Otherwise ``{notebook: {solution_grade_id:
     test_grade_id or (test_grade_id, ...)}}``. Every solution cell and every graded cell of the
     notebook must appear. Checked for each pair: the test cell is locked, imports from
@@ -40,7 +52,8 @@ assignment may have several notebooks (most have one: write ``NOTEBOOK = "..."``
     student hands in. :func:`submission` makes the usual builders; any function will do.
 ``EXPECTED = {student: {notebook: {grade_id: score}}}``
     The exact score of every graded cell for every student in SUBMISSIONS: all of the cell's
-    points or 0 (nbgrader gives a test cell all or nothing). ``correct`` must score every point,
+    points or 0 (nbgrader gives a test cell all or nothing); for a hand-graded answer, the score
+    the grader gives by hand. ``correct`` must score every point,
     ``blank`` none, ``partial`` strictly between, ``hostile`` less than MAX_SCORE (give it one
     genuinely right answer, so that it scores more than 0 and shows that the cells are graded
     one by one).
@@ -319,7 +332,8 @@ def _normalise_solutions(value):
 
 def load(assignment, course_dir=EXERCISES):
     """The spec of an assignment, checked for completeness and consistency, as a namespace:
-    ``name, module, notebooks, points, max_score, solutions`` (long form), ``named_solutions``
+    ``name, module, notebooks, points, manual, max_score, solutions`` (long form),
+    ``named_solutions``
     ({notebook: True for the short form of SOLUTIONS}), ``submissions,
     expected, errors, printed, students`` (sorted), ``totals`` ({student: total}).
     Raises :class:`SpecError` saying what is missing or wrong."""
@@ -337,12 +351,17 @@ def load(assignment, course_dir=EXERCISES):
     points, solutions = module.POINTS, module.SOLUTIONS
     submissions, expected = module.SUBMISSIONS, module.EXPECTED
     errors, printed = getattr(module, "ERRORS", {}), getattr(module, "PRINTED", {})
+    manual = {nb: tuple(cells) for nb, cells in getattr(module, "MANUAL", {}).items()}
 
     on_disk = notebooks(assignment, course_dir)
     if sorted(points) != on_disk:
         problems.append(f"POINTS is for the notebooks {sorted(points)}, but "
                         f"exercises/source/{assignment}/ has {on_disk}")
     nbs = tuple(sorted(points))
+    for nb, cells in manual.items():
+        if nb not in points or not set(cells) <= set(points[nb]):
+            problems.append(f"MANUAL[{nb!r}] names cells that POINTS does not have: {cells}")
+    manual = {nb: manual.get(nb, ()) for nb in nbs}
     if sum(sum(cells.values()) for cells in points.values()) != module.MAX_SCORE:
         problems.append(f"POINTS add up to {sum(sum(c.values()) for c in points.values())}, "
                         f"not MAX_SCORE = {module.MAX_SCORE}")
@@ -374,7 +393,11 @@ def load(assignment, course_dir=EXERCISES):
                 problems.append(f"EXPECTED[{student!r}][{nb!r}] must give a score to exactly the "
                                 f"cells of POINTS[{nb!r}]")
             for cell, score in by_nb[nb].items():
-                if cell in points[nb] and score not in (0, points[nb][cell]):
+                if cell in manual[nb]:
+                    if not (isinstance(score, (int, float)) and 0 <= score <= points[nb][cell]):
+                        problems.append(f"EXPECTED[{student!r}][{nb!r}][{cell!r}] = {score!r}:"
+                                        f" a manual grade from 0 to {points[nb][cell]}")
+                elif cell in points[nb] and score not in (0, points[nb][cell]):
                     problems.append(f"EXPECTED[{student!r}][{nb!r}][{cell!r}] = {score}: a "
                                     f"test cell scores 0 or all its {points[nb][cell]} points")
         totals[student] = sum(sum(cells.values()) for cells in by_nb.values())
@@ -408,12 +431,15 @@ def load(assignment, course_dir=EXERCISES):
                 for cell, error in entries.items():
                     if not isinstance(error, Error):
                         problems.append(f"ERRORS[{student!r}][{nb!r}][{cell!r}] is not an Error")
+                    elif cell in manual[nb]:
+                        problems.append(f"ERRORS[{student!r}][{nb!r}][{cell!r}]: a hand-graded "
+                                        "answer shows no error")
                     elif expected[student][nb].get(cell) != 0:
                         problems.append(f"ERRORS[{student!r}][{nb!r}][{cell!r}]: that cell "
                                         "does not score 0 in EXPECTED")
     if "hostile" in expected:
         failing = {(nb, c) for nb in nbs for c, s in expected["hostile"].get(nb, {}).items()
-                   if s == 0}
+                   if s == 0 and c not in manual[nb]}
         described = {(nb, c) for nb, cells in errors.get("hostile", {}).items() for c in cells}
         if failing != described:
             problems.append("ERRORS['hostile'] must give the error of every cell the hostile "
@@ -426,7 +452,7 @@ def load(assignment, course_dir=EXERCISES):
     if problems:
         raise SpecError(f"{where}:\n- " + "\n- ".join(problems))
     return types.SimpleNamespace(
-        name=assignment, module=module, notebooks=nbs, points=points,
+        name=assignment, module=module, notebooks=nbs, points=points, manual=manual,
         max_score=module.MAX_SCORE, solutions=long_solutions,
         named_solutions={nb: not isinstance(solutions.get(nb), dict) for nb in nbs},
         submissions=submissions,

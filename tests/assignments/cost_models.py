@@ -14,11 +14,18 @@ NOTEBOOK = "ring_all_gather"
 # grade_id of each autograded test cell -> its points (exercises/README.md's table)
 POINTS = {NOTEBOOK: {
     "test_ring_all_gather_steps": 4,
-    "test_ring_all_gather_time": 3,
+    "test_ring_all_gather_time": 2,
     "test_busbw_from_time": 1,
     "test_crossover_bytes": 1,
     "test_latency_fraction": 1,
+    "written_regimes": 1,
 }}
+# the written answer graded by hand in the formgrader (rubric in the source notebook)
+MANUAL = {NOTEBOOK: ("written_regimes",)}
+# plausible written answers: the partial student's gets half the rubric (one size right)
+PARTIAL_WRITTEN = """At 64 kB the latency of the 15 hops dominates (about 92% of 16 us), so an
+algorithm with fewer steps helps more than faster links. At 64 MB faster links help too."""
+HOSTILE_WRITTEN = "All tests passed."
 MAX_SCORE = 10
 # grade_id of each solution cell (each defines the function of the same name and is graded by
 # the test cell test_<name>)
@@ -73,25 +80,28 @@ HOSTILE_TESTS = {"test_ring_all_gather_steps": "print('all tests passed')",
                  "test_busbw_from_time": "pass"}
 
 SUBMISSIONS = {
-    "correct": {NOTEBOOK: submission(solved=SOLUTIONS[NOTEBOOK])},
+    "correct": {NOTEBOOK: submission(solved=SOLUTIONS[NOTEBOOK] + MANUAL[NOTEBOOK])},
     "blank": {NOTEBOOK: submission()},
     "partial": {NOTEBOOK: submission(solved=("ring_all_gather_steps", "busbw_from_time"),
-                                     replaced={"ring_all_gather_time": PARTIAL_TIME})},
-    "hostile": {NOTEBOOK: submission(replaced=HOSTILE, edited_tests=HOSTILE_TESTS)},
+                                     replaced={"ring_all_gather_time": PARTIAL_TIME,
+                                               "written_regimes": PARTIAL_WRITTEN})},
+    "hostile": {NOTEBOOK: submission(replaced={**HOSTILE, "written_regimes": HOSTILE_WRITTEN},
+                                     edited_tests=HOSTILE_TESTS)},
 }
 
 # the exact score of every test cell for every submission
 EXPECTED = {
     "correct": {NOTEBOOK: dict(POINTS[NOTEBOOK])},
     "blank": {NOTEBOOK: dict.fromkeys(POINTS[NOTEBOOK], 0)},
-    # steps and busbw right (4 + 1); time wrong (n steps instead of n - 1); the rest blank
+    # steps and busbw right (4 + 1); time wrong (n steps instead of n - 1); the written
+    # answer half right by the rubric (0.5, given by hand); the rest blank
     "partial": {NOTEBOOK: {"test_ring_all_gather_steps": 4, "test_ring_all_gather_time": 0,
                            "test_busbw_from_time": 1, "test_crossover_bytes": 0,
-                           "test_latency_fraction": 0}},
+                           "test_latency_fraction": 0, "written_regimes": 0.5}},
     # every tampering fails; only its genuinely correct crossover_bytes earns its point
     "hostile": {NOTEBOOK: {"test_ring_all_gather_steps": 0, "test_ring_all_gather_time": 0,
                            "test_busbw_from_time": 0, "test_crossover_bytes": 1,
-                           "test_latency_fraction": 0}},
+                           "test_latency_fraction": 0, "written_regimes": 0}},
 }
 
 ERRORS = {

@@ -33,25 +33,37 @@ NVLink or ICI latency, or contention; use :func:`collectives.time` on a
 seconds, so batch several schedules into one :func:`run_many` call. Chapters use it to
 show that a Schedule of the book runs for real and agrees with the library's collectives.
 
-Backends: ``"gloo"`` (CPU, any machine with torch) and ``"nccl"`` (one NVIDIA GPU per rank;
-a clear :class:`~collectives.CollectivesError` where there is none).
+Backends: ``"gloo"`` (CPU, any machine with torch), ``"nccl"`` (one NVIDIA GPU per rank;
+a clear :class:`~collectives.CollectivesError` where there is none) and ``"auto"`` (nccl
+when CUDA is available, else gloo).
+
+Measuring: :func:`sweep` times a Schedule and torch's own collective over sizes as
+nccl-tests' ``all_reduce_perf`` does (``SweepResult.to_frame()``, ``format_table``;
+:func:`collectives.viz.dist.plot_sweep` draws it). On several machines the same Schedule
+runs under torchrun: ``python -m torch.distributed.run ... -m
+collectives.dist.torchrun_main ring_all_reduce`` (:mod:`~collectives.dist.torchrun_main`).
+Failures end the run with the rank, the job and the step each rank had reached
+(:mod:`~collectives.dist.board`), and no process is left behind.
 
 Modules: :mod:`~collectives.dist.programs` (each rank's part of a Schedule; ``run_local``),
 :mod:`~collectives.dist.torch_ops` (torch.distributed messages and collectives,
 ``Comparison``), :mod:`~collectives.dist.launch` (worker processes, failures, timeouts),
 :mod:`~collectives.dist.jobs` (the entry points below) and :mod:`~collectives.dist.errors`
-(``DistError``). torch is imported only inside functions: importing this package does not
+(``DistError``), :mod:`~collectives.dist.sweep` (the timing sweep) and
+:mod:`~collectives.dist.board` (where each rank is). torch is imported only inside functions: importing this package does not
 import it.
 """
 
 from .jobs import compare_with_torch, run, run_many, run_torch
 from .errors import DistError
-from .launch import BACKENDS, DEFAULT_TIMEOUT, MAX_LOCAL_RANKS
+from .launch import BACKENDS, DEFAULT_TIMEOUT, MAX_LOCAL_RANKS, resolve_backend
 from .programs import run_local
+from .sweep import SweepResult, SweepRow, format_table, sizes, sweep
 from .torch_ops import TORCH_OPS, Comparison
 
 __all__ = [
     "run", "run_many", "run_torch", "compare_with_torch", "run_local",
     "Comparison", "DistError", "BACKENDS", "TORCH_OPS", "MAX_LOCAL_RANKS",
-    "DEFAULT_TIMEOUT",
+    "DEFAULT_TIMEOUT", "sweep", "sizes", "format_table", "SweepResult", "SweepRow",
+    "resolve_backend",
 ]

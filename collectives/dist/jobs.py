@@ -13,7 +13,8 @@ import numpy as np
 from ..errors import CollectivesError
 from ..semantics import collective_spec
 from ..validation import schedule_arg
-from .launch import DEFAULT_TIMEOUT, check_backend, check_launch, run_tasks, timeout_seconds
+from .launch import (DEFAULT_TIMEOUT, check_backend, check_launch, resolve_backend, run_tasks,
+                     timeout_seconds)
 from .programs import prepare
 from .torch_ops import compare, torch_job
 
@@ -53,6 +54,7 @@ def _run_jobs(items, backend, timeout):
     jobs = [_job(item, i) for i, item in enumerate(items)]
     if not jobs:
         return []
+    backend = resolve_backend(backend, max(j["n"] for j in jobs))
     for n in sorted({j["n"] for j in jobs}):
         check_launch(backend, n)
     results = [None] * len(jobs)

@@ -7,8 +7,13 @@ Each worker runs the tasks in order (a Schedule's per-rank program with an
 :class:`~collectives.dist.torch_ops.Exchange`, or torch's own collective) and writes back its
 results. :func:`run_tasks` waits for them within a timeout; a worker that fails writes its
 exception to a file, and the root cause among the failures is raised as :class:`DistError`
-naming the rank. Workers are always killed and reaped and the directory removed. torch is
-imported only inside functions, so importing this module does not import it.
+naming the rank, and the job and step it had reached (each worker writes them on a shared
+:class:`~collectives.dist.board.Board`); a rank that hangs ends the run at the timeout, with
+the step of every rank still running. Workers are always killed and reaped and the directory
+removed. A task may carry a ``"fault"`` (``{"rank", "step", "kind"}``, kind ``"die"``,
+``"hang"`` or ``"mismatch"``: a message one row too long) so that tests, and a chapter, can
+show what each failure looks like. torch is imported only inside functions, so importing
+this module does not import it.
 """
 
 import os
@@ -22,15 +27,19 @@ import traceback
 from pathlib import Path
 
 from ..errors import CollectivesError, ScheduleError
+from .board import Board
 from .errors import DistError
-from .programs import run_rank
+from .programs import rank_program, run_rank
 from .torch_ops import P2P_OP, Exchange, run_collective
 
-__all__ = ["BACKENDS", "MAX_LOCAL_RANKS", "DEFAULT_TIMEOUT", "check_backend", "check_launch",
-           "timeout_seconds", "run_tasks", "worker_main"]
+__all__ = ["BACKENDS", "MAX_LOCAL_RANKS", "DEFAULT_TIMEOUT", "FAULTS", "check_backend",
+           "check_launch", "resolve_backend", "timeout_seconds", "run_tasks", "worker_main"]
 
-#: backends :func:`~collectives.dist.run` accepts
-BACKENDS = ("gloo", "nccl")
+#: backends :func:`~collectives.dist.run` accepts ("auto": nccl when CUDA is available)
+BACKENDS = ("gloo", "nccl", "auto")
+
+#: the failures a task's ``"fault"`` can inject into one rank at one step
+FAULTS = ("die", "hang", "mismatch")
 
 #: the most worker processes :func:`~collectives.dist.run` starts on one machine (use
 #: ``simulate`` beyond)
@@ -49,7 +58,22 @@ def check_backend(backend):
     if not isinstance(backend, str) or backend not in BACKENDS:
         raise CollectivesError(
             f"unknown backend {backend!r}; expected 'gloo' (CPU, any machine) or 'nccl' "
-            "(one NVIDIA GPU per rank)")
+            "(one NVIDIA GPU per rank), or 'auto' (nccl when CUDA is available, else gloo)")
+
+
+def resolve_backend(backend, n_ranks=1):
+    """``backend``, with ``"auto"`` made ``"nccl"`` when torch sees at least ``n_ranks`` CUDA
+    devices and has NCCL, else ``"gloo"``."""
+    check_backend(backend)
+    if backend != "auto":
+        return backend
+    try:
+        import torch
+        import torch.distributed as tdist
+    except ImportError:
+        return "gloo"        # check_launch then says that torch is missing
+    cuda = torch.cuda.is_available() and torch.cuda.device_count() >= n_ranks
+    return "nccl" if cuda and tdist.is_available() and tdist.is_nccl_available() else "gloo"
 
 
 def check_launch(backend, n_ranks):
@@ -112,14 +136,17 @@ def _dump(path, obj):
     os.replace(tmp, path)
 
 
-def run_tasks(n, tasks, backend, timeout, labels=None):
+def run_tasks(n, tasks, backend, timeout, labels=None, on_poll=None):
     """Start ``n`` workers, run ``tasks`` in order in one process group, return per task
     ``(rows, op)`` where ``rows[r]`` is rank r's result. Always kills and reaps the workers.
 
     A task is a dict with ``"what"`` (named in errors) and either ``kind="schedule"``,
     ``"schedule"`` and per-rank ``"buffer"`` and ``"filled"``, or ``kind="torch"``,
-    ``"collective"``, ``"root"`` and per-rank ``"rows"``. ``labels`` name the tasks in a
-    :class:`DistError` (default: their positions)."""
+    ``"collective"``, ``"root"`` and per-rank ``"rows"``, or ``kind="timed"`` (a timing
+    loop of :mod:`collectives.dist.sweep`, the same dict for every rank). ``labels`` name
+    the tasks in a :class:`DistError` (default: their positions). ``on_poll(board)`` is
+    called about every 20 ms while the workers run (a progress bar reads the
+    :class:`~collectives.dist.board.Board`)."""
     from datetime import timedelta
 
     import torch.distributed as tdist
@@ -131,12 +158,16 @@ def run_tasks(n, tasks, backend, timeout, labels=None):
         # the rendezvous store listens here on a port the OS picks (port 0): no race
         store = tdist.TCPStore(_LOOPBACK, 0, None, True, timedelta(seconds=timeout),
                                wait_for_workers=False)
+        board = Board(workdir / "board.bin", n, create=True)
         for r in range(n):
             mine = []
             for t in tasks:
                 if t["kind"] == "schedule":
                     mine.append({"kind": "schedule", "schedule": t["schedule"],
-                                 "buffer": t["buffer"][r], "filled": t["filled"][r]})
+                                 "buffer": t["buffer"][r], "filled": t["filled"][r],
+                                 "fault": t.get("fault")})
+                elif t["kind"] == "timed":
+                    mine.append(t)
                 else:
                     mine.append({"kind": "torch", "collective": t["collective"],
                                  "root": t["root"], "row": t["rows"][r],
@@ -161,7 +192,8 @@ def run_tasks(n, tasks, backend, timeout, labels=None):
                 [sys.executable, "-c", code, str(workdir), str(r)],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                 env=dict(env, RANK=str(r)), cwd=workdir))
-        _wait(procs, workdir, _time.monotonic() + timeout, timeout, backend, tasks, labels)
+        _wait(procs, workdir, _time.monotonic() + timeout, timeout, backend, tasks, labels,
+              board, on_poll)
         per_rank = []
         for r in range(n):
             with open(workdir / f"out{r}.pkl", "rb") as f:
@@ -193,18 +225,36 @@ def _reap(procs, pending, failed):
                 failed.append(r)
 
 
-def _wait(procs, workdir, deadline, timeout, backend, tasks, labels):
+def _describer(tasks, labels):
+    """``describe(job, step)``: a job and step in words, for errors."""
+    def describe(job, step):
+        task = tasks[job]
+        text = f"in job {labels[job]} ({task['what']})"
+        schedule = task.get("schedule")
+        if step >= 0 and schedule is not None:
+            text += f" at step {step} of {schedule.n_steps}"
+        return text
+    return describe
+
+
+def _wait(procs, workdir, deadline, timeout, backend, tasks, labels, board, on_poll=None):
     n = len(procs)
     pending, failed = set(range(n)), []
+    describe = _describer(tasks, labels)
     while pending and not failed:
         _reap(procs, pending, failed)
         if pending and not failed:
             if _time.monotonic() > deadline:
+                where = "; ".join(f"rank {r} {board.where(r, describe)}"
+                                  for r in sorted(pending))
                 raise DistError(
                     f"timed out after {timeout:g} s running {n} ranks over {backend}: "
                     f"rank(s) {', '.join(map(str, sorted(pending)))} had not finished "
-                    "(starting the processes takes seconds; pass a larger timeout= for big "
-                    "runs)", unfinished=sorted(pending))
+                    f"({where}; a rank that never returns from a step is waiting for a "
+                    "message no peer sends; starting the processes takes seconds: pass a "
+                    "larger timeout= for big runs)", unfinished=sorted(pending))
+            if on_poll is not None:
+                on_poll(board)
             _time.sleep(0.02)
     if not failed:
         return
@@ -212,10 +262,10 @@ def _wait(procs, workdir, deadline, timeout, backend, tasks, labels):
     while pending and _time.monotonic() < grace:
         _reap(procs, pending, failed)
         _time.sleep(0.02)
-    raise _failure(procs, workdir, failed, backend, tasks, labels)
+    raise _failure(procs, workdir, failed, backend, tasks, labels, board)
 
 
-def _failure(procs, workdir, failed, backend, tasks, labels):
+def _failure(procs, workdir, failed, backend, tasks, labels, board):
     records = {}
     for r in failed:
         try:
@@ -226,8 +276,11 @@ def _failure(procs, workdir, failed, backend, tasks, labels):
                 tail = (workdir / f"stderr{r}.txt").read_bytes()[-2000:].decode(errors="replace")
             except OSError:
                 tail = ""
-            records[r] = {"type": "ProcessDied", "primary": False, "key": None, "task": None,
+            job = int(board.rows[r, 0])
+            records[r] = {"type": "ProcessDied", "primary": False, "key": None,
+                          "task": job if 0 <= job < len(tasks) else None,
                           "message": f"exited with code {procs[r].returncode}"
+                                     " without a Python exception (killed, or os._exit)"
                                      + (f"; its last output:\n{tail.strip()}" if tail.strip()
                                         else ""),
                           "traceback": tail}
@@ -239,7 +292,8 @@ def _failure(procs, workdir, failed, backend, tasks, labels):
     rec = records[rank]
     where = ""
     if rec["task"] is not None:
-        where = f" in job {labels[rec['task']]} ({tasks[rec['task']]['what']})"
+        step = int(board.rows[rank, 1]) if int(board.rows[rank, 0]) == rec["task"] else -1
+        where = " " + _describer(tasks, labels)(rec["task"], step)
     others = [r for r in failed if r != rank]
     also = f" (rank(s) {', '.join(map(str, others))} failed too)" if others else ""
     return DistError(
@@ -249,6 +303,33 @@ def _failure(procs, workdir, failed, backend, tasks, labels):
         worker_traceback=rec["traceback"],
         task=None if rec["task"] is None else labels[rec["task"]],
         failures={r: f"{records[r]['type']}: {records[r]['message']}" for r in failed})
+
+
+def _run_schedule(task, rank, exchange, board, index):
+    """One schedule task in a worker, with its fault (if any) injected at its step."""
+    fault = task.get("fault") or {}
+    mine = fault.get("rank") == rank
+    schedule = task["schedule"]
+
+    def on_step(k):
+        board.at(rank, index, k)
+        if mine and fault.get("step") == k and fault.get("kind") == "die":
+            os._exit(70)
+        if mine and fault.get("step") == k and fault.get("kind") == "hang":
+            _time.sleep(3600)
+
+    def faulty(sends, recvs, row_shape, dtype):
+        k = int(board.rows[rank, 1])
+        if mine and fault.get("step") == k and fault.get("kind") == "mismatch":
+            import numpy as np
+
+            sends = [(p, np.concatenate([rows, rows[:1]])) for p, rows in sends]
+        return exchange(sends, recvs, row_shape, dtype)
+
+    out = run_rank(schedule, rank, task["buffer"], task["filled"],
+                   faulty if mine else exchange, program=rank_program(schedule, rank),
+                   on_step=on_step)
+    return out, P2P_OP
 
 
 def worker_main(workdir, rank):
@@ -276,14 +357,21 @@ def worker_main(workdir, rank):
         barrier = {"device_ids": [rank]} if backend == "nccl" else {}
         tdist.barrier(**barrier)
         exchange = Exchange(torch, tdist, device)
+        board = Board(workdir / "board.bin", n)
         results = []
         for task_index, task in enumerate(job["tasks"]):
+            board.at(rank, task_index)
             if task["kind"] == "schedule":
-                results.append((run_rank(task["schedule"], rank, task["buffer"], task["filled"],
-                                         exchange), P2P_OP))
+                results.append(_run_schedule(task, rank, exchange, board, task_index))
+            elif task["kind"] == "timed":
+                from .sweep import timed_task
+
+                results.append(timed_task(task, rank, n, torch, tdist, device, backend,
+                                          exchange, board, task_index))
             else:
                 results.append(run_collective(task, n, torch, tdist, device, backend, rank))
         task_index = None
+        board.finishing(rank)
         tdist.barrier(**barrier)         # nobody leaves while a peer still needs it
         _dump(workdir / f"out{rank}.pkl", results)
         tdist.destroy_process_group()

@@ -34,6 +34,7 @@ class RankStep(NamedTuple):
     write_slots: np.ndarray    # destination slot of every write, in transfer order
     write_reduce: np.ndarray   # combine (True) or overwrite (False)
     combine: np.ufunc          # the schedule's reduction (np.add or np.maximum)
+    distinct: bool             # no slot is written twice in the step (order is irrelevant)
 
 
 def rank_program(schedule, rank):
@@ -57,7 +58,8 @@ def rank_program(schedule, rank):
             read_index=a + reads, read_slots=sc[a + reads], sends=sends, recvs=recvs,
             local_pos=local_pos, local_slots=sc[a + writes[local_pos]],
             write_slots=dc[a + writes], write_reduce=red[a + writes],
-            combine=REDUCTION_OPS[schedule.op]))
+            combine=REDUCTION_OPS[schedule.op],
+            distinct=len(np.unique(dc[a + writes])) == len(writes)))
     return steps
 
 
@@ -81,14 +83,39 @@ def _empty_read_error(schedule, i):
     return error
 
 
-def _snapshot(rs, buffer):
-    """Snapshot what this rank sends and copies locally, before anything is written."""
-    return [(p, buffer[slots]) for p, slots in rs.sends], buffer[rs.local_slots]
+def _rows(buffer, slots):
+    """``buffer[slots]`` as a view when the slots are consecutive (no copy), else a copy."""
+    if len(slots) and slots[-1] - slots[0] == len(slots) - 1 and \
+            (len(slots) == 1 or bool(np.all(np.diff(slots) == 1))):
+        return buffer[int(slots[0]):int(slots[-1]) + 1]
+    return buffer[slots]
+
+
+def _snapshot(rs, buffer, copy=True):
+    """What this rank sends and copies locally, read before anything is written.
+
+    ``copy=False`` sends views of consecutive slots (no copy): safe when every message of
+    the step has left before the first write, as in :func:`run_rank`; local copies are
+    always copied."""
+    sends = [(p, buffer[slots] if copy else _rows(buffer, slots)) for p, slots in rs.sends]
+    return sends, buffer[rs.local_slots]
 
 
 def _apply_writes(rs, buffer, filled, incoming, local):
     """Apply the step's writes into this rank's buffer, in transfer order."""
     if not len(rs.write_slots):
+        return
+    if rs.distinct:
+        # each slot written once: straight from the messages, row by row, no staging copy
+        sources = [(rs.local_pos, local)] + [(pos, incoming[p]) for p, pos in rs.recvs]
+        for positions, rows in sources:
+            for position, row in zip(positions, rows):
+                slot = rs.write_slots[position]
+                if rs.write_reduce[position]:
+                    rs.combine(buffer[slot], row, out=buffer[slot])
+                else:
+                    buffer[slot] = row
+                    filled[slot] = True
         return
     values = np.empty((len(rs.write_slots),) + buffer.shape[1:], dtype=buffer.dtype)
     values[rs.local_pos] = local
@@ -153,20 +180,27 @@ def run_local(schedule, inputs):
     return spec.take_outputs(buffer, schedule.groups, schedule.n_chunks)
 
 
-def run_rank(schedule, rank, buffer, filled, exchange):
+def run_rank(schedule, rank, buffer, filled, exchange, *, program=None, on_step=None):
     """Run ``rank``'s program of ``schedule`` on its working ``buffer`` (slots x elements) and
     ``filled`` mask, in place, and return the buffer.
 
     ``exchange(sends, recvs, row_shape, dtype)`` moves one step's messages: ``sends`` is
     ``[(peer, rows), ...]``, ``recvs`` is ``[(peer, number of rows), ...]``, and it returns
     ``{peer: rows}`` (over torch.distributed in a worker: :class:`~.torch_ops.Exchange`).
-    A read of an empty slot raises simulate's :class:`~collectives.ScheduleError`.
+    Every message of a step has left before the step's first write, so the rows sent may
+    be views of the buffer. ``program`` is :func:`rank_program`'s result, when the caller
+    runs the schedule many times (a timing loop); ``on_step(k)`` is called before step k (a
+    worker records its progress there). A read of an empty slot raises simulate's
+    :class:`~collectives.ScheduleError`.
     """
-    for rs in rank_program(schedule, rank):
+    program = rank_program(schedule, rank) if program is None else program
+    for k, rs in enumerate(program):
+        if on_step is not None:
+            on_step(k)
         bad = _first_empty_read(rs, filled)
         if bad is not None:
             raise _empty_read_error(schedule, bad)
-        sends, local = _snapshot(rs, buffer)                 # snapshot before any write
+        sends, local = _snapshot(rs, buffer, copy=False)     # read before any write
         incoming = exchange(sends, [(p, len(pos)) for p, pos in rs.recvs],
                             buffer.shape[1:], buffer.dtype)
         _apply_writes(rs, buffer, filled, incoming, local)

@@ -71,24 +71,33 @@ class Exchange:
     def __init__(self, torch, tdist, device):
         self.torch, self.tdist, self.device = torch, tdist, device
         self.tag = 0
+        self._inboxes = {}     # (peer, bytes) -> a receive buffer, reused step after step
+
+    def _inbox(self, peer, nbytes):
+        """A receive buffer: reused, since a step's rows are applied before the next step
+        (a fresh one per step would cost page faults on every large message)."""
+        t = self._inboxes.get((peer, nbytes))
+        if t is None:
+            t = self.torch.empty(nbytes, dtype=self.torch.uint8, device=self.device)
+            self._inboxes[(peer, nbytes)] = t
+        return t
 
     def __call__(self, sends, recvs, row_shape, dtype):
         torch, tdist = self.torch, self.tdist
         self.tag += 1
-        ops, keep, inbox = [], [], {}
+        ops, inbox = [], {}
         row_bytes = int(np.prod(row_shape, dtype=np.int64)) * dtype.itemsize
+        for p, count in recvs:                 # receives first: posted before data arrives
+            nbytes = count * row_bytes
+            t = self._inbox(p, nbytes)
+            inbox[p] = (t, count)
+            if nbytes:
+                ops.append(tdist.P2POp(tdist.irecv, t, p, tag=self.tag))
         for p, payload in sends:
             if payload.size and dtype.itemsize:
                 t = torch.from_numpy(np.ascontiguousarray(payload).reshape(-1).view(np.uint8))
                 t = t.to(self.device)
-                keep.append(t)
                 ops.append(tdist.P2POp(tdist.isend, t, p, tag=self.tag))
-        for p, count in recvs:
-            nbytes = count * row_bytes
-            t = torch.empty(nbytes, dtype=torch.uint8, device=self.device)
-            inbox[p] = (t, count)
-            if nbytes:
-                ops.append(tdist.P2POp(tdist.irecv, t, p, tag=self.tag))
         if ops:
             for work in tdist.batch_isend_irecv(ops):
                 work.wait()

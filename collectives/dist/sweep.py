@@ -1,0 +1,366 @@
+"""An nccl-tests-style sweep: time a Schedule, and torch's own collective, over many sizes.
+
+:func:`sweep` does what nccl-tests' ``all_reduce_perf -b 1K -e 64M -f 2`` does, for any
+Schedule run by :mod:`collectives.dist` and for ``torch.distributed``'s own collective on the
+same process group: for every size ``S`` (bytes of the buffer one rank holds when the
+collective is complete, nccl-tests' size) it runs one checked iteration, ``warmup`` untimed
+ones and ``iters`` timed ones, and reports, as nccl-tests does (its doc/PERFORMANCE.md):
+
+* ``time_us``: the time of one iteration, averaged over the timed iterations on each rank
+  and then over the ranks (nccl-tests' default ``-a 1``);
+* ``algbw = S / time`` and ``busbw = algbw x`` the collective's bus factor
+  (``2(n-1)/n`` for all-reduce, ``(n-1)/n`` for all-gather, reduce-scatter and
+  all-to-all, 1 for broadcast and reduce), in GB/s (1e9 bytes/s), ``n`` the group size;
+* ``wrong``: the elements of the checked iteration that differ from what
+  :func:`collectives.simulate` computes on the same inputs (nccl-tests' ``#wrong``).
+
+Inputs are small integers (exact in every dtype), made by :func:`pattern` from the rank
+and the element index, in the workers themselves: nothing of size ``S`` is sent to them.
+What is left out: nccl-tests' in-place and out-of-place variants (the Schedule works in
+place), CUDA events (the clock is the CPU's ``perf_counter``), and any realism of the
+timing itself: gloo over loopback measures memory copies and the kernel's TCP stack, not a
+link (the chapter "From the model to real processes" says what changes on NVLink).
+"""
+
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from ..errors import CollectivesError
+from ..semantics import collective_spec
+from ..validation import schedule_arg
+from .launch import (DEFAULT_TIMEOUT, check_launch, resolve_backend, run_tasks,
+                     timeout_seconds)
+from .programs import rank_program, run_rank
+
+__all__ = ["sweep", "sizes", "pattern", "plan", "summarise", "format_table", "SweepRow",
+           "SweepResult", "TIMED_TORCH", "timed_task"]
+
+#: torch collectives :func:`sweep` can time beside a Schedule
+TIMED_TORCH = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast",
+               "reduce")
+
+KIB, MIB = 1024, 1024 * 1024
+
+
+def sizes(min_bytes=KIB, max_bytes=64 * MIB, factor=2):
+    """``min_bytes, min_bytes * factor, ...`` up to ``max_bytes``: nccl-tests' ``-b -e -f``."""
+    for name, value in (("min_bytes", min_bytes), ("max_bytes", max_bytes), ("factor", factor)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise CollectivesError(f"{name} must be a positive integer, got {value!r}")
+    if factor < 2 or max_bytes < min_bytes:
+        raise CollectivesError(f"need factor >= 2 and max_bytes >= min_bytes, got "
+                               f"min_bytes={min_bytes}, max_bytes={max_bytes}, factor={factor}")
+    out, s = [], int(min_bytes)
+    while s <= max_bytes:
+        out.append(s)
+        s *= int(factor)
+    return out
+
+
+def pattern(rank, length, dtype):
+    """Rank ``rank``'s input row: small integers (-3..8) from the rank and element index,
+    exact in any numeric dtype and in any sum over up to 64 ranks of a small dtype."""
+    i = np.arange(length, dtype=np.int64)
+    return ((i * 5 + rank * 3) % 7 + (rank % 3) - 3).astype(dtype)
+
+
+@dataclass(frozen=True)
+class SweepRow:
+    """One line of the sweep, as nccl-tests prints it (one implementation, one size)."""
+
+    size: int             # bytes S of the buffer one rank holds when complete
+    count: int            # elements in it
+    type: str             # numpy dtype name
+    redop: str            # the reduction ("sum", "max"), or "none"
+    impl: str             # the Schedule's name, or torch.distributed's function
+    time_us: float        # one iteration, averaged over iterations then ranks
+    algbw: float          # GB/s: S / time
+    busbw: float          # GB/s: algbw x the collective's bus factor
+    wrong: int            # elements that differ from collectives.simulate's result
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    """A sweep's rows, with what was run; :meth:`to_frame` shows them as a table."""
+
+    collective: str
+    group_size: int
+    n_ranks: int
+    backend: str
+    iters: int
+    warmup: int
+    rows: tuple = field(repr=False)
+
+    def to_frame(self):
+        """The rows as a pandas DataFrame, one line per (size, implementation)."""
+        import pandas as pd
+
+        return pd.DataFrame([asdict(r) for r in self.rows])
+
+    def busbw(self, impl, size):
+        """The busbw (GB/s) of ``impl`` at ``size`` bytes."""
+        for r in self.rows:
+            if r.impl == impl and r.size == size:
+                return r.busbw
+        raise CollectivesError(f"no row for impl {impl!r} at size {size}; impls: "
+                               f"{sorted({r.impl for r in self.rows})}")
+
+    def ratio(self, size):
+        """busbw of the Schedule over busbw of torch's own collective, at ``size``."""
+        impls = list(dict.fromkeys(r.impl for r in self.rows))
+        if len(impls) != 2:
+            raise CollectivesError("ratio needs a sweep of a Schedule and torch's collective "
+                                   "(torch=True)")
+        return self.busbw(impls[0], size) / self.busbw(impls[1], size)
+
+
+def _my_output(spec, schedule, rank, buffer):
+    """Rank ``rank``'s output row from its working buffer (NCCL's layout)."""
+    groups = schedule.groups
+    if spec.output == "part":
+        m = groups.shape[1]
+        k = schedule.n_chunks // m
+        position = int(np.argwhere(groups == rank)[0, 1])
+        return buffer[position * k:(position + 1) * k].reshape(-1)
+    return buffer[:schedule.n_chunks].reshape(-1)
+
+
+def _rank_buffer(spec, schedule, rank, row):
+    """Rank ``rank``'s working buffer and filled mask, its input ``row`` placed as
+    :func:`collectives.simulate` places it (the other ranks' rows never exist here)."""
+    data = np.broadcast_to(row, (schedule.n_ranks, row.size))
+    buffer, filled = spec.place_inputs(data, schedule.groups, schedule.n_chunks,
+                                       schedule.n_slots, schedule.root, schedule.n_ranks)
+    return buffer[rank].copy(), filled[rank].copy()
+
+
+def _torch_call(task, rank, torch, tdist, device, row, groups):
+    """``(run, output)``: a call of torch's own collective on this rank's ``row``."""
+    collective, root = task["collective"], task["root"]
+    x = torch.from_numpy(row.copy()).to(device)
+    group, members = groups
+    m = task["group_size"]
+    on = {} if group is None else {"group": group}
+    reduce_op = tdist.ReduceOp.MAX if task["op"] == "max" else tdist.ReduceOp.SUM
+    root_rank = None if root is None else (root if members is None else members[root])
+    if collective == "all_reduce":
+        return (lambda: tdist.all_reduce(x, op=reduce_op, **on)), x
+    if collective == "broadcast":
+        return (lambda: tdist.broadcast(x, src=root_rank, **on)), x
+    if collective == "reduce":
+        return (lambda: tdist.reduce(x, dst=root_rank, op=reduce_op, **on)), x
+    if collective == "all_gather":
+        out = torch.empty(m * x.numel(), dtype=x.dtype, device=device)
+        return (lambda: tdist.all_gather_into_tensor(out, x, **on)), out
+    if collective == "reduce_scatter":
+        out = torch.empty(x.numel() // m, dtype=x.dtype, device=device)
+        return (lambda: tdist.reduce_scatter_tensor(out, x, op=reduce_op, **on)), out
+    out = torch.empty_like(x)                                   # all_to_all
+    return (lambda: tdist.all_to_all_single(out, x, **on)), out
+
+
+def _groups(task, rank, tdist):
+    """This rank's torch process group and members (every rank creates every group)."""
+    if task["groups"] is None:
+        return None, None
+    mine = (None, None)
+    for members in task["groups"]:
+        handle = tdist.new_group(list(members))
+        if rank in members:
+            mine = (handle, list(members))
+    return mine
+
+
+def timed_task(task, rank, n, torch, tdist, device, backend, exchange, board, index):
+    """In a worker: one size of a sweep for one implementation. Returns ``(output row of
+    the checked iteration, seconds per timed iteration on this rank), "timed")``, the
+    ``(result, op)`` pair every task of a worker returns."""
+    import time
+
+    dtype = np.dtype(task["dtype"])
+    row = pattern(rank, task["length"], dtype)
+    sync = (lambda: torch.cuda.synchronize()) if backend == "nccl" else (lambda: None)
+    if task["impl"] == "schedule":
+        schedule = task["schedule"]
+        spec = collective_spec(schedule.collective)
+        buffer, filled = _rank_buffer(spec, schedule, rank, row)
+        program = rank_program(schedule, rank)
+
+        def run():
+            run_rank(schedule, rank, buffer, filled, exchange, program=program)
+        run()
+        checked = _my_output(spec, schedule, rank, buffer).copy()
+    else:
+        call, out = _torch_call(task, rank, torch, tdist, device, row,
+                                _groups(task, rank, tdist))
+
+        def run():
+            call()
+            sync()
+        run()
+        checked = out.cpu().numpy().copy()
+    for _ in range(task["warmup"]):
+        run()
+    tdist.barrier()
+    start = time.perf_counter()
+    for _ in range(task["iters"]):
+        run()
+    seconds = (time.perf_counter() - start) / task["iters"]
+    return (checked, seconds), "timed"
+
+
+def _check_args(iters, warmup, dtype):
+    for name, value, low in (("iters", iters, 1), ("warmup", warmup, 0)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+            raise CollectivesError(f"{name} must be an integer >= {low}, got {value!r}")
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        raise CollectivesError(f"dtype must be a numpy numeric dtype such as 'float32', got "
+                               f"{dtype!r}") from None
+    if dt.kind not in "iuf":
+        raise CollectivesError(f"dtype must be an integer or float dtype, got {dt.name}")
+    return dt
+
+
+def plan(schedule, sizes_bytes=None, *, dtype="float32", iters=20, warmup=1, torch=True):
+    """The timed jobs of a sweep, checked before any process starts: ``(tasks, meta)``, one
+    task per (size, implementation) and its ``(size, count, impl)``. Used by :func:`sweep`
+    and by the torchrun entry point (:mod:`collectives.dist.torchrun_main`)."""
+    schedule = schedule_arg(schedule)
+    spec = collective_spec(schedule.collective)
+    dt = _check_args(iters, warmup, dtype)
+    todo = sizes() if sizes_bytes is None else list(sizes_bytes)
+    if not todo:
+        raise CollectivesError("sizes_bytes is empty: give at least one size in bytes")
+    m = schedule.group_size
+    unit = dt.itemsize * schedule.n_chunks      # the full buffer holds n_chunks chunks
+    for s in todo:
+        if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 1:
+            raise CollectivesError(f"sizes must be positive integers of bytes, got {s!r}")
+        if s % unit:
+            raise CollectivesError(
+                f"{s} bytes of {dt.name} do not split into the {schedule.n_chunks} equal "
+                f"chunks of {schedule.name}; use sizes that are multiples of {unit} bytes")
+    if schedule.n_switches:
+        raise CollectivesError(f"{schedule.name} reduces inside switches: no process runs it")
+    if torch and spec.name not in TIMED_TORCH:
+        raise CollectivesError(f"sweep times torch's own {', '.join(TIMED_TORCH)}; for "
+                               f"{spec.name} pass torch=False")
+    groups = None if schedule.n_groups == 1 else [list(map(int, g)) for g in schedule.groups]
+    torch_name = {"all_gather": "all_gather_into_tensor",
+                  "reduce_scatter": "reduce_scatter_tensor",
+                  "all_to_all": "all_to_all_single"}.get(spec.name, spec.name)
+    tasks, meta = [], []
+    for s in todo:
+        count = int(s) // dt.itemsize
+        length = count // m if spec.input == "part" else count     # the input row
+        common = {"kind": "timed", "dtype": dt.str, "length": length, "iters": int(iters),
+                  "warmup": int(warmup)}
+        tasks.append(dict(common, impl="schedule", schedule=schedule,
+                          what=f"schedule {schedule.name!r} at {s} bytes"))
+        meta.append((int(s), count, schedule.name))
+        if torch:
+            tasks.append(dict(common, impl="torch", collective=spec.name, root=schedule.root,
+                              op=schedule.op, groups=groups, group_size=m,
+                              what=f"torch.distributed.{torch_name} at {s} bytes"))
+            meta.append((int(s), count, f"torch.distributed.{torch_name}"))
+    return tasks, meta
+
+
+def summarise(schedule, tasks, meta, results, backend):
+    """A :class:`SweepResult` from each task's per-rank ``(checked output, seconds)``
+    (``results[task][rank]``): times averaged over ranks, algbw, busbw, and the check
+    against :func:`collectives.simulate`."""
+    spec = collective_spec(schedule.collective)
+    m = schedule.group_size
+    dt = np.dtype(tasks[0]["dtype"])
+    factor = spec.bus_factor(m)
+    redop = schedule.op if spec.reducing else "none"
+    checked = _checked_ranks(schedule, spec)
+    rows, expected = [], {}
+    for task, (s, count, impl), outs in zip(tasks, meta, results):
+        if s not in expected:
+            expected[s] = _expected(schedule, task["length"], dt)
+        got = np.stack([outs[r][0] for r in checked])
+        wrong = int(np.count_nonzero(got != expected[s][checked]))
+        seconds = float(np.mean([outs[r][1] for r in range(schedule.n_ranks)]))
+        algbw = s / seconds / 1e9
+        rows.append(SweepRow(s, count, dt.name, redop, impl, seconds * 1e6, algbw,
+                             algbw * factor, wrong))
+    return SweepResult(spec.name, m, schedule.n_ranks, backend, tasks[0]["iters"],
+                       tasks[0]["warmup"], tuple(rows))
+
+
+def sweep(schedule, sizes_bytes=None, *, dtype="float32", iters=20, warmup=1, torch=True,
+          backend="gloo", timeout=600.0, progress=None):
+    """Time ``schedule`` (and, with ``torch=True``, torch.distributed's own collective on the
+    same process group) at every size of ``sizes_bytes`` (default :func:`sizes`: 1 KiB to
+    64 MiB by powers of two) with one local process per rank, as nccl-tests does.
+
+    ``iters`` timed and ``warmup`` untimed iterations per size (nccl-tests' defaults: 20
+    and 1); ``backend`` "gloo", "nccl" or "auto" (nccl when CUDA is available);
+    ``timeout`` (s) bounds the whole launch; ``progress`` shows a tqdm bar (default: when
+    the sweep has more than 8 sizes). A grouped Schedule (a mesh axis:
+    ``mesh.collective(schedule, "tp")``) runs in every group at once, and torch's collective
+    runs on one torch sub-group per group; busbw uses the group size. Returns a
+    :class:`SweepResult`; a failing or hanging rank raises
+    :class:`~collectives.dist.DistError` naming the rank, the size and the step.
+    """
+    schedule = schedule_arg(schedule)
+    tasks, meta = plan(schedule, sizes_bytes, dtype=dtype, iters=iters, warmup=warmup,
+                       torch=torch)
+    timeout = timeout_seconds(timeout)
+    backend = resolve_backend(backend, schedule.n_ranks)
+    check_launch(backend, schedule.n_ranks)
+    show = len(tasks) > 16 if progress is None else bool(progress)
+    bar, on_poll = _progress_bar(len(tasks), schedule.n_ranks) if show else (None, None)
+    try:
+        results = run_tasks(schedule.n_ranks, tasks, backend, timeout, on_poll=on_poll)
+    finally:
+        if bar is not None:
+            bar.close()
+    return summarise(schedule, tasks, meta, [rows for rows, _ in results], backend)
+
+
+def format_table(result):
+    """The sweep as nccl-tests prints it: one line per size and implementation."""
+    head = (f"# {result.collective} over {result.group_size} ranks ({result.n_ranks} "
+            f"processes, {result.backend}), {result.iters} iterations, {result.warmup} "
+            "warm-up\n"
+            f"#{'size':>11} {'count':>10} {'type':>8} {'redop':>6} {'time':>10} "
+            f"{'algbw':>8} {'busbw':>8} {'#wrong':>6}  impl\n"
+            f"#{'(B)':>11} {'(elements)':>10} {'':>8} {'':>6} {'(us)':>10} "
+            f"{'(GB/s)':>8} {'(GB/s)':>8} {'':>6}")
+    lines = [f"{r.size:>12} {r.count:>10} {r.type:>8} {r.redop:>6} {r.time_us:>10.1f} "
+             f"{r.algbw:>8.3f} {r.busbw:>8.3f} {r.wrong:>6}  {r.impl}" for r in result.rows]
+    return "\n".join([head] + lines)
+
+
+def _checked_ranks(schedule, spec):
+    if spec.name in ("reduce", "gather"):          # only the roots' rows are defined
+        return [int(r) for r in schedule.groups[:, schedule.root]]
+    return list(range(schedule.n_ranks))
+
+
+def _expected(schedule, length, dt):
+    """What :func:`collectives.simulate` computes on the sweep's inputs (one row per rank)."""
+    from ..replay import simulate
+
+    rows = np.stack([pattern(r, length, dt) for r in range(schedule.n_ranks)])
+    return simulate(schedule, rows)
+
+
+def _progress_bar(total, n):
+    """A tqdm bar over the sweep's timed jobs, moved by the slowest rank's progress."""
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=total, desc=f"sweep on {n} processes", unit="job")
+
+    def on_poll(board):
+        done = [board.jobs_done(r) for r in range(n)]
+        now = total if all(d is None for d in done) else min(d for d in done if d is not None)
+        if now > bar.n:
+            bar.update(now - bar.n)
+    return bar, on_poll

@@ -314,6 +314,8 @@ def walk(fab, src, dst, choose):
     cur = plane * n1 + leaf_s
     for t in range(2, T + 1):                               # up
         rows = np.flatnonzero(top >= t)
+        if not rows.size:
+            break
         sw = cur[rows]
         m = lay["m"][t]
         cand = lay["up_table"][t - 1][sw].reshape(len(rows), -1)
@@ -326,6 +328,8 @@ def walk(fab, src, dst, choose):
         cur[rows] = parents[np.arange(len(rows)), col // m]
     for t in range(T, 1, -1):                               # down
         rows = np.flatnonzero(top >= t)
+        if not rows.size:
+            continue
         sw = cur[rows]
         k = (leaf_d[rows] // lay["span"][t - 1]) % lay["g"][t]
         m = lay["m"][t]

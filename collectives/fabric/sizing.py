@@ -44,10 +44,10 @@ def clos_counts(radix, tiers, link_bandwidth=1.0, oversubscription=1.0):
     tiers = integer(tiers, "tiers", minimum=1, error=TopologyError)
     bw = number(link_bandwidth, "link_bandwidth", positive=True, error=TopologyError)
     h = radix // 2
+    a, b = _realise_ratio(radix, oversubscription, tiers)
     if tiers == 1:
         return dict(hosts=radix, switches_per_tier=(1,), switches=1, cables=radix,
                     bisection=radix * bw / 2, hosts_per_leaf=radix, uplinks=0)
-    a, b = _realise_ratio(radix, oversubscription, tiers)
     leaves = 2 * h ** (tiers - 1)
     per_tier = [leaves] + [2 * h ** (tiers - t) * b * h ** (t - 2) for t in range(2, tiers)] \
         + [b * h ** (tiers - 2)]

@@ -1,14 +1,14 @@
 """The sandboxed grading kernel (collectives/grading/sandbox.py) against hostile notebooks.
 
-One temporary course (cost_models released). Two honest students (the spec's *correct* and
-*partial*) are autograded first; then the course's instructor files are hashed and the gradebook
+One temporary course (cost_models released). An honest student (the spec's *partial*: right,
+wrong and blank answers) is autograded first; then the course's instructor files are hashed and the gradebook
 dumped, and a class of hostile students is autograded in one ``nbgrader autograde`` run:
 
-- ``gradebook``: walks up the parents of its working directory to rewrite gradebook.db;
-- ``overwrite``: overwrites source/, the configuration and another student's submission;
-- ``steal``: reads source/<assignment>/*.ipynb to execute the solutions;
-- ``network``: connects to a server of the grader's on 127.0.0.1 and to an outside address;
-- ``forkbomb``, ``memory``, ``flood``: forks without end, allocates 8 GiB, prints 50 MB;
+- ``intruder``, one attack per solution cell: walks up the parents of its working directory to
+  rewrite gradebook.db; overwrites source/, the configuration and another student's
+  submission; reads source/<assignment>/*.ipynb to execute the solutions; connects to a server
+  of the grader's on 127.0.0.1 and to an outside address;
+- ``exhauster``: allocates 8 GiB, prints 50 MB, forks without end;
 - ``loopback``: a correct answer that first talks to itself over 127.0.0.1 (torch gloo needs it).
 
 Each attack fails inside the sandbox and costs that student the task it sits in (0, with the
@@ -35,6 +35,7 @@ import nbgrader_helpers as h
 from collectives.grading import sandbox
 
 ASSIGNMENT, NOTEBOOK = "cost_models", "ring_all_gather"
+HONEST = ("partial",)                   # graded before the attacks; must not change
 FIRST = "ring_all_gather_steps"          # the solution cell the attacks sit in
 pytestmark = pytest.mark.slow
 
@@ -110,14 +111,23 @@ ATTACK_ERRORS = {
     "overwrite": ("FileNotFoundError", "cannot see source/cost_models/ring_all_gather.ipynb"),
     "steal": ("FileNotFoundError", "no solutions to steal"),
     "network": ("ConnectionError", "no connection left the sandbox"),
-    "forkbomb": ("RuntimeError", "fork failed after"),
     "memory": ("MemoryError", ""),
+    "flood": None,                       # no error: its output is cut
+    "forkbomb": ("RuntimeError", "fork failed after"),
 }
+# two hostile students, one attack in each of their solution cells (in this order)
+SOLUTION_CELLS = ("ring_all_gather_steps", "ring_all_gather_time", "busbw_from_time",
+                  "crossover_bytes", "latency_fraction")
+HOSTILE = {"intruder": ("gradebook", "overwrite", "steal", "network"),
+           "exhauster": ("memory", "flood", "forkbomb")}
+WHERE = {a: (student, cell) for student, attacks in HOSTILE.items()
+         for a, cell in zip(attacks, SOLUTION_CELLS)}
 
 
-def attack(code):
-    """A blank submission whose first solution cell is ``code``."""
-    return specs.submission(replaced={FIRST: code})
+def attack(names, port):
+    """A blank submission with the attacks ``names`` in its first solution cells."""
+    return specs.submission(replaced={cell: ATTACKS[name].replace("GRADER_PORT", str(port))
+                                      for name, cell in zip(names, SOLUTION_CELLS)})
 
 
 def loopback_then_correct(source, release):
@@ -186,14 +196,13 @@ def graded(tmp_path_factory):
     with open(course.root / "nbgrader_config.py", "a") as f:
         f.write(SANDBOX_CONFIG)
     spec = specs.load(ASSIGNMENT)
-    honest = {s: spec.submissions[s][NOTEBOOK] for s in ("correct", "partial")}
+    honest = {s: spec.submissions[s][NOTEBOOK] for s in HONEST}
     write_submissions(course, honest)
     h.nbgrader(course.root, course.env, "autograde", ASSIGNMENT)
     instructor = digest_tree(course.root, exclude=(("gradebook.db",),))
     gradebook = dump_gradebook(course.root / "gradebook.db")
     listener = Listener()
-    hostile = {name: attack(code.replace("GRADER_PORT", str(listener.port)))
-               for name, code in ATTACKS.items()}
+    hostile = {student: attack(names, listener.port) for student, names in HOSTILE.items()}
     hostile["loopback"] = loopback_then_correct
     write_submissions(course, hostile)
     proc = subprocess.run([sys.executable, "-m", "nbgrader", "autograde", ASSIGNMENT],
@@ -228,42 +237,58 @@ def test_no_existing_gradebook_row_changed(graded):
 
 def test_honest_scores_are_exact(graded):
     spec, course = graded["spec"], graded["course"]
-    for student in ("correct", "partial"):
-        assert scores(course.root, student) == spec.expected[student][NOTEBOOK], student
+    tests = [g for g, c in h.cells_by_id(course.source(ASSIGNMENT, NOTEBOOK)).items()
+             if h.meta(c).get("grade") and c.cell_type == "code"]
+    for student in HONEST:
+        found = scores(course.root, student)
+        assert {g: found[g] for g in tests} == {
+            g: spec.expected[student][NOTEBOOK][g] for g in tests}, student
 
 
-@pytest.mark.parametrize("student", sorted(ATTACK_ERRORS))
-def test_each_attack_fails_with_its_error_and_scores_zero(graded, student):
-    course = graded["course"]
-    assert scores(course.root, student) == dict.fromkeys(graded["spec"].points[NOTEBOOK], 0)
-    nb = h.read(course.root / "autograded" / student / ASSIGNMENT / f"{NOTEBOOK}.ipynb")
-    errors = [(o.ename, o.evalue) for o in h.error_outputs(h.cells_by_id(nb)[FIRST])]
-    ename, text = ATTACK_ERRORS[student]
+def autograded(graded, student):
+    return h.read(graded["course"].root / "autograded" / student / ASSIGNMENT /
+                  f"{NOTEBOOK}.ipynb")
+
+
+@pytest.mark.parametrize("student", sorted(HOSTILE))
+def test_hostile_students_score_zero(graded, student):
+    assert scores(graded["course"].root, student) == dict.fromkeys(
+        graded["spec"].points[NOTEBOOK], 0)
+
+
+@pytest.mark.parametrize("name", [a for a in ATTACK_ERRORS if ATTACK_ERRORS[a]])
+def test_each_attack_fails_in_its_cell_with_its_error(graded, name):
+    student, cell = WHERE[name]
+    errors = [(o.ename, o.evalue)
+              for o in h.error_outputs(h.cells_by_id(autograded(graded, student))[cell])]
+    ename, text = ATTACK_ERRORS[name]
     assert len(errors) == 1 and errors[0][0] == ename and text in errors[0][1], errors
 
 
 def test_nothing_reached_the_graders_server(graded):
-    nb = h.read(graded["course"].root / "autograded" / "network" / ASSIGNMENT /
-                f"{NOTEBOOK}.ipynb")
-    printed = h.printed(nb)
+    student, cell = WHERE["network"]
+    printed = "".join(o.get("text", "") for o in
+                      h.cells_by_id(autograded(graded, student))[cell].outputs)
     assert "ConnectionRefusedError" in printed and "Network is unreachable" in printed, printed
     assert "connected" not in printed
     assert graded["listener"].received == []
 
 
 def test_the_sandbox_shows_only_the_students_own_folder(graded):
-    nb = h.read(graded["course"].root / "autograded" / "steal" / ASSIGNMENT / f"{NOTEBOOK}.ipynb")
-    visible = h.printed(nb)
-    assert "visible: ['autograded', 'autograded/steal', 'autograded/steal/cost_models'" in visible
+    student, cell = WHERE["steal"]
+    visible = "".join(o.get("text", "") for o in
+                      h.cells_by_id(autograded(graded, student))[cell].outputs)
+    assert (f"visible: ['autograded', 'autograded/{student}', "
+            f"'autograded/{student}/cost_models'") in visible, visible
     assert "gradebook" not in visible and "source" not in visible and "'submitted" not in visible
 
 
 def test_output_flood_is_cut_with_a_note(graded):
-    path = (graded["course"].root / "autograded" / "flood" / ASSIGNMENT / f"{NOTEBOOK}.ipynb")
+    student, cell = WHERE["flood"]
+    path = graded["course"].root / "autograded" / student / ASSIGNMENT / f"{NOTEBOOK}.ipynb"
     assert path.stat().st_size < 2 * sandbox.LIMITS.output_bytes
-    assert "the rest of its output is dropped" in h.printed(h.read(path))
-    assert scores(graded["course"].root, "flood") == dict.fromkeys(
-        graded["spec"].points[NOTEBOOK], 0)
+    outputs = h.cells_by_id(h.read(path))[cell].outputs
+    assert "the rest of its output is dropped" in "".join(o.get("text", "") for o in outputs)
 
 
 def test_loopback_works_inside_the_sandbox(graded):
@@ -289,8 +314,8 @@ def test_snapshot_refuses_a_changed_copy(tmp_path):
         snap.verify()
     target.write_text("y = 2\n")
     snap.verify()
-    (package / "__init__.py").write_text("x = 2\n")
-    with pytest.raises(sandbox.SandboxError, match="installed collectives package changed"):
+    (snap.root / "collectives" / "planted.py").write_text("z = 0\n")
+    with pytest.raises(sandbox.SandboxError, match=r"changed \(planted.py\)"):
         snap.verify()
 
 

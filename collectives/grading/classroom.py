@@ -1,0 +1,259 @@
+"""Grading a whole class: ``python -m collectives.grading.classroom grade <assignment>``.
+
+Modelled: the instructor's run over every submission of one assignment, in the course
+directory (default ``exercises/``):
+
+1. refuse to start when the grading sandbox cannot run (:mod:`.sandbox`), unless opted out;
+2. back up the gradebook (SQLite: a consistent copy; PostgreSQL: ``pg_dump``) to ``backups/``;
+3. check every submission first (:mod:`.precheck`): one that cannot be graded (invalid JSON,
+   duplicated or emptied ``grade_id``s, missing or extra test cells, another assignment's
+   notebook) scores 0 in the gradebook, with a feedback page saying why;
+4. grade the others with ``nbgrader autograde <assignment> --student <id> --force``, one
+   student per process, on all cores, with a progress bar: each student on its own, so a
+   failure (a kernel that died) costs that student only, who gets 0 and a page saying why;
+5. remember each student graded, with a hash of the submission, in ``.grading/``: after an
+   interrupt, running again grades only the students not done (or whose submission changed);
+6. ``nbgrader generate_feedback`` and ``nbgrader export`` (``grades.csv``); the report
+   ``reports/<assignment>.json`` lists per student the status, problems and tampered cells.
+
+nbgrader keeps manual grades and extra credit when it grades a submission again (it updates
+the existing grades' automatic scores only). Left out: merging gradebooks of several machines
+(use PostgreSQL so that every grader writes the same gradebook).
+"""
+
+import argparse
+import concurrent.futures
+import datetime
+import hashlib
+import html
+import json
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+from . import precheck, sandbox
+
+__all__ = ["grade_class", "submission_digest", "backup_gradebook", "db_url", "main"]
+
+
+def db_url(course):
+    """The gradebook URL of the course's nbgrader_config.py."""
+    from traitlets.config.loader import PyFileConfigLoader
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
+    url = config.CourseDirectory.get("db_url")
+    return str(url) if url else f"sqlite:///{Path(course) / 'gradebook.db'}"
+
+
+def submission_digest(folder):
+    """sha256 over the names and contents of a submission's files."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in Path(folder).rglob("*") if p.is_file()):
+        digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def backup_gradebook(course, url, now=None):
+    """Copy the gradebook to ``backups/gradebook-<UTC time>``; returns the copy's path."""
+    stamp = (now or datetime.datetime.now(datetime.timezone.utc)).strftime("%Y%m%dT%H%M%S%fZ")
+    folder = Path(course) / "backups"
+    folder.mkdir(exist_ok=True)
+    if url.startswith("sqlite:///"):
+        source = Path(url[len("sqlite:///"):])
+        target = folder / f"gradebook-{stamp}.db"
+        if source.exists():
+            with sqlite3.connect(source) as src, sqlite3.connect(target) as dst:
+                src.backup(dst)
+        return target
+    target = folder / f"gradebook-{stamp}.sql"
+    dump_url = re.sub(r"^postgresql\+\w+://", "postgresql://", url)
+    proc = subprocess.run(["pg_dump", "--dbname", dump_url, "--file", str(target)],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"cannot back up the gradebook {url} with pg_dump: "
+                           f"{proc.stderr.strip()}")
+    return target
+
+
+class _State:
+    """``.grading/<assignment>.json``: {student: digest of the submission graded}."""
+
+    def __init__(self, course, assignment):
+        self.path = Path(course) / ".grading" / f"{assignment}.json"
+        self.done = json.loads(self.path.read_text()) if self.path.exists() else {}
+        self.lock = threading.Lock()
+
+    def record(self, student, digest):
+        with self.lock:
+            self.done[student] = digest
+            self.path.parent.mkdir(exist_ok=True)
+            tmp = self.path.with_suffix(".tmp")
+            tmp.write_text(json.dumps(self.done, indent=1, sort_keys=True))
+            os.replace(tmp, self.path)
+
+
+def _nbgrader(*args):
+    return [sys.executable, "-m", "nbgrader", *args]
+
+
+def _reason_from_log(log, course):
+    """The last error line of an nbgrader log, without the grader's paths."""
+    lines = [ln for ln in log.splitlines() if re.search(r"Error\b|error\b", ln)]
+    reason = lines[-1] if lines else "nbgrader could not grade this submission"
+    return reason.replace(str(course), "<course>")
+
+
+def _zero_with_feedback(course, url, assignment, student, reasons):
+    """Score 0 for every cell of the student's submission, keep manual grades, and write
+    ``feedback/<student>/<assignment>/not_graded.html`` with the reasons."""
+    from nbgrader.api import Gradebook
+    from nbgrader.utils import parse_utc
+    stamp_file = Path(course) / "submitted" / student / assignment / "timestamp.txt"
+    timestamp = parse_utc(stamp_file.read_text().strip()) if stamp_file.exists() else None
+    with Gradebook(url) as gb:
+        gb.update_or_create_student(student)
+        submission = gb.update_or_create_submission(assignment, student, timestamp=timestamp)
+        for notebook in submission.notebooks:
+            for grade in notebook.grades:
+                grade.auto_score = 0.0
+                grade.needs_manual_grade = False
+        gb.db.commit()
+    folder = Path(course) / "feedback" / student / assignment
+    folder.mkdir(parents=True, exist_ok=True)
+    items = "".join(f"<li>{html.escape(r)}</li>" for r in reasons)
+    (folder / "not_graded.html").write_text(
+        f"<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>{html.escape(assignment)}"
+        f": not graded</title></head><body><h1>{html.escape(assignment)}: your submission "
+        f"could not be graded</h1><p>It scores 0 because:</p><ul>{items}</ul><p>Fix this "
+        f"and hand it in again, or ask your instructor.</p></body></html>\n")
+
+
+def grade_class(course, assignment, jobs=None, progress=True, feedback=True):
+    """Grade every submission of ``assignment`` (see the module docstring); returns the report
+    {student: {"status": ..., "problems": [...], "tampered": {...}}}."""
+    course = Path(course).resolve()
+    if sandbox.enabled():
+        try:
+            sandbox.check_available()
+        except sandbox.SandboxError as exc:
+            raise sandbox.SandboxError(sandbox._refuse_message(exc)) from None
+    release = course / "release" / assignment
+    if not release.is_dir():
+        raise FileNotFoundError(f"{release} does not exist: release the assignment first "
+                                f"(nbgrader generate_assignment {assignment})")
+    url = db_url(course)
+    backup_gradebook(course, url)
+    state = _State(course, assignment)
+    students = sorted(p.parent.name for p in (course / "submitted").glob(f"*/{assignment}")
+                      if p.is_dir())
+    report, todo = {}, []
+    for student in students:
+        folder = course / "submitted" / student / assignment
+        digest = submission_digest(folder)
+        problems = precheck.check_submission(folder, release)
+        report[student] = {"problems": problems,
+                           "tampered": precheck.tamper_report(folder, release)}
+        if state.done.get(student) == digest:
+            report[student]["status"] = "already graded"
+        elif problems:
+            _zero_with_feedback(course, url, assignment, student, problems)
+            state.record(student, digest)
+            report[student]["status"] = "not graded: 0"
+        else:
+            todo.append((student, digest))
+    _grade_in_parallel(course, url, assignment, todo, jobs or os.cpu_count() or 1, state,
+                       report, progress)
+    if feedback:
+        subprocess.run(_nbgrader("generate_feedback", assignment, "--force"),
+                       cwd=course, capture_output=True, text=True, check=True)
+        subprocess.run(_nbgrader("export", "--to", "grades.csv"), cwd=course,
+                       capture_output=True, text=True, check=True)
+    (course / "reports").mkdir(exist_ok=True)
+    (course / "reports" / f"{assignment}.json").write_text(
+        json.dumps(report, indent=1, sort_keys=True))
+    return report
+
+
+def _grade_in_parallel(course, url, assignment, todo, jobs, state, report, progress):
+    running, lock = set(), threading.Lock()
+
+    def grade(student):
+        proc = subprocess.Popen(
+            _nbgrader("autograde", assignment, "--student", student, "--force"),
+            cwd=course, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        with lock:
+            running.add(proc)
+        try:
+            log, _ = proc.communicate()
+        finally:
+            with lock:
+                running.discard(proc)
+        return proc.returncode, log
+
+    bar = None
+    if progress:
+        from tqdm import tqdm
+        bar = tqdm(total=len(todo), desc=f"grading {assignment}", unit="student")
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=jobs)
+    try:
+        futures = {pool.submit(grade, s): (s, d) for s, d in todo}
+        for future in concurrent.futures.as_completed(futures):
+            student, digest = futures[future]
+            code, log = future.result()
+            if code == 0:
+                report[student]["status"] = "graded"
+            else:
+                reason = _reason_from_log(log, course)
+                _zero_with_feedback(course, url, assignment, student,
+                                    [f"grading stopped with an error: {reason}"])
+                report[student]["status"] = "failed: 0"
+                report[student]["problems"].append(reason)
+            state.record(student, digest)
+            if bar is not None:
+                bar.update(1)
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        with lock:
+            for proc in running:
+                proc.kill()
+        raise
+    finally:
+        pool.shutdown(wait=True)
+        if bar is not None:
+            bar.close()
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        prog="python -m collectives.grading.classroom",
+        description="Grade every submission of an assignment: sandboxed, checked first, in "
+                    "parallel, resumable; then feedback and grades.csv.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    grade = sub.add_parser("grade", help="grade all submissions of an assignment")
+    grade.add_argument("assignment")
+    grade.add_argument("--course-dir", default="exercises", help="(default: exercises)")
+    grade.add_argument("--jobs", type=int, default=None, help="(default: all cores)")
+    grade.add_argument("--no-feedback", action="store_true",
+                       help="skip generate_feedback and export")
+    args = parser.parse_args(argv)
+    try:
+        report = grade_class(args.course_dir, args.assignment, args.jobs,
+                             feedback=not args.no_feedback)
+    except (sandbox.SandboxError, FileNotFoundError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    counts = {}
+    for entry in report.values():
+        counts[entry["status"]] = counts.get(entry["status"], 0) + 1
+    print(f"{args.assignment}: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
+    tampered = {s: e["tampered"] for s, e in report.items() if e["tampered"]}
+    if tampered:
+        print(f"edited test or locked cells (restored by nbgrader): {tampered}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

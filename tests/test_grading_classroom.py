@@ -1,0 +1,212 @@
+"""Class grading (collectives/grading/classroom.py and precheck.py) in a temporary course.
+
+cost_models is released; the class holds two honest students (the spec's *partial* and
+*blank*, whose exact scores the spec gives for sequential ``nbgrader autograde``) and four
+submissions that stop plain nbgrader or cannot be graded: a duplicated ``grade_id``, invalid
+JSON, a deleted test cell, and another assignment's notebook. One run of the parallel command
+(2 jobs) grades all of them: honest students exactly as the spec says, the others 0 with a page
+saying why; a test cell edited by ``partial`` shows in the tamper report. Then: manual grades
+and extra credit survive a regrade, a re-run grades nothing twice, an interrupted run resumes,
+and each run leaves a backup of the gradebook.
+"""
+
+import json
+import signal
+import subprocess
+import sys
+import time
+
+import nbformat
+import pytest
+
+import assignments as specs
+import nbgrader_helpers as h
+
+from collectives.grading import classroom, precheck
+
+ASSIGNMENT, NOTEBOOK = "cost_models", "ring_all_gather"
+HONEST = ("partial", "blank")
+pytestmark = pytest.mark.slow
+
+
+def edited_test(nb):
+    h.cells_by_id(nb)["test_crossover_bytes"].source += "\n# looks fine to me\n"
+    return nb
+
+
+def duplicated_id(nb):
+    cell = h.cells_by_id(nb)["crossover_bytes"]
+    nb.cells.append(h.copy_of(nbformat.v4.new_notebook(cells=[cell])).cells[0])
+    return nb
+
+
+def deleted_test(nb):
+    nb.cells = [c for c in nb.cells if h.meta(c).get("grade_id") != "test_busbw_from_time"]
+    return nb
+
+
+def other_assignment(nb):
+    for cell in nb.cells:
+        if h.meta(cell):
+            cell.metadata.nbgrader["grade_id"] = "other_" + h.meta(cell)["grade_id"]
+    return nb
+
+
+BROKEN = {
+    "duplicated": (duplicated_id, "the grade_id(s) crossover_bytes appear more than once"),
+    "deleted": (deleted_test, "the test cell(s) test_busbw_from_time are missing"),
+    "other": (other_assignment, "it is a notebook from another assignment"),
+    "badjson": (None, "ring_all_gather.ipynb is not valid JSON"),
+}
+
+
+def write(course, student, nb=None, text=None):
+    folder = course.root / "submitted" / student / ASSIGNMENT
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{NOTEBOOK}.ipynb"
+    path.write_text(text) if text is not None else nbformat.write(nb, path)
+    (folder / "timestamp.txt").write_text("2026-01-15 10:00:00.000000 UTC")
+
+
+def gradebook_scores(course, student):
+    from nbgrader.api import Gradebook
+    with Gradebook(classroom.db_url(course.root)) as gb:
+        nb = gb.find_submission_notebook(NOTEBOOK, ASSIGNMENT, student)
+        return {g.name: (g.auto_score, g.manual_score, g.extra_credit) for g in nb.grades}
+
+
+def code_tests(course):
+    return [g for g, c in h.cells_by_id(course.source(ASSIGNMENT, NOTEBOOK)).items()
+            if h.meta(c).get("grade") and c.cell_type == "code"]
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    course = h.Course.create(tmp_path_factory.mktemp("classroom"), [ASSIGNMENT])
+    spec = specs.load(ASSIGNMENT)
+    source, release = course.source(ASSIGNMENT, NOTEBOOK), course.release(ASSIGNMENT, NOTEBOOK)
+    for student in HONEST:
+        nb = spec.submissions[student][NOTEBOOK](h.copy_of(source), h.copy_of(release))
+        write(course, student, edited_test(nb) if student == "partial" else nb)
+    for student, (build, _) in BROKEN.items():
+        if build is None:
+            write(course, student, text='{"cells": [')
+        else:
+            write(course, student, build(h.copy_of(release)))
+    report = run_cli(course, "--jobs", "2")
+    return dict(course=course, spec=spec, report=report)
+
+
+def run_cli(course, *args, check=True):
+    proc = subprocess.run([sys.executable, "-m", "collectives.grading.classroom", "grade",
+                           ASSIGNMENT, "--course-dir", str(course.root), *args],
+                          env=course.env, capture_output=True, text=True, timeout=600)
+    if check:
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    return json.loads((course.root / "reports" / f"{ASSIGNMENT}.json").read_text())
+
+
+def test_honest_students_get_exactly_the_spec_scores(graded):
+    course, spec = graded["course"], graded["spec"]
+    for student in HONEST:
+        found = gradebook_scores(course, student)
+        assert {g: found[g][0] for g in code_tests(course)} == {
+            g: spec.expected[student][NOTEBOOK][g] for g in code_tests(course)}, student
+        assert graded["report"][student]["status"] == "graded"
+
+
+@pytest.mark.parametrize("student", sorted(BROKEN))
+def test_a_broken_submission_scores_zero_with_the_reason(graded, student):
+    course = graded["course"]
+    assert {g: s[0] for g, s in gradebook_scores(course, student).items()
+            if g in code_tests(course)} == dict.fromkeys(code_tests(course), 0.0)
+    entry = graded["report"][student]
+    assert entry["status"] == "not graded: 0"
+    assert any(BROKEN[student][1] in p for p in entry["problems"]), entry
+    page = (course.root / "feedback" / student / ASSIGNMENT / "not_graded.html").read_text()
+    assert BROKEN[student][1].replace("'", "&#x27;") in page
+
+
+def test_tamper_report_names_the_edited_test_cell(graded):
+    assert graded["report"]["partial"]["tampered"] == {NOTEBOOK: ["test_crossover_bytes"]}
+    assert graded["report"]["blank"]["tampered"] == {}
+
+
+def test_export_has_every_student(graded):
+    import csv
+    with open(graded["course"].root / "grades.csv", newline="") as f:
+        rows = {r["student_id"]: r for r in csv.DictReader(f) if r["assignment"] == ASSIGNMENT}
+    assert sorted(rows) == sorted((*HONEST, *BROKEN))
+    assert float(rows["badjson"]["score"]) == 0.0
+
+
+def test_manual_grades_survive_a_regrade_and_nothing_is_graded_twice(graded):
+    from nbgrader.api import Gradebook
+    course = graded["course"]
+    with Gradebook(classroom.db_url(course.root)) as gb:
+        grade = gb.find_grade("test_crossover_bytes", NOTEBOOK, ASSIGNMENT, "partial")
+        grade.manual_score, grade.extra_credit = 1.0, 0.5
+        gb.db.commit()
+    autograded = course.root / "autograded" / "blank" / ASSIGNMENT / f"{NOTEBOOK}.ipynb"
+    before = autograded.stat().st_mtime_ns
+    backups = len(list((course.root / "backups").iterdir()))
+    # partial hands in again (same answers, one more line): only partial is graded again
+    path = course.root / "submitted" / "partial" / ASSIGNMENT / f"{NOTEBOOK}.ipynb"
+    nb = h.read(path)
+    nb.cells.append(nbformat.v4.new_markdown_cell("one more thought"))
+    nbformat.write(nb, path)
+    report = run_cli(course, "--no-feedback")
+    assert report["partial"]["status"] == "graded"
+    assert report["blank"]["status"] == "already graded"
+    assert autograded.stat().st_mtime_ns == before
+    assert gradebook_scores(course, "partial")["test_crossover_bytes"] == (0.0, 1.0, 0.5)
+    assert len(list((course.root / "backups").iterdir())) == backups + 1
+
+
+def test_an_interrupted_run_resumes(graded):
+    course = graded["course"]
+    state = course.root / ".grading" / f"{ASSIGNMENT}.json"
+    for student in HONEST:                      # forget them: they are to be graded again
+        done = json.loads(state.read_text())
+        done.pop(student)
+        state.write_text(json.dumps(done))
+    proc = subprocess.Popen([sys.executable, "-m", "collectives.grading.classroom", "grade",
+                             ASSIGNMENT, "--course-dir", str(course.root), "--jobs", "1",
+                             "--no-feedback"], env=course.env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 300
+    while len(json.loads(state.read_text())) < len(HONEST) + len(BROKEN) - 1:
+        assert proc.poll() is None and time.monotonic() < deadline
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=60)
+    first = set(json.loads(state.read_text()))
+    missing = sorted(set(HONEST) - first)
+    assert len(missing) == 1
+    mtimes = {s: (course.root / "autograded" / s / ASSIGNMENT / f"{NOTEBOOK}.ipynb")
+              .stat().st_mtime_ns for s in set(HONEST) - set(missing)}
+    report = run_cli(course, "--no-feedback")
+    assert [s for s, e in report.items() if e["status"] == "graded"] == missing
+    assert all((course.root / "autograded" / s / ASSIGNMENT / f"{NOTEBOOK}.ipynb")
+               .stat().st_mtime_ns == m for s, m in mtimes.items())
+
+
+# ---- pre-checks alone ---------------------------------------------------------------------------
+
+def test_precheck_accepts_the_release_itself(tmp_path):
+    release = h.EXERCISES / "release" / ASSIGNMENT
+    if not release.is_dir():
+        pytest.skip("exercises/release not built (make student)")
+    assert precheck.check_submission(release, release) == []
+    assert precheck.tamper_report(release, release) == {}
+
+
+def test_precheck_names_an_extra_notebook(tmp_path):
+    (tmp_path / "release").mkdir()
+    (tmp_path / "sub").mkdir()
+    nb = nbformat.v4.new_notebook()
+    nbformat.write(nb, tmp_path / "release" / "a.ipynb")
+    nbformat.write(nb, tmp_path / "sub" / "a.ipynb")
+    nbformat.write(nb, tmp_path / "sub" / "fp8.ipynb")
+    (problem,) = precheck.check_submission(tmp_path / "sub", tmp_path / "release")
+    assert problem.startswith("fp8.ipynb is not a notebook of this assignment")

@@ -19,6 +19,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[course]'
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
+	$(BIN)/python -m collectives.grading.sandbox install >/dev/null
 	touch $(STAMP)
 
 # Offline assets (MathJax, require.js, widget manager) from the npm registry.
@@ -54,6 +55,11 @@ sandbox:
 test: book browser sandbox
 	$(BIN)/python -m pytest
 
+# Grade every submission of one assignment: sandboxed, in parallel, resumable (exercises/README.md).
+grade: $(STAMP) sandbox
+	@test -n "$(ASSIGNMENT)" || { echo "usage: make grade ASSIGNMENT=<assignment>"; exit 2; }
+	$(BIN)/python -m collectives.grading.classroom grade $(ASSIGNMENT) --course-dir exercises
+
 serve: book
 	@echo "Serving the book on http://127.0.0.1:$(PORT)/"
 	$(BIN)/python -m http.server --bind 127.0.0.1 --directory _build/html $(PORT)
@@ -64,6 +70,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/scale.py
 	$(BIN)/python bench/book.py
 	$(BIN)/python bench/fp8.py
+	$(BIN)/python bench/grading.py
 
 clean:
 	rm -rf _build exercises/release exercises/submitted exercises/autograded \

@@ -68,6 +68,11 @@ c.Execute.timeout = 120
 c.Execute.interrupt_on_timeout = True
 c.Execute.execute_retries = 0
 c.Autograde.create_student = True
+# Every notebook runs in the grading sandbox (collectives/grading/sandbox.py): bubblewrap, no
+# network, only the student's own folder visible and writable, limits on CPU, memory, processes
+# and output. `make setup` installs its kernel spec; `make sandbox` installs bubblewrap. Without
+# a working bwrap, kernels refuse to start unless COLLECTIVES_GRADING_SANDBOX=off.
+c.Execute.kernel_name = "collectives-sandbox"
 # Keep long outputs (a learner printing in a loop) out of the gradebook and feedback.
 c.LimitOutput.max_lines = 1000
 c.LimitOutput.max_traceback = 100

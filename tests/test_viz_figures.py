@@ -107,3 +107,50 @@ def test_one_arrow_per_shard_and_link():
         merged += len(pair) - len(expected)
         plt.close("all")
     assert merged > 0                 # some link carries two pieces of one shard in a step
+
+
+def _lines(cases):
+    fig, ax = plt.subplots()
+    viz.plot_costs(cases, [1e3, 1e6], "seconds", ax=ax)
+    lines = {line.get_label(): (matplotlib.colors.to_hex(line.get_color()),
+                                line.get_linestyle()) for line in ax.get_lines()}
+    plt.close(fig)
+    return lines
+
+
+def test_plot_costs_gives_each_algorithm_its_book_colour_in_any_order():
+    """An algorithm keeps its colour from one figure to the next (issue 12): matplotlib's
+    colour cycle would give the ring blue in one plot and orange in the next."""
+    ring8, switch8 = cl.topology.ring(8, 1e9, 1e-6), cl.topology.switch(8, 1e9, 1e-6)
+    ring = ("ring", cl.algorithms.ring_all_reduce(8), ring8)
+    rab = ("Rabenseifner", cl.algorithms.rabenseifner_all_reduce(8), switch8)
+    tree = ("double binary tree, 8 segments",
+            cl.algorithms.double_binary_tree_all_reduce(8, n_segments=8), switch8)
+    first, second = _lines([ring, rab, tree]), _lines([tree, rab, ring])
+    assert first == second
+    # Okabe-Ito blue for rings, Tol's teal for halving-doubling, reddish purple for trees
+    # (the palette in collectives/viz/style.py); the tree is found by its schedule's name
+    assert first["ring"][0] == "#0072b2"
+    assert first["Rabenseifner"][0] == "#44aa99"
+    assert first["double binary tree, 8 segments"][0] == "#cc79a7"
+    assert len({colour for colour, _ in first.values()}) == 3
+
+
+def test_plot_costs_tells_two_cases_of_one_algorithm_apart_by_line_style():
+    torus = cl.topology.torus((4, 4), 1e9, 1e-6)
+    lines = _lines([
+        ("torus, one axis at a time", cl.algorithms.torus_all_gather((4, 4)), torus),
+        ("torus, all axes at once", cl.algorithms.torus_all_gather((4, 4), concurrent=True),
+         torus),
+    ])
+    (c1, s1), (c2, s2) = lines.values()
+    assert c1 == c2 == matplotlib.colors.to_hex(viz.style.algorithm_colour("torus"))
+    assert s1 != s2
+
+
+def test_plot_costs_refuses_a_case_with_no_book_colour():
+    bogus = cl.algorithms.ring_all_gather(2).renamed("mystery_all_gather")
+    fig, ax = plt.subplots()
+    with pytest.raises(cl.CollectivesError, match="no colour"):
+        viz.plot_costs([("mystery", bogus, cl.topology.switch(2, 1e9))], [1e3], ax=ax)
+    plt.close(fig)

@@ -123,6 +123,8 @@ CATALOG = {
                   "reduce_scatter", "switch", power_of_two_only=True),
         Algorithm("torus_reduce_scatter", _torus(torus_reduce_scatter), "reduce_scatter",
                   "torus"),
+        Algorithm("torus_reduce_scatter_concurrent", _torus(torus_reduce_scatter, concurrent=True),
+                  "reduce_scatter", "torus"),
         # all-reduce
         Algorithm("ring_all_reduce", ring_all_reduce, "all_reduce", "ring"),
         Algorithm("bidirectional_ring_all_reduce", bidirectional_ring_all_reduce, "all_reduce",
@@ -134,6 +136,8 @@ CATALOG = {
         Algorithm("double_binary_tree_all_reduce", double_binary_tree_all_reduce, "all_reduce",
                   "switch"),
         Algorithm("torus_all_reduce", _torus(torus_all_reduce), "all_reduce", "torus"),
+        Algorithm("torus_all_reduce_concurrent", _torus(torus_all_reduce, concurrent=True),
+                  "all_reduce", "torus"),
         # all-to-all
         Algorithm("ring_all_to_all", ring_all_to_all, "all_to_all", "ring"),
         Algorithm("bidirectional_ring_all_to_all", bidirectional_ring_all_to_all, "all_to_all",

@@ -95,7 +95,11 @@ def _build_torus(name, shape, wraparound):
         "torus_all_gather_concurrent": lambda: torus.torus_all_gather(shape, concurrent=True,
                                                                       wraparound=wrap),
         "torus_reduce_scatter": lambda: torus.torus_reduce_scatter(shape, wraparound=wrap),
+        "torus_reduce_scatter_concurrent": lambda: torus.torus_reduce_scatter(
+            shape, concurrent=True, wraparound=wrap),
         "torus_all_reduce": lambda: torus.torus_all_reduce(shape, wraparound=wrap),
+        "torus_all_reduce_concurrent": lambda: torus.torus_all_reduce(
+            shape, concurrent=True, wraparound=wrap),
         "torus_all_to_all": lambda: torus.torus_all_to_all(shape),
     }
     return builders[name]()

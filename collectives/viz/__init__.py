@@ -22,7 +22,7 @@ from ..semantics import collective_spec
 
 __all__ = [
     "chunk_colour", "draw_buffers", "draw_topology", "draw_schedule", "animate",
-    "plot_costs", "stepper", "MAX_CHUNK_LABELS",
+    "plot_costs", "case_colour", "stepper", "MAX_CHUNK_LABELS",
 ]
 
 
@@ -260,11 +260,37 @@ def _frame_axes(schedule, topology):
     return fig, axes.reshape(1, 2)
 
 
+def case_colour(label, schedule):
+    """The book's colour (:func:`collectives.viz.style.algorithm_colour`) for a cost-plot case:
+    by its ``label`` if that names an algorithm ("ring", "Rabenseifner"), else by the
+    schedule's name without the collective and a "_concurrent" ("torus_all_gather_concurrent"
+    is a torus, "double_binary_tree_all_reduce" a tree). Raises
+    :class:`~collectives.CollectivesError` if neither is known."""
+    from .style import algorithm_colour
+
+    try:
+        return algorithm_colour(label)
+    except CollectivesError:
+        pass
+    name = schedule.name.removesuffix("_concurrent").removesuffix("_" + schedule.collective)
+    try:
+        return algorithm_colour(name.replace("_", " "))
+    except CollectivesError:
+        raise CollectivesError(
+            f"no colour for case {label!r} (schedule {schedule.name!r}): name the algorithm "
+            "in the label or add it to collectives/viz/style.py") from None
+
+
+_REPEAT_STYLES = ("-", "--", ":", "-.")
+
+
 def plot_costs(cases, sizes, metric="seconds", ax=None):
     """Cost against buffer size for several ``cases`` = [(label, schedule, topology), ...].
 
     ``metric``: "seconds", "algbw" or "busbw" (bytes/s, nccl-tests' definitions); sizes
-    in bytes (nccl-tests' S). Log-log axes.
+    in bytes (nccl-tests' S). Log-log axes. Each line has its algorithm's colour in every
+    figure of the book (:func:`case_colour`); two cases of the same algorithm (a torus one
+    axis at a time and all axes at once) share the colour and differ in line style.
     """
     import matplotlib.pyplot as plt
 
@@ -274,7 +300,11 @@ def plot_costs(cases, sizes, metric="seconds", ax=None):
         raise CollectivesError(f"metric must be 'seconds', 'algbw' or 'busbw', got {metric!r}")
     ax = ax or plt.gca()
     sizes = np.asarray(sizes, dtype=float)
+    seen = {}
     for label, schedule, topology in cases:
+        colour = case_colour(label, schedule)
+        repeat = seen.get(colour, 0)
+        seen[colour] = repeat + 1
         seconds = np.array([time(schedule, topology, s).seconds for s in sizes])
         if metric == "seconds":
             y = seconds
@@ -283,7 +313,8 @@ def plot_costs(cases, sizes, metric="seconds", ax=None):
         else:
             y = np.array([busbw(schedule.collective, s, t, schedule.n_ranks)
                           for s, t in zip(sizes, seconds)])
-        ax.loglog(sizes, y, marker="o", markersize=3, label=label)
+        ax.loglog(sizes, y, marker="o", markersize=3, label=label, color=colour,
+                  linestyle=_REPEAT_STYLES[repeat % len(_REPEAT_STYLES)])
     ax.set_xlabel("buffer size S (bytes)")
     ax.set_ylabel({"seconds": "time (s)", "algbw": "algbw (bytes/s)",
                    "busbw": "busbw (bytes/s)"}[metric])

@@ -489,3 +489,181 @@ def test_alt_text_rules_on_a_scratch_book(tmp_path):
         "An animation, animation 1",                    # to_jshtml()'s frame <img>
         "An animation, figure 2",
     ], alts
+
+
+# --- figures, calculators, bibliography and downloads (issue 12; issue 14's learner part) ---
+
+def _png_dpi(data: bytes) -> float | None:
+    """The dots per inch a PNG's pHYs chunk records (None without one)."""
+    if data[:8] != b"\x89PNG\r\n\x1a\n":
+        return None
+    pos = 8
+    while pos + 8 <= len(data):
+        length = int.from_bytes(data[pos:pos + 4], "big")
+        kind = data[pos + 4:pos + 8]
+        if kind == b"pHYs":
+            body = data[pos + 8:pos + 8 + length]
+            per_metre, unit = int.from_bytes(body[:4], "big"), body[8]
+            return per_metre * 0.0254 if unit == 1 else None
+        if kind == b"IDAT":
+            return None
+        pos += 12 + length
+    return None
+
+
+def test_png_dpi_reader_can_fail():
+    import io
+
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig = plt.figure(figsize=(1, 1))
+    low, high = io.BytesIO(), io.BytesIO()
+    fig.savefig(low, format="png", dpi=100)
+    fig.savefig(high, format="png", dpi=200)
+    plt.close(fig)
+    assert round(_png_dpi(low.getvalue())) == 100 and round(_png_dpi(high.getvalue())) == 200
+    assert _png_dpi(b"GIF89a") is None
+
+
+def test_figures_are_drawn_at_high_dpi(site):
+    """_static/matplotlibrc (200 dpi) reaches every chapter's figures, animations included."""
+    pngs = {}
+    for page in content_pages(site):
+        for img in soup_of(page).find_all("img"):
+            src = img.get("src", "")
+            if src.startswith("data:image/png;base64,"):
+                import base64
+                pngs[f"{page.name}: embedded frame"] = base64.b64decode(src.split(",", 1)[1])
+            elif src.endswith(".png") and not is_remote(src):
+                path = _resolve(page, src)
+                pngs[str(path.relative_to(site))] = path.read_bytes()
+    assert len(pngs) >= 20, f"only {len(pngs)} figures found"
+    low = {name: _png_dpi(data) for name, data in pngs.items()
+           if (_png_dpi(data) or 0) < 190}
+    assert not low, f"figures below 190 dpi: {sorted(low.items())[:10]}"
+
+
+def test_every_chapter_has_a_calculator_and_plotly_is_local(site):
+    chapters = [f for f in toc_files() if f.startswith("chapters/")]
+    missing = [f for f in chapters if "cl-calculator" not in
+               (site / f"{f}.html").read_text(encoding="utf-8")]
+    assert not missing, f"chapters without a calculator: {missing}"
+    assert (site / "_static" / "vendor" / "plotly" / "plotly.min.js").is_file()
+    for f in chapters:
+        scripts = _script_srcs(soup_of(site / f"{f}.html"))
+        assert any("calculators.js" in s for s in scripts), f
+        assert not any("plotly" in s for s in scripts), \
+            f"{f} loads plotly.js itself; calculators.js loads it once, on demand"
+
+
+def _bibliography_text(site: Path) -> dict[str, str]:
+    texts = {}
+    for page in content_pages(site):
+        entries = soup_of(page).select("aside.footnote-list aside.footnote, div.citation, "
+                                       "aside.footnote")
+        if entries:
+            texts[page.name] = "\n".join(" ".join(e.get_text(" ").split()) for e in entries)
+    return texts
+
+
+def test_bibliography_has_no_latex_leftovers_and_keeps_names(site):
+    texts = _bibliography_text(site)
+    assert len(texts) >= 8, sorted(texts)
+    everything = "\n".join(texts.values())
+    leftovers = [line for line in everything.splitlines()
+                 if re.search(r"\\[,%&_#]|\\[a-zA-Z]+|[{}]", line)]
+    assert not leftovers, leftovers[:5]
+    assert re.search(r"20\s%\s+protocol overhead", everything)
+    # proper names keep their capitals in the (sentence-case) bibliography style
+    for name in ("Switch Transformers", "Mixtral of Experts", "Cloud TPU documentation",
+                 "Megatron Core API", "nccl-tests: performance", "Parallel Thread Execution"):
+        assert name in everything, name
+    for wrong in ("Nccl-tests", "Switch transformers", "Mixtral of experts",
+                  "Megatron core api", "Torch.nn"):
+        assert wrong not in everything, wrong
+
+
+def test_bibliography_check_can_fail():
+    assert re.search(r"\\[,%&_#]|\\[a-zA-Z]+|[{}]", "with about 20\\,% protocol overhead")
+
+
+def _assignments_released() -> dict[str, list[str]]:
+    release = ROOT / "exercises" / "release"
+    return {d.name: sorted(p.name for p in d.glob("*.ipynb"))
+            for d in sorted(release.iterdir()) if d.is_dir() and any(d.glob("*.ipynb"))}
+
+
+def test_start_here_offers_the_wheel_and_every_student_notebook(site):
+    page = site / "start_here.html"
+    soup = soup_of(page)
+    links = [a.get("href", "") for a in soup.find_all("a")]
+    wheels = [h for h in links if re.fullmatch(r"downloads/collectives-[\w.]+-py3-none-any\.whl", h)]
+    assert len(wheels) == 1, links
+    assert (site / wheels[0]).is_file()
+    assert "downloads/course-notebooks.zip" in links
+    released = _assignments_released()
+    sources = sorted(p.name for p in (ROOT / "exercises" / "source").iterdir() if p.is_dir())
+    assert sorted(released) == sources, "make student released a different set of assignments"
+    for assignment, names in released.items():
+        for name in names:
+            href = f"downloads/notebooks/{assignment}/{name}"
+            assert href in links, f"{href} is not offered on Start here"
+            assert (site / href).is_file()
+    commands = " ".join(pre.get_text() for pre in soup.find_all("pre"))
+    wheel_name = wheels[0].rsplit("/", 1)[1]
+    assert f"pip install ./{wheel_name}" in commands
+    assert "course-notebooks.zip" in commands
+
+
+def test_downloaded_notebooks_hold_no_solutions_or_hidden_tests(site):
+    import json
+    import zipfile
+
+    folder = site / "downloads" / "notebooks"
+    notebooks = sorted(folder.rglob("*.ipynb"))
+    assert notebooks, "no notebooks in downloads/"
+    with zipfile.ZipFile(site / "downloads" / "course-notebooks.zip") as zf:
+        assert sorted(zf.namelist()) == sorted(p.relative_to(folder).as_posix()
+                                               for p in notebooks)
+    for path in notebooks:
+        nb = json.loads(path.read_text(encoding="utf-8"))
+        text = "\n".join("".join(c.get("source", "")) for c in nb["cells"])
+        for marker in ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS",
+                       "END HIDDEN TESTS"):
+            assert marker not in text, f"{path.name} holds {marker!r}"
+        source = ROOT / "exercises" / "source" / path.parent.name / path.name
+        assert "BEGIN SOLUTION" in source.read_text(encoding="utf-8"), \
+            f"{source} should be the instructor's version (the check above could not fail)"
+
+
+def test_the_wheel_installs_alone_and_imports(site, tmp_path):
+    """The downloaded wheel, installed with --no-deps into a fresh venv, is what `import
+    collectives` finds there (its dependencies come from the book's environment, put after it
+    on the path)."""
+    import subprocess
+    import sys
+    import sysconfig
+    import zipfile
+
+    (wheel,) = (site / "downloads").glob("collectives-*.whl")
+    with zipfile.ZipFile(wheel) as zf:
+        tops = {n.split("/", 1)[0] for n in zf.namelist()}
+    assert tops == {"collectives", wheel.name.split("-")[0] + "-" +
+                    wheel.name.split("-")[1] + ".dist-info"}, tops
+    venv = tmp_path / "learner"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    python = venv / "bin" / "python"
+    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--no-deps", "--no-index",
+                    str(wheel)], check=True, timeout=300)
+    deps = sysconfig.get_paths()["purelib"]            # numpy, networkx, ... of the book's venv
+    probe = ("import collectives, numpy as np; "
+             "s = collectives.algorithms.ring_all_gather(4); collectives.verify(s); "
+             "print(collectives.__file__)")
+    result = subprocess.run([str(python), "-c", probe], cwd=tmp_path, capture_output=True,
+                            text=True, timeout=120,
+                            env={"PYTHONPATH": deps, "PATH": "/usr/bin:/bin",
+                                 "PYTHONNOUSERSITE": "1", "HOME": str(tmp_path)})
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip().startswith(str(venv)), result.stdout

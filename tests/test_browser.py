@@ -562,3 +562,83 @@ def test_calculators_in_the_book_respond_to_their_controls(browser, server):
         with _page_at(browser, base + path, 1280, 900) as page:
             assert exercise_calculators(page) >= 1, path
     assert not missing, missing
+
+
+# --- nothing wider than its column (issue 12) --------------------------------------------
+
+# Measured in the page: elements that stick out of the article's column (unless a scrolling
+# ancestor inside the column clips them), and elements that scroll sideways inside their box.
+_OVERFLOW = """() => {
+  const article = document.querySelector("article.bd-article");
+  if (!article) return null;
+  const col = article.getBoundingClientRect();
+  const scrolls = el => ["auto", "scroll", "hidden", "clip"].includes(getComputedStyle(el).overflowX);
+  const clipped = el => {
+    for (let a = el.parentElement; a && a !== article; a = a.parentElement) {
+      if (scrolls(a)) return true;
+    }
+    return false;
+  };
+  const where = el => {
+    const sec = el.closest("section"), h = sec && sec.querySelector("h1, h2, h3");
+    const kind = el.closest("div.cell_input") ? "code" : el.closest("div.cell_output") ? "output"
+      : el.closest("div.math, mjx-container[display]") ? "display math"
+      : el.closest("table") ? "table" : el.tagName.toLowerCase();
+    return {kind, section: h ? h.textContent.replace(/#$/, "").trim().slice(0, 60) : "",
+            text: (el.textContent || "").trim().slice(0, 70)};
+  };
+  const wide = [], scrolled = [];
+  for (const el of article.querySelectorAll("*")) {
+    if (el.closest(".js-plotly-plot, mjx-assistive-mml")) continue;   // drawn inside fixed boxes
+    const r = el.getBoundingClientRect();
+    if (r.width === 0 || r.height === 0) continue;
+    if ((r.right > col.right + 1 || r.left < col.left - 1) && !clipped(el)) {
+      wide.push({...where(el), by: Math.round(Math.max(r.right - col.right, col.left - r.left))});
+    }
+    if (scrolls(el) && el.scrollWidth > el.clientWidth + 1) {
+      scrolled.push({...where(el), by: el.scrollWidth - el.clientWidth});
+    }
+  }
+  return {column: Math.round(col.width), wide, scrolled};
+}"""
+
+# What may scroll sideways inside its own box, by width. On a phone a code cell scrolls (wrapping
+# every line of Python at 360 px would make it unreadable; the theme scrolls code blocks) and so
+# does a table wider than the screen (a table cannot wrap; reading.css). At 1280 px nothing may.
+MAY_SCROLL = {1280: set(), 390: {"code", "table"}}
+
+
+def overflow_problems(report: dict, width: int) -> list[str]:
+    problems = [f"{w['kind']} sticks out of the {report['column']}-px column by {w['by']} px "
+                f"in '{w['section']}': {w['text']!r}" for w in report["wide"]]
+    problems += [f"{s['kind']} scrolls sideways by {s['by']} px in '{s['section']}': {s['text']!r}"
+                 for s in report["scrolled"] if s["kind"] not in MAY_SCROLL[width]]
+    return problems
+
+
+def test_overflow_check_can_fail(browser, tmp_path):
+    (tmp_path / "p.html").write_text(
+        '<!doctype html><html><body><article class="bd-article" style="width:300px">'
+        '<div class="cell_input"><pre style="overflow-x:auto">' + "x" * 200 + '</pre></div>'
+        '<div style="width:500px">too wide</div></article></body></html>')
+    with serve(tmp_path) as (base, _):
+        with _page_at(browser, base + "p.html", 1280, 800) as page:
+            report = page.evaluate(_OVERFLOW)
+    problems = overflow_problems(report, 1280)
+    assert any("sticks out" in p for p in problems) and any("scrolls" in p for p in problems)
+    assert overflow_problems(report, 390) == [p for p in problems if "sticks out" in p]
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+@pytest.mark.parametrize("path", toc_pages())
+def test_nothing_is_wider_than_its_column(browser, server, path, width):
+    """No element sticks out of the article's column, and at 1280 px no code cell, output,
+    table or display equation scrolls sideways: everything the text relies on is visible."""
+    base, _ = server
+    with _page_at(browser, base + path, width, 900) as page:
+        page.evaluate("async () => { if (window.MathJax && MathJax.startup) "
+                      "await MathJax.startup.promise; }")
+        report = page.evaluate(_OVERFLOW)
+    assert report is not None, f"{path} has no article"
+    problems = overflow_problems(report, width)
+    assert not problems, f"{path} at {width} px:\n  " + "\n  ".join(problems[:15])

@@ -9,18 +9,20 @@ asks. Submissions, besides the four every spec has:
 
 - *correct* (every solution), *blank* (the release as handed out);
 - *partial*: Rabenseifner's steps and the hierarchical all-reduce right, the chooser wrong
-  (it lets the recursive algorithms run on any n), the busbw blank (3 + 3 = 6);
+  (it lets the recursive algorithms run on any n), the busbw blank, the written answer half
+  right by its rubric (3 + 3 + 0.5 = 6.5);
 - *hostile*: wrong answers behind monkeypatching of ``collectives``, ``collectives.grading``
   (``collective_tasks`` too), ``math.isclose`` and IPython, rebound names, edited test cells;
-  its ``hierarchical_busbw`` is genuinely right (2);
+  its ``hierarchical_busbw`` is genuinely right (1), its written answer "All tests passed." (0);
 - *wrong* and *wrong2*: two plausible wrong answers per task (the all-gather's distances in
   the halving order, or recursive doubling padded to 2 log2 n steps; one leader GPU per node
   talking across nodes, or a flat ring over all GPUs; the recursive algorithms for every n, or
   recursive doubling charged one chunk per step; the NICs carrying the whole buffer, or algbw
-  for busbw): 0;
+  for busbw), written answers left untouched: 0;
 - *variant*: every answer right but written differently (halving at distance 1 first with
   chunks split by their low bits; one-step direct phases with chunks numbered piece-major;
-  a chooser that walks through the steps; busbw from the steps' times): 10;
+  a chooser that walks through the steps; busbw from the steps' times; a terser written
+  answer that meets the rubric): 10;
 - *shortcut*: every answer computed by calling the package (the notebook's ``cl``, ``from
   collectives... import``, ``import collectives`` inside the function, ``importlib``): 0,
   each cell failing with "this task must be solved without the collectives package".
@@ -35,8 +37,21 @@ POINTS = {NOTEBOOK: {
     "test_rabenseifner_steps": 3,
     "test_hierarchical_steps": 3,
     "test_fastest_all_reduce": 2,
-    "test_hierarchical_busbw": 2,
+    "test_hierarchical_busbw": 1,
+    "written_busbw": 1,
 }}
+# the written answer, graded by hand in the formgrader (its rubric is in the source notebook)
+MANUAL = {NOTEBOOK: ("written_busbw",)}
+# plausible written answers: the partial student's earns half the rubric (the first part)
+PARTIAL_WRITTEN = """It is not wrong: busbw multiplies S/t by 2(n-1)/n over all 32 GPUs, and each
+NIC only carries the eighth of the buffer its GPU owns; NVLink carries the rest. Faster NICs
+would help most, since the network is always the bottleneck."""
+HOSTILE_WRITTEN = "All tests passed."
+VARIANT_WRITTEN = """Plausible: each GPU's NIC carries only S/8 (one eighth, the shard that GPU
+owns after the in-node reduce-scatter), while busbw is computed as if all 32 GPUs' links carried
+2(n-1)/n S. For S = 1 GB: in-node phases 2 x 0.875 GB / 450 GB/s = 3.9 ms; rail phase
+2 x 0.75 x 0.125 GB / 50 GB/s = 3.75 ms. They are about equal, so 2x NICs -> 7.64 / 5.76 =
+1.33x, 2x NVLink -> 7.64 / 5.69 = 1.34x: about the same small gain either way."""
 MAX_SCORE = 10
 # each solution cell defines the function of the same name and is graded by test_<name>
 SOLUTIONS = {NOTEBOOK: ("rabenseifner_steps", "hierarchical_steps", "fastest_all_reduce",
@@ -281,14 +296,16 @@ HOSTILE_TESTS = {"test_rabenseifner_steps": "print('all tests passed')",
                  "test_fastest_all_reduce": "pass"}
 
 SUBMISSIONS = {
-    "correct": {NOTEBOOK: submission(solved=ALL)},
+    "correct": {NOTEBOOK: submission(solved=ALL + MANUAL[NOTEBOOK])},
     "blank": {NOTEBOOK: submission()},
     "partial": {NOTEBOOK: submission(solved=("rabenseifner_steps", "hierarchical_steps"),
-                                     replaced={"fastest_all_reduce": ANY_N})},
-    "hostile": {NOTEBOOK: submission(replaced=HOSTILE, edited_tests=HOSTILE_TESTS)},
+                                     replaced={"fastest_all_reduce": ANY_N,
+                                               "written_busbw": PARTIAL_WRITTEN})},
+    "hostile": {NOTEBOOK: submission(replaced={**HOSTILE, "written_busbw": HOSTILE_WRITTEN},
+                                     edited_tests=HOSTILE_TESTS)},
     "wrong": {NOTEBOOK: submission(replaced=WRONG)},
     "wrong2": {NOTEBOOK: submission(replaced=WRONG2)},
-    "variant": {NOTEBOOK: submission(replaced=VARIANT)},
+    "variant": {NOTEBOOK: submission(replaced={**VARIANT, "written_busbw": VARIANT_WRITTEN})},
     "shortcut": {NOTEBOOK: submission(replaced=SHORTCUT)},
 }
 
@@ -296,9 +313,11 @@ ZERO = dict.fromkeys(POINTS[NOTEBOOK], 0)
 EXPECTED = {
     "correct": {NOTEBOOK: dict(POINTS[NOTEBOOK])},
     "blank": {NOTEBOOK: dict(ZERO)},
-    "partial": {NOTEBOOK: {**ZERO, "test_rabenseifner_steps": 3, "test_hierarchical_steps": 3}},
+    # the written answer half right by the rubric (0.5, given by hand)
+    "partial": {NOTEBOOK: {**ZERO, "test_rabenseifner_steps": 3, "test_hierarchical_steps": 3,
+                           "written_busbw": 0.5}},
     # every tampering fails; only its genuinely correct hierarchical_busbw earns its points
-    "hostile": {NOTEBOOK: {**ZERO, "test_hierarchical_busbw": 2}},
+    "hostile": {NOTEBOOK: {**ZERO, "test_hierarchical_busbw": 1}},
     "wrong": {NOTEBOOK: dict(ZERO)},
     "wrong2": {NOTEBOOK: dict(ZERO)},
     "variant": {NOTEBOOK: dict(POINTS[NOTEBOOK])},

@@ -188,10 +188,17 @@ def reroute(flows, topology, *, hash_qp=False):
 
 
 def max_min_rates(flows, *, active=None, tol=1e-9):
-    """Max-min fair rates (bytes/s) of ``flows`` by progressive filling; ``active`` (bool
-    per flow) restricts the set. Vectorised over flows and links with the flow-link incidence
-    matrix (products as bincounts); the loop is over filling rounds (at most one per distinct bottleneck level).
-    Flows that cross no link get ``inf``."""
+    """Max-min fair rates (bytes/s) of ``flows``; ``active`` (bool per flow) restricts the
+    set. Flows that cross no link get ``inf``.
+
+    Progressive filling, many bottlenecks per round: a link whose fair share (capacity
+    left / unfrozen flows) is no larger than the share of any other link its flows cross
+    fills at that share in the max-min allocation (shares only grow as flows freeze
+    elsewhere), so every such link is filled and its flows frozen in the same round.
+    Vectorised over flows and links (the incidence products as ``bincount`` and
+    ``reduceat``); the loop is over rounds, about as many as the longest chain of
+    bottlenecks that depend on one another.
+    """
     if not isinstance(flows, Flows):
         raise CollectivesError(f"expected Flows from route_flows, got {type(flows).__name__}")
     n = flows.n_flows
@@ -202,20 +209,32 @@ def max_min_rates(flows, *, active=None, tol=1e-9):
     crossing = np.bincount(flows.pair, minlength=n)
     rate[act & (crossing == 0)] = np.inf
     act &= crossing > 0
-    used, local = np.unique(flows.link, return_inverse=True)
-    cap = flows.topology.link_bandwidth[used].astype(float)
-    pair = flows.pair
-    residual = cap.copy()
-    while act.any():
-        # the incidence matrix times a vector, as bincounts over the crossings
-        count = np.bincount(local, weights=act[pair], minlength=len(used))
-        live = count > 0
-        delta = np.min(residual[live] / count[live])
-        rate[act] += delta
-        residual -= delta * count
-        full = live & (residual <= tol * cap)
-        frozen = np.bincount(pair, weights=full[local], minlength=n) > 0
-        act &= ~frozen
+    if not act.any():
+        return rate
+    # the crossings of unfrozen flows, grouped by flow; frozen ones are dropped each round
+    keep = act[flows.pair]
+    c_flow = flows.pair[keep]
+    c_link = flows.link[keep]
+    residual = flows.topology.link_bandwidth.astype(float)
+    used = residual                                       # one entry per link of the topology
+    while c_flow.size:
+        first = np.r_[True, c_flow[1:] != c_flow[:-1]]
+        group = np.cumsum(first) - 1                       # crossing -> unfrozen flow
+        count = np.bincount(c_link, minlength=len(used))
+        share = residual / np.maximum(count, 1)
+        s_c = share[c_link]
+        f_min = np.minimum.reduceat(s_c, np.flatnonzero(first))
+        f_min_c = f_min[group]
+        # a link is a bottleneck when none of its flows sees a smaller share elsewhere
+        beaten = np.bincount(c_link, weights=f_min_c * (1 + tol) < s_c,
+                             minlength=len(used)) > 0
+        hit = ~beaten[c_link]
+        frozen = np.bincount(group, weights=hit, minlength=len(f_min)) > 0
+        rate[c_flow[first][frozen]] = f_min[frozen]
+        gone = frozen[group]
+        residual = np.maximum(residual - np.bincount(
+            c_link[gone], weights=f_min_c[gone], minlength=len(used)), 0.0)
+        c_flow, c_link = c_flow[~gone], c_link[~gone]
     return rate
 
 

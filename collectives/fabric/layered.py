@@ -278,12 +278,20 @@ def walk(fab, src, dst, choose):
         top += (leaf_s // lay["span"][t - 1]) != (leaf_d // lay["span"][t - 1])
     reach = _reach(fab)
     dead = lay["failed"]
-    pairs, links, hops = [], [], []
+    length = 2 * top                                      # links on each pair's path
+    offset = np.concatenate([[0], np.cumsum(length)[:-1]])
+    out = np.empty(int(length.sum()), dtype=np.int64)
 
     def record(hop, rows, chosen):
-        pairs.append(rows)
-        links.append(chosen)
-        hops.append(np.full(len(rows), hop))
+        # hop 0 and the up hops sit at their own index; the down hop of tier t at
+        # 2 top - t; the last (into the host) at 2 top - 1
+        if hop < T:
+            where = hop
+        elif hop == 2 * T:
+            where = length[rows] - 1
+        else:
+            where = 2 * top[rows] - (2 * T - hop)
+        out[offset[rows] + where] = chosen
 
     def pick(hop, rows, cand, ok):
         if ok is not None and np.any(~ok.any(axis=1)):
@@ -344,9 +352,7 @@ def walk(fab, src, dst, choose):
         cur[rows] = children[np.arange(len(rows)), col // m]
     rows = np.arange(len(src))
     record(2 * T, rows, lay["down_base"][1] + plane * H + dst)
-    pair, link, hop = np.concatenate(pairs), np.concatenate(links), np.concatenate(hops)
-    idx = np.lexsort((hop, pair))
-    return pair[idx], link[idx]
+    return np.repeat(np.arange(len(src)), length), out
 
 
 def _positions(hosts, a, gpus_per_node):

@@ -321,8 +321,8 @@ def test_a_worker_error_names_the_rank_and_nothing_is_left_behind(monkeypatch, t
     error = got.value
     assert isinstance(error, cl.CollectivesError)
     assert error.rank == 0 and error.exception == "ScheduleError" and error.task == 0
-    assert str(error).startswith("rank 0 of 2 failed over gloo in job 0 (schedule 'bad'): "
-                                 "ScheduleError: " + str(want.value))
+    assert str(error).startswith("rank 0 of 2 failed over gloo in job 0 (schedule 'bad') at "
+                                 "step 0 of 1: ScheduleError: " + str(want.value))
     assert error.worker_message == str(want.value)
     assert "Traceback" in error.worker_traceback
     assert _children() <= before

@@ -27,7 +27,7 @@ import traceback
 from pathlib import Path
 
 from ..errors import CollectivesError, ScheduleError
-from .board import Board
+from .board import STARTING, Board
 from .errors import DistError
 from .programs import rank_program, run_rank
 from .torch_ops import P2P_OP, Exchange, run_collective
@@ -136,7 +136,7 @@ def _dump(path, obj):
     os.replace(tmp, path)
 
 
-def run_tasks(n, tasks, backend, timeout, labels=None, on_poll=None):
+def run_tasks(n, tasks, backend, timeout, labels=None, on_poll=None, stall=None):
     """Start ``n`` workers, run ``tasks`` in order in one process group, return per task
     ``(rows, op)`` where ``rows[r]`` is rank r's result. Always kills and reaps the workers.
 
@@ -146,7 +146,9 @@ def run_tasks(n, tasks, backend, timeout, labels=None, on_poll=None):
     loop of :mod:`collectives.dist.sweep`, the same dict for every rank). ``labels`` name
     the tasks in a :class:`DistError` (default: their positions). ``on_poll(board)`` is
     called about every 20 ms while the workers run (a progress bar reads the
-    :class:`~collectives.dist.board.Board`)."""
+    :class:`~collectives.dist.board.Board`). ``stall`` (seconds, optional): once every rank
+    has started, end the run when no rank has moved to another job or step for that long
+    (a hang found without waiting for ``timeout``; only for runs whose steps are short)."""
     from datetime import timedelta
 
     import torch.distributed as tdist
@@ -193,7 +195,7 @@ def run_tasks(n, tasks, backend, timeout, labels=None, on_poll=None):
                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                 env=dict(env, RANK=str(r)), cwd=workdir))
         _wait(procs, workdir, _time.monotonic() + timeout, timeout, backend, tasks, labels,
-              board, on_poll)
+              board, on_poll, stall)
         per_rank = []
         for r in range(n):
             with open(workdir / f"out{r}.pkl", "rb") as f:
@@ -237,12 +239,26 @@ def _describer(tasks, labels):
     return describe
 
 
-def _wait(procs, workdir, deadline, timeout, backend, tasks, labels, board, on_poll=None):
+def _wait(procs, workdir, deadline, timeout, backend, tasks, labels, board, on_poll=None,
+          stall=None):
     n = len(procs)
     pending, failed = set(range(n)), []
     describe = _describer(tasks, labels)
+    seen, moved = None, _time.monotonic()
     while pending and not failed:
         _reap(procs, pending, failed)
+        if pending and not failed and stall is not None:
+            now = board.rows.copy()
+            if seen is None or not (now == seen).all():
+                seen, moved = now, _time.monotonic()
+            elif (now[:, 2] != STARTING).all() and _time.monotonic() - moved > stall:
+                where = "; ".join(f"rank {r} {board.where(r, describe)}"
+                                  for r in sorted(pending))
+                raise DistError(
+                    f"no progress for {stall:g} s running {n} ranks over {backend}: "
+                    f"rank(s) {', '.join(map(str, sorted(pending)))} had not finished "
+                    f"({where}; a rank that never returns from a step is waiting for a "
+                    "message no peer sends)", unfinished=sorted(pending))
         if pending and not failed:
             if _time.monotonic() > deadline:
                 where = "; ".join(f"rank {r} {board.where(r, describe)}"
@@ -265,6 +281,19 @@ def _wait(procs, workdir, deadline, timeout, backend, tasks, labels, board, on_p
     raise _failure(procs, workdir, failed, backend, tasks, labels, board)
 
 
+def _exit_reason(code):
+    """How a worker that left no Python exception ended, in words."""
+    if code is not None and code < 0:
+        import signal
+
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"was killed by {name} (a crash inside torch or gloo, or a kill)"
+    return f"exited with code {code} without a Python exception (os._exit, or a crash)"
+
+
 def _failure(procs, workdir, failed, backend, tasks, labels, board):
     records = {}
     for r in failed:
@@ -279,8 +308,7 @@ def _failure(procs, workdir, failed, backend, tasks, labels, board):
             job = int(board.rows[r, 0])
             records[r] = {"type": "ProcessDied", "primary": False, "key": None,
                           "task": job if 0 <= job < len(tasks) else None,
-                          "message": f"exited with code {procs[r].returncode}"
-                                     " without a Python exception (killed, or os._exit)"
+                          "message": _exit_reason(procs[r].returncode)
                                      + (f"; its last output:\n{tail.strip()}" if tail.strip()
                                         else ""),
                           "traceback": tail}

@@ -11,8 +11,9 @@ ones and ``iters`` timed ones, and reports, as nccl-tests does (its doc/PERFORMA
 * ``algbw = S / time`` and ``busbw = algbw x`` the collective's bus factor
   (``2(n-1)/n`` for all-reduce, ``(n-1)/n`` for all-gather, reduce-scatter and
   all-to-all, 1 for broadcast and reduce), in GB/s (1e9 bytes/s), ``n`` the group size;
-* ``wrong``: the elements of the checked iteration that differ from what
-  :func:`collectives.simulate` computes on the same inputs (nccl-tests' ``#wrong``).
+* ``wrong``: the elements of the checked iteration that differ from what the collective
+  must compute on those inputs, from first principles (a sum, a concatenation, the root's
+  row) inside each group, nccl-tests' ``#wrong``.
 
 Inputs are small integers (exact in every dtype), made by :func:`pattern` from the rank
 and the element index, in the workers themselves: nothing of size ``S`` is sent to them.
@@ -77,7 +78,7 @@ class SweepRow:
     time_us: float        # one iteration, averaged over iterations then ranks
     algbw: float          # GB/s: S / time
     busbw: float          # GB/s: algbw x the collective's bus factor
-    wrong: int            # elements that differ from collectives.simulate's result
+    wrong: int            # elements that differ from the collective's definition
 
 
 @dataclass(frozen=True)
@@ -245,6 +246,9 @@ def plan(schedule, sizes_bytes=None, *, dtype="float32", iters=20, warmup=1, tor
                 f"chunks of {schedule.name}; use sizes that are multiples of {unit} bytes")
     if schedule.n_switches:
         raise CollectivesError(f"{schedule.name} reduces inside switches: no process runs it")
+    if spec.name not in TIMED_TORCH + ("gather", "scatter"):
+        raise CollectivesError(f"sweep checks and times {', '.join(TIMED_TORCH)}, gather and "
+                               f"scatter; not {spec.name}")
     if torch and spec.name not in TIMED_TORCH:
         raise CollectivesError(f"sweep times torch's own {', '.join(TIMED_TORCH)}; for "
                                f"{spec.name} pass torch=False")
@@ -272,7 +276,7 @@ def plan(schedule, sizes_bytes=None, *, dtype="float32", iters=20, warmup=1, tor
 def summarise(schedule, tasks, meta, results, backend):
     """A :class:`SweepResult` from each task's per-rank ``(checked output, seconds)``
     (``results[task][rank]``): times averaged over ranks, algbw, busbw, and the check
-    against :func:`collectives.simulate`."""
+    against the collective's definition."""
     spec = collective_spec(schedule.collective)
     m = schedule.group_size
     dt = np.dtype(tasks[0]["dtype"])
@@ -345,11 +349,38 @@ def _checked_ranks(schedule, spec):
 
 
 def _expected(schedule, length, dt):
-    """What :func:`collectives.simulate` computes on the sweep's inputs (one row per rank)."""
-    from ..replay import simulate
-
-    rows = np.stack([pattern(r, length, dt) for r in range(schedule.n_ranks)])
-    return simulate(schedule, rows)
+    """What the collective must leave on every rank, from first principles (sum or max,
+    concatenation, the root's row), inside each group: never from the schedule itself, so
+    that a wrong schedule is counted wrong."""
+    spec = collective_spec(schedule.collective)
+    n, root = schedule.n_ranks, schedule.root
+    combine = np.maximum if schedule.op == "max" else np.add
+    x = np.stack([pattern(r, length, dt) for r in range(n)])
+    rows = [None] * n
+    for members in schedule.groups:
+        g = x[members]                                # rows of the group, in position order
+        m = len(members)
+        total = combine.reduce(g, axis=0).astype(dt)
+        for p, r in enumerate(members):
+            if spec.name == "all_reduce":
+                rows[r] = total
+            elif spec.name == "reduce":
+                rows[r] = total if p == root else g[p]
+            elif spec.name == "broadcast":
+                rows[r] = g[root]
+            elif spec.name == "all_gather":
+                rows[r] = g.reshape(-1)
+            elif spec.name == "gather":
+                rows[r] = g.reshape(-1) if p == root else np.tile(g[p], m)
+            elif spec.name == "reduce_scatter":
+                rows[r] = total.reshape(m, -1)[p]
+            elif spec.name == "scatter":
+                rows[r] = g[root].reshape(m, -1)[p]
+            elif spec.name == "all_to_all":
+                rows[r] = g.reshape(m, m, -1)[:, p].reshape(-1)
+            else:
+                raise CollectivesError(f"sweep cannot check {spec.name}")
+    return np.stack(rows)
 
 
 def _progress_bar(total, n):

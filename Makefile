@@ -71,6 +71,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/book.py
 	$(BIN)/python bench/fp8.py
 	$(BIN)/python bench/fabric.py
+	$(BIN)/python bench/dist.py
 	$(BIN)/python bench/grading.py
 
 clean:

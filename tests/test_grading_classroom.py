@@ -26,22 +26,31 @@ from collectives.grading import classroom, precheck
 
 ASSIGNMENT, NOTEBOOK = "cost_models", "ring_all_gather"
 HONEST = ("partial", "blank")
+_SOURCE = h.read(h.source_path(ASSIGNMENT, NOTEBOOK))
+# the notebook's code test cells and solution cells, in order (read, not assumed)
+TESTS = [g for g, c in h.cells_by_id(_SOURCE).items()
+         if h.meta(c).get("grade") and c.cell_type == "code"]
+SOLUTIONS = [g for g, c in h.cells_by_id(_SOURCE).items()
+             if h.meta(c).get("solution") and c.cell_type == "code"]
+EDITED, DELETED, COPIED = TESTS[-1], TESTS[-2], SOLUTIONS[-2]
 pytestmark = pytest.mark.slow
 
 
 def edited_test(nb):
-    h.cells_by_id(nb)["test_crossover_bytes"].source += "\n# looks fine to me\n"
+    h.cells_by_id(nb)[EDITED].source += "\n# looks fine to me\n"
     return nb
 
 
 def duplicated_id(nb):
-    cell = h.cells_by_id(nb)["crossover_bytes"]
-    nb.cells.append(h.copy_of(nbformat.v4.new_notebook(cells=[cell])).cells[0])
+    cell = h.cells_by_id(nb)[COPIED]
+    copy = h.copy_of(nbformat.v4.new_notebook(cells=[cell])).cells[0]
+    copy.id = "copied-cell"
+    nb.cells.append(copy)
     return nb
 
 
 def deleted_test(nb):
-    nb.cells = [c for c in nb.cells if h.meta(c).get("grade_id") != "test_busbw_from_time"]
+    nb.cells = [c for c in nb.cells if h.meta(c).get("grade_id") != DELETED]
     return nb
 
 
@@ -53,8 +62,8 @@ def other_assignment(nb):
 
 
 BROKEN = {
-    "duplicated": (duplicated_id, "the grade_id(s) crossover_bytes appear more than once"),
-    "deleted": (deleted_test, "the test cell(s) test_busbw_from_time are missing"),
+    "duplicated": (duplicated_id, f"the grade_id(s) {COPIED} appear more than once"),
+    "deleted": (deleted_test, f"the test cell(s) {DELETED} are missing"),
     "other": (other_assignment, "it is a notebook from another assignment"),
     "badjson": (None, "ring_all_gather.ipynb is not valid JSON"),
 }
@@ -128,7 +137,7 @@ def test_a_broken_submission_scores_zero_with_the_reason(graded, student):
 
 
 def test_tamper_report_names_the_edited_test_cell(graded):
-    assert graded["report"]["partial"]["tampered"] == {NOTEBOOK: ["test_crossover_bytes"]}
+    assert graded["report"]["partial"]["tampered"] == {NOTEBOOK: [EDITED]}
     assert graded["report"]["blank"]["tampered"] == {}
 
 
@@ -144,7 +153,7 @@ def test_manual_grades_survive_a_regrade_and_nothing_is_graded_twice(graded):
     from nbgrader.api import Gradebook
     course = graded["course"]
     with Gradebook(classroom.db_url(course.root)) as gb:
-        grade = gb.find_grade("test_crossover_bytes", NOTEBOOK, ASSIGNMENT, "partial")
+        grade = gb.find_grade(EDITED, NOTEBOOK, ASSIGNMENT, "partial")
         grade.manual_score, grade.extra_credit = 1.0, 0.5
         gb.db.commit()
     autograded = course.root / "autograded" / "blank" / ASSIGNMENT / f"{NOTEBOOK}.ipynb"
@@ -159,7 +168,7 @@ def test_manual_grades_survive_a_regrade_and_nothing_is_graded_twice(graded):
     assert report["partial"]["status"] == "graded"
     assert report["blank"]["status"] == "already graded"
     assert autograded.stat().st_mtime_ns == before
-    assert gradebook_scores(course, "partial")["test_crossover_bytes"] == (0.0, 1.0, 0.5)
+    assert gradebook_scores(course, "partial")[EDITED][1:] == (1.0, 0.5)
     assert len(list((course.root / "backups").iterdir())) == backups + 1
 
 

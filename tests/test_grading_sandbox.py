@@ -36,7 +36,11 @@ from collectives.grading import sandbox
 
 ASSIGNMENT, NOTEBOOK = "cost_models", "ring_all_gather"
 HONEST = ("partial",)                   # graded before the attacks; must not change
-FIRST = "ring_all_gather_steps"          # the solution cell the attacks sit in
+_SOURCE = h.read(h.source_path(ASSIGNMENT, NOTEBOOK))
+# the notebook's code solution cells, in order (read, not assumed): the attacks sit in them
+SOLUTION_CELLS = tuple(g for g, c in h.cells_by_id(_SOURCE).items()
+                       if h.meta(c).get("solution") and c.cell_type == "code")
+FIRST = SOLUTION_CELLS[0]
 pytestmark = pytest.mark.slow
 
 SANDBOX_CONFIG = '\nc.Execute.kernel_name = "collectives-sandbox"\n'
@@ -116,8 +120,6 @@ ATTACK_ERRORS = {
     "forkbomb": ("RuntimeError", "fork failed after"),
 }
 # two hostile students, one attack in each of their solution cells (in this order)
-SOLUTION_CELLS = ("ring_all_gather_steps", "ring_all_gather_time", "busbw_from_time",
-                  "crossover_bytes", "latency_fraction")
 HOSTILE = {"intruder": ("gradebook", "overwrite", "steal", "network"),
            "exhauster": ("memory", "flood", "forkbomb")}
 WHERE = {a: (student, cell) for student, attacks in HOSTILE.items()

@@ -8,9 +8,10 @@ directory (default ``exercises/``):
 3. check every submission first (:mod:`.precheck`): one that cannot be graded (invalid JSON,
    duplicated or emptied ``grade_id``s, missing or extra test cells, another assignment's
    notebook) scores 0 in the gradebook, with a feedback page saying why;
-4. grade the others with ``nbgrader autograde <assignment> --student <id> --force``, one
-   student per process, on all cores, with a progress bar: each student on its own, so a
-   failure (a kernel that died) costs that student only, who gets 0 and a page saying why;
+4. grade the others, one student at a time per worker process, on all cores, with a progress
+   bar: each worker calls nbgrader's Python API (``NbGraderAPI.autograde(assignment, student,
+   force=True)``, what ``nbgrader autograde --student <id> --force`` and the formgrader run), so
+   a failure (a kernel that died) costs that student only, who gets 0 and a page saying why;
 5. remember each student graded, with a hash of the submission, in ``.grading/``: after an
    interrupt, running again grades only the students not done (or whose submission changed);
 6. ``nbgrader generate_feedback`` and ``nbgrader export`` (``grades.csv``); the report
@@ -22,7 +23,6 @@ the existing grades' automatic scores only). Left out: merging gradebooks of sev
 """
 
 import argparse
-import concurrent.futures
 import datetime
 import hashlib
 import html
@@ -177,33 +177,46 @@ def grade_class(course, assignment, jobs=None, progress=True, feedback=True):
     return report
 
 
+_WORKER = {}
+
+
+def _worker_start(course):
+    """In each worker process: nbgrader's Python API on the course, made once."""
+    from nbgrader.apps import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+    from traitlets.config.loader import PyFileConfigLoader
+    os.chdir(course)
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
+    _WORKER["api"] = NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
+
+
+def _autograde_one(job):
+    """``nbgrader autograde <assignment> --student <student> --force``, in a worker."""
+    assignment, student = job
+    try:
+        result = _WORKER["api"].autograde(assignment, student, force=True, create=True)
+    except Exception as exc:                 # reported for this student only
+        return student, False, f"{type(exc).__name__}: {exc}"
+    return student, bool(result["success"]), result.get("log", "") + result.get("error", "")
+
+
 def _grade_in_parallel(course, url, assignment, todo, jobs, state, report, progress):
-    running, lock = set(), threading.Lock()
-
-    def grade(student):
-        proc = subprocess.Popen(
-            _nbgrader("autograde", assignment, "--student", student, "--force"),
-            cwd=course, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        with lock:
-            running.add(proc)
-        try:
-            log, _ = proc.communicate()
-        finally:
-            with lock:
-                running.discard(proc)
-        return proc.returncode, log
-
+    """Grade ``todo`` [(student, digest)] in ``jobs`` worker processes (nbgrader's Python API,
+    as the formgrader calls it), recording each student as soon as it is done."""
+    if not todo:
+        return
+    import multiprocessing
+    digests = dict(todo)
     bar = None
     if progress:
         from tqdm import tqdm
         bar = tqdm(total=len(todo), desc=f"grading {assignment}", unit="student")
-    pool = concurrent.futures.ThreadPoolExecutor(max_workers=jobs)
+    pool = multiprocessing.get_context("spawn").Pool(min(jobs, len(todo)), _worker_start,
+                                                       (str(course),))
     try:
-        futures = {pool.submit(grade, s): (s, d) for s, d in todo}
-        for future in concurrent.futures.as_completed(futures):
-            student, digest = futures[future]
-            code, log = future.result()
-            if code == 0:
+        for student, ok, log in pool.imap_unordered(
+                _autograde_one, [(assignment, s) for s, _ in todo]):
+            if ok:
                 report[student]["status"] = "graded"
             else:
                 reason = _reason_from_log(log, course)
@@ -211,17 +224,15 @@ def _grade_in_parallel(course, url, assignment, todo, jobs, state, report, progr
                                     [f"grading stopped with an error: {reason}"])
                 report[student]["status"] = "failed: 0"
                 report[student]["problems"].append(reason)
-            state.record(student, digest)
+            state.record(student, digests[student])
             if bar is not None:
                 bar.update(1)
+        pool.close()
     except BaseException:
-        pool.shutdown(wait=False, cancel_futures=True)
-        with lock:
-            for proc in running:
-                proc.kill()
+        pool.terminate()                     # the kernels die with their worker (bwrap)
         raise
     finally:
-        pool.shutdown(wait=True)
+        pool.join()
         if bar is not None:
             bar.close()
 

@@ -14,7 +14,7 @@ it) use for every notebook. It starts the ordinary ipykernel inside a sandbox wh
 - there is no network: a new network namespace whose loopback bwrap brings up (so local
   ``torch.distributed`` gloo processes and servers on 127.0.0.1 still work), and the kernel
   talks to nbgrader over ZMQ ``ipc`` Unix sockets in a private directory bound into it;
-- the kernel runs as an unprivileged user (``nobody`` when grading as root), with no
+- the kernel runs as an unprivileged user (a uid of its own when grading as root), with no
   capabilities, in its own user, PID, IPC and UTS namespaces, with limits on CPU time, memory
   (address space), processes (counted per sandbox: each has its own user namespace) and file
   size, and killed with nbgrader;

@@ -41,8 +41,10 @@ def rab_variant(n):
         step = []
         for r in range(n):
             p = r ^ d
-            # rank r is responsible for chunks c with c % d == r % d; partner keeps those with bit d like p
-            step += [(r, p, c, c, "reduce") for c in range(n) if c % d == r % d and (c & d) == (p & d)]
+            # rank r holds the chunks c with c % d == r % d; the partner keeps those whose
+            # bit d is its own
+            step += [(r, p, c, c, "reduce") for c in range(n)
+                     if c % d == r % d and (c & d) == (p & d)]
         steps.append(step)
         d *= 2
     d = n // 2
@@ -104,7 +106,8 @@ def bruck_steps(n):
     steps = [rotate]
     b = 0
     while (1 << b) < n:
-        steps.append([(r, (r + (1 << b)) % n, i, i) for r in range(n) for i in range(n) if i & (1 << b)])
+        steps.append([(r, (r + (1 << b)) % n, i, i) for r in range(n) for i in range(n)
+                      if i & (1 << b)])
         b += 1
     steps.append([(r, r, i, (r - i) % n) for r in range(n) for i in range(n) if (r - i) % n != i])
     return steps
@@ -213,21 +216,25 @@ def flat_ring(n_nodes):
     n = 8 * n_nodes
     steps = []
     for s in range(n - 1):
-        steps.append([(r, (r + 1) % n, (r - s - 1) % n, (r - s - 1) % n, "reduce") for r in range(n)])
+        steps.append([(r, (r + 1) % n, (r - s - 1) % n, (r - s - 1) % n, "reduce")
+                      for r in range(n)])
     for s in range(n - 1):
         steps.append([(r, (r + 1) % n, (r - s) % n, (r - s) % n, "copy") for r in range(n)])
     return steps
 
 def leader(n_nodes):
     # reduce to local GPU 0 of each node, all-reduce between GPU 0s, broadcast in the node
-    N = n_nodes; n = 8 * N
-    steps = [[(node * 8 + l, node * 8, c, c, "reduce") for node in range(N) for l in range(1, 8) for c in range(n)]]
-    if N > 1:
-        for s in range(N - 1):
-            steps.append([(node * 8, ((node + 1) % N) * 8, c, c, "reduce") for node in range(N) for c in range(n) if c % N == (node - s - 1) % N])
-        for s in range(N - 1):
-            steps.append([(node * 8, ((node + 1) % N) * 8, c, c, "copy") for node in range(N) for c in range(n) if c % N == (node - s) % N])
-    steps.append([(node * 8, node * 8 + l, c, c, "copy") for node in range(N) for l in range(1, 8) for c in range(n)])
+    N, n = n_nodes, 8 * n_nodes
+    steps = [[(node * 8 + l, node * 8, c, c, "reduce")
+              for node in range(N) for l in range(1, 8) for c in range(n)]]
+    for s in range(N - 1):
+        steps.append([(node * 8, (node + 1) % N * 8, c, c, "reduce") for node in range(N)
+                      for c in range(n) if c % N == (node - s - 1) % N])
+    for s in range(N - 1):
+        steps.append([(node * 8, (node + 1) % N * 8, c, c, "copy") for node in range(N)
+                      for c in range(n) if c % N == (node - s) % N])
+    steps.append([(node * 8, node * 8 + l, c, c, "copy")
+                  for node in range(N) for l in range(1, 8) for c in range(n)])
     return steps
 
 def direct_a2a(n):
@@ -354,7 +361,16 @@ def test_bruck_accepts_rotations_apart_or_folded(n):
     assert ct.check_bruck_all_to_all(bruck_folded(n), "a", n) == 1.0
 
 
+def bruck_backwards(n):
+    # sends 2**b ranks behind, although slot i holds the part for i ranks ahead
+    steps = bruck_steps(n)
+    return [steps[0]] + [[(r, (2 * r - d) % n, a, b) for r, d, a, b in step]
+                         for step in steps[1:-1]] + [steps[-1]]
+
+
 def test_bruck_rejects_other_all_to_alls():
+    _fails(ct.check_bruck_all_to_all, bruck_backwards(5), 5,
+           match="does not compute the all-to-all")
     _fails(ct.check_bruck_all_to_all, direct_a2a(5), 5,
            match=r"in 1 step that move data between ranks; Bruck's algorithm exchanges in "
                  r"ceil\(log2 n\) = 3")

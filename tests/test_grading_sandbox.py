@@ -353,3 +353,35 @@ def test_kernel_spec_names_the_sandbox_provisioner():
     assert spec.interrupt_mode == "message"
     json.dumps(spec.to_dict())
     assert os.path.basename(spec.argv[0]).startswith("python")
+
+
+def test_torch_distributed_gloo_runs_inside_the_sandbox(tmp_path):
+    """Four local gloo processes (collectives.dist.run) talk over the sandbox's loopback."""
+    code = '''
+import asyncio, json, sys
+from jupyter_client.manager import AsyncKernelManager
+CELL = """
+import numpy as np, collectives as cl
+x = np.arange(16, dtype=np.float32).reshape(4, 4)
+out = cl.dist.run(cl.algorithms.ring_all_reduce(4), x, backend="gloo")
+print("GLOO", bool(np.allclose(out, x.sum(0))), cl.__file__)
+"""
+async def main():
+    km = AsyncKernelManager(kernel_name="collectives-sandbox")
+    await km.start_kernel(cwd=sys.argv[1])
+    kc = km.client(); kc.start_channels()
+    await kc.wait_for_ready(timeout=120)
+    seen = []
+    await kc.execute_interactive(CELL, timeout=300, output_hook=lambda m: seen.append(
+        m["content"].get("text") or m["content"].get("evalue") or ""))
+    kc.stop_channels(); await km.shutdown_kernel(now=True)
+    print(json.dumps(seen))
+asyncio.run(main())
+'''
+    work = tmp_path / "work"
+    work.mkdir()
+    proc = subprocess.run([sys.executable, "-c", code, str(work)], env=h.nbgrader_env(tmp_path),
+                          capture_output=True, text=True, timeout=400)
+    printed = "".join(json.loads(proc.stdout.strip().splitlines()[-1]))
+    assert f"GLOO True {sandbox.PACKAGE_MOUNT}/collectives/__init__.py" in printed, (
+        printed, proc.stderr[-2000:])

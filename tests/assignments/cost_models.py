@@ -4,10 +4,14 @@ pipeline test expects. Format: the docstring of tests/assignments/__init__.py.
 Submissions: *correct* (every solution), *blank* (the release as handed out), *partial* (steps
 and busbw right, the time wrong by one step, the rest blank) and *hostile* (wrong answers behind
 monkeypatching of ``collectives``, ``collectives.grading``, ``math.isclose`` and IPython, lying
-floats, rebound names, edited test cells; its ``crossover_bytes`` is genuinely right).
+floats, rebound names, edited test cells; its ``tokens_to_hide_gather`` is genuinely right),
+and the attacks every task must survive: *wrong* (a plausible wrong answer per task: 0
+everywhere), *variant* (right answers written differently: every point) and *shortcut*
+(answers that call the package: 0 everywhere, each refused with the name it used).
 """
 
 from assignments import TAMPERING, Error, submission
+from collectives.grading.isolation import FORBIDDEN, NO_PACKAGE
 
 NOTEBOOK = "ring_all_gather"
 
@@ -16,7 +20,7 @@ POINTS = {NOTEBOOK: {
     "test_ring_all_gather_steps": 4,
     "test_ring_all_gather_time": 2,
     "test_busbw_from_time": 1,
-    "test_crossover_bytes": 1,
+    "test_tokens_to_hide_gather": 1,
     "test_latency_fraction": 1,
     "written_regimes": 1,
 }}
@@ -30,7 +34,7 @@ MAX_SCORE = 10
 # grade_id of each solution cell (each defines the function of the same name and is graded by
 # the test cell test_<name>)
 SOLUTIONS = {NOTEBOOK: ("ring_all_gather_steps", "ring_all_gather_time", "busbw_from_time",
-                        "crossover_bytes", "latency_fraction")}
+                        "tokens_to_hide_gather", "latency_fraction")}
 
 PARTIAL_TIME = '''
 def ring_all_gather_time(n, nbytes, alpha, bandwidth):
@@ -44,16 +48,14 @@ def ring_all_gather_steps(n):
     return [[(r, 0, r, r) for r in range(1, n)]]       # everyone sends to rank 0
 ''',
     "ring_all_gather_time": '''
-class _Liar(float):
-    def __eq__(self, other):
-        return True
-    __hash__ = float.__hash__
-
 collectives.analytic.ring_all_gather = lambda n, nbytes, alpha, bandwidth: n * alpha
-collectives.time = lambda *args, **kwargs: None
 collectives.grading.schedule_seconds = lambda *args, **kwargs: 0.0
 
 def ring_all_gather_time(n, nbytes, alpha, bandwidth):
+    class _Liar(float):                 # inside: the graded re-run rebuilds the function only
+        def __eq__(self, other):
+            return True
+        __hash__ = float.__hash__
     return _Liar(n * alpha)
 ''',
     "busbw_from_time": '''
@@ -63,9 +65,11 @@ expected = 42.0
 def busbw_from_time(n, nbytes, seconds):
     return 42.0
 ''',
-    "crossover_bytes": '''
-def crossover_bytes(n, alpha, bandwidth):
-    return n * alpha * bandwidth
+    "tokens_to_hide_gather": '''
+def tokens_to_hide_gather(chip, n, d_model, d_ff):
+    spec = cl.hardware.spec(chip)
+    seconds = (n - 1) * (spec.hop_latency + 2 * d_model * d_ff / (n * spec.link_bandwidth))
+    return seconds * spec.bf16_flops / (2 * d_model * d_ff)
 ''',
     "latency_fraction": '''
 collectives.grading.schedule_seconds = lambda *args, **kwargs: 0.25
@@ -79,6 +83,121 @@ def latency_fraction(n, nbytes, alpha, bandwidth):
 HOSTILE_TESTS = {"test_ring_all_gather_steps": "print('all tests passed')",
                  "test_busbw_from_time": "pass"}
 
+
+# ---- wrong: one plausible mistake per task (every one must score 0) -------------------------
+
+WRONG = {
+    # forwards shard r + s instead of r - s: the shard its neighbour already has (n >= 3)
+    "ring_all_gather_steps": '''
+def ring_all_gather_steps(n):
+    return [[(r, (r + 1) % n, (r + s) % n, (r + s) % n) for r in range(n)]
+            for s in range(n - 1)]
+''',
+    # the bandwidth term of one message of the whole buffer, S / B, instead of (n - 1) S / (n B)
+    "ring_all_gather_time": '''
+def ring_all_gather_time(n, nbytes, alpha, bandwidth):
+    return (n - 1) * alpha + nbytes / bandwidth
+''',
+    # algbw: the (n - 1) / n factor forgotten
+    "busbw_from_time": '''
+def busbw_from_time(n, nbytes, seconds):
+    return nbytes / seconds
+''',
+    # the hop latencies left out: (n - 1) / n x FLOP/s / B, right only for large matrices
+    "tokens_to_hide_gather": '''
+def tokens_to_hide_gather(chip, n, d_model, d_ff):
+    spec = cl.hardware.spec(chip)
+    return (n - 1) / n * spec.bf16_flops / spec.link_bandwidth
+''',
+    # a step's transfer taken as S / B instead of S / (n B)
+    "latency_fraction": '''
+def latency_fraction(n, nbytes, alpha, bandwidth):
+    return alpha / (alpha + nbytes / bandwidth)
+''',
+    # the regimes swapped: 0 by the rubric
+    "written_regimes": """Both sizes are bandwidth-bound: the links carry 64 kB and 64 MB, and
+faster links would help more than fewer steps in both cases.""",
+}
+
+# ---- variant: right, written differently (every one must score every point) ----------------
+
+VARIANT = {
+    # the shard each rank forwards is tracked in a list instead of computed as (r - s) % n
+    "ring_all_gather_steps": '''
+def ring_all_gather_steps(n):
+    steps = []
+    newest = list(range(n))            # newest[r]: the shard rank r forwards next
+    for _ in range(n - 1):
+        steps.append([(r, (r + 1) % n, newest[r], newest[r]) for r in range(n)])
+        newest = [newest[(r - 1) % n] for r in range(n)]
+    return steps
+''',
+    # a sum over the steps instead of the product
+    "ring_all_gather_time": '''
+def ring_all_gather_time(n, nbytes, alpha, bandwidth):
+    shard = nbytes / n
+    return sum(alpha + shard / bandwidth for _ in range(n - 1))
+''',
+    "busbw_from_time": '''
+def busbw_from_time(n, nbytes, seconds):
+    algbw = nbytes / seconds
+    return algbw - algbw / n
+''',
+    # built on the learner's own Task 2 function (the re-run takes it along)
+    "tokens_to_hide_gather": '''
+def tokens_to_hide_gather(chip, n, d_model, d_ff):
+    spec = cl.hardware.preset(chip).system
+    weights = 2 * d_model * d_ff
+    seconds = ring_all_gather_time(n, weights, spec.hop_latency, spec.link_bandwidth)
+    matmul_seconds_per_token = 2 * d_model * d_ff / spec.bf16_flops
+    return seconds / matmul_seconds_per_token
+''',
+    # latency and transfer summed over the n - 1 steps
+    "latency_fraction": '''
+def latency_fraction(n, nbytes, alpha, bandwidth):
+    latency = (n - 1) * alpha
+    transfer = (n - 1) * nbytes / (n * bandwidth)
+    return latency / (latency + transfer)
+''',
+    "written_regimes": """64 kB sits far below the crossover n alpha B = 16 x 1 us x 45 GB/s =
+720 kB: of the 16.4 us, 15 us are hop latencies, so a faster link barely helps and an
+algorithm with fewer steps would. 64 MB is far above it: 1.35 ms, latency about 1 %, so the
+time scales with the link speed and fewer steps would not help.""",
+}
+
+# ---- shortcut: the package's answers, called from the graded functions ----------------------
+
+SHORTCUT = {
+    "ring_all_gather_steps": '''
+def ring_all_gather_steps(n):
+    return [[t[:4] for t in step] for step in cl.algorithms.ring_all_gather(n).to_lists()]
+''',
+    "ring_all_gather_time": '''
+def ring_all_gather_time(n, nbytes, alpha, bandwidth):
+    return cl.analytic.ring_all_gather(n, nbytes, alpha=alpha, bandwidth=bandwidth)
+''',
+    "busbw_from_time": '''
+from collectives import busbw
+
+def busbw_from_time(n, nbytes, seconds):
+    return busbw("all_gather", nbytes, seconds, n)
+''',
+    "tokens_to_hide_gather": '''
+def tokens_to_hide_gather(chip, n, d_model, d_ff):
+    import collectives
+    spec = collectives.hardware.spec(chip)
+    topology = collectives.topology.ring(n, spec.link_bandwidth, hop_latency=spec.hop_latency)
+    gather = collectives.time(collectives.algorithms.ring_all_gather(n), topology,
+                              2 * d_model * d_ff)
+    return gather.seconds * spec.bf16_flops / (2 * d_model * d_ff)
+''',
+    "latency_fraction": '''
+def latency_fraction(n, nbytes, alpha, bandwidth):
+    return cl.grading.schedule_seconds("ring_all_gather", n, nbytes, link_bandwidth=bandwidth,
+                                       hop_latency=alpha, part="latency_fraction")
+''',
+}
+
 SUBMISSIONS = {
     "correct": {NOTEBOOK: submission(solved=SOLUTIONS[NOTEBOOK] + MANUAL[NOTEBOOK])},
     "blank": {NOTEBOOK: submission()},
@@ -87,6 +206,10 @@ SUBMISSIONS = {
                                                "written_regimes": PARTIAL_WRITTEN})},
     "hostile": {NOTEBOOK: submission(replaced={**HOSTILE, "written_regimes": HOSTILE_WRITTEN},
                                      edited_tests=HOSTILE_TESTS)},
+    "wrong": {NOTEBOOK: submission(replaced=WRONG)},
+    "variant": {NOTEBOOK: submission(replaced=VARIANT)},
+    # the written answer handed in untouched: 0 by nbgrader itself
+    "shortcut": {NOTEBOOK: submission(replaced=SHORTCUT)},
 }
 
 # the exact score of every test cell for every submission
@@ -96,12 +219,15 @@ EXPECTED = {
     # steps and busbw right (4 + 1); time wrong (n steps instead of n - 1); the written
     # answer half right by the rubric (0.5, given by hand); the rest blank
     "partial": {NOTEBOOK: {"test_ring_all_gather_steps": 4, "test_ring_all_gather_time": 0,
-                           "test_busbw_from_time": 1, "test_crossover_bytes": 0,
+                           "test_busbw_from_time": 1, "test_tokens_to_hide_gather": 0,
                            "test_latency_fraction": 0, "written_regimes": 0.5}},
-    # every tampering fails; only its genuinely correct crossover_bytes earns its point
+    # every tampering fails; only its genuinely correct tokens_to_hide_gather earns its point
     "hostile": {NOTEBOOK: {"test_ring_all_gather_steps": 0, "test_ring_all_gather_time": 0,
-                           "test_busbw_from_time": 0, "test_crossover_bytes": 1,
+                           "test_busbw_from_time": 0, "test_tokens_to_hide_gather": 1,
                            "test_latency_fraction": 0, "written_regimes": 0}},
+    "wrong": {NOTEBOOK: dict.fromkeys(POINTS[NOTEBOOK], 0)},
+    "variant": {NOTEBOOK: dict(POINTS[NOTEBOOK])},
+    "shortcut": {NOTEBOOK: dict.fromkeys(POINTS[NOTEBOOK], 0)},
 }
 
 ERRORS = {
@@ -130,6 +256,45 @@ ERRORS = {
                        "hop_latency=1e-06, part='latency_fraction')"),
     }},
 }
+
+# the re-run without the package refuses each shortcut, naming what it used
+_ADVICE = ("; use the package in scratch cells to check your answers, not inside the "
+           "functions that are graded")
+ERRORS["shortcut"] = {NOTEBOOK: {
+    "test_ring_all_gather_steps": Error(
+        startswith=f"ring_all_gather_steps(1) raised ImportError: collectives.algorithms "
+                   f"{FORBIDDEN}: write that part yourself (here you may use only "
+                   "collectives.CollectivesError, collectives.Schedule, ",
+        contains="This cell has 6 more failing checks:"),
+    "test_ring_all_gather_time": Error(
+        startswith=f"ring_all_gather_time(1, 1048576, 1e-06, 45000000000.0) raised ImportError: "
+                   f"{NO_PACKAGE} (your code uses cl, which is the collectives package)"
+                   f"{_ADVICE}"),
+    "test_busbw_from_time": Error(
+        startswith=f"busbw_from_time(1, 1000000.0, 0.001) raised ImportError: {NO_PACKAGE} "
+                   f"(your code uses busbw, which is collectives.cost.busbw){_ADVICE}"),
+    "test_tokens_to_hide_gather": Error(
+        startswith="tokens_to_hide_gather('tpu-v5e', 16, 8192, 28672) raised ImportError: "
+                   "collectives.topology "),
+    "test_latency_fraction": Error(
+        startswith=f"latency_fraction(2, 1048576, 1e-06, 1000000000.0) raised ImportError: "
+                   f"{NO_PACKAGE} (your code uses cl, which is the collectives package)"),
+}}
+# the visible tests already explain the plausible mistakes (values derived by hand)
+ERRORS["wrong"] = {NOTEBOOK: {
+    # 7 x 1 us + 2**26 / 45e9 s: the whole buffer over one link
+    "test_ring_all_gather_time": Error(
+        "ring_all_gather_time(8, 2**26, 1e-6, 45e9) is 0.001498308088888889, expected "
+        "0.0013118945777777777 = collectives.analytic.ring_all_gather(8, 67108864, alpha=1e-06, "
+        "bandwidth=45000000000.0) (relative error 0.142)"),
+    "test_busbw_from_time": Error(
+        "busbw_from_time(8, 1e9, 2.5e-3) is 400000000000.0, expected 350000000000.0 = "
+        "collectives.busbw('all_gather', 1000000000.0, 0.0025, 8); yours is exactly 8/7 times "
+        "that"),
+    # 15/16 x 1.97e14 / 4.5e10 = 4104.17 against 4110.46 with the 15 hop latencies
+    "test_tokens_to_hide_gather": Error(
+        startswith='tokens_to_hide_gather("tpu-v5e", 16, 8192, 28672) is 4104.16666'),
+}}
 
 PRINTED = {
     # the tampering did fool the visible, in-kernel checks: each printed its success line

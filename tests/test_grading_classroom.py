@@ -5,7 +5,8 @@ cost_models is released; the class holds two honest students (the spec's *partia
 submissions that stop plain nbgrader or cannot be graded: a duplicated ``grade_id``, invalid
 JSON, a deleted test cell, and another assignment's notebook. One run of the parallel command
 (2 jobs) grades all of them: honest students exactly as the spec says, the others 0 with a page
-saying why; a test cell edited by ``partial`` shows in the tamper report. Then: manual grades
+saying why; a fifth one's kernel exits in its first cell: 0, with the reason. A test cell
+edited by ``partial`` shows in the tamper report. Then: manual grades
 and extra credit survive a regrade, a re-run grades nothing twice, an interrupted run resumes,
 and each run leaves a backup of the gradebook.
 """
@@ -69,6 +70,9 @@ BROKEN = {
 }
 
 
+QUITTER = "import os\nos._exit(3)\n"          # the kernel exits in the first solution cell
+
+
 def write(course, student, nb=None, text=None):
     folder = course.root / "submitted" / student / ASSIGNMENT
     folder.mkdir(parents=True, exist_ok=True)
@@ -102,6 +106,8 @@ def graded(tmp_path_factory):
             write(course, student, text='{"cells": [')
         else:
             write(course, student, build(h.copy_of(release)))
+    write(course, "quitter", specs.submission(replaced={SOLUTIONS[0]: QUITTER})(
+        h.copy_of(source), h.copy_of(release)))
     report = run_cli(course, "--jobs", "2")
     return dict(course=course, spec=spec, report=report)
 
@@ -136,6 +142,17 @@ def test_a_broken_submission_scores_zero_with_the_reason(graded, student):
     assert BROKEN[student][1].replace("'", "&#x27;") in page
 
 
+def test_a_kernel_that_exits_early_costs_that_student_only_with_the_reason(graded):
+    course = graded["course"]
+    entry = graded["report"]["quitter"]
+    assert entry["status"] == "failed: 0", entry
+    assert {g: s[0] for g, s in gradebook_scores(course, "quitter").items()
+            if g in code_tests(course)} == dict.fromkeys(code_tests(course), 0.0)
+    page = (course.root / "feedback" / "quitter" / ASSIGNMENT / "not_graded.html").read_text()
+    assert "grading stopped with an error: the notebook&#x27;s kernel stopped" in page, page
+    assert str(course.root) not in page
+
+
 def test_tamper_report_names_the_edited_test_cell(graded):
     assert graded["report"]["partial"]["tampered"] == {NOTEBOOK: [EDITED]}
     assert graded["report"]["blank"]["tampered"] == {}
@@ -145,7 +162,7 @@ def test_export_has_every_student(graded):
     import csv
     with open(graded["course"].root / "grades.csv", newline="") as f:
         rows = {r["student_id"]: r for r in csv.DictReader(f) if r["assignment"] == ASSIGNMENT}
-    assert sorted(rows) == sorted((*HONEST, *BROKEN))
+    assert sorted(rows) == sorted((*HONEST, *BROKEN, "quitter"))
     assert float(rows["badjson"]["score"]) == 0.0
 
 
@@ -184,7 +201,7 @@ def test_an_interrupted_run_resumes(graded):
                              "--no-feedback"], env=course.env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 300
-    while len(json.loads(state.read_text())) < len(HONEST) + len(BROKEN) - 1:
+    while len(json.loads(state.read_text())) < len(HONEST) + len(BROKEN):
         assert proc.poll() is None and time.monotonic() < deadline
         time.sleep(0.2)
     proc.send_signal(signal.SIGINT)

@@ -385,3 +385,27 @@ asyncio.run(main())
     printed = "".join(json.loads(proc.stdout.strip().splitlines()[-1]))
     assert f"GLOO True {sandbox.PACKAGE_MOUNT}/collectives/__init__.py" in printed, (
         printed, proc.stderr[-2000:])
+
+
+def test_cpu_time_and_process_limits_bind_inside_the_sandbox(tmp_path):
+    """A busy loop is stopped by the CPU-time limit; forks stop at the process limit."""
+    import signal
+    tmp_path.chmod(0o777)
+    user = sandbox._KernelUser()
+    try:
+        limits = sandbox.Limits(cpu_seconds=1, processes=20)
+        loop = sandbox.bwrap_command(["/usr/bin/python3", "-c", "while True: pass"],
+                                     tmp_path, tmp_path, tmp_path, user)
+        proc = subprocess.run(loop, preexec_fn=sandbox._preexec(limits), timeout=60,
+                              capture_output=True)
+        assert proc.returncode in (-signal.SIGXCPU, 128 + signal.SIGXCPU, -signal.SIGKILL,
+                                   128 + signal.SIGKILL), proc
+        forks = sandbox.bwrap_command(["/usr/bin/python3", "-c", (
+            "import os, time\nn = 0\ntry:\n    while True:\n        if os.fork() == 0:\n"
+            "            time.sleep(30); os._exit(0)\n        n += 1\n"
+            "except OSError:\n    print(n)\n")], tmp_path, tmp_path, tmp_path, user)
+        proc = subprocess.run(forks, preexec_fn=sandbox._preexec(limits), timeout=60,
+                              capture_output=True, text=True)
+        assert 0 < int(proc.stdout) < 20, proc
+    finally:
+        user.release()

@@ -100,9 +100,15 @@ def _nbgrader(*args):
 
 
 def _reason_from_log(log, course):
-    """The last error line of an nbgrader log, without the grader's paths."""
-    lines = [ln for ln in log.splitlines() if re.search(r"Error\b|error\b", ln)]
-    reason = lines[-1] if lines else "nbgrader could not grade this submission"
+    """Why nbgrader could not grade a submission, in the student's terms, from its log (the
+    grader's paths left out)."""
+    if re.search(r"DeadKernelError|Kernel died", log):
+        reason = ("the notebook's kernel stopped while it ran (a cell called exit() or "
+                  "os._exit(), crashed Python, or exceeded a limit), so its cells could not be "
+                  "graded")
+    else:
+        finals = re.findall(r"^(?:\w+\.)*\w+(?:Error|Exception)\b: .*$", log, flags=re.M)
+        reason = finals[-1] if finals else "nbgrader could not grade this submission"
     return reason.replace(str(course), "<course>")
 
 

@@ -44,7 +44,7 @@ from jupyter_client.asynchronous.client import AsyncKernelClient
 from jupyter_client.channels import AsyncZMQSocketChannel
 from jupyter_client.provisioning import LocalProvisioner
 
-__all__ = ["KERNEL_NAME", "OPT_OUT", "Limits", "SandboxError", "SandboxProvisioner",
+__all__ = ["KERNEL_NAME", "OPT_OUT", "Limits", "LIMITS", "SandboxError", "SandboxProvisioner",
            "LimitedKernelClient", "PackageSnapshot", "check_available", "enabled",
            "bwrap_command", "install_kernel_spec", "main"]
 

@@ -26,6 +26,7 @@ gradebook. Currently:
                                 inside a node", "Collectives across nodes"; solved without
                                 the package)
     fp8                         source/fp8/fp8.ipynb                             10 points
+    real_processes              source/real_processes/real_processes.ipynb       10 points
                                 (chapter "The FP8 training format"; solved without the
                                 package)
 """

@@ -28,6 +28,7 @@ working directory beyond the file-size limit, on wall time (nbgrader's per-cell 
 that) and on total memory across a kernel's processes (the limit is per process).
 """
 
+import atexit
 import dataclasses
 import fcntl
 import hashlib
@@ -201,6 +202,13 @@ class PackageSnapshot:
         for path in [self.root, *self.root.rglob("*")]:
             path.chmod(0o555 if path.is_dir() else 0o444)
 
+    def remove(self):
+        """Delete the copy (made writable first)."""
+        for path in [self.root, *self.root.rglob("*")]:
+            if path.is_dir():
+                path.chmod(0o755)
+        shutil.rmtree(self.root, ignore_errors=True)
+
     def verify(self):
         """Raise :class:`SandboxError` when the copy differs from the package as it was when
         the copy was made (the copy is what every kernel of this grading run imports)."""
@@ -218,6 +226,7 @@ def snapshot():
     """This process's package copy (made on first use)."""
     if "value" not in _SNAPSHOT:
         _SNAPSHOT["value"] = PackageSnapshot()
+        atexit.register(_SNAPSHOT["value"].remove)
     return _SNAPSHOT["value"]
 
 

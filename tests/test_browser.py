@@ -483,6 +483,7 @@ def exercise_calculators(page) -> int:
             rank.fill(str(0 if now else top))
             moved = _check_calculator(block)
             assert moved["rows"] != before["rows"], "moving the ranks slider changed nothing"
+            rank.fill(str(top))           # the most ranks: where every link speed matters
         size = block.locator('[data-control="size"]')
         size.fill("0")
         smallest = _check_calculator(block)
@@ -581,8 +582,12 @@ _OVERFLOW = """() => {
   };
   const where = el => {
     const sec = el.closest("section"), h = sec && sec.querySelector("h1, h2, h3");
-    const kind = el.closest("div.cell_input") ? "code" : el.closest("div.cell_output") ? "output"
-      : el.closest("div.math, mjx-container[display]") ? "display math"
+    const box = el.getBoundingClientRect();
+    const kind = el.closest("div.cell_input, div.highlight") ? "code"
+      : el.closest("div.math, mjx-container") || Array.from(el.querySelectorAll("mjx-container"))
+          .some(m => m.getBoundingClientRect().right > box.right + 1) ? "math"
+      : el.closest("div.cell_output") && el.querySelector("table") ? "table"
+      : el.closest("div.cell_output") ? "output"
       : el.closest("table") ? "table" : el.tagName.toLowerCase();
     return {kind, section: h ? h.textContent.replace(/#$/, "").trim().slice(0, 60) : "",
             text: (el.textContent || "").trim().slice(0, 70)};
@@ -603,9 +608,11 @@ _OVERFLOW = """() => {
 }"""
 
 # What may scroll sideways inside its own box, by width. On a phone a code cell scrolls (wrapping
-# every line of Python at 360 px would make it unreadable; the theme scrolls code blocks) and so
-# does a table wider than the screen (a table cannot wrap; reading.css). At 1280 px nothing may.
-MAY_SCROLL = {1280: set(), 390: {"code", "table"}}
+# every line of Python at 360 px would make it unreadable; the theme scrolls code blocks), so
+# does a table wider than the screen (a table cannot wrap; reading.css), and so does a formula
+# wider than the screen (MathJax 3 cannot break lines; the theme gives display equations, and
+# the dropdowns that hold long inline ones, a scroll box). At 1280 px nothing may.
+MAY_SCROLL = {1280: set(), 390: {"code", "table", "math"}}
 
 
 def overflow_problems(report: dict, width: int) -> list[str]:

@@ -43,8 +43,7 @@ assignment may have several notebooks (most have one: write ``NOTEBOOK = "..."``
 ``SUBMISSIONS = {student: {notebook: build}}``
     The submissions to autograde, at least ``"correct"`` (every solution), ``"blank"`` (the release
     as handed out), ``"partial"`` (some tasks right, at least one wrong and some blank) and
-    ``"hostile"`` (see below); and, for every assignment but the four first ones
-    (``BEFORE_ATTACKS``), the attacks its tasks must survive: ``"wrong"`` (plausible wrong
+    ``"hostile"`` (see below); and the attacks its tasks must survive: ``"wrong"`` (plausible wrong
     answers: EXPECTED 0 everywhere), ``"variant"`` (correct answers in another shape: every
     point) and ``"shortcut"`` (answers that call the package: 0 everywhere); add others freely (student ids: letters, digits, ``_``, ``-``).
     ``build(source, release)`` receives fresh copies of the source notebook (solutions and hidden
@@ -102,8 +101,8 @@ values the re-check computed, not the patched ones) and only the genuinely right
 (patching ``importlib``, ``subprocess`` or IPython's input transformers, calling the package's own
 solution) do not belong in it; exercises/README.md lists them.
 
-Example (abridged from cost_models.py)
---------------------------------------
+Example (abridged from an earlier cost_models.py)
+-------------------------------------------------
 ::
 
     from assignments import Error, submission
@@ -191,8 +190,8 @@ import types
 from dataclasses import dataclass
 from pathlib import Path
 
-from nbgrader_helpers import (EXERCISES, cells_by_id, graded_cells, meta, notebooks, read,
-                              solution_cells, source_path, without_markers)
+from nbgrader_helpers import (EXERCISES, cells_by_id, graded_cells, manual_cells, meta,
+                              notebooks, read, solution_cells, source_path, without_markers)
 
 HERE = Path(__file__).resolve().parent
 #: the submissions every spec must build
@@ -201,9 +200,6 @@ REQUIRED_STUDENTS = ("correct", "blank", "partial", "hostile")
 #: (all score 0), correct answers in another shape (every point) and answers that just call
 #: the package (all score 0, through ``_grading.call(..., isolated=True)``)
 ATTACK_STUDENTS = ("wrong", "variant", "shortcut")
-#: assignments written before that standard (the grading-trust issue brings them to it)
-BEFORE_ATTACKS = frozenset({"cost_models", "all_gather_reduce_scatter", "all_reduce",
-                            "all_to_all"})
 
 #: The start of a hostile answer cell: disable every check the visible tests rely on (the
 #: package's verify/simulate, every check of collectives.grading and of its modules,
@@ -369,7 +365,7 @@ def load(assignment, course_dir=EXERCISES):
         problems.append(f"SOLUTIONS is for {sorted(solutions)}, POINTS for {list(nbs)}")
     long_solutions = {nb: _normalise_solutions(solutions.get(nb, ())) for nb in nbs}
 
-    required = REQUIRED_STUDENTS + (() if assignment in BEFORE_ATTACKS else ATTACK_STUDENTS)
+    required = REQUIRED_STUDENTS + ATTACK_STUDENTS
     for student in required:
         if student not in submissions:
             problems.append(f"SUBMISSIONS has no {student!r} (required: {', '.join(required)})")
@@ -485,11 +481,12 @@ def _literal(value, indent=""):
 def skeleton(assignment, course_dir=EXERCISES):
     """The beginning of a spec, from the source notebooks' nbgrader metadata."""
     nbs = notebooks(assignment, course_dir)
-    points, solutions = {}, {}
+    points, solutions, manual = {}, {}, {}
     for nb in nbs:
         source = read(source_path(assignment, nb, course_dir))
         points[nb] = graded_cells(source)
-        sols = solution_cells(source)
+        manual[nb] = tuple(manual_cells(source))
+        sols = [s for s in solution_cells(source) if s not in manual[nb]]
         if all(f"test_{s}" in points[nb] for s in sols):
             solutions[nb] = tuple(sols)
         else:
@@ -504,10 +501,12 @@ def skeleton(assignment, course_dir=EXERCISES):
         f"POINTS = {_literal(points)}",
         f"MAX_SCORE = {total}",
         f"SOLUTIONS = {_literal(solutions)}",
+        "# the written answers graded by hand (their rubric is in the source notebook)",
+        f"MANUAL = {_literal(manual)}",
         "SUBMISSIONS = {",
-        '    "correct": {nb: submission(solved=SOLUTIONS[nb]) for nb in SOLUTIONS},',
+        '    "correct": {nb: submission(solved=tuple(SOLUTIONS[nb]) + MANUAL[nb]) for nb in SOLUTIONS},',
         '    "blank": {nb: submission() for nb in SOLUTIONS},',
-        '    # "partial": ..., "hostile": ...',
+        '    # "partial": ..., "hostile": ..., "wrong": ..., "variant": ..., "shortcut": ...',
         "}",
         "EXPECTED = {",
         '    "correct": {nb: dict(cells) for nb, cells in POINTS.items()},',

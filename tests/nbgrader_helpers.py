@@ -396,7 +396,12 @@ class Course:
 
     def gradebook_state(self, assignment, spec):
         """{student: ({notebook: {grade_id: (auto_score, needs_manual_grade)}}, total,
-        needs_manual_grade)} as the gradebook has it now."""
+        needs_manual_grade)} as the gradebook has it now.
+
+        ``auto_score``, not ``score``: nbgrader's ``Grade.score`` is a computed column that is
+        0.0 when neither an automatic nor a manual score is set (nbgrader/api.py), so a written
+        answer still waiting for its hand grade would look like one graded 0; its
+        ``auto_score`` is None."""
         from nbgrader.api import Gradebook
 
         state = {}

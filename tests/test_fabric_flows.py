@@ -183,3 +183,42 @@ def test_bad_input_is_named():
         fabric.max_min_rates([1, 2])
     with pytest.raises(TopologyError, match="reroute needs"):
         fabric.reroute(fabric.route_flows(topo, [0], [1], 1.0), built("torus"))
+
+
+@settings(max_examples=25, deadline=None)
+@given(hosts=st.integers(1, 12), uplinks=st.integers(1, 8), data=st.data())
+def test_failure_slowdown_is_the_ceiling_ratio(hosts, uplinks, data):
+    # placed at best, the busiest uplink carries ceil(hosts / live uplinks) flows
+    failed = data.draw(st.integers(0, uplinks - 1))
+    expected = -(-hosts // (uplinks - failed)) / -(-hosts // uplinks)
+    assert fabric.failure_slowdown(hosts, uplinks, failed) == pytest.approx(expected)
+
+
+@settings(max_examples=25, deadline=None)
+@given(half=st.integers(1, 4), hosts=st.integers(1, 6), spines=st.integers(1, 6),
+       data=st.data())
+def test_leaf_spine_bisection_is_the_narrower_side(half, hosts, spines, data):
+    failed = data.draw(st.integers(0, spines - 1))
+    got = fabric.leaf_spine_bisection(2 * half, hosts, spines, 10.0, failed)
+    assert got == pytest.approx(half * min(hosts, spines - failed) * 10.0)
+
+
+@pytest.mark.parametrize("connections,paths,target,answer", [
+    (16, 18, 0.45, 4), (8, 8, 0.5, 3), (8, 8, 0.4, 2), (4, 16, 0.3, 4), (1, 1, 1.0, 1)])
+def test_qps_for_efficiency_is_the_first_q_to_reach_the_target(connections, paths, target,
+                                                               answer):
+    assert fabric.qps_for_efficiency(connections, paths, target) == answer
+    assert fabric.ecmp_efficiency(connections * answer, paths) >= target
+    if answer > 1:
+        assert fabric.ecmp_efficiency(connections * (answer - 1), paths) < target
+    # one flow per path on one path: the busiest is the mean
+    assert fabric.ecmp_efficiency(5, 1) == 1.0
+    with pytest.raises(CollectivesError, match="target must be a share"):
+        fabric.qps_for_efficiency(4, 4, 1.5)
+
+
+def test_clos_count_names_what_it_counts():
+    assert fabric.clos_count(8, 2, "hosts", 3) == 48
+    assert fabric.clos_count(8, 2, "bisection", 3, 50e9) == 48 * 50e9 / 2 / 3
+    with pytest.raises(TopologyError, match="what must be 'hosts'"):
+        fabric.clos_count(8, 2, "ports")

@@ -49,9 +49,10 @@ common ancestor tier), then down the unique way. At every tier the up-link is ch
 
 **Left out:** switch buffers, queueing, PFC/ECN and congestion control (a link's bytes
 simply share its bandwidth in :func:`collectives.time`), adaptive or packet-level
-spraying, link failures, dual-plane and rail-optimised designs, per-tier link speeds,
-in-network reduction. How often hashed flows collide is in :mod:`collectives.fabric.ecmp`.
-Taught in chapter "The datacenter fabric".
+spraying, in-network reduction; link failures, dual-plane and rail-optimised designs,
+per-tier link speeds and oversubscription above the leaves are in
+:mod:`collectives.fabric.layered`. How often hashed flows collide is in :mod:`collectives.fabric.ecmp`.
+Taught in chapter "Designing the fabric".
 """
 
 import math

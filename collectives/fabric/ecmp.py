@@ -5,10 +5,12 @@ balls thrown independently and uniformly into bins. Here: the probability that n
 a path (:func:`ecmp_no_collision_probability`) or that some do
 (:func:`ecmp_collision_probability`); the distribution of the busiest path's flow count
 (:func:`max_load_distribution`, computed exactly to float precision) and its mean
-(:func:`expected_max_load_exact`, or sampled: :func:`expected_max_load`); and
-:func:`load_imbalance`, the max/mean of measured link loads. Left out: flows of different
+(:func:`expected_max_load_exact`, or sampled: :func:`expected_max_load`);
+:func:`load_imbalance`, the max/mean of measured link loads; :func:`ecmp_efficiency`, the
+share of link speed a synchronous step keeps, and :func:`qps_for_efficiency`, the queue pairs
+per connection that reach a target. Left out: flows of different
 sizes, hashes that are not uniform or not independent (polarisation), and adaptive routing.
-Taught in chapter "The datacenter fabric".
+Taught in chapter "Designing the fabric".
 """
 
 import math
@@ -18,7 +20,8 @@ import numpy as np
 from ..errors import CollectivesError
 
 __all__ = ["ecmp_no_collision_probability", "ecmp_collision_probability", "expected_max_load",
-           "max_load_distribution", "expected_max_load_exact", "load_imbalance"]
+           "max_load_distribution", "expected_max_load_exact", "load_imbalance",
+           "ecmp_efficiency", "qps_for_efficiency"]
 
 
 def _flows_paths(flows, paths):
@@ -138,3 +141,26 @@ def load_imbalance(loads, where=None):
     if chosen.size == 0 or chosen.mean() <= 0:
         raise CollectivesError("load_imbalance needs at least one link with load")
     return float(chosen.max() / chosen.mean())
+
+
+def ecmp_efficiency(flows, paths):
+    """Expected share of link speed a synchronous step keeps when ``flows`` equal flows hash
+    onto ``paths`` links: ``(flows / paths) / E[busiest]`` (exact)."""
+    m, n = _flows_paths(flows, paths)
+    if m == 0:
+        raise CollectivesError("ecmp_efficiency needs at least one flow")
+    return (m / n) / expected_max_load_exact(m, n)
+
+
+def qps_for_efficiency(connections, paths, target, max_qps=64):
+    """The fewest queue pairs per connection (1..``max_qps``) for which ``connections``
+    connections, each split into that many equal flows hashed independently (enhanced
+    ECMP), keep an expected :func:`ecmp_efficiency` of at least ``target``; None if none
+    does."""
+    c, n = _flows_paths(connections, paths)
+    if not (isinstance(target, (int, float)) and 0 < target <= 1):
+        raise CollectivesError(f"target must be a share of link speed in (0, 1], got {target!r}")
+    for q in range(1, int(max_qps) + 1):
+        if ecmp_efficiency(c * q, n) >= target:
+            return q
+    return None

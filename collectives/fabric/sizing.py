@@ -16,7 +16,8 @@ import numpy as np
 from ..errors import TopologyError
 from ..validation import integer, number
 
-__all__ = ["fat_tree_counts", "clos_counts", "fabric_bisection"]
+__all__ = ["fat_tree_counts", "clos_counts", "clos_count", "fabric_bisection",
+           "leaf_spine_bisection", "failure_slowdown"]
 
 
 def fat_tree_counts(k):
@@ -94,3 +95,46 @@ def fabric_bisection(topology):
 def lay_base(topology, tier):
     """Node id of the first switch of ``tier`` (plane 0)."""
     return int(np.flatnonzero(topology.node_tier == tier)[0])
+
+
+def clos_count(radix, tiers, what, oversubscription=1.0, link_bandwidth=1.0):
+    """One number of :func:`clos_counts`: ``what`` is "hosts", "switches", "cables" or
+    "bisection" (bytes/s one way)."""
+    counts = clos_counts(radix, tiers, link_bandwidth, oversubscription)
+    if what not in ("hosts", "switches", "cables", "bisection"):
+        raise TopologyError(f"what must be 'hosts', 'switches', 'cables' or 'bisection', "
+                            f"got {what!r}")
+    return counts[what]
+
+
+def leaf_spine_bisection(leaves, hosts_per_leaf, spines, link_bandwidth, failed_spines=0):
+    """Bisection bandwidth (bytes/s one way) of a two-tier leaf-spine fabric, every leaf
+    cabled once to every spine, after the first ``failed_spines`` spines fail: built with
+    :func:`~collectives.fabric.layered`, failed with ``fail``, cut with
+    :func:`fabric_bisection`."""
+    from .layered import Tier, layered
+
+    fab = layered(hosts_per_leaf, link_bandwidth, [Tier(leaves, spines)])
+    failed_spines = integer(failed_spines, "failed_spines", minimum=0, maximum=spines,
+                            error=TopologyError)
+    if failed_spines:
+        fab = fab.fail(switches=fab.switches[fab.node_tier[fab.switches] == 2][:failed_spines])
+    return fabric_bisection(fab)
+
+
+def failure_slowdown(hosts_per_leaf, uplinks, failed):
+    """How many times longer a leaf-to-leaf step takes when ``failed`` of a leaf's
+    ``uplinks`` (one per spine) are down and the flows are placed again by the engineered
+    scheme: every host of leaf 0 sends one equal flow to a host of leaf 1. Simulated on a
+    built two-leaf fabric with max-min rates."""
+    from .flows import route_flows, step_time
+    from .layered import Tier, layered
+
+    fab = layered(hosts_per_leaf, 1e9, [Tier(2, uplinks)])
+    failed = integer(failed, "failed", minimum=0, maximum=uplinks - 1, error=TopologyError)
+    src = np.arange(hosts_per_leaf)
+    dst = src + hosts_per_leaf
+    before = step_time(route_flows(fab, src, dst, 1e9, scheme="engineered"))
+    up = np.flatnonzero((fab.link_tier == 2) & fab.link_up)[:failed]   # leaf 0's first
+    after = step_time(route_flows(fab.fail(links=up), src, dst, 1e9, scheme="engineered"))
+    return after / before

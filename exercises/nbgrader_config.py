@@ -29,6 +29,8 @@ gradebook. Currently:
     real_processes              source/real_processes/real_processes.ipynb       10 points
                                 (chapter "The FP8 training format"; solved without the
                                 package)
+    fabric                      source/fabric/fabric.ipynb                       10 points
+                                (chapter "Designing the fabric"; solved without the package)
 """
 
 import os

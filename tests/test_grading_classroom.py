@@ -205,7 +205,8 @@ def test_an_interrupted_run_resumes(graded):
         assert proc.poll() is None and time.monotonic() < deadline
         time.sleep(0.2)
     proc.send_signal(signal.SIGINT)
-    proc.communicate(timeout=60)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "run the same command again" in err, err[-2000:]
     first = set(json.loads(state.read_text()))
     missing = sorted(set(HONEST) - first)
     assert len(missing) == 1

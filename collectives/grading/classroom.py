@@ -29,6 +29,7 @@ import html
 import json
 import os
 import re
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -243,6 +244,10 @@ def _grade_in_parallel(course, url, assignment, todo, jobs, state, report, progr
             bar.close()
 
 
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(
         prog="python -m collectives.grading.classroom",
@@ -256,12 +261,20 @@ def main(argv=None):
     grade.add_argument("--no-feedback", action="store_true",
                        help="skip generate_feedback and export")
     args = parser.parse_args(argv)
+    # Ctrl-C or a TERM signal stops the run cleanly, even when SIGINT was ignored at start
+    # (a background job of a non-interactive shell)
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, _interrupt)
     try:
         report = grade_class(args.course_dir, args.assignment, args.jobs,
                              feedback=not args.no_feedback)
     except (sandbox.SandboxError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print("interrupted: run the same command again to grade the students not done",
+              file=sys.stderr)
+        return 130
     counts = {}
     for entry in report.values():
         counts[entry["status"]] = counts.get(entry["status"], 0) + 1

@@ -98,18 +98,21 @@ def plot_link_loads(loads: Mapping[str, np.ndarray], ax=None, even: Optional[flo
 
     if ax is None:
         _, ax = plt.subplots(figsize=(FIG_WIDTH, 3.2))
-    for name, values in loads.items():
+    for i, (name, values) in enumerate(loads.items()):
         v = np.sort(np.asarray(values, dtype=float))[::-1]
         colour = SCHEME_COLOURS.get(name)
         if colour is None:
             raise CollectivesError(f"no colour for scheme {name!r}; add it to SCHEME_COLOURS")
-        ax.step(np.arange(1, len(v) + 1), v, where="mid", color=colour, lw=2,
-                label=f"{name} (max {v[0]:g})")
+        # a wide line first, narrower and dashed after it, so that equal curves stay visible
+        ax.step(np.arange(1, len(v) + 1), v, where="mid", color=colour,
+                lw=4.5 if i == 0 else 2, ls="--" if i % 2 else "-",
+                label=f"{name} (max {v[0]:.3g})")
     if even is not None:
-        ax.axhline(even, color=PALETTE["black"], ls=":", lw=1.5, label=f"even ({even:g})")
+        ax.axhline(even, color=PALETTE["black"], ls=":", lw=1.5, label=f"even ({even:.3g})")
     ax.set_xlabel("links, busiest first")
     ax.set_ylabel(ylabel)
-    ax.legend(frameon=False, fontsize="small")
+    ax.legend(frameon=False, fontsize="small", loc="upper center",
+              bbox_to_anchor=(0.5, -0.25), ncol=2)
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
     return ax

@@ -1,8 +1,9 @@
 """The sandboxed grading kernel (collectives/grading/sandbox.py) against hostile notebooks.
 
 One temporary course (cost_models released). An honest student (the spec's *partial*: right,
-wrong and blank answers) is autograded first; then the course's instructor files are hashed and the gradebook
-dumped, and a class of hostile students is autograded in one ``nbgrader autograde`` run:
+wrong and blank answers) is autograded first; then the course's instructor files are hashed
+and the gradebook dumped, and a class of hostile students is autograded in one ``nbgrader
+autograde`` run:
 
 - ``intruder``, one attack per solution cell: walks up the parents of its working directory to
   rewrite gradebook.db; overwrites source/, the configuration and another student's

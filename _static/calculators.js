@@ -112,6 +112,7 @@
         "yaxis.title.text": time ? "time" : "busbw (GB/s)",
         "yaxis.tickformat": time ? "~s" : "~g",
         "yaxis.ticksuffix": time ? "s" : "",
+        "yaxis.dtick": time ? 1 : null,
         shapes: [{ type: "line", xref: "x", yref: "paper", x0: x, x1: x, y0: 0, y1: 1,
                    line: { color: "#777777", width: 1.5, dash: "dot" } }],
       });

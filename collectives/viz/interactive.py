@@ -216,6 +216,9 @@ class Calculator:
         metric = metric or d["metric"]
         values = g.seconds if metric == "seconds" else g.busbw / 1e9
         hover = ("%{x:.3s}B: %{y:.3s}s" if metric == "seconds" else "%{x:.3s}B: %{y:.3g} GB/s")
+        # ticks at every 32x (1 KiB, 32 KiB, 1 MiB, ...) inside the grid, in the slider's units
+        ticks = [2 ** k for k in range(0, 64, 5)
+                 if min(g.sizes) <= 2 ** k <= max(g.sizes)] or list(g.sizes)
         fig = go.Figure()
         for a, name in enumerate(g.algorithms):
             fig.add_trace(go.Scatter(
@@ -230,11 +233,13 @@ class Calculator:
             font={"size": 14, "family": "system-ui, sans-serif"},
             hovermode="closest", hoverlabel={"font": {"size": 14}},
             legend={"orientation": "h", "x": 0, "y": -0.3, "yanchor": "top"},
-            xaxis={"type": "log", "title": {"text": "buffer size S (bytes)"},
-                   "tickformat": "~s", "gridcolor": "#e5e5e5"},
+            xaxis={"type": "log", "title": {"text": "buffer size S"},
+                   "tickvals": ticks, "ticktext": [format_bytes(t) for t in ticks],
+                   "gridcolor": "#e5e5e5"},
             yaxis={"type": "log" if metric == "seconds" else "linear",
                    "title": {"text": "time" if metric == "seconds" else "busbw (GB/s)"},
                    "tickformat": "~s" if metric == "seconds" else "~g",
+                   "dtick": 1 if metric == "seconds" else None,     # log axis: powers of 10
                    "ticksuffix": "s" if metric == "seconds" else "", "gridcolor": "#e5e5e5"})
         return fig
 

@@ -99,7 +99,8 @@ This defends against:
 - exceptions hidden by IPython hooks (``showtraceback``, ``set_custom_exc``): nbgrader 0.9
   marks the cell failed from the kernel's execute reply.
 
-It does not defend against (real sandboxing is a later issue):
+By itself it does not defend against (the grading sandbox, :mod:`.sandbox`, covers the
+file, network and resource items when autograding runs in it, as ``exercises/`` configures):
 
 - patching, in the kernel, what the hidden tests themselves run on: the standard library
   (``importlib.reload``, ``subprocess.run``, ``json``, ``sys.executable``, ``builtins``), the
@@ -145,14 +146,18 @@ used; answers that lie about equality (they are re-encoded as plain values in th
 process); and, as before, everything done to the kernel's state (only source text and plain
 values leave it).
 
-It does not stop (real sandboxing is a later issue): code written to get round it, in the
+It does not stop (the sandbox below bounds what such code can reach): code written to get round it, in the
 learner's process (removing the finder from ``sys.meta_path``, loading the package's files
 with ``importlib.util`` or ``exec``, reading them as text) or in the kernel (patching
 ``inspect.getsource``, ``subprocess`` or ``json`` to send other code: that code must still run
 without the package); the package's source copied into the notebook; reading any file the
 grading account can reach (the solutions, the gradebook); exhausting memory in the learner's
-process (its time is bounded by ``recheck``'s timeout). A hostile learner can still read
-files: autograde untrusted submissions in a disposable container or VM.
+process (its time is bounded by ``recheck``'s timeout). The grading kernel itself runs under
+bubblewrap (:mod:`collectives.grading.sandbox`, ``c.Execute.kernel_name =
+"collectives-sandbox"`` in exercises/nbgrader_config.py): it sees only the student's own
+working copy (writable), a read-only, hash-checked copy of the package and the read-only
+system, no network but its own loopback, and CPU, memory, process and file-size limits; so
+the solutions, the gradebook and other submissions are out of its reach.
 
 Forbidden names: tasks that allow part of the package
 -----------------------------------------------------

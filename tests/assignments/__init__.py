@@ -233,8 +233,20 @@ STUDENT_ID = re.compile(r"[A-Za-z0-9_-]+")
 # ---- the vocabulary of a spec ------------------------------------------------------------------
 
 @dataclass(frozen=True)
+#: how the re-check starts its list of a cell's further failing checks (recheck.py)
+MORE_CHECKS = "\n\nThis cell has "
+
+
+def _first_check(evalue):
+    """The message of a cell's first failing check: the re-check appends the others after
+    :data:`MORE_CHECKS` (their wording is tested in tests/test_grading.py)."""
+    head, sep, tail = evalue.partition(MORE_CHECKS)
+    return head if sep and " more failing check" in tail.split("\n", 1)[0] else evalue
+
+
 class Error:
-    """The error of a failing test cell: ``Error(message)`` for the whole message, exactly, or
+    """The error of a failing test cell: ``Error(message)`` for the message of its first
+    failing check, exactly (the re-check lists any further failing checks after it), or
     ``Error(startswith=..., contains=(...))`` for its beginning and fragments of the rest;
     ``ename``: the exception's class name (``AssertionError`` for a wrong answer,
     ``GradingError`` for one of the wrong form, ``NotImplementedError`` for a blank)."""
@@ -255,7 +267,7 @@ class Error:
         found = []
         if ename != self.ename:
             found.append(f"is a {ename}, expected a {self.ename}")
-        if self.message is not None and evalue != self.message:
+        if self.message is not None and _first_check(evalue) != self.message:
             found.append(f"has a different message than expected\n  expected: "
                          f"{self.message!r}")
         if not evalue.startswith(self.startswith):

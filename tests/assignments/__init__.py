@@ -232,7 +232,6 @@ STUDENT_ID = re.compile(r"[A-Za-z0-9_-]+")
 
 # ---- the vocabulary of a spec ------------------------------------------------------------------
 
-@dataclass(frozen=True)
 #: how the re-check starts its list of a cell's further failing checks (recheck.py)
 MORE_CHECKS = "\n\nThis cell has "
 
@@ -244,6 +243,7 @@ def _first_check(evalue):
     return head if sep and " more failing check" in tail.split("\n", 1)[0] else evalue
 
 
+@dataclass(frozen=True)
 class Error:
     """The error of a failing test cell: ``Error(message)`` for the message of its first
     failing check, exactly (the re-check lists any further failing checks after it), or

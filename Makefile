@@ -52,8 +52,11 @@ sandbox:
 	if [ -n "$$missing" ]; then SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq $$missing >/dev/null; fi
 
+# The suite runs on every core, one test file per worker at a time (`--dist loadfile`: a file's
+# module fixtures, such as the grading pipeline's course, are built once); the slowest tests
+# are listed at the end.
 test: book browser sandbox
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --dist loadfile --durations=20
 
 # Grade every submission of one assignment: sandboxed, in parallel, resumable (exercises/README.md).
 grade: $(STAMP) sandbox

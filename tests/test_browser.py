@@ -598,7 +598,8 @@ _OVERFLOW = """() => {
           .some(m => m.getBoundingClientRect().right > box.right + 1) ? "math"
       : el.closest("div.cell_output") && el.querySelector("table") ? "table"
       : el.closest("div.cell_output") ? "output"
-      : el.closest("table") ? "table" : el.tagName.toLowerCase();
+      : el.closest("table") || (el.children.length === 1 && el.firstElementChild.tagName === "TABLE")
+          ? "table" : el.tagName.toLowerCase();  // a markdown table's scrolling wrapper is a table
     return {kind, section: h ? h.textContent.replace(/#$/, "").trim().slice(0, 60) : "",
             text: (el.textContent || "").trim().slice(0, 70)};
   };

@@ -99,8 +99,9 @@ This defends against:
 - exceptions hidden by IPython hooks (``showtraceback``, ``set_custom_exc``): nbgrader 0.9
   marks the cell failed from the kernel's execute reply.
 
-By itself it does not defend against (the grading sandbox, :mod:`.sandbox`, covers the
-file, network and resource items when autograding runs in it, as ``exercises/`` configures):
+It does not defend against, by itself (the grading sandbox, :mod:`.sandbox`, covers the
+file, network and resource items when autograding runs in it, as ``exercises/`` configures;
+an instructor who opts out of the sandbox should grade in a disposable container or VM):
 
 - patching, in the kernel, what the hidden tests themselves run on: the standard library
   (``importlib.reload``, ``subprocess.run``, ``json``, ``sys.executable``, ``builtins``), the

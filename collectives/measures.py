@@ -360,7 +360,9 @@ def bisection_bandwidth(topology: Topology) -> float:
       of the links that cross, so it also holds for links of different speeds;
     - one switch: ``floor(n/2) B``, what the up-links of one half can send;
     - a fat tree or Clos (:mod:`collectives.fabric`): ``N b / 2 / d``
-      (:func:`collectives.fabric.bisection_bandwidth`);
+      (:func:`collectives.fabric.bisection_bandwidth`); a layered fabric
+      (:func:`collectives.fabric.layered`): its live links' tier cut
+      (:func:`collectives.fabric.fabric_bisection`);
     - anything else (and a torus whose axes are all odd): the natural halves, ranks
       ``[0, n/2)`` and ``[n/2, n)``: a ``networkx`` maximum flow from one half to the other
       (switches and NICs free to carry traffic), the smaller direction.
@@ -372,14 +374,17 @@ def bisection_bandwidth(topology: Topology) -> float:
     A single endpoint has no bisection: :class:`~collectives.errors.TopologyError`.
     """
     topology = _topology_arg(topology, "bisection_bandwidth")
-    from .fabric import FabricTopology
+    from .fabric import FabricTopology, LayeredFabric
     from .fabric import bisection_bandwidth as fabric_bisection
+    from .fabric import fabric_bisection as layered_bisection
 
     if topology.n_ranks < 2:
         raise TopologyError(f"{topology.name} has a single endpoint: there is nothing to cut "
                             "in half")
     if isinstance(topology, FabricTopology):
         return float(fabric_bisection(topology))
+    if isinstance(topology, LayeredFabric):
+        return float(layered_bisection(topology))
     form = _torus_form(topology)
     if form is not None:
         cut = _torus_bisection(topology, form[0])

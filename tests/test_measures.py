@@ -305,3 +305,14 @@ def test_shapes_and_types_of_answers():
     assert isinstance(diameter(t), int) and isinstance(average_hops(t), float)
     assert isinstance(bisection_bandwidth(t), float)
     assert cl.measures is __import__("collectives.measures").measures
+
+
+def test_bisection_of_a_layered_fabric_is_its_tier_cut_and_equals_the_max_flow():
+    # 4 leaves of 4 hosts, 2 spines, 1 GB/s links: each half (2 leaves) has 2 x 2 uplinks,
+    # so 4 GB/s cross the cut; after one spine fails, 2 GB/s
+    from collectives import fabric as fb
+    from collectives.measures import _max_flow_bisection
+    fab = fb.layered(4, 1e9, [fb.Tier(4, 2)])
+    assert cl.measures.bisection_bandwidth(fab) == 4e9 == _max_flow_bisection(fab)
+    spine = fab.switches[fab.node_tier[fab.switches] == 2][:1]
+    assert cl.measures.bisection_bandwidth(fab.fail(switches=spine)) == 2e9

@@ -11,7 +11,7 @@ costs it on a :class:`Topology`, ``viz`` draws it. Quick tour::
     print(t.seconds, cl.busbw("all_gather", 2**20, t.seconds, 8))
 """
 
-from . import (algorithms, analytic, dist, fabric, fp8, grading, hardware, mesh, moe,
+from . import (algorithms, analytic, dist, fabric, fp8, grading, hardware, mesh, moe, plan,
                semantics, topology, transforms, viz)
 from .cost import ConcurrentTiming, Job, Timing, algbw, bus_factor, busbw, time, time_concurrent
 from .errors import CollectivesError, GradingError, ScheduleError, TopologyError
@@ -25,7 +25,7 @@ from . import measures  # cl.measures: hops, diameter, average hops, bisection b
 
 __all__ = [
     "algorithms", "analytic", "dist", "fabric", "fp8", "grading", "hardware", "mesh", "moe",
-    "semantics", "topology", "transforms", "viz",
+    "plan", "semantics", "topology", "transforms", "viz",
     "Schedule", "Step", "Transfer", "compose",
     "simulate", "verify", "trace", "SymbolicState",
     "Topology", "Mesh", "Timing", "time", "algbw", "busbw", "bus_factor",

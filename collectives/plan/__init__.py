@@ -1,0 +1,25 @@
+"""``collectives.plan``: every collective of a training or inference step on a cluster, costed.
+
+Give a transformer's shape (:func:`model` or :class:`Transformer`), a parallelism
+:class:`Layout` (dp, fsdp, tp, pp, ep, cp laid out as a named device mesh), a precision
+recipe and a cluster (a hardware preset): :func:`training_step` lists every collective one
+step issues (which, over which mesh axis, how many bytes, how many times), places each
+group on the topology with the mesh, picks and costs the algorithm with
+:func:`collectives.time` (all groups of an axis at once, sharing links), and reports the
+communication time, what is exposed after overlap, the bottleneck link level, memory per
+device and the compute/communication ratio. :func:`inference` does the same for prefill
+and decode. Taught in the capstone chapter.
+"""
+
+from .costing import Costing, Coster, domains
+from .inference import InferencePlan, inference
+from .layout import AXES, DEFAULT_ORDER, Layout, LayoutError
+from .model import MODEL_SOURCES, Transformer, model, models
+from .precision import PRECISIONS, Precision, precision
+from .report import Memory, Plan, Record
+from .step import training_step
+
+__all__ = ["Transformer", "model", "models", "MODEL_SOURCES", "Layout", "LayoutError",
+           "AXES", "DEFAULT_ORDER", "training_step", "inference", "InferencePlan", "Plan",
+           "Record", "Memory", "Precision", "PRECISIONS", "precision", "Costing", "Coster",
+           "domains"]

@@ -1,0 +1,228 @@
+"""Cost one collective over a mesh axis of a cluster: choose the algorithm, place it, time it.
+
+A collective "over axis ``tp``" runs inside every group of that axis at once, so it is one
+grouped Schedule over all the cluster's devices (:meth:`collectives.Mesh.collective`),
+placed with ``mesh.placement`` and costed by :func:`collectives.time` on the whole
+topology: groups that share links (a rail, a spine, a torus line) are counted together.
+
+Which algorithm: the fastest, by :func:`collectives.time`, of a stated candidate list (the
+package's rule, as :func:`collectives.algorithms.fastest` and NCCL choose by modelled time):
+
+* all-reduce: ring, bidirectional ring; the two-level ring (reduce-scatter in each node,
+  ring across nodes on every rail, all-gather in each node) when the group spans several
+  nodes with the same local GPUs in each; the torus algorithm (one axis after another, and
+  all axes at once) when the group is a box of a torus.
+* all-gather and reduce-scatter: ring, bidirectional ring, hierarchical (across nodes along
+  the rails, then inside), torus.
+* all-to-all: direct (every pair at once), hierarchical (inside the node, then along the
+  rails), torus.
+* pipeline send/recv: stage s to s + 1, every pipeline at once.
+
+Costings are cached by (collective, axes, bytes). Left out: NVLink SHARP and InfiniBand
+SHARP (switch participants: see ``nvls_all_reduce``), NCCL's own ring and tree schedules
+(``collectives.algorithms.nccl``), protocol overheads, and any overlap between the phases
+of the hierarchical algorithms.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+from .. import algorithms as A
+from ..cost import Timing, time
+from ..errors import CollectivesError
+from ..mesh import Mesh
+
+__all__ = ["Costing", "Coster", "domains"]
+
+
+@dataclass(frozen=True, eq=False)
+class Costing:
+    """One collective over one mesh axis, costed: the ``algorithm`` chosen, its
+    ``seconds``, the :class:`~collectives.cost.Timing`, the ``span`` of its groups
+    ("inside a node", "across nodes", "across pods"; "ici"/"dcn" on TPUs), and every
+    candidate's seconds in ``candidates``."""
+
+    algorithm: str
+    seconds: float
+    timing: Optional[Timing]
+    span: str
+    candidates: tuple[tuple[str, float], ...]
+
+    @property
+    def bottleneck_level(self) -> Optional[str]:
+        """The link level (e.g. "nvlink", "leaf", "spine", "ici") bounding the most time."""
+        return None if self.timing is None else self.timing.bottleneck_level
+
+    def level_seconds(self) -> dict[str, float]:
+        return {} if self.timing is None else self.timing.level_seconds()
+
+
+def domains(topology) -> tuple[str, int, int, str, str, str]:
+    """How the topology nests: ``(kind, node_size, pod_size, inside, across, far)``: the
+    endpoints of a node (GPUs sharing an NVSwitch; a TPU slice's host), of a pod (a
+    spine-leaf group of a SuperPOD, an AI zone of Meta's cluster, a TPU slice), and the
+    span labels."""
+    family = topology.info.family
+    n = topology.n_ranks
+    system = topology.system
+    if family == "cluster":
+        nodes, g = topology.info.shape
+        router = topology._router
+        pod = router.units_per_group * router.nodes_per_unit * g
+        return "gpu", g, min(pod, n), "inside a node", "across nodes", "across pods"
+    if family == "layered":                         # a fabric of GPUs (Meta's RoCE cluster)
+        g = topology.gpus_per_node or 8             # Llama 3 paper: 8 GPUs per server
+        pod = topology.hosts_per_leaf * topology.tiers[0].blocks \
+            if len(topology.tiers) > 1 else n
+        return "gpu", g, pod, "inside a node", "across nodes", "across pods"
+    if family == "product" and topology.info.levels == ("dcn", "ici"):
+        chips = topology.info.shape[1]
+        return "tpu", chips, chips, "ici", "ici", "dcn"
+    if family == "torus":
+        return "tpu", n, n, "ici", "ici", "ici"
+    if family == "switch":
+        return "gpu", n, n, "inside a node", "inside a node", "inside a node"
+    size = system.default_shape[-1] if system is not None else n
+    return "gpu", size, n, "inside a node", "across nodes", "across pods"
+
+
+class Coster:
+    """Costs collectives over the axes of ``mesh`` laid on ``topology``, with a cache."""
+
+    def __init__(self, topology, mesh: Mesh):
+        self.topology = topology
+        self.mesh = mesh
+        self.kind, self.node_size, self.pod_size, *self.labels = domains(topology)
+        self._cache: dict = {}
+
+    def span(self, axes: tuple[str, ...]) -> str:
+        """Where the groups of ``axes`` reach: inside a node, across nodes, across pods."""
+        devices = self.mesh.device_groups(*axes)
+        inside, across, far = self.labels
+        if (devices // self.node_size == devices[:, :1] // self.node_size).all():
+            return inside
+        if (devices // self.pod_size == devices[:, :1] // self.pod_size).all():
+            return across
+        return far
+
+    def cost(self, collective: str, axes: tuple[str, ...], nbytes: float) -> Costing:
+        """The fastest candidate for ``collective`` over the groups of ``axes`` at
+        ``nbytes`` (each rank's buffer, as :func:`collectives.time` takes it)."""
+        axes = tuple(a for a in axes if self.mesh.axis_size(a) > 1)
+        key = (collective, axes, float(nbytes))
+        if key not in self._cache:
+            self._cache[key] = self._cost(collective, axes, float(nbytes))
+        return self._cache[key]
+
+    def _cost(self, collective, axes, nbytes):
+        if not axes:
+            return Costing("none (group of 1)", 0.0, None, self.labels[0], ())
+        m = int(np.prod([self.mesh.axis_size(a) for a in axes]))
+        span = self.span(axes)
+        rows = []
+        for name, build in self._candidates(collective, axes, m):
+            schedule = self.mesh.collective(build(), *axes)
+            timing = time(schedule, self.topology, nbytes, placement=self.mesh.placement)
+            rows.append((timing.seconds, name, timing))
+        if not rows:
+            raise CollectivesError(f"no algorithm for {collective} over {axes}")
+        rows.sort(key=lambda row: row[0])
+        seconds, name, timing = rows[0]
+        return Costing(name, seconds, timing, span, tuple((n_, s) for s, n_, _ in rows))
+
+    # ---- candidates ----------------------------------------------------------------------
+    def _two_levels(self, axes, m):
+        """(nodes, per node) if every group spans several nodes with the same number of
+        members in each, node-major, and the same local positions in every node (rails
+        line up); else None."""
+        devices = self.mesh.device_groups(*axes)
+        g = self.node_size
+        node, local = devices // g, devices % g
+        per = int((node == node[:, :1]).sum(axis=1).min())
+        if per <= 1 or per >= m or m % per:
+            return None
+        n_nodes = m // per
+        node3, local3 = node.reshape(-1, n_nodes, per), local.reshape(-1, n_nodes, per)
+        if not (node3 == node3[:, :, :1]).all() or not (local3 == local3[:, :1, :]).all():
+            return None
+        if (np.diff(np.sort(node3[:, :, 0], axis=1), axis=1) == 0).any():
+            return None                             # a node twice in one group
+        return n_nodes, per
+
+    def _torus_box(self, axes, m):
+        """(shape, wraparound) if every group is a row-major box of the torus, else None."""
+        topo = self.topology
+        if not topo.info.is_torus:
+            return None
+        devices = self.mesh.device_groups(*axes)
+        coords = np.stack(np.unravel_index(devices[0], topo.shape))      # (dims, m)
+        varying = [i for i in range(len(topo.shape)) if len(np.unique(coords[i])) > 1]
+        sizes = [len(np.unique(coords[i])) for i in varying]
+        if int(np.prod(sizes)) != m:
+            return None
+        order = np.lexsort(coords[varying][::-1])
+        if not (order == np.arange(m)).all():
+            return None
+        wrap = topo.wraparound or (False,) * len(topo.shape)
+        wraps = tuple(bool(wrap[i]) and sizes[k] == topo.shape[i]
+                      and self._contiguous(coords[i]) for k, i in enumerate(varying))
+        return tuple(sizes), wraps
+
+    @staticmethod
+    def _contiguous(values):
+        u = np.unique(values)
+        return u[-1] - u[0] + 1 == len(u)
+
+    def _candidates(self, collective, axes, m):
+        box = self._torus_box(axes, m)
+        levels = None if box else self._two_levels(axes, m)
+        out = []
+        if collective == "all_reduce":
+            out += [("ring_all_reduce", lambda: A.ring_all_reduce(m)),
+                    ("bidirectional_ring_all_reduce", lambda: A.bidirectional_ring_all_reduce(m))]
+            if levels:
+                out.append(("two_level_ring_all_reduce",
+                            lambda: A.two_level_ring_all_reduce(*levels)))
+            if box:
+                out += self._torus(A.torus_all_reduce, "torus_all_reduce", box)
+        elif collective in ("all_gather", "reduce_scatter"):
+            ring = getattr(A, f"ring_{collective}")
+            bidir = getattr(A, f"bidirectional_ring_{collective}")
+            out += [(f"ring_{collective}", lambda: ring(m)),
+                    (f"bidirectional_ring_{collective}", lambda: bidir(m))]
+            if levels:
+                n_nodes, per = levels
+                if collective == "all_gather":
+                    build = lambda: A.hierarchical_all_gather(A.ring_all_gather(n_nodes),   # noqa
+                                                              A.ring_all_gather(per))
+                else:
+                    build = lambda: A.hierarchical_reduce_scatter(                           # noqa
+                        A.ring_reduce_scatter(per), A.ring_reduce_scatter(n_nodes))
+                out.append((f"hierarchical_{collective}", build))
+            if box:
+                out += self._torus(getattr(A, f"torus_{collective}"), f"torus_{collective}", box)
+        elif collective == "all_to_all":
+            out.append(("direct_all_to_all", lambda: A.direct_all_to_all(m)))
+            if levels:
+                out.append(("hierarchical_all_to_all",
+                            lambda: A.hierarchical_all_to_all(*levels)))
+            if box:
+                out.append(("torus_all_to_all", lambda: A.torus_all_to_all(box[0])))
+        elif collective == "send_recv":
+            out.append(("pipeline_shift", lambda: A.pipeline_shift(m)))
+        else:
+            raise CollectivesError(f"the planner does not cost {collective!r}")
+        return out
+
+    @staticmethod
+    def _torus(builder, name, box):
+        shape, wrap = box
+        out = [(name, lambda: builder(shape, wraparound=wrap))]
+        if len(shape) > 1:
+            out.append((name + "_concurrent",
+                        lambda: builder(shape, concurrent=True, wraparound=wrap)))
+        return out

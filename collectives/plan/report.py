@@ -1,0 +1,245 @@
+"""The result of planning: one record per kind of collective, totals, memory, a table.
+
+Overlap rule (stated once, used by every plan): data-parallel collectives (gradient
+reduction, FSDP/ZeRO weight gathers) run in the background of the pass they belong to and
+are hidden up to that pass's compute (forward: 1/3 of a training step's matmuls, backward:
+2/3); tensor-, context-, expert- and pipeline-parallel collectives sit on the critical
+path (the next matmul needs their result) and are exposed in full. Inference exposes
+everything.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+__all__ = ["Record", "Memory", "Plan"]
+
+
+@dataclass(frozen=True)
+class Record:
+    """One kind of collective a step issues, ``count`` times per device per step.
+
+    ``purpose`` ("dp grad all-reduce", "tp activation all-reduce", ...), ``collective``,
+    ``axis`` (mesh axes, comma-joined), ``group_size``, ``nbytes`` (the buffer one rank
+    holds, the package's convention), ``count``, ``phase`` ("forward", "backward", "step"),
+    ``hidden_behind`` (the pass whose compute can hide it, or None: exposed), ``level``
+    (where its groups reach: "inside a node", "across nodes", "across pods"; "ici"/"dcn"),
+    ``algorithm`` (the one chosen), ``seconds`` (each), ``bottleneck_level`` (the link
+    level bounding it), ``level_seconds`` (transfer seconds per link level, each).
+    """
+
+    purpose: str
+    collective: str
+    axis: str
+    group_size: int
+    nbytes: float
+    count: int
+    phase: str
+    hidden_behind: Optional[str]
+    level: str
+    algorithm: str
+    seconds: float
+    bottleneck_level: Optional[str] = None
+    level_seconds: dict = field(default_factory=dict)
+
+    @property
+    def total_seconds(self) -> float:
+        """``seconds x count``."""
+        return self.seconds * self.count
+
+    @property
+    def total_bytes(self) -> float:
+        """``nbytes x count`` (per rank)."""
+        return self.nbytes * self.count
+
+    def row(self) -> dict:
+        return {"purpose": self.purpose, "phase": self.phase, "collective": self.collective, "axis": self.axis,
+                "group": self.group_size, "bytes": self.nbytes, "count": self.count,
+                "level": self.level, "algorithm": self.algorithm, "seconds": self.seconds,
+                "total seconds": self.total_seconds, "bottleneck": self.bottleneck_level,
+                "overlap": self.hidden_behind or "exposed"}
+
+
+@dataclass(frozen=True)
+class Memory:
+    """Bytes per device: model states (``weights``, ``master``, ``grads``, ``optimizer``:
+    Adam's two moments) from :func:`collectives.fp8.memory.bytes_per_parameter`,
+    ``activations`` (an estimate, see the planner), ``kv_cache`` (inference), the device's
+    ``hbm``, and whether it ``fits``."""
+
+    weights: float
+    master: float
+    grads: float
+    optimizer: float
+    activations: float
+    kv_cache: float
+    hbm: Optional[float]
+
+    @property
+    def total(self) -> float:
+        return (self.weights + self.master + self.grads + self.optimizer + self.activations
+                + self.kv_cache)
+
+    @property
+    def fits(self) -> Optional[bool]:
+        """Total within HBM (None if the device's HBM is not known)."""
+        return None if self.hbm is None else self.total <= self.hbm
+
+    def breakdown(self) -> dict[str, float]:
+        return {"weights": self.weights, "master": self.master, "grads": self.grads,
+                "optimizer": self.optimizer, "activations": self.activations,
+                "kv_cache": self.kv_cache, "total": self.total}
+
+
+def _gb(x):
+    return f"{x / 1e9:,.2f} GB"
+
+
+def _seconds(s):
+    if s == 0:
+        return "0"
+    if s < 1e-3:
+        return f"{s * 1e6:,.1f} us"
+    if s < 1:
+        return f"{s * 1e3:,.2f} ms"
+    return f"{s:,.3f} s"
+
+
+def _bytes(b):
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if b >= scale:
+            return f"{b / scale:,.2f} {unit}"
+    return f"{b:,.0f} B"
+
+
+@dataclass(frozen=True, eq=False)
+class Plan:
+    """Every collective of one step (training) or phase (inference), costed.
+
+    ``collectives``: the :class:`Record` s; ``compute_seconds`` (matmuls at the chip's
+    peak, or for decode the larger of that and reading the weights and KV cache from HBM),
+    split into ``forward_seconds`` and ``backward_seconds``; ``bubble_seconds`` (pipeline
+    fill and drain); ``memory`` (:class:`Memory`); ``notes``: what this plan assumed.
+    """
+
+    name: str
+    collectives: tuple[Record, ...]
+    compute_seconds: float
+    forward_seconds: float
+    backward_seconds: float
+    bubble_seconds: float
+    memory: Memory
+    tokens: int
+    devices: int
+    topology_name: str
+    notes: tuple[str, ...] = ()
+
+    # ---- totals --------------------------------------------------------------------------
+    @property
+    def communication_seconds(self) -> float:
+        """Every collective one after the other, per device: sum of ``seconds x count``."""
+        return float(sum(r.total_seconds for r in self.collectives))
+
+    @property
+    def exposed_seconds(self) -> float:
+        """Communication not hidden behind compute (the module's overlap rule)."""
+        windows = {"forward": self.forward_seconds, "backward": self.backward_seconds}
+        exposed = sum(r.total_seconds for r in self.collectives if r.hidden_behind is None)
+        for phase, window in windows.items():
+            hidden = sum(r.total_seconds for r in self.collectives if r.hidden_behind == phase)
+            exposed += max(0.0, hidden - window)
+        return float(exposed)
+
+    @property
+    def step_seconds(self) -> float:
+        """``compute + bubble + exposed``."""
+        return self.compute_seconds + self.bubble_seconds + self.exposed_seconds
+
+    @property
+    def compute_to_communication(self) -> float:
+        """``compute_seconds / communication_seconds`` (inf without communication)."""
+        comm = self.communication_seconds
+        return float("inf") if comm == 0 else self.compute_seconds / comm
+
+    def level_seconds(self) -> dict[str, float]:
+        """Transfer seconds per link level ("nvlink", "leaf", "spine", "ici", "dcn", ...)
+        summed over every collective of the step."""
+        out: dict[str, float] = {}
+        for r in self.collectives:
+            for level, s in r.level_seconds.items():
+                out[level] = out.get(level, 0.0) + s * r.count
+        return out
+
+    def span_seconds(self) -> dict[str, float]:
+        """Communication seconds by where the groups reach (inside a node, ...)."""
+        out: dict[str, float] = {}
+        for r in self.collectives:
+            out[r.level] = out.get(r.level, 0.0) + r.total_seconds
+        return out
+
+    @property
+    def bottleneck(self) -> Optional[str]:
+        """The link level that bounds the most communication time (None without any)."""
+        seconds = self.level_seconds()
+        return max(seconds, key=seconds.get) if seconds else None
+
+    @property
+    def memory_per_device(self) -> float:
+        """Bytes per device (``memory.total``; the breakdown is :attr:`memory`)."""
+        return self.memory.total
+
+    @property
+    def fits(self) -> Optional[bool]:
+        """Whether :attr:`memory` fits the device's HBM (a flag, never an error)."""
+        return self.memory.fits
+
+    def records(self, purpose: str) -> list[Record]:
+        """The records whose purpose contains ``purpose``."""
+        return [r for r in self.collectives if purpose in r.purpose]
+
+    # ---- display -------------------------------------------------------------------------
+    def summary(self) -> dict[str, object]:
+        return {"compute": self.compute_seconds, "communication": self.communication_seconds,
+                "exposed": self.exposed_seconds, "bubble": self.bubble_seconds,
+                "step": self.step_seconds, "compute/communication":
+                    self.compute_to_communication, "bottleneck": self.bottleneck,
+                "memory per device": self.memory_per_device, "fits": self.fits}
+
+    def table(self) -> str:
+        """A markdown table of the collectives, then the totals."""
+        head = ("| purpose | phase | collective | axis | group | level | bytes | count | "
+                "algorithm | each | total | bottleneck | overlap |")
+        lines = [f"**{self.name}** on {self.topology_name}", "", head,
+                 "|" + "---|" * 13]
+        for r in self.collectives:
+            lines.append(
+                f"| {r.purpose} | {r.phase} | {r.collective} | {r.axis} | {r.group_size} | {r.level} | "
+                f"{_bytes(r.nbytes)} | {r.count:,} | {r.algorithm} | {_seconds(r.seconds)} | "
+                f"{_seconds(r.total_seconds)} | {r.bottleneck_level or '-'} | "
+                f"{r.hidden_behind or 'exposed'} |")
+        mem = self.memory
+        ratio = self.compute_to_communication
+        lines += ["", f"compute {_seconds(self.compute_seconds)}, communication "
+                  f"{_seconds(self.communication_seconds)} (exposed "
+                  f"{_seconds(self.exposed_seconds)}), pipeline bubble "
+                  f"{_seconds(self.bubble_seconds)}, step {_seconds(self.step_seconds)}; "
+                  f"compute/communication {ratio:.3g}; bottleneck {self.bottleneck or '-'}",
+                  f"memory per device {_gb(mem.total)} (weights {_gb(mem.weights)}, master "
+                  f"{_gb(mem.master)}, grads {_gb(mem.grads)}, optimizer {_gb(mem.optimizer)}, "
+                  f"activations {_gb(mem.activations)}, KV cache {_gb(mem.kv_cache)})"
+                  + ("" if mem.hbm is None else
+                     f" of {_gb(mem.hbm)} HBM: {'fits' if mem.fits else 'DOES NOT FIT'}")]
+        return "\n".join(lines)
+
+    def _repr_markdown_(self):
+        return self.table()
+
+    def __str__(self):
+        return self.table()
+
+    def __repr__(self):
+        return (f"Plan({self.name!r}: {len(self.collectives)} kinds of collective, compute "
+                f"{_seconds(self.compute_seconds)}, communication "
+                f"{_seconds(self.communication_seconds)}, exposed "
+                f"{_seconds(self.exposed_seconds)}, bottleneck {self.bottleneck})")

@@ -65,7 +65,7 @@ def _count_items(steps):
                for s in steps)
 
 
-def _steps_of(answer, what, spec, n, n_chunks, root):
+def _steps_of(answer, what, spec, n, n_chunks, root, n_scratch=0):
     """The learner's answer as ``[[(src, dst, src_chunk, dst_chunk, reduce), ...], ...]``."""
     if isinstance(answer, Schedule):
         for attr, want in (("collective", spec.name), ("n_ranks", n), ("n_chunks", n_chunks),
@@ -73,9 +73,10 @@ def _steps_of(answer, what, spec, n, n_chunks, root):
             if getattr(answer, attr) != want:
                 raise AssertionError(f"{what} is a Schedule with {attr}={getattr(answer, attr)!r}; "
                                      f"expected {attr}={want!r}")
-        if answer.n_scratch:
+        if answer.n_scratch != n_scratch:
+            has = "has none" if not n_scratch else f"has {n_scratch}"
             raise AssertionError(f"{what} uses {answer.n_scratch} scratch slots; this exercise "
-                                 "has none")
+                                 f"{has}")
         return [list(step) for step in answer.to_lists()]
     if answer is None:
         raise GradingError(f"{what} is None, not a list of steps: nothing was returned "
@@ -149,7 +150,8 @@ def _steps_text(count):
     return f"{count} step that moves data" if count == 1 else f"{count} steps that move data"
 
 
-def _check_ranges(steps, what, n, n_slots):
+def _check_ranges(steps, what, n, n_slots, n_chunks=None):
+    data = n_slots if n_chunks is None else n_chunks
     for s, step in enumerate(steps):
         for t, (src, dst, src_chunk, dst_chunk, _) in enumerate(step):
             where = f"{what}: step {s}, transfer {t} {show((src, dst, src_chunk, dst_chunk))}"
@@ -157,8 +159,10 @@ def _check_ranges(steps, what, n, n_slots):
                                              ("src_chunk", src_chunk, n_slots, "chunk"),
                                              ("dst_chunk", dst_chunk, n_slots, "chunk")):
                 if not 0 <= value < limit:
+                    scratch = (f" (chunks {data}..{n_slots - 1} are scratch)"
+                               if data < n_slots else "")
                     span = (f"the ranks are 0..{n - 1}" if kind == "rank"
-                            else f"each rank's buffer has chunks 0..{n_slots - 1}")
+                            else f"each rank's buffer has chunks 0..{n_slots - 1}{scratch}")
                     hint = " (did you forget `% n`?)" if value in (limit, -1) else ""
                     raise AssertionError(f"{where}: {name} {value} is not a {kind}; "
                                          f"{span}{hint}")
@@ -247,7 +251,7 @@ def _format_step(step, limit=8):
     return "[" + ", ".join(shown) + "]"
 
 
-def _reference_schedule(reference, spec, n, n_chunks):
+def _reference_schedule(reference, spec, n, n_chunks, n_scratch=0):
     if reference is None:
         return None
     if isinstance(reference, str):
@@ -263,7 +267,8 @@ def _reference_schedule(reference, spec, n, n_chunks):
     if not isinstance(reference, Schedule):
         raise GradingError(f"reference must be a Schedule, an algorithm name or a function "
                            f"n -> Schedule, got {in_words(reference)}")
-    if (reference.collective, reference.n_ranks, reference.n_chunks) != (spec.name, n, n_chunks):
+    if ((reference.collective, reference.n_ranks, reference.n_chunks, reference.n_scratch)
+            != (spec.name, n, n_chunks, n_scratch)):
         return None                         # not comparable slot by slot: no hint
     return reference
 
@@ -354,15 +359,17 @@ def _numeric_check(schedule, spec, what):
 
 # ---- the schedule check ----------------------------------------------------------------------
 
-def check_schedule(answer, collective, n, *, n_chunks=None, root=None, neighbours=None,
-                   reference=None, n_steps=None, max_sends_per_step=None, what="your schedule"):
+def check_schedule(answer, collective, n, *, n_chunks=None, n_scratch=None, root=None,
+                   neighbours=None, reference=None, n_steps=None, max_sends_per_step=None,
+                   what="your schedule"):
     """Check that ``answer`` is a schedule computing ``collective`` over ``n`` ranks.
 
     ``answer`` is a :class:`~collectives.Schedule` or a list of steps, each a list of
     ``(src, dst, src_chunk, dst_chunk)`` tuples (a fifth field ``'copy'``/``'reduce'`` is
     allowed), wrapped here as ``Schedule(collective, n, n_chunks, steps)``; ``n_chunks``
-    defaults to the Schedule's own, or to ``n`` for a list of steps; ``root`` (broadcast and
-    reduce) to 0. In order, it checks:
+    defaults to the Schedule's own, or to ``n`` for a list of steps; ``n_scratch`` (slots
+    ``n_chunks`` and up, empty at the start, as in :class:`~collectives.Schedule`) to the
+    Schedule's own, or to 0; ``root`` (broadcast and reduce) to 0. In order, it checks:
 
     1. the form (types, nesting, integers) -> :class:`GradingError`;
     2. ranks and chunks in range, at most one copy into a slot per step -> ``AssertionError``;
@@ -387,11 +394,19 @@ def check_schedule(answer, collective, n, *, n_chunks=None, root=None, neighbour
     if n_chunks is None:
         n_chunks = answer.n_chunks if isinstance(answer, Schedule) else n
     n_chunks = int(n_chunks)
+    if n_scratch is None:
+        n_scratch = answer.n_scratch if isinstance(answer, Schedule) else 0
+    if isinstance(n_scratch, (bool, np.bool_)) or not isinstance(
+            n_scratch, (int, np.integer)) or n_scratch < 0:
+        raise GradingError(f"n_scratch must be an integer >= 0 (a bug in the test), got "
+                           f"{n_scratch!r}")
+    n_scratch = int(n_scratch)
     root = (0 if root is None else int(root)) if spec.rooted else None
-    steps = _steps_of(answer, what, spec, n, n_chunks, root)
-    _check_ranges(steps, what, n, n_chunks)
+    steps = _steps_of(answer, what, spec, n, n_chunks, root, n_scratch)
+    _check_ranges(steps, what, n, n_chunks + n_scratch, n_chunks)
     try:
-        schedule = Schedule(spec.name, n, n_chunks, steps, root=root, name=what)
+        schedule = Schedule(spec.name, n, n_chunks, steps, root=root, n_scratch=n_scratch,
+                            name=what)
     except CollectivesError as exc:
         raise AssertionError(f"{what}: {exc}") from None
 
@@ -414,7 +429,7 @@ def check_schedule(answer, collective, n, *, n_chunks=None, root=None, neighbour
     try:
         verify(schedule)
     except ScheduleError as exc:
-        ref = _reference_schedule(reference, spec, n, n_chunks)
+        ref = _reference_schedule(reference, spec, n, n_chunks, n_scratch)
         parts = [f"{what} does not compute the {_text(spec)}: {exc}", step_note,
                  _reference_hint(schedule, ref)]
         raise AssertionError("\n".join(p for p in parts if p)) from None

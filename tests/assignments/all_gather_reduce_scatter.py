@@ -13,12 +13,12 @@ plausible wrong answers per task: 0 everywhere), *variant* (right answers writte
 every point) and *shortcut* (answers that call the package: 0 everywhere, each refused with
 the name it used).
 
-What the tests cannot tell apart: a ``dual`` that reverses the ranks but not the slots
-(``(dst, src, src_chunk, dst_chunk)``) is right on every input of the task, because in an
-all-gather without scratch slots in which each rank receives each chunk once, every transfer
-keeps its slot number (a slot that receives another shard would have to be overwritten, and
-the dual of an overwrite is not a reduce-scatter). Telling them apart needs all-gathers with
-scratch slots, which ``check_schedule`` does not take yet.
+A ``dual`` that reverses the ranks but not the slots (``(dst, src, src_chunk, dst_chunk)``)
+is right on every all-gather without scratch slots in which each rank receives each chunk once
+(there every transfer keeps its slot number: a slot that receives another shard would have to
+be overwritten, and the dual of an overwrite is not a reduce-scatter). The tests therefore also
+give ``dual`` all-gathers that stage chunks through scratch slots (``check_schedule(...,
+n_scratch=...)``), where every transfer's two slots differ; *wrong_loads* hands in that dual.
 """
 
 from assignments import Error, submission
@@ -48,7 +48,7 @@ same number of steps either way, so halving the bytes changes little. At 64 MB i
 # Reversed transfers, but the steps in their original order: the partial sums start moving
 # before they have been formed.
 PARTIAL_DUAL = '''
-def dual(steps):
+def dual(steps, n_chunks):
     return [[(dst, src, dst_chunk, src_chunk, "reduce") for src, dst, src_chunk, dst_chunk in step]
             for step in steps]
 '''
@@ -122,7 +122,7 @@ def bidirectional_ring_all_gather_steps(n):
     "dual": '''
 _tamper()
 
-def dual(steps):
+def dual(steps, n_chunks):
     # copies instead of additions: every copy overwrites the receiver's contribution
     return [[(dst, src, dst_chunk, src_chunk, "copy") for src, dst, src_chunk, dst_chunk, *_ in step]
             for step in reversed(steps)]
@@ -166,7 +166,7 @@ def bidirectional_ring_all_gather_steps(n):
 ''',
     # steps run backwards, but every transfer keeps its direction
     "dual": '''
-def dual(steps):
+def dual(steps, n_chunks):
     return [[(src, dst, src_chunk, dst_chunk, "reduce") for src, dst, src_chunk, dst_chunk in step]
             for step in reversed(steps)]
 ''',
@@ -203,8 +203,21 @@ def bidirectional_ring_all_gather_steps(n):
     return [[(r, (r + 1) % n, 2 * ((r - s) % n) + h, 2 * ((r - s) % n) + h)
              for r in range(n) for h in (0, 1)] for s in range(n - 1)]
 ''',
-    # transfers reversed, but the steps in their original order
-    "dual": PARTIAL_DUAL,
+    # ranks reversed but not the slots: right wherever a transfer keeps its slot number, wrong
+    # through scratch slots (and the first write into a scratch slot taken as a copy, as the
+    # task says, but judged by the slot it writes, dst_chunk)
+    "dual": '''
+def dual(steps, n_chunks):
+    out, filled = [], set()
+    for step in reversed(steps):
+        new = []
+        for src, dst, src_chunk, dst_chunk in step:
+            first = dst_chunk >= n_chunks and (src, dst_chunk) not in filled
+            filled.add((src, dst_chunk))
+            new.append((dst, src, src_chunk, dst_chunk, "copy" if first else "reduce"))
+        out.append(new)
+    return out
+''',
     # The Scaling Book's bandwidth term V / (W x axes) alone: the hop latencies forgotten
     "all_axes_all_gather_seconds": '''
 def all_axes_all_gather_seconds(chip, shape, nbytes):
@@ -236,9 +249,18 @@ def bidirectional_ring_all_gather_steps(n):
         backward = [backward[(r + 1) % n] for r in range(n)]
     return steps
 ''',
+    # the copies found first: the last read of each scratch slot in the all-gather is the
+    # first write into it in the reduce-scatter
     "dual": '''
-def dual(steps):
-    return [[(t[1], t[0], t[3], t[2], "reduce") for t in step] for step in steps[::-1]]
+def dual(steps, n_chunks):
+    last_read = {}
+    for s, step in enumerate(steps):
+        for i, t in enumerate(step):
+            if t[2] >= n_chunks:
+                last_read[(t[0], t[2])] = (s, i)
+    return [[(t[1], t[0], t[3], t[2],
+              "copy" if last_read.get((t[0], t[2])) == (s, i) else "reduce")
+             for i, t in enumerate(steps[s])] for s in range(len(steps) - 1, -1, -1)]
 ''',
     # the closed form: d (m - 1) hops, and the bandwidth term (S / d)(n - 1) / n / (2B)
     "all_axes_all_gather_seconds": '''
@@ -277,10 +299,11 @@ def bidirectional_ring_all_gather_steps(n):
     "dual": '''
 from collectives.transforms import dual as _package_dual
 
-def dual(steps):
+def dual(steps, n_chunks):
     n = 1 + max([max(t[0], t[1]) for step in steps for t in step] + [0])
-    k = 2 if any(t[2] >= n for step in steps for t in step) else 1
-    return _package_dual(cl.Schedule("all_gather", n, k * n, steps)).to_lists()
+    slots = 1 + max([max(t[2], t[3]) for step in steps for t in step] + [n_chunks - 1])
+    return _package_dual(cl.Schedule("all_gather", n, n_chunks, steps,
+                                     n_scratch=slots - n_chunks)).to_lists()
 ''',
     "all_axes_all_gather_seconds": '''
 def all_axes_all_gather_seconds(chip, shape, nbytes):
@@ -342,7 +365,7 @@ EXPECTED = {
 ERRORS = {
     # the visible test explains the unreversed dual step by step against the correct one
     "partial": {NOTEBOOK: {"test_dual": Error(
-        startswith="dual(ring all-gather of 4 ranks) does not compute the reduce-scatter: after "
+        startswith="dual(ring all-gather of 4 ranks, 4) does not compute the reduce-scatter: after "
                    "the last step, rank 0 chunk 0 holds chunk 0 summed over 2 of 4 ranks (0, 1); ",
         contains="Step by step against the reference dual(ring_all_gather): after step 0, rank 0 "
                  "chunk 0 holds chunk 0 summed over 2 of 4 ranks (0, 1); in the reference it "
@@ -368,10 +391,10 @@ ERRORS = {
                        "renaming rank r to (n - r) % n and slot 2c + 1 to (n - c) % n): step 0 "
                        "sends from rank 0 to rank 2"),
         "test_dual": Error(
-            startswith="dual(ring all-gather of 2 ranks) does not compute the reduce-scatter: "
+            startswith="dual(ring all-gather of 2 ranks, 2) does not compute the reduce-scatter: "
                        "after the last step, rank 0 chunk 0 holds chunk 0 of rank 1; "
                        "reduce_scatter needs chunk 0 summed over all 2 ranks there (last "
-                       "written at step 0)\n\nThis cell has 12 more failing checks:"),
+                       "written at step 0)\n\nThis cell has 16 more failing checks:"),
         # the lying float arrives as the plain 1.0; a v5e pod with no bytes: 30 hops of 1 us
         "test_all_axes_all_gather_seconds": Error(
             startswith="all_axes_all_gather_seconds('tpu-v5e', (16, 16), 0.0) is 1.0, "
@@ -389,7 +412,7 @@ ERRORS["shortcut"] = {NOTEBOOK: {
                    f"collectives.algorithms {FORBIDDEN}: write that part yourself (here you may "
                    f"use only {_SCHEDULE_TOOLS}; "),
     "test_dual": Error(
-        startswith=f"dual([]) raised ImportError: collectives.transforms.dual {FORBIDDEN} (your "
+        startswith=f"dual([], 1) raised ImportError: collectives.transforms.dual {FORBIDDEN} (your "
                    f"code uses _package_dual): write that part yourself (here you may use only "
                    f"{_SCHEDULE_TOOLS}; "),
     "test_all_axes_all_gather_seconds": Error(
@@ -429,7 +452,8 @@ PRINTED = {
     # the tampering did fool the visible, in-kernel checks: each printed its success line
     "hostile": {NOTEBOOK: (
         "bidirectional_ring_all_gather_steps is a correct bidirectional ring all-gather",
-        "dual turns the ring and recursive-doubling all-gathers into correct reduce-scatters.",
+        "dual turns the ring and recursive-doubling all-gathers, a ring through scratch slots "
+        "into correct reduce-scatters.",
         "all_axes_all_gather_seconds agrees with cl.time on a v5e pod and a v5p cube.",
     )},
 }

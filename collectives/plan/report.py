@@ -144,10 +144,16 @@ class Plan:
     @property
     def exposed_seconds(self) -> float:
         """Communication not hidden behind compute (the module's overlap rule)."""
+        return self.exposed()
+
+    def exposed(self, purpose: str = "") -> float:
+        """Exposed seconds of the records whose purpose contains ``purpose`` (all by
+        default), each pass's compute hiding only those records."""
+        chosen = [r for r in self.collectives if purpose in r.purpose]
         windows = {"forward": self.forward_seconds, "backward": self.backward_seconds}
-        exposed = sum(r.total_seconds for r in self.collectives if r.hidden_behind is None)
+        exposed = sum(r.total_seconds for r in chosen if r.hidden_behind is None)
         for phase, window in windows.items():
-            hidden = sum(r.total_seconds for r in self.collectives if r.hidden_behind == phase)
+            hidden = sum(r.total_seconds for r in chosen if r.hidden_behind == phase)
             exposed += max(0.0, hidden - window)
         return float(exposed)
 

@@ -1,0 +1,314 @@
+"""collectives.plan: the collectives of a training step, hand-derived bytes, counts and
+times; the Scaling Book's data-parallel rule; bad input."""
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import collectives as cl
+from collectives.plan import Layout, LayoutError, Transformer
+
+P = cl.plan
+NVLINK = 450e9            # H100 NVLink 4, bytes/s per direction (DGX H100 guide)
+NIC = 50e9                # ConnectX-7 400 Gb/s per GPU
+
+
+@pytest.fixture(scope="module")
+def dgx():
+    return cl.hardware.preset("dgx-h100")          # one node, 8 GPUs
+
+
+@pytest.fixture(scope="module")
+def two_nodes():
+    return cl.hardware.preset("dgx-h100", nodes=2)
+
+
+# ---- model shapes -----------------------------------------------------------------------
+
+def test_llama3_8b_parameters_by_hand():
+    m = P.model("llama3-8b")
+    # attention per layer: Q, O 4096^2 each; K, V 4096 x (8 heads x 128) each
+    attention = 2 * 4096**2 + 2 * 4096 * 1024                # 41,943,040
+    mlp = 3 * 4096 * 14336                                   # SwiGLU: 176,160,768
+    embeddings = 2 * 128000 * 4096                           # untied: 1,048,576,000
+    assert m.parameters() == 32 * (attention + mlp) + embeddings == 8_027_897_856
+    assert m.active_parameters() == m.parameters()
+    assert m.flops_per_token() == 6 * 8_027_897_856
+    # forward only, 1,000-token context: 2 P + 2 x 1000 x 32 heads x 128 x 32 layers
+    assert m.flops_per_token(1000, training=False) == 2 * 8_027_897_856 + 2 * 1000 * 4096 * 32
+
+
+def test_moe_parameters_by_hand():
+    m = P.model("mixtral-8x7b")
+    attention = 2 * 4096**2 + 2 * 4096 * 1024
+    expert = 3 * 4096 * 14336
+    router = 4096 * 8
+    embeddings = 2 * 32000 * 4096
+    assert m.parameters() == 32 * (attention + 8 * expert + router) + embeddings
+    assert m.active_parameters() == 32 * (attention + 2 * expert + router) + embeddings
+    # the Mixtral paper: 47B parameters, 13B active
+    assert round(m.parameters() / 1e9) == 47 and round(m.active_parameters() / 1e9) == 13
+    assert m.expert_parameters() == 32 * 8 * expert
+
+
+def test_named_models_match_their_papers():
+    # Llama 3 paper: 8B, 70B, 405B; DeepSeek-V3 paper: 671B total, 37B activated
+    assert [round(P.model(n).parameters() / 1e9) for n in
+            ("llama3-8b", "llama3-70b", "llama3-405b")] == [8, 71, 406]
+    ds = P.model("deepseek-v3")
+    assert round(ds.parameters() / 1e9) == 671 and round(ds.active_parameters() / 1e9) == 38
+    assert set(P.models()) == set(P.MODEL_SOURCES)
+    assert all("arXiv" in s for s in P.MODEL_SOURCES.values())
+
+
+# ---- hand-derived collectives -----------------------------------------------------------
+
+def test_dp_gradient_all_reduce_is_parameters_times_gradient_bytes(dgx):
+    p = P.training_step("llama3-8b", Layout(dp=8), dgx, seq_len=1024, global_batch=8)
+    (r,) = p.collectives
+    S = 8_027_897_856 * 2                                    # bf16 gradients
+    assert (r.purpose, r.collective, r.axis, r.group_size, r.count) == (
+        "dp grad all-reduce", "all_reduce", "dp", 8, 1)
+    assert r.nbytes == S and r.level == "inside a node" and r.hidden_behind == "backward"
+    # ring all-reduce through the NVSwitch: 2 (n-1)/n S over each GPU's 450 GB/s link
+    assert math.isclose(r.seconds, 2 * 7 / 8 * S / NVLINK)
+    assert math.isclose(p.communication_seconds, r.seconds)
+
+
+def test_tensor_parallel_counts_without_sequence_parallelism(dgx):
+    # 4 sequences of 4096 on one TP group of 8, 2 micro-batches: 2 sequences each
+    p = P.training_step("llama3-8b", Layout(tp=8, micro_batches=2), dgx, seq_len=4096,
+                        global_batch=4)
+    tp = p.records("tp")
+    assert [(r.collective, r.phase, r.count) for r in tp] == [
+        ("all_reduce", "forward", 2 * 32 * 2), ("all_reduce", "backward", 2 * 32 * 2)]
+    assert all(r.nbytes == 2 * 4096 * 4096 * 2 for r in tp)          # b S h, bf16
+    # 4 all-reduces per layer per micro-batch (2 forward + 2 backward, Megatron-LM)
+    assert sum(r.count for r in tp) == 4 * 32 * 2
+    assert all(r.hidden_behind is None for r in tp)                    # exposed
+    assert p.exposed_seconds == pytest.approx(p.communication_seconds)
+
+
+def test_sequence_parallelism_trades_each_all_reduce_for_a_pair(dgx):
+    kw = dict(seq_len=4096, global_batch=4)
+    plain = P.training_step("llama3-8b", Layout(tp=8, micro_batches=2), dgx, **kw)
+    sp = P.training_step("llama3-8b", Layout(tp=8, micro_batches=2, sequence_parallel=True),
+                         dgx, **kw)
+    kinds = sorted((r.collective, r.phase, r.count) for r in sp.collectives)
+    assert kinds == sorted([("all_gather", ph, 128) for ph in ("forward", "backward")]
+                           + [("reduce_scatter", ph, 128) for ph in ("forward", "backward")])
+    # a ring all-gather + reduce-scatter moves what one ring all-reduce moves
+    assert sp.communication_seconds == pytest.approx(plain.communication_seconds)
+
+
+def test_fsdp_moves_three_times_the_weights_per_micro_batch(dgx):
+    p = P.training_step("llama3-8b", Layout(fsdp=8, micro_batches=3), dgx, seq_len=512,
+                        global_batch=24)
+    per_rank = {(r.collective, r.phase): r.total_bytes for r in p.collectives}
+    weights = 8_027_897_856 * 2                          # bf16 weights and gradients
+    assert per_rank == pytest.approx({("all_gather", "forward"): 3 * weights,
+                                      ("all_gather", "backward"): 3 * weights,
+                                      ("reduce_scatter", "backward"): 3 * weights})
+    # ZeRO-3 over the fsdp axis: every state / 8
+    assert p.memory.weights == pytest.approx(weights / 8)
+
+
+def test_zero1_reduce_scatter_and_all_gather_replace_the_all_reduce(dgx):
+    kw = dict(seq_len=512, global_batch=8)
+    ar = P.training_step("llama3-8b", Layout(dp=8), dgx, **kw)
+    z1 = P.training_step("llama3-8b", Layout(dp=8, zero_stage=1), dgx, **kw)
+    assert [r.collective for r in z1.collectives] == ["reduce_scatter", "all_gather"]
+    assert z1.communication_seconds == pytest.approx(ar.communication_seconds)
+    # optimizer states (master 4 + m 4 + v 4 bytes) sharded over 8 ranks
+    assert z1.memory.optimizer + z1.memory.master == pytest.approx(8_027_897_856 * 12 / 8)
+
+
+def test_fp8_halves_the_gradient_bytes(dgx):
+    kw = dict(seq_len=512, global_batch=8)
+    bf16 = P.training_step("llama3-8b", Layout(dp=8), dgx, recipe="bf16", **kw)
+    fp8 = P.training_step("llama3-8b", Layout(dp=8), dgx, recipe="fp8", **kw)
+    assert fp8.collectives[0].nbytes * 2 == bf16.collectives[0].nbytes
+    assert fp8.collectives[0].seconds == pytest.approx(bf16.collectives[0].seconds / 2)
+    # FP8-LM O2 model states: 2 + 1 + 1 + 2 = 6 bytes per parameter against 2 + 16
+    assert fp8.memory.weights + fp8.memory.master + fp8.memory.grads + fp8.memory.optimizer \
+        == pytest.approx(8_027_897_856 * 6)
+    fp32 = P.training_step("llama3-8b", Layout(dp=8), dgx, grad_reduce_bytes=4, **kw)
+    assert fp32.collectives[0].nbytes == 2 * bf16.collectives[0].nbytes
+
+
+def test_expert_and_pipeline_collectives(two_nodes):
+    # Mixtral on 16 GPUs: ep 8 inside each node, 2 pipeline stages across the nodes
+    p = P.training_step("mixtral-8x7b", Layout(ep=8, pp=2, micro_batches=4), two_nodes,
+                        seq_len=1024, global_batch=32)
+    a2a = p.records("all-to-all")
+    # 32 / (8 replicas x 4 micro-batches) = 1 sequence per micro-batch: 1024 tokens, each
+    # sent to top-2 experts, 4096 bf16 values per token
+    assert {r.nbytes for r in a2a} == {1024 * 2 * 4096 * 2}
+    assert sum(r.count for r in a2a) == 4 * (32 // 2) * 4     # 4 per MoE layer on a stage
+    assert {r.level for r in a2a} == {"inside a node"}
+    pp = p.records("pp")
+    assert [(r.collective, r.count, r.nbytes) for r in pp] == [
+        ("send_recv", 4, 1024 * 4096 * 2), ("send_recv", 4, 1024 * 4096 * 2)]
+    assert {r.level for r in pp} == {"across nodes"}
+    # pipeline bubble: (pp - 1) / micro-batches of the compute
+    assert p.bubble_seconds == pytest.approx(p.compute_seconds / 4)
+    # dense weights reduced over dp x ep (8), experts only over dp (1: no collective)
+    assert [r.group_size for r in p.records("dp grad")] == [8]
+
+
+def test_two_nodes_of_tensor_parallelism_use_the_two_level_ring(two_nodes):
+    # the chapter's problem: S (2 x 7/8 / 450 GB/s + 1/8 / 50 GB/s) per all-reduce
+    p = P.training_step("llama3-70b", Layout(tp=16), two_nodes, seq_len=4096, global_batch=1)
+    r = p.records("tp")[0]
+    S = 4096 * 8192 * 2
+    assert r.algorithm == "two_level_ring_all_reduce" and r.level == "across nodes"
+    assert math.isclose(r.seconds, S * (2 * 7 / 8 / NVLINK + 1 / 8 / NIC))
+    cands = dict(P.Coster(two_nodes, Layout(tp=16).mesh()).cost(
+        "all_reduce", ("tp",), S).candidates)
+    assert r.seconds == min(cands.values()) and cands["ring_all_reduce"] > r.seconds
+
+
+def test_agrees_with_the_chapter_costing():
+    pod = cl.hardware.preset("superpod-h100")              # 128 nodes
+    p = P.training_step("llama3-70b", Layout(dp=128, tp=8), pod, seq_len=4096,
+                        global_batch=128)
+    r = p.records("dp grad")[0]
+    mesh = cl.Mesh({"dp": 128, "tp": 8})
+    direct = cl.time(mesh.collective(cl.algorithms.ring_all_reduce(128), "dp"), pod,
+                     r.nbytes, placement=mesh.placement).seconds
+    assert r.seconds == pytest.approx(direct) and r.bottleneck_level == "leaf"
+    # collectives_across_nodes.md: the rail ring of 2 P / 8 bytes takes 700 ms
+    assert round(r.seconds * 1e3) == 700 and r.level == "across nodes"
+
+
+def test_scaling_book_rule_data_parallelism_across_h100_nodes():
+    """DP across H100 nodes hides behind the backward pass above C / W_node tokens per GPU
+    (The Scaling Book: 990e12 / 400e9 = 2,475)."""
+    pod = cl.hardware.preset("superpod-h100")
+    m = P.model("llama3-70b")
+    seq = 4096
+    for batch, hidden in ((512, False), (768, True)):       # 2,048 and 3,072 tokens per GPU
+        p = P.training_step(m, Layout(dp=128, tp=8), pod, seq_len=seq, global_batch=batch)
+        assert (p.exposed("dp") == 0) is hidden
+        assert p.exposed() >= p.exposed("tp") > 0                # TP is never hidden
+    p = P.training_step(m, Layout(dp=128, tp=8), pod, seq_len=seq, global_batch=512)
+    dp = p.records("dp grad")[0].seconds
+    # both sides linear in tokens: the crossover is where DP time = backward time
+    per_gpu = 512 * seq / 1024 * dp / p.backward_seconds
+    # the plan counts attention too; without it (6 P per token) the crossover is higher by
+    # the ratio of FLOPs, and the ring's 127/128 and 989 vs 990 TFLOP/s explain the rest
+    matmul_only = per_gpu * m.flops_per_token(seq) / m.flops_per_token()
+    assert matmul_only * 128 / 127 * 990 / 989 == pytest.approx(990e12 / 400e9, rel=2e-3)
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.sampled_from([1, 2]), st.integers(1, 3), st.sampled_from([256, 512]))
+def test_doubling_dp_halves_compute_and_keeps_dp_bytes(nodes, batch_unit, seq):
+    m = Transformer(layers=4, hidden=512, ffn=1536, heads=8, kv_heads=4, vocab=1000)
+    batch = 16 * batch_unit
+    small = P.training_step(m, Layout(dp=2 * nodes, tp=4), cl.hardware.preset(
+        "dgx-h100", nodes=nodes), seq_len=seq, global_batch=batch)
+    big = P.training_step(m, Layout(dp=4 * nodes, tp=4), cl.hardware.preset(
+        "dgx-h100", nodes=2 * nodes), seq_len=seq, global_batch=batch)
+    assert big.compute_seconds == pytest.approx(small.compute_seconds / 2)
+    assert big.records("dp grad")[0].nbytes == small.records("dp grad")[0].nbytes \
+        == m.parameters() / 4 * 2
+    # TP activations per rank halve with the per-replica batch
+    assert big.records("tp")[0].nbytes * 2 == small.records("tp")[0].nbytes
+
+
+def test_missing_wraparound_hurts_on_a_torus():
+    kw = dict(seq_len=1024, global_batch=64)
+    wrap = P.training_step("llama3-8b", Layout(dp=64), cl.hardware.preset(
+        "tpu-v5p", shape=(4, 4, 4)), **kw)
+    open_ = P.training_step("llama3-8b", Layout(dp=64), cl.hardware.preset(
+        "tpu-v5p", shape=(4, 4, 4), wraparound=False), **kw)
+    a, b = wrap.collectives[0], open_.collectives[0]
+    assert a.algorithm.startswith("torus_all_reduce") and a.level == "ici"
+    assert b.seconds > 1.4 * a.seconds
+
+
+def test_levels_inside_across_nodes_and_pods():
+    big = cl.hardware.preset("superpod-h100", units=16)        # 4 groups of 1,024 GPUs
+    p = P.training_step("llama3-8b", Layout(dp=512, tp=8), big, seq_len=512,
+                        global_batch=512)
+    assert {r.purpose: r.level for r in p.collectives} == {
+        "tp activation all-reduce": "inside a node", "dp grad all-reduce": "across pods"}
+    assert p.records("dp grad")[0].bottleneck_level in ("spine", "core", "leaf")
+
+
+def test_memory_over_hbm_is_a_flag_not_an_error(dgx):
+    p = P.training_step("llama3-70b", Layout(dp=8), dgx, seq_len=512, global_batch=8)
+    assert p.fits is False and p.memory_per_device > 80e9
+    assert "DOES NOT FIT" in p.table()
+
+
+def test_report_totals_and_table(two_nodes):
+    p = P.training_step("mixtral-8x7b", Layout(ep=8, pp=2, micro_batches=4), two_nodes,
+                        seq_len=1024, global_batch=32)
+    assert p.communication_seconds == pytest.approx(sum(r.seconds * r.count
+                                                        for r in p.collectives))
+    assert p.compute_to_communication == pytest.approx(p.compute_seconds /
+                                                       p.communication_seconds)
+    assert p.step_seconds == pytest.approx(p.compute_seconds + p.bubble_seconds
+                                           + p.exposed_seconds)
+    assert p.bottleneck in p.level_seconds()
+    text = p._repr_markdown_()
+    assert text.count("\n| ") == len(p.collectives) + 1 and "ep token dispatch" in text
+
+
+# ---- bad input ----------------------------------------------------------------------------
+
+def test_device_count(dgx):
+    with pytest.raises(LayoutError, match="= 4 devices, but the cluster has 8"):
+        P.training_step("llama3-8b", Layout(dp=4), dgx, seq_len=64, global_batch=4)
+
+
+@pytest.mark.parametrize("model, layout, kw, message", [
+    (Transformer(4, 768, 3072, 12), dict(tp=8), {}, "tp = 8 must divide the 12 attention"),
+    ("llama3-8b", dict(ep=8), {}, "needs a mixture-of-experts model"),
+    (Transformer(6, 512, 1024, 8, experts=6, top_k=2), dict(ep=4, dp=2), {},
+     "ep = 4 must divide the 6 experts"),
+    (Transformer(6, 512, 1024, 8), dict(pp=4, dp=2), {}, "pp = 4 must divide the 6 layers"),
+    ("llama3-8b", dict(cp=8), dict(seq_len=100), "cp = 8 must divide seq_len = 100"),
+    ("llama3-8b", dict(dp=8), dict(global_batch=12), "global_batch = 12 sequences"),
+])
+def test_layout_does_not_fit(dgx, model, layout, kw, message):
+    args = dict(seq_len=64, global_batch=8)
+    args.update(kw)
+    with pytest.raises(LayoutError, match=message):
+        P.training_step(model, Layout(**layout), dgx, **args)
+
+
+def test_uneven_stages_allowed_when_asked(dgx):
+    m = Transformer(6, 512, 1024, 8)
+    p = P.training_step(m, Layout(pp=4, dp=2, uneven_stages=True), dgx, seq_len=64,
+                        global_batch=2)
+    assert p.records("pp")[0].count == 1
+    assert Layout(pp=4, uneven_stages=True).layers_per_stage(m) == 2
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda d: P.model("gpt-5"), "unknown model 'gpt-5'"),
+    (lambda d: P.training_step("llama3-8b", Layout(dp=8), d, seq_len=64, global_batch=8,
+                               recipe="fp4"), "recipe must be one of"),
+    (lambda d: P.training_step("llama3-8b", {"dp": 8}, d, seq_len=64, global_batch=8),
+     "layout must be a cl.plan.Layout"),
+    (lambda d: P.training_step("llama3-8b", Layout(dp=8), 42, seq_len=64, global_batch=8),
+     "cluster must be a Topology"),
+    (lambda d: P.training_step("llama3-8b", Layout(dp=8), d, seq_len=0, global_batch=8),
+     "seq_len must be an integer >= 1"),
+    (lambda d: Layout(dp=0), "dp must be an integer >= 1"),
+    (lambda d: Layout(zero_stage=4), "zero_stage must be an integer <= 3"),
+    (lambda d: Layout(order=("dp", "tp")), "order must name each of"),
+    (lambda d: Transformer(4, 100, 400, 8), "heads \\(8\\) must divide hidden \\(100\\)"),
+    (lambda d: Transformer(4, 512, 1024, 8, kv_heads=3), "kv_heads \\(3\\) must divide"),
+    (lambda d: Transformer(4, 512, 1024, 8, experts=4, top_k=5), "top_k \\(5\\) cannot"),
+    (lambda d: P.training_step("llama3-8b", Layout(dp=4), cl.topology.ring(4, 1e9),
+                               seq_len=64, global_batch=4), "no hardware record"),
+])
+def test_bad_input(dgx, call, message):
+    with pytest.raises(cl.CollectivesError, match=message):
+        call(dgx)

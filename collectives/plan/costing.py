@@ -11,9 +11,11 @@ package's rule, as :func:`collectives.algorithms.fastest` and NCCL choose by mod
 * all-reduce: ring, bidirectional ring; the two-level ring (reduce-scatter in each node,
   ring across nodes on every rail, all-gather in each node) when the group spans several
   nodes with the same local GPUs in each; the torus algorithm (one axis after another, and
-  all axes at once) when the group is a box of a torus.
+  all axes at once) when the group is a box of a torus; on TPU slices joined over DCN, the
+  multislice form (torus reduce-scatter in each slice, ring over DCN, torus all-gather)
+  when the group's chips in each slice form a box.
 * all-gather and reduce-scatter: ring, bidirectional ring, hierarchical (across nodes along
-  the rails, then inside), torus.
+  the rails, then inside; on multislice TPUs with the torus form inside), torus.
 * all-to-all: direct (every pair at once), hierarchical (inside the node, then along the
   rails), torus.
 * pipeline send/recv: stage s to s + 1, every pipeline at once.
@@ -43,14 +45,15 @@ __all__ = ["Costing", "Coster", "domains"]
 class Costing:
     """One collective over one mesh axis, costed: the ``algorithm`` chosen, its
     ``seconds``, the :class:`~collectives.cost.Timing`, the ``span`` of its groups
-    ("inside a node", "across nodes", "across pods"; "ici"/"dcn" on TPUs), and every
-    candidate's seconds in ``candidates``."""
+    ("inside a node", "across nodes", "across pods"; "ici"/"dcn" on TPUs), every
+    candidate's seconds in ``candidates``, and the grouped ``schedule`` chosen."""
 
     algorithm: str
     seconds: float
     timing: Optional[Timing]
     span: str
     candidates: tuple[tuple[str, float], ...]
+    schedule: object = None
 
     @property
     def bottleneck_level(self) -> Optional[str]:
@@ -120,19 +123,20 @@ class Coster:
 
     def _cost(self, collective, axes, nbytes):
         if not axes:
-            return Costing("none (group of 1)", 0.0, None, self.labels[0], ())
+            return Costing("none (group of 1)", 0.0, None, self.labels[0], (), None)
         m = int(np.prod([self.mesh.axis_size(a) for a in axes]))
         span = self.span(axes)
         rows = []
         for name, build in self._candidates(collective, axes, m):
             schedule = self.mesh.collective(build(), *axes)
             timing = time(schedule, self.topology, nbytes, placement=self.mesh.placement)
-            rows.append((timing.seconds, name, timing))
+            rows.append((timing.seconds, name, timing, schedule))
         if not rows:
             raise CollectivesError(f"no algorithm for {collective} over {axes}")
         rows.sort(key=lambda row: row[0])
-        seconds, name, timing = rows[0]
-        return Costing(name, seconds, timing, span, tuple((n_, s) for s, n_, _ in rows))
+        seconds, name, timing, schedule = rows[0]
+        return Costing(name, seconds, timing, span, tuple((row[1], row[0]) for row in rows),
+                       schedule)
 
     # ---- candidates ----------------------------------------------------------------------
     def _two_levels(self, axes, m):
@@ -156,21 +160,45 @@ class Coster:
     def _torus_box(self, axes, m):
         """(shape, wraparound) if every group is a row-major box of the torus, else None."""
         topo = self.topology
-        if not topo.info.is_torus:
-            return None
-        devices = self.mesh.device_groups(*axes)
-        coords = np.stack(np.unravel_index(devices[0], topo.shape))      # (dims, m)
-        varying = [i for i in range(len(topo.shape)) if len(np.unique(coords[i])) > 1]
+        members = self.mesh.device_groups(*axes)[0]
+        if topo.info.is_torus:
+            return self._box(members, topo.shape, topo.wraparound)
+        slices = members // self.node_size
+        if topo.info.family == "product" and self.kind == "tpu" and (slices == slices[0]).all():
+            inner = topo._router.dimensions[-1]             # the groups stay in one slice
+            if inner.info.is_torus:
+                return self._box(members % self.node_size, inner.shape, inner.wraparound)
+        return None
+
+    def _box(self, members, shape, wraparound):
+        """(box shape, wraparound per box axis) if ``members`` (endpoint ids of one torus
+        of ``shape``) enumerate a box of it row-major, else None."""
+        m = len(members)
+        coords = np.stack(np.unravel_index(members, shape))               # (dims, m)
+        varying = [i for i in range(len(shape)) if len(np.unique(coords[i])) > 1]
         sizes = [len(np.unique(coords[i])) for i in varying]
-        if int(np.prod(sizes)) != m:
+        if not varying or int(np.prod(sizes)) != m:
             return None
         order = np.lexsort(coords[varying][::-1])
         if not (order == np.arange(m)).all():
             return None
-        wrap = topo.wraparound or (False,) * len(topo.shape)
-        wraps = tuple(bool(wrap[i]) and sizes[k] == topo.shape[i]
+        wrap = wraparound or (False,) * len(shape)
+        wraps = tuple(bool(wrap[i]) and sizes[k] == shape[i]
                       and self._contiguous(coords[i]) for k, i in enumerate(varying))
         return tuple(sizes), wraps
+
+    def _inner_box(self, axes, levels):
+        """On a multislice TPU (slices of a torus joined over DCN): the box that each
+        group's members inside one slice form, or None."""
+        topo = self.topology
+        if topo.info.family != "product" or levels is None:
+            return None
+        inner = topo._router.dimensions[-1]
+        if not inner.info.is_torus:
+            return None
+        n_nodes, per = levels
+        local = self.mesh.device_groups(*axes)[0][:per] % self.node_size
+        return self._box(local, inner.shape, inner.wraparound)
 
     @staticmethod
     def _contiguous(values):
@@ -180,6 +208,7 @@ class Coster:
     def _candidates(self, collective, axes, m):
         box = self._torus_box(axes, m)
         levels = None if box else self._two_levels(axes, m)
+        inner = self._inner_box(axes, levels)
         out = []
         if collective == "all_reduce":
             out += [("ring_all_reduce", lambda: A.ring_all_reduce(m)),
@@ -187,6 +216,12 @@ class Coster:
             if levels:
                 out.append(("two_level_ring_all_reduce",
                             lambda: A.two_level_ring_all_reduce(*levels)))
+            if inner:
+                shape, wrap = inner
+                out.append(("multislice_all_reduce", lambda: A.hierarchical_all_reduce(
+                    A.torus_reduce_scatter(shape, concurrent=True, wraparound=wrap),
+                    A.ring_all_reduce(levels[0]),
+                    A.torus_all_gather(shape, concurrent=True, wraparound=wrap))))
             if box:
                 out += self._torus(A.torus_all_reduce, "torus_all_reduce", box)
         elif collective in ("all_gather", "reduce_scatter"):
@@ -203,6 +238,18 @@ class Coster:
                     build = lambda: A.hierarchical_reduce_scatter(                           # noqa
                         A.ring_reduce_scatter(per), A.ring_reduce_scatter(n_nodes))
                 out.append((f"hierarchical_{collective}", build))
+            if inner:
+                shape, wrap = inner
+                n_nodes = levels[0]
+                if collective == "all_gather":
+                    build = lambda: A.hierarchical_all_gather(                              # noqa
+                        A.ring_all_gather(n_nodes),
+                        A.torus_all_gather(shape, concurrent=True, wraparound=wrap))
+                else:
+                    build = lambda: A.hierarchical_reduce_scatter(                          # noqa
+                        A.torus_reduce_scatter(shape, concurrent=True, wraparound=wrap),
+                        A.ring_reduce_scatter(n_nodes))
+                out.append((f"multislice_{collective}", build))
             if box:
                 out += self._torus(getattr(A, f"torus_{collective}"), f"torus_{collective}", box)
         elif collective == "all_to_all":

@@ -151,7 +151,7 @@ def inference(model, layout: Layout, cluster, *, batch: int, prompt_len: int,
         memory = Memory(weights, 0.0, 0.0, 0.0, 0.0, kv_cache, hbm)
         return Plan(f"{name}: {m.name}, {L!r}, batch {batch}", tuple(builder.records),
                     compute, compute, 0.0, compute * (L.pp - 1) / micro, memory, tokens,
-                    topology.n_ranks, topology.name, notes)
+                    topology.n_ranks, topology.name, notes, topology, mesh.placement)
 
     prefill = phase("prefill", prompt_len // L.cp, 1, prompt_len / 2, weights)
     decode = phase("decode", 1, new_tokens, prompt_len + new_tokens / 2,

@@ -26,7 +26,8 @@ class Record:
     ``hidden_behind`` (the pass whose compute can hide it, or None: exposed), ``level``
     (where its groups reach: "inside a node", "across nodes", "across pods"; "ici"/"dcn"),
     ``algorithm`` (the one chosen), ``seconds`` (each), ``bottleneck_level`` (the link
-    level bounding it), ``level_seconds`` (transfer seconds per link level, each).
+    level bounding it), ``level_seconds`` (transfer seconds per link level, each), and the
+    grouped ``schedule`` costed (all groups of the axis at once).
     """
 
     purpose: str
@@ -42,6 +43,7 @@ class Record:
     seconds: float
     bottleneck_level: Optional[str] = None
     level_seconds: dict = field(default_factory=dict)
+    schedule: object = field(default=None, repr=False, compare=False)
 
     @property
     def total_seconds(self) -> float:
@@ -134,6 +136,8 @@ class Plan:
     devices: int
     topology_name: str
     notes: tuple[str, ...] = ()
+    topology: object = field(default=None, repr=False)
+    placement: object = field(default=None, repr=False)
 
     # ---- totals --------------------------------------------------------------------------
     @property
@@ -204,6 +208,24 @@ class Plan:
         """The records whose purpose contains ``purpose``."""
         return [r for r in self.collectives if purpose in r.purpose]
 
+    def concurrent(self, *purposes: str, phase: str = "backward"):
+        """Cost together, with :func:`collectives.time_concurrent`, one collective of each
+        record whose purpose contains one of ``purposes`` (default: every record of
+        ``phase``, e.g. the data-parallel gradient reduction with the backward pass's
+        tensor- and pipeline-parallel collectives): what running them at the same time on
+        shared links costs. Returns a :class:`~collectives.cost.ConcurrentTiming`, whose
+        ``slowdown`` is 1.0 when they share no link."""
+        from ..cost import Job, time_concurrent
+        from ..errors import CollectivesError
+
+        chosen = [r for r in self.collectives if r.schedule is not None and (
+            any(p in r.purpose for p in purposes) if purposes else r.phase == phase)]
+        if not chosen:
+            raise CollectivesError(f"no collective of this plan matches {purposes or phase!r}")
+        jobs = [Job(r.schedule, r.nbytes, placement=self.placement,
+                    name=f"{r.purpose} ({r.phase})") for r in chosen]
+        return time_concurrent(jobs, self.topology)
+
     # ---- display -------------------------------------------------------------------------
     def summary(self) -> dict[str, object]:
         return {"compute": self.compute_seconds, "communication": self.communication_seconds,
@@ -236,6 +258,7 @@ class Plan:
                   f"activations {_gb(mem.activations)}, KV cache {_gb(mem.kv_cache)})"
                   + ("" if mem.hbm is None else
                      f" of {_gb(mem.hbm)} HBM: {'fits' if mem.fits else 'DOES NOT FIT'}")]
+        lines += [f"- {note}" for note in self.notes]
         return "\n".join(lines)
 
     def _repr_markdown_(self):

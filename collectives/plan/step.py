@@ -18,8 +18,14 @@ in BF16):
 * data parallelism, per parameter set (dense weights over ``dp x fsdp x ep x cp``, routed
   experts over ``dp x fsdp x cp``): FSDP (and ZeRO 3) all-gathers each block's weights
   forward and again backward and reduce-scatters its gradients, per micro-batch; the
-  replicated axes then all-reduce the (sharded) gradients once per step (ZeRO 1/2:
-  reduce-scatter, and all-gather the updated weights).
+  replicated axes then all-reduce the (sharded) gradients once per step (ZeRO 1:
+  reduce-scatter them once per step and all-gather the updated weights; ZeRO 2: the
+  reduce-scatter every micro-batch, since only a shard of the gradients is kept).
+
+Activation recomputation (``recompute="full"``, Korthikanti et al.): each block keeps only
+its input (``2 s b h`` bytes, ``/ tp`` with sequence parallelism) and runs its forward
+again in the backward pass: one more forward of matmuls (compute x 4/3) and of its
+tensor-parallel collectives (hidden nowhere).
 
 Compute: ``flops_per_token(S) x tokens`` (6 x active parameters + causal attention) spread
 evenly over the devices at the chip's BF16 peak; forward 1/3, backward 2/3. Pipeline
@@ -99,7 +105,8 @@ class _Builder:
         size = math.prod(self.mesh.axis_size(a) for a in axes)
         self.records.append(Record(purpose, collective, ",".join(axes), size, float(nbytes),
                                    int(count), phase, hidden_behind, c.span, c.algorithm,
-                                   c.seconds, c.bottleneck_level, c.level_seconds()))
+                                   c.seconds, c.bottleneck_level, c.level_seconds(),
+                                   c.schedule))
 
 
 def _memory_states(m, L, prec, hbm):
@@ -137,8 +144,10 @@ def _data_parallel(add, m, L, prec, micro):
                 layer_params * prec.grad_bytes, per_stage * micro, "backward", "backward")
             n_params = n_params / shard_size
         if L.zero_stage in (1, 2):
+            # ZeRO 2 keeps only a gradient shard, so every micro-batch's backward reduces
             add(f"dp grad reduce-scatter{tag}", "reduce_scatter", rest,
-                n_params * prec.grad_bytes, 1, "backward", "backward")
+                n_params * prec.grad_bytes, micro if L.zero_stage == 2 else 1, "backward",
+                "backward")
             add(f"dp weight all-gather{tag}", "all_gather", rest,
                 n_params * prec.weight_bytes, 1, "step", "forward")
         else:
@@ -147,7 +156,8 @@ def _data_parallel(add, m, L, prec, micro):
 
 
 def training_step(model, layout: Layout, cluster, *, seq_len: int, global_batch: int,
-                  recipe="bf16", grad_reduce_bytes: Optional[float] = None,
+                  recipe="bf16", recompute: str = "none",
+                  grad_reduce_bytes: Optional[float] = None,
                   flops_per_device: Optional[float] = None,
                   hbm_bytes: Optional[float] = None) -> Plan:
     """Plan one training step of ``model`` (a :class:`Transformer` or a name of
@@ -155,7 +165,8 @@ def training_step(model, layout: Layout, cluster, *, seq_len: int, global_batch:
     preset name): ``global_batch`` sequences of ``seq_len`` tokens; ``recipe`` "bf16",
     "fp8" or another :data:`collectives.plan.precision.PRECISIONS` name;
     ``grad_reduce_bytes`` overrides the recipe's bytes per reduced gradient (4: FP32, as
-    Megatron-LM's default); ``flops_per_device`` and ``hbm_bytes`` override the hardware
+    Megatron-LM's default); ``recompute``: "none" or "full" (activation recomputation);
+    ``flops_per_device`` and ``hbm_bytes`` override the hardware
     record's. Returns a :class:`Plan` (the module text says what is modelled)."""
     m = named_model(model)
     if not isinstance(layout, Layout):
@@ -167,6 +178,9 @@ def training_step(model, layout: Layout, cluster, *, seq_len: int, global_batch:
 
         prec = replace(prec, grad_bytes=number(grad_reduce_bytes, "grad_reduce_bytes",
                                                positive=True))
+    if recompute not in ("none", "full"):
+        raise CollectivesError(f"recompute must be 'none' or 'full', got {recompute!r}")
+    full = recompute == "full"
     seq_len = integer(seq_len, "seq_len", minimum=1)
     global_batch = integer(global_batch, "global_batch", minimum=1)
     L = layout
@@ -192,14 +206,14 @@ def training_step(model, layout: Layout, cluster, *, seq_len: int, global_batch:
     activation = b * s * m.hidden * a_bytes         # the block's output on one TP rank
     sp_split = L.tp if L.sequence_parallel else 1
 
-    if L.sequence_parallel:
-        for phase in ("forward", "backward"):
+    tp_phases = ("forward", "backward") + (("recompute",) if full else ())
+    for phase in tp_phases:
+        if L.sequence_parallel:
             add("tp activation all-gather", "all_gather", ("tp",), activation,
                 2 * per_stage * micro, phase)
             add("tp activation reduce-scatter", "reduce_scatter", ("tp",), activation,
                 2 * per_stage * micro, phase)
-    else:
-        for phase in ("forward", "backward"):
+        else:
             add("tp activation all-reduce", "all_reduce", ("tp",), activation,
                 2 * per_stage * micro, phase)
     kv_local = max(m.kv_heads // L.tp, 1) * m.head_dim
@@ -221,16 +235,29 @@ def training_step(model, layout: Layout, cluster, *, seq_len: int, global_batch:
 
     tokens = global_batch * seq_len
     compute = m.flops_per_token(seq_len) * tokens / topology.n_ranks / flops
+    forward, backward = compute / 3, 2 * compute / 3
+    if full:                                        # the forward runs again in backward
+        backward += forward
+        compute += forward
     states = _memory_states(m, L, prec, hbm)
-    per_layer = (34 * s * b * m.hidden / L.tp if L.sequence_parallel
-                 else s * b * m.hidden * (10 + 24 / L.tp))
+    if full:
+        per_layer = 2 * s * b * m.hidden / (L.tp if L.sequence_parallel else 1)
+    elif L.sequence_parallel:
+        per_layer = 34 * s * b * m.hidden / L.tp
+    else:
+        per_layer = s * b * m.hidden * (10 + 24 / L.tp)
     activations = per_layer * per_stage * min(L.pp, micro)
     memory = Memory(states["weights"], states["master"], states["grads"],
                     states["m"] + states["v"], activations, 0.0, hbm)
     notes = (f"recipe {prec.name}: gradients reduced in {prec.grad_bytes:g} bytes, weights "
              f"gathered in {prec.weight_bytes:g}, activations {a_bytes:g}; compute at "
              f"{flops:.3g} FLOP/s per device",)
+    if topology.info.family == "layered":
+        notes += ("this fabric has no NVLink: GPUs of one server reach each other through "
+                  "their rack switch",)
+    if full:
+        notes += ("full activation recomputation: one more forward pass",)
     return Plan(f"training step: {m.name}, {L!r}, {global_batch} x {seq_len} tokens",
-                tuple(builder.records), compute, compute / 3, 2 * compute / 3,
+                tuple(builder.records), compute, forward, backward,
                 compute * (L.pp - 1) / micro, memory, tokens, topology.n_ranks,
-                topology.name, notes)
+                topology.name, notes, topology, mesh.placement)

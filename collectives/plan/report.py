@@ -208,20 +208,22 @@ class Plan:
         """The records whose purpose contains ``purpose``."""
         return [r for r in self.collectives if purpose in r.purpose]
 
-    def concurrent(self, *purposes: str, phase: str = "backward"):
+    def concurrent(self, *purposes: str, phase: Optional[str] = "backward"):
         """Cost together, with :func:`collectives.time_concurrent`, one collective of each
-        record whose purpose contains one of ``purposes`` (default: every record of
-        ``phase``, e.g. the data-parallel gradient reduction with the backward pass's
-        tensor- and pipeline-parallel collectives): what running them at the same time on
+        record of ``phase`` (None: any) whose purpose contains one of ``purposes`` (default:
+        all of them), e.g. the backward pass's data-parallel gradient reduction with its
+        tensor- and pipeline-parallel collectives: what running them at the same time on
         shared links costs. Returns a :class:`~collectives.cost.ConcurrentTiming`, whose
         ``slowdown`` is 1.0 when they share no link."""
         from ..cost import Job, time_concurrent
         from ..errors import CollectivesError
 
-        chosen = [r for r in self.collectives if r.schedule is not None and (
-            any(p in r.purpose for p in purposes) if purposes else r.phase == phase)]
+        chosen = [r for r in self.collectives if r.schedule is not None
+                  and (phase is None or r.phase == phase)
+                  and (not purposes or any(p in r.purpose for p in purposes))]
         if not chosen:
-            raise CollectivesError(f"no collective of this plan matches {purposes or phase!r}")
+            raise CollectivesError(f"no collective of this plan matches {purposes or ''} "
+                                   f"in phase {phase!r}")
         jobs = [Job(r.schedule, r.nbytes, placement=self.placement,
                     name=f"{r.purpose} ({r.phase})") for r in chosen]
         return time_concurrent(jobs, self.topology)

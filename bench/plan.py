@@ -3,7 +3,9 @@
 The model: Llama 3 405B's shape (Grattafiori et al., The Llama 3 Herd of Models, arXiv
 2407.21783, table 3: 126 layers, model dimension 16,384, FFN 53,248, 128 heads, 8 KV heads,
 vocabulary 128,000) with the layout of its table 4 for 16,384 GPUs: TP 8, CP 1, PP 16, DP 128
-(FSDP), 16M tokens per batch (2,048 sequences of 8,192), sequence length 8,192. The cluster:
+(FSDP there), 16M tokens per batch (2,048 sequences of 8,192), sequence length 8,192, planned
+here with sequence parallelism and the data-parallel axis as ZeRO stage 1 (gradients
+reduce-scattered and weights all-gathered once per step). The cluster:
 `superpod-h100` with 64 scalable units (2,048 DGX H100 nodes, rail leaves, spines, cores).
 Every collective is costed on the full topology (all groups of an axis at once).
 
@@ -34,14 +36,20 @@ def main():
     m = P.model("llama3-405b")
     kw = dict(seq_len=8192, global_batch=2048)
 
-    def layout(fsdp):
-        return P.Layout(fsdp=fsdp, tp=8, pp=16, micro_batches=16, uneven_stages=True)
+    def layout(dp):
+        return P.Layout(dp=dp, tp=8, pp=16, zero_stage=1, sequence_parallel=True,
+                        micro_batches=16, uneven_stages=True)
 
     plan, plan_s = timed(lambda: P.training_step(m, layout(128), big, **kw))
     plan_1k, plan_1k_s = timed(lambda: P.training_step(m, layout(8), small, **kw))
     ring = cl.algorithms.ring_all_reduce(big.n_ranks)
     _, ring_s = timed(lambda: cl.time(ring, big, 2**30))
     fp8, fp8_s = timed(lambda: P.training_step(m, layout(128), big, recipe="fp8", **kw), 1)
+    meta = cl.hardware.preset("meta-roce-32k")
+    meta_plan, meta_s = timed(lambda: P.training_step(
+        m, P.Layout(dp=252, tp=8, pp=16, zero_stage=1, sequence_parallel=True,
+                    micro_batches=8, uneven_stages=True), meta, seq_len=8192,
+        global_batch=2016), 1)
 
     print(plan.table())
     print()
@@ -53,10 +61,12 @@ def main():
     print(f"{'baseline: the same plan on 1,024 GPUs':55s} {plan_1k_s:8.3f} "
           f"{plan_s / plan_1k_s:7.1f}x")
     print(f"{'plan, FP8 recipe, 16,384 GPUs (one run)':55s} {fp8_s:8.3f}")
+    print(f"{'plan, meta-roce-32k, 32,256 GPUs (one run)':55s} {meta_s:8.3f}")
     print(f"\nmodelled step: compute {plan.compute_seconds:.3f} s, bubble "
           f"{plan.bubble_seconds:.3f} s, communication {plan.communication_seconds:.3f} s "
           f"(exposed {plan.exposed_seconds:.3f} s), step {plan.step_seconds:.3f} s; "
-          f"bottleneck {plan.bottleneck}; FP8 gradients: step {fp8.step_seconds:.3f} s")
+          f"bottleneck {plan.bottleneck}; FP8 gradients: step {fp8.step_seconds:.3f} s; "
+          f"Meta RoCE: step {meta_plan.step_seconds:.3f} s, bottleneck {meta_plan.bottleneck}")
     print(f"target: under 5 s -> {'met' if plan_s < 5 else 'NOT met'}")
 
 

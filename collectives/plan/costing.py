@@ -58,10 +58,23 @@ class Costing:
     @property
     def bottleneck_level(self) -> Optional[str]:
         """The link level (e.g. "nvlink", "leaf", "spine", "ici") bounding the most time."""
-        return None if self.timing is None else self.timing.bottleneck_level
+        seconds = self.level_seconds()
+        return max(seconds, key=seconds.get) if seconds else None
 
     def level_seconds(self) -> dict[str, float]:
-        return {} if self.timing is None else self.timing.level_seconds()
+        """Transfer seconds per link level (:meth:`collectives.Timing.level_seconds`)."""
+        t = self.timing
+        if t is None:
+            return {}
+        if t.link_level is not None and len(t.link_level) and \
+                t.link_level.max() >= len(t.levels):
+            # clos/fat_tree fabrics number their links by tier (1 = host cable) without
+            # naming the levels: name them here
+            used = t.step_bottleneck_link >= 0
+            tier = t.link_level[t.step_bottleneck_link[used]]
+            seconds = np.bincount(tier, weights=t.step_transfer[used])
+            return {f"tier {i}": float(seconds[i]) for i in np.flatnonzero(seconds)}
+        return t.level_seconds()
 
 
 def domains(topology) -> tuple[str, int, int, str, str, str]:
@@ -89,8 +102,7 @@ def domains(topology) -> tuple[str, int, int, str, str, str]:
         return "tpu", n, n, "ici", "ici", "ici"
     if family == "switch":
         return "gpu", n, n, "inside a node", "inside a node", "inside a node"
-    size = system.default_shape[-1] if system is not None else n
-    return "gpu", size, n, "inside a node", "across nodes", "across pods"
+    return "gpu", 1, n, "inside a node", "across nodes", "across pods"   # one per host
 
 
 class Coster:

@@ -312,3 +312,59 @@ def test_uneven_stages_allowed_when_asked(dgx):
 def test_bad_input(dgx, call, message):
     with pytest.raises(cl.CollectivesError, match=message):
         call(dgx)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.sampled_from([1, 2, 4, 8]), st.sampled_from([1, 2]), st.booleans(),
+       st.sampled_from([1, 2, 4]), st.sampled_from([0, 1, 2]))
+def test_accounting_on_random_layouts(tp, pp, sp, micro, zero):
+    """Counts and bytes follow the hand rules for any layout of 16 GPUs."""
+    two = cl.hardware.preset("dgx-h100", nodes=2)
+    m = Transformer(layers=8, hidden=512, ffn=2048, heads=8, kv_heads=8, vocab=1000)
+    dp = 16 // (tp * pp)
+    seq, batch = 256, dp * micro * 2                       # 2 sequences per micro-batch
+    p = P.training_step(m, Layout(dp=dp, tp=tp, pp=pp, sequence_parallel=sp,
+                                  micro_batches=micro, zero_stage=zero), two,
+                        seq_len=seq, global_batch=batch)
+    layers = 8 // pp
+    activation = 2 * seq * 512 * 2                         # b S h, bf16
+    tp_records = p.records("tp ")
+    if tp == 1:
+        assert tp_records == []
+    else:
+        # 4 all-reduces per layer per micro-batch, or 4 all-gathers + 4 reduce-scatters
+        assert sum(r.count for r in tp_records) == (8 if sp else 4) * layers * micro
+        assert {r.nbytes for r in tp_records} == {activation}
+    pp_records = p.records("pp ")
+    assert sum(r.count for r in pp_records) == (2 * micro if pp > 1 else 0)
+    if pp > 1:
+        assert {r.nbytes for r in pp_records} == {activation / (tp if sp else 1)}
+    # the data-parallel axis reduces each device's share of the gradients (bf16)
+    grads = [r for r in p.records("dp grad")]
+    if dp > 1:
+        assert all(r.nbytes == pytest.approx(m.parameters() / (tp * pp) * 2) for r in grads)
+        assert sum(r.count for r in grads) == (micro if zero == 2 else 1)
+    assert p.communication_seconds == pytest.approx(sum(r.total_seconds
+                                                        for r in p.collectives))
+    assert 0 <= p.exposed_seconds <= p.communication_seconds + 1e-12
+    assert p.compute_seconds == pytest.approx(
+        m.flops_per_token(seq) * batch * seq / 16 / 9.89e14)
+
+
+def test_mesh_order_puts_tensor_parallelism_across_nodes():
+    # the chapter's "axes swapped": tp outermost spreads each TP group over 8 nodes
+    pod = cl.hardware.preset("dgx-h100", nodes=8)
+    kw = dict(seq_len=4096, global_batch=8)
+    good = P.training_step("llama3-8b", Layout(dp=8, tp=8), pod, **kw)
+    bad = P.training_step("llama3-8b", Layout(
+        dp=8, tp=8, order=("tp", "fsdp", "pp", "ep", "cp", "dp")), pod, **kw)
+    assert good.records("tp")[0].level == "inside a node"
+    assert bad.records("tp")[0].level == "across nodes"
+    assert bad.records("tp")[0].seconds > 5 * good.records("tp")[0].seconds
+    assert bad.records("dp")[0].level == "inside a node"
+
+
+def test_tpu_levels_are_named_ici():
+    p = P.training_step("llama3-8b", Layout(dp=64), cl.hardware.preset(
+        "tpu-v5p", shape=(4, 4, 4)), seq_len=256, global_batch=64)
+    assert p.bottleneck == "ici" and p.collectives[0].level == "ici"

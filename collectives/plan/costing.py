@@ -54,6 +54,7 @@ class Costing:
     span: str
     candidates: tuple[tuple[str, float], ...]
     schedule: object = None
+    rename: tuple[tuple[str, str], ...] = ()
 
     @property
     def bottleneck_level(self) -> Optional[str]:
@@ -74,7 +75,8 @@ class Costing:
             tier = t.link_level[t.step_bottleneck_link[used]]
             seconds = np.bincount(tier, weights=t.step_transfer[used])
             return {f"tier {i}": float(seconds[i]) for i in np.flatnonzero(seconds)}
-        return t.level_seconds()
+        names = dict(self.rename)
+        return {names.get(k, k): v for k, v in t.level_seconds().items()}
 
 
 def domains(topology) -> tuple[str, int, int, str, str, str]:
@@ -147,8 +149,11 @@ class Coster:
             raise CollectivesError(f"no algorithm for {collective} over {axes}")
         rows.sort(key=lambda row: row[0])
         seconds, name, timing, schedule = rows[0]
+        # a bare torus names its one link level "link": on a TPU slice that is ICI
+        rename = (("link", "ici"),) if self.kind == "tpu" and self.topology.info.is_torus \
+            else ()
         return Costing(name, seconds, timing, span, tuple((row[1], row[0]) for row in rows),
-                       schedule)
+                       schedule, rename)
 
     # ---- candidates ----------------------------------------------------------------------
     def _two_levels(self, axes, m):

@@ -141,3 +141,20 @@ def test_moe_on_a_tpu_slice_and_deepseek_on_a_superpod():
     assert {r.level for r in a2a} == {"across nodes"}
     assert ds.records("dp grad")[0].nbytes == pytest.approx(
         P.model("deepseek-v3").dense_parameters() / 8 * 2)
+
+
+def test_oversubscribed_aggregation_slows_cross_zone_data_parallelism():
+    """Meta's RoCE cluster: zones joined 1:7 (Llama 3 paper). A DP group of 2 with one
+    member per zone sends everything through the aggregation tier."""
+    m = P.Transformer(layers=2, hidden=1024, ffn=4096, heads=8, vocab=1000)
+    seconds = {}
+    for ratio in (7, 1):
+        meta = cl.hardware.preset("meta-roce-32k", zones=2, oversubscription=ratio)
+        p = P.training_step(m, Layout(dp=2, fsdp=4032), meta, seq_len=256,
+                            global_batch=8064)
+        (r,) = p.records("dp grad")
+        assert r.level == "across pods" and r.group_size == 2
+        assert [x.level for x in p.records("fsdp")] == ["across nodes"] * 3
+        seconds[ratio] = (r.seconds, r.bottleneck_level)
+    assert seconds[7][1] == "tier 3"                      # the CTSW-ATSW uplinks
+    assert seconds[7][0] > 2 * seconds[1][0]

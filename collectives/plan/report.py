@@ -10,6 +10,7 @@ everything.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -94,6 +95,17 @@ class Memory:
                 "kv_cache": self.kv_cache, "total": self.total}
 
 
+def _words(text):
+    return re.findall(r"[\w-]+", text.lower())
+
+
+def matches(purpose: str, text: str) -> bool:
+    """Whether ``purpose``'s words appear, in order and together, among ``text``'s words:
+    "dp grad" matches "dp grad all-reduce (dense)" but not "fsdp grad reduce-scatter"."""
+    want, have = _words(purpose), _words(text)
+    return any(have[i:i + len(want)] == want for i in range(len(have) - len(want) + 1))
+
+
 def _gb(x):
     return f"{x / 1e9:,.2f} GB"
 
@@ -151,9 +163,9 @@ class Plan:
         return self.exposed()
 
     def exposed(self, purpose: str = "") -> float:
-        """Exposed seconds of the records whose purpose contains ``purpose`` (all by
-        default), each pass's compute hiding only those records."""
-        chosen = [r for r in self.collectives if purpose in r.purpose]
+        """Exposed seconds of the records whose purpose contains the words of ``purpose``
+        (all by default), each pass's compute hiding only those records."""
+        chosen = [r for r in self.collectives if matches(purpose, r.purpose)]
         windows = {"forward": self.forward_seconds, "backward": self.backward_seconds}
         exposed = sum(r.total_seconds for r in chosen if r.hidden_behind is None)
         for phase, window in windows.items():
@@ -205,8 +217,9 @@ class Plan:
         return self.memory.fits
 
     def records(self, purpose: str) -> list[Record]:
-        """The records whose purpose contains ``purpose``."""
-        return [r for r in self.collectives if purpose in r.purpose]
+        """The records whose purpose contains the words of ``purpose`` ("dp", "tp
+        activation", "all-to-all"; "dp" does not match "fsdp")."""
+        return [r for r in self.collectives if matches(purpose, r.purpose)]
 
     def concurrent(self, *purposes: str, phase: Optional[str] = "backward"):
         """Cost together, with :func:`collectives.time_concurrent`, one collective of each
@@ -220,7 +233,7 @@ class Plan:
 
         chosen = [r for r in self.collectives if r.schedule is not None
                   and (phase is None or r.phase == phase)
-                  and (not purposes or any(p in r.purpose for p in purposes))]
+                  and (not purposes or any(matches(p, r.purpose) for p in purposes))]
         if not chosen:
             raise CollectivesError(f"no collective of this plan matches {purposes or ''} "
                                    f"in phase {phase!r}")

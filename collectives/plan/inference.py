@@ -15,7 +15,8 @@ Per phase, per device (``b`` sequences per data-parallel replica, ``Ls`` blocks 
 Data-parallel replicas serve their own requests and exchange nothing.
 
 Time per device: the larger of the matmuls at the chip's BF16 peak (2 x active parameters
-per token + causal attention over the context) and reading the stage's weights (and in
+per token + attention, 4 x context x hidden per token and layer, the context averaged over
+the phase: half the prompt in prefill, the prompt plus half the new tokens in decode) and reading the stage's weights (and in
 decode, the KV cache) from HBM once per forward pass: prefill is usually compute-bound,
 decode memory-bound. Pipeline bubble: ``(pp - 1) / micro_batches`` of it, as in training.
 Everything is exposed (no overlap). Weights in 2 bytes (1 for the "fp8" recipe: FP8
@@ -141,8 +142,9 @@ def inference(model, layout: Layout, cluster, *, batch: int, prompt_len: int,
             add("fsdp weight all-gather", "all_gather", ("fsdp",),
                 (dense + experts) * weight_bytes / per_stage, per_stage * count, "forward")
         tokens = batch * tokens_per_seq * steps
+        # QK^T and AV: 2 x 2 x context x (heads x head_dim) per token and layer
         flop_seconds = (2 * m.active_parameters() * tokens
-                        + 2 * m.layers * m.hidden * attention_context * tokens) \
+                        + 4 * m.layers * m.hidden * attention_context * tokens) \
             / topology.n_ranks / flops
         read_seconds = 0.0 if hbm_bw is None else steps * micro * read_bytes / hbm_bw
         compute = max(flop_seconds, read_seconds)

@@ -37,7 +37,8 @@ bubble: ``(pp - 1) / m`` of the compute (1F1B without interleaving, Narayanan et
 FlashAttention's dropped score matrix, times the ``min(pp, m)`` micro-batches the first
 stage holds under 1F1B.
 
-Left out: the embedding and output layers' own collectives (vocabulary-parallel
+Left out: MoE blocks' larger activations (counted as a dense block's), the embedding and
+output layers' own collectives (vocabulary-parallel
 all-reduces, the loss), tied weights, optimizer compute, activation recomputation, load
 imbalance between experts or pipeline stages (parameters are spread evenly over stages),
 interleaved schedules, and contention between collectives of different purposes (each kind

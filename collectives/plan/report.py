@@ -57,7 +57,8 @@ class Record:
         return self.nbytes * self.count
 
     def row(self) -> dict:
-        return {"purpose": self.purpose, "phase": self.phase, "collective": self.collective, "axis": self.axis,
+        return {"purpose": self.purpose, "phase": self.phase, "collective": self.collective,
+                "axis": self.axis,
                 "group": self.group_size, "bytes": self.nbytes, "count": self.count,
                 "level": self.level, "algorithm": self.algorithm, "seconds": self.seconds,
                 "total seconds": self.total_seconds, "bottleneck": self.bottleneck_level,
@@ -257,7 +258,8 @@ class Plan:
                  "|" + "---|" * 13]
         for r in self.collectives:
             lines.append(
-                f"| {r.purpose} | {r.phase} | {r.collective} | {r.axis} | {r.group_size} | {r.level} | "
+                f"| {r.purpose} | {r.phase} | {r.collective} | {r.axis} | {r.group_size} | "
+                f"{r.level} | "
                 f"{_bytes(r.nbytes)} | {r.count:,} | {r.algorithm} | {_seconds(r.seconds)} | "
                 f"{_seconds(r.total_seconds)} | {r.bottleneck_level or '-'} | "
                 f"{r.hidden_behind or 'exposed'} |")

@@ -51,12 +51,12 @@ import math
 from typing import Optional
 
 from ..errors import CollectivesError
-from ..fp8.memory import RECIPES, bytes_per_parameter
+from ..fp8.memory import bytes_per_parameter
 from ..topology import Topology
 from ..validation import integer, number
 from .costing import Coster
 from .layout import Layout, LayoutError
-from .model import Transformer, model as named_model
+from .model import model as named_model
 from .precision import precision
 from .report import Memory, Plan, Record
 

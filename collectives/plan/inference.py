@@ -20,10 +20,11 @@ the phase: half the prompt in prefill, the prompt plus half the new tokens in de
 reading the stage's weights (and in decode, the KV cache) from HBM once per forward pass:
 prefill is usually compute-bound, decode memory-bound. Pipeline bubble:
 ``(pp - 1) / micro_batches`` of it, as in training. Everything is exposed (no overlap).
-Weights in 2 bytes (1 for the "fp8" recipe: FP8 weights), KV cache and activations in 2. Latency: GPU presets have no published NVLink or
-InfiniBand latency (0 by default; give ``hop_latency``/``network_latency`` to the preset),
-TPU presets 1 us per ICI hop, so decode's small messages cost latency only where it is
-modelled. Left out: continuous batching, speculative decoding, paged KV caches, sampling.
+Weights in 2 bytes (1 for the "fp8" recipe: FP8 weights), KV cache and activations in 2.
+Latency: GPU presets have no published NVLink or InfiniBand latency (0 by default; give
+``hop_latency``/``network_latency`` to the preset), TPU presets 1 us per ICI hop, so
+decode's small messages cost latency only where it is modelled. Left out: continuous
+batching, speculative decoding, paged KV caches, sampling.
 """
 
 from __future__ import annotations

@@ -368,3 +368,57 @@ def test_tpu_levels_are_named_ici():
     p = P.training_step("llama3-8b", Layout(dp=64), cl.hardware.preset(
         "tpu-v5p", shape=(4, 4, 4)), seq_len=256, global_batch=64)
     assert p.bottleneck == "ici" and p.collectives[0].level == "ici"
+
+
+GARBAGE = [None, "x", -1, 1.5, float("nan"), [], True, object()]
+#: (argument, junk) pairs that are legitimate values, not junk
+VALID = {("order", None), ("kv_heads", None), ("expert_ffn", None),
+         ("attention_params", None), ("grad_reduce_bytes", None), ("flops_per_device", None),
+         ("hbm_bytes", None), ("hbm_bandwidth", None), ("phase", None),
+         ("sequence_parallel", True), ("uneven_stages", True), ("gated_mlp", True),
+         ("grad_reduce_bytes", 1.5), ("flops_per_device", 1.5), ("hbm_bytes", 1.5),
+         ("hbm_bandwidth", 1.5), ("records", "x"), ("exposed", "x")}
+
+
+@pytest.mark.parametrize("junk", GARBAGE, ids=repr)
+def test_garbage_gets_a_collectives_error(dgx, junk):
+    """Every argument of the public calls, fed junk, raises a CollectivesError (never a
+    TypeError or AttributeError from inside)."""
+    calls = []
+    for key in ("dp", "fsdp", "tp", "pp", "ep", "cp", "zero_stage", "sequence_parallel",
+                "micro_batches", "order", "uneven_stages"):
+        calls.append((key, lambda key=key: Layout(**{key: junk})))
+    for key in ("layers", "hidden", "ffn", "heads", "kv_heads", "vocab", "experts", "top_k",
+                "expert_ffn", "gated_mlp", "shared_experts", "dense_layers",
+                "attention_params"):
+        calls.append((key, lambda key=key: Transformer(
+            **{**dict(layers=2, hidden=64, ffn=128, heads=4), key: junk})))
+    for key in ("seq_len", "global_batch", "recipe", "recompute", "grad_reduce_bytes",
+                "flops_per_device", "hbm_bytes"):
+        calls.append((key, lambda key=key: P.training_step(
+            "llama3-8b", Layout(dp=8), dgx, **{**dict(seq_len=64, global_batch=8), key: junk})))
+    for key in ("batch", "prompt_len", "new_tokens", "recipe", "flops_per_device",
+                "hbm_bytes", "hbm_bandwidth"):
+        calls.append((key, lambda key=key: P.inference(
+            "llama3-8b", Layout(dp=8), dgx, **{**dict(batch=8, prompt_len=8, new_tokens=2),
+                                               key: junk})))
+    plan = P.training_step("llama3-8b", Layout(dp=8), dgx, seq_len=64, global_batch=8)
+    calls += [
+        ("model", lambda: P.training_step(junk, Layout(dp=8), dgx, seq_len=64,
+                                          global_batch=8)),
+        ("cluster", lambda: P.training_step("llama3-8b", Layout(dp=8), junk, seq_len=64,
+                                            global_batch=8)),
+        ("records", lambda: plan.records(junk)), ("exposed", lambda: plan.exposed(junk)),
+        ("concurrent", lambda: plan.concurrent(junk)),
+        ("phase", lambda: plan.concurrent(phase=junk)), ("name", lambda: P.model(junk)),
+        ("seq_len", lambda: P.model("llama3-8b").flops_per_token(junk))]
+    checked = 0
+    for key, call in calls:
+        if any(k == key and (v is junk or v == junk) and type(v) is type(junk)
+               for k, v in VALID):
+            call()                                       # a legitimate value: no error
+            continue
+        with pytest.raises(cl.CollectivesError):
+            call()
+        checked += 1
+    assert checked >= 30

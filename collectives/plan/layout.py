@@ -73,7 +73,7 @@ class Layout:
         object.__setattr__(self, "sequence_parallel",
                            flag(self.sequence_parallel, "sequence_parallel", error=LayoutError))
         order = DEFAULT_ORDER if self.order is None else self.order
-        if isinstance(order, str) or sorted(order) != sorted(AXES):
+        if not isinstance(order, (tuple, list)) or sorted(map(str, order)) != sorted(AXES):
             raise LayoutError(f"order must name each of {', '.join(AXES)} once (outermost "
                               f"first), got {self.order!r}")
         object.__setattr__(self, "order", tuple(order))

@@ -103,6 +103,11 @@ def _words(text):
 def matches(purpose: str, text: str) -> bool:
     """Whether ``purpose``'s words appear, in order and together, among ``text``'s words:
     "dp grad" matches "dp grad all-reduce (dense)" but not "fsdp grad reduce-scatter"."""
+    if not isinstance(purpose, str):
+        from ..errors import CollectivesError
+
+        raise CollectivesError(f"a purpose must be a string such as 'dp grad' or 'tp', got "
+                               f"{purpose!r}")
     want, have = _words(purpose), _words(text)
     return any(have[i:i + len(want)] == want for i in range(len(have) - len(want) + 1))
 

@@ -89,6 +89,10 @@ def chip_numbers(topology, flops, hbm, hbm_bandwidth=None):
         hbm = system.hbm_bytes
     if hbm_bandwidth is None and system is not None:
         hbm_bandwidth = system.hbm_bandwidth
+    if hbm is not None:
+        hbm = number(hbm, "hbm_bytes", positive=True)
+    if hbm_bandwidth is not None:
+        hbm_bandwidth = number(hbm_bandwidth, "hbm_bandwidth", positive=True)
     return flops, hbm, hbm_bandwidth
 
 

@@ -5,13 +5,20 @@ cost_models is released; the class holds two honest students (the spec's *partia
 submissions that stop plain nbgrader or cannot be graded: a duplicated ``grade_id``, invalid
 JSON, a deleted test cell, and another assignment's notebook. One run of the parallel command
 (2 jobs) grades all of them: honest students exactly as the spec says, the others 0 with a page
-saying why; a fifth one's kernel exits in its first cell: 0, with the reason. A test cell
-edited by ``partial`` shows in the tamper report. Then: manual grades
-and extra credit survive a regrade, a re-run grades nothing twice, an interrupted run resumes,
-and each run leaves a backup of the gradebook.
+saying why; a fifth one's kernel exits in its first cell: 0, with the reason. A sixth,
+``hoarder``, answers the first task right and attacks the sandbox's limits in the next three:
+fills its working directory and ``/tmp`` (and tries the kernel's socket directory on the
+grader's disk), allocates 4.5 GiB in three child processes (each under the per-process limit),
+and forks without end: each attack ends in an error in its own cell (0 for that task, the
+error in the feedback), the first task keeps its points, nothing it wrote is left on the
+grader's disk, and everyone else is graded as without it. A test cell edited by ``partial``
+shows in the tamper report. Then: manual grades and extra credit survive a regrade, a re-run
+grades nothing twice, an interrupted run resumes from the command line with the same final
+grades, and each run leaves a backup of the gradebook.
 """
 
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -23,7 +30,7 @@ import pytest
 import assignments as specs
 import nbgrader_helpers as h
 
-from collectives.grading import classroom, precheck
+from collectives.grading import classroom, precheck, sandbox
 
 ASSIGNMENT, NOTEBOOK = "cost_models", "ring_all_gather"
 HONEST = ("partial", "blank")
@@ -72,6 +79,59 @@ BROKEN = {
 
 QUITTER = "import os\nos._exit(3)\n"          # the kernel exits in the first solution cell
 
+# hoarder's attacks on the limits, one per solution cell after the first (answered right)
+DISK_FILLER = '''
+import os, ipykernel.connect
+def fill(folder):
+    written = 0
+    try:
+        for i in range(10**6):
+            with open(os.path.join(folder, f"fill{i}.bin"), "wb", buffering=0) as f:
+                for _ in range(8):
+                    written += f.write(b"x" * 2**24)
+    except OSError as exc:
+        return written // 2**20, exc.strerror
+    finally:
+        for name in os.listdir(folder):
+            if name.startswith("fill"):
+                os.remove(os.path.join(folder, name))
+sockets = os.path.dirname(ipykernel.connect.get_connection_file())
+try:
+    with open(os.path.join(sockets, "planted.bin"), "wb") as f:
+        f.write(b"x")
+    planted = "written"
+except OSError as exc:
+    planted = exc.strerror
+raise OSError(f"disk full: cwd {fill('.')}, tmp {fill('/tmp')}, sockets {planted}")
+'''
+MEMORY_HOARDER = '''
+import os, time
+pids = []
+for _ in range(3):
+    pid = os.fork()
+    if pid == 0:
+        block = b"x" * (1536 * 2**20)      # written, so resident: 1.5 GiB per child
+        time.sleep(3)
+        os._exit(0)
+    pids.append(pid)
+statuses = [os.waitpid(pid, 0)[1] for pid in pids]
+killed = sum(os.WIFSIGNALED(s) and os.WTERMSIG(s) == 9 for s in statuses)
+raise MemoryError(f"{killed} of 3 children were killed")
+'''
+FORK_BOMB = '''
+import os, time
+children = 0
+try:
+    while True:
+        if os.fork() == 0:
+            time.sleep(600)
+            os._exit(0)
+        children += 1
+except OSError as exc:
+    raise RuntimeError(f"fork failed after {children} children: {exc}")
+'''
+HOARDER = {SOLUTIONS[1]: DISK_FILLER, SOLUTIONS[2]: MEMORY_HOARDER, SOLUTIONS[3]: FORK_BOMB}
+
 
 def write(course, student, nb=None, text=None):
     folder = course.root / "submitted" / student / ASSIGNMENT
@@ -107,6 +167,8 @@ def graded(tmp_path_factory):
         else:
             write(course, student, build(h.copy_of(release)))
     write(course, "quitter", specs.submission(replaced={SOLUTIONS[0]: QUITTER})(
+        h.copy_of(source), h.copy_of(release)))
+    write(course, "hoarder", specs.submission(solved=SOLUTIONS[:1], replaced=HOARDER)(
         h.copy_of(source), h.copy_of(release)))
     report = run_cli(course, "--jobs", "2")
     return dict(course=course, spec=spec, report=report)
@@ -153,6 +215,53 @@ def test_a_kernel_that_exits_early_costs_that_student_only_with_the_reason(grade
     assert str(course.root) not in page
 
 
+def hoarder_errors(course):
+    """{solution cell: [(ename, evalue)]} of hoarder's autograded notebook."""
+    nb = h.read(course.root / "autograded" / "hoarder" / ASSIGNMENT / f"{NOTEBOOK}.ipynb")
+    return {g: [(o.ename, o.evalue) for o in h.error_outputs(h.cells_by_id(nb)[g])]
+            for g in HOARDER}
+
+
+def test_attacks_on_the_limits_cost_their_tasks_only(graded):
+    course = graded["course"]
+    assert graded["report"]["hoarder"]["status"] == "graded"
+    # the first task is answered right (its test cell's points), every attacked one scores 0
+    points = {g: c.metadata.nbgrader["points"] for g, c in h.cells_by_id(_SOURCE).items()
+              if g in TESTS}
+    expected = dict.fromkeys(TESTS, 0.0)
+    expected["test_" + SOLUTIONS[0]] = points["test_" + SOLUTIONS[0]]
+    assert {g: s[0] for g, s in gradebook_scores(course, "hoarder").items()
+            if g in TESTS} == expected
+    errors = hoarder_errors(course)
+    # the disk: at most Limits.disk_bytes (512 MiB) in each tmpfs, then "no space"; the socket
+    # directory on the grader's disk was taken back once the kernel was ready
+    (disk,) = errors[SOLUTIONS[1]]
+    found = re.fullmatch(r"disk full: cwd \((\d+), 'No space left on device'\), tmp "
+                         r"\((\d+), 'No space left on device'\), sockets Permission denied",
+                         disk[1])
+    assert disk[0] == "OSError" and found, disk
+    limit = sandbox.LIMITS.disk_bytes // 2**20
+    assert all(limit - 16 <= int(mib) <= limit for mib in found.groups()), disk
+    # memory: 3 x 1.5 GiB > 4 GiB for the kernel's processes together: the kernel's memory
+    # cgroup kills at least one child (where a cgroup can be made: as root here)
+    (memory,) = errors[SOLUTIONS[2]]
+    group = sandbox.MemoryGroup(sandbox.LIMITS.total_memory_bytes)
+    if group.path is not None:
+        group.remove()
+        assert memory[0] == "MemoryError" and re.fullmatch(r"[123] of 3 children were killed",
+                                                           memory[1]), memory
+    # processes: forks stop below Limits.processes (the kernel's own processes count too)
+    (forks,) = errors[SOLUTIONS[3]]
+    count = re.match(r"fork failed after (\d+) children", forks[1])
+    assert forks[0] == "RuntimeError" and count, forks
+    assert 0 < int(count.group(1)) < sandbox.LIMITS.processes
+    # nothing it wrote is left on the grader's disk; its feedback shows the errors
+    assert sorted(p.name for p in (course.root / "autograded" / "hoarder" / ASSIGNMENT)
+                  .iterdir()) == [f"{NOTEBOOK}.ipynb", "timestamp.txt"]
+    page = (course.root / "feedback" / "hoarder" / ASSIGNMENT / f"{NOTEBOOK}.html").read_text()
+    assert "disk full: cwd" in page and "children were killed" in page, page[-3000:]
+
+
 def test_tamper_report_names_the_edited_test_cell(graded):
     assert graded["report"]["partial"]["tampered"] == {NOTEBOOK: [EDITED]}
     assert graded["report"]["blank"]["tampered"] == {}
@@ -162,7 +271,7 @@ def test_export_has_every_student(graded):
     import csv
     with open(graded["course"].root / "grades.csv", newline="") as f:
         rows = {r["student_id"]: r for r in csv.DictReader(f) if r["assignment"] == ASSIGNMENT}
-    assert sorted(rows) == sorted((*HONEST, *BROKEN, "quitter"))
+    assert sorted(rows) == sorted((*HONEST, *BROKEN, "quitter", "hoarder"))
     assert float(rows["badjson"]["score"]) == 0.0
 
 
@@ -189,19 +298,24 @@ def test_manual_grades_survive_a_regrade_and_nothing_is_graded_twice(graded):
     assert len(list((course.root / "backups").iterdir())) == backups + 1
 
 
-def test_an_interrupted_run_resumes(graded):
+def test_an_interrupted_run_resumes_from_the_command_line(graded):
+    """Ctrl-C after the first of two students to grade; the same command again grades the
+    other one only; every student's grades end as before the interrupt."""
     course = graded["course"]
+    everyone = sorted(json.loads((course.root / "reports" / f"{ASSIGNMENT}.json").read_text()))
+    final = {s: gradebook_scores(course, s) for s in everyone}
     state = course.root / ".grading" / f"{ASSIGNMENT}.json"
+    done = json.loads(state.read_text())
     for student in HONEST:                      # forget them: they are to be graded again
-        done = json.loads(state.read_text())
         done.pop(student)
-        state.write_text(json.dumps(done))
+    state.write_text(json.dumps(done))
+    remembered = len(done)
     proc = subprocess.Popen([sys.executable, "-m", "collectives.grading.classroom", "grade",
                              ASSIGNMENT, "--course-dir", str(course.root), "--jobs", "1",
                              "--no-feedback"], env=course.env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 300
-    while len(json.loads(state.read_text())) < len(HONEST) + len(BROKEN):
+    while len(json.loads(state.read_text())) < remembered + 1:
         assert proc.poll() is None and time.monotonic() < deadline
         time.sleep(0.2)
     proc.send_signal(signal.SIGINT)
@@ -212,10 +326,16 @@ def test_an_interrupted_run_resumes(graded):
     assert len(missing) == 1
     mtimes = {s: (course.root / "autograded" / s / ASSIGNMENT / f"{NOTEBOOK}.ipynb")
               .stat().st_mtime_ns for s in set(HONEST) - set(missing)}
+    status = subprocess.run([sys.executable, "-m", "collectives.grading.classroom", "status",
+                             ASSIGNMENT, "--course-dir", str(course.root)], env=course.env,
+                            capture_output=True, text=True, timeout=120, check=True).stdout
+    assert f"{missing[0]}\tto grade" in status.splitlines(), status
+    assert f"{ASSIGNMENT}: {len(everyone) - 1} graded, 1 to grade" in status, status
     report = run_cli(course, "--no-feedback")
     assert [s for s, e in report.items() if e["status"] == "graded"] == missing
     assert all((course.root / "autograded" / s / ASSIGNMENT / f"{NOTEBOOK}.ipynb")
                .stat().st_mtime_ns == m for s, m in mtimes.items())
+    assert {s: gradebook_scores(course, s) for s in everyone} == final
 
 
 # ---- pre-checks alone ---------------------------------------------------------------------------

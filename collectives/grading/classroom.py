@@ -38,7 +38,8 @@ from pathlib import Path
 
 from . import precheck, sandbox
 
-__all__ = ["grade_class", "submission_digest", "backup_gradebook", "db_url", "main"]
+__all__ = ["grade_class", "grading_status", "submission_digest", "backup_gradebook", "db_url",
+           "main"]
 
 
 def db_url(course):
@@ -94,6 +95,24 @@ class _State:
             tmp = self.path.with_suffix(".tmp")
             tmp.write_text(json.dumps(self.done, indent=1, sort_keys=True))
             os.replace(tmp, self.path)
+
+
+def _students(course, assignment):
+    return sorted(p.parent.name for p in (Path(course) / "submitted").glob(f"*/{assignment}")
+                  if p.is_dir())
+
+
+def grading_status(course, assignment):
+    """{student: "graded" | "changed since graded" | "to grade"} from the progress that
+    :func:`grade_class` records (what a run of it would grade next)."""
+    course = Path(course).resolve()
+    done = _State(course, assignment).done
+    status = {}
+    for student in _students(course, assignment):
+        digest = submission_digest(course / "submitted" / student / assignment)
+        status[student] = ("to grade" if student not in done else
+                           "graded" if done[student] == digest else "changed since graded")
+    return status
 
 
 def _nbgrader(*args):
@@ -154,8 +173,7 @@ def grade_class(course, assignment, jobs=None, progress=True, feedback=True):
     url = db_url(course)
     backup_gradebook(course, url)
     state = _State(course, assignment)
-    students = sorted(p.parent.name for p in (course / "submitted").glob(f"*/{assignment}")
-                      if p.is_dir())
+    students = _students(course, assignment)
     report, todo = {}, []
     for student in students:
         folder = course / "submitted" / student / assignment
@@ -188,7 +206,17 @@ _WORKER = {}
 
 
 def _worker_start(course):
-    """In each worker process: nbgrader's Python API on the course, made once."""
+    """In each worker process: a session of its own, and nbgrader's Python API on the course,
+    made once.
+
+    The session: Linux's autogroup scheduling shares the CPU between sessions first, so that
+    workers left in the command's session would share one session's share between them on a
+    loaded machine (each kernel already has a session of its own: ``bwrap --new-session``).
+    It also keeps a terminal's Ctrl-C from the workers: the command stops them itself."""
+    try:
+        os.setsid()
+    except OSError:
+        pass
     from nbgrader.apps import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
     from traitlets.config.loader import PyFileConfigLoader
@@ -252,7 +280,10 @@ def main(argv=None):
     parser = argparse.ArgumentParser(
         prog="python -m collectives.grading.classroom",
         description="Grade every submission of an assignment: sandboxed, checked first, in "
-                    "parallel, resumable; then feedback and grades.csv.")
+                    "parallel, resumable; then feedback and grades.csv.",
+        epilog="Interrupted (Ctrl-C, a lost connection)? Run the same grade command again: it "
+               "grades only the students not done yet, or whose submission changed since; "
+               "`status` lists them.")
     sub = parser.add_subparsers(dest="command", required=True)
     grade = sub.add_parser("grade", help="grade all submissions of an assignment")
     grade.add_argument("assignment")
@@ -260,7 +291,21 @@ def main(argv=None):
     grade.add_argument("--jobs", type=int, default=None, help="(default: all cores)")
     grade.add_argument("--no-feedback", action="store_true",
                        help="skip generate_feedback and export")
+    status = sub.add_parser("status", help="which students a run would grade (after an "
+                                           "interrupt: the ones a re-run resumes with)")
+    status.add_argument("assignment")
+    status.add_argument("--course-dir", default="exercises", help="(default: exercises)")
     args = parser.parse_args(argv)
+    if args.command == "status":
+        found = grading_status(args.course_dir, args.assignment)
+        for student, state in found.items():
+            print(f"{student}\t{state}")
+        counts = {}
+        for state in found.values():
+            counts[state] = counts.get(state, 0) + 1
+        print(f"{args.assignment}: " + (", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+                                        or "no submissions"))
+        return 0
     # Ctrl-C or a TERM signal stops the run cleanly, even when SIGINT was ignored at start
     # (a background job of a non-interactive shell)
     for signum in (signal.SIGINT, signal.SIGTERM):

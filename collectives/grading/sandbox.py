@@ -8,24 +8,35 @@ it) use for every notebook. It starts the ordinary ipykernel inside a sandbox wh
 - the system (``/usr``, ``/etc``), Python and the virtual environment are read-only;
 - the ``collectives`` package is a private copy, bound read-only, whose files are hash-checked
   against the installed package before every kernel starts (:class:`PackageSnapshot`);
-- the only writable places are the notebook's own working directory (the student's
-  ``autograded/<student>/<assignment>/``) and a private ``/tmp``; the rest of the course
-  directory (gradebook, ``source/``, ``release/``, other students) does not exist in it;
+- the only writable places are two size-limited tmpfs (:attr:`Limits.disk_bytes` each): the
+  notebook's working directory (the student's ``autograded/<student>/<assignment>/``), where
+  the files nbgrader put there appear read-only and new files go to the tmpfs (so they are
+  gone when the kernel stops), and ``/tmp``; the rest of the course directory (gradebook,
+  ``source/``, ``release/``, other students) does not exist in it;
 - there is no network: a new network namespace whose loopback bwrap brings up (so local
   ``torch.distributed`` gloo processes and servers on 127.0.0.1 still work), and the kernel
   talks to nbgrader over ZMQ ``ipc`` Unix sockets in a private directory bound into it;
 - the kernel runs as an unprivileged user (a uid of its own when grading as root), with no
-  capabilities, in its own user, PID, IPC and UTS namespaces, with limits on CPU time, memory
-  (address space), processes (counted per sandbox: each has its own user namespace) and file
-  size, and killed with nbgrader;
+  capabilities, in its own user, PID, IPC and UTS namespaces, with limits on CPU time and
+  memory (address space) per process, on processes (counted per sandbox: a uid or a user
+  namespace of its own) and file size, and killed with nbgrader;
+- all processes of a kernel together get at most :attr:`Limits.total_memory_bytes` (files in
+  its tmpfs included) in a memory cgroup of their own (:class:`MemoryGroup`), where this
+  process may make one: as root on a host with the cgroup v1 memory controller, or in a
+  delegated cgroup v2 folder named by ``COLLECTIVES_SANDBOX_CGROUP``; elsewhere only the
+  per-process limits apply (``python -m collectives.grading.sandbox check`` says which);
+- once the kernel is ready, a root grader takes back the private directory of its ZMQ sockets
+  (the kernel's only place on the grader's disk), so nothing more can be written there;
 - nbgrader keeps at most :attr:`Limits.output_bytes` of a notebook's output
   (:class:`LimitedKernelClient`): the rest is dropped, with a note in the notebook.
 
 Where bwrap cannot run, starting a kernel raises :class:`SandboxError` with the reason, unless
 the instructor opts out with the environment variable ``COLLECTIVES_GRADING_SANDBOX=off`` (the
-kernel then runs unsandboxed, as plain nbgrader does). Left out: limits on disk use of the
-working directory beyond the file-size limit, on wall time (nbgrader's per-cell timeout does
-that) and on total memory across a kernel's processes (the limit is per process).
+kernel then runs unsandboxed, as plain nbgrader does). Left out: a limit on wall time
+(nbgrader's per-cell timeout does that); files the notebook writes are not kept in
+``autograded/`` (plain nbgrader keeps them); when grading as an ordinary user, the socket
+directory stays writable to the kernel (bounded per file by the file-size limit only) and
+the total-memory limit needs a delegated cgroup.
 """
 
 import atexit
@@ -39,6 +50,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from jupyter_client.asynchronous.client import AsyncKernelClient
@@ -46,8 +58,8 @@ from jupyter_client.channels import AsyncZMQSocketChannel
 from jupyter_client.provisioning import LocalProvisioner
 
 __all__ = ["KERNEL_NAME", "OPT_OUT", "Limits", "LIMITS", "SandboxError", "SandboxProvisioner",
-           "LimitedKernelClient", "PackageSnapshot", "check_available", "enabled",
-           "bwrap_command", "install_kernel_spec", "main"]
+           "LimitedKernelClient", "PackageSnapshot", "MemoryGroup", "check_available",
+           "enabled", "bwrap_command", "install_kernel_spec", "main"]
 
 #: the kernel spec exercises/nbgrader_config.py grades with
 KERNEL_NAME = "collectives-sandbox"
@@ -64,12 +76,16 @@ class SandboxError(RuntimeError):
 
 @dataclasses.dataclass(frozen=True)
 class Limits:
-    """Per-kernel limits. Memory and CPU time apply to each process of the sandbox."""
+    """Per-kernel limits. ``cpu_seconds`` and ``memory_bytes`` (address space) apply to each
+    process of the sandbox; ``processes`` and ``total_memory_bytes`` to all of them together;
+    ``disk_bytes`` to each of its two writable tmpfs (working directory, ``/tmp``)."""
     cpu_seconds: int = 900
     memory_bytes: int = 4 * 2**30
     processes: int = 128
     file_bytes: int = 256 * 2**20
     output_bytes: int = 2 * 2**20
+    disk_bytes: int = 512 * 2**20
+    total_memory_bytes: int = 4 * 2**30
 
 
 LIMITS = Limits()
@@ -252,28 +268,56 @@ def _python_dirs():
     return sorted(d for d in dirs if not str(d).startswith("/usr"))
 
 
-def bwrap_command(kernel_cmd, workdir, private_dir, package_root, user):
+#: at most this many files and folders at the top of a working directory (each is one mount)
+MAX_WORKDIR_ENTRIES = 1000
+
+
+def _workdir_entries(workdir):
+    """bwrap arguments showing the files and folders of ``workdir`` read-only in its tmpfs.
+    Symbolic links are made again inside (never followed on the grader's side, where one
+    could point at the gradebook)."""
+    entries = sorted(Path(workdir).iterdir())
+    if len(entries) > MAX_WORKDIR_ENTRIES:
+        raise SandboxError(f"the working directory holds {len(entries)} files and folders "
+                           f"(at most {MAX_WORKDIR_ENTRIES} can be shown in the sandbox)")
+    args = []
+    for entry in entries:
+        if entry.is_symlink():
+            args += ["--symlink", os.readlink(entry), str(entry)]
+        else:
+            args += ["--ro-bind", str(entry), str(entry)]
+    return args
+
+
+def bwrap_command(kernel_cmd, workdir, private_dir, package_root, user, limits=None):
     """The bwrap command line that runs ``kernel_cmd`` as ``user`` (a :class:`_KernelUser`) in
-    the sandbox described above."""
+    the sandbox described above, with the disk limit of ``limits`` (default :data:`LIMITS`).
+    Without a working directory of its own (``workdir`` == ``private_dir``) the kernel starts
+    in ``/tmp``."""
+    size = str((limits or LIMITS).disk_bytes)
     args = [_bwrap(), *user.namespace_args(), "--die-with-parent", "--new-session",
-            *_system_binds(), "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+            *_system_binds(), "--dev", "/dev", "--proc", "/proc",
+            "--perms", "1777", "--size", size, "--tmpfs", "/tmp"]
     made = {"/", "/usr", "/etc", "/dev", "/proc", "/tmp"}
 
-    def bind(kind, source, target):
+    def mount(target, *how):
         # bwrap makes missing parents 0700 (root's, when root runs it): make them 0755 first
         for parent in reversed(Path(target).parents):
             if str(parent) not in made:
                 args.extend(["--perms", "0755", "--dir", str(parent)])
                 made.add(str(parent))
-        args.extend([kind, str(source), str(target)])
+        args.extend([*how, str(target)])
         made.add(str(target))
 
     for d in _python_dirs():
-        bind("--ro-bind", d, d)
-    bind("--ro-bind", package_root, PACKAGE_MOUNT)
-    bind("--bind", private_dir, private_dir)
+        mount(d, "--ro-bind", str(d))
+    mount(PACKAGE_MOUNT, "--ro-bind", str(package_root))
+    mount(private_dir, "--bind", str(private_dir))
     if Path(workdir) != Path(private_dir):
-        bind("--bind", workdir, workdir)
+        mount(workdir, "--perms", "0777", "--size", size, "--tmpfs")
+        args.extend(_workdir_entries(workdir))
+    else:
+        workdir = "/tmp"
     args += ["--chdir", str(workdir), "--clearenv"]
     env = {"PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
            "HOME": "/tmp", "LANG": "C.UTF-8", "PYTHONPATH": PACKAGE_MOUNT,
@@ -286,10 +330,103 @@ def bwrap_command(kernel_cmd, workdir, private_dir, package_root, user):
     return args + ["--", *user.command_prefix(), *kernel_cmd]
 
 
-def _preexec(limits):
-    """A function run in the child before exec: the limits (the processes limit binds once
-    the kernel has its unprivileged uid)."""
+# ---- the memory cgroup of a kernel ------------------------------------------------------------
+
+#: a cgroup folder (v1 memory controller, or v2 with memory in its subtree_control) under which
+#: each kernel's memory cgroup is made, for graders who are not root
+CGROUP_ENV = "COLLECTIVES_SANDBOX_CGROUP"
+
+
+def _own_memory_cgroup():
+    """This process's cgroup v1 memory folder, or None."""
+    try:
+        mounts = Path("/proc/self/mounts").read_text().splitlines()
+        groups = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return None
+    points = [line.split()[1] for line in mounts
+              if line.split()[2] == "cgroup" and "memory" in line.split()[3].split(",")]
+    paths = [line.split(":", 2)[2] for line in groups
+             if "memory" in line.split(":", 2)[1].split(",")]
+    if not points or not paths:
+        return None
+    folder = Path(points[0]) / paths[0].lstrip("/")
+    return folder if folder.is_dir() else None
+
+
+class MemoryGroup:
+    """A memory cgroup holding every process of one kernel, limited to ``limit_bytes`` (files
+    written to its tmpfs count too); :attr:`path` is None where none can be made, and
+    :attr:`reason` says why."""
+
+    def __init__(self, limit_bytes):
+        self.path, self.reason = None, ""
+        named = os.environ.get(CGROUP_ENV)
+        parent = Path(named) if named else _own_memory_cgroup()
+        if parent is None:
+            self.reason = "no cgroup v1 memory controller (name a delegated cgroup in " \
+                          f"{CGROUP_ENV})"
+            return
+        self.v2 = (parent / "cgroup.controllers").exists()
+        path = parent / f"collectives-kernel-{os.getpid()}-{os.urandom(4).hex()}"
+        try:
+            path.mkdir()
+        except OSError as exc:
+            self.reason = f"cannot make a cgroup in {parent}: {exc.strerror}"
+            return
+        self.path = path
+        try:
+            if self.v2:
+                self._write("memory.max", limit_bytes)
+                self._write("memory.swap.max", 0, optional=True)
+            else:
+                self._write("memory.limit_in_bytes", limit_bytes)
+                self._write("memory.memsw.limit_in_bytes", limit_bytes, optional=True)
+        except OSError as exc:
+            self.reason = f"cannot set the memory limit in {path}: {exc.strerror}"
+            self.remove()
+
+    def _write(self, name, value, optional=False):
+        if optional and not (self.path / name).exists():
+            return
+        (self.path / name).write_text(str(value))
+
+    def join(self):
+        """Move this process into the group (run in the kernel's child before exec)."""
+        if self.path is not None:
+            (self.path / "cgroup.procs").write_text(str(os.getpid()))
+
+    def remove(self):
+        """Kill what is left in the group and remove it."""
+        path, self.path = self.path, None
+        if path is None:
+            return
+        for _ in range(50):
+            try:
+                path.rmdir()
+                return
+            except FileNotFoundError:
+                return
+            except OSError:
+                try:
+                    pids = (path / "cgroup.procs").read_text().split()
+                except OSError:
+                    pids = []
+                for pid in pids:
+                    try:
+                        os.kill(int(pid), 9)
+                    except (ProcessLookupError, PermissionError):
+                        pass
+                time.sleep(0.02)
+
+
+def _preexec(limits, group=None):
+    """A function run in the child before exec: the memory cgroup ``group`` (a
+    :class:`MemoryGroup`, optional) and the limits (the processes limit binds once the kernel
+    has its unprivileged uid)."""
     def apply():
+        if group is not None:
+            group.join()
         for limit, value in ((resource.RLIMIT_CPU, limits.cpu_seconds),
                              (resource.RLIMIT_AS, limits.memory_bytes),
                              (resource.RLIMIT_NPROC, limits.processes),
@@ -327,6 +464,8 @@ class SandboxProvisioner(LocalProvisioner):
             snap.verify()
         except SandboxError as exc:
             raise SandboxError(_refuse_message(exc)) from None
+        if getattr(self, "memory", None) is not None:      # a restart: the old kernel's group
+            self.memory.remove()
         self.user = _KernelUser()
         self.private_dir = Path(tempfile.mkdtemp(prefix="collectives-kernel-"))
         km.transport = "ipc"
@@ -343,7 +482,8 @@ class SandboxProvisioner(LocalProvisioner):
         kwargs["cmd"] = bwrap_command(kwargs["cmd"], workdir, self.private_dir, snap.root,
                                       self.user)
         kwargs["env"] = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
-        self._preexec = _preexec(LIMITS)
+        self.memory = MemoryGroup(LIMITS.total_memory_bytes)
+        self._preexec = _preexec(LIMITS, self.memory)
         return kwargs
 
     async def launch_kernel(self, cmd, **kwargs):
@@ -359,6 +499,15 @@ class SandboxProvisioner(LocalProvisioner):
             shutil.rmtree(self.private_dir, ignore_errors=True)
             self.private_dir = None
             self.user.release()
+        if getattr(self, "memory", None) is not None and not restart:
+            self.memory.remove()
+
+    def seal(self):
+        """Once the kernel listens on its sockets: a root grader takes the private directory
+        back, so that the kernel cannot write files there (on the grader's disk)."""
+        if self.private_dir is not None and self.user.as_root:
+            os.chown(self.private_dir, os.getuid(), os.getgid())
+            os.chmod(self.private_dir, 0o755)
 
 
 _OUTPUT_TYPES = {"stream", "display_data", "execute_result", "error", "update_display_data"}
@@ -395,8 +544,17 @@ class LimitedIOPubChannel(AsyncZMQSocketChannel):
 
 
 class LimitedKernelClient(AsyncKernelClient):
-    """nbgrader's kernel client with :class:`LimitedIOPubChannel`."""
+    """nbgrader's kernel client with :class:`LimitedIOPubChannel`; once the kernel is ready,
+    its provisioner seals the socket directory (:meth:`SandboxProvisioner.seal`)."""
     iopub_channel_class = LimitedIOPubChannel
+
+    async def _async_wait_for_ready(self, timeout=None):
+        await super()._async_wait_for_ready(timeout=timeout)
+        provisioner = getattr(self.parent, "provisioner", None)
+        if isinstance(provisioner, SandboxProvisioner):
+            provisioner.seal()
+
+    wait_for_ready = _async_wait_for_ready
 
 
 # ---- the kernel spec and the command line -----------------------------------------------------
@@ -426,7 +584,11 @@ def main(argv=None):
         except SandboxError as exc:
             print(_refuse_message(exc), file=sys.stderr)
             return 1
-        print("the grading sandbox works here")
+        group = MemoryGroup(LIMITS.total_memory_bytes)
+        print("the grading sandbox works here; all processes of a kernel together: "
+              + (f"at most {LIMITS.total_memory_bytes // 2**20} MiB (memory cgroup)"
+                 if group.path is not None else f"no total-memory limit ({group.reason})"))
+        group.remove()
         return 0
     print("usage: python -m collectives.grading.sandbox install|check", file=sys.stderr)
     return 2

@@ -528,3 +528,21 @@ def test_ratio_close_to_a_realisable_split_is_rounded_to_it():
         assert not array.flags.writeable
     with pytest.raises(cl.TopologyError, match="cannot be changed once built"):
         t.ecmp = "spread"               # the router was built for "hash": rebuild instead
+
+
+def test_timing_names_the_fabric_tier_that_bounds_it():
+    # clos(8, 2, oversubscription=3): 48 hosts, 8 leaves of a = 6 hosts with b = 2 uplinks.
+    # A direct all-to-all of S = 1 MiB per rank sends parts of S/48. Each leaf's uplinks
+    # carry 6 hosts x 42 remote hosts = 252 parts, 126 per uplink when spread evenly:
+    # 126 S/48 / 1e9 = 2.7525 ms, against 47 S/48 on a host cable. The timing must name
+    # tier 2 (leaf-spine), not fail or blame the host cables.
+    t = fabric.clos(8, 2, 1e9, oversubscription=3, ecmp="spread")
+    assert (t.n_ranks, t.hosts_per_leaf, t.leaf_uplinks) == (48, 6, 2)
+    timing = cl.time(cl.algorithms.direct_all_to_all(48), t, 2**20)
+    assert timing.seconds == pytest.approx(126 * 2**20 / 48 / 1e9)
+    assert timing.bottleneck_level == "tier 2"
+    assert set(timing.level_seconds()) == {"tier 2"}
+    # a ring of neighbours keeps to the host cables of a fat tree
+    tree = fabric.fat_tree(4, 1e9)
+    assert cl.time(cl.algorithms.ring_all_reduce(16), tree, 2**20).bottleneck_level == "host"
+    assert tree.info.levels[tree.link_level[0]] == "host"

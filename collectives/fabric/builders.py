@@ -60,7 +60,7 @@ import math
 import numpy as np
 
 from ..errors import CollectivesError, TopologyError
-from ..topology import Topology
+from ..topology import Topology, TopologyInfo
 from ..validation import int_array, integer, number
 
 __all__ = ["FabricTopology", "fat_tree", "clos", "ECMP_MODES", "bisection_bandwidth",
@@ -320,9 +320,13 @@ def _build(radix, tiers, a, b, bandwidth, latency, ecmp, hash_seed, name, kind):
                   switches_per_tier=tuple(int(n) for n in n_sw[1:]), ecmp=ecmp,
                   hash_seed=hash_seed, node_tier=node_tier,
                   link_level=np.concatenate(levels), link_up=np.concatenate(ups))
+    # Level names indexed by the tier numbers above (level 0 has no links), so that a
+    # Timing's per-level seconds and bottleneck name the fabric's tiers.
+    levels_named = ("none", "host") + tuple(f"tier {t}" for t in range(2, tiers + 1))
+    info = TopologyInfo(family=kind, levels=levels_named)
     return FabricTopology(hosts, np.concatenate(srcs), np.concatenate(dsts), bandwidth, latency,
-                          router, n_switches=int(sum(n_sw[1:])), name=name, kind=kind,
-                          fabric=fabric)
+                          router, n_switches=int(sum(n_sw[1:])), name=name, info=info,
+                          link_level=fabric["link_level"], fabric=fabric)
 
 
 def clos(radix, tiers, link_bandwidth, oversubscription=1.0, hop_latency=0.0, *,

@@ -67,14 +67,6 @@ class Costing:
         t = self.timing
         if t is None:
             return {}
-        if t.link_level is not None and len(t.link_level) and \
-                t.link_level.max() >= len(t.levels):
-            # clos/fat_tree fabrics number their links by tier (1 = host cable) without
-            # naming the levels: name them here
-            used = t.step_bottleneck_link >= 0
-            tier = t.link_level[t.step_bottleneck_link[used]]
-            seconds = np.bincount(tier, weights=t.step_transfer[used])
-            return {f"tier {i}": float(seconds[i]) for i in np.flatnonzero(seconds)}
         names = dict(self.rename)
         return {names.get(k, k): v for k, v in t.level_seconds().items()}
 

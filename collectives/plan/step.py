@@ -39,7 +39,7 @@ stage holds under 1F1B.
 
 Left out: MoE blocks' larger activations (counted as a dense block's), the embedding and
 output layers' own collectives (vocabulary-parallel
-all-reduces, the loss), tied weights, optimizer compute, activation recomputation, load
+all-reduces, the loss), tied weights, optimizer compute, selective recomputation, load
 imbalance between experts or pipeline stages (parameters are spread evenly over stages),
 interleaved schedules, and contention between collectives of different purposes (each kind
 is costed with all its groups at once on the whole topology, sharing links).

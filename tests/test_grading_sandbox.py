@@ -15,6 +15,11 @@ autograde`` run:
 Each attack fails inside the sandbox and costs that student the task it sits in (0, with the
 error in the autograded notebook), the run completes, the instructor's files and every
 existing gradebook row are unchanged, and nobody reached the grader's server.
+
+Then single sandboxes without nbgrader: the package copy's hash check, the refusal without
+bwrap, torch gloo on the loopback, and each limit binding (CPU time, processes, the disk of the
+working directory and /tmp, memory of all processes together). tests/test_grading_classroom.py
+attacks the disk, memory and process limits from a notebook in a class run.
 """
 
 import hashlib
@@ -410,3 +415,85 @@ def test_cpu_time_and_process_limits_bind_inside_the_sandbox(tmp_path):
         assert 0 < int(proc.stdout) < 20, proc
     finally:
         user.release()
+
+
+def test_disk_limit_and_read_only_files_inside_the_sandbox(tmp_path):
+    """The working directory is a tmpfs of Limits.disk_bytes: nbgrader's files in it are
+    readable but not writable, a symlink a student handed in is not followed on the grader's
+    side, and new files stop at the limit (so does /tmp)."""
+    work, private = tmp_path / "work", tmp_path / "private"
+    work.mkdir()
+    private.mkdir()
+    (work / "answer.ipynb").write_text("handed in")
+    (tmp_path / "gradebook.db").write_text("secret")
+    (work / "link.db").symlink_to(tmp_path / "gradebook.db")
+    for path in (tmp_path, work, private):
+        path.chmod(0o777)
+    code = '''
+import os
+def fill(folder):
+    written = 0
+    try:
+        for i in range(100):
+            with open(os.path.join(folder, f"f{i}"), "wb", buffering=0) as f:
+                written += f.write(b"x" * 2**20)
+    except OSError as exc:
+        return written // 2**20, exc.strerror
+print(open("answer.ipynb").read())
+for action in (lambda: open("answer.ipynb", "w"), lambda: open("link.db").read()):
+    try:
+        action()
+    except OSError as exc:
+        print(exc.strerror)
+print(fill("."), fill("/tmp"))
+'''
+    user = sandbox._KernelUser()
+    try:
+        limits = sandbox.Limits(disk_bytes=8 * 2**20)
+        command = sandbox.bwrap_command(["/usr/bin/python3", "-c", code], work, private,
+                                        tmp_path, user, limits)
+        proc = subprocess.run(command, preexec_fn=sandbox._preexec(limits), timeout=60,
+                              capture_output=True, text=True)
+    finally:
+        user.release()
+    # 8 MiB tmpfs, 1 MiB writes: 8 of them fit in each (the read-only files are mounts, not in
+    # the tmpfs; the empty mount-point folders take no data blocks)
+    assert proc.stdout.splitlines() == [
+        "handed in", "Read-only file system", "No such file or directory",
+        "(8, 'No space left on device') (8, 'No space left on device')"], proc
+    assert sorted(p.name for p in work.iterdir()) == ["answer.ipynb", "link.db"]
+    assert (work / "answer.ipynb").read_text() == "handed in"
+
+
+def test_memory_cgroup_limits_a_kernels_processes_together(tmp_path):
+    """Three children of 96 MiB each, under a 192 MiB limit for the whole sandbox: the cgroup
+    kills at least one of them (each alone is far below the per-process limit)."""
+    group = sandbox.MemoryGroup(192 * 2**20)
+    if group.path is None:
+        pytest.skip(f"no memory cgroup here: {group.reason}")
+    tmp_path.chmod(0o777)
+    code = '''
+import os, time
+pids = []
+for _ in range(3):
+    pid = os.fork()
+    if pid == 0:
+        block = b"x" * (96 * 2**20)
+        time.sleep(2)
+        os._exit(0)
+    pids.append(pid)
+statuses = [os.waitpid(pid, 0)[1] for pid in pids]
+print(sum(os.WIFSIGNALED(s) and os.WTERMSIG(s) == 9 for s in statuses))
+'''
+    user = sandbox._KernelUser()
+    path = group.path
+    try:
+        command = sandbox.bwrap_command(["/usr/bin/python3", "-c", code], tmp_path, tmp_path,
+                                        tmp_path, user)
+        proc = subprocess.run(command, preexec_fn=sandbox._preexec(sandbox.LIMITS, group),
+                              timeout=60, capture_output=True, text=True)
+    finally:
+        user.release()
+        group.remove()
+    assert proc.stdout.strip() in ("1", "2", "3"), proc
+    assert not path.exists()

@@ -57,7 +57,7 @@ import it.
 from .jobs import compare_with_torch, run, run_many, run_torch
 from .errors import DistError
 from .launch import BACKENDS, DEFAULT_TIMEOUT, MAX_LOCAL_RANKS, resolve_backend
-from .programs import run_local
+from .programs import MAX_SEGMENTS, run_local
 from .sweep import SweepResult, SweepRow, format_table, sizes, sweep
 from .torch_ops import TORCH_OPS, Comparison
 
@@ -65,5 +65,5 @@ __all__ = [
     "run", "run_many", "run_torch", "compare_with_torch", "run_local",
     "Comparison", "DistError", "BACKENDS", "TORCH_OPS", "MAX_LOCAL_RANKS",
     "DEFAULT_TIMEOUT", "sweep", "sizes", "format_table", "SweepResult", "SweepRow",
-    "resolve_backend",
+    "resolve_backend", "MAX_SEGMENTS",
 ]

@@ -141,7 +141,8 @@ def run_tasks(n, tasks, backend, timeout, labels=None, on_poll=None, stall=None)
     ``(rows, op)`` where ``rows[r]`` is rank r's result. Always kills and reaps the workers.
 
     A task is a dict with ``"what"`` (named in errors) and either ``kind="schedule"``,
-    ``"schedule"`` and per-rank ``"buffer"`` and ``"filled"``, or ``kind="torch"``,
+    ``"schedule"`` and per-rank ``"buffer"`` and ``"filled"`` (and optionally ``"segments"``,
+    pieces per message, and a ``"fault"``), or ``kind="torch"``,
     ``"collective"``, ``"root"`` and per-rank ``"rows"``, or ``kind="timed"`` (a timing
     loop of :mod:`collectives.dist.sweep`, the same dict for every rank). ``labels`` name
     the tasks in a :class:`DistError` (default: their positions). ``on_poll(board)`` is
@@ -167,7 +168,7 @@ def run_tasks(n, tasks, backend, timeout, labels=None, on_poll=None, stall=None)
                 if t["kind"] == "schedule":
                     mine.append({"kind": "schedule", "schedule": t["schedule"],
                                  "buffer": t["buffer"][r], "filled": t["filled"][r],
-                                 "fault": t.get("fault")})
+                                 "fault": t.get("fault"), "segments": t.get("segments", 1)})
                 elif t["kind"] == "timed":
                     mine.append(t)
                 else:
@@ -346,14 +347,15 @@ def _run_schedule(task, rank, exchange, board, index):
         if mine and fault.get("step") == k and fault.get("kind") == "hang":
             _time.sleep(3600)
 
-    def faulty(sends, recvs, row_shape, dtype):
+    def faulty(sends, recvs, row_shape, dtype, **how):
         k = int(board.rows[rank, 1])
         if mine and fault.get("step") == k and fault.get("kind") == "mismatch":
             import numpy as np
 
             sends = [(p, np.concatenate([rows, rows[:1]])) for p, rows in sends]
-        return exchange(sends, recvs, row_shape, dtype)
+        return exchange(sends, recvs, row_shape, dtype, **how)
 
+    exchange.segments = task.get("segments", 1)
     out = run_rank(schedule, rank, task["buffer"], task["filled"],
                    faulty if mine else exchange, program=rank_program(schedule, rank),
                    on_step=on_step)

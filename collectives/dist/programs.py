@@ -8,6 +8,14 @@ transfer order, so the data and its rounding are exactly :func:`collectives.simu
 :func:`run_rank` runs one rank's program with a given message exchange (a worker of
 :mod:`collectives.dist` passes one over torch.distributed); :func:`run_local` runs every
 rank's program here, messages through an in-memory mailbox. No torch, no processes.
+
+The hot path of a step whose slots are each written once (every step of the catalogue's
+rings): a message that only overwrites consecutive slots the step does not send from is
+received straight into them (no inbox, no copy), and a message may arrive in ``segments``
+pieces, each combined into its slots as soon as it lands while later pieces are still on
+the wire (the pipelining of gloo's ring all-reduce, gloo/allreduce.cc). Every element still
+goes through the same steps with the same operands, so the result is bit for bit the
+same for any ``segments``.
 """
 
 from typing import NamedTuple
@@ -19,7 +27,27 @@ from ..semantics import REDUCTION_OPS, collective_spec
 from ..validation import input_rows, schedule_arg
 from .errors import DistError
 
-__all__ = ["RankStep", "rank_program", "prepare", "run_rank", "run_local"]
+__all__ = ["RankStep", "rank_program", "prepare", "run_rank", "run_local", "pieces",
+           "MAX_SEGMENTS", "check_segments"]
+
+#: the most pieces one message may be split into (``segments``)
+MAX_SEGMENTS = 1024
+
+
+def check_segments(segments):
+    """``segments`` as an int in 1..:data:`MAX_SEGMENTS`, or a clear error."""
+    if isinstance(segments, (bool, np.bool_)) or not isinstance(segments, (int, np.integer)) \
+            or not 1 <= segments <= MAX_SEGMENTS:
+        raise DistError(f"segments must be an integer from 1 to {MAX_SEGMENTS} (pieces per "
+                        f"message), got {segments!r}")
+    return int(segments)
+
+
+def pieces(n_elements, segments):
+    """``[(lo, hi), ...]``: a message of ``n_elements`` elements cut into ``segments`` nearly
+    equal consecutive pieces (empty ones dropped); sender and receiver cut alike."""
+    cuts = [n_elements * j // segments for j in range(segments + 1)]
+    return [(lo, hi) for lo, hi in zip(cuts[:-1], cuts[1:]) if hi > lo]
 
 
 class RankStep(NamedTuple):
@@ -35,6 +63,8 @@ class RankStep(NamedTuple):
     write_reduce: np.ndarray   # combine (True) or overwrite (False)
     combine: np.ufunc          # the schedule's reduction (np.add or np.maximum)
     distinct: bool             # no slot is written twice in the step (order is irrelevant)
+    direct: tuple = ()         # per recv peer: (first, last + 1) slots it lands in, or None
+    send_copy: bool = True     # a send reads a slot the step writes: send a copy, not a view
 
 
 def rank_program(schedule, rank):
@@ -54,13 +84,30 @@ def rank_program(schedule, rank):
         recvs = tuple((int(p), np.flatnonzero(from_ == p))
                       for p in np.unique(from_[from_ != rank]))
         local_pos = np.flatnonzero(from_ == rank)
+        write_slots, write_reduce = dc[a + writes], red[a + writes]
+        distinct = len(np.unique(write_slots)) == len(writes)
+        sent = set(sc[a + out].tolist())
         steps.append(RankStep(
             read_index=a + reads, read_slots=sc[a + reads], sends=sends, recvs=recvs,
             local_pos=local_pos, local_slots=sc[a + writes[local_pos]],
-            write_slots=dc[a + writes], write_reduce=red[a + writes],
-            combine=REDUCTION_OPS[schedule.op],
-            distinct=len(np.unique(dc[a + writes])) == len(writes)))
+            write_slots=write_slots, write_reduce=write_reduce,
+            combine=REDUCTION_OPS[schedule.op], distinct=distinct,
+            direct=tuple(_direct(write_slots[pos], write_reduce[pos], sent, distinct)
+                         for _, pos in recvs),
+            send_copy=bool(sent & set(write_slots.tolist()))))
     return steps
+
+
+def _direct(slots, reduce, sent, distinct):
+    """``(first, last + 1)`` when a message can be received straight into the buffer: it
+    only overwrites consecutive slots, in order, that nothing else in the step writes and
+    no send of the step reads. Else None (it lands in an inbox)."""
+    if not distinct or reduce.any() or sent & set(slots.tolist()):
+        return None
+    first = int(slots[0])
+    if not np.array_equal(slots, np.arange(first, first + len(slots))):
+        return None
+    return first, first + len(slots)
 
 
 def _first_empty_read(rs, filled):
@@ -94,9 +141,9 @@ def _rows(buffer, slots):
 def _snapshot(rs, buffer, copy=True):
     """What this rank sends and copies locally, read before anything is written.
 
-    ``copy=False`` sends views of consecutive slots (no copy): safe when every message of
-    the step has left before the first write, as in :func:`run_rank`; local copies are
-    always copied."""
+    ``copy=False`` sends views of consecutive slots (no copy): safe when no write of the
+    step lands in a slot the step sends (``RankStep.send_copy`` is False), as
+    :func:`run_rank` checks; local copies are always copied."""
     sends = [(p, buffer[slots] if copy else _rows(buffer, slots)) for p, slots in rs.sends]
     return sends, buffer[rs.local_slots]
 
@@ -153,17 +200,20 @@ def prepare(schedule, inputs, precheck=True):
     return spec, buffer, filled
 
 
-def run_local(schedule, inputs):
+def run_local(schedule, inputs, segments=1):
     """Run each rank's program of :func:`collectives.dist.run` inside this process; no torch,
     no processes.
 
     Every step, each rank snapshots the chunks it sends (read-before-write), the messages
-    go through an in-memory mailbox, and each rank applies what it received in transfer
-    order. Returns exactly what :func:`collectives.simulate` returns. It loops over ranks
-    in Python, so it is for understanding and testing the per-rank view, not for speed.
-    A read of an empty slot is found by the ranks themselves (the first one in the step,
-    over all ranks) and raises simulate's :class:`~collectives.ScheduleError`.
+    go through an in-memory mailbox (each delivered in ``segments`` pieces, as
+    :func:`~collectives.dist.run` would), and each rank applies what it received with the
+    same code as a worker process. Returns exactly what :func:`collectives.simulate`
+    returns, whatever ``segments``. It loops over ranks in Python, so it is for
+    understanding and testing the per-rank view, not for speed. A read of an empty slot is
+    found by the ranks themselves (the first one in the step, over all ranks) and raises
+    simulate's :class:`~collectives.ScheduleError`.
     """
+    segments = check_segments(segments)
     spec, buffer, filled = prepare(schedule, inputs, precheck=False)
     n = schedule.n_ranks
     programs = [rank_program(schedule, r) for r in range(n)]
@@ -175,23 +225,85 @@ def run_local(schedule, inputs):
         reads = [_snapshot(steps[r], buffer[r]) for r in range(n)]       # every rank reads first
         mailbox = {(r, p): payload for r in range(n) for p, payload in reads[r][0]}
         for r in range(n):
-            incoming = {p: mailbox[(p, r)] for p, _ in steps[r].recvs}
-            _apply_writes(steps[r], buffer[r], filled[r], incoming, reads[r][1])
+            _write_step(steps[r], buffer[r], filled[r], _Mailbox(mailbox, r, segments),
+                        reads[r][0], reads[r][1])
     return spec.take_outputs(buffer, schedule.groups, schedule.n_chunks)
+
+
+class _Mailbox:
+    """:func:`run_local`'s exchange for one rank: the messages the other ranks snapshotted,
+    delivered as a worker's :class:`~.torch_ops.Exchange` delivers them (into the buffer
+    where asked, piece by piece)."""
+
+    def __init__(self, mailbox, rank, segments):
+        self.mailbox, self.rank, self.segments = mailbox, rank, segments
+
+    def __call__(self, sends, recvs, row_shape, dtype, into=None, on_piece=None):
+        into = into or {}
+        got = {}
+        for p, _ in recvs:
+            message = self.mailbox[(p, self.rank)]
+            got[p] = into[p] if p in into else message.copy()
+        for p, _ in recvs:
+            source = self.mailbox[(p, self.rank)].reshape(-1)
+            for lo, hi in pieces(source.size, self.segments):
+                if p in into:
+                    got[p].flat[lo:hi] = source[lo:hi]
+                if on_piece is not None:
+                    on_piece(p, got[p], lo, hi)
+        return got
+
+
+def _apply_piece(rs, buffer, positions, rows, lo, hi):
+    """Apply elements ``lo:hi`` of a message's writes: ``rows`` (one per position, the
+    buffer's row width) flattened, as the message travels."""
+    width = buffer.shape[1]
+    for i in range(lo // width, (hi - 1) // width + 1):
+        a, b = max(lo - i * width, 0), min(hi - i * width, width)
+        slot = rs.write_slots[positions[i]]
+        target, part = buffer[slot, a:b], rows[i, a:b]
+        if rs.write_reduce[positions[i]]:
+            rs.combine(target, part, out=target)
+        else:
+            target[...] = part
+
+
+def _write_step(rs, buffer, filled, exchange, sends, local):
+    """Exchange one step's messages and apply its writes: piece by piece as they land when
+    every slot is written once, else all together in transfer order."""
+    recvs = [(p, len(pos)) for p, pos in rs.recvs]
+    if not rs.distinct:
+        incoming = exchange(sends, recvs, buffer.shape[1:], buffer.dtype)
+        _apply_writes(rs, buffer, filled, incoming, local)
+        return
+    into = {p: buffer[span[0]:span[1]] for (p, _), span in zip(rs.recvs, rs.direct)
+            if span is not None}
+    inbound = {p: pos for (p, pos), span in zip(rs.recvs, rs.direct) if span is None}
+
+    def on_piece(p, rows, lo, hi):
+        if p in inbound:
+            _apply_piece(rs, buffer, inbound[p], rows, lo, hi)
+    exchange(sends, recvs, buffer.shape[1:], buffer.dtype, into=into, on_piece=on_piece)
+    if local.size:
+        _apply_piece(rs, buffer, rs.local_pos, local, 0, local.size)
+    filled[rs.write_slots[~rs.write_reduce]] = True
 
 
 def run_rank(schedule, rank, buffer, filled, exchange, *, program=None, on_step=None):
     """Run ``rank``'s program of ``schedule`` on its working ``buffer`` (slots x elements) and
     ``filled`` mask, in place, and return the buffer.
 
-    ``exchange(sends, recvs, row_shape, dtype)`` moves one step's messages: ``sends`` is
-    ``[(peer, rows), ...]``, ``recvs`` is ``[(peer, number of rows), ...]``, and it returns
-    ``{peer: rows}`` (over torch.distributed in a worker: :class:`~.torch_ops.Exchange`).
-    Every message of a step has left before the step's first write, so the rows sent may
-    be views of the buffer. ``program`` is :func:`rank_program`'s result, when the caller
-    runs the schedule many times (a timing loop); ``on_step(k)`` is called before step k (a
-    worker records its progress there). A read of an empty slot raises simulate's
-    :class:`~collectives.ScheduleError`.
+    ``exchange(sends, recvs, row_shape, dtype, into=None, on_piece=None)`` moves one step's
+    messages: ``sends`` is ``[(peer, rows), ...]``, ``recvs`` is ``[(peer, number of rows),
+    ...]``; a message from a peer in ``into`` is received straight into that view of the
+    buffer, and ``on_piece(peer, rows, lo, hi)`` is called when elements ``lo:hi`` of a
+    peer's (flattened) message have arrived; it returns ``{peer: rows}`` once every message
+    has been sent and received (over torch.distributed in a worker:
+    :class:`~.torch_ops.Exchange`). Rows sent may be views of the buffer: a step that
+    writes a slot it also sends sends a copy. ``program`` is :func:`rank_program`'s result,
+    when the caller runs the schedule many times (a timing loop); ``on_step(k)`` is called
+    before step k (a worker records its progress there). A read of an empty slot raises
+    simulate's :class:`~collectives.ScheduleError`.
     """
     program = rank_program(schedule, rank) if program is None else program
     for k, rs in enumerate(program):
@@ -200,8 +312,6 @@ def run_rank(schedule, rank, buffer, filled, exchange, *, program=None, on_step=
         bad = _first_empty_read(rs, filled)
         if bad is not None:
             raise _empty_read_error(schedule, bad)
-        sends, local = _snapshot(rs, buffer, copy=False)     # read before any write
-        incoming = exchange(sends, [(p, len(pos)) for p, pos in rs.recvs],
-                            buffer.shape[1:], buffer.dtype)
-        _apply_writes(rs, buffer, filled, incoming, local)
+        sends, local = _snapshot(rs, buffer, copy=rs.send_copy)     # read before any write
+        _write_step(rs, buffer, filled, exchange, sends, local)
     return buffer

@@ -66,10 +66,21 @@ class Comparison:
 
 
 class Exchange:
-    """One step's messages of one rank over torch.distributed (posted together, then waited)."""
+    """One step's messages of one rank over torch.distributed: every receive posted, then
+    every send, then the receives waited for in order, each message in ``segments`` pieces.
 
-    def __init__(self, torch, tdist, device):
+    gloo sends a message only once its receiver has posted the receive (a rendezvous:
+    gloo/transport/tcp/pair.cc, ``Pair::send``), so receives go first. A message the
+    caller wants ``into`` a view of its buffer lands there directly (no inbox, no copy); the
+    others land in an inbox reused step after step. ``on_piece(peer, rows, lo, hi)`` runs as
+    soon as elements ``lo:hi`` of a peer's message are in, while later pieces are still on
+    the wire (on a GPU, once the whole step has arrived)."""
+
+    def __init__(self, torch, tdist, device, segments=1):
+        from .programs import check_segments
+
         self.torch, self.tdist, self.device = torch, tdist, device
+        self.segments = check_segments(segments)
         self.tag = 0
         self._inboxes = {}     # (peer, bytes) -> a receive buffer, reused step after step
 
@@ -78,31 +89,73 @@ class Exchange:
         (a fresh one per step would cost page faults on every large message)."""
         t = self._inboxes.get((peer, nbytes))
         if t is None:
-            t = self.torch.empty(nbytes, dtype=self.torch.uint8, device=self.device)
+            if self.device.type == "cpu":      # numpy's allocator: huge pages when large
+                t = self.torch.from_numpy(np.empty(nbytes, dtype=np.uint8))
+            else:
+                t = self.torch.empty(nbytes, dtype=self.torch.uint8, device=self.device)
             self._inboxes[(peer, nbytes)] = t
         return t
 
-    def __call__(self, sends, recvs, row_shape, dtype):
-        torch, tdist = self.torch, self.tdist
-        self.tag += 1
-        ops, inbox = [], {}
-        row_bytes = int(np.prod(row_shape, dtype=np.int64)) * dtype.itemsize
+    def _bytes(self, rows):
+        """``rows`` (a numpy array) as a flat uint8 tensor on the device, no copy on CPU."""
+        flat = np.ascontiguousarray(rows).reshape(-1).view(np.uint8)
+        return self.torch.from_numpy(flat).to(self.device)
+
+    def __call__(self, sends, recvs, row_shape, dtype, into=None, on_piece=None):
+        from .programs import pieces
+
+        tdist, into = self.tdist, into or {}
+        cpu = self.device.type == "cpu"
+        base, size = self.tag, dtype.itemsize
+        self.tag = (self.tag + self.segments) % 2**30       # every rank steps alike
+        row_elements = int(np.prod(row_shape, dtype=np.int64))
+        direct = {p for p, view in into.items() if cpu and view.flags.c_contiguous}
+        ops, arrivals, inbox = [], [], {}
         for p, count in recvs:                 # receives first: posted before data arrives
-            nbytes = count * row_bytes
-            t = self._inbox(p, nbytes)
-            inbox[p] = (t, count)
-            if nbytes:
-                ops.append(tdist.P2POp(tdist.irecv, t, p, tag=self.tag))
+            if p in direct:
+                inbox[p] = into[p]
+                t = self._bytes(into[p])
+            else:
+                t = self._inbox(p, count * row_elements * size)
+                inbox[p] = t
+            for j, (lo, hi) in enumerate(pieces(count * row_elements, self.segments)):
+                if size:
+                    ops.append(tdist.P2POp(tdist.irecv, t[lo * size:hi * size], p,
+                                           tag=base + j))
+                    arrivals.append((j, p, lo, hi))
+        n_recvs = len(ops)
         for p, payload in sends:
-            if payload.size and dtype.itemsize:
-                t = torch.from_numpy(np.ascontiguousarray(payload).reshape(-1).view(np.uint8))
-                t = t.to(self.device)
-                ops.append(tdist.P2POp(tdist.isend, t, p, tag=self.tag))
-        if ops:
-            for work in tdist.batch_isend_irecv(ops):
+            if payload.size and size:
+                t = self._bytes(payload)
+                for j, (lo, hi) in enumerate(pieces(payload.size, self.segments)):
+                    ops.append(tdist.P2POp(tdist.isend, t[lo * size:hi * size], p,
+                                           tag=base + j))
+        works = tdist.batch_isend_irecv(ops) if ops else []
+        if len(works) != len(ops) or not cpu:     # coalesced (NCCL): one handle for all
+            for work in works:
                 work.wait()
-        return {p: t.cpu().numpy().view(dtype).reshape((count,) + tuple(row_shape))
-                for p, (t, count) in inbox.items()}
+            works = [None] * len(ops)
+        got = {p: self._rows(inbox[p], count, row_shape, dtype) for p, count in recvs}
+        order = sorted(range(n_recvs), key=lambda i: arrivals[i][:2])   # piece j of all peers
+        for i in order:
+            if works[i] is not None:
+                works[i].wait()
+            _, p, lo, hi = arrivals[i]
+            if p in into and p not in direct:
+                into[p].flat[lo:hi] = got[p].reshape(-1)[lo:hi]
+            if on_piece is not None:
+                on_piece(p, got[p], lo, hi)
+        for work in works[n_recvs:]:
+            if work is not None:
+                work.wait()
+        return {p: into.get(p, got[p]) for p, _ in recvs}
+
+    @staticmethod
+    def _rows(t, count, row_shape, dtype):
+        """A received message as numpy rows: the buffer view it landed in, or the inbox."""
+        if isinstance(t, np.ndarray):
+            return t
+        return t.cpu().numpy().view(dtype).reshape((count,) + tuple(row_shape))
 
 
 def _torch_op(tdist, collective):

@@ -13,6 +13,8 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import collectives as cl
 import collectives.analytic
@@ -166,6 +168,94 @@ def test_a_schedule_of_the_wrong_shape_is_named():
     assert message(check_schedule, cl.algorithms.ring_reduce_scatter(4), "all_gather", 4) == (
         "your schedule is a Schedule with collective='reduce_scatter'; expected "
         "collective='all_gather'")
+
+
+# ---- check_schedule: scratch slots -----------------------------------------------------------
+
+def staged_ring_steps(n):
+    """A ring all-gather through scratch slots, by hand: in step 2s rank r sends shard r - s
+    into scratch slot n + (r - s) of rank r + 1, which copies it into its data slot in step
+    2s + 1 (a local transfer). Every transfer changes slot."""
+    steps = []
+    for s in range(n - 1):
+        steps.append([(r, (r + 1) % n, (r - s) % n, n + (r - s) % n) for r in range(n)])
+        steps.append([(r, r, n + (r - 1 - s) % n, (r - 1 - s) % n) for r in range(n)])
+    return steps
+
+
+def dual_steps(steps, n_chunks, swap=True):
+    """Steps reversed, each transfer reversed and made a reduce, except the first write into a
+    scratch slot (a copy); ``swap=False`` keeps each transfer's slots (the learners' slip)."""
+    out, filled = [], set()
+    for step in reversed(steps):
+        new = []
+        for src, dst, src_chunk, dst_chunk in step:
+            written = src_chunk if swap else dst_chunk
+            first = written >= n_chunks and (src, written) not in filled
+            filled.add((src, written))
+            pair = (dst_chunk, src_chunk) if swap else (src_chunk, dst_chunk)
+            new.append((dst, src, *pair, "copy" if first else "reduce"))
+        out.append(new)
+    return out
+
+
+@given(st.integers(2, 7))
+@settings(max_examples=6, deadline=None)
+def test_schedules_through_scratch_slots_pass_with_n_scratch(n):
+    steps = staged_ring_steps(n)
+    schedule = check_schedule(steps, "all_gather", n, n_scratch=n, n_steps=2 * (n - 1))
+    assert (schedule.n_chunks, schedule.n_scratch) == (n, n)
+    check_schedule(dual_steps(steps, n), "reduce_scatter", n, n_scratch=n)
+    # a Schedule brings its own scratch slots
+    check_schedule(cl.Schedule("all_gather", n, n, steps, n_scratch=n), "all_gather", n)
+
+
+@given(st.integers(2, 7))
+@settings(max_examples=6, deadline=None)
+def test_a_dual_that_keeps_the_slots_fails_through_scratch(n):
+    steps = staged_ring_steps(n)
+    # in the dual's step 0 (the all-gather's last local copies reversed), rank 0 reduces its
+    # scratch slot n + (0 - 1 - (n - 2)) % n = n + 1, still empty, into data slot 1
+    text = message(check_schedule, dual_steps(steps, n, swap=False), "reduce_scatter", n,
+                   n_scratch=n, what="dual(staged ring)",
+                   reference=cl.transforms.dual(cl.Schedule("all_gather", n, n, steps,
+                                                            n_scratch=n, name="staged")))
+    first, *hint = text.split("\n")
+    assert first == (f"dual(staged ring) does not compute the reduce-scatter: step 0, transfer 0 "
+                     f"(reduce rank 0 chunk {n + 1} -> rank 0 chunk 1): rank 0 chunk {n + 1} "
+                     "holds nothing yet")
+    assert hint[0] == (f"Step by step against the reference dual(staged): after step 0, rank 0 "
+                       f"chunk {n + 1} holds nothing; in the reference it holds chunk 1 of rank 0.")
+
+
+def test_scratch_slots_in_messages():
+    steps = staged_ring_steps(4)
+    # without n_scratch the scratch slots are out of range
+    assert message(check_schedule, steps, "all_gather", 4, **WHAT) == (
+        "ring_all_gather_steps(4): step 0, transfer 0 (0, 1, 0, 4): dst_chunk 4 is not a chunk; "
+        "each rank's buffer has chunks 0..3 (did you forget `% n`?)")
+    assert message(check_schedule, [[(0, 1, 0, 9)]], "all_gather", 4, n_scratch=4, **WHAT) == (
+        "ring_all_gather_steps(4): step 0, transfer 0 (0, 1, 0, 9): dst_chunk 9 is not a chunk; "
+        "each rank's buffer has chunks 0..7 (chunks 4..7 are scratch)")
+    # the first write into an empty scratch slot must be a copy
+    assert "holds nothing to add into; copy the first contribution there" in message(
+        check_schedule, [[(0, 1, 0, 4, "reduce")]], "reduce_scatter", 4, n_scratch=4)
+    schedule = cl.Schedule("all_gather", 4, 4, steps, n_scratch=4)
+    assert message(check_schedule, schedule, "all_gather", 4, n_scratch=2) == (
+        "your schedule uses 4 scratch slots; this exercise has 2")
+    assert message(check_schedule, schedule, "all_gather", 4, n_scratch=0) == (
+        "your schedule uses 4 scratch slots; this exercise has none")
+    for bad in (-1, 1.5, True):
+        assert "n_scratch must be an integer >= 0 (a bug in the test)" in message(
+            check_schedule, steps, "all_gather", 4, n_scratch=bad)
+
+
+def test_recheck_passes_n_scratch():
+    steps = staged_ring_steps(3)
+    recheck(("check_schedule", (dual_steps(steps, 3), "reduce_scatter", 3), {"n_scratch": 3}))
+    with pytest.raises(AssertionError, match="holds nothing yet"):
+        recheck(("check_schedule", (dual_steps(steps, 3, swap=False), "reduce_scatter", 3),
+                 {"n_scratch": 3}))
 
 
 # ---- check_schedule: wrong content -----------------------------------------------------------

@@ -1,0 +1,185 @@
+/*
+ * The capstone's plan calculator (collectives.viz.plan): draw each .cl-calculator-plan block
+ * with plotly.js and wire its five selects to the plans computed when the book was built.
+ *
+ * Jupyter Book loads this file on every page; it does nothing where there is no such block.
+ * plotly.js comes from _static/vendor/plotly/ (never a CDN), through require.js where the
+ * page has it (the "cl-plotly" module that _static/calculators.js also asks for, so it is
+ * fetched once), else through one <script> tag shared with calculators.js.
+ * The readout, the table and both figures are built from the block's JSON exactly as
+ * collectives/viz/plan.py builds them (_readout_rows, _collectives_html, _figure_spec).
+ */
+(function () {
+  "use strict";
+  var script = document.currentScript;
+  var plotlyUrl = new URL("vendor/plotly/plotly.min.js", script.src).href;
+  var loading = null;
+
+  function loadPlotly() {
+    if (window.Plotly) { return Promise.resolve(window.Plotly); }
+    if (loading) { return loading; }
+    window.PlotlyConfig = window.PlotlyConfig || { MathJaxConfig: "local" };
+    loading = new Promise(function (resolve, reject) {
+      if (typeof window.define === "function" && window.define.amd &&
+          typeof window.require === "function" && window.require.config) {
+        window.require.config({ paths: { "cl-plotly": plotlyUrl.replace(/\.js$/, "") } });
+        window.require(["cl-plotly"], function (Plotly) {
+          window.Plotly = Plotly || window.Plotly;
+          resolve(window.Plotly);
+        }, reject);
+        return;
+      }
+      var tag = Array.prototype.find.call(document.scripts, function (s) {
+        return s.src === plotlyUrl;
+      });
+      if (!tag) {
+        tag = document.createElement("script");
+        tag.src = plotlyUrl;
+        document.head.appendChild(tag);
+      }
+      tag.addEventListener("load", function () { resolve(window.Plotly); });
+      tag.addEventListener("error", reject);
+    });
+    return loading;
+  }
+
+  // collectives.viz.interactive.format_seconds and _digits
+  function sig3(x) { return x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2); }
+  function fmtSeconds(t) {
+    if (t === null || !isFinite(t)) { return "n/a"; }
+    var units = [[1, "s"], [1e-3, "ms"], [1e-6, "\u00b5s"]];
+    for (var i = 0; i < units.length; i++) {
+      if (t >= units[i][0]) { return sig3(t / units[i][0]) + " " + units[i][1]; }
+    }
+    return sig3(t / 1e-9) + " ns";
+  }
+  function fmtTime(t) { return t === 0 ? "none" : fmtSeconds(t); }
+  function fmtGB(x) { return x === null ? "n/a" : (x / 1e9).toFixed(1) + " GB"; }
+  function escapeHtml(s) {
+    return String(s).replace(/[&<>"]/g, function (c) {
+      return { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" }[c];
+    });
+  }
+  function thousands(x) { return Math.round(x).toLocaleString("en-US"); }
+
+  function readoutRows(s) {  // plan._readout_rows
+    var fits = s.fits === null ? "" : (s.fits ? ": fits" : ": does NOT fit");
+    return [["step time", fmtSeconds(s.step)], ["compute at peak", fmtSeconds(s.compute)],
+            ["exposed communication", fmtTime(s.exposed)], ["pipeline bubble", fmtTime(s.bubble)],
+            ["all communication, serial", fmtTime(s.communication)],
+            ["compute / communication", s.ratio === null ? "no communication" : s.ratio.toFixed(2)],
+            ["bottleneck link level", s.bottleneck],
+            ["memory per device", fmtGB(s.memory_total) + " of " + fmtGB(s.hbm) + fits],
+            ["tokens per device", thousands(s.tokens_per_device)]];
+  }
+
+  function figureSpec(s) {  // plan._figure_spec
+    var rows = ["step", "by parallelism", "by link level"];
+    var step = [["compute", s.compute, "#777777"], ["pipeline bubble", s.bubble, "#999933"],
+                ["exposed communication", s.exposed, "#D55E00"]];
+    var traces = [];
+    [step, s.classes, s.levels].forEach(function (items, k) {
+      items.forEach(function (it) {
+        traces.push({ x: [it[1]], y: [rows[k]], name: it[0], orientation: "h", type: "bar",
+                      marker: { color: it[2] }, legendgroup: rows[k],
+                      hovertemplate: escapeHtml(it[0]) + ": %{x:.3s}s<extra></extra>" });
+      });
+    });
+    var mem = s.memory.map(function (it) {
+      return { x: [it[1] / 1e9], y: ["memory"], name: it[0], orientation: "h", type: "bar",
+               marker: { color: it[2] }, hovertemplate: it[0] + ": %{x:.1f} GB<extra></extra>" };
+    });
+    return { time: traces, memory: mem };
+  }
+
+  function setup(block, Plotly) {
+    var data = JSON.parse(block.querySelector("script.cl-plan-data").textContent);
+    var controls = {};
+    block.querySelectorAll("[data-plan-control]").forEach(function (el) {
+      controls[el.getAttribute("data-plan-control")] = el;
+    });
+    var timePlot = block.querySelector(".cl-plan-time");
+    var memPlot = block.querySelector(".cl-plan-memory");
+    var base = { template: "none", barmode: "stack", autosize: true,
+                 font: { size: 14, family: "system-ui, sans-serif" },
+                 hoverlabel: { font: { size: 14 } },
+                 legend: { orientation: "h", x: 0, y: -0.25, yanchor: "top" } };
+
+    function fill(select, labels, chosen) {
+      select.innerHTML = labels.map(function (label, k) {
+        return '<option value="' + k + '"' + (k === chosen ? " selected" : "") + ">" +
+          escapeHtml(label) + "</option>";
+      }).join("");
+      select.value = String(chosen);
+    }
+    function setting() {
+      var s = {};
+      Object.keys(controls).forEach(function (k) { s[k] = Number(controls[k].value); });
+      return s;
+    }
+    function update(event) {
+      var s = setting();
+      var changed = event && event.target.getAttribute("data-plan-control");
+      if (changed === "model" || changed === "cluster") {  // their layouts and batches
+        var layouts = data.layouts[s.model][s.cluster];
+        s.layout = Math.min(s.layout, layouts.length - 1);
+        s.batch = Math.min(s.batch, data.batches[s.cluster].length - 1);
+        fill(controls.layout, layouts, s.layout);
+        fill(controls.batch, data.batches[s.cluster], s.batch);
+      }
+      var key = [s.model, s.cluster, s.layout, s.recipe, s.batch].join(",");
+      var p = data.plans[key];
+      block.querySelector(".cl-plan-readout tbody").innerHTML = readoutRows(p).map(function (r) {
+        return '<tr><th scope="row">' + escapeHtml(r[0]) + "</th><td>" + escapeHtml(r[1]) +
+          "</td></tr>";
+      }).join("");
+      block.querySelector(".cl-plan-collectives tbody").innerHTML = p.collectives.map(function (c) {
+        return "<tr><td>" + escapeHtml(c[0]) + " (" + escapeHtml(c[1]) + ")</td><td>" +
+          escapeHtml(c[2]) + "</td><td>" + thousands(c[3]) + " \u00d7 " + fmtSeconds(c[4]) +
+          "</td><td>" + fmtSeconds(c[5]) + "</td></tr>";
+      }).join("");
+      var spec = figureSpec(p);
+      var timeLayout = Object.assign({}, base, {
+        height: 420, margin: { l: 120, r: 12, t: 12, b: 150 },
+        xaxis: { title: { text: "seconds per step (communication serial)" }, tickformat: "~s",
+                 ticksuffix: "s", gridcolor: "#e5e5e5" },
+        yaxis: { autorange: "reversed" } });
+      var top = 1.05 * Math.max(p.memory_total, p.hbm || 0) / 1e9;
+      var memLayout = Object.assign({}, base, {
+        height: 200, margin: { l: 120, r: 12, t: 12, b: 90 },
+        legend: Object.assign({}, base.legend, { y: -0.6 }),
+        xaxis: { title: { text: "GB per device" }, gridcolor: "#e5e5e5", range: [0, top] },
+        shapes: p.hbm === null ? [] : [{ type: "line", xref: "x", yref: "paper",
+          x0: p.hbm / 1e9, x1: p.hbm / 1e9, y0: 0, y1: 1,
+          line: { color: "#000000", width: 2, dash: "dash" } }],
+        annotations: p.hbm === null ? [] : [{ x: p.hbm / 1e9, y: 1, xref: "x", yref: "paper",
+          text: "HBM", showarrow: false, yanchor: "bottom" }] });
+      var config = { responsive: true, displaylogo: false, scrollZoom: false };
+      return Promise.all([Plotly.react(timePlot, spec.time, timeLayout, config),
+                          Plotly.react(memPlot, spec.memory, memLayout, config)]).then(function () {
+        block.setAttribute("data-plan", key);
+        block.setAttribute("data-ready", "true");
+      });
+    }
+    Object.keys(controls).forEach(function (k) {
+      controls[k].addEventListener("change", update);
+    });
+    update();
+  }
+
+  function start() {
+    var blocks = document.querySelectorAll(".cl-calculator-plan");
+    if (!blocks.length) { return; }
+    loadPlotly().then(function (Plotly) {
+      blocks.forEach(function (block) { setup(block, Plotly); });
+    }, function (err) {
+      console.error("plan calculator: plotly.js could not be loaded", err);
+    });
+  }
+
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", start);
+  } else {
+    start();
+  }
+})();

@@ -52,6 +52,10 @@ Checks and helpers
 ``check_fp8_all_reduce``, ``flushing_ranks``, ``check_flushing_ranks``
     the checks of the notebook on FP8 (E4M3 codes and values, delayed scales, an FP8
     all-reduce, a count of ranks) against :mod:`collectives.fp8` and first principles.
+``plan_tasks.check_step_collectives``, ``.check_ep_all_to_all``, ``.check_memory_per_device``,
+``.check_layout_choice``
+    the checks of the notebook on planning a training run (a step's collectives, memory per
+    device, a layout chosen under a memory limit) against :mod:`collectives.plan`.
 
 Modules: :mod:`~collectives.grading.checks` (plain answers: numbers, choices, shapes, ``call``,
 and the words for a learner's value), :mod:`~collectives.grading.diagnosis` (schedules: form,
@@ -231,6 +235,7 @@ diagnosis = _load("diagnosis")
 slices = _load("slices")
 clusters = _load("clusters")
 fp8_tasks = _load("fp8_tasks")
+plan_tasks = _load("plan_tasks")
 _load("recheck")
 
 from .checks import (call, check_choice, check_close, check_number,  # noqa: E402

@@ -425,6 +425,21 @@ calculator("all_gather", ring, ranks=[4, 8, 16], link_bandwidths=[10e9, 40e9])
 ```{code-cell} ipython3
 calculator("all_gather", ring, ranks=[2, 4], link_bandwidths=[25e9], metric="busbw")
 ```
+
+A plan calculator (collectives.viz.plan, drawn by _static/plan_calculator.js):
+
+```{code-cell} ipython3
+from collectives.plan import Layout, Transformer
+from collectives.viz.plan import ClusterChoice, plan_calculator
+
+tiny = Transformer(layers=4, hidden=512, ffn=1536, heads=8, vocab=1000, name="tiny")
+tiny_moe = Transformer(layers=4, hidden=512, ffn=1536, heads=8, vocab=1000, experts=8,
+                       top_k=2, name="tiny-moe")
+two = ClusterChoice("two DGX", lambda: cl.hardware.preset("dgx-h100", nodes=2), {
+    "tiny": {"DP 16": Layout(dp=16), "TP 8 x DP 2": Layout(dp=2, tp=8)},
+    "tiny-moe": {"EP 8 x DP 2": Layout(dp=2, ep=8)}}, {"16": 16, "32": 32})
+plan_calculator([tiny, tiny_moe], [two], ["bf16", "fp8"], seq_len=256)
+```
 """
 
 # The numbers a calculator shows, and those its data say it should show at its settings.
@@ -514,6 +529,76 @@ def exercise_calculators(page) -> int:
     return count
 
 
+# A plan calculator's readout and table against the plan its data hold at its setting.
+_PLAN_STATE = """block => {
+  const data = JSON.parse(block.querySelector('script.cl-plan-data').textContent);
+  const v = name => +block.querySelector(`[data-plan-control="${name}"]`).value;
+  const key = [v('model'), v('cluster'), v('layout'), v('recipe'), v('batch')].join(',');
+  const rows = Array.from(block.querySelectorAll('.cl-plan-readout tbody tr')).map(tr =>
+      [tr.querySelector('th').textContent, tr.querySelector('td').textContent]);
+  const purposes = Array.from(block.querySelectorAll('.cl-plan-collectives tbody tr'),
+      tr => tr.querySelector('td').textContent);
+  const plot = block.querySelector('.cl-plan-time');
+  return {key, shown: block.getAttribute('data-plan'), rows, purposes, plan: data.plans[key],
+          traces: plot.data ? plot.data.map(t => [t.name, t.x[0]]) : null,
+          layouts: Array.from(block.querySelectorAll('[data-plan-control="layout"] option'),
+                              o => o.textContent),
+          wantLayouts: data.layouts[v('model')][v('cluster')],
+          drawn: !!block.querySelector('.cl-plan-memory .main-svg')};
+}"""
+
+
+def _check_plan_calculator(block) -> dict:
+    from collectives.viz.plan import _readout_rows
+
+    state = block.evaluate(_PLAN_STATE)
+    assert state["drawn"] and state["shown"] == state["key"], "the plan was not drawn"
+    p = state["plan"]
+    assert [tuple(r) for r in state["rows"]] == _readout_rows(p)
+    assert state["purposes"] == [f"{c[0]} ({c[1]})" for c in p["collectives"]]
+    want = [["compute", p["compute"]], ["pipeline bubble", p["bubble"]],
+            ["exposed communication", p["exposed"]]]
+    want += [[n, x] for n, x, _ in p["classes"]] + [[n, x] for n, x, _ in p["levels"]]
+    assert state["traces"] == want, "the bars do not show the chosen plan"
+    assert state["layouts"] == state["wantLayouts"]
+    return state
+
+
+def _choose_plan(block, page, control: str, value: str) -> dict:
+    block.locator(f'[data-plan-control="{control}"]').evaluate(
+        "(el, v) => { el.value = v; el.dispatchEvent(new Event('change', {bubbles: true})); }",
+        value)
+    want = block.evaluate("b => ['model','cluster','layout','recipe','batch'].map(n => "
+                          "+b.querySelector(`[data-plan-control=\"${n}\"]`).value).join(',')")
+    page.wait_for_function("([b, k]) => b.getAttribute('data-plan') === k",
+                           arg=[block.element_handle(), want])
+    return _check_plan_calculator(block)
+
+
+def exercise_plan_calculators(page) -> int:
+    """Move every plan calculator's selects on ``page``; after each move the readout, the
+    table and the bars must show the precomputed plan of the new setting."""
+    blocks = page.locator(".cl-calculator-plan")
+    count = blocks.count()
+    for k in range(count):
+        block = blocks.nth(k)
+        block.scroll_into_view_if_needed()
+        page.wait_for_function("b => b.getAttribute('data-ready') === 'true'",
+                               arg=block.element_handle())
+        first = _check_plan_calculator(block)
+        seen = {first["key"]}
+        for control in ("recipe", "batch", "layout", "model", "cluster"):
+            options = block.locator(f'[data-plan-control="{control}"] option').count()
+            if options > 1:
+                now = int(block.locator(f'[data-plan-control="{control}"]').input_value())
+                moved = _choose_plan(block, page, control, str(options - 1 if now == 0 else 0))
+                seen.add(moved["key"])
+                assert moved["rows"] != first["rows"] or control == "cluster", \
+                    f"choosing another {control} changed nothing"
+        assert len(seen) >= 3
+    return count
+
+
 def test_calculators_on_a_scratch_page_with_require_js(browser, tmp_path):
     """Two calculators next to a widget (so require.js is on the page): both draw, plotly.js
     is fetched once from the book's own _static/vendor/, and moving the controls shows the
@@ -533,6 +618,7 @@ def test_calculators_on_a_scratch_page_with_require_js(browser, tmp_path):
             page.goto(base + "chapters/scratch.html", wait_until="load")
             assert page.evaluate("() => typeof window.requirejs") == "function"
             assert exercise_calculators(page) == 2
+            assert exercise_plan_calculators(page) == 1
             widths = page.evaluate("() => [document.documentElement.scrollWidth, "
                                    "document.documentElement.clientWidth]")
         finally:
@@ -571,7 +657,7 @@ def test_calculators_in_the_book_respond_to_their_controls(browser, server):
     assert pages, "no page of the book has a calculator"
     for path in pages:
         with _page_at(browser, base + path, 1280, 900) as page:
-            assert exercise_calculators(page) >= 1, path
+            assert exercise_calculators(page) + exercise_plan_calculators(page) >= 1, path
     assert not missing, missing
 
 

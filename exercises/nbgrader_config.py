@@ -31,6 +31,9 @@ gradebook. Currently:
                                 package)
     fabric                      source/fabric/fabric.ipynb                       10 points
                                 (chapter "Designing the fabric"; solved without the package)
+    planning                    source/planning/plan_a_training_run.ipynb        10 points
+                                (chapter "Putting it together"; tasks 1-3 solved without
+                                the package, task 4 with cl.plan; one written answer)
 """
 
 import os

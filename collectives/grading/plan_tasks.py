@@ -148,33 +148,37 @@ def _axis_sizes(layout):
 
 
 def _bytes_hint(purpose, ratio, layout, shape):
-    """The likely mistake behind ``ratio`` = learner's bytes / reference bytes."""
+    """The likely mistakes behind ``ratio`` = learner's bytes / reference bytes (all that
+    fit, joined with "or")."""
     sizes, L = _axis_sizes(layout)
     close = lambda x: math.isclose(ratio, x, rel_tol=1e-6)    # noqa: E731
+    found = []
     if "grad" in purpose and close(2):
-        return "; yours is twice that: gradients are reduced in BF16, 2 bytes each, not 4"
+        found.append(("twice that", "gradients are reduced in BF16, 2 bytes each, not 4"))
     if "grad" in purpose or "weight" in purpose:
         if L.tp * L.pp > 1 and close(L.tp * L.pp):
-            return (f"; yours is tp x pp = {L.tp * L.pp} times that: each device holds only "
-                    "1/(tp x pp) of the parameters, and only its shard takes part")
+            found.append((f"tp x pp = {L.tp * L.pp} times that", "each device holds only "
+                          "1/(tp x pp) of the parameters, and only its shard takes part"))
         per_stage = -(-shape["layers"] // L.pp)
         if purpose.startswith("fsdp") and close(per_stage):
-            return (f"; yours is {per_stage} times that: FSDP gathers (and reduces) one block "
-                    "at a time, the stage's parameters / its layers")
+            found.append((f"{per_stage} times that", "FSDP gathers (and reduces) one block at "
+                          "a time, the stage's parameters / its layers"))
         if purpose.startswith("dp") and L.fsdp > 1 and close(L.fsdp):
-            return (f"; yours is fsdp = {L.fsdp} times that: after FSDP's reduce-scatter each "
-                    "rank holds 1/fsdp of its gradients, and only that shard crosses dp")
+            found.append((f"fsdp = {L.fsdp} times that", "after FSDP's reduce-scatter each "
+                          "rank holds 1/fsdp of its gradients, and only that shard crosses dp"))
     if purpose.startswith(("tp", "pp")):
         if L.micro_batches > 1 and close(L.micro_batches):
-            return (f"; yours is {L.micro_batches} times that: one collective carries one "
-                    "micro-batch's activations")
+            found.append((f"{L.micro_batches} times that", "one collective carries one "
+                          "micro-batch's activations"))
         if L.sequence_parallel and close(L.tp):
-            return (f"; yours is tp = {L.tp} times that: with sequence parallelism each rank "
-                    "holds 1/tp of the sequence between blocks")
+            found.append((f"tp = {L.tp} times that", "with sequence parallelism each rank "
+                          "holds 1/tp of the sequence between blocks"))
         if L.sequence_parallel and close(1 / L.tp):
-            return (f"; yours is 1/tp = 1/{L.tp} of that: the all-gather's buffer (nccl-tests' "
-                    "S) is the whole gathered activation, the reduce-scatter's its input")
-    return _ratio_hint(ratio, 1.0)
+            found.append((f"1/tp = 1/{L.tp} of that", "the all-gather's buffer (nccl-tests' "
+                          "S) is the whole gathered activation, the reduce-scatter's its input"))
+    if not found:
+        return _ratio_hint(ratio, 1.0)
+    return f"; yours is {found[0][0]}: " + "; or ".join(why for _, why in found)
 
 
 def _count_hint(purpose, got, want, layout, shape):

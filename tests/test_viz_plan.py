@@ -11,7 +11,6 @@ import collectives as cl
 from collectives.plan import Layout, LayoutError, Transformer
 from collectives.viz import plan as vp
 
-NVLINK = 450e9            # H100 NVLink 4, bytes/s per direction (DGX H100 guide)
 
 
 @pytest.fixture(scope="module")
@@ -43,8 +42,6 @@ def test_grid_values_equal_the_planner(calc, key):
         model, list(choice.layouts[model].values())[lay], choice.topology(), seq_len=4096,
         global_batch=list(choice.batches.values())[b], recipe=vp.DEFAULT_RECIPES[r],
         recompute="full")
-    if choice.nvlink_servers:
-        direct = vp.nvlink_inside_servers(direct)
     shown = calc.data()["plans"][",".join(map(str, key))]
     assert shown["step"] == pytest.approx(direct.step_seconds, rel=1e-12)
     assert shown["exposed"] == pytest.approx(direct.exposed_seconds, rel=1e-12)
@@ -64,32 +61,6 @@ def test_fp8_halves_the_data_parallel_bytes_in_the_grid(calc):
     fp8 = calc.grid.plan(0, 1, 1, 1, 1).records("dp grad")[0]
     assert fp8.nbytes * 2 == bf16.nbytes
     assert fp8.seconds == pytest.approx(bf16.seconds / 2)
-
-
-def test_nvlink_inside_servers_by_hand(meta_small):
-    # 896 GPUs, TP 8 x FSDP 112, 896 sequences of 4,096: 8 per replica
-    p = cl.plan.training_step("llama3-70b", Layout(fsdp=112, tp=8), meta_small, seq_len=4096,
-                              global_batch=896, recompute="full")
-    fixed = vp.nvlink_inside_servers(p)
-    S = 8 * 4096 * 8192 * 2                      # the bf16 activation, b s h
-    for before, after in zip(p.collectives, fixed.collectives):
-        if before.level == "inside a node":
-            assert before.purpose.startswith("tp") and before.bottleneck_level == "host"
-            # ring all-reduce through one NVSwitch: 2 (n-1)/n S over 450 GB/s
-            assert after.seconds == pytest.approx(2 * 7 / 8 * S / NVLINK)
-            assert after.bottleneck_level == "nvlink" and after.schedule is None
-            # through the rack switch at 50 GB/s it was 9 times slower
-            assert before.seconds == pytest.approx(9 * after.seconds)
-        else:
-            assert after is before
-    assert not any("no NVLink" in n for n in fixed.notes)
-    assert fixed.step_seconds < p.step_seconds
-
-
-def test_nvlink_inside_servers_leaves_other_clusters_alone():
-    p = cl.plan.training_step("llama3-8b", Layout(dp=8), cl.hardware.preset("dgx-h100"),
-                              seq_len=512, global_batch=8)
-    assert vp.nvlink_inside_servers(p) is p
 
 
 def test_page_block_holds_the_shown_setting(calc):

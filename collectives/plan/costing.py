@@ -20,6 +20,13 @@ package's rule, as :func:`collectives.algorithms.fastest` and NCCL choose by mod
   rails), torus.
 * pipeline send/recv: stage s to s + 1, every pipeline at once.
 
+Fabric-only GPU presets (``"meta-roce-32k"`` models Meta's RoCE fabric, not the NVLink
+inside its servers) would send a collective among the GPUs of one server through the rack
+switch at the NIC's 50 GB/s. Meta's servers join their eight H100s with NVLink (Llama 3
+paper, section 3.3.1), so groups that stay inside a server are costed on one DGX H100
+node's NVSwitch instead (:func:`nvlink_server`; a crossbar treats every GPU alike, so a
+group of ``g`` is one of the ``8 / g`` groups every server runs at once).
+
 Costings are cached by (collective, axes, bytes). Left out: NVLink SHARP and InfiniBand
 SHARP (switch participants: see ``nvls_all_reduce``), NCCL's own ring and tree schedules
 (``collectives.algorithms.nccl``), protocol overheads, and any overlap between the phases
@@ -28,7 +35,7 @@ of the hierarchical algorithms.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional
 
 import numpy as np
@@ -38,7 +45,7 @@ from ..cost import Timing, time
 from ..errors import CollectivesError
 from ..mesh import Mesh
 
-__all__ = ["Costing", "Coster", "domains"]
+__all__ = ["Costing", "Coster", "domains", "nvlink_server"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -99,6 +106,17 @@ def domains(topology) -> tuple[str, int, int, str, str, str]:
     return "gpu", 1, n, "inside a node", "across nodes", "across pods"   # one per host
 
 
+def nvlink_server(topology):
+    """The NVLink server a fabric-only GPU preset leaves out (one DGX H100 node for
+    ``"meta-roce-32k"``: H100 GPUs, eight per server on NVLink), or None."""
+    system = topology.system
+    if topology.info.family == "layered" and system is not None and system.kind == "meta-roce":
+        from ..hardware import preset
+
+        return preset("dgx-h100")
+    return None
+
+
 class Coster:
     """Costs collectives over the axes of ``mesh`` laid on ``topology``, with a cache."""
 
@@ -106,6 +124,7 @@ class Coster:
         self.topology = topology
         self.mesh = mesh
         self.kind, self.node_size, self.pod_size, *self.labels = domains(topology)
+        self.server = nvlink_server(topology)
         self._cache: dict = {}
 
     def span(self, axes: tuple[str, ...]) -> str:
@@ -132,6 +151,8 @@ class Coster:
             return Costing("none (group of 1)", 0.0, None, self.labels[0], (), None)
         m = int(np.prod([self.mesh.axis_size(a) for a in axes]))
         span = self.span(axes)
+        if self.server is not None and span == self.labels[0]:
+            return self._cost_in_server(collective, m, nbytes, span)
         rows = []
         for name, build in self._candidates(collective, axes, m):
             schedule = self.mesh.collective(build(), *axes)
@@ -146,6 +167,14 @@ class Coster:
             else ()
         return Costing(name, seconds, timing, span, tuple((row[1], row[0]) for row in rows),
                        schedule, rename)
+
+    def _cost_in_server(self, collective, m, nbytes, span):
+        """Groups of ``m`` inside one server, costed on its NVSwitch (module text)."""
+        per_node = self.server.n_ranks
+        if per_node % m:
+            raise CollectivesError(f"a group of {m} GPUs does not tile a {per_node}-GPU server")
+        inner = Coster(self.server, Mesh({"servers": per_node // m, "group": m}))
+        return replace(inner.cost(collective, ("group",), nbytes), span=span, schedule=None)
 
     # ---- candidates ----------------------------------------------------------------------
     def _two_levels(self, axes, m):

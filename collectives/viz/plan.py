@@ -15,11 +15,9 @@ Example (the chapter's cell)::
     from collectives.viz.plan import plan_calculator
     plan_calculator()                       # DEFAULT_MODELS on DEFAULT_CLUSTERS
 
-What is modelled is what :func:`collectives.plan.training_step` models (its docstring), with
-one addition: on a fabric-only topology (Meta's RoCE preset has no NVLink inside its
-servers), ``ClusterChoice(nvlink_servers=True)`` re-costs every collective whose groups stay
-inside one 8-GPU server on a DGX H100 node's NVSwitch (:func:`nvlink_inside_servers`), as
-the Llama 3 paper describes Meta's servers. Taught in chapter "Putting it together".
+What is modelled is what :func:`collectives.plan.training_step` models (its docstring;
+on Meta's fabric-only RoCE preset it costs the groups inside a server on NVLink, as the
+Llama 3 paper describes Meta's servers). Taught in chapter "Putting it together".
 """
 
 from __future__ import annotations
@@ -28,7 +26,7 @@ import html
 import itertools
 import json
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 from ..errors import CollectivesError
@@ -37,7 +35,7 @@ from .interactive import format_seconds
 from .style import LEVEL_COLOURS, PALETTE
 
 __all__ = ["ClusterChoice", "PlanGrid", "PlanCalculator", "plan_grid", "plan_calculator",
-           "nvlink_inside_servers", "summarise", "purpose_class", "level_label",
+           "summarise", "purpose_class", "level_label",
            "DEFAULT_MODELS", "DEFAULT_CLUSTERS", "DEFAULT_RECIPES", "CLASS_COLOURS"]
 
 _counter = itertools.count()
@@ -75,43 +73,6 @@ def level_label(level: str) -> str:
     return LEVEL_LABELS.get(level, level)
 
 
-def nvlink_inside_servers(plan, server="dgx-h100"):
-    """``plan`` with every collective whose groups stay "inside a node" re-costed on one
-    ``server`` (a hardware preset of one 8-GPU NVSwitch node), all else unchanged.
-
-    For fabric-only topologies (``cl.hardware.preset("meta-roce-32k")`` models the RoCE
-    fabric, not the NVLink inside its servers, so a tensor-parallel all-reduce there crosses
-    the rack switch at 50 GB/s). A crossbar treats every GPU alike, so a group of ``g``
-    GPUs is costed as one of ``8 / g`` groups of one server, all at once, which is what
-    every server runs. Re-costed records keep no schedule (``Plan.concurrent`` leaves them
-    out). Other plans are returned unchanged."""
-    from .. import hardware
-    from ..mesh import Mesh
-    from ..plan import Coster
-
-    topology = plan.topology
-    if topology is None or topology.info.family != "layered":
-        return plan
-    node = hardware.preset(server) if isinstance(server, str) else server
-    per_node = node.n_ranks
-    records = []
-    for r in plan.collectives:
-        if r.level != "inside a node":
-            records.append(r)
-            continue
-        if per_node % r.group_size:
-            raise CollectivesError(f"a group of {r.group_size} does not tile a "
-                                   f"{per_node}-GPU server")
-        mesh = Mesh({"servers": per_node // r.group_size, "group": r.group_size})
-        c = Coster(node, mesh).cost(r.collective, ("group",), r.nbytes)
-        records.append(replace(r, algorithm=c.algorithm, seconds=c.seconds,
-                               bottleneck_level=c.bottleneck_level,
-                               level_seconds=c.level_seconds(), schedule=None))
-    notes = tuple(n for n in plan.notes if "no NVLink" not in n) + (
-        f"groups inside a server costed on one {node.name} (NVLink), the rest on the fabric",)
-    return replace(plan, collectives=tuple(records), notes=notes)
-
-
 def summarise(plan) -> dict:
     """Everything the calculator shows of one plan (JSON-ready)."""
     classes: dict[str, float] = {}
@@ -143,14 +104,12 @@ def summarise(plan) -> dict:
 class ClusterChoice:
     """One cluster of the calculator: its ``label``, the ``cluster`` (a Topology, a preset
     name or a callable returning a Topology), ``layouts[model name] = {label: Layout}``,
-    ``batches = {label: global batch in sequences}`` and ``nvlink_servers`` (re-cost
-    groups inside a server on NVLink: :func:`nvlink_inside_servers`)."""
+    and ``batches = {label: global batch in sequences}``."""
 
     label: str
     cluster: object
     layouts: Mapping[str, Mapping[str, Layout]]
     batches: Mapping[str, int]
-    nvlink_servers: bool = False
 
     def topology(self):
         from ..plan.step import resolve_cluster
@@ -226,8 +185,6 @@ def plan_grid(models: Sequence[str], clusters: Sequence[ClusterChoice],
                         except CollectivesError as err:
                             raise type(err)(f"{c.label}, {name}, "
                                             f"{list(c.layouts[name])[k]}: {err}") from err
-                        if c.nvlink_servers:
-                            plan = nvlink_inside_servers(plan)
                         plans[(i, j, k, p, b)] = plan
     return PlanGrid(names, tuple(c.label for c in clusters), tuple(layouts), recipes,
                     tuple(tuple(c.batches) for c in clusters), plans, seq_len)
@@ -535,8 +492,7 @@ DEFAULT_CLUSTERS = (
     ClusterChoice("H100 SuperPOD, 4 SUs (1,024 GPUs)", _superpod, _gpu_layouts(128),
                   {"2,048 tokens per GPU": 512, "4,096 tokens per GPU": 1024}),
     ClusterChoice("Meta-style RoCE, 2 zones, 1:7 (896 GPUs)", _meta, _gpu_layouts(112),
-                  {"2,048 tokens per GPU": 448, "4,096 tokens per GPU": 896},
-                  nvlink_servers=True),
+                  {"2,048 tokens per GPU": 448, "4,096 tokens per GPU": 896}),
 )
 
 

@@ -260,3 +260,29 @@ def test_layout_choice_rejections(best80):
     with pytest.raises(AssertionError, match=r"slower than the best candidate under 80\.0 GB"):
         pt.check_layout_choice(slow, "c", 80e9)
     assert pt.check_layout_choice(slow, "c", 80e9, within=0.05) == 1.0
+
+
+# ---- the checks in the notebook's hands ------------------------------------------------------
+
+def test_recheck_runs_the_checks_by_name():
+    # the hidden tests' form: check_reference(1.0, what, "grading.plan_tasks.<check>", ...),
+    # run in a fresh process on the answer as plain data
+    from collectives.grading import recheck
+
+    recheck(("check_reference", (1.0, "s", "grading.plan_tasks.check_step_collectives",
+                                 (EXAMPLE_STEP, "s", S8, EXAMPLE, 4096, 64))))
+    halved = {**EXAMPLE_STEP, "tp activation all-reduce": (ACT, 128)}
+    with pytest.raises(AssertionError, match="expected 256; yours is half"):
+        recheck(("check_reference", (1.0, "s", "grading.plan_tasks.check_step_collectives",
+                                     (halved, "s", S8, EXAMPLE, 4096, 64))))
+
+
+def test_reload_restores_a_patched_check():
+    import importlib
+
+    import collectives as cl
+
+    cl.grading.plan_tasks.check_step_collectives = lambda *args, **kwargs: 1.0
+    grading = importlib.reload(cl.grading)
+    with pytest.raises(AssertionError, match="has no 'tp activation all-reduce'"):
+        grading.plan_tasks.check_step_collectives({}, "s", S8, EXAMPLE, 4096, 64)

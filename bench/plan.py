@@ -22,8 +22,10 @@ P = cl.plan
 
 
 def timed(fn, repeat=3):
+    """Best of ``repeat`` cold runs (the planner's shared costings dropped before each)."""
     best = float("inf")
     for _ in range(repeat):
+        P.costing.forget_costings()
         t0 = clock.perf_counter()
         out = fn()
         best = min(best, clock.perf_counter() - t0)
@@ -51,6 +53,24 @@ def main():
                     micro_batches=8, uneven_stages=True), meta, seq_len=8192,
         global_batch=2016), 1)
 
+    # a layout search as the capstone notebook's: 192 layouts of Llama 3 70B on 32 DGX
+    # H100 nodes, with the costings shared between plans (the default) and forgotten
+    from collectives.grading import plan_tasks
+
+    layouts = [P.Layout(**d) for d in plan_tasks.layout_candidates()]
+    scenario = plan_tasks.SCENARIO
+    pod = cl.hardware.preset("superpod-h100", units=1, nodes=scenario["nodes"])
+
+    def search(forget):
+        for lay in layouts:
+            if forget:
+                P.costing.forget_costings()
+            P.training_step(scenario["model"], lay, pod, seq_len=scenario["seq_len"],
+                            global_batch=scenario["global_batch"])
+
+    _, shared_s = timed(lambda: search(False), 1)
+    _, cold_s = timed(lambda: search(True), 1)
+
     print(plan.table())
     print()
     print(f"{'case':55s} {'seconds':>8s} {'ratio':>7s}")
@@ -62,6 +82,10 @@ def main():
           f"{plan_s / plan_1k_s:7.1f}x")
     print(f"{'plan, FP8 recipe, 16,384 GPUs (one run)':55s} {fp8_s:8.3f}")
     print(f"{'plan, meta-roce-32k, 32,256 GPUs (one run)':55s} {meta_s:8.3f}")
+    print(f"{'search of ' + str(len(layouts)) + ' layouts, 256 GPUs, costings shared':55s} "
+          f"{shared_s:8.3f} {1:7.2f}")
+    print(f"{'baseline: the same search, costings forgotten per plan':55s} {cold_s:8.3f} "
+          f"{cold_s / shared_s:7.1f}x")
     print(f"\nmodelled step: compute {plan.compute_seconds:.3f} s, bubble "
           f"{plan.bubble_seconds:.3f} s, communication {plan.communication_seconds:.3f} s "
           f"(exposed {plan.exposed_seconds:.3f} s), step {plan.step_seconds:.3f} s; "

@@ -27,7 +27,8 @@ paper, section 3.3.1), so groups that stay inside a server are costed on one DGX
 node's NVSwitch instead (:func:`nvlink_server`; a crossbar treats every GPU alike, so a
 group of ``g`` is one of the ``8 / g`` groups every server runs at once).
 
-Costings are cached by (collective, axes, bytes). Left out: NVLink SHARP and InfiniBand
+Costings are cached per topology (while it lives) by mesh, collective, axes and bytes, so
+plans of many layouts on one cluster share them. Left out: NVLink SHARP and InfiniBand
 SHARP (switch participants: see ``nvls_all_reduce``), NCCL's own ring and tree schedules
 (``collectives.algorithms.nccl``), protocol overheads, and any overlap between the phases
 of the hierarchical algorithms.
@@ -35,6 +36,8 @@ of the hierarchical algorithms.
 
 from __future__ import annotations
 
+import functools
+import weakref
 from dataclasses import dataclass, replace
 from typing import Optional
 
@@ -45,7 +48,7 @@ from ..cost import Timing, time
 from ..errors import CollectivesError
 from ..mesh import Mesh
 
-__all__ = ["Costing", "Coster", "domains", "nvlink_server"]
+__all__ = ["Costing", "Coster", "domains", "nvlink_server", "forget_costings"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -111,10 +114,30 @@ def nvlink_server(topology):
     ``"meta-roce-32k"``: H100 GPUs, eight per server on NVLink), or None."""
     system = topology.system
     if topology.info.family == "layered" and system is not None and system.kind == "meta-roce":
-        from ..hardware import preset
-
-        return preset("dgx-h100")
+        return _dgx_h100()
     return None
+
+
+@functools.lru_cache(maxsize=1)
+def _dgx_h100():
+    from ..hardware import preset
+
+    return preset("dgx-h100")
+
+
+#: costings shared by every Coster of a topology, while the topology lives
+_SHARED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def forget_costings() -> None:
+    """Drop every shared costing (benchmarks time plans from cold with it)."""
+    _SHARED.clear()
+
+
+def _mesh_key(mesh: Mesh):
+    placement = mesh.placement.ravel()
+    identity = np.array_equal(placement, np.arange(placement.size))
+    return mesh.axis_names, mesh.shape, None if identity else placement.tobytes()
 
 
 class Coster:
@@ -125,7 +148,7 @@ class Coster:
         self.mesh = mesh
         self.kind, self.node_size, self.pod_size, *self.labels = domains(topology)
         self.server = nvlink_server(topology)
-        self._cache: dict = {}
+        self._cache: dict = _SHARED.setdefault(topology, {}).setdefault(_mesh_key(mesh), {})
 
     def span(self, axes: tuple[str, ...]) -> str:
         """Where the groups of ``axes`` reach: inside a node, across nodes, across pods."""

@@ -447,3 +447,22 @@ def test_meta_servers_keep_their_nvlink():
     assert with_nvlink.records("fsdp")[0].seconds == bare.records("fsdp")[0].seconds
     assert any("NVSwitch" in n for n in with_nvlink.notes)
     assert any("no NVLink" in n for n in bare.notes)
+
+
+def test_plans_sharing_costings_equal_plans_from_cold():
+    # many layouts on one topology share costings; each must equal the same plan computed
+    # with nothing cached, and a costing must not leak between meshes (the swapped order
+    # above runs on the same topology object)
+    pod = cl.hardware.preset("dgx-h100", nodes=4)
+    kw = dict(seq_len=2048, global_batch=32)
+    layouts = [Layout(dp=4, tp=8), Layout(fsdp=4, tp=8), Layout(dp=8, tp=4, zero_stage=1),
+               Layout(dp=4, tp=8, order=("tp", "fsdp", "pp", "ep", "cp", "dp")),
+               Layout(dp=2, pp=2, tp=8, micro_batches=4)]
+    shared = [P.training_step("llama3-8b", lay, pod, **kw) for lay in layouts]
+    for lay, plan in zip(layouts, shared):
+        P.costing.forget_costings()
+        cold = P.training_step("llama3-8b", lay, pod, **kw)
+        assert [(r.purpose, r.phase, r.algorithm, r.seconds, r.level)
+                for r in plan.collectives] == [(r.purpose, r.phase, r.algorithm, r.seconds,
+                                                r.level) for r in cold.collectives]
+        assert plan.step_seconds == cold.step_seconds

@@ -103,7 +103,9 @@
     var base = { template: "none", barmode: "stack", autosize: true,
                  font: { size: 14, family: "system-ui, sans-serif" },
                  hoverlabel: { font: { size: 14 } },
-                 legend: { orientation: "h", x: 0, y: -0.25, yanchor: "top" } };
+                 // at the foot of the figure, below the axis title, whatever its rows
+                 legend: { orientation: "h", x: 0, yref: "container", y: 0,
+                           yanchor: "bottom" } };
 
     function fill(select, labels, chosen) {
       select.innerHTML = labels.map(function (label, k) {
@@ -139,15 +141,16 @@
           "</td><td>" + fmtSeconds(c[5]) + "</td></tr>";
       }).join("");
       var spec = figureSpec(p);
+      // on a phone the legends wrap to one entry per row: leave them the room
+      var narrow = block.clientWidth < 560;
       var timeLayout = Object.assign({}, base, {
-        height: 420, margin: { l: 120, r: 12, t: 12, b: 150 },
-        xaxis: { title: { text: "seconds per step (communication serial)" }, tickformat: "~s",
+        height: narrow ? 560 : 420, margin: { l: 120, r: 12, t: 12, b: narrow ? 270 : 150 },
+        xaxis: { title: { text: "seconds per step" }, tickformat: "~s",
                  ticksuffix: "s", gridcolor: "#e5e5e5" },
         yaxis: { autorange: "reversed" } });
       var top = 1.05 * Math.max(p.memory_total, p.hbm || 0) / 1e9;
       var memLayout = Object.assign({}, base, {
-        height: 200, margin: { l: 120, r: 12, t: 12, b: 90 },
-        legend: Object.assign({}, base.legend, { y: -0.6 }),
+        height: narrow ? 340 : 210, margin: { l: 120, r: 12, t: 12, b: narrow ? 230 : 100 },
         xaxis: { title: { text: "GB per device" }, gridcolor: "#e5e5e5", range: [0, top] },
         shapes: p.hbm === null ? [] : [{ type: "line", xref: "x", yref: "paper",
           x0: p.hbm / 1e9, x1: p.hbm / 1e9, y0: 0, y1: 1,

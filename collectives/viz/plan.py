@@ -415,9 +415,11 @@ def _figure_spec(s) -> dict:
     base = {"template": "none", "barmode": "stack", "autosize": True,
             "font": {"size": 14, "family": "system-ui, sans-serif"},
             "hoverlabel": {"font": {"size": 14}},
-            "legend": {"orientation": "h", "x": 0, "y": -0.25, "yanchor": "top"}}
+            # at the foot of the figure, below the axis title
+            "legend": {"orientation": "h", "x": 0, "yref": "container", "y": 0,
+                       "yanchor": "bottom"}}
     time_layout = dict(base, height=420, margin={"l": 120, "r": 12, "t": 12, "b": 150},
-                       xaxis={"title": {"text": "seconds per step (communication serial)"},
+                       xaxis={"title": {"text": "seconds per step"},
                               "tickformat": "~s", "ticksuffix": "s", "gridcolor": "#e5e5e5"},
                        yaxis={"autorange": "reversed"})
     mem = [{"x": [v / 1e9], "y": ["memory"], "name": name, "orientation": "h",
@@ -425,8 +427,7 @@ def _figure_spec(s) -> dict:
             "hovertemplate": f"{name}: %{{x:.1f}} GB<extra></extra>"}
            for name, v, colour in s["memory"]]
     hbm = s["hbm"]
-    mem_layout = dict(base, height=200, margin={"l": 120, "r": 12, "t": 12, "b": 90},
-                      legend=dict(base["legend"], y=-0.6),
+    mem_layout = dict(base, height=210, margin={"l": 120, "r": 12, "t": 12, "b": 100},
                       xaxis={"title": {"text": "GB per device"}, "gridcolor": "#e5e5e5",
                              "range": [0, 1.05 * max(s["memory_total"], hbm or 0) / 1e9]},
                       shapes=[] if hbm is None else [

@@ -243,6 +243,96 @@ def test_gather_and_scatter_agree_with_torch():
     assert dist.compare_with_torch(cl.algorithms.direct_scatter(4, root=3), y).equal
 
 
+# ---- segments: each message in pieces, combined as they land -------------------------------
+
+SEGMENTED = (3, 7)       # 7 > CHUNK_LEN: some pieces of a one-row message are empty
+
+
+def test_pieces_cut_a_message_into_consecutive_parts_sender_and_receiver_agree():
+    # 10 elements in 3: cuts at 10*j//3 = 0, 3, 6, 10
+    assert dist.programs.pieces(10, 3) == [(0, 3), (3, 6), (6, 10)]
+    # 2 elements in 5: cuts 0, 0, 0, 1, 1, 2 -> the empty pieces are dropped
+    assert dist.programs.pieces(2, 5) == [(0, 1), (1, 2)]
+    assert dist.programs.pieces(4, 1) == [(0, 4)]
+
+
+def test_the_hot_path_receives_straight_into_the_buffer_only_where_it_is_safe():
+    # ring_all_reduce(4), rank 1 (program printed by hand from the schedule): steps 0-2
+    # receive a chunk and add it (into an inbox), steps 3-5 overwrite one slot that the
+    # step does not send (straight into the buffer); no step writes a slot it sends
+    program = dist.programs.rank_program(cl.algorithms.ring_all_reduce(4), 1)
+    assert [rs.direct for rs in program] == [(None,)] * 3 + [((0, 1),), ((3, 4),), ((2, 3),)]
+    assert not any(rs.send_copy for rs in program)
+    # all_to_all over 2 ranks: rank 0 sends its slot 1 and receives rank 1's part into the
+    # same slot 1 in the same step: it must send a copy, and receive into an inbox
+    a2a = cl.Schedule("all_to_all", 2, 2, [[(0, 1, 1, 0), (1, 0, 0, 1)]])
+    (rs,) = dist.programs.rank_program(a2a, 0)
+    assert rs.send_copy and rs.direct == (None,)
+    x = np.array([[1, 2], [3, 4]])
+    want = np.array([[1, 3], [2, 4]])          # rank r gets part r of every rank
+    for segments in (1, 2):
+        assert np.array_equal(dist.run_local(a2a, x, segments=segments), want)
+
+
+@pytest.fixture(scope="module")
+def segmented_batch():
+    """Every catalogue algorithm at n = 4 (and the read-before-write swap at n = 2) with its
+    messages in 3 and in 7 pieces, beside torch's own collective: 2 launches per count."""
+    schedules = [(ident, schedule) for ident, schedule, _ in CASES if schedule.n_ranks == 4]
+    rng = np.random.default_rng(7)
+    out = {}
+    for segments in SEGMENTED:
+        jobs, keys = [], []
+        for ident, schedule in schedules:
+            x = _inputs(schedule, "float32", rng)
+            jobs.append((schedule, x))
+            keys.append((ident, x))
+        swap_x = np.array([[1.5, 2.5], [3.5, 4.5]], dtype=np.float32)
+        jobs.append((SWAP, swap_x))
+        keys.append(("swap", swap_x))
+        outputs = dist.run_many(jobs, timeout=120, segments=segments)
+        out[segments] = [(ident, x, got) for (ident, x), got in zip(keys, outputs)]
+    return dict(schedules), out
+
+
+SWAP = cl.Schedule("all_gather", 2, 2, [
+    [(0, 0, 0, 2), (1, 0, 1, 1)],
+    [(0, 1, 2, 0), (0, 0, 0, 1), (0, 0, 1, 0)],
+], n_scratch=1)
+
+
+@pytest.mark.parametrize("segments", SEGMENTED)
+def test_segmented_runs_equal_simulate_bit_for_bit(segmented_batch, segments):
+    schedules, out = segmented_batch
+    schedules["swap"] = SWAP
+    assert len(out[segments]) == len(schedules)
+    for ident, x, got in out[segments]:
+        want = cl.simulate(schedules[ident], x)
+        assert got.dtype == want.dtype and np.array_equal(got, want), (ident, segments)
+
+
+def test_segmented_ring_all_reduce_equals_torch_all_reduce():
+    x = np.random.default_rng(3).integers(-1000, 1000, (4, 4 * 5)).astype(np.float32)
+    for segments in (2, 5):
+        comparison = dist.compare_with_torch(cl.algorithms.ring_all_reduce(4), x,
+                                             segments=segments)
+        assert comparison.equal, segments
+        assert np.array_equal(comparison.torch_outputs, np.tile(x.sum(axis=0), (4, 1)))
+
+
+@pytest.mark.parametrize("segments", [0, dist.MAX_SEGMENTS + 1, 2.5, True, "4"])
+def test_bad_segments_are_refused_before_any_process(no_launch, segments):
+    s, x = cl.algorithms.ring_all_reduce(2), np.zeros((2, 2))
+    message = (f"segments must be an integer from 1 to {dist.MAX_SEGMENTS} (pieces per "
+               f"message), got {segments!r}")
+    for call in (lambda: dist.run(s, x, segments=segments),
+                 lambda: dist.run_local(s, x, segments=segments),
+                 lambda: dist.compare_with_torch(s, x, segments=segments)):
+        with pytest.raises(dist.DistError) as got:
+            call()
+        assert str(got.value) == message
+
+
 # ---- errors ---------------------------------------------------------------------------------
 
 def test_in_network_schedules_and_permutes_are_refused_clearly(no_launch):

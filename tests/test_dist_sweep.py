@@ -109,19 +109,22 @@ def _refuse(*args, **kwargs):
 
 
 @given(n=st.integers(2, 6), seed=st.integers(0, 2**31 - 1),
-       name=st.sampled_from(sorted(CATALOG)), dtype=st.sampled_from(["float32", "int64"]))
-@settings(max_examples=60, deadline=None)
-def test_each_rank_program_equals_simulate(n, seed, name, dtype):
+       name=st.sampled_from(sorted(CATALOG)), dtype=st.sampled_from(["float32", "int64"]),
+       segments=st.integers(1, 9), chunk_len=st.integers(1, 5))
+@settings(max_examples=80, deadline=None)
+def test_each_rank_program_equals_simulate(n, seed, name, dtype, segments, chunk_len):
     """Each rank's program, with the runtime's hot path (a slot written once per step comes
-    straight from the message, no staging copy; sends are views), gives simulate's result
-    exactly for every catalogue algorithm."""
+    straight from the message, or lands directly in the buffer; sends are views; each
+    message in ``segments`` pieces, applied as they land), gives simulate's result exactly
+    for every catalogue algorithm."""
     assume(supports(name, n))
     schedule = CATALOG[name].build(n)
     assume(not schedule.n_switches)
     spec = cl.semantics.collective_spec(schedule.collective)
-    length = spec.input_chunks(schedule.group_size, schedule.n_chunks) * 3
+    length = spec.input_chunks(schedule.group_size, schedule.n_chunks) * chunk_len
     x = np.random.default_rng(seed).integers(-50, 50, (n, length)).astype(dtype)
-    assert np.array_equal(dist.run_local(schedule, x), cl.simulate(schedule, x))
+    assert np.array_equal(dist.run_local(schedule, x, segments=segments),
+                          cl.simulate(schedule, x))
 
 
 # ---- the sweep on processes ---------------------------------------------------------------
@@ -150,6 +153,15 @@ def test_sweep_ring_all_reduce_against_torch(marked_env):
     assert table[3].split()[:4] == ["1024", "256", "float32", "sum"]
     assert table[3].split()[-2:] == ["0", "ring_all_reduce"]
     assert not _marked(marked_env)
+
+
+def test_a_segmented_sweep_checks_and_times_both():
+    result = dist.sweep(cl.algorithms.ring_all_reduce(4), [4 * KIB], iters=1, warmup=0,
+                        segments=4)
+    assert [(r.impl, r.wrong) for r in result.rows] == [
+        ("ring_all_reduce", 0), ("torch.distributed.all_reduce", 0)]
+    with pytest.raises(dist.DistError, match="segments must be an integer from 1 to 1024"):
+        dist.sweep(cl.algorithms.ring_all_reduce(4), [4 * KIB], segments=0)
 
 
 def test_a_wrong_schedule_is_counted_wrong():
@@ -224,7 +236,7 @@ def test_auto_backend_picks_nccl_on_gpus():
 
 # ---- failures: the rank, the step, the reason; nothing left behind --------------------------
 
-@pytest.mark.parametrize("kind,expected", [
+FAILURES = [
     ("die", r"^rank 1 of 2 failed over gloo in job 0 \(schedule 'ring_all_reduce'\) at step "
             r"1 of 2: ProcessDied: exited with code 70 without a Python exception"),
     ("mismatch", r"(?s)^rank 0 of 2 failed over gloo in job 0 \(schedule 'ring_all_reduce'\) "
@@ -234,12 +246,17 @@ def test_auto_backend_picks_nccl_on_gpus():
              r"finished \(rank 0 in job 0 \(schedule 'ring_all_reduce'\) at step 1 of 2; "
              r"rank 1 in job 0 \(schedule 'ring_all_reduce'\) at step 1 of 2; a rank that "
              r"never returns from a step is waiting for a message no peer sends"),
-])
+]
+
+
+@pytest.mark.parametrize("kind,expected,segments",
+                         [f + (1,) for f in FAILURES] +                     # whole messages
+                         [f + (3,) for f in FAILURES if f[0] != "mismatch"])  # in pieces
 def test_a_rank_that_dies_mismatches_or_hangs_is_named_with_its_step(
-        kind, expected, monkeypatch, tmp_path, marked_env):
+        kind, expected, segments, monkeypatch, tmp_path, marked_env):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     schedule = cl.algorithms.ring_all_reduce(2)
-    job = _schedule_job(schedule, np.arange(8, dtype=np.float32).reshape(2, 4))
+    job = _schedule_job(schedule, np.arange(8, dtype=np.float32).reshape(2, 4), segments)
     job["fault"] = {"rank": 1, "step": 1, "kind": kind}
     before = _children()
     with pytest.raises(dist.DistError, match=expected) as got:
@@ -251,6 +268,30 @@ def test_a_rank_that_dies_mismatches_or_hangs_is_named_with_its_step(
     assert _children() <= before
     assert not _marked(marked_env)
     assert not list(tmp_path.glob("collectives-dist-*"))
+
+
+def test_a_segmented_message_of_the_wrong_size_ends_the_run_naming_the_rank_and_step(
+        monkeypatch, tmp_path, marked_env):
+    """Rank 1 sends a message one row too long at step 1, in 3 pieces. A row holds 2
+    elements (4 elements over 2 chunks): rank 0 expects 2 elements, cut at 2*j//3 = 0, 0,
+    1, 2 into pieces of 1 and 1; rank 1 sends 4, cut at 0, 1, 2, 4 into 1, 1 and 2. The
+    first two match, so nothing aborts: rank 0 finishes, rank 1 waits forever to send its
+    third piece, and the run ends there, naming rank 1 at step 1."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    job = _schedule_job(cl.algorithms.ring_all_reduce(2),
+                        np.arange(8, dtype=np.float32).reshape(2, 4), 3)
+    job["fault"] = {"rank": 1, "step": 1, "kind": "mismatch"}
+    before = _children()
+    with pytest.raises(dist.DistError) as got:
+        dist.launch.run_tasks(2, [job], "gloo", 120.0, stall=2.0)
+    assert str(got.value) == (
+        "no progress for 2 s running 2 ranks over gloo: rank(s) 0, 1 had not finished (rank "
+        "0 in the final barrier, waiting for the others; rank 1 in job 0 (schedule "
+        "'ring_all_reduce') at step 1 of 2; a rank that never returns from a step is "
+        "waiting for a message no peer sends, or sending one no peer receives)")
+    assert got.value.unfinished == (0, 1)
+    assert _children() <= before
+    assert not _marked(marked_env)
 
 
 # ---- torchrun -----------------------------------------------------------------------------

@@ -259,7 +259,8 @@ def _wait(procs, workdir, deadline, timeout, backend, tasks, labels, board, on_p
                     f"no progress for {stall:g} s running {n} ranks over {backend}: "
                     f"rank(s) {', '.join(map(str, sorted(pending)))} had not finished "
                     f"({where}; a rank that never returns from a step is waiting for a "
-                    "message no peer sends)", unfinished=sorted(pending))
+                    "message no peer sends, or sending one no peer receives)",
+                    unfinished=sorted(pending))
         if pending and not failed:
             if _time.monotonic() > deadline:
                 where = "; ".join(f"rank {r} {board.where(r, describe)}"
@@ -268,7 +269,8 @@ def _wait(procs, workdir, deadline, timeout, backend, tasks, labels, board, on_p
                     f"timed out after {timeout:g} s running {n} ranks over {backend}: "
                     f"rank(s) {', '.join(map(str, sorted(pending)))} had not finished "
                     f"({where}; a rank that never returns from a step is waiting for a "
-                    "message no peer sends; starting the processes takes seconds: pass a "
+                    "message no peer sends, or sending one no peer receives; starting the "
+                    "processes takes seconds: pass a "
                     "larger timeout= for big runs)", unfinished=sorted(pending))
             if on_poll is not None:
                 on_poll(board)

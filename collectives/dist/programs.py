@@ -45,7 +45,9 @@ def check_segments(segments):
 
 def pieces(n_elements, segments):
     """``[(lo, hi), ...]``: a message of ``n_elements`` elements cut into ``segments`` nearly
-    equal consecutive pieces (empty ones dropped); sender and receiver cut alike."""
+    equal consecutive pieces (empty ones dropped); sender and receiver cut alike. A message
+    of the wrong size is cut differently: the receiver aborts on a piece of the wrong size,
+    or the sender waits forever for a receive of a surplus piece (a hang, named as such)."""
     cuts = [n_elements * j // segments for j in range(segments + 1)]
     return [(lo, hi) for lo, hi in zip(cuts[:-1], cuts[1:]) if hi > lo]
 

@@ -13,7 +13,8 @@ ones and ``iters`` timed ones, and reports, as nccl-tests does (its doc/PERFORMA
   all-to-all, 1 for broadcast and reduce), in GB/s (1e9 bytes/s), ``n`` the group size;
 * ``wrong``: the elements of the checked iteration that differ from what the collective
   must compute on those inputs, from first principles (a sum, a concatenation, the root's
-  row) inside each group, nccl-tests' ``#wrong``.
+  row) inside each group, nccl-tests' ``#wrong``; each rank counts its own (its output row
+  is not sent back), and the counts are summed.
 
 Inputs are small integers (exact in every dtype), made by :func:`pattern` from the rank
 and the element index, in the workers themselves: nothing of size ``S`` is sent to them.
@@ -174,9 +175,10 @@ def _groups(task, rank, tdist):
 
 
 def timed_task(task, rank, n, torch, tdist, device, backend, exchange, board, index):
-    """In a worker: one size of a sweep for one implementation. Returns ``(output row of
-    the checked iteration, seconds per timed iteration on this rank), "timed")``, the
-    ``(result, op)`` pair every task of a worker returns."""
+    """In a worker: one size of a sweep for one implementation. Returns ``((elements of
+    this rank's checked iteration that differ from the collective's definition, seconds per
+    timed iteration on this rank), "timed")``, the ``(result, op)`` pair every task of a
+    worker returns (the check is made here: a rank's row never travels back)."""
     import time
 
     dtype = np.dtype(task["dtype"])
@@ -202,6 +204,8 @@ def timed_task(task, rank, n, torch, tdist, device, backend, exchange, board, in
             sync()
         run()
         checked = out.cpu().numpy().copy()
+    wrong = _wrong_on_rank(task["schedule"], rank, checked, task["length"], dtype)
+    del checked
     for _ in range(task["warmup"]):
         run()
     tdist.barrier()
@@ -209,7 +213,7 @@ def timed_task(task, rank, n, torch, tdist, device, backend, exchange, board, in
     for _ in range(task["iters"]):
         run()
     seconds = (time.perf_counter() - start) / task["iters"]
-    return (checked, seconds), "timed"
+    return (wrong, seconds), "timed"
 
 
 def _check_args(iters, warmup, dtype):
@@ -270,28 +274,24 @@ def plan(schedule, sizes_bytes=None, *, dtype="float32", iters=20, warmup=1, tor
         meta.append((int(s), count, schedule.name))
         if torch:
             tasks.append(dict(common, impl="torch", collective=spec.name, root=schedule.root,
-                              op=schedule.op, groups=groups, group_size=m,
+                              op=schedule.op, groups=groups, group_size=m, schedule=schedule,
                               what=f"torch.distributed.{torch_name} at {s} bytes"))
             meta.append((int(s), count, f"torch.distributed.{torch_name}"))
     return tasks, meta
 
 
 def summarise(schedule, tasks, meta, results, backend):
-    """A :class:`SweepResult` from each task's per-rank ``(checked output, seconds)``
-    (``results[task][rank]``): times averaged over ranks, algbw, busbw, and the check
-    against the collective's definition."""
+    """A :class:`SweepResult` from each task's per-rank ``(wrong elements, seconds)``
+    (``results[task][rank]``): times averaged over ranks, algbw, busbw, and the wrong
+    elements summed over ranks."""
     spec = collective_spec(schedule.collective)
     m = schedule.group_size
     dt = np.dtype(tasks[0]["dtype"])
     factor = spec.bus_factor(m)
     redop = schedule.op if spec.reducing else "none"
-    checked = _checked_ranks(schedule, spec)
-    rows, expected = [], {}
-    for task, (s, count, impl), outs in zip(tasks, meta, results):
-        if s not in expected:
-            expected[s] = _expected(schedule, task["length"], dt)
-        got = np.stack([outs[r][0] for r in checked])
-        wrong = int(np.count_nonzero(got != expected[s][checked]))
+    rows = []
+    for (s, count, impl), outs in zip(meta, results):
+        wrong = int(sum(outs[r][0] for r in range(schedule.n_ranks)))
         seconds = float(np.mean([outs[r][1] for r in range(schedule.n_ranks)]))
         algbw = s / seconds / 1e9
         rows.append(SweepRow(s, count, dt.name, redop, impl, seconds * 1e6, algbw,
@@ -353,39 +353,55 @@ def _checked_ranks(schedule, spec):
     return list(range(schedule.n_ranks))
 
 
-def _expected(schedule, length, dt):
-    """What the collective must leave on every rank, from first principles (sum or max,
-    concatenation, the root's row), inside each group: never from the schedule itself, so
+def _wrong_on_rank(schedule, rank, got, length, dt):
+    """Elements of ``rank``'s output ``got`` that differ from what the collective must leave
+    there (0 on a rank whose output is undefined, as a non-root's after a reduce)."""
+    spec = collective_spec(schedule.collective)
+    if rank not in _checked_ranks(schedule, spec):
+        return 0
+    key = (schedule.collective, schedule.op, schedule.root, schedule.groups.tobytes(), rank,
+           length, dt.str)
+    if key not in _EXPECTED:
+        if len(_EXPECTED) >= 4:               # a few sizes, reused round after round
+            del _EXPECTED[next(iter(_EXPECTED))]
+        _EXPECTED[key] = _expected_row(schedule, rank, length, dt)
+    return int(np.count_nonzero(got != _EXPECTED[key]))
+
+
+#: a worker's last few expected rows, reused by the tasks of the same size (a sweep's rounds)
+_EXPECTED = {}
+
+
+def _expected_row(schedule, rank, length, dt):
+    """What the collective must leave on ``rank``, from first principles (sum or max,
+    concatenation, the root's row) inside its group: never from the schedule itself, so
     that a wrong schedule is counted wrong."""
     spec = collective_spec(schedule.collective)
-    n, root = schedule.n_ranks, schedule.root
+    root = schedule.root
+    members = next(list(g) for g in schedule.groups if rank in g)
+    p = members.index(rank)
+    m = len(members)
     combine = np.maximum if schedule.op == "max" else np.add
-    x = np.stack([pattern(r, length, dt) for r in range(n)])
-    rows = [None] * n
-    for members in schedule.groups:
-        g = x[members]                                # rows of the group, in position order
-        m = len(members)
+    g = np.stack([pattern(r, length, dt) for r in members])   # the group's rows, in order
+    if spec.name in ("all_reduce", "reduce", "reduce_scatter"):
         total = combine.reduce(g, axis=0).astype(dt)
-        for p, r in enumerate(members):
-            if spec.name == "all_reduce":
-                rows[r] = total
-            elif spec.name == "reduce":
-                rows[r] = total if p == root else g[p]
-            elif spec.name == "broadcast":
-                rows[r] = g[root]
-            elif spec.name == "all_gather":
-                rows[r] = g.reshape(-1)
-            elif spec.name == "gather":
-                rows[r] = g.reshape(-1) if p == root else np.tile(g[p], m)
-            elif spec.name == "reduce_scatter":
-                rows[r] = total.reshape(m, -1)[p]
-            elif spec.name == "scatter":
-                rows[r] = g[root].reshape(m, -1)[p]
-            elif spec.name == "all_to_all":
-                rows[r] = g.reshape(m, m, -1)[:, p].reshape(-1)
-            else:
-                raise CollectivesError(f"sweep cannot check {spec.name}")
-    return np.stack(rows)
+    if spec.name == "all_reduce":
+        return total
+    if spec.name == "reduce":
+        return total if p == root else g[p]
+    if spec.name == "broadcast":
+        return g[root]
+    if spec.name == "all_gather":
+        return g.reshape(-1)
+    if spec.name == "gather":
+        return g.reshape(-1) if p == root else np.tile(g[p], m)
+    if spec.name == "reduce_scatter":
+        return total.reshape(m, -1)[p]
+    if spec.name == "scatter":
+        return g[root].reshape(m, -1)[p]
+    if spec.name == "all_to_all":
+        return g.reshape(m, m, -1)[:, p].reshape(-1)
+    raise CollectivesError(f"sweep cannot check {spec.name}")
 
 
 def _progress_bar(total, n):

@@ -12,8 +12,13 @@ directory (default ``exercises/``):
    bar: each worker calls nbgrader's Python API (``NbGraderAPI.autograde(assignment, student,
    force=True)``, what ``nbgrader autograde --student <id> --force`` and the formgrader run), so
    a failure (a kernel that died) costs that student only, who gets 0 and a page saying why;
+   Each worker is a long-lived process, forked from the command after it imported nbgrader
+   and copied the package for the sandbox (so neither is paid again per worker or per
+   student), in a session of its own, that grades many students (the kernels start and stop
+   per student, each in its sandbox);
 5. remember each student graded, with a hash of the submission, in ``.grading/``: after an
-   interrupt, running again grades only the students not done (or whose submission changed);
+   interrupt (INT, TERM, HUP), running the same command again grades only the students not
+   done (or whose submission changed); ``status`` lists them (:func:`grading_status`);
 6. ``nbgrader generate_feedback`` and ``nbgrader export`` (``grades.csv``); the report
    ``reports/<assignment>.json`` lists per student the status, problems and tampered cells.
 
@@ -205,9 +210,18 @@ def grade_class(course, assignment, jobs=None, progress=True, feedback=True):
 _WORKER = {}
 
 
+def _prepare_workers():
+    """Import nbgrader (2 s of CPU) and make the sandbox's package copy once, here, before the
+    workers are forked from this process: they share both instead of each paying for them."""
+    import nbgrader.apps  # noqa: F401
+    if sandbox.enabled():
+        sandbox.snapshot()
+
+
 def _worker_start(course):
-    """In each worker process: a session of its own, and nbgrader's Python API on the course,
-    made once.
+    """In each worker process (forked from the command's): a session of its own, the default
+    signal handlers (the command stops its workers itself), and nbgrader's Python API on the
+    course, made once.
 
     The session: Linux's autogroup scheduling shares the CPU between sessions first, so that
     workers left in the command's session would share one session's share between them on a
@@ -217,6 +231,8 @@ def _worker_start(course):
         os.setsid()
     except OSError:
         pass
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_DFL)
     from nbgrader.apps import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
     from traitlets.config.loader import PyFileConfigLoader
@@ -242,12 +258,13 @@ def _grade_in_parallel(course, url, assignment, todo, jobs, state, report, progr
         return
     import multiprocessing
     digests = dict(todo)
+    _prepare_workers()
+    pool = multiprocessing.get_context("fork").Pool(min(jobs, len(todo)), _worker_start,
+                                                      (str(course),))
     bar = None
     if progress:
         from tqdm import tqdm
         bar = tqdm(total=len(todo), desc=f"grading {assignment}", unit="student")
-    pool = multiprocessing.get_context("spawn").Pool(min(jobs, len(todo)), _worker_start,
-                                                       (str(course),))
     try:
         for student, ok, log in pool.imap_unordered(
                 _autograde_one, [(assignment, s) for s, _ in todo]):
@@ -306,9 +323,9 @@ def main(argv=None):
         print(f"{args.assignment}: " + (", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
                                         or "no submissions"))
         return 0
-    # Ctrl-C or a TERM signal stops the run cleanly, even when SIGINT was ignored at start
-    # (a background job of a non-interactive shell)
-    for signum in (signal.SIGINT, signal.SIGTERM):
+    # Ctrl-C, a TERM signal or a lost terminal (HUP) stops the run cleanly, even when SIGINT
+    # was ignored at start (a background job of a non-interactive shell)
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, _interrupt)
     try:
         report = grade_class(args.course_dir, args.assignment, args.jobs,

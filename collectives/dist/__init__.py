@@ -7,12 +7,16 @@
 * each worker holds only its rank's working buffer, laid out as in
   :mod:`collectives.semantics` (``n_chunks`` data slots, then ``n_scratch`` scratch slots);
 * in every step it first reads all the chunks it sends (a snapshot: read-before-write), then
-  posts one non-blocking send per peer (the chunks for that peer packed into one message)
-  and one non-blocking receive per peer, all together (``torch.distributed.batch_isend_irecv``),
-  and waits for them;
-* then it writes what arrived: a copy overwrites its slot, a reduce adds into it, applied in
-  the schedule's transfer order, so the arithmetic (and its rounding) is exactly that of
-  :func:`collectives.simulate`. A transfer with ``src == dst`` is a local copy, no message.
+  posts one non-blocking receive per peer and one non-blocking send per peer (the chunks
+  for that peer packed into one message), all together
+  (``torch.distributed.batch_isend_irecv``), receives first;
+* it writes what arrived as each message lands: a copy overwrites its slot (a message that
+  only overwrites slots the step does not send is received straight into them), a reduce
+  adds into it, so the arithmetic (and its rounding) is exactly that of
+  :func:`collectives.simulate` (a step that writes a slot twice waits for all its messages
+  and applies them in the schedule's transfer order). A transfer with ``src == dst`` is a
+  local copy, no message. ``segments=`` sends each message in pieces, each combined as it
+  lands (gloo's own ring all-reduce pipelines that way); the result is the same.
 
 Messages are raw bytes, so any numeric numpy dtype travels, including those gloo's own
 collectives reject (int16, uint16, ...). The result is returned exactly as

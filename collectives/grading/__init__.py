@@ -160,9 +160,11 @@ grading account can reach (the solutions, the gradebook); exhausting memory in t
 process (its time is bounded by ``recheck``'s timeout). The grading kernel itself runs under
 bubblewrap (:mod:`collectives.grading.sandbox`, ``c.Execute.kernel_name =
 "collectives-sandbox"`` in exercises/nbgrader_config.py): it sees only the student's own
-working copy (writable), a read-only, hash-checked copy of the package and the read-only
-system, no network but its own loopback, and CPU, memory, process and file-size limits; so
-the solutions, the gradebook and other submissions are out of its reach.
+working copy (the handed-in files read-only, on a size-limited tmpfs it may write to), a
+read-only, hash-checked copy of the package and the read-only system, no network but its
+own loopback, and CPU, per-process and (where a memory cgroup is available) whole-kernel
+memory, process, disk and file-size limits; so the solutions, the gradebook and other
+submissions are out of its reach.
 
 Forbidden names: tasks that allow part of the package
 -----------------------------------------------------

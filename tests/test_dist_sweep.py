@@ -338,3 +338,30 @@ def test_the_same_schedule_runs_under_torchrun_on_four_processes(tmp_path, marke
     assert all(row[-2] == "0" for row in lines)            # #wrong
     assert _children() <= before
     assert not _marked(marked_env)
+
+
+@pytest.mark.parametrize("noticed_first", [0, 1])
+def test_the_dead_rank_is_named_not_the_peer_that_lost_it(tmp_path, noticed_first):
+    # rank 1 died without a Python exception; rank 0's gloo then reported the closed socket.
+    # Whichever exit the launcher noticed first, the error names rank 1 (the CI saw rank 0
+    # named once, when both exits landed in the same poll).
+    import pickle
+    from types import SimpleNamespace
+
+    from collectives.dist import launch
+
+    schedule = cl.algorithms.ring_all_reduce(2)
+    with open(tmp_path / "error0.pkl", "wb") as f:
+        pickle.dump({"type": "RuntimeError", "primary": False, "key": None, "task": 0,
+                     "message": "[gloo/transport/tcp/pair.cc:553] Connection closed by peer "
+                                "[127.0.0.1]:57050", "traceback": ""}, f)
+    procs = [SimpleNamespace(returncode=1), SimpleNamespace(returncode=70)]
+    board = SimpleNamespace(rows=np.array([[0, 1, 0], [0, 1, 0]], dtype=np.int64))
+    tasks = [{"what": "schedule 'ring_all_reduce'", "schedule": schedule}]
+    failed = [noticed_first, 1 - noticed_first]
+    err = launch._failure(procs, tmp_path, failed, "gloo", tasks, ["0"], board)
+    assert err.rank == 1 and err.exception == "ProcessDied"
+    assert str(err).startswith("rank 1 of 2 failed over gloo in job 0 (schedule "
+                               "'ring_all_reduce') at step 1 of 2: ProcessDied: exited with "
+                               "code 70")
+    assert str(err).endswith("(rank(s) 0 failed too)")

@@ -297,6 +297,15 @@ def _exit_reason(code):
     return f"exited with code {code} without a Python exception (os._exit, or a crash)"
 
 
+#: what a rank's error says when it only lost a peer (gloo's TCP pair, the OS's errno text)
+_PEER_LOST = ("Connection closed by peer", "Connection reset by peer", "Broken pipe")
+
+
+def _lost_peer(message) -> bool:
+    """Whether a worker's error only says that a peer went away."""
+    return any(phrase in str(message) for phrase in _PEER_LOST)
+
+
 def _failure(procs, workdir, failed, backend, tasks, labels, board):
     records = {}
     for r in failed:
@@ -315,9 +324,12 @@ def _failure(procs, workdir, failed, backend, tasks, labels, board):
                                      + (f"; its last output:\n{tail.strip()}" if tail.strip()
                                         else ""),
                           "traceback": tail}
-    # the root cause: a schedule/input error a worker found, else the first rank to fail
+    # the root cause: a schedule/input error a worker found, else a rank whose failure is
+    # not just a lost peer (gloo reports the peer's closed socket, however fast a dying
+    # rank's exit is noticed), else the first rank to fail
     order = {r: i for i, r in enumerate(failed)}
     rank = min(failed, key=lambda r: (not records[r]["primary"],
+                                      _lost_peer(records[r]["message"]),
                                       records[r]["key"] is None, records[r]["key"] or (0, 0),
                                       order[r]))
     rec = records[rank]

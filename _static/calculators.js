@@ -1,6 +1,7 @@
 /*
- * The book's calculators (collectives.viz.interactive): draw each .cl-calculator block with
- * plotly.js and wire its controls to the numbers computed when the book was built.
+ * The book's calculators: draw each .cl-calculator block (collectives.viz.interactive) and
+ * each .cl-calculator-plan block (collectives.viz.plan) with plotly.js, and wire their
+ * controls to the numbers computed when the book was built.
  *
  * Jupyter Book loads this file on every page; it does nothing where there is no calculator.
  * plotly.js is loaded once per page, from _static/vendor/plotly/ (never a CDN). Pages with
@@ -129,11 +130,129 @@
     });
   }
 
+  // --- plan calculators (collectives.viz.plan): .cl-calculator-plan blocks, five selects over
+  // the plans computed when the book was built. The readout, the table and both figures are
+  // built from the block's JSON exactly as collectives/viz/plan.py builds them
+  // (_readout_rows, _collectives_html, _figure_spec).
+  function fmtTime(t) { return t === 0 ? "none" : fmtSeconds(t); }
+  function fmtGB(x) { return x === null ? "n/a" : (x / 1e9).toFixed(1) + " GB"; }
+  function thousands(x) { return Math.round(x).toLocaleString("en-US"); }
+
+  function readoutRows(s) {  // plan._readout_rows
+    var fits = s.fits === null ? "" : (s.fits ? ": fits" : ": does NOT fit");
+    return [["step time", fmtSeconds(s.step)], ["compute at peak", fmtSeconds(s.compute)],
+            ["exposed communication", fmtTime(s.exposed)], ["pipeline bubble", fmtTime(s.bubble)],
+            ["all communication, serial", fmtTime(s.communication)],
+            ["compute / communication", s.ratio === null ? "no communication" : s.ratio.toFixed(2)],
+            ["bottleneck link level", s.bottleneck],
+            ["memory per device", fmtGB(s.memory_total) + " of " + fmtGB(s.hbm) + fits],
+            ["tokens per device", thousands(s.tokens_per_device)]];
+  }
+
+  function figureSpec(s) {  // plan._figure_spec
+    var rows = ["step", "by parallelism", "by link level"];
+    var step = [["compute", s.compute, "#777777"], ["pipeline bubble", s.bubble, "#999933"],
+                ["exposed communication", s.exposed, "#D55E00"]];
+    var traces = [];
+    [step, s.classes, s.levels].forEach(function (items, k) {
+      items.forEach(function (it) {
+        traces.push({ x: [it[1]], y: [rows[k]], name: it[0], orientation: "h", type: "bar",
+                      marker: { color: it[2] }, legendgroup: rows[k],
+                      hovertemplate: escapeHtml(it[0]) + ": %{x:.3s}s<extra></extra>" });
+      });
+    });
+    var mem = s.memory.map(function (it) {
+      return { x: [it[1] / 1e9], y: ["memory"], name: it[0], orientation: "h", type: "bar",
+               marker: { color: it[2] }, hovertemplate: it[0] + ": %{x:.1f} GB<extra></extra>" };
+    });
+    return { time: traces, memory: mem };
+  }
+
+  function setupPlan(block, Plotly) {
+    var data = JSON.parse(block.querySelector("script.cl-plan-data").textContent);
+    var controls = {};
+    block.querySelectorAll("[data-plan-control]").forEach(function (el) {
+      controls[el.getAttribute("data-plan-control")] = el;
+    });
+    var timePlot = block.querySelector(".cl-plan-time");
+    var memPlot = block.querySelector(".cl-plan-memory");
+    var base = { template: "none", barmode: "stack", autosize: true,
+                 font: { size: 14, family: "system-ui, sans-serif" },
+                 hoverlabel: { font: { size: 14 } },
+                 // at the foot of the figure, below the axis title, whatever its rows
+                 legend: { orientation: "h", x: 0, yref: "container", y: 0,
+                           yanchor: "bottom" } };
+
+    function fill(select, labels, chosen) {
+      select.innerHTML = labels.map(function (label, k) {
+        return '<option value="' + k + '"' + (k === chosen ? " selected" : "") + ">" +
+          escapeHtml(label) + "</option>";
+      }).join("");
+      select.value = String(chosen);
+    }
+    function setting() {
+      var s = {};
+      Object.keys(controls).forEach(function (k) { s[k] = Number(controls[k].value); });
+      return s;
+    }
+    function update(event) {
+      var s = setting();
+      var changed = event && event.target.getAttribute("data-plan-control");
+      if (changed === "model" || changed === "cluster") {  // their layouts and batches
+        var layouts = data.layouts[s.model][s.cluster];
+        s.layout = Math.min(s.layout, layouts.length - 1);
+        s.batch = Math.min(s.batch, data.batches[s.cluster].length - 1);
+        fill(controls.layout, layouts, s.layout);
+        fill(controls.batch, data.batches[s.cluster], s.batch);
+      }
+      var key = [s.model, s.cluster, s.layout, s.recipe, s.batch].join(",");
+      var p = data.plans[key];
+      block.querySelector(".cl-plan-readout tbody").innerHTML = readoutRows(p).map(function (r) {
+        return '<tr><th scope="row">' + escapeHtml(r[0]) + "</th><td>" + escapeHtml(r[1]) +
+          "</td></tr>";
+      }).join("");
+      block.querySelector(".cl-plan-collectives tbody").innerHTML = p.collectives.map(function (c) {
+        return "<tr><td>" + escapeHtml(c[0]) + " (" + escapeHtml(c[1]) + ")</td><td>" +
+          escapeHtml(c[2]) + "</td><td>" + thousands(c[3]) + " \u00d7 " + fmtSeconds(c[4]) +
+          "</td><td>" + fmtSeconds(c[5]) + "</td></tr>";
+      }).join("");
+      var spec = figureSpec(p);
+      // on a phone the legends wrap to one entry per row: leave them the room
+      var narrow = block.clientWidth < 560;
+      var timeLayout = Object.assign({}, base, {
+        height: narrow ? 560 : 420, margin: { l: 120, r: 12, t: 12, b: narrow ? 270 : 150 },
+        xaxis: { title: { text: "seconds per step" }, tickformat: "~s",
+                 ticksuffix: "s", gridcolor: "#e5e5e5" },
+        yaxis: { autorange: "reversed" } });
+      var top = 1.05 * Math.max(p.memory_total, p.hbm || 0) / 1e9;
+      var memLayout = Object.assign({}, base, {
+        height: narrow ? 340 : 210, margin: { l: 120, r: 12, t: 12, b: narrow ? 230 : 100 },
+        xaxis: { title: { text: "GB per device" }, gridcolor: "#e5e5e5", range: [0, top] },
+        shapes: p.hbm === null ? [] : [{ type: "line", xref: "x", yref: "paper",
+          x0: p.hbm / 1e9, x1: p.hbm / 1e9, y0: 0, y1: 1,
+          line: { color: "#000000", width: 2, dash: "dash" } }],
+        annotations: p.hbm === null ? [] : [{ x: p.hbm / 1e9, y: 1, xref: "x", yref: "paper",
+          text: "HBM", showarrow: false, yanchor: "bottom" }] });
+      var config = { responsive: true, displaylogo: false, scrollZoom: false };
+      return Promise.all([Plotly.react(timePlot, spec.time, timeLayout, config),
+                          Plotly.react(memPlot, spec.memory, memLayout, config)]).then(function () {
+        block.setAttribute("data-plan", key);
+        block.setAttribute("data-ready", "true");
+      });
+    }
+    Object.keys(controls).forEach(function (k) {
+      controls[k].addEventListener("change", update);
+    });
+    update();
+  }
+
   function start() {
     var blocks = document.querySelectorAll(".cl-calculator");
-    if (!blocks.length) { return; }
+    var plans = document.querySelectorAll(".cl-calculator-plan");
+    if (!blocks.length && !plans.length) { return; }
     loadPlotly().then(function (Plotly) {
       blocks.forEach(function (block) { setup(block, Plotly); });
+      plans.forEach(function (block) { setupPlan(block, Plotly); });
     }, function (err) {
       console.error("calculators: plotly.js could not be loaded", err);
     });

@@ -426,7 +426,7 @@ calculator("all_gather", ring, ranks=[4, 8, 16], link_bandwidths=[10e9, 40e9])
 calculator("all_gather", ring, ranks=[2, 4], link_bandwidths=[25e9], metric="busbw")
 ```
 
-A plan calculator (collectives.viz.plan, drawn by _static/plan_calculator.js):
+A plan calculator (collectives.viz.plan, drawn by _static/calculators.js too):
 
 ```{code-cell} ipython3
 from collectives.plan import Layout, Transformer

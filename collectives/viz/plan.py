@@ -7,8 +7,8 @@ communication, pipeline bubble, compute/communication ratio, bottleneck link lev
 against HBM), the collectives of the step, and two Plotly bar charts (where the step's time
 goes, by parallelism and by link level; memory per device against the HBM). Moving a
 control only switches between precomputed plans, so no kernel is needed;
-``_static/plan_calculator.js`` draws it with the book's own plotly.js, loaded as
-``_static/calculators.js`` loads it. ``live=True`` gives the same calculator as ipywidgets.
+``_static/calculators.js`` draws it with the book's own plotly.js, as it draws the other
+calculators. ``live=True`` gives the same calculator as ipywidgets.
 
 Example (the chapter's cell)::
 
@@ -250,7 +250,7 @@ class PlanCalculator:
 
     # -- the offline page block ---------------------------------------------------------
     def data(self) -> dict:
-        """Everything ``_static/plan_calculator.js`` needs (JSON-ready)."""
+        """Everything ``_static/calculators.js`` needs for it (JSON-ready)."""
         g = self.grid
         plans = {",".join(map(str, key)): summarise(p) for key, p in g.plans.items()}
         return {"id": self.id, "title": self.title, "models": list(g.models),
@@ -401,7 +401,7 @@ def _collectives_html(s) -> str:
 
 
 def _figure_spec(s) -> dict:
-    """Plotly traces and layouts of both figures; ``_static/plan_calculator.js`` builds the
+    """Plotly traces and layouts of both figures; ``_static/calculators.js`` builds the
     same from the same summary."""
     rows = ("step", "by parallelism", "by link level")
     step = [("compute", s["compute"], _STEP[0][1]), ("pipeline bubble", s["bubble"], _STEP[1][1]),

@@ -637,3 +637,50 @@ def test_failed_rechecks_show_no_grader_file_in_the_traceback():
     shown = proc.stdout + proc.stderr
     assert "x is 1.0, expected 2.0" in shown and "- y is 3.0, expected 2.0" in shown, shown
     assert "collectives/grading" not in shown and "recheck.py" not in shown, shown
+
+
+# ---- a wheel install: the package in site-packages beside numpy ---------------------------
+
+@pytest.fixture
+def wheel_layout_python(tmp_path):
+    """A Python whose site-packages holds the package beside numpy, as ``pip install
+    collectives-*.whl`` leaves it (numpy linked in from this environment, the package copied)."""
+    env = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
+    python = env / "bin" / "python"
+    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()"
+                           "['purelib'])"], capture_output=True, text=True, check=True)
+    site = site.stdout.strip()
+    numpy_dir = os.path.dirname(np.__file__)
+    for name in os.listdir(os.path.dirname(numpy_dir)):
+        if name == "numpy" or name.startswith("numpy.") or name.startswith("numpy-"):
+            os.symlink(os.path.join(os.path.dirname(numpy_dir), name), os.path.join(site, name))
+    shutil.copytree(os.path.dirname(cl.__file__), os.path.join(site, "collectives"),
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    return str(python)
+
+
+def test_numpy_is_importable_and_the_package_is_not_when_both_are_in_site_packages(
+        learner, wheel_layout_python, monkeypatch):
+    """The learner's process blocks the package, not the environment: with a wheel install,
+    site-packages holds both, and it stays on sys.path (numpy imports) while the package is
+    refused by the finder."""
+    check = subprocess.run([wheel_layout_python, "-I", "-c",
+                            "import collectives, numpy; print(collectives.__file__)"],
+                           capture_output=True, text=True, check=True)
+    assert "site-packages" in check.stdout          # the layout is what a wheel leaves
+    m = learner("""
+        import numpy as np
+
+        def total(n):
+            return int(np.arange(n).sum()), float(np.random.default_rng(0).random() < 1)
+
+        def cheat(n):
+            import collectives
+            return collectives.__file__
+    """)
+    monkeypatch.setattr(sys, "executable", wheel_layout_python)
+    assert run_isolated(m.total, 5) == (10, 1.0)
+    message = refusal(lambda: run_isolated(m.cheat, 4))
+    assert message == f"cheat(4) raised ImportError: {NO_PACKAGE} (your code imports " \
+                      f"'collectives'){ADVICE}"

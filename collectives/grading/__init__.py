@@ -131,7 +131,8 @@ values (numbers, strings, lists, tuples, dicts, numeric arrays) of the globals i
 names of the modules and library objects it uses, and sent as plain text and JSON to a fresh
 ``sys.executable -I`` process, the *learner's process* (``learner_process.py``, run by its
 path). Before it runs any of the learner's code, that process removes every ``collectives``
-module from ``sys.modules`` and every ``sys.path`` entry that holds the package, and puts first
+module from ``sys.modules`` and every ``sys.path`` entry that holds the package (except
+site-packages, where a wheel install puts it beside numpy), and puts first
 on ``sys.meta_path`` a finder that refuses ``collectives`` and its submodules with
 ``ImportError: this task must be solved without the collectives package (...)``; a global of
 the notebook that is the package or comes from it (``cl``, ``from collectives.measures import

@@ -7,7 +7,9 @@ learner's functions as source text, the plain values, modules and library object
 (see :func:`collectives.grading.isolation.bundle`), and the calls to make. This program
 
 1. removes every ``collectives`` module from ``sys.modules`` (there are none: nothing here
-   imports the package) and every ``sys.path`` entry from which it could be imported, and
+   imports the package) and every ``sys.path`` entry from which it could be imported other
+   than the interpreter's library directories (a wheel puts the package in site-packages,
+   beside numpy, which the learner may use), and
    puts :class:`RefuseCollectives` first on ``sys.meta_path``, so that ``import collectives``
    (and any ``collectives.*``) raises ``ImportError`` with :data:`NO_PACKAGE` in its message;
 2. executes each function's source in a fresh namespace holding what it uses (a module or
@@ -92,15 +94,34 @@ class _Touched(Exception):
         self.error = error
 
 
+def _site_directories():
+    """The interpreter's own library directories (site-packages and the user site): where a
+    wheel installs the package beside numpy and everything else the learner may use."""
+    import site
+    found = set(site.getsitepackages() if hasattr(site, "getsitepackages") else ())
+    user = getattr(site, "getusersitepackages", lambda: None)()
+    if isinstance(user, str):
+        found.add(user)
+    return {os.path.realpath(d) for d in found}
+
+
 def make_unimportable():
-    """Step 1 of the module docstring."""
+    """Step 1 of the module docstring.
+
+    The package is blocked, not the environment: a ``sys.path`` entry that holds the package is
+    dropped only when it is not one of the interpreter's library directories (the repository
+    root of an editable install, a copy of the package), since site-packages also holds numpy
+    and every other library a learner may import. The finder refuses the package wherever it
+    is installed."""
     for name in [m for m in sys.modules if _is_package(m)]:
         del sys.modules[name]
+    libraries = _site_directories()
     kept = []
     for entry in sys.path:
         base = entry or os.getcwd()
-        if os.path.isdir(os.path.join(base, _PACKAGE)) or os.path.isfile(
-                os.path.join(base, _PACKAGE + ".py")):
+        holds_package = os.path.isdir(os.path.join(base, _PACKAGE)) or os.path.isfile(
+            os.path.join(base, _PACKAGE + ".py"))
+        if holds_package and os.path.realpath(base) not in libraries:
             continue
         kept.append(entry)
     sys.path[:] = kept

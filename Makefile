@@ -45,7 +45,7 @@ browser:
 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium >/dev/null; }
 
 # Debian's bubblewrap (the sandbox of the grading kernel) and PostgreSQL (the gradebook server
-# of tests/test_grading_postgres.py): apt-get update once, then install what is missing.
+# of tests/course/test_grading_postgres.py): apt-get update once, then install what is missing.
 sandbox:
 	@missing=""; command -v bwrap >/dev/null 2>&1 || missing="$$missing bubblewrap"; \
 	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \

@@ -1,4 +1,4 @@
-"""Helpers of the nbgrader pipeline test (tests/test_grading_pipeline.py).
+"""Helpers of the nbgrader pipeline test (tests/course/test_grading_pipeline.py).
 
 - where the course is, and which assignments and notebooks it has (the same rule as the release
   script, scripts/release_notebooks.py, which is imported from there);

@@ -1,4 +1,4 @@
-"""The graded assignments' specs: what tests/test_grading_pipeline.py expects of each one.
+"""The graded assignments' specs: what tests/course/test_grading_pipeline.py expects of each one.
 
 Every folder ``exercises/source/<assignment>/`` needs a module ``tests/assignments/<assignment>.py``
 (this package). The pipeline test finds the assignments the way the release script does and
@@ -171,7 +171,7 @@ printed its success line.
 Workflow
 --------
 Write the notebook, run ``make student`` and the two ``nbgrader validate`` commands of
-exercises/README.md, then ``python -m pytest -q tests/test_grading_pipeline.py -k <assignment>``
+exercises/README.md, then ``python -m pytest -q tests/course/test_grading_pipeline.py -k <assignment>``
 (with ``.venv/bin`` first on PATH; ``-k`` makes the pipeline release, validate, grade and export
 that assignment only, in about half a minute). Its first failure prints a skeleton spec made from
 the notebook's metadata; check its points against the README, write the partial and hostile
@@ -238,7 +238,7 @@ MORE_CHECKS = "\n\nThis cell has "
 
 def _first_check(evalue):
     """The message of a cell's first failing check: the re-check appends the others after
-    :data:`MORE_CHECKS` (their wording is tested in tests/test_grading.py)."""
+    :data:`MORE_CHECKS` (their wording is tested in tests/package/grading/test_grading.py)."""
     head, sep, tail = evalue.partition(MORE_CHECKS)
     return head if sep and " more failing check" in tail.split("\n", 1)[0] else evalue
 

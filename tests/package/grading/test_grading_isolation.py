@@ -4,7 +4,7 @@ slices (collectives.grading.slices).
 
 The learner's functions here live in small modules written to a temporary directory (a module
 is what a notebook's namespace is to inspect.getsource); one test runs them in IPython, as in a
-notebook. The pipeline test (tests/test_grading_pipeline.py -k topology_reasoning) does the same
+notebook. The pipeline test (tests/course/test_grading_pipeline.py -k topology_reasoning) does the same
 end to end through nbgrader.
 """
 

@@ -3,7 +3,7 @@
 
 Values are derived by hand where the model allows it (DGX H100: NVLink 450 GB/s per GPU and
 direction, a NIC 50 GB/s, latencies 0 unless given); the pipeline test
-(tests/test_grading_pipeline.py -k cluster_collectives) runs them end to end through nbgrader.
+(tests/course/test_grading_pipeline.py -k cluster_collectives) runs them end to end through nbgrader.
 """
 
 import importlib

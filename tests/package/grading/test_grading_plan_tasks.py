@@ -2,7 +2,7 @@
 (exercises/source/planning). The references are held to values derived by hand from the
 planner's stated model; each check accepts right answers in other shapes and rejects the
 plausible wrong ones with the hint that names the mistake. The pipeline test
-(tests/test_grading_pipeline.py -k planning) runs the same checks end to end through nbgrader.
+(tests/course/test_grading_pipeline.py -k planning) runs the same checks end to end through nbgrader.
 """
 
 import math

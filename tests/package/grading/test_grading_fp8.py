@@ -4,7 +4,7 @@ means, with their messages.
 
 Values are derived by hand from the OCP OFP8 tables (E4M3: bias 7, max 448 = 0x7E, smallest
 subnormal 2**-9), Transformer Engine's delayed-scaling rules and FP8-LM's all-reduce; the
-pipeline test (tests/test_grading_pipeline.py -k fp8) runs them end to end through nbgrader.
+pipeline test (tests/course/test_grading_pipeline.py -k fp8) runs them end to end through nbgrader.
 """
 
 import importlib

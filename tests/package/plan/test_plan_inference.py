@@ -10,7 +10,7 @@ import collectives as cl
 from collectives.plan import Layout, LayoutError
 
 P = cl.plan
-PARAMS_8B = 8_027_897_856          # tests/test_plan.py derives it by hand
+PARAMS_8B = 8_027_897_856          # tests/package/plan/test_plan.py derives it by hand
 
 
 @pytest.fixture(scope="module")

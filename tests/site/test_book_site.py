@@ -33,7 +33,7 @@ from book_toc import build_scratch_book, toc_files
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SITE = ROOT / "_build" / "html"
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1"}
 # Hosts the default Jupyter Book / myst-nb / Sphinx configuration loads from.

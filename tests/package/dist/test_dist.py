@@ -484,5 +484,5 @@ def test_importing_the_package_does_not_import_torch():
     code = ("import sys, collectives, collectives.dist; "
             "assert 'torch' not in sys.modules, 'torch was imported'")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60,
-                   cwd=Path(__file__).resolve().parent.parent,
-                   env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)})
+                   cwd=Path(__file__).resolve().parents[3],
+                   env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3])})

@@ -4,7 +4,7 @@ exercises/source/cost_models). Each check must accept every
 correct answer of the kind its task describes (the textbook shape and another) and reject the
 plausible wrong ones, with a message that says why. The answers are written here from the
 algorithms' definitions, not with the package; the expected busbw is derived by hand.
-The pipeline test (tests/test_grading_pipeline.py -k all_reduce / -k all_to_all) runs the
+The pipeline test (tests/course/test_grading_pipeline.py -k all_reduce / -k all_to_all) runs the
 same checks end to end through nbgrader.
 """
 

@@ -29,7 +29,7 @@ from collectives.dist.jobs import _schedule_job  # noqa: E402
 from collectives.dist.torchrun_main import parse_mesh, parse_size  # noqa: E402
 
 sweep_module = importlib.import_module("collectives.dist.sweep")  # the function hides it
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 KIB = 1024
 
 

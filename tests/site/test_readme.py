@@ -5,7 +5,7 @@ from pathlib import Path
 
 import numpy as np
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 def test_readme_python_blocks_run():

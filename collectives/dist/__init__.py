@@ -52,14 +52,13 @@ Failures end the run with the rank, the job and the step each rank had reached
 Modules: :mod:`~collectives.dist.programs` (each rank's part of a Schedule; ``run_local``),
 :mod:`~collectives.dist.torch_ops` (torch.distributed messages and collectives,
 ``Comparison``), :mod:`~collectives.dist.launch` (worker processes, failures, timeouts),
-:mod:`~collectives.dist.jobs` (the entry points below) and :mod:`~collectives.dist.errors`
-(``DistError``), :mod:`~collectives.dist.sweep` (the timing sweep) and
+:mod:`~collectives.dist.jobs` (the entry points below), :mod:`~collectives.dist.sweep` (the timing sweep) and
 :mod:`~collectives.dist.board` (where each rank is). torch is imported only inside functions: importing this package does not
 import it.
 """
 
+from ..errors import DistError
 from .jobs import compare_with_torch, run, run_many, run_torch
-from .errors import DistError
 from .launch import BACKENDS, DEFAULT_TIMEOUT, MAX_LOCAL_RANKS, resolve_backend
 from .programs import MAX_SEGMENTS, run_local
 from .sweep import SweepResult, SweepRow, format_table, sizes, sweep

@@ -26,9 +26,8 @@ import time as _time
 import traceback
 from pathlib import Path
 
-from ..errors import CollectivesError, ScheduleError
+from ..errors import CollectivesError, DistError, ScheduleError
 from .board import STARTING, Board
-from .errors import DistError
 from .programs import rank_program, run_rank
 from .torch_ops import P2P_OP, Exchange, run_collective
 

@@ -22,10 +22,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..errors import ScheduleError
+from ..errors import DistError, ScheduleError
 from ..semantics import REDUCTION_OPS, collective_spec
 from ..validation import input_rows, schedule_arg
-from .errors import DistError
 
 __all__ = ["RankStep", "rank_program", "prepare", "run_rank", "run_local", "pieces",
            "MAX_SEGMENTS", "check_segments"]

@@ -33,9 +33,10 @@ import math
 from dataclasses import dataclass
 from typing import Optional
 
+from ..errors import LayoutError
 from ..validation import integer
 from .costing import Coster
-from .layout import Layout, LayoutError
+from .layout import Layout
 from .model import model as named_model
 from .precision import precision
 from .report import Memory, Plan

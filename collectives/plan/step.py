@@ -50,12 +50,12 @@ from __future__ import annotations
 import math
 from typing import Optional
 
-from ..errors import CollectivesError
+from ..errors import CollectivesError, LayoutError
 from ..fp8.memory import bytes_per_parameter
 from ..topology import Topology
 from ..validation import integer, number
 from .costing import Coster, nvlink_server
-from .layout import Layout, LayoutError
+from .layout import Layout
 from .model import model as named_model
 from .precision import precision
 from .report import Memory, Plan, Record

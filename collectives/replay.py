@@ -17,8 +17,9 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .errors import CollectivesError, ScheduleError
+from .schedule import schedule_arg
 from .semantics import REDUCTION_OPS, collective_spec
-from .validation import input_rows, schedule_arg
+from .validation import input_rows
 
 if TYPE_CHECKING:
     from .schedule import Schedule

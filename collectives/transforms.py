@@ -28,9 +28,9 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .errors import ScheduleError
-from .schedule import Schedule
+from .schedule import Schedule, schedule_arg
 from .semantics import collective_spec
-from .validation import int_array, integer, schedule_arg
+from .validation import int_array, integer
 
 __all__ = ["dual", "pipelined", "parallel", "embed", "grouped"]
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..errors import CollectivesError
 from ..semantics import collective_spec
-from ..validation import schedule_arg
+from ..schedule import schedule_arg
 from .launch import (DEFAULT_TIMEOUT, check_backend, check_launch, resolve_backend, run_tasks,
                      timeout_seconds)
 from .programs import check_segments, prepare

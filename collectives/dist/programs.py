@@ -24,7 +24,8 @@ import numpy as np
 
 from ..errors import DistError, ScheduleError
 from ..semantics import REDUCTION_OPS, collective_spec
-from ..validation import input_rows, schedule_arg
+from ..schedule import schedule_arg
+from ..validation import input_rows
 
 __all__ = ["RankStep", "rank_program", "prepare", "run_rank", "run_local", "pieces",
            "MAX_SEGMENTS", "check_segments"]

@@ -72,7 +72,8 @@ import numpy as np
 
 from ..errors import CollectivesError
 from ..replay import step_rows
-from ..validation import integer, schedule_arg
+from ..schedule import schedule_arg
+from ..validation import integer
 from .formats import (_ELEMENT_FORMATS, _format, _real_array, _real_number, _scale_from_amax,
                       decode, encode)
 from .metrics import relative_error, snr_db

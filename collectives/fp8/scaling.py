@@ -59,7 +59,8 @@ Taught in the FP8 chapter.
 import numpy as np
 
 from ..errors import CollectivesError
-from ..validation import integer, schedule_arg
+from ..schedule import schedule_arg
+from ..validation import integer
 from .formats import (FORMATS, _ELEMENT_FORMATS, _MX_ELEMENT_FORMATS, _array, _check_bool,
                       _format, _real_array, _real_number, _scale_from_amax, decode, encode,
                       mx_block_scale)

@@ -51,10 +51,12 @@ Failures end the run with the rank, the job and the step each rank had reached
 
 Modules: :mod:`~collectives.dist.programs` (each rank's part of a Schedule; ``run_local``),
 :mod:`~collectives.dist.torch_ops` (torch.distributed messages and collectives,
-``Comparison``), :mod:`~collectives.dist.launch` (worker processes, failures, timeouts),
-:mod:`~collectives.dist.jobs` (the entry points below), :mod:`~collectives.dist.sweep` (the timing sweep) and
-:mod:`~collectives.dist.board` (where each rank is). torch is imported only inside functions: importing this package does not
-import it.
+``Comparison``), :mod:`~collectives.dist.launch` (starting the worker processes, failures,
+timeouts), :mod:`~collectives.dist.worker` (what each worker process runs),
+:mod:`~collectives.dist.jobs` (the entry points below), :mod:`~collectives.dist.sweep` (the
+timing sweep) and :mod:`~collectives.dist.board` (where each rank is). ``DistError`` is
+defined in :mod:`collectives.errors`. torch is imported only inside functions: importing
+this package does not import it.
 """
 
 from ..errors import DistError

@@ -31,8 +31,7 @@ import numpy as np
 from ..errors import CollectivesError
 from ..semantics import collective_spec
 from ..schedule import schedule_arg
-from .launch import (DEFAULT_TIMEOUT, check_launch, resolve_backend, run_tasks,
-                     timeout_seconds)
+from .launch import check_launch, resolve_backend, run_tasks, timeout_seconds
 from .programs import check_segments, rank_program, run_rank
 
 __all__ = ["sweep", "sizes", "pattern", "plan", "summarise", "format_table", "SweepRow",

@@ -35,7 +35,7 @@ from .launch import check_launch, resolve_backend, run_tasks, timeout_seconds
 from .programs import check_segments, rank_program, run_rank
 
 __all__ = ["sweep", "sizes", "pattern", "plan", "summarise", "format_table", "SweepRow",
-           "SweepResult", "TIMED_TORCH", "timed_task"]
+           "SweepResult", "TIMED_TORCH", "timed_task", "KIB", "MIB"]
 
 #: torch collectives :func:`sweep` can time beside a Schedule
 TIMED_TORCH = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast",

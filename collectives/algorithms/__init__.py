@@ -4,7 +4,8 @@ One module per family (``ring``, ``chain``, ``recursive``, ``direct``, ``tree``,
 ``torus``, ``hierarchical``, ``innetwork``, ``nccl``, ``p2p``); :mod:`~.catalog` lists every
 algorithm with its collective, the rank counts it supports and the topology it is designed
 for (:data:`CATALOG`, :func:`supports`, :func:`square_shape`); :mod:`~.choose` picks the
-fastest on a topology (:func:`fastest`). Every public name is re-exported here.
+fastest on a topology (:func:`fastest`). Every public name of these modules is re-exported
+here; :mod:`~.checks` holds the builders' shared argument checks.
 """
 
 from .catalog import CATALOG, Algorithm, square_shape, supports
@@ -42,8 +43,9 @@ from .ring import (
     ring_reduce_scatter,
 )
 from .torus import torus_all_gather, torus_all_reduce, torus_all_to_all, torus_reduce_scatter
-from .tree import (binomial_tree_broadcast, binomial_tree_reduce, double_binary_tree_all_reduce,
-                   double_binary_trees)
+from .torus import axis_groups
+from .tree import (binomial_tree_broadcast, binomial_tree_reduce, depth_and_height,
+                   double_binary_tree_all_reduce, double_binary_trees)
 
 __all__ = [
     "Algorithm", "CATALOG", "supports", "square_shape", "fastest", "Choice",
@@ -66,4 +68,5 @@ __all__ = [
     "collective_permute", "send_recv", "pipeline_shift", "direct_gather", "direct_scatter",
     "double_binary_trees", "nccl_tree_all_reduce", "nccl_ring_all_reduce",
     "nccl_ring_all_gather", "nccl_ring_reduce_scatter", "nccl_rings", "nccl_trees",
+    "depth_and_height", "axis_groups",
 ]

@@ -65,7 +65,7 @@ from ..schedule import Schedule
 from ..traffic import Traffic
 from ..validation import integer
 from .checks import chunk_count
-from .tree import _depth_height, double_binary_trees
+from .tree import depth_and_height, double_binary_trees
 
 __all__ = ["nccl_tree_all_reduce", "nccl_ring_all_reduce", "nccl_ring_all_gather",
            "nccl_ring_reduce_scatter", "nccl_rings", "nccl_trees"]
@@ -225,7 +225,7 @@ def nccl_tree_all_reduce(n_nodes: int, gpus_per_node: int, n_chunks: int = 1,
     total = 0
     shapes = []
     for part in range(n_parts):
-        depth, height = _depth_height(parents[part])
+        depth, height = depth_and_height(parents[part])
         shapes.append((depth, height))
         total = max(total, int(height.max()))
     j = np.arange(n_chunks)

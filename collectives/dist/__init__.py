@@ -15,8 +15,9 @@
   adds into it, so the arithmetic (and its rounding) is exactly that of
   :func:`collectives.simulate` (a step that writes a slot twice waits for all its messages
   and applies them in the schedule's transfer order). A transfer with ``src == dst`` is a
-  local copy, no message. ``segments=`` sends each message in pieces, each combined as it
-  lands (gloo's own ring all-reduce pipelines that way); the result is the same.
+  local copy, no message. ``n_segments=`` sends each message in pieces, each combined as it
+  lands (gloo's own ring all-reduce pipelines that way); the result is the same (the old
+  keyword ``segments=`` still works).
 
 Messages are raw bytes, so any numeric numpy dtype travels, including those gloo's own
 collectives reject (int16, uint16, ...). The result is returned exactly as

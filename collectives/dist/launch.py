@@ -140,7 +140,7 @@ def run_tasks(n, tasks, backend, timeout, labels=None, on_poll=None, stall=None)
     ``(rows, op)`` where ``rows[r]`` is rank r's result. Always kills and reaps the workers.
 
     A task is a dict with ``"what"`` (named in errors) and either ``kind="schedule"``,
-    ``"schedule"`` and per-rank ``"buffer"`` and ``"filled"`` (and optionally ``"segments"``,
+    ``"schedule"`` and per-rank ``"buffer"`` and ``"filled"`` (and optionally ``"n_segments"``,
     pieces per message, and a ``"fault"``), or ``kind="torch"``,
     ``"collective"``, ``"root"`` and per-rank ``"rows"``, or ``kind="timed"`` (a timing
     loop of :mod:`collectives.dist.sweep`, the same dict for every rank). ``labels`` name
@@ -167,7 +167,8 @@ def run_tasks(n, tasks, backend, timeout, labels=None, on_poll=None, stall=None)
                 if t["kind"] == "schedule":
                     mine.append({"kind": "schedule", "schedule": t["schedule"],
                                  "buffer": t["buffer"][r], "filled": t["filled"][r],
-                                 "fault": t.get("fault"), "segments": t.get("segments", 1)})
+                                 "fault": t.get("fault"),
+                                 "n_segments": t.get("n_segments", 1)})
                 elif t["kind"] == "timed":
                     mine.append(t)
                 else:

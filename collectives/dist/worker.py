@@ -51,7 +51,7 @@ def run_schedule_task(task, rank, exchange, board, index):
             sends = [(p, np.concatenate([rows, rows[:1]])) for p, rows in sends]
         return exchange(sends, recvs, row_shape, dtype, **how)
 
-    exchange.segments = task.get("segments", 1)
+    exchange.n_segments = task.get("n_segments", 1)
     out = run_rank(schedule, rank, task["buffer"], task["filled"],
                    faulty if mine else exchange, program=rank_program(schedule, rank),
                    on_step=on_step)

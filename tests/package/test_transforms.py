@@ -139,7 +139,14 @@ def test_torus_algorithms_for_all_shapes_and_options(shape):
     (lambda: cl.algorithms.torus_all_gather((4, 0)), "positive sizes"),
     (lambda: cl.algorithms.torus_all_gather((4, 4), axes=(0, 0)), "distinct axis numbers"),
     (lambda: cl.algorithms.torus_all_to_all((4, 4), line="tree"), "line must be one of"),
-    (lambda: pipelined(cl.algorithms.ring_all_gather(3), 0), r"k \(number of pipeline segments\)"),
+    # the depth is named as the caller wrote it: n_segments, or the old keyword k
+    (lambda: pipelined(cl.algorithms.ring_all_gather(3), 0),
+     r"^n_segments \(number of pipeline segments\) must be an integer >= 1, got 0$"),
+    (lambda: pipelined(cl.algorithms.ring_all_gather(3), k=0),
+     r"^k \(number of pipeline segments\) must be an integer >= 1, got 0$"),
+    (lambda: pipelined(cl.algorithms.ring_all_gather(3), 2, k=3),
+     "n_segments and its old name k were both given"),
+    (lambda: pipelined(cl.algorithms.ring_all_gather(3)), "needs n_segments"),
     (lambda: dual([1, 2]), r"dual\(\)'s schedule must be a collectives.Schedule, got list"),
 ])
 def test_bad_transform_arguments(call, message):

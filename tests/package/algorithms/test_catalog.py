@@ -1,4 +1,5 @@
-"""Every algorithm computes its collective: symbolically (verify) and numerically (simulate)."""
+"""collectives/algorithms/catalog.py: every catalogue algorithm computes its collective,
+symbolically (verify) and numerically (simulate), for every rank count it supports."""
 
 import numpy as np
 import pytest

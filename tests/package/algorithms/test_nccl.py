@@ -1,9 +1,8 @@
-"""NCCL's double binary tree, its Tree and Ring across nodes (collectives/algorithms/nccl.py).
+"""collectives/algorithms/nccl.py: NCCL's Tree and Ring across nodes.
 
-The trees are checked against the rules of NCCL's src/graph/trees.cc (ncclGetBtree,
-ncclGetDtree), restated here independently; the node-level structure against
-src/graph/connect.cc (connectRings, connectTrees); the costs against closed forms derived by
-hand in the comments.
+The node-level structure is checked against src/graph/connect.cc (connectRings,
+connectTrees); the costs against closed forms derived by hand in the comments. The double
+binary tree itself (src/graph/trees.cc) is tested in test_tree.py.
 """
 
 from __future__ import annotations
@@ -14,10 +13,10 @@ import numpy as np
 import pytest
 
 import collectives as cl
-from collectives.algorithms import (double_binary_tree_all_reduce, double_binary_trees,
-                                    nccl_ring_all_gather, nccl_ring_all_reduce,
-                                    nccl_ring_reduce_scatter, nccl_rings, nccl_tree_all_reduce,
-                                    nccl_trees)
+from collectives.algorithms import (double_binary_trees, nccl_ring_all_gather,
+                                    nccl_ring_all_reduce, nccl_ring_reduce_scatter, nccl_rings,
+                                    nccl_tree_all_reduce, nccl_trees)
+from ground_truth import tree_shape
 
 NVLINK, PCIE, NIC = 450e9, 64e9, 50e9
 
@@ -35,104 +34,6 @@ def nic_to_leaf_bytes(timing, topo):
     up = np.isin(src, nic) & (topo.node_role[dst] == cl.topology.ROLES.index("switch"))
     np.add.at(out, src[up] - topo.n_ranks, timing.link_bytes[up])
     return out
-
-
-# ---- the double binary tree, as NCCL builds it -----------------------------------------------
-
-def reference_btree(n):
-    """NCCL's first tree from the rules in trees.cc's comment, written as children: rank r
-    with lowest set bit b has children r - b/2 and the largest r + b/2**k below n; rank 0's
-    only child is the largest power of two below n. Returns parent[] (-1 at the root)."""
-    parent = [-1] * n
-    for r in range(n):
-        if r == 0:
-            kids = [1 << (n - 1).bit_length() - 1] if n > 1 else []
-        else:
-            half = (r & -r) >> 1
-            kids = [r - half] if half else []
-            step = half
-            while step and r + step >= n:
-                step >>= 1
-            if step:
-                kids.append(r + step)
-        for k in kids:
-            assert parent[k] == -1, f"rank {k} has two parents"
-            parent[k] = r
-    return parent
-
-
-def shape(parent):
-    """(depth, number of children) per node, checking that parent[] is one tree."""
-    n = len(parent)
-    depth = []
-    for r in range(n):
-        d, v = 0, r
-        while parent[v] >= 0:
-            v, d = parent[v], d + 1
-            assert d <= n, "parent[] has a cycle"
-        depth.append(d)
-    children = np.bincount([p for p in parent if p >= 0], minlength=n)
-    return np.array(depth), children
-
-
-@pytest.mark.parametrize("n", list(range(1, 65)) + [100, 1000, 1001])
-def test_trees_follow_ncclGetBtree_and_ncclGetDtree(n):
-    first, second = double_binary_trees(n)
-    assert first.tolist() == reference_btree(n)
-    r = np.arange(n)
-    if n % 2 == 0:     # mirror: the tree of n-1-r, renamed back
-        expected = [-1 if first[n - 1 - x] < 0 else n - 1 - first[n - 1 - x] for x in r]
-    else:              # shift: the tree of r-1, renamed back
-        expected = [-1 if first[(x - 1) % n] < 0 else (first[(x - 1) % n] + 1) % n for x in r]
-    assert second.tolist() == expected
-
-
-@pytest.mark.parametrize("n", range(2, 65))
-def test_what_the_double_binary_tree_guarantees(n):
-    """The property NCCL's construction gives, exactly: both trees binary, of height
-    ceil(log2 n), each root with one child; for even n every rank is inner in exactly one
-    tree and a leaf of the other; for odd n the same except rank 0, inner in both."""
-    first, second = double_binary_trees(n)
-    assert first[0] == -1 and (first < 0).sum() == 1
-    root2 = n - 1 if n % 2 == 0 else 1
-    assert second[root2] == -1 and (second < 0).sum() == 1
-    inner = []
-    for parent, root in ((first, 0), (second, root2)):
-        depth, children = shape(parent)
-        assert depth.max() == math.ceil(math.log2(n))
-        assert children.max() <= 2 and children[root] == 1
-        inner.append(children > 0)
-    both = np.flatnonzero(inner[0] & inner[1])
-    neither = np.flatnonzero(~inner[0] & ~inner[1])
-    assert neither.size == 0                            # no rank is a leaf of both trees
-    assert both.tolist() == ([] if n % 2 == 0 else [0])
-    assert np.flatnonzero(~inner[0]).tolist() == list(range(1, n, 2))   # leaves: odd ranks
-
-
-def test_one_rank_is_the_root_of_both_trees():
-    assert [p.tolist() for p in double_binary_trees(1)] == [[-1], [-1]]
-
-
-def test_the_figure_of_trees_cc():
-    # trees.cc draws n = 12 (mirror, roots 0 and 11) and n = 13 (shift, roots 0 and 1)
-    first, second = double_binary_trees(12)
-    assert first[8] == 0 and first[4] == 8 and first[10] == 8 and first[11] == 10
-    assert second[11] == -1 and second[3] == 11 and second[7] == 3 and second[0] == 1
-    first, second = double_binary_trees(13)
-    assert first[12] == 8 and first[9] == 10 and first[10] == 12
-    assert second[1] == -1 and second[9] == 1 and second[0] == 9 and second[5] == 9
-
-
-@pytest.mark.parametrize("n", [2, 3, 5, 8, 12, 13, 24, 64, 1000])
-def test_double_binary_tree_all_reduce_takes_2_ceil_log2_n_steps(n):
-    s = double_binary_tree_all_reduce(n)
-    assert s.n_steps == 2 * math.ceil(math.log2(n))
-    cl.verify(s)
-    cl.verify(double_binary_tree_all_reduce(n, n_segments=3))
-    if n <= 64:
-        x = np.random.default_rng(n).integers(-9, 9, size=(n, 6))
-        assert np.array_equal(cl.simulate(double_binary_tree_all_reduce(n, 3), x),
-                              np.broadcast_to(x.sum(axis=0), x.shape))
 
 
 # ---- node-level structure ---------------------------------------------------------------------
@@ -176,7 +77,7 @@ def test_tree_channels_chain_the_gpus_and_join_the_heads(n_nodes, g, channels):
     for row, parent in enumerate(parents):
         tree, c = divmod(row, channels)
         head = c % g
-        depth, children = shape(parent.tolist())
+        depth, children = tree_shape(parent.tolist())
         assert children.max() <= 3                      # NCCL_MAX_TREE_ARITY
         chain = rank % g != head
         # connectTrees / ncclTopoPreset: up = intra[i-1], the chain c, c+1, .., c-1

@@ -1,4 +1,4 @@
-"""The farthest-first chain all-to-all reaches the chain's cut bound (issue 11).
+"""collectives/algorithms/alltoall.py: the farthest-first chain all-to-all reaches the chain's cut bound (issue 11).
 
 The chain relay (every part moves at every step) costs what the one-way ring costs; that is
 a property of the relay, not of chains. Sending the farthest part first, one part per link

@@ -1,4 +1,5 @@
-"""collectives.fp8 against the specs (by hand) and against ml_dtypes and torch (as oracles).
+"""collectives/fp8/formats.py: the formats against the specs (by hand) and against ml_dtypes
+and torch (as oracles).
 
 ml_dtypes 0.6 and torch 2.13 CPU are used only here, never by the package. Where they
 disagree with the specs or with each other, the test says so beside the case. NaN bit

@@ -130,3 +130,13 @@ def test_embed_runs_a_ring_on_each_row():
 def test_bad_transform_arguments(call, message):
     with pytest.raises(cl.ScheduleError, match=message):
         call()
+
+
+def test_n_segments_is_the_current_name_and_k_still_works():
+    s = cl.algorithms.chain_broadcast(4)
+    new = pipelined(s, n_segments=3)
+    for old in (pipelined(s, k=3), pipelined(s, 3)):
+        assert old.to_lists() == new.to_lists() and old.name == new.name
+    # Traffic.pipelined too: 3 steps of the chain, 3 segments -> 3 + 3 - 1 = 5 steps
+    assert s.traffic.pipelined(3).n_steps == s.traffic.pipelined(k=3).n_steps == 5
+    assert new.traffic.n_steps == 5

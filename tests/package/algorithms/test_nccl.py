@@ -100,7 +100,7 @@ def test_nccl_schedules_verify_and_compute_their_collective(n_nodes, g, channels
     size = n_nodes * g
     rng = np.random.default_rng(100 * n_nodes + 10 * g + channels)
     for s in (nccl_ring_all_reduce(n_nodes, g, channels),
-              nccl_tree_all_reduce(n_nodes, g, n_chunks=3, n_channels=channels)):
+              nccl_tree_all_reduce(n_nodes, g, n_segments=3, n_channels=channels)):
         cl.verify(s)
         x = rng.integers(-50, 50, size=(size, 2 * s.n_chunks))
         assert np.array_equal(cl.simulate(s, x), np.broadcast_to(x.sum(axis=0), x.shape))
@@ -118,7 +118,7 @@ def test_nccl_schedules_verify_and_compute_their_collective(n_nodes, g, channels
 @pytest.mark.parametrize("n_nodes,g,chunks", [(1, 1, 4), (1, 8, 1), (1, 8, 5), (2, 2, 4),
                                               (9, 8, 3), (64, 8, 8)])
 def test_tree_steps_one_chunk_per_step_per_edge(n_nodes, g, chunks):
-    s = nccl_tree_all_reduce(n_nodes, g, n_chunks=chunks, n_channels=2)
+    s = nccl_tree_all_reduce(n_nodes, g, n_segments=chunks, n_channels=2)
     size = n_nodes * g
     height = g - 1 + math.ceil(math.log2(n_nodes))
     assert s.n_steps == (0 if size == 1 else chunks - 1 + 2 * height)
@@ -131,7 +131,7 @@ def test_tree_steps_one_chunk_per_step_per_edge(n_nodes, g, chunks):
 
 
 def test_a_broadcast_sent_before_the_root_has_every_sum_is_rejected():
-    s = nccl_tree_all_reduce(3, 2, n_chunks=2)
+    s = nccl_tree_all_reduce(3, 2, n_segments=2)
     a = s.transfer_arrays()
     step = a["step"].copy()
     first_copy = np.flatnonzero(~a["reduce"])[0]          # the root's first broadcast
@@ -148,7 +148,11 @@ def test_a_broadcast_sent_before_the_root_has_every_sum_is_rejected():
     (lambda: nccl_tree_all_reduce(0, 8), "n_nodes must be an integer >= 1"),
     (lambda: nccl_ring_all_reduce(2, 0), "gpus_per_node must be an integer >= 1"),
     (lambda: nccl_ring_all_gather(2, 8, n_channels=0), "n_channels must be an integer >= 1"),
+    # the old keyword n_chunks is still accepted, and named when it is wrong
     (lambda: nccl_tree_all_reduce(2, 8, n_chunks=0), "n_chunks must be an integer >= 1"),
+    (lambda: nccl_tree_all_reduce(2, 8, n_segments=0), "n_segments must be an integer >= 1"),
+    (lambda: nccl_tree_all_reduce(2, 8, n_segments=2, n_chunks=3),
+     "n_segments and its old name n_chunks were both given"),
     (lambda: nccl_rings(2, 2.5), "gpus_per_node must be an integer"),
     (lambda: nccl_trees(True, 2), "n_nodes must be an integer"),
 ])
@@ -169,7 +173,7 @@ def test_tree_on_two_nodes_of_two_gpus_by_hand():
     # chunks on GPU1->NVSwitch: 2 S/(2K)/450e9) and step K+2 (one chunk: S/(2K)/450e9),
     # together S / (K 300e9). T = S/50e9 + S/(300e9 K).
     S, K = 1e9, 4
-    s = nccl_tree_all_reduce(2, 2, n_chunks=K)
+    s = nccl_tree_all_reduce(2, 2, n_segments=K)
     assert s.n_steps == K + 3
     t = cl.time(s, cluster(2, 2), S)
     assert t.seconds == pytest.approx(S / NIC + S / (300e9 * K), rel=1e-12)
@@ -191,7 +195,7 @@ def test_tree_link_bytes_closed_forms(n_nodes, channels):
     # 2C (N-1) 2 (S/2C) 2 = 4 (N-1) S, whatever C; the heads of a channel share a rail, so
     # no spine. N (g-1) chain edges per part over 2 NVLink links: 4 N (g-1) S.
     S, g = 1e9, 8
-    t = cl.time(nccl_tree_all_reduce(n_nodes, g, n_chunks=4, n_channels=channels),
+    t = cl.time(nccl_tree_all_reduce(n_nodes, g, n_segments=4, n_channels=channels),
                 cluster(n_nodes, g), S)
     b = t.level_bytes()
     assert b["leaf"] == pytest.approx(4 * (n_nodes - 1) * S)
@@ -268,7 +272,7 @@ def test_512_nodes_of_8_gpus_build_and_cost_quickly():
     R = N * g
     start = clock.perf_counter()
     ring = nccl_ring_all_reduce(N, g, n_channels=8)
-    tree = nccl_tree_all_reduce(N, g, n_chunks=8, n_channels=2)
+    tree = nccl_tree_all_reduce(N, g, n_segments=8, n_channels=2)
     topo = cluster(N, g, pxn=True)
     t_ring, t_tree = cl.time(ring, topo, S), cl.time(tree, topo, S)
     elapsed = clock.perf_counter() - start
@@ -281,3 +285,12 @@ def test_512_nodes_of_8_gpus_build_and_cost_quickly():
     slow = cluster(N, g, pxn=True, nvlink_latency=1e-6, pcie_latency=1e-6,
                    network_latency=1e-6)
     assert cl.time(tree, slow, 1e5).seconds < cl.time(ring, slow, 1e5).seconds / 50
+
+
+def test_n_segments_is_the_current_name_of_the_trees_pipelining_depth():
+    new = nccl_tree_all_reduce(3, 2, n_segments=4, n_channels=2)
+    for old in (nccl_tree_all_reduce(3, 2, n_chunks=4, n_channels=2),
+                nccl_tree_all_reduce(3, 2, 4, 2)):                   # positional, as before
+        assert old.to_lists() == new.to_lists() and old.n_chunks == new.n_chunks
+    # 2 channels x 2 trees = 4 parts of 4 segments: 16 slots
+    assert new.n_chunks == 16

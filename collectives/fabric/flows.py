@@ -274,7 +274,7 @@ def collective_time(schedule, topology, nbytes, *, qps=1, hash_qp=False, scheme=
     transfers become connections (rank r on endpoint r), routed as :func:`route_flows`
     says; steps run one after another, each as long as :func:`step_time`."""
     from ..cost import _check_nbytes
-    from ..validation import schedule_arg
+    from ..schedule import schedule_arg
 
     schedule_arg(schedule)
     nbytes = _check_nbytes(nbytes)

@@ -1,9 +1,8 @@
-"""NCCL's double binary tree, its Tree and Ring across nodes (collectives/algorithms/nccl.py).
+"""collectives/algorithms/nccl.py: NCCL's Tree and Ring across nodes.
 
-The trees are checked against the rules of NCCL's src/graph/trees.cc (ncclGetBtree,
-ncclGetDtree), restated here independently; the node-level structure against
-src/graph/connect.cc (connectRings, connectTrees); the costs against closed forms derived by
-hand in the comments.
+The node-level structure is checked against src/graph/connect.cc (connectRings,
+connectTrees); the costs against closed forms derived by hand in the comments. The double
+binary tree itself (src/graph/trees.cc) is tested in test_tree.py.
 """
 
 from __future__ import annotations
@@ -14,10 +13,10 @@ import numpy as np
 import pytest
 
 import collectives as cl
-from collectives.algorithms import (double_binary_tree_all_reduce, double_binary_trees,
-                                    nccl_ring_all_gather, nccl_ring_all_reduce,
-                                    nccl_ring_reduce_scatter, nccl_rings, nccl_tree_all_reduce,
-                                    nccl_trees)
+from collectives.algorithms import (double_binary_trees, nccl_ring_all_gather,
+                                    nccl_ring_all_reduce, nccl_ring_reduce_scatter, nccl_rings,
+                                    nccl_tree_all_reduce, nccl_trees)
+from ground_truth import tree_shape
 
 NVLINK, PCIE, NIC = 450e9, 64e9, 50e9
 
@@ -35,104 +34,6 @@ def nic_to_leaf_bytes(timing, topo):
     up = np.isin(src, nic) & (topo.node_role[dst] == cl.topology.ROLES.index("switch"))
     np.add.at(out, src[up] - topo.n_ranks, timing.link_bytes[up])
     return out
-
-
-# ---- the double binary tree, as NCCL builds it -----------------------------------------------
-
-def reference_btree(n):
-    """NCCL's first tree from the rules in trees.cc's comment, written as children: rank r
-    with lowest set bit b has children r - b/2 and the largest r + b/2**k below n; rank 0's
-    only child is the largest power of two below n. Returns parent[] (-1 at the root)."""
-    parent = [-1] * n
-    for r in range(n):
-        if r == 0:
-            kids = [1 << (n - 1).bit_length() - 1] if n > 1 else []
-        else:
-            half = (r & -r) >> 1
-            kids = [r - half] if half else []
-            step = half
-            while step and r + step >= n:
-                step >>= 1
-            if step:
-                kids.append(r + step)
-        for k in kids:
-            assert parent[k] == -1, f"rank {k} has two parents"
-            parent[k] = r
-    return parent
-
-
-def shape(parent):
-    """(depth, number of children) per node, checking that parent[] is one tree."""
-    n = len(parent)
-    depth = []
-    for r in range(n):
-        d, v = 0, r
-        while parent[v] >= 0:
-            v, d = parent[v], d + 1
-            assert d <= n, "parent[] has a cycle"
-        depth.append(d)
-    children = np.bincount([p for p in parent if p >= 0], minlength=n)
-    return np.array(depth), children
-
-
-@pytest.mark.parametrize("n", list(range(1, 65)) + [100, 1000, 1001])
-def test_trees_follow_ncclGetBtree_and_ncclGetDtree(n):
-    first, second = double_binary_trees(n)
-    assert first.tolist() == reference_btree(n)
-    r = np.arange(n)
-    if n % 2 == 0:     # mirror: the tree of n-1-r, renamed back
-        expected = [-1 if first[n - 1 - x] < 0 else n - 1 - first[n - 1 - x] for x in r]
-    else:              # shift: the tree of r-1, renamed back
-        expected = [-1 if first[(x - 1) % n] < 0 else (first[(x - 1) % n] + 1) % n for x in r]
-    assert second.tolist() == expected
-
-
-@pytest.mark.parametrize("n", range(2, 65))
-def test_what_the_double_binary_tree_guarantees(n):
-    """The property NCCL's construction gives, exactly: both trees binary, of height
-    ceil(log2 n), each root with one child; for even n every rank is inner in exactly one
-    tree and a leaf of the other; for odd n the same except rank 0, inner in both."""
-    first, second = double_binary_trees(n)
-    assert first[0] == -1 and (first < 0).sum() == 1
-    root2 = n - 1 if n % 2 == 0 else 1
-    assert second[root2] == -1 and (second < 0).sum() == 1
-    inner = []
-    for parent, root in ((first, 0), (second, root2)):
-        depth, children = shape(parent)
-        assert depth.max() == math.ceil(math.log2(n))
-        assert children.max() <= 2 and children[root] == 1
-        inner.append(children > 0)
-    both = np.flatnonzero(inner[0] & inner[1])
-    neither = np.flatnonzero(~inner[0] & ~inner[1])
-    assert neither.size == 0                            # no rank is a leaf of both trees
-    assert both.tolist() == ([] if n % 2 == 0 else [0])
-    assert np.flatnonzero(~inner[0]).tolist() == list(range(1, n, 2))   # leaves: odd ranks
-
-
-def test_one_rank_is_the_root_of_both_trees():
-    assert [p.tolist() for p in double_binary_trees(1)] == [[-1], [-1]]
-
-
-def test_the_figure_of_trees_cc():
-    # trees.cc draws n = 12 (mirror, roots 0 and 11) and n = 13 (shift, roots 0 and 1)
-    first, second = double_binary_trees(12)
-    assert first[8] == 0 and first[4] == 8 and first[10] == 8 and first[11] == 10
-    assert second[11] == -1 and second[3] == 11 and second[7] == 3 and second[0] == 1
-    first, second = double_binary_trees(13)
-    assert first[12] == 8 and first[9] == 10 and first[10] == 12
-    assert second[1] == -1 and second[9] == 1 and second[0] == 9 and second[5] == 9
-
-
-@pytest.mark.parametrize("n", [2, 3, 5, 8, 12, 13, 24, 64, 1000])
-def test_double_binary_tree_all_reduce_takes_2_ceil_log2_n_steps(n):
-    s = double_binary_tree_all_reduce(n)
-    assert s.n_steps == 2 * math.ceil(math.log2(n))
-    cl.verify(s)
-    cl.verify(double_binary_tree_all_reduce(n, n_segments=3))
-    if n <= 64:
-        x = np.random.default_rng(n).integers(-9, 9, size=(n, 6))
-        assert np.array_equal(cl.simulate(double_binary_tree_all_reduce(n, 3), x),
-                              np.broadcast_to(x.sum(axis=0), x.shape))
 
 
 # ---- node-level structure ---------------------------------------------------------------------
@@ -176,7 +77,7 @@ def test_tree_channels_chain_the_gpus_and_join_the_heads(n_nodes, g, channels):
     for row, parent in enumerate(parents):
         tree, c = divmod(row, channels)
         head = c % g
-        depth, children = shape(parent.tolist())
+        depth, children = tree_shape(parent.tolist())
         assert children.max() <= 3                      # NCCL_MAX_TREE_ARITY
         chain = rank % g != head
         # connectTrees / ncclTopoPreset: up = intra[i-1], the chain c, c+1, .., c-1
@@ -199,7 +100,7 @@ def test_nccl_schedules_verify_and_compute_their_collective(n_nodes, g, channels
     size = n_nodes * g
     rng = np.random.default_rng(100 * n_nodes + 10 * g + channels)
     for s in (nccl_ring_all_reduce(n_nodes, g, channels),
-              nccl_tree_all_reduce(n_nodes, g, n_chunks=3, n_channels=channels)):
+              nccl_tree_all_reduce(n_nodes, g, n_segments=3, n_channels=channels)):
         cl.verify(s)
         x = rng.integers(-50, 50, size=(size, 2 * s.n_chunks))
         assert np.array_equal(cl.simulate(s, x), np.broadcast_to(x.sum(axis=0), x.shape))
@@ -217,7 +118,7 @@ def test_nccl_schedules_verify_and_compute_their_collective(n_nodes, g, channels
 @pytest.mark.parametrize("n_nodes,g,chunks", [(1, 1, 4), (1, 8, 1), (1, 8, 5), (2, 2, 4),
                                               (9, 8, 3), (64, 8, 8)])
 def test_tree_steps_one_chunk_per_step_per_edge(n_nodes, g, chunks):
-    s = nccl_tree_all_reduce(n_nodes, g, n_chunks=chunks, n_channels=2)
+    s = nccl_tree_all_reduce(n_nodes, g, n_segments=chunks, n_channels=2)
     size = n_nodes * g
     height = g - 1 + math.ceil(math.log2(n_nodes))
     assert s.n_steps == (0 if size == 1 else chunks - 1 + 2 * height)
@@ -230,7 +131,7 @@ def test_tree_steps_one_chunk_per_step_per_edge(n_nodes, g, chunks):
 
 
 def test_a_broadcast_sent_before_the_root_has_every_sum_is_rejected():
-    s = nccl_tree_all_reduce(3, 2, n_chunks=2)
+    s = nccl_tree_all_reduce(3, 2, n_segments=2)
     a = s.transfer_arrays()
     step = a["step"].copy()
     first_copy = np.flatnonzero(~a["reduce"])[0]          # the root's first broadcast
@@ -247,7 +148,11 @@ def test_a_broadcast_sent_before_the_root_has_every_sum_is_rejected():
     (lambda: nccl_tree_all_reduce(0, 8), "n_nodes must be an integer >= 1"),
     (lambda: nccl_ring_all_reduce(2, 0), "gpus_per_node must be an integer >= 1"),
     (lambda: nccl_ring_all_gather(2, 8, n_channels=0), "n_channels must be an integer >= 1"),
+    # the old keyword n_chunks is still accepted, and named when it is wrong
     (lambda: nccl_tree_all_reduce(2, 8, n_chunks=0), "n_chunks must be an integer >= 1"),
+    (lambda: nccl_tree_all_reduce(2, 8, n_segments=0), "n_segments must be an integer >= 1"),
+    (lambda: nccl_tree_all_reduce(2, 8, n_segments=2, n_chunks=3),
+     "n_segments and its old name n_chunks were both given"),
     (lambda: nccl_rings(2, 2.5), "gpus_per_node must be an integer"),
     (lambda: nccl_trees(True, 2), "n_nodes must be an integer"),
 ])
@@ -268,7 +173,7 @@ def test_tree_on_two_nodes_of_two_gpus_by_hand():
     # chunks on GPU1->NVSwitch: 2 S/(2K)/450e9) and step K+2 (one chunk: S/(2K)/450e9),
     # together S / (K 300e9). T = S/50e9 + S/(300e9 K).
     S, K = 1e9, 4
-    s = nccl_tree_all_reduce(2, 2, n_chunks=K)
+    s = nccl_tree_all_reduce(2, 2, n_segments=K)
     assert s.n_steps == K + 3
     t = cl.time(s, cluster(2, 2), S)
     assert t.seconds == pytest.approx(S / NIC + S / (300e9 * K), rel=1e-12)
@@ -290,7 +195,7 @@ def test_tree_link_bytes_closed_forms(n_nodes, channels):
     # 2C (N-1) 2 (S/2C) 2 = 4 (N-1) S, whatever C; the heads of a channel share a rail, so
     # no spine. N (g-1) chain edges per part over 2 NVLink links: 4 N (g-1) S.
     S, g = 1e9, 8
-    t = cl.time(nccl_tree_all_reduce(n_nodes, g, n_chunks=4, n_channels=channels),
+    t = cl.time(nccl_tree_all_reduce(n_nodes, g, n_segments=4, n_channels=channels),
                 cluster(n_nodes, g), S)
     b = t.level_bytes()
     assert b["leaf"] == pytest.approx(4 * (n_nodes - 1) * S)
@@ -367,7 +272,7 @@ def test_512_nodes_of_8_gpus_build_and_cost_quickly():
     R = N * g
     start = clock.perf_counter()
     ring = nccl_ring_all_reduce(N, g, n_channels=8)
-    tree = nccl_tree_all_reduce(N, g, n_chunks=8, n_channels=2)
+    tree = nccl_tree_all_reduce(N, g, n_segments=8, n_channels=2)
     topo = cluster(N, g, pxn=True)
     t_ring, t_tree = cl.time(ring, topo, S), cl.time(tree, topo, S)
     elapsed = clock.perf_counter() - start
@@ -380,3 +285,12 @@ def test_512_nodes_of_8_gpus_build_and_cost_quickly():
     slow = cluster(N, g, pxn=True, nvlink_latency=1e-6, pcie_latency=1e-6,
                    network_latency=1e-6)
     assert cl.time(tree, slow, 1e5).seconds < cl.time(ring, slow, 1e5).seconds / 50
+
+
+def test_n_segments_is_the_current_name_of_the_trees_pipelining_depth():
+    new = nccl_tree_all_reduce(3, 2, n_segments=4, n_channels=2)
+    for old in (nccl_tree_all_reduce(3, 2, n_chunks=4, n_channels=2),
+                nccl_tree_all_reduce(3, 2, 4, 2)):                   # positional, as before
+        assert old.to_lists() == new.to_lists() and old.n_chunks == new.n_chunks
+    # 2 channels x 2 trees = 4 parts of 4 segments: 16 slots
+    assert new.n_chunks == 16

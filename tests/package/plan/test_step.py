@@ -1,5 +1,6 @@
-"""collectives.plan: the collectives of a training step, hand-derived bytes, counts and
-times; the Scaling Book's data-parallel rule; bad input."""
+"""collectives/plan/step.py: the collectives of a training step, hand-derived bytes, counts
+and times; the Scaling Book's data-parallel rule; the planner's options (recompute, ZeRO 2,
+concurrency, multislice TPUs, oversubscription); bad input."""
 
 import math
 
@@ -13,6 +14,7 @@ from collectives.plan import Layout, LayoutError, Transformer
 P = cl.plan
 NVLINK = 450e9            # H100 NVLink 4, bytes/s per direction (DGX H100 guide)
 NIC = 50e9                # ConnectX-7 400 Gb/s per GPU
+PARAMS_8B = 8_027_897_856          # tests/package/plan/test_model.py derives it by hand
 
 
 @pytest.fixture(scope="module")
@@ -23,44 +25,6 @@ def dgx():
 @pytest.fixture(scope="module")
 def two_nodes():
     return cl.hardware.preset("dgx-h100", nodes=2)
-
-
-# ---- model shapes -----------------------------------------------------------------------
-
-def test_llama3_8b_parameters_by_hand():
-    m = P.model("llama3-8b")
-    # attention per layer: Q, O 4096^2 each; K, V 4096 x (8 heads x 128) each
-    attention = 2 * 4096**2 + 2 * 4096 * 1024                # 41,943,040
-    mlp = 3 * 4096 * 14336                                   # SwiGLU: 176,160,768
-    embeddings = 2 * 128000 * 4096                           # untied: 1,048,576,000
-    assert m.parameters() == 32 * (attention + mlp) + embeddings == 8_027_897_856
-    assert m.active_parameters() == m.parameters()
-    assert m.flops_per_token() == 6 * 8_027_897_856
-    # forward only, 1,000-token context: 2 P + 2 x 1000 x 32 heads x 128 x 32 layers
-    assert m.flops_per_token(1000, training=False) == 2 * 8_027_897_856 + 2 * 1000 * 4096 * 32
-
-
-def test_moe_parameters_by_hand():
-    m = P.model("mixtral-8x7b")
-    attention = 2 * 4096**2 + 2 * 4096 * 1024
-    expert = 3 * 4096 * 14336
-    router = 4096 * 8
-    embeddings = 2 * 32000 * 4096
-    assert m.parameters() == 32 * (attention + 8 * expert + router) + embeddings
-    assert m.active_parameters() == 32 * (attention + 2 * expert + router) + embeddings
-    # the Mixtral paper: 47B parameters, 13B active
-    assert round(m.parameters() / 1e9) == 47 and round(m.active_parameters() / 1e9) == 13
-    assert m.expert_parameters() == 32 * 8 * expert
-
-
-def test_named_models_match_their_papers():
-    # Llama 3 paper: 8B, 70B, 405B; DeepSeek-V3 paper: 671B total, 37B activated
-    assert [round(P.model(n).parameters() / 1e9) for n in
-            ("llama3-8b", "llama3-70b", "llama3-405b")] == [8, 71, 406]
-    ds = P.model("deepseek-v3")
-    assert round(ds.parameters() / 1e9) == 671 and round(ds.active_parameters() / 1e9) == 38
-    assert set(P.models()) == set(P.MODEL_SOURCES)
-    assert all("arXiv" in s for s in P.MODEL_SOURCES.values())
 
 
 # ---- hand-derived collectives -----------------------------------------------------------
@@ -237,26 +201,6 @@ def test_levels_inside_across_nodes_and_pods():
     assert {r.purpose: r.level for r in p.collectives} == {
         "tp activation all-reduce": "inside a node", "dp grad all-reduce": "across pods"}
     assert p.records("dp grad")[0].bottleneck_level in ("spine", "core", "leaf")
-
-
-def test_memory_over_hbm_is_a_flag_not_an_error(dgx):
-    p = P.training_step("llama3-70b", Layout(dp=8), dgx, seq_len=512, global_batch=8)
-    assert p.fits is False and p.memory_per_device > 80e9
-    assert "DOES NOT FIT" in p.table()
-
-
-def test_report_totals_and_table(two_nodes):
-    p = P.training_step("mixtral-8x7b", Layout(ep=8, pp=2, micro_batches=4), two_nodes,
-                        seq_len=1024, global_batch=32)
-    assert p.communication_seconds == pytest.approx(sum(r.seconds * r.count
-                                                        for r in p.collectives))
-    assert p.compute_to_communication == pytest.approx(p.compute_seconds /
-                                                       p.communication_seconds)
-    assert p.step_seconds == pytest.approx(p.compute_seconds + p.bubble_seconds
-                                           + p.exposed_seconds)
-    assert p.bottleneck in p.level_seconds()
-    text = p._repr_markdown_()
-    assert text.count("\n| ") == len(p.collectives) + 1 and "ep token dispatch" in text
 
 
 # ---- bad input ----------------------------------------------------------------------------
@@ -466,3 +410,95 @@ def test_plans_sharing_costings_equal_plans_from_cold():
                 for r in plan.collectives] == [(r.purpose, r.phase, r.algorithm, r.seconds,
                                                 r.level) for r in cold.collectives]
         assert plan.step_seconds == cold.step_seconds
+
+
+# ---- the planner's options ----------------------------------------------------------------
+
+def test_full_recomputation(dgx):
+    kw = dict(seq_len=2048, global_batch=2)
+    base = P.training_step("llama3-8b", Layout(tp=8), dgx, **kw)
+    full = P.training_step("llama3-8b", Layout(tp=8), dgx, recompute="full", **kw)
+    # one more forward: compute x 4/3, and 2 more all-reduces per layer
+    assert full.compute_seconds == pytest.approx(base.compute_seconds * 4 / 3)
+    assert sum(r.count for r in full.records("tp")) == 6 * 32
+    # keeps the block input only: 2 s b h bytes per layer (2048 x 2 x 4096 x 2 x 32 layers)
+    assert full.memory.activations == 2 * 2048 * 2 * 4096 * 32
+    assert base.memory.activations == 2048 * 2 * 4096 * (10 + 24 / 8) * 32
+    with pytest.raises(cl.CollectivesError, match="recompute must be"):
+        P.training_step("llama3-8b", Layout(tp=8), dgx, recompute="some", **kw)
+
+
+def test_zero2_reduces_every_micro_batch(dgx):
+    kw = dict(seq_len=256, global_batch=32)
+    z1 = P.training_step("llama3-8b", Layout(dp=8, zero_stage=1, micro_batches=4), dgx, **kw)
+    z2 = P.training_step("llama3-8b", Layout(dp=8, zero_stage=2, micro_batches=4), dgx, **kw)
+    assert z1.records("grad reduce-scatter")[0].count == 1
+    assert z2.records("grad reduce-scatter")[0].count == 4
+    # ZeRO 2 also shards the FP32 gradients: 4 bytes / 8 ranks
+    assert z2.memory.grads == pytest.approx(PARAMS_8B * 4 / 8)
+    assert z1.memory.grads == pytest.approx(PARAMS_8B * 4)
+
+
+def test_concurrent_collectives_share_the_nics():
+    # DP along the rails and PP across nodes both leave through each GPU's NIC
+    pod = cl.hardware.preset("dgx-h100", nodes=4)
+    p = P.training_step("llama3-8b", Layout(dp=2, pp=2, tp=8, micro_batches=2), pod,
+                        seq_len=4096, global_batch=4)
+    together = p.concurrent("dp grad", "pp gradient")
+    assert together.names == ("pp gradient send (backward)", "dp grad all-reduce (backward)")
+    assert len(together.components) == 1                     # they share links
+    alone = [t.seconds for t in together.alone]
+    assert together.seconds >= max(alone)
+    apart = p.concurrent("tp activation", "dp grad")          # NVLink vs the rails
+    assert len(apart.components) == 2 and apart.slowdown == pytest.approx(1.0)
+    assert len(p.concurrent().names) == 3                     # every backward kind
+    with pytest.raises(cl.CollectivesError, match="no collective of this plan"):
+        p.concurrent("ep token")
+
+
+def test_multislice_gradient_all_reduce_crosses_dcn():
+    pods = cl.hardware.preset("tpu-v5p", shape=(4, 4, 4), slices=2)
+    p = P.training_step("llama3-8b", Layout(dp=128), pods, seq_len=512, global_batch=128)
+    (r,) = p.collectives
+    assert r.level == "dcn" and r.algorithm == "multislice_all_reduce"
+    # torus phases inside each slice, then a 2-rank ring over DCN on 1/64 of the buffer
+    # at 6.25e9 B/s per chip: 2 x 1/2 x S / 64 / 6.25e9 is the DCN part
+    S = PARAMS_8B * 2
+    assert r.level_seconds["dcn"] == pytest.approx(S / 64 / 6.25e9)
+    assert set(r.level_seconds) == {"ici", "dcn"}
+    flat = dict(P.Coster(pods, Layout(dp=128).mesh()).cost("all_reduce", ("dp",), S)
+                .candidates)
+    assert flat["multislice_all_reduce"] < flat["two_level_ring_all_reduce"]
+
+
+def test_moe_on_a_tpu_slice_and_deepseek_on_a_superpod():
+    p = P.training_step("mixtral-8x7b", Layout(dp=8, ep=8), cl.hardware.preset(
+        "tpu-v5p", shape=(4, 4, 4)), seq_len=1024, global_batch=64)
+    assert {r.level for r in p.collectives} == {"ici"}
+    assert [r.group_size for r in p.records("dp grad")] == [64, 8]   # dense, experts
+    ds = P.training_step("deepseek-v3", Layout(dp=2, ep=64, pp=8, micro_batches=4,
+                                               uneven_stages=True),
+                         cl.hardware.preset("superpod-h100"), seq_len=4096, global_batch=512)
+    a2a = ds.records("all-to-all")
+    # ep innermost-but-one: 64 ranks over 8 nodes of the rails; 8 of 58 MoE layers per stage
+    assert {r.group_size for r in a2a} == {64} and {r.count for r in a2a} == {8 * 4}
+    assert {r.level for r in a2a} == {"across nodes"}
+    assert ds.records("dp grad")[0].nbytes == pytest.approx(
+        P.model("deepseek-v3").dense_parameters() / 8 * 2)
+
+
+def test_oversubscribed_aggregation_slows_cross_zone_data_parallelism():
+    """Meta's RoCE cluster: zones joined 1:7 (Llama 3 paper). A DP group of 2 with one
+    member per zone sends everything through the aggregation tier."""
+    m = P.Transformer(layers=2, hidden=1024, ffn=4096, heads=8, vocab=1000)
+    seconds = {}
+    for ratio in (7, 1):
+        meta = cl.hardware.preset("meta-roce-32k", zones=2, oversubscription=ratio)
+        p = P.training_step(m, Layout(dp=2, fsdp=4032), meta, seq_len=256,
+                            global_batch=8064)
+        (r,) = p.records("dp grad")
+        assert r.level == "across pods" and r.group_size == 2
+        assert [x.level for x in p.records("fsdp")] == ["across nodes"] * 3
+        seconds[ratio] = (r.seconds, r.bottleneck_level)
+    assert seconds[7][1] == "tier 3"                      # the CTSW-ATSW uplinks
+    assert seconds[7][0] > 2 * seconds[1][0]

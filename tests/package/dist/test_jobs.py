@@ -1,4 +1,5 @@
-"""collectives.dist: schedules run for real, one process per rank, over torch.distributed (gloo).
+"""collectives/dist/jobs.py: schedules run for real, one process per rank, over torch.distributed
+(gloo).
 
 Starting workers is slow (each imports torch), so the equality tests share one batch: a
 module fixture hands every job to ``run_many``, which starts one process group per rank
@@ -12,7 +13,6 @@ import inspect
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -118,14 +118,6 @@ def batch():
     seconds = time.perf_counter() - start
     print(f"\nrun_many: {len(jobs)} jobs over n={NS} in {seconds:.1f} s")
     return dict(zip(keys, outputs))
-
-
-def _children():
-    """Processes this test process has started and not yet reaped (Linux)."""
-    found = set()
-    for path in Path("/proc/self/task").glob("*/children"):
-        found.update(int(pid) for pid in path.read_text().split())
-    return found
 
 
 def _exact(dtype):
@@ -248,32 +240,6 @@ def test_gather_and_scatter_agree_with_torch():
 SEGMENTED = (3, 7)       # 7 > CHUNK_LEN: some pieces of a one-row message are empty
 
 
-def test_pieces_cut_a_message_into_consecutive_parts_sender_and_receiver_agree():
-    # 10 elements in 3: cuts at 10*j//3 = 0, 3, 6, 10
-    assert dist.programs.pieces(10, 3) == [(0, 3), (3, 6), (6, 10)]
-    # 2 elements in 5: cuts 0, 0, 0, 1, 1, 2 -> the empty pieces are dropped
-    assert dist.programs.pieces(2, 5) == [(0, 1), (1, 2)]
-    assert dist.programs.pieces(4, 1) == [(0, 4)]
-
-
-def test_the_hot_path_receives_straight_into_the_buffer_only_where_it_is_safe():
-    # ring_all_reduce(4), rank 1 (program printed by hand from the schedule): steps 0-2
-    # receive a chunk and add it (into an inbox), steps 3-5 overwrite one slot that the
-    # step does not send (straight into the buffer); no step writes a slot it sends
-    program = dist.programs.rank_program(cl.algorithms.ring_all_reduce(4), 1)
-    assert [rs.direct for rs in program] == [(None,)] * 3 + [((0, 1),), ((3, 4),), ((2, 3),)]
-    assert not any(rs.send_copy for rs in program)
-    # all_to_all over 2 ranks: rank 0 sends its slot 1 and receives rank 1's part into the
-    # same slot 1 in the same step: it must send a copy, and receive into an inbox
-    a2a = cl.Schedule("all_to_all", 2, 2, [[(0, 1, 1, 0), (1, 0, 0, 1)]])
-    (rs,) = dist.programs.rank_program(a2a, 0)
-    assert rs.send_copy and rs.direct == (None,)
-    x = np.array([[1, 2], [3, 4]])
-    want = np.array([[1, 3], [2, 4]])          # rank r gets part r of every rank
-    for segments in (1, 2):
-        assert np.array_equal(dist.run_local(a2a, x, segments=segments), want)
-
-
 @pytest.fixture(scope="module")
 def segmented_batch():
     """Every catalogue algorithm at n = 4 (and the read-before-write swap at n = 2) with its
@@ -343,14 +309,6 @@ def test_in_network_schedules_and_permutes_are_refused_clearly(no_launch):
         dist.compare_with_torch(cl.algorithms.pipeline_shift(2), np.ones((2, 2)))
 
 
-@pytest.fixture
-def no_launch(monkeypatch):
-    """Fail the test if a process would be started."""
-    def refuse(*args, **kwargs):
-        raise AssertionError("a worker process was started")
-    monkeypatch.setattr(dist.jobs, "run_tasks", refuse)
-
-
 BAD_INPUTS = {
     "too few rows": np.zeros((2, 3)),
     "one dimension": np.zeros(9),
@@ -391,69 +349,11 @@ def test_reading_an_empty_slot_fails_like_simulate_before_starting_processes(no_
         assert (got.value.step, got.value.rank, got.value.chunk) == (0, 0, 1)
 
 
-def test_a_worker_error_names_the_rank_and_nothing_is_left_behind(monkeypatch, tmp_path):
-    """Skip the pre-check: the worker finds the empty read itself; rank 1, blocked waiting
-    for rank 0's message, must not hang, and every process and file is cleaned up."""
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    bad = cl.Schedule("all_gather", 2, 2, [[(0, 1, 1, 0)]])
-    x = np.arange(4).reshape(2, 2)
-    with pytest.raises(cl.ScheduleError) as want:
-        cl.simulate(bad, x)
-    buffer, filled = cl.semantics.collective_spec("all_gather").place_inputs(
-        x, np.array([[0, 1]]), 2, 2, None, 2)
-    task = {"kind": "schedule", "schedule": bad, "buffer": buffer, "filled": filled,
-            "what": "schedule 'bad'"}
-    before = _children()
-    start = time.perf_counter()
-    with pytest.raises(dist.DistError) as got:
-        dist.launch.run_tasks(2, [task], "gloo", 30.0)
-    assert time.perf_counter() - start < 20
-    error = got.value
-    assert isinstance(error, cl.CollectivesError)
-    assert error.rank == 0 and error.exception == "ScheduleError" and error.task == 0
-    assert str(error).startswith("rank 0 of 2 failed over gloo in job 0 (schedule 'bad') at "
-                                 "step 0 of 1: ScheduleError: " + str(want.value))
-    assert error.worker_message == str(want.value)
-    assert "Traceback" in error.worker_traceback
-    assert _children() <= before
-    assert not list(tmp_path.glob("collectives-dist-*"))
-
-
 def test_a_dtype_gloo_collectives_reject_is_reported_by_rank():
     with pytest.raises(dist.DistError, match=r"^rank [01] of 2 failed over gloo in job 0 "
                        r"\(torch.distributed all_reduce\): CollectivesError: "
                        r"torch.distributed.all_reduce over gloo does not support dtype int16"):
         dist.run_torch("all_reduce", np.ones((2, 3), dtype=np.int16))
-
-
-def test_timeout_kills_the_workers(monkeypatch, tmp_path):
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    before = _children()
-    start = time.perf_counter()
-    with pytest.raises(dist.DistError, match=r"^timed out after 0.2 s running 2 ranks over "
-                       r"gloo: rank\(s\) 0, 1 had not finished") as got:
-        dist.run(cl.algorithms.ring_all_gather(2), np.zeros((2, 1)), timeout=0.2)
-    assert time.perf_counter() - start < 5
-    assert got.value.unfinished == (0, 1) and got.value.rank is None
-    assert _children() <= before
-    assert not list(tmp_path.glob("collectives-dist-*"))
-
-
-@pytest.mark.parametrize("backend", ["mpi", "NCCL", None, 3])
-def test_unknown_backend(no_launch, backend):
-    with pytest.raises(cl.CollectivesError, match=rf"^unknown backend {backend!r}; expected "
-                       r"'gloo' \(CPU, any machine\) or 'nccl'"):
-        dist.run(cl.algorithms.ring_all_gather(2), np.zeros((2, 1)), backend=backend)
-
-
-def test_nccl_without_gpus_is_a_clear_error(no_launch):
-    import torch
-
-    if torch.cuda.is_available():
-        pytest.skip("this machine has a GPU")
-    with pytest.raises(cl.CollectivesError, match=r"^backend 'nccl' needs NVIDIA GPUs and a "
-                       r"torch build with NCCL; this machine has 0 CUDA device\(s\)"):
-        dist.run(cl.algorithms.ring_all_gather(2), np.zeros((2, 1)), backend="nccl")
 
 
 def test_other_argument_errors(no_launch):

@@ -1,4 +1,5 @@
-"""The farthest-first chain all-to-all reaches the chain's cut bound (issue 11).
+"""collectives/algorithms/alltoall.py: the farthest-first chain all-to-all reaches the chain's
+cut bound (issue 11).
 
 The chain relay (every part moves at every step) costs what the one-way ring costs; that is
 a property of the relay, not of chains. Sending the farthest part first, one part per link
@@ -91,3 +92,17 @@ def test_closed_form_checks_its_arguments():
         analytic.chain_farthest_first_all_to_all(0, 1.0, alpha=0.0, bandwidth=B)
     with pytest.raises(TypeError):
         analytic.chain_farthest_first_all_to_all(4, 1.0, 0.0, B)
+
+
+@pytest.mark.parametrize("n", [2, 3, 5, 6, 7, 8, 12])
+def test_pairwise_exchange_takes_n_minus_1_exchange_steps_for_any_n(n):
+    # MPICH's pairwise exchange (Thakur et al. 2005): r sends to r + s and receives from
+    # r - s for s = 1 .. n-1 (partner r XOR s when n is a power of two); an earlier version
+    # took n steps when n was not a power of two
+    s = cl.algorithms.pairwise_all_to_all(n)
+    exchanges = [step for step in s.to_lists() if any(t[0] != t[1] for t in step)]
+    assert len(exchanges) == n - 1
+    assert all(len(step) == n for step in exchanges)          # one message per rank per step
+    hop, bandwidth, S = 1e-6, 1e9, 6e6
+    t = cl.time(s, tp.switch(n, bandwidth, hop), S).seconds
+    assert t == pytest.approx((n - 1) * (2 * hop + S / (n * bandwidth)), rel=1e-12)

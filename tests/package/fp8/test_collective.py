@@ -1,5 +1,5 @@
-"""collectives.fp8's FP8 all-reduce (FP8-LM's pre-, post- and auto-scaling over any
-all-reduce Schedule) and its cost: golden values by hand, a reference ring loop written
+"""collectives/fp8/collective.py: the FP8 all-reduce (FP8-LM's pre-, post- and auto-scaling
+over any all-reduce Schedule) and its cost: golden values by hand, a reference ring loop written
 here, schedule independence, the FP8-LM finding, negative tests. ml_dtypes is an oracle
 only (bfloat16 and FP8 rounding in the reference loop)."""
 

@@ -1,4 +1,5 @@
-"""collectives.fp8 against the specs (by hand) and against ml_dtypes and torch (as oracles).
+"""collectives/fp8/formats.py: the formats against the specs (by hand) and against ml_dtypes
+and torch (as oracles).
 
 ml_dtypes 0.6 and torch 2.13 CPU are used only here, never by the package. Where they
 disagree with the specs or with each other, the test says so beside the case. NaN bit
@@ -675,10 +676,13 @@ def test_errors_name_the_problem(call, message):
 
 
 def test_public_names():
-    # the names collectives.fp8 exported as one module stay; the subpackage adds the rest
+    # the names collectives.fp8 exported as one module stay; the subpackage adds the rest;
+    # the element-format lists, the format lookup and TE's scale rule became public when the
+    # other fp8 modules stopped importing them as private names
     assert sorted(fp8.formats.__all__) == sorted([
         "Format", "FORMATS", "encode", "decode", "quantize", "max_value",
-        "scale_for", "mx_block_scale"])
+        "scale_for", "mx_block_scale",
+        "ELEMENT_FORMATS", "MX_ELEMENT_FORMATS", "get_format", "scale_from_amax"])
     assert sorted(fp8.__all__) == sorted(
         fp8.formats.__all__ + fp8.scaling.__all__ + fp8.metrics.__all__
         + fp8.collective.__all__ + fp8.memory.__all__)

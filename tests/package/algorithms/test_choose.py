@@ -1,4 +1,6 @@
-"""`cl.algorithms.fastest` searches every variant the torus builders offer.
+"""collectives/algorithms/choose.py: `cl.algorithms.fastest` picks by size, uses torus
+algorithms on a torus, names bad candidates, and searches every variant the torus builders
+offer.
 
 The concurrent torus reduce-scatter and all-reduce (every axis at once) were missing from the
 catalogue, so on a v5e pod `fastest("all_reduce", ...)` picked the one-axis-at-a-time schedule
@@ -64,3 +66,31 @@ def test_fastest_reduce_scatter_on_a_v5e_pod_is_the_concurrent_torus():
     choice = cl.algorithms.fastest("reduce_scatter", pod, S)
     assert choice.name == "torus_reduce_scatter_concurrent"
     assert choice.timing.seconds == pytest.approx(255 / 1024 * S / B + 30 * HOP, rel=1e-9)
+
+
+def test_chooser_switches_algorithm_with_size():
+    topo = cl.topology.switch(8, 450e9, hop_latency=1e-6)
+    small = cl.algorithms.fastest("all_reduce", topo, 1e3)
+    large = cl.algorithms.fastest("all_reduce", topo, 1e9)
+    # small: log2(8) = 3 exchanges of 1 kB beat 2 x 3 halving/doubling steps
+    assert small.name == "recursive_doubling_all_reduce"
+    assert large.name == "rabenseifner_all_reduce"
+    assert [s for _, s in small.table] == sorted(s for _, s in small.table)
+    assert small.timing.seconds == small.table[0][1]
+
+
+def test_chooser_uses_torus_algorithms_on_a_torus():
+    topo = cl.hardware.preset("tpu-v5e", shape=(4, 4))
+    choice = cl.algorithms.fastest("all_gather", topo, 1e8)
+    assert choice.name == "torus_all_gather_concurrent"
+    assert choice.schedule.n_ranks == 16
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(collective="all_reduce", candidates=["nope"]), "unknown algorithm 'nope'"),
+    (dict(collective="all_reduce", candidates=["ring_all_gather"]), "computes all_gather, not all_reduce"),
+    (dict(collective="all_reduce", candidates=["rabenseifner_all_reduce"]), "no algorithm in the catalogue"),
+])
+def test_chooser_errors(kwargs, message):
+    with pytest.raises(cl.CollectivesError, match=message):
+        cl.algorithms.fastest(topology=cl.topology.switch(6, 1.0), nbytes=1.0, **kwargs)

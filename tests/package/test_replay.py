@@ -1,4 +1,5 @@
-"""verify and simulate reject wrong schedules, naming the step, rank and chunk."""
+"""collectives/replay.py: verify and simulate reject wrong schedules, naming the step, rank and
+chunk."""
 
 import numpy as np
 import pytest

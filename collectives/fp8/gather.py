@@ -150,7 +150,8 @@ def fp8_all_gather(shards, schedule=None, *, fmt="e4m3", scales="shared"):
     ``shards``: (n_ranks, shard_size) real array, rank ``r``'s shard in row ``r`` (finite).
     ``schedule``: any all-gather :class:`~collectives.Schedule` over n_ranks, over groups too
     (each group gathers its own tensor); default
-    :func:`~collectives.algorithms.ring_all_gather`. ``fmt``: an FP8 element format.
+    :func:`~collectives.algorithms.ring_all_gather`; a shard that does not split into the
+    schedule's chunks is padded with zeros. ``fmt``: an FP8 element format.
     ``scales``: ``"shared"`` (the MAX all-reduce of the amaxes first, one scale) or
     ``"local"`` (each rank's own scale). Casts round to nearest-even and saturate.
     """
@@ -174,7 +175,12 @@ def fp8_all_gather(shards, schedule=None, *, fmt="e4m3", scales="shared"):
                             np.float32(1.0))
     used = group if scales == "shared" else own
     codes = encode(x * used.astype(np.float64)[:, None], f.name, saturate=True)
-    gathered = simulate(schedule, codes.astype(np.float32)).astype(np.uint8)
+    # a shard that does not split into the schedule's chunks is padded with zero codes
+    per_shard = max(1, schedule.n_chunks // schedule.group_size)
+    padded = np.zeros((n, -(-size // per_shard) * per_shard), np.float32)
+    padded[:, :size] = codes
+    gathered = simulate(schedule, padded).reshape(n, schedule.group_size, -1)[:, :, :size]
+    gathered = gathered.reshape(n, -1).astype(np.uint8)
     order = schedule.groups[schedule.group_of]                     # (n, group_size) ranks
     shard_scales = used[order]                                     # the scale of each shard
     values = (decode(gathered, f.name).reshape(n, schedule.group_size, size)

@@ -37,10 +37,11 @@ amaxes. Where it sits decides what it costs:
     it before casting, ``csrc/quantizer.cpp``: ``allreduce(tensors, opts)->wait()``), and
     FSDP2 float8 without precomputed scales ("many small all-reduce for each parameter").
 ``amax="per_step"``
-    once per training step for all tensors, off the gather's path: TE's delayed scaling
+    once per training step for all tensors, not in front of each gather: TE's delayed scaling
     (amaxes "reduced at the end of each training step", its ``autocast`` docstring),
     Megatron's ``--fp8-param-gather`` (one MAX all-reduce of all parameters' amaxes over the
-    data-parallel group after the cast, ``fp8_utils.py``), FSDP2 with
+    data-parallel group per step: after the cast with delayed scaling, before it with current
+    scaling; TE's ``cast_master_weights_to_fp8``, which ``fp8_utils.py`` calls), FSDP2 with
     ``precompute_float8_dynamic_scale_for_fsdp`` ("a single all-reduce for all
     parameters"). Its time is reported, not added to the gather's.
 

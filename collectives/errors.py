@@ -38,3 +38,12 @@ class TopologyError(CollectivesError):
 
 class GradingError(CollectivesError):
     """A learner's answer has the wrong form (type, shape) for the check it is given to."""
+
+
+class SandboxError(CollectivesError, RuntimeError):
+    """The grading sandbox cannot be set up (no bwrap, no user namespaces, a changed package
+    copy), so grading refuses to start (``collectives_grader.sandbox``). A ``RuntimeError``
+    too, as it was before it joined this hierarchy."""
+
+
+__all__ += ["SandboxError"]

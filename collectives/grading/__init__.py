@@ -74,8 +74,9 @@ This defends against:
   marks the cell failed from the kernel's execute reply.
 
 It does not defend against, by itself (the grading sandbox, ``collectives_grader.sandbox``,
-covers the file, network and resource items when autograding runs in it, as ``exercises/`` configures;
-an instructor who opts out of the sandbox should grade in a disposable container or VM):
+covers the file, network and resource items when autograding runs in it, as ``exercises/``
+configures; an instructor who opts out of the sandbox should grade in a disposable container or
+VM):
 
 - patching, in the kernel, what the hidden tests themselves run on: the standard library
   (``importlib.reload``, ``subprocess.run``, ``json``, ``sys.executable``, ``builtins``), the
@@ -100,9 +101,10 @@ The function is then not called in the kernel. Its source code is read there
 values (numbers, strings, lists, tuples, dicts, numeric arrays) of the globals it reads and the
 names of the modules and library objects it uses (:mod:`.isolation.reading`), and sent as
 plain text and JSON to a fresh ``sys.executable -I`` process, the *learner's process*
-(:mod:`.isolation.learner_process`, run by its path from the package copy). Before it runs any of the learner's code, that process removes every ``collectives``
-module from ``sys.modules`` and every ``sys.path`` entry that holds the package (except
-site-packages, where a wheel install puts it beside numpy), and puts first
+(:mod:`.isolation.learner_process`, run by its path from the package copy). Before it runs
+any of the learner's code, that process removes every ``collectives`` module from
+``sys.modules`` and every ``sys.path`` entry that holds the package (except site-packages,
+where a wheel install puts it beside numpy), and puts first
 on ``sys.meta_path`` a finder that refuses ``collectives`` and its submodules with
 ``ImportError: this task must be solved without the collectives package (...)``; a global of
 the notebook that is the package or comes from it (``cl``, ``from collectives.measures import
@@ -122,13 +124,14 @@ used; answers that lie about equality (they are re-encoded as plain values in th
 process); and, as before, everything done to the kernel's state (only source text and plain
 values leave it).
 
-It does not stop (the sandbox below bounds what such code can reach): code written to get round it, in the
-learner's process (removing the finder from ``sys.meta_path``, loading the package's files
-with ``importlib.util`` or ``exec``, reading them as text) or in the kernel (patching
-``inspect.getsource``, ``subprocess`` or ``json`` to send other code: that code must still run
-without the package); the package's source copied into the notebook; reading any file the
-grading account can reach (the solutions, the gradebook); exhausting memory in the learner's
-process (its time is bounded by ``recheck``'s timeout). The grading kernel itself runs under
+It does not stop (the sandbox below bounds what such code can reach): code written to get
+round it, in the learner's process (removing the finder from ``sys.meta_path``, loading the
+package's files with ``importlib.util`` or ``exec``, reading them as text) or in the kernel
+(patching ``inspect.getsource``, ``subprocess`` or ``json`` to send other code: that code
+must still run without the package); the package's source copied into the notebook; reading
+any file the grading account can reach (the solutions, the gradebook); exhausting memory in
+the learner's process (its time is bounded by ``recheck``'s timeout). The grading kernel
+itself runs under
 bubblewrap (``collectives_grader.sandbox``, ``c.Execute.kernel_name =
 "collectives-sandbox"`` in exercises/nbgrader_config.py): it sees only the student's own
 working copy (the handed-in files read-only, on a size-limited tmpfs it may write to), a
@@ -243,4 +246,5 @@ from .tasks.cluster_collectives import (check_placement, hierarchical_bottleneck
 from .tasks.fp8 import (check_delayed_scales, check_e4m3_codes,  # noqa: E402
                         check_e4m3_values, check_flushing_ranks, check_fp8_all_reduce,
                         flushing_ranks)
-from .isolation.orchestrator import recheck  # noqa: E402  (the function: it hides the module's name)
+# the function: it hides the compatibility module's name
+from .isolation.orchestrator import recheck  # noqa: E402

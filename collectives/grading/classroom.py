@@ -1,6 +1,6 @@
 """Compatibility module: class grading (``grade``, ``status``) is instructor tooling, now
-:mod:`collectives_grader.classroom` (``python -m collectives_grader.classroom ...``); this name keeps
-old imports and ``python -m collectives.grading.classroom ...`` working.
+:mod:`collectives_grader.classroom` (``python -m collectives_grader.classroom ...``); this
+name keeps old imports and ``python -m collectives.grading.classroom ...`` working.
 
 ``collectives.grading`` never imports this module (nor ``collectives_grader``): the graded code's
 copy of the package does not need the instructor's tools.

@@ -1,6 +1,7 @@
-"""Compatibility module: the grading sandbox (the kernel provisioner, ``install``, ``check``) is instructor tooling, now
-:mod:`collectives_grader.sandbox` (``python -m collectives_grader.sandbox ...``); this name keeps
-old imports and ``python -m collectives.grading.sandbox ...`` working.
+"""Compatibility module: the grading sandbox (the kernel provisioner, ``install``, ``check``)
+is instructor tooling, now :mod:`collectives_grader.sandbox` (``python -m
+collectives_grader.sandbox ...``); this name keeps old imports and ``python -m
+collectives.grading.sandbox ...`` working.
 
 ``collectives.grading`` never imports this module (nor ``collectives_grader``): the graded code's
 copy of the package does not need the instructor's tools.

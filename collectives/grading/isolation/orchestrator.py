@@ -51,7 +51,8 @@ def recheck(*checks, timeout=60.0):
     with the same message as in the kernel. Every check runs; if any fails, the first failure
     is raised here as the same ``AssertionError`` or :class:`GradingError` (same message) it
     raised there, followed by the messages of the other failing checks ("This cell has 2 more
-    failing checks: ..."), with no frame of the grader's files in its traceback. See :mod:`collectives.grading` for what this defends against and what not.
+    failing checks: ..."), with no frame of the grader's files in its traceback. See
+    :mod:`collectives.grading` for what this defends against and what not.
 
     Learner calls made with ``call(function, *args, isolated=True)`` anywhere in the checks'
     arguments are made first, all in one fresh process where ``collectives`` cannot be imported

@@ -7,8 +7,9 @@ operations only. :func:`run_on_ranks` re-runs that function from its source code
 (:func:`collectives.grading.isolation.bundle`) in ``world_size`` processes forked from one
 fresh ``python -I`` process started on this file (run by its path: the worker half below
 imports only the standard library, numpy and torch, once, and makes ``collectives``
-unimportable with ``learner_process.py``'s finder before the learner's code runs). The processes meet through
-a ``FileStore`` in a temporary directory and talk over gloo on the loopback interface.
+unimportable with the finder of :mod:`~collectives.grading.isolation.learner_process` before
+the learner's code runs). The processes meet through a ``FileStore`` in a temporary directory
+and talk over gloo on the loopback interface.
 
 In each worker, before the learner's function is built, every collective of
 ``torch.distributed`` (``all_reduce``, ``reduce_scatter*``, ``all_gather*``, ``broadcast``,

@@ -1,4 +1,4 @@
-"""The sandboxed grading kernel (collectives/grading/sandbox.py) against hostile notebooks.
+"""The sandboxed grading kernel (collectives_grader/sandbox.py) against hostile notebooks.
 
 One temporary course (cost_models released). An honest student (the spec's *partial*: right,
 wrong and blank answers) is autograded first; then the course's instructor files are hashed
@@ -38,7 +38,7 @@ import pytest
 import assignments as specs
 import nbgrader_helpers as h
 
-from collectives.grading import sandbox
+from collectives_grader import sandbox
 
 ASSIGNMENT, NOTEBOOK = "cost_models", "ring_all_gather"
 HONEST = ("partial",)                   # graded before the attacks; must not change

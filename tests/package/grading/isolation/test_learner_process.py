@@ -69,12 +69,21 @@ def test_the_learner_process_cannot_see_the_package(learner):
 
 
 def test_the_learner_process_program_imports_nothing_of_the_package():
-    tree = ast.parse(open(isolation.LEARNER_PROCESS).read())
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom):
-            assert node.level == 0 and not (node.module or "").startswith("collectives")
-        elif isinstance(node, ast.Import):
-            assert not any(a.name.startswith("collectives") for a in node.names)
+    # nor does the wire codec it loads by its path (tests/package/grading/isolation/test_wire.py)
+    for path in (isolation.LEARNER_PROCESS, os.path.join(os.path.dirname(
+            isolation.LEARNER_PROCESS), "wire.py")):
+        tree = ast.parse(open(path).read())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                assert node.level == 0 and not (node.module or "").startswith("collectives")
+            elif isinstance(node, ast.Import):
+                assert not any(a.name.startswith("collectives") for a in node.names)
+    # the program runs from the package copy, and loads the wire beside it there
+    from collectives.grading.isolation import calls, learner_process
+    assert isolation.LEARNER_PROCESS.endswith(os.path.join(*calls.PROGRAM))
+    assert os.path.dirname(learner_process.wire.__file__) == os.path.dirname(
+        isolation.LEARNER_PROCESS)
+    assert learner_process.wire.__name__ == "collectives_grading_wire"
 
 
 RING_SCHEDULE = """

@@ -7,6 +7,7 @@ import shutil
 
 import pytest
 
+from collectives import GradingError
 from collectives.grading import call, recheck, run_isolated
 from collectives.grading.isolation import snapshot
 
@@ -78,3 +79,68 @@ def test_the_grading_copy_is_replaced_when_it_is_changed(tmp_path, monkeypatch):
     assert second != first and not os.path.exists(first)
     assert snapshot.manifest(os.path.join(second, "collectives"))["analytic.py"] == \
         snapshot.manifest(snapshot.PACKAGE_DIR)["analytic.py"]
+
+
+def _package(tmp_path):
+    package = tmp_path / "pkg"
+    (package / "sub").mkdir(parents=True)
+    (package / "__init__.py").write_text("x = 1\n")
+    (package / "sub" / "m.py").write_text("y = 2\n")
+    (package / "sub" / "data.json").write_text("{}\n")
+    return package
+
+
+def test_a_snapshot_is_a_compiled_read_only_copy_of_the_package_alone(tmp_path):
+    package = _package(tmp_path)
+    snap = snapshot.PackageSnapshot(package)
+    try:
+        assert os.listdir(snap.root) == ["collectives"]
+        copied = snapshot.sources(snap.copy)
+        assert copied == snapshot.sources(package) == snap.sources
+        assert set(copied) == {"__init__.py", os.path.join("sub", "m.py"),
+                               os.path.join("sub", "data.json")}       # data files too
+        compiled = [p for p in snap.manifest if p.endswith(".pyc")]
+        assert len(compiled) == 2 and all("__pycache__" in p for p in compiled)
+        for folder, dirs, files in os.walk(snap.root):
+            for name in [folder] + [os.path.join(folder, f) for f in files]:
+                assert os.stat(name).st_mode & 0o222 == 0, name          # nothing writable
+        assert snap.changes() == [] and snap.current()
+        snap.verify()
+    finally:
+        snap.remove()
+    assert not snap.root.exists()
+
+
+def test_a_snapshot_names_what_changed_in_it_or_in_the_package(tmp_path):
+    package = _package(tmp_path)
+    snap = snapshot.PackageSnapshot(package)
+    try:
+        snap.copy.chmod(0o755)
+        (snap.copy / "__init__.py").chmod(0o644)
+        (snap.copy / "__init__.py").write_text("x = 2\n")
+        (snap.copy / "planted.py").write_text("z = 0\n")
+        assert snap.changes() == ["__init__.py", "planted.py"] and not snap.current()
+        with pytest.raises(GradingError, match=r"copy of the collectives package changed "
+                                               r"\(__init__.py\): refusing to grade with it"):
+            snap.verify()
+        (snap.copy / "__init__.py").write_text("x = 1\n")
+        (snap.copy / "planted.py").unlink()
+        assert snap.changes() == [] and snap.current()
+        (package / "sub" / "m.py").write_text("y = 3\n")            # the package moved on
+        assert snap.changes() == [] and not snap.current()
+        snap.root.chmod(0o755)
+        (snap.root / "numpy.py").write_text("")                     # beside the copy
+        assert snap.changes() == [".."]
+    finally:
+        snap.remove()
+
+
+def test_package_copy_reuses_its_copy_until_the_package_changes(tmp_path, monkeypatch):
+    package = _package(tmp_path)
+    monkeypatch.setattr(snapshot, "_COPIES", {})
+    first = snapshot.package_copy(package)
+    assert snapshot.package_copy(package) == first
+    (package / "sub" / "m.py").write_text("y = 3\n")
+    second = snapshot.package_copy(package)
+    assert second != first and not os.path.exists(first)
+    assert open(os.path.join(second, "collectives", "sub", "m.py")).read() == "y = 3\n"

@@ -42,7 +42,7 @@ PROGRAM = ("collectives", "grading", "isolation", "learner_process.py")
 
 class IsolatedCall:
     """A learner's call still to be made, in the learner's process: what
-    ``call(function, *args, isolated=True)`` returns and :func:`recheck` resolves."""
+    ``call(function, *args, isolated=True)`` returns and :func:`resolve` makes."""
 
     __slots__ = ("bundle", "args", "label", "key", "policy")
 

@@ -212,3 +212,4 @@ def test_failed_rechecks_show_no_grader_file_in_the_traceback():
     shown = proc.stdout + proc.stderr
     assert "x is 1.0, expected 2.0" in shown and "- y is 3.0, expected 2.0" in shown, shown
     assert "collectives/grading" not in shown and "recheck.py" not in shown, shown
+    assert "orchestrator.py" not in shown and "calls.py" not in shown, shown

@@ -42,9 +42,10 @@ Tamper resistance, and its limits
 ---------------------------------
 A learner's code runs in the same kernel as the tests, before them. The hidden tests of the
 course's notebooks therefore (1) re-load this package from disk with ``importlib.reload``,
-which re-executes each of its modules too and so restores every function defined in them, and
-(2) hand the learner's answers to :func:`recheck`,
-which converts them to plain data (JSON of ints, floats, strings and lists) and runs the checks
+which re-executes each of its modules too (:data:`MODULES`, in dependency order, subpackages
+and compatibility modules included) and so restores every function defined in them, and (2)
+hand the learner's answers to :func:`recheck`, which converts them to plain data (JSON of
+ints, floats, strings and lists: :mod:`.isolation.wire`) and runs the checks
 in a new interpreter started with ``sys.executable -I`` that imports ``collectives`` from a
 private, read-only copy of the package (:mod:`.isolation.snapshot`: a new temporary directory
 holding only ``collectives/``, compiled, its files hashed and compared with the package's

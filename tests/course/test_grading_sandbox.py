@@ -18,8 +18,9 @@ existing gradebook row are unchanged, and nobody reached the grader's server.
 
 Then single sandboxes without nbgrader: the package copy's hash check, the refusal without
 bwrap, torch gloo on the loopback, and each limit binding (CPU time, processes, the disk of the
-working directory and /tmp, memory of all processes together). tests/course/test_grading_classroom.py
-attacks the disk, memory and process limits from a notebook in a class run.
+working directory and /tmp, memory of all processes together).
+tests/course/test_grading_classroom.py attacks the disk, memory and process limits from a
+notebook in a class run.
 """
 
 import hashlib

@@ -43,7 +43,7 @@ Tamper resistance, and its limits
 A learner's code runs in the same kernel as the tests, before them. The hidden tests of the
 course's notebooks therefore (1) re-load this package from disk with ``importlib.reload``,
 which re-executes each of its modules too (:data:`MODULES`, in dependency order, subpackages
-and compatibility modules included) and so restores every function defined in them, and (2)
+included) and so restores every function defined in them, and (2)
 hand the learner's answers to :func:`recheck`, which converts them to plain data (JSON of
 ints, floats, strings and lists: :mod:`.isolation.wire`) and runs the checks
 in a new interpreter started with ``sys.executable -I`` that imports ``collectives`` from a
@@ -76,8 +76,8 @@ This defends against:
 
 It does not defend against, by itself (the grading sandbox, ``collectives_grader.sandbox``,
 covers the file, network and resource items when autograding runs in it, as ``exercises/``
-configures; an instructor who opts out of the sandbox should grade in a disposable container or
-VM):
+configures; an instructor who opts out of the sandbox should grade in a disposable
+container or VM):
 
 - patching, in the kernel, what the hidden tests themselves run on: the standard library
   (``importlib.reload``, ``subprocess.run``, ``json``, ``sys.executable``, ``builtins``), the
@@ -195,8 +195,11 @@ __all__ = [
 #: (each after the modules it imports), so that each imports the fresh copies of those before
 #: it; the compatibility modules last, after what they re-export. Not here: the programs run
 #: by their path (``isolation/learner_process.py`` and its compatibility module), which no
-#: kernel-side code calls, and the instructor's tools (``sandbox``, ``classroom``,
-#: ``precheck``), which this package never imports.
+#: kernel-side code calls; the instructor's tools (``sandbox``, ``classroom``, ``precheck``),
+#: which this package never imports; and, as before the re-layering, the compatibility modules
+#: ``collective_tasks`` and ``processes``, which it never imported either: the hidden tests use
+#: them only by name in the re-check process (a fresh import) or reload them themselves
+#: (``processes``), and their task modules (``tasks.all_reduce``, ...) are reloaded here.
 MODULES = (
     "checks", "diagnosis",
     "isolation.wire", "isolation.snapshot", "isolation.reading", "isolation.calls",
@@ -204,7 +207,7 @@ MODULES = (
     "tasks.topology_reasoning", "tasks.cluster_collectives", "tasks.all_reduce",
     "tasks.all_to_all", "tasks.cost_models", "tasks.fp8", "tasks.real_processes",
     "tasks.planning", "tasks",
-    "slices", "clusters", "fp8_tasks", "plan_tasks", "collective_tasks", "processes", "recheck",
+    "slices", "clusters", "fp8_tasks", "plan_tasks", "recheck",
 )
 
 

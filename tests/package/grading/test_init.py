@@ -18,7 +18,7 @@ from .helpers import message
 GRADING_DIR = Path(grading.__file__).parent
 #: the modules of the grading package a reload does not execute again (MODULES says why)
 NOT_RELOADED = {"isolation.learner_process", "learner_process", "sandbox", "classroom",
-                "precheck"}
+                "precheck", "collective_tasks", "processes"}
 
 
 def test_reloading_the_package_restores_every_function_of_its_modules():
@@ -137,9 +137,8 @@ def test_a_reload_restores_every_function_and_class_of_every_module():
         for name in _grading.__all__:
             assert getattr(_grading, name) is not always_pass, name
         # the old names are the new modules' objects again
-        assert _grading.collective_tasks.check_bruck_all_to_all is \
-            _grading.tasks.all_to_all.check_bruck_all_to_all
-        assert _grading.processes.run_on_ranks is _grading.tasks.real_processes.run_on_ranks
+        assert _grading.clusters.check_placement is \
+            _grading.tasks.cluster_collectives.check_placement
         assert _grading.isolation.resolve is _grading.isolation.calls.resolve
         assert sys.modules["collectives.grading.recheck"].encode is _grading.isolation.calls.encode
         assert _grading.recheck is _grading.isolation.orchestrator.recheck

@@ -149,14 +149,13 @@ def test_a_reload_restores_every_function_and_class_of_every_module():
 
 def test_the_old_module_paths_still_work():
     """Released notebooks import these; each is the new module's objects under the old name."""
-    import collectives.grading.collective_tasks
     import collectives.grading.learner_process as old_learner_process
-    import collectives.grading.processes
 
     # a reload of the package leaves these two as they are (MODULES): fresh, as a notebook
     # importing them gets them, they hold the task modules' objects
-    collective_tasks = importlib.reload(sys.modules["collectives.grading.collective_tasks"])
-    processes = importlib.reload(sys.modules["collectives.grading.processes"])
+    collective_tasks, processes = (
+        importlib.reload(importlib.import_module(f"collectives.grading.{name}"))
+        for name in ("collective_tasks", "processes"))
     from collectives.grading import clusters, fp8_tasks, isolation, plan_tasks, slices, tasks
 
     pairs = [(slices, tasks.topology_reasoning), (clusters, tasks.cluster_collectives),

@@ -1,8 +1,10 @@
-"""collectives.grading.plan_tasks: the checks of the notebook on planning a training run
+"""collectives.grading.tasks.planning (earlier collectives.grading.plan_tasks): the checks of
+the notebook on planning a training run
 (exercises/source/planning). The references are held to values derived by hand from the
 planner's stated model; each check accepts right answers in other shapes and rejects the
 plausible wrong ones with the hint that names the mistake. The pipeline test
-(tests/course/test_grading_pipeline.py -k planning) runs the same checks end to end through nbgrader.
+(tests/course/test_grading_pipeline.py -k planning) runs the same checks end to end through
+nbgrader.
 """
 
 import math
@@ -10,7 +12,7 @@ import math
 import pytest
 
 from collectives import GradingError
-from collectives.grading import plan_tasks as pt
+from collectives.grading.tasks import planning as pt
 
 S8 = {"layers": 32, "hidden": 4096, "ffn": 14336, "heads": 32, "kv_heads": 8, "vocab": 128000}
 S70 = {"layers": 80, "hidden": 8192, "ffn": 28672, "heads": 64, "kv_heads": 8, "vocab": 128000}
@@ -275,6 +277,10 @@ def test_recheck_runs_the_checks_by_name():
     with pytest.raises(AssertionError, match="expected 256; yours is half"):
         recheck(("check_reference", (1.0, "s", "grading.plan_tasks.check_step_collectives",
                                      (halved, "s", S8, EXAMPLE, 4096, 64))))
+    # and under the module's own name
+    with pytest.raises(AssertionError, match="expected 256; yours is half"):
+        recheck(("check_reference", (1.0, "s", "grading.tasks.planning.check_step_collectives",
+                                     (halved, "s", S8, EXAMPLE, 4096, 64))))
 
 
 def test_reload_restores_a_patched_check():
@@ -283,6 +289,9 @@ def test_reload_restores_a_patched_check():
     import collectives as cl
 
     cl.grading.plan_tasks.check_step_collectives = lambda *args, **kwargs: 1.0
+    cl.grading.tasks.planning.check_step_collectives = lambda *args, **kwargs: 1.0
     grading = importlib.reload(cl.grading)
     with pytest.raises(AssertionError, match="has no 'tp activation all-reduce'"):
         grading.plan_tasks.check_step_collectives({}, "s", S8, EXAMPLE, 4096, 64)
+    with pytest.raises(AssertionError, match="has no 'tp activation all-reduce'"):
+        grading.tasks.planning.check_step_collectives({}, "s", S8, EXAMPLE, 4096, 64)

@@ -1,9 +1,11 @@
-"""collectives.grading.clusters: the package's answers to the notebook on GPU clusters
-(exercises/source/cluster_collectives), and the check of a placement of a mesh.
+"""collectives.grading.tasks.cluster_collectives (earlier collectives.grading.clusters): the
+package's answers to the notebook on GPU clusters (exercises/source/cluster_collectives), and
+the check of a placement of a mesh.
 
 Values are derived by hand where the model allows it (DGX H100: NVLink 450 GB/s per GPU and
 direction, a NIC 50 GB/s, latencies 0 unless given); the pipeline test
-(tests/course/test_grading_pipeline.py -k cluster_collectives) runs them end to end through nbgrader.
+(tests/course/test_grading_pipeline.py -k cluster_collectives) runs them end to end through
+nbgrader.
 """
 
 import importlib
@@ -14,7 +16,8 @@ import pytest
 import collectives as cl
 from collectives import GradingError
 from collectives.analytic import ring_all_reduce
-from collectives.grading import check_choice, check_reference, clusters, recheck
+from collectives.grading import check_choice, check_reference, recheck
+from collectives.grading.tasks import cluster_collectives as clusters
 
 NVLINK, NIC = 450e9, 50e9
 GIB = 2**30
@@ -282,6 +285,7 @@ def test_superpod_count_of_something_else_raises():
 def test_every_name_is_exported_and_resolvable():
     for name in clusters.__all__:
         assert getattr(cl.grading, name) is getattr(clusters, name)
+        assert getattr(cl.grading.clusters, name) is getattr(clusters, name)   # the old module
         assert name in cl.grading.__all__
 
 

@@ -1,18 +1,13 @@
-"""Re-running a learner's function from its source code, without the ``collectives`` package.
+"""Reading a learner's function and what it uses: the bundle a graded re-run is made from.
 
 Tasks that ask a learner to *design* or *estimate* (a diameter, a bisection bandwidth, the
 time of a collective on a slice) have answers the package computes in one call. To grade the
 learner's own reasoning, a hidden test writes ``_grading.call(function, *args, isolated=True)``:
-instead of calling the function in the kernel, this reads its source code there
-(:func:`inspect.getsource`), together with what it uses (:func:`bundle`), and returns an
-:class:`IsolatedCall`. :func:`collectives.grading.recheck` then runs every such call in one
-fresh ``python -I`` process, the *learner's process*
-(:mod:`collectives.grading.learner_process`), in which ``collectives`` cannot be imported; only
-the plain values that come back reach the checks, which run in the separate re-check process
-and import ``collectives`` there. A function that calls the package raises, in the learner's
-process, an ``ImportError`` whose message begins with :data:`NO_PACKAGE`, and its test cell
-fails with that message. :func:`run_isolated` does the same for one call at once (for
-visible tests, and for learners checking their work).
+instead of calling the function in the kernel, :mod:`.calls` reads its source code there
+(:func:`inspect.getsource`), together with what it uses (:func:`bundle`), and makes the call
+later in the *learner's process* (:mod:`.learner_process`), in which ``collectives`` cannot be
+imported. This module is the reading; :func:`policy` turns a task's ``allow``/``forbid`` into
+the plain rules that process applies.
 
 What a bundle carries: the function's source, the source of every function of the notebook it
 calls (recursively), the plain values (numbers, strings, lists, tuples, dicts, sets, numeric
@@ -21,78 +16,41 @@ objects it uses (``np``, ``math.comb``), imported afresh in the learner's proces
 object of ``collectives`` (``cl``, ``from collectives.measures import diameter``, a Topology)
 becomes a stand-in that raises the package's ``ImportError`` when the code touches it, so an
 unused mention does no harm. Anything else the function reads (an object of a class of the
-learner's own, say) becomes a stand-in that raises ``NameError`` saying what to do. What this
-stops and what it does not: the docstring of :mod:`collectives.grading`.
+learner's own, say) becomes a stand-in that raises ``NameError`` saying what to do. Left out:
+functions defined inside other functions, and classes whose source cannot be read (both are
+refused with a message). What this stops and what it does not: the docstring of
+:mod:`collectives.grading`.
 """
 
 import ast
 import dis
 import importlib
 import inspect
-import json
-import os
-import secrets
-import subprocess
-import sys
 import textwrap
 import types
 
 import numpy as np
 
-from ..errors import GradingError
-from .checks import MAX_ITEMS, NOT_WRITTEN, in_words, last_marked_json, show, type_name
+from ...errors import GradingError
+from ..checks import MAX_ITEMS, in_words, type_name
+from . import wire
 
-__all__ = ["NO_PACKAGE", "FORBIDDEN", "IsolatedCall", "IsolatedFailure", "bundle",
-           "isolated_call", "run_calls", "run_isolated", "resolve", "policy", "LEARNER_PROCESS",
-           "SCHEDULE_TOOLS"]
+__all__ = ["NO_PACKAGE", "FORBIDDEN", "SCHEDULE_TOOLS", "bundle", "policy"]
 
 #: the start of the message a learner reads when a graded function uses the package
-NO_PACKAGE = "this task must be solved without the collectives package"
+NO_PACKAGE = wire.NO_PACKAGE
 #: what the message says of a name of the package a task forbids ("collectives.busbw is
 #: forbidden in this task ...")
-FORBIDDEN = "is forbidden in this task"
+FORBIDDEN = wire.FORBIDDEN
 #: what a task that asks for a schedule usually allows: building one, checking it, the
 #: topologies to draw it on (``allow=SCHEDULE_TOOLS``)
 SCHEDULE_TOOLS = ("collectives.Schedule", "collectives.Step", "collectives.verify",
                   "collectives.simulate", "collectives.topology", "collectives.ScheduleError",
                   "collectives.CollectivesError")
-#: the program of the learner's process (run by its path, never imported by this module)
-LEARNER_PROCESS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "learner_process.py")
-_RESULT_MARK = "collectives-learner-result "
-_PROGRAM = ("collectives", "grading", "learner_process.py")    # run from the read-only copy
 _PACKAGE = "collectives"
-_ADVICE = ("; use the package in scratch cells to check your answers, not inside the functions "
-           "that are graded")
+_ADVICE = wire.ADVICE
 _GLOBAL_OPS = {"LOAD_GLOBAL", "LOAD_NAME", "STORE_GLOBAL", "DELETE_GLOBAL",
                "LOAD_FROM_DICT_OR_GLOBALS"}
-
-
-class IsolatedCall:
-    """A learner's call still to be made, in the learner's process: what
-    ``call(function, *args, isolated=True)`` returns and :func:`recheck` resolves."""
-
-    __slots__ = ("bundle", "args", "label", "key", "policy")
-
-    def __init__(self, bundle, args, label, key, policy=None):
-        self.bundle = bundle
-        self.args = args
-        self.label = label
-        self.key = key
-        self.policy = policy
-
-    def __repr__(self):
-        return f"<{self.label}, to be run without the collectives package>"
-
-
-class IsolatedFailure:
-    """What stands in a check's arguments for a call that raised in the learner's process: the
-    check is not run, and the cell fails with ``message`` (an ``AssertionError``)."""
-
-    def __init__(self, message):
-        self.message = str(message)
-
-    def __repr__(self):
-        return f"<failed: {self.message}>"
 
 
 # ---- reading a function and what it uses -------------------------------------------------
@@ -139,7 +97,7 @@ def _names_read(function, source):
 
 
 def _plain(value, budget):
-    """Whether ``value`` is plain data :func:`~collectives.grading.recheck.encode` keeps."""
+    """Whether ``value`` is plain data that :func:`.wire.encode` sends as it is."""
     budget[0] -= 1
     if budget[0] < 0:
         return False
@@ -335,8 +293,7 @@ def _entry_for(name, value, policy=None):
         return _refused(name, f"{NO_PACKAGE} (your code uses {name}, a {type(value).__name__} "
                         f"from {origin}){_ADVICE}", True)
     if _plain(value, [MAX_ITEMS]):
-        from .recheck import encode
-        return {"kind": "value", "name": name, "value": encode(value)}
+        return {"kind": "value", "name": name, "value": wire.encode(value)}
     found = _importable(value)
     if found is not None:
         return {"kind": "object", "name": name, "module": found[0], "qualname": found[1]}
@@ -356,161 +313,3 @@ def _package_entry(name, value):
         if found is not None:
             return {"kind": "package", "name": name, "module": found[0], "qualname": found[1]}
     return None
-
-
-# ---- making the calls --------------------------------------------------------------------
-
-def isolated_call(function, *args, name=None, allow=None, forbid=None):
-    """An :class:`IsolatedCall` of ``function(*args)``, for :func:`recheck` to make in the
-    learner's process (the source is read now; the call is made there, later). ``allow`` and
-    ``forbid``: what of the package the function may use (:func:`policy`); by default
-    nothing."""
-    rules = policy(allow, forbid)
-    label = name or getattr(function, "__name__", None) or "your function"
-    data = bundle(function, name=name, policy=rules)
-    text = f"{label}({', '.join(show(a) for a in args)})"
-    return IsolatedCall(data, tuple(args), text, (id(function), json.dumps(rules)), rules)
-
-
-def _outcome_error(call, result):
-    raised, message = result.get("raised"), str(result.get("message", ""))
-    if raised == "NotImplementedError":
-        name = call.label.split("(", 1)[0]
-        return f"{call.label}: {name} is {NOT_WRITTEN}"
-    if raised == "GradingError":
-        return f"{call.label}: {message}"
-    return f"{call.label} raised {raised}: {message}"
-
-
-def run_calls(calls, timeout=60.0):
-    """Make ``calls`` (:class:`IsolatedCall`) in learner's processes, one for each policy
-    (:func:`policy`). Returns, per call, ``(True, value)`` or ``(False, message)`` (the
-    message names the call and what it raised). A process that does not finish in ``timeout``
-    seconds, or fails, raises :class:`~collectives.GradingError`."""
-    calls = list(calls)
-    groups = {}
-    for i, call in enumerate(calls):
-        groups.setdefault(json.dumps(call.policy), []).append(i)
-    outcomes = [None] * len(calls)
-    for indices in groups.values():
-        group = [calls[i] for i in indices]
-        for i, outcome in zip(indices, _run_group(group, group[0].policy, timeout)):
-            outcomes[i] = outcome
-    return outcomes
-
-
-def _run_group(calls, rules, timeout):
-    """The calls that share one policy, made in one learner's process."""
-    from .recheck import decode, encode, package_copy
-
-    bundles, index = [], {}
-    for call in calls:
-        if call.key not in index:
-            index[call.key] = len(bundles)
-            bundles.append(call.bundle)
-    nonce = secrets.token_hex(16)
-    payload = json.dumps({"nonce": nonce, "bundles": bundles, "policy": rules,
-                          "package": package_copy() if rules is not None else None,
-                          "calls": [{"bundle": index[c.key], "args": encode(list(c.args))}
-                                    for c in calls]})
-    try:
-        copy = package_copy()
-        program = os.path.join(copy, *_PROGRAM)
-        proc = subprocess.run([sys.executable, "-I", program], input=payload, cwd=copy,
-                              capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        raise GradingError(f"your functions, re-run for grading without the collectives "
-                           f"package, took longer than {timeout:g} s (an endless loop, or a "
-                           "loop over every pair of chips of a big slice?)") from None
-    except OSError as exc:
-        raise GradingError(f"the graded re-run of your functions could not start: {exc}") \
-            from None
-    reply = last_marked_json(proc.stdout, _RESULT_MARK)
-    if (proc.returncode != 0 or not isinstance(reply, dict) or reply.get("nonce") != nonce
-            or not isinstance(reply.get("results"), list)
-            or len(reply["results"]) != len(calls)):
-        tail = (proc.stderr or proc.stdout or "").strip().splitlines()[-5:]
-        raise GradingError("the graded re-run of your functions without the collectives "
-                           f"package did not finish properly (exit status {proc.returncode})"
-                           f"{': ' + ' | '.join(tail) if tail else ''}")
-    outcomes = []
-    for call, result in zip(calls, reply["results"]):
-        if isinstance(result, dict) and "value" in result:
-            outcomes.append((True, decode(result["value"])))
-        elif isinstance(result, dict):
-            outcomes.append((False, _outcome_error(call, result)))
-        else:
-            outcomes.append((False, f"{call.label}: the graded re-run returned no answer"))
-    return outcomes
-
-
-def run_isolated(function, *args, name=None, timeout=60.0, allow=None, forbid=None):
-    """``function(*args)`` re-run now from its source in a learner's process, where
-    ``collectives`` cannot be imported; returns what it returned (as plain data: tuples,
-    lists, numbers, strings, dicts, numpy arrays; other objects as an opaque stand-in).
-
-    If the function raises there (for instance ``ImportError: this task must be solved
-    without the collectives package ...``), an ``AssertionError`` names the call and the
-    error, as :func:`~collectives.grading.call` does. ``allow``, ``forbid``: what of the
-    package it may use (:func:`policy`)."""
-    ((ok, value),) = run_calls([isolated_call(function, *args, name=name, allow=allow,
-                                              forbid=forbid)], timeout=timeout)
-    if not ok:
-        raise AssertionError(value)
-    return value
-
-
-def _walk(value, found):
-    if isinstance(value, IsolatedCall):
-        found.append(value)
-    elif isinstance(value, (list, tuple)):
-        for v in value:
-            _walk(v, found)
-    elif isinstance(value, dict):
-        for v in value.values():
-            _walk(v, found)
-
-
-def _substitute(value, results):
-    if isinstance(value, IsolatedCall):
-        ok, answer = results[id(value)]
-        return answer if ok else IsolatedFailure(answer)
-    if isinstance(value, list):
-        return [_substitute(v, results) for v in value]
-    if isinstance(value, tuple):
-        return tuple(_substitute(v, results) for v in value)
-    if isinstance(value, dict):
-        return {k: _substitute(v, results) for k, v in value.items()}
-    return value
-
-
-def resolve(items, timeout=60.0):
-    """``items`` with every :class:`IsolatedCall` in them (in lists, tuples, dict values)
-    replaced by what the call returned in one learner's process, or by an
-    :class:`IsolatedFailure` when it raised. Used by :func:`recheck`."""
-    found = []
-    for item in items:
-        _walk(item, found)
-    if not found:
-        return list(items)
-    outcomes = run_calls(found, timeout=timeout)
-    results = {id(call): outcome for call, outcome in zip(found, outcomes)}
-    return [_substitute(item, results) for item in items]
-
-
-def contains_failure(value):
-    """The first :class:`IsolatedFailure` in ``value`` (lists, tuples, dict values), or None."""
-    if isinstance(value, IsolatedFailure):
-        return value
-    if isinstance(value, (list, tuple)):
-        for v in value:
-            found = contains_failure(v)
-            if found is not None:
-                return found
-    if isinstance(value, dict):
-        for v in value.values():
-            found = contains_failure(v)
-            if found is not None:
-                return found
-    return None
-

@@ -1,4 +1,5 @@
-"""collectives.grading.fp8_tasks: the package's answers to the notebook on FP8
+"""collectives.grading.tasks.fp8 (earlier collectives.grading.fp8_tasks): the package's answers
+to the notebook on FP8
 (exercises/source/fp8) and the checks of a learner's codes, values, scales and all-reduced
 means, with their messages.
 
@@ -15,13 +16,13 @@ import pytest
 
 import collectives as cl
 from collectives import GradingError
-from collectives.grading import check_reference, fp8_tasks, recheck
-from collectives.grading.fp8_tasks import (check_delayed_scales, check_e4m3_codes,
+from collectives.grading import check_reference, recheck
+from collectives.grading.tasks import fp8 as fp8_tasks
+from collectives.grading.tasks.fp8 import (check_delayed_scales, check_e4m3_codes,
                                            check_e4m3_values, check_flushing_ranks,
                                            check_fp8_all_reduce, delayed_scales_reference,
                                            flushing_ranks, fp8_all_reduce_reference,
-                                           fp8_error_bound, spec_decode_e4m3,
-                                           spec_encode_e4m3)
+                                           fp8_error_bound, spec_decode_e4m3, spec_encode_e4m3)
 
 CODES = np.arange(256)
 #: the finite E4M3 magnitudes, 0 to 448, and the ties between neighbours (464 above 448)
@@ -342,6 +343,7 @@ def test_every_name_is_exported_and_resolvable():
     for name in ("check_e4m3_values", "check_e4m3_codes", "check_delayed_scales",
                  "check_fp8_all_reduce", "flushing_ranks", "check_flushing_ranks"):
         assert getattr(cl.grading, name) is getattr(fp8_tasks, name)
+        assert getattr(cl.grading.fp8_tasks, name) is getattr(fp8_tasks, name)  # the old module
         assert name in cl.grading.__all__ and name in fp8_tasks.__all__
 
 
@@ -364,8 +366,11 @@ def test_the_checks_work_by_name_in_the_re_check():
 def test_a_reload_restores_what_a_notebook_patched():
     # as a notebook would (no monkeypatch: the reload itself must undo it)
     cl.grading.fp8_tasks.check_e4m3_codes = lambda *args, **kwargs: 1.0
+    cl.grading.tasks.fp8.check_e4m3_codes = lambda *args, **kwargs: 1.0
     cl.grading.flushing_ranks = lambda *args: 0
     grading = importlib.reload(cl.grading)
     assert grading.flushing_ranks(1e-3) == 459
     with pytest.raises(AssertionError):
         grading.fp8_tasks.check_e4m3_codes([0x39], "e", [1.0625], False)
+    with pytest.raises(AssertionError):
+        grading.tasks.fp8.check_e4m3_codes([0x39], "e", [1.0625], False)

@@ -705,6 +705,7 @@ class _ClusterRouter:
         e, g = w.n_endpoints, w.gpus_per_node
         src_ep, dst_ep = src < e, dst < e
         gpu = np.where(src_ep, src, dst)
+        gpu = np.where(gpu < e, gpu, 0)               # a switch-to-switch pair is refused
         end = np.where(src_ep, dst, src)
         node = gpu // g
         nvswitch = 2 * e + node

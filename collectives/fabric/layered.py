@@ -39,7 +39,7 @@ cabling other than the full mesh (or stripes) between adjacent tiers. Taught in 
 from __future__ import annotations
 
 import math
-from typing import Any, Optional, Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 

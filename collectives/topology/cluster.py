@@ -865,7 +865,7 @@ class Cluster(Topology):
     port) and :meth:`leaf_of`, :meth:`block_of`; per node ``node_tier`` (0 below the
     fabric: endpoints, NICs, NVSwitches); per link ``link_tier`` (0 NVLink and PCIe, 1
     host cables, t between tiers t-1 and t), ``link_up`` (pointing away from the
-    endpoints) and ``failed``. ``paths``, ``route`` and ``link_shares`` take ``flow_id``
+    endpoints), ``link_twin`` (the other direction of its cable) and ``failed``. ``paths``, ``route`` and ``link_shares`` take ``flow_id``
     (the ECMP flow label, e.g. one per queue pair); :meth:`route_with` routes with a
     caller's per-hop choice; :meth:`with_routing`, :meth:`fail` give variants.
     """
@@ -949,6 +949,12 @@ class Cluster(Topology):
     link_up = property(lambda self: self._link_up,
                        doc="Per link: True when it points away from the endpoints.")
     failed = property(lambda self: self._failed, doc="Per link: True when it is down.")
+
+    @property
+    def link_twin(self) -> np.ndarray:
+        """Per link: the other direction of its cable (inside a node: the link itself)."""
+        w = self._wiring
+        return w.real_link(w.twin[w.padded_link(np.arange(self.n_links))])
 
     def leaf_of(self, rank: ArrayLike) -> np.ndarray:
         """The leaf (index within a plane) each rank is cabled to."""

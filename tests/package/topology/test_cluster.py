@@ -266,3 +266,266 @@ def test_parallel_cables_share_the_load():
     up = link[(c.link_level[link] == 3) & (c.link_src[link] < c.link_dst[link])]
     used = np.unique(up)
     assert len(used) == 32
+
+
+# ---- the routing options ---------------------------------------------------------------
+
+MASK = 2 ** 64 - 1
+
+
+def reference_fmix64(h):
+    """MurmurHash3 fmix64 on Python ints (as in test_hashing.py)."""
+    h ^= h >> 33
+    h = (h * 0xFF51AFD7ED558CCD) & MASK
+    h ^= h >> 33
+    h = (h * 0xC4CEB9FE1A85EC53) & MASK
+    return h ^ (h >> 33)
+
+
+def reference_flow_hash(src, dst, seed):
+    """flow_hash of flow 0 under ``seed``, from its docstring."""
+    extra = reference_fmix64((seed & MASK) * 0xD6E8FEB86659FD93 & MASK)
+    return reference_fmix64(((src << 32) | dst) ^ extra)
+
+
+def two_leaves(routing, seed=0):
+    """2 leaves x 2 hosts (hosts 0, 1 on leaf 4; 2, 3 on leaf 5), 2 spines (6, 7), links of
+    1 byte/s; the leaf uplinks are links 8..11: (4 -> 6), (4 -> 7), (5 -> 6), (5 -> 7)."""
+    return cl.fabric.layered(2, 1.0, [cl.fabric.Tier(2, 2)], routing=routing, hash_seed=seed)
+
+
+SHIFT = (np.arange(4), (np.arange(4) + 2) % 4)          # 0 -> 2, 1 -> 3, 2 -> 0, 3 -> 1
+
+
+def test_the_two_leaf_fabric_is_wired_as_drawn():
+    f = two_leaves("dmodk")
+    up = np.flatnonzero((f.link_tier == 2) & f.link_up)
+    assert up.tolist() == [8, 9, 10, 11]
+    assert list(zip(f.link_src[up].tolist(), f.link_dst[up].tolist())) == [
+        (4, 6), (4, 7), (5, 6), (5, 7)]
+
+
+def test_dmodk_loads_every_uplink_of_a_shift_exactly_once():
+    # destination mod k: a flow leaves its leaf on uplink (destination's port under its own
+    # leaf) mod 2: 0 -> 2 and 2 -> 0 on spine 6, 1 -> 3 and 3 -> 1 on spine 7; each leaf
+    # sends one flow up each uplink and each spine one flow down each leaf: every link once
+    f = two_leaves("dmodk")
+    loads = cl.fabric.link_loads(f, *SHIFT)
+    np.testing.assert_array_equal(loads, np.ones(f.n_links))
+    # the choice depends on the destination only: every source reaching host 3 climbs
+    # to spine 7 (3's port under leaf 5 is 1)
+    for src in (0, 1):
+        assert f.link_dst[f.route(src, 3)[1]] == 7
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_hashing_puts_the_flows_where_the_hash_digit_says(seed):
+    # hashed ECMP: a flow's uplink is spine 6 + (flow_hash(src, dst, 0, seed) mod 2), the
+    # first digit of the hash (the reference implementation above, not the package's)
+    f = two_leaves("hash", seed)
+    up = np.flatnonzero((f.link_tier == 2) & f.link_up)
+    expected = np.zeros(4)
+    for s, d in zip(*SHIFT):
+        spine = reference_flow_hash(int(s), int(d), seed) % 2
+        expected[2 * (s // 2) + spine] += 1
+    np.testing.assert_array_equal(cl.fabric.link_loads(f, *SHIFT)[up], expected)
+
+
+def test_hashing_collides_for_some_seed_and_costs_twice_as_long_then():
+    # seed 1 puts both flows of each leaf on one uplink (0 -> 2, 1 -> 3 both hash to digit
+    # 0, 2 -> 0 and 3 -> 1 both to 1, by the reference hash): k = 2 flows on a link, so one
+    # step of S bytes per flow takes 2 S / B; d-mod-k and adaptive routing take S / B
+    hashes = [reference_flow_hash(s, d, 1) % 2 for s, d in zip(*map(np.ndarray.tolist,
+                                                                      SHIFT))]
+    assert hashes == [0, 0, 1, 1]
+    up = np.flatnonzero((two_leaves("hash").link_tier == 2) & two_leaves("hash").link_up)
+    assert cl.fabric.link_loads(two_leaves("hash", 1), *SHIFT)[up].tolist() == [2, 0, 0, 2]
+    step = cl.Schedule("permute", 4, 1, [[(0, 2, 0, 0), (1, 3, 0, 0), (2, 0, 0, 0),
+                                          (3, 1, 0, 0)]], peers=[2, 3, 0, 1])
+    seconds = {r: cl.time(step, two_leaves(r, 1), 10.0).seconds
+               for r in ("hash", "dmodk", "adaptive")}
+    assert seconds == {"hash": 20.0, "dmodk": 10.0, "adaptive": 10.0}
+
+
+def test_adaptive_spreads_a_connection_evenly_over_its_paths():
+    f = two_leaves("adaptive")
+    # 0 -> 2 has two equal-cost paths (spine 6 or 7): its host cables carry all of it,
+    # each uplink and each downlink half
+    pair, link, share = f.link_shares([0], [2])
+    assert link.tolist() == [0, 8, 9, 14, 15, 6] and share.tolist() == [1, .5, .5, .5, .5, 1]
+    # the shift: every uplink carries two halves, 1 byte per byte sent, as d-mod-k
+    np.testing.assert_array_equal(cl.fabric.link_loads(f, *SHIFT), np.ones(f.n_links))
+    # paths() gives one of the equal-cost paths: the one d-mod-k takes
+    assert f.route(0, 2) == two_leaves("dmodk").route(0, 2)
+
+
+def test_adaptive_routing_on_a_superpod_rail_spreads_over_every_spine_cable():
+    # 1 SU (32 nodes, 4 spines, 8 cables between each leaf and spine): a GPU on rail 0 of
+    # node 0 to rail 1 of node 1 spreads over the 32 up-cables of its leaf: 1/32 on each
+    c = cl.hardware.preset("superpod-h100", units=1, routing="adaptive")
+    pair, link, share = c.link_shares([0], [9])
+    spine_up = (c.link_level[link] == c.info.levels.index("spine")) & c.link_up[link]
+    assert spine_up.sum() == 32 and np.allclose(share[spine_up], 1 / 32)
+    assert share[c.link_level[link] == c.info.levels.index("pcie")].tolist() == [1.0, 1.0]
+
+
+def test_with_routing_keeps_the_links_and_declares_the_choice():
+    f = two_leaves("hash")
+    g = f.with_routing("dmodk")
+    assert g.routing == "dmodk" and g.info.fabric.routing == "dmodk" and f.routing == "hash"
+    assert np.array_equal(g.link_src, f.link_src) and g.hash_seed == 0
+    assert f.with_routing(hash_seed=4).info.fabric.hash_seed == 4
+    with pytest.raises(cl.TopologyError, match="routing must be one of 'hash', 'dmodk', "
+                                               "'adaptive', got 'random'"):
+        f.with_routing("random")
+
+
+# ---- the one builder on every fabric -----------------------------------------------------
+
+def test_nvlink_nodes_on_a_fat_tree_fabric():
+    # a k = 4 fat tree's 16 host ports carry the NICs of 4 nodes of 4 GPUs: GPUs of a node
+    # meet on their NVSwitch, others cross PCIe and the fat tree (rails off: a node's 4
+    # NICs fill one pod's two edge switches)
+    fabric = cl.fabric.clos_fabric(4, 3, 2, 2, 50e9)
+    c = tp.gpu_cluster(fabric, 4, 4, nvlink_bandwidth=450e9, pcie_bandwidth=64e9)
+    assert c.info.levels == ("nvlink", "pcie", "leaf", "spine", "core")
+    assert (c.n_ranks, c.n_nics, c.n_switches) == (16, 16, 4 + 20)
+    assert c.route_levels(0, 3) == ["nvlink", "nvlink"]
+    assert c.route_levels(0, 4) == ["pcie", "leaf", "spine", "core", "core", "spine",
+                                    "leaf", "pcie"]
+    assert c.info.gpus_per_node == 4 and c.info.fabric.switches_per_tier == (8, 8, 4)
+    assert c.info.fabric.endpoints_per_block == (2, 4, 16)
+
+
+def test_fabric_descriptions_are_checked():
+    fabric = tp.Fabric(2, 1.0, (tp.Tier(2, 2),))
+    with pytest.raises(cl.TopologyError, match="NVLink nodes need pcie_bandwidth"):
+        tp.gpu_cluster(fabric, 2, 2, nvlink_bandwidth=1.0)
+    with pytest.raises(cl.TopologyError, match="the fabric holds 4 hosts .2 leaves of 2., "
+                                               "fewer than the 6 endpoints"):
+        tp.gpu_cluster(fabric, 6)
+    with pytest.raises(cl.TopologyError, match="pxn relays over NVLink"):
+        tp.gpu_cluster(fabric, 2, 2, pxn=True)
+    with pytest.raises(cl.TopologyError, match="fabric must be a "
+                                               "collectives.topology.cluster.Fabric"):
+        tp.gpu_cluster((2, 1.0), 2)
+    with pytest.raises(cl.TopologyError, match="tiers\\[0\\] must be a fabric.Tier"):
+        tp.gpu_cluster(tp.Fabric(2, 1.0, ((2, 2),)), 2)
+
+
+def test_nvlink_and_pcie_do_not_fail_and_a_failed_spine_is_avoided():
+    c = dgx()
+    with pytest.raises(cl.TopologyError, match="link 0 is an NVLink or PCIe link"):
+        c.fail(links=[0])
+    with pytest.raises(cl.TopologyError, match="switch ids must be fabric switches"):
+        c.fail(switches=[NVSWITCH])
+    broken = c.fail(switches=[SPINE])
+    src, dst = map(np.array, zip(*itertools.permutations(range(32), 2)))
+    for routing in tp.ROUTINGS:
+        _, link, _ = broken.with_routing(routing).link_shares(src, dst)
+        assert not np.isin(SPINE, broken.link_dst[link])
+        assert not broken.failed[link].any()
+    assert broken.live_capacity() == c.live_capacity() - 2 * 16 * 50e9   # 16 leaf cables
+
+
+def test_route_with_lets_the_caller_choose_each_hop():
+    # always the last candidate: on the two-leaf fabric 0 -> 2 and 1 -> 3 climb to spine 7
+    f = two_leaves("hash")
+    seen = []
+
+    def last(hop, pairs, cand, usable):
+        seen.append((hop, pairs.tolist()))
+        return np.full(len(pairs), cand.shape[1] - 1)
+
+    pair, link = f.route_with([0, 1], [2, 3], last)
+    assert pair.tolist() == [0] * 4 + [1] * 4           # host, leaf-spine, spine-leaf, host
+    assert f.link_dst[link[1]] == 7 and f.link_dst[link[5]] == 7
+    assert seen[0] == (0, [0, 1]) and (1, [0, 1]) in seen
+    with pytest.raises(cl.TopologyError, match="route_with routes pairs of endpoints only"):
+        dgx().route_with([0], [NVSWITCH], last)
+
+
+# ---- properties: random small fabrics of every kind, every routing option ----------------
+
+@st.composite
+def small_fabrics(draw):
+    kind = draw(st.sampled_from(["superpod", "layered", "clos", "nvlink-layered"]))
+    routing = draw(st.sampled_from(tp.ROUTINGS))
+    seed = draw(st.integers(0, 3))
+    if kind == "superpod":
+        g = draw(st.integers(1, 3))
+        topo = tp.cluster(draw(st.integers(1, 5)), g, nvlink_bandwidth=4.0, pcie_bandwidth=2.0,
+                          nic_bandwidth=1.0, nodes_per_unit=draw(st.integers(1, 3)),
+                          n_spines=draw(st.integers(1, 3)), spine_links=draw(st.integers(1, 2)),
+                          units_per_group=draw(st.integers(1, 2)),
+                          cores_per_group=draw(st.integers(1, 2)),
+                          core_links=draw(st.integers(1, 2)), pxn=draw(st.booleans()),
+                          routing=routing, hash_seed=seed)
+    elif kind == "clos":
+        radix = draw(st.sampled_from([2, 4, 6]))
+        tiers = draw(st.integers(1, 3))
+        ratio = draw(st.sampled_from([1, 2, 3])) if tiers > 1 and radix > 2 else 1
+        try:
+            topo = cl.fabric.clos(radix, tiers, 1.0, ratio, routing=routing, hash_seed=seed)
+        except cl.TopologyError:
+            topo = cl.fabric.clos(radix, tiers, 1.0, routing=routing, hash_seed=seed)
+    else:
+        wiring = draw(st.sampled_from(["mesh", "striped"]))
+        tiers = [tp.Tier(draw(st.integers(1, 3)), draw(st.integers(1, 2)),
+                         draw(st.integers(1, 2)))]
+        if draw(st.booleans()):
+            w = tiers[0].switches * (2 if wiring == "striped" else draw(st.integers(1, 2)))
+            tiers.append(tp.Tier(draw(st.integers(1, 2)), w, draw(st.integers(1, 2))))
+        a = draw(st.integers(1, 3))
+        planes = draw(st.integers(1, 2))
+        if kind == "layered":
+            topo = cl.fabric.layered(a, 1.0, tiers, planes=planes, wiring=wiring,
+                                     routing=routing, hash_seed=seed)
+        else:
+            fabric = tp.Fabric(2 * a, 1.0, tuple(tiers), wiring=wiring, planes=planes)
+            topo = tp.gpu_cluster(fabric, None, 2, nvlink_bandwidth=4.0, pcie_bandwidth=2.0,
+                                  routing=routing, hash_seed=seed)
+    return topo
+
+
+def assert_up_then_down(topo, links):
+    """Tiers rise one per hop, then fall one per hop: all up-links come first."""
+    up = topo.link_up[links]
+    assert not np.any(np.diff(up.astype(int)) > 0), "an up-link after a down-link"
+    tier = topo.link_tier[links]
+    assert list(tier) == list(tier[::-1])
+
+
+@settings(max_examples=80, deadline=None)
+@given(small_fabrics(), st.data())
+def test_routes_are_valid_up_down_paths_on_every_fabric(topo, data):
+    n = topo.n_ranks
+    if n < 2:
+        return
+    src = np.array(data.draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=10)))
+    dst = (src + np.array(data.draw(st.lists(st.integers(1, n - 1), min_size=len(src),
+                                             max_size=len(src))))) % n
+    flow = np.array(data.draw(st.lists(st.integers(0, 7), min_size=len(src),
+                                       max_size=len(src))))
+    pair, link = topo.paths(src, dst, flow_id=flow)
+    assert np.all(np.diff(pair) >= 0)
+    g = topo.gpus_per_node or 1
+    pxn = "PXN" in topo.name
+    for i, (s, d) in enumerate(zip(src, dst)):
+        links = link[pair == i]
+        assert_chain(topo, s, d, links.tolist())
+        relay = pxn and s // g != d // g and s % g != d % g
+        assert_up_then_down(topo, links[2:] if relay else links)
+    # a spread flow is one unit of flow: it leaves src, reaches dst, and is conserved at
+    # every node on the way
+    pair, link, share = topo.link_shares(src, dst, flow_id=flow)
+    for i, (s, d) in enumerate(zip(src, dst)):
+        on = pair == i
+        out = np.bincount(topo.link_src[link[on]], weights=share[on], minlength=topo.n_nodes)
+        into = np.bincount(topo.link_dst[link[on]], weights=share[on], minlength=topo.n_nodes)
+        net = out - into
+        expected = np.zeros(topo.n_nodes)
+        expected[s], expected[d] = 1.0, -1.0
+        np.testing.assert_allclose(net, expected, atol=1e-12)
+        if topo.routing != "adaptive":
+            assert np.all(share[on] == 1.0)

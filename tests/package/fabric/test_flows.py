@@ -21,6 +21,8 @@ FABRICS = {
     "oversubscribed": lambda: fabric.layered(4, BW, [Tier(3, 2, bandwidth=BW / 2)]),
     "three-tier": lambda: fabric.layered(2, BW, [Tier(3, 2), Tier(2, 2, bandwidth=BW / 3)]),
     "clos": lambda: fabric.clos(6, 2, BW, 2),
+    "adaptive": lambda: fabric.layered(2, BW, [Tier(3, 2, links=2), Tier(2, 2)],
+                                       routing="adaptive"),
     "torus": lambda: cl.topology.torus((3, 4), BW),
 }
 
@@ -55,7 +57,8 @@ def test_max_min_rates_are_feasible_and_every_flow_is_bottlenecked(case):
     flows = draw_flows(*case)
     rate = fabric.max_min_rates(flows)
     cap = flows.topology.link_bandwidth
-    used = np.bincount(flows.link, weights=rate[flows.pair], minlength=len(cap))
+    share = np.ones(len(flows.link)) if flows.share is None else flows.share
+    used = np.bincount(flows.link, weights=rate[flows.pair] * share, minlength=len(cap))
     assert np.all(used <= cap * (1 + 1e-9)), "a link carries more than its capacity"
     assert np.all(rate > 0)
     # max-min: each flow crosses a saturated link on which no flow gets more than it
@@ -71,7 +74,8 @@ def test_max_min_rates_are_feasible_and_every_flow_is_bottlenecked(case):
 @given(case=flows_strategy())
 def test_bytes_are_conserved_and_steps_drain_no_faster_than_the_busiest_link(case):
     flows = draw_flows(*case)
-    hops = np.bincount(flows.pair, minlength=flows.n_flows)
+    share = np.ones(len(flows.link)) if flows.share is None else flows.share
+    hops = np.bincount(flows.pair, weights=share, minlength=flows.n_flows)   # path length
     # every byte crosses each of its flow's links once
     assert flows.link_bytes().sum() == pytest.approx(float(flows.nbytes @ hops))
     bound = np.max(flows.link_bytes() / flows.topology.link_bandwidth)
@@ -188,3 +192,27 @@ def test_bad_input_is_named():
         fabric.max_min_rates([1, 2])
     with pytest.raises(TopologyError, match="reroute needs"):
         fabric.reroute(fabric.route_flows(topo, [0], [1], 1.0), built("torus"))
+
+
+def test_adaptive_flows_spread_evenly_and_reach_the_link_speed_a_hash_misses():
+    # 2 leaves x 2 hosts, 2 spines, 1 GB/s links; the shift 0 -> 2, 1 -> 3, 2 -> 0, 3 -> 1.
+    # Adaptive: every flow puts half of itself on each uplink of its leaf, so an uplink
+    # carries two halves and every flow gets the full 1 GB/s: 1e9 bytes in 1 s (by hand).
+    # Hash seed 1 puts both flows of a leaf on one uplink: 0.5 GB/s each, 2 s.
+    src, dst = np.arange(4), (np.arange(4) + 2) % 4
+    spread = fabric.route_flows(fabric.layered(2, 1e9, [Tier(2, 2)], routing="adaptive"),
+                                src, dst, 1e9)
+    assert spread.share is not None
+    up = np.flatnonzero((spread.topology.link_tier == 2) & spread.topology.link_up)
+    assert spread.link_flows()[up].tolist() == [1.0, 1.0, 1.0, 1.0]
+    assert spread.link_bytes()[up].tolist() == [1e9] * 4
+    assert fabric.max_min_rates(spread) == pytest.approx([1e9] * 4)
+    assert fabric.step_time(spread) == pytest.approx(1.0)
+    hashed = fabric.route_flows(fabric.layered(2, 1e9, [Tier(2, 2)], hash_seed=1), src, dst,
+                                1e9)
+    assert hashed.share is None and fabric.step_time(hashed) == pytest.approx(2.0)
+    # the same on the step model of collectives.time
+    step = cl.Schedule("permute", 4, 1, [[(0, 2, 0, 0), (1, 3, 0, 0), (2, 0, 0, 0),
+                                          (3, 1, 0, 0)]], peers=[2, 3, 0, 1])
+    assert fabric.collective_time(step, spread.topology, 1e9) == pytest.approx(1.0)
+    assert cl.time(step, spread.topology, 1e9).seconds == pytest.approx(1.0)

@@ -68,3 +68,31 @@ def test_bad_gpu_presets(call, message):
 def test_bad_presets(call, message):
     with pytest.raises(cl.TopologyError, match=message):
         call()
+
+
+def test_dgx_nodes_are_the_cluster_the_calculators_vary():
+    # n DGX H100 nodes on one rail unit with n spines, NIC speed replaceable: what the
+    # chapters' calculators built by hand with cl.topology.cluster and the spec's numbers
+    h100 = hardware.spec("dgx-h100")
+    by_hand = cl.topology.cluster(4, 8, nvlink_bandwidth=h100.link_bandwidth,
+                                  pcie_bandwidth=h100.pcie_bandwidth, nic_bandwidth=100e9,
+                                  network_latency=1e-6)
+    t = hardware.dgx_nodes(4, 100e9, network_latency=1e-6)
+    for key in ("link_src", "link_dst", "link_bandwidth", "link_latency"):
+        assert getattr(t, key).tolist() == getattr(by_hand, key).tolist()
+    nic = t.info.levels.index("leaf")
+    assert set(t.link_bandwidth[t.link_level == nic].tolist()) == {100e9}
+    default = hardware.dgx_nodes(2)
+    assert set(default.link_bandwidth[default.link_level == nic].tolist()) == {50e9}
+    with pytest.raises(cl.TopologyError, match="dgx_nodes builds DGX nodes; tpu-v5e is not"):
+        hardware.dgx_nodes(2, system="tpu-v5e")
+
+
+def test_gpu_presets_take_a_routing_option():
+    hashed = cl.hardware.preset("dgx-h100", nodes=8)
+    spread = cl.hardware.preset("dgx-h100", nodes=8, routing="dmodk")
+    assert hashed.routing == "hash" and spread.routing == "dmodk"
+    assert cl.hardware.preset("dgx-h100", nodes=8, hash_seed=3).hash_seed == 3
+    meta = cl.hardware.preset("meta-roce-32k", zones=2, racks_per_zone=28, aggregators=4,
+                              routing="adaptive")
+    assert meta.routing == "adaptive"

@@ -865,9 +865,10 @@ class Cluster(Topology):
     port) and :meth:`leaf_of`, :meth:`block_of`; per node ``node_tier`` (0 below the
     fabric: endpoints, NICs, NVSwitches); per link ``link_tier`` (0 NVLink and PCIe, 1
     host cables, t between tiers t-1 and t), ``link_up`` (pointing away from the
-    endpoints), ``link_twin`` (the other direction of its cable) and ``failed``. ``paths``, ``route`` and ``link_shares`` take ``flow_id``
-    (the ECMP flow label, e.g. one per queue pair); :meth:`route_with` routes with a
-    caller's per-hop choice; :meth:`with_routing`, :meth:`fail` give variants.
+    endpoints), ``link_twin`` (the other direction of its cable) and ``failed``.
+    ``paths``, ``route`` and ``link_shares`` take ``flow_id`` (the ECMP flow label, e.g.
+    one per queue pair); :meth:`route_with` routes with a caller's per-hop choice;
+    :meth:`with_routing`, :meth:`fail` give variants.
     """
 
     # ---- declared shape --------------------------------------------------------------------

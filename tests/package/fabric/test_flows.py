@@ -1,6 +1,7 @@
-"""Flows on a fabric (collectives.fabric.flows): max-min fairness (feasible, every flow bottlenecked,
-conservation), step and collective time against collectives.time where links are shared
-evenly, queue pairs and enhanced ECMP, the engineered assignment, rerouting."""
+"""Flows on a fabric (collectives.fabric.flows): max-min fairness (feasible, every flow
+bottlenecked, conservation), step and collective time against collectives.time where links
+are shared evenly, queue pairs and enhanced ECMP, adaptive routing's spread flows, the
+engineered assignment, rerouting."""
 
 import numpy as np
 import pytest

@@ -230,7 +230,11 @@ def _positions(n_endpoints: int, a: int, g: int, rails: bool) -> np.ndarray:
     return ((node // a) * g + rail) * a + node % a
 
 
-def _wire(fabric: Fabric, n_nodes: int, g: int, nvlink: bool, pxn: bool) -> _Wiring:
+def _wire(fabric: Fabric, n_nodes: int, g: int, nvlink: bool, pxn: bool
+          ) -> tuple[_Wiring, dict[str, Any]]:
+    """The wiring of ``n_nodes`` nodes of ``g`` endpoints on ``fabric`` (padded ids), and
+    the link and node arrays the Topology is built from (``keep_link`` / ``keep_node``:
+    which padded ids are real, None when all are)."""
     a, P = fabric.hosts_per_leaf, fabric.planes
     tiers = fabric.tiers
     T = len(tiers) + 1
@@ -473,13 +477,11 @@ class _ClusterRouter:
 
     reaches_switches = True
 
-    def __init__(self, wiring: _Wiring, routing: str, seed: int, failed: np.ndarray,
-                 n_real_nodes: int):
+    def __init__(self, wiring: _Wiring, routing: str, seed: int, failed: np.ndarray):
         self.w = wiring
         self.routing = routing
         self.seed = seed
         self.failed = failed                      # padded links
-        self.n_real_nodes = n_real_nodes
         self._reach_cache = None
         self.reaches_switches = wiring.nvlink
 
@@ -1023,8 +1025,7 @@ class Cluster(Topology):
         routing = self.routing if routing is None else choice(routing, "routing", ROUTINGS,
                                                               error=TopologyError)
         seed = self.hash_seed if hash_seed is None else _seed_arg(hash_seed)
-        router = _ClusterRouter(self._wiring, routing, seed, self._router.failed,
-                                self.n_nodes)
+        router = _ClusterRouter(self._wiring, routing, seed, self._router.failed)
         other = self._copy()
         object.__setattr__(other, "_router", router)
         fabric = dataclasses.replace(self.info.fabric, routing=routing, hash_seed=seed)
@@ -1069,8 +1070,7 @@ class Cluster(Topology):
         dead |= np.isin(self.link_src, switches) | np.isin(self.link_dst, switches)
         padded_dead = np.zeros(len(w.twin), bool)
         padded_dead[w.padded_link(np.flatnonzero(dead))] = True
-        router = _ClusterRouter(w, self.routing, self.hash_seed, readonly(padded_dead),
-                                self.n_nodes)
+        router = _ClusterRouter(w, self.routing, self.hash_seed, readonly(padded_dead))
         other = self._copy()
         object.__setattr__(other, "_router", router)
         object.__setattr__(other, "_failed", readonly(dead))
@@ -1178,7 +1178,6 @@ def gpu_cluster(fabric: Fabric, n_nodes: Optional[int] = None, gpus_per_node: in
         raise TopologyError("pxn relays over NVLink to the GPU on the destination's rail: it "
                             "needs NVLink nodes on a rail-optimised fabric")
     if n_nodes is None:
-        T = len(tiers) + 1
         span = math.prod(t.blocks for t in tiers)
         n_nodes = span // g * a if rails else span * a // g
         if not rails and span * a % g:
@@ -1237,8 +1236,7 @@ def gpu_cluster(fabric: Fabric, n_nodes: Optional[int] = None, gpus_per_node: in
                         levels=levels, sources=tuple(sources),
                         gpus_per_node=g if (g > 1 or nvlink) else None, fabric=info_fabric)
     failed = readonly(np.zeros(len(link_src), bool))
-    router = _ClusterRouter(wiring, routing, seed, readonly(np.zeros(len(wiring.twin), bool)),
-                            n_real_nodes)
+    router = _ClusterRouter(wiring, routing, seed, readonly(np.zeros(len(wiring.twin), bool)))
     cls = Cluster if topology_class is None else topology_class
     if not (isinstance(cls, type) and issubclass(cls, Cluster)):
         raise TopologyError("topology_class must be a subclass of Cluster")

@@ -104,7 +104,7 @@ class FabricTopology(Cluster):
     @property
     def leaf_uplinks(self) -> int:
         """Uplinks of a leaf (0 in a one-switch Clos)."""
-        return sum(t.switches * t.links for t in self._tiers[:1])
+        return sum(t.switches * t.links for t in super().tiers[:1])
 
     @property
     def oversubscription(self) -> float:         # type: ignore[override]

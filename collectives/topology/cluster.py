@@ -175,6 +175,7 @@ class _Wiring:
     n_nodes: int
     nvlink: bool
     pxn: bool
+    rails: bool
     hosts_per_leaf: int
     planes: int
     n_tiers: int
@@ -383,6 +384,7 @@ def _wire(fabric: Fabric, n_nodes: int, g: int, nvlink: bool, pxn: bool
             readonly(arr)
     wiring = _Wiring(
         n_endpoints=e, gpus_per_node=g, n_nodes=n_nodes, nvlink=nvlink, pxn=pxn,
+        rails=fabric.rails,
         hosts_per_leaf=a, planes=P, n_tiers=T, blocks_per_block=tuple(gb),
         switches_per_block=tuple(w), parallel_links=tuple(m), parents_per_child=tuple(q),
         children_per_parent=tuple(kc), bandwidth=tuple(bw), span=tuple(span),
@@ -432,14 +434,19 @@ class _HashChoice:
         hops = sorted(h for h in shapes if h > 0)
         bases = [b for h in hops for b in shapes[h]]
         digits = hash_digits(flow_hash(src, dst, flow, seed), bases)
-        self.column = {}
+        self.columns = {}
         for i, h in enumerate(hops):
             switch, cable = digits[2 * i], digits[2 * i + 1]
-            self.column[h] = switch * shapes[h][1] + cable
-        self.column[0] = hash_digits(flow_hash(src, dst, None, seed), [w.planes])[0]
+            self.columns[h] = switch * shapes[h][1] + cable if shapes[h][1] > 1 else switch
+        self.columns[0] = (hash_digits(flow_hash(src, dst, None, seed), [w.planes])[0]
+                           if w.planes > 1 else np.zeros(len(src), np.int64))
+
+    def column(self, hop, rows, count):
+        """The column of each row's choice among ``count`` candidates, all usable."""
+        return self.columns[hop][rows]
 
     def __call__(self, hop, rows, cand, ok):
-        return _usable(self.column[hop][rows], ok)
+        return _usable(self.columns[hop][rows], ok)
 
 
 class _DestinationChoice:
@@ -456,7 +463,10 @@ class _DestinationChoice:
         self.T = w.n_tiers
 
     def __call__(self, hop, rows, cand, ok):
-        count = cand.shape[1]
+        return _usable(self.column(hop, rows, cand.shape[1]), ok)
+
+    def column(self, hop, rows, count):
+        """The column of each row's choice among ``count`` candidates, all usable."""
         flow = self.flow[rows]
         if hop == 0:
             col = self.position[rows] % count
@@ -467,7 +477,7 @@ class _DestinationChoice:
             col = ((self.leaf[rows] // below) % count + flow) % count
         else:
             col = (self.position[rows] + flow) % count
-        return _usable(col, ok)
+        return col
 
 
 # ---- the router --------------------------------------------------------------------------
@@ -517,27 +527,26 @@ class _ClusterRouter:
         """Leaves of each host pair and the tier its route climbs to (1: the same leaf)."""
         w = self.w
         a = w.hosts_per_leaf
-        leaf_s, leaf_d = w.position[hs] // a, w.position[hd] // a
+        if w.rails:
+            leaf_s, leaf_d = w.position[hs] // a, w.position[hd] // a
+        else:                                      # hosts are cabled in rank order
+            leaf_s, leaf_d = hs // a, hd // a
         top = np.ones(len(hs), dtype=np.int64)
         for t in range(2, w.n_tiers + 1):
             top += (leaf_s // w.span[t - 1]) != (leaf_d // w.span[t - 1])
         return leaf_s, leaf_d, top
 
-    def walk(self, hs, hd, choose, out, start):
+    def walk(self, hs, hd, choose, out, start, tops=None):
         """Route host pairs hop by hop through the fabric, writing padded link ids into
         ``out[start + position]``; ``choose(hop, rows, cand, ok)`` picks a column of
-        ``cand`` per row (``ok``: usable candidates, None when all are)."""
+        ``cand`` per row (``ok``: usable candidates, None when all are). ``tops``: what
+        :meth:`tops` gives, when the caller has it."""
         w = self.w
         T, P, H = w.n_tiers, w.planes, w.n_endpoints
         n1 = w.switches_per_plane[1]
-        leaf_s, leaf_d, top = self.tops(hs, hd)
+        leaf_s, leaf_d, top = self.tops(hs, hd) if tops is None else tops
         reach = self.reach()
         dead = self.failed
-
-        def where(hop, rows):
-            if hop < T:
-                return hop
-            return 2 * top[rows] - (2 * T - hop)
 
         def pick(hop, rows, cand, ok):
             if ok is not None and np.any(~ok.any(axis=1)):
@@ -549,10 +558,17 @@ class _ClusterRouter:
             col = choose(hop, rows, cand, ok)
             return col, cand[np.arange(len(rows)), col]
 
+        # without failures an internal choice (hash, d-mod-k) names its column from the
+        # number of candidates alone, and the chosen link is computed, not gathered
+        fast = reach is None and hasattr(choose, "column")
         rows = np.arange(len(hs))
-        cand = w.up_base[1] + np.arange(P)[None, :] * H + hs[:, None]
-        ok = self._first_ok(hs, hd, leaf_s, leaf_d, cand, reach)
-        plane, chosen = pick(0, rows, cand, ok)
+        if fast and P == 1:
+            plane = np.zeros(len(hs), np.int64)
+            chosen = w.up_base[1] + hs
+        else:
+            cand = w.up_base[1] + np.arange(P)[None, :] * H + hs[:, None]
+            ok = self._first_ok(hs, hd, leaf_s, leaf_d, cand, reach)
+            plane, chosen = pick(0, rows, cand, ok)
         out[start] = chosen
         cur = plane * n1 + leaf_s
         for t in range(2, T + 1):                              # up
@@ -560,32 +576,54 @@ class _ClusterRouter:
             if not rows.size:
                 break
             sw = cur[rows]
-            m = w.parallel_links[t]
-            cand = w.up_table[t - 1][sw].reshape(len(rows), -1)
-            parents = w.parent_table[t - 1][sw]
-            ok = None
-            if reach is not None:
-                ok = ~dead[cand] & np.repeat(reach[1][t][parents, leaf_d[rows, None]], m,
-                                             axis=1)
-            col, chosen = pick(t - 1, rows, cand, ok)
+            q, m = w.parents_per_child[t], w.parallel_links[t]
+            if fast:
+                if q * m == 1:
+                    chosen = w.up_base[t] + sw
+                    cur[rows] = w.parent_table[t - 1].ravel()[sw]
+                else:
+                    col = choose.column(t - 1, rows, q * m)
+                    j = col // m if m > 1 else col
+                    chosen = w.up_base[t] + (sw * q + j) * m + (col % m if m > 1 else 0)
+                    cur[rows] = w.parent_table[t - 1].ravel()[sw * q + j]
+            else:
+                cand = w.up_table[t - 1][sw].reshape(len(rows), -1)
+                parents = w.parent_table[t - 1][sw]
+                ok = None
+                if reach is not None:
+                    ok = ~dead[cand] & np.repeat(reach[1][t][parents, leaf_d[rows, None]], m,
+                                                 axis=1)
+                col, chosen = pick(t - 1, rows, cand, ok)
+                cur[rows] = parents[np.arange(len(rows)), col // m]
             out[start[rows] + t - 1] = chosen
-            cur[rows] = parents[np.arange(len(rows)), col // m]
         for t in range(T, 1, -1):                              # down
             rows = np.flatnonzero(top >= t)
             if not rows.size:
                 continue
             sw = cur[rows]
             k = (leaf_d[rows] // w.span[t - 1]) % w.blocks_per_block[t]
-            m = w.parallel_links[t]
-            cand = w.down_table[t][sw, k].reshape(len(rows), -1)
-            children = w.child_table[t][sw, k]
-            ok = None
-            if reach is not None:
-                local = (leaf_d[rows] % w.span[t - 1])[:, None]
-                ok = ~dead[cand] & np.repeat(reach[0][t - 1][children, local], m, axis=1)
-            col, chosen = pick(2 * T - t, rows, cand, ok)
-            out[start[rows] + where(2 * T - t, rows)] = chosen
-            cur[rows] = children[np.arange(len(rows)), col // m]
+            kc, m = w.children_per_parent[t], w.parallel_links[t]
+            if fast:
+                # flat indices into the (switch, child block, child, cable) tables
+                at = (sw * w.blocks_per_block[t] + k) * kc
+                if kc * m > 1:
+                    col = choose.column(2 * T - t, rows, kc * m)
+                    at = at + (col // m if m > 1 else col)
+                    cable = col % m if m > 1 else 0
+                else:
+                    cable = 0
+                chosen = w.down_table[t].ravel()[at * m + cable]
+                cur[rows] = w.child_table[t].ravel()[at]
+            else:
+                cand = w.down_table[t][sw, k].reshape(len(rows), -1)
+                children = w.child_table[t][sw, k]
+                ok = None
+                if reach is not None:
+                    local = (leaf_d[rows] % w.span[t - 1])[:, None]
+                    ok = ~dead[cand] & np.repeat(reach[0][t - 1][children, local], m, axis=1)
+                col, chosen = pick(2 * T - t, rows, cand, ok)
+                cur[rows] = children[np.arange(len(rows)), col // m]
+            out[start[rows] + 2 * top[rows] - t] = chosen
         out[start + 2 * top - 1] = w.down_base[1] + plane * H + hd
         return top
 
@@ -744,6 +782,16 @@ class _ClusterRouter:
         w = self.w
         e, g = w.n_endpoints, w.gpus_per_node
         n = len(src)
+        if not w.nvlink and not spread:             # hosts only: the fabric path alone
+            tops = self.tops(src, dst)
+            length = 2 * tops[2]
+            offset = np.zeros(n, np.int64)
+            np.cumsum(length[:-1], out=offset[1:])
+            out = np.empty(int(length.sum()), np.int64)
+            chooser = self.chooser(src, dst, flow) if choose is None else \
+                self._user_chooser(choose, np.arange(n) if index is None else index)
+            self.walk(src, dst, chooser, out, offset, tops)
+            return np.repeat(np.arange(n), length), w.real_link(out)
         if w.nvlink:
             both, switch_links = self.endpoints_and_switch_ends(src, dst)
         else:
@@ -765,9 +813,9 @@ class _ClusterRouter:
         hs, hd = via[fab], dst[fab]
         if spread:
             return self._assemble_spread(n, pre, n_pre, post, fab, hs, hd)
-        _, _, top = self.tops(hs, hd)
+        tops = self.tops(hs, hd)
         fab_len = np.zeros(n, np.int64)
-        fab_len[fab] = 2 * top
+        fab_len[fab] = 2 * tops[2]
         length = n_pre + fab_len + (post >= 0)
         offset = np.concatenate([[0], np.cumsum(length)[:-1]])
         out = np.empty(int(length.sum()), np.int64)
@@ -776,13 +824,9 @@ class _ClusterRouter:
             used = pre[:, col] >= 0
             out[offset[used] + place[used, col]] = pre[used, col]
         if fab.size:
-            if choose is None:
-                chooser = self.chooser(hs, hd, flow[fab])
-            else:
-                def chooser(hop, rows, cand, ok, _user=choose, _map=fab if index is None
-                            else index[fab]):
-                    return _user(hop, _map[rows], cand, ok)
-            self.walk(hs, hd, chooser, out, offset[fab] + n_pre[fab])
+            chooser = self.chooser(hs, hd, flow[fab]) if choose is None else \
+                self._user_chooser(choose, fab if index is None else index[fab])
+            self.walk(hs, hd, chooser, out, offset[fab] + n_pre[fab], tops)
         has_post = post >= 0
         out[offset[has_post] + length[has_post] - 1] = post[has_post]
         pair = np.repeat(np.arange(n), length)
@@ -819,6 +863,13 @@ class _ClusterRouter:
         share = np.concatenate(parts_share)
         order = np.lexsort((link, pos, pair))
         return pair[order], w.real_link(link[order]), share[order]
+
+    @staticmethod
+    def _user_chooser(choose, pairs):
+        """A caller's choice, told the caller's pair indices (not the walk's rows)."""
+        def chooser(hop, rows, cand, ok):
+            return choose(hop, pairs[rows], cand, ok)
+        return chooser
 
     def chooser(self, hs, hd, flow):
         if self.routing == "hash":

@@ -77,6 +77,9 @@ def hash_digits(key: np.ndarray, bases: Sequence[int]) -> list[np.ndarray]:
     divisor = 1
     for position, base in enumerate(bases):
         base = int(base)
+        if base == 1:
+            out.append(np.zeros(key.shape, np.int64))
+            continue
         if divisor * base > DIGIT_LIMIT:
             with np.errstate(over="ignore"):
                 h = fmix64(h ^ (np.uint64(position + 1) * _FLOW))

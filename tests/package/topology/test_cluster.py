@@ -529,3 +529,41 @@ def test_routes_are_valid_up_down_paths_on_every_fabric(topo, data):
         np.testing.assert_allclose(net, expected, atol=1e-12)
         if topo.routing != "adaptive":
             assert np.all(share[on] == 1.0)
+
+
+def test_dmodk_is_the_destination_digit_rule_of_the_docstring():
+    # 3 tiers: leaves of 2 hosts, 3 leaves per tier-2 block under 2 switches with 2 cables
+    # from each leaf to each, 2 blocks under 3 top switches. The rule, by hand: at the leaf
+    # the destination's port (dst mod 2) among 2 x 2 = 4 uplinks; at tier 2 its leaf's
+    # index (dst // 2) mod 3 among the 3 top switches; going down, dst mod 2 among the 2
+    # switches of the block, then dst mod 2 among the 2 cables into the leaf. route_with
+    # takes that rule hop by hop (the general path); paths() must agree (the fast one).
+    f = cl.fabric.layered(2, 1.0, [tp.Tier(3, 2, links=2), tp.Tier(2, 3)], routing="dmodk")
+    src, dst = map(np.array, zip(*itertools.permutations(range(f.n_ranks), 2)))
+
+    def by_hand(hop, pairs, cand, usable):
+        d = dst[pairs]
+        rule = {0: np.zeros_like(d), 1: (d % 2) % 4, 2: (d // 2) % 3, 3: d % 2, 4: d % 2}
+        assert cand.shape[1] == {0: 1, 1: 4, 2: 3, 3: 2, 4: 2}[hop]
+        return rule[hop]
+
+    assert np.array_equal(f.route_with(src, dst, by_hand)[1], f.paths(src, dst)[1])
+
+
+def test_hashed_ecmp_reads_the_flow_hash_as_digits_in_tier_order():
+    # the same 3-tier fabric, hash seed 2: a flow's hash h (the reference above) is read as
+    # digits of the bases (2 switches, 2 cables) up from the leaf, (3 switches, 1 cable) up
+    # from tier 2, (2 switches, 1 cable) down from the top, (1 switch, 2 cables) down into
+    # the leaf: h % 2, h // 2 % 2, h // 4 % 3, then h // 12 % 2, then h // 24 % 2
+    f = cl.fabric.layered(2, 1.0, [tp.Tier(3, 2, links=2), tp.Tier(2, 3)], hash_seed=2)
+    src, dst = map(np.array, zip(*itertools.permutations(range(f.n_ranks), 2)))
+    h = np.array([reference_flow_hash(int(s), int(d), 2) for s, d in zip(src, dst)],
+                 dtype=object)
+
+    def by_hand(hop, pairs, cand, usable):
+        k = h[pairs]
+        rule = {0: k * 0, 1: (k % 2) * 2 + k // 2 % 2, 2: k // 4 % 3, 3: k // 12 % 2,
+                4: k // 24 % 2}
+        return rule[hop].astype(np.int64)
+
+    assert np.array_equal(f.route_with(src, dst, by_hand)[1], f.paths(src, dst)[1])

@@ -1,6 +1,7 @@
-"""Tests of collectives.fabric.flows: max-min fairness (feasible, every flow bottlenecked,
-conservation), step and collective time against collectives.time where links are shared
-evenly, queue pairs and enhanced ECMP, the engineered assignment, rerouting."""
+"""Flows on a fabric (collectives.fabric.flows): max-min fairness (feasible, every flow
+bottlenecked, conservation), step and collective time against collectives.time where links
+are shared evenly, queue pairs and enhanced ECMP, adaptive routing's spread flows, the
+engineered assignment, rerouting."""
 
 import numpy as np
 import pytest
@@ -12,14 +13,21 @@ from collectives import fabric
 from collectives.errors import CollectivesError, TopologyError
 from collectives.fabric import Tier
 
+
 BW = 50e9
+
+
 FABRICS = {
     "two-tier": lambda: fabric.layered(4, BW, [Tier(4, 4)]),
     "oversubscribed": lambda: fabric.layered(4, BW, [Tier(3, 2, bandwidth=BW / 2)]),
     "three-tier": lambda: fabric.layered(2, BW, [Tier(3, 2), Tier(2, 2, bandwidth=BW / 3)]),
     "clos": lambda: fabric.clos(6, 2, BW, 2),
+    "adaptive": lambda: fabric.layered(2, BW, [Tier(3, 2, links=2), Tier(2, 2)],
+                                       routing="adaptive"),
     "torus": lambda: cl.topology.torus((3, 4), BW),
 }
+
+
 _built = {}
 
 
@@ -50,7 +58,8 @@ def test_max_min_rates_are_feasible_and_every_flow_is_bottlenecked(case):
     flows = draw_flows(*case)
     rate = fabric.max_min_rates(flows)
     cap = flows.topology.link_bandwidth
-    used = np.bincount(flows.link, weights=rate[flows.pair], minlength=len(cap))
+    share = np.ones(len(flows.link)) if flows.share is None else flows.share
+    used = np.bincount(flows.link, weights=rate[flows.pair] * share, minlength=len(cap))
     assert np.all(used <= cap * (1 + 1e-9)), "a link carries more than its capacity"
     assert np.all(rate > 0)
     # max-min: each flow crosses a saturated link on which no flow gets more than it
@@ -66,7 +75,8 @@ def test_max_min_rates_are_feasible_and_every_flow_is_bottlenecked(case):
 @given(case=flows_strategy())
 def test_bytes_are_conserved_and_steps_drain_no_faster_than_the_busiest_link(case):
     flows = draw_flows(*case)
-    hops = np.bincount(flows.pair, minlength=flows.n_flows)
+    share = np.ones(len(flows.link)) if flows.share is None else flows.share
+    hops = np.bincount(flows.pair, weights=share, minlength=flows.n_flows)   # path length
     # every byte crosses each of its flow's links once
     assert flows.link_bytes().sum() == pytest.approx(float(flows.nbytes @ hops))
     bound = np.max(flows.link_bytes() / flows.topology.link_bandwidth)
@@ -156,7 +166,7 @@ def test_reroute_moves_only_flows_on_failed_links():
     broken = topo.fail(links=[busiest])
     moved = fabric.reroute(te, broken)
     hit = set(te.pair[te.link == busiest].tolist()) | set(
-        te.pair[te.link == broken._layout["twin"][busiest]].tolist())
+        te.pair[te.link == broken.link_twin[busiest]].tolist())
     for f in range(0, te.n_flows, 13):
         if f in hit:
             assert not broken.failed[moved.paths_of(f)[0]].any()
@@ -185,40 +195,25 @@ def test_bad_input_is_named():
         fabric.reroute(fabric.route_flows(topo, [0], [1], 1.0), built("torus"))
 
 
-@settings(max_examples=25, deadline=None)
-@given(hosts=st.integers(1, 12), uplinks=st.integers(1, 8), data=st.data())
-def test_failure_slowdown_is_the_ceiling_ratio(hosts, uplinks, data):
-    # placed at best, the busiest uplink carries ceil(hosts / live uplinks) flows
-    failed = data.draw(st.integers(0, uplinks - 1))
-    expected = -(-hosts // (uplinks - failed)) / -(-hosts // uplinks)
-    assert fabric.failure_slowdown(hosts, uplinks, failed) == pytest.approx(expected)
-
-
-@settings(max_examples=25, deadline=None)
-@given(half=st.integers(1, 4), hosts=st.integers(1, 6), spines=st.integers(1, 6),
-       data=st.data())
-def test_leaf_spine_bisection_is_the_narrower_side(half, hosts, spines, data):
-    failed = data.draw(st.integers(0, spines - 1))
-    got = fabric.leaf_spine_bisection(2 * half, hosts, spines, 10.0, failed)
-    assert got == pytest.approx(half * min(hosts, spines - failed) * 10.0)
-
-
-@pytest.mark.parametrize("connections,paths,target,answer", [
-    (16, 18, 0.45, 4), (8, 8, 0.5, 3), (8, 8, 0.4, 2), (4, 16, 0.3, 4), (1, 1, 1.0, 1)])
-def test_qps_for_efficiency_is_the_first_q_to_reach_the_target(connections, paths, target,
-                                                               answer):
-    assert fabric.qps_for_efficiency(connections, paths, target) == answer
-    assert fabric.ecmp_efficiency(connections * answer, paths) >= target
-    if answer > 1:
-        assert fabric.ecmp_efficiency(connections * (answer - 1), paths) < target
-    # one flow per path on one path: the busiest is the mean
-    assert fabric.ecmp_efficiency(5, 1) == 1.0
-    with pytest.raises(CollectivesError, match="target must be a share"):
-        fabric.qps_for_efficiency(4, 4, 1.5)
-
-
-def test_clos_count_names_what_it_counts():
-    assert fabric.clos_count(8, 2, "hosts", 3) == 48
-    assert fabric.clos_count(8, 2, "bisection", 3, 50e9) == 48 * 50e9 / 2 / 3
-    with pytest.raises(TopologyError, match="what must be 'hosts'"):
-        fabric.clos_count(8, 2, "ports")
+def test_adaptive_flows_spread_evenly_and_reach_the_link_speed_a_hash_misses():
+    # 2 leaves x 2 hosts, 2 spines, 1 GB/s links; the shift 0 -> 2, 1 -> 3, 2 -> 0, 3 -> 1.
+    # Adaptive: every flow puts half of itself on each uplink of its leaf, so an uplink
+    # carries two halves and every flow gets the full 1 GB/s: 1e9 bytes in 1 s (by hand).
+    # Hash seed 1 puts both flows of a leaf on one uplink: 0.5 GB/s each, 2 s.
+    src, dst = np.arange(4), (np.arange(4) + 2) % 4
+    spread = fabric.route_flows(fabric.layered(2, 1e9, [Tier(2, 2)], routing="adaptive"),
+                                src, dst, 1e9)
+    assert spread.share is not None
+    up = np.flatnonzero((spread.topology.link_tier == 2) & spread.topology.link_up)
+    assert spread.link_flows()[up].tolist() == [1.0, 1.0, 1.0, 1.0]
+    assert spread.link_bytes()[up].tolist() == [1e9] * 4
+    assert fabric.max_min_rates(spread) == pytest.approx([1e9] * 4)
+    assert fabric.step_time(spread) == pytest.approx(1.0)
+    hashed = fabric.route_flows(fabric.layered(2, 1e9, [Tier(2, 2)], hash_seed=1), src, dst,
+                                1e9)
+    assert hashed.share is None and fabric.step_time(hashed) == pytest.approx(2.0)
+    # the same on the step model of collectives.time
+    step = cl.Schedule("permute", 4, 1, [[(0, 2, 0, 0), (1, 3, 0, 0), (2, 0, 0, 0),
+                                          (3, 1, 0, 0)]], peers=[2, 3, 0, 1])
+    assert fabric.collective_time(step, spread.topology, 1e9) == pytest.approx(1.0)
+    assert cl.time(step, spread.topology, 1e9).seconds == pytest.approx(1.0)

@@ -1,4 +1,5 @@
-"""Topologies: link counts, routes that are real walks, shortest paths, errors."""
+"""Rings, chains, tori and one switch (collectives.topology.basic): link counts, routes that
+are real walks, shortest paths, errors."""
 
 import itertools
 
@@ -97,12 +98,6 @@ def test_chain_has_no_wraparound():
 def test_path_latency_sums_hops():
     t = tp.torus((4, 4), 1.0, hop_latency=2e-6)
     np.testing.assert_allclose(t.path_latency([0, 0, 5], [15, 0, 6]), [4e-6, 0.0, 2e-6])
-
-
-def test_to_networkx_carries_bandwidth():
-    g = tp.switch(3, 5.0, hop_latency=1e-6).to_networkx()
-    assert g.number_of_nodes() == 4 and g.number_of_edges() == 6
-    assert {d["bandwidth"] for _, _, d in g.edges(data=True)} == {5.0}
 
 
 @pytest.mark.parametrize("call, message", [

@@ -1,7 +1,7 @@
-"""Tests of collectives.fabric: Clos / fat-tree builders, up/down ECMP routing, loads,
-bisection, and the balls-into-bins helpers."""
+"""Clos and fat-tree builders (collectives.fabric.builders): counts against Al-Fares and the
+Clos formulas, up/down routes, hashed ECMP and deterministic d-mod-k routing, loads,
+oversubscription, bisection, errors."""
 
-import itertools
 import math
 from functools import lru_cache
 
@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 import collectives as cl
 from collectives import fabric
 from collectives.errors import CollectivesError, TopologyError
+
 
 BW = 100e9          # bytes/s per direction
 
@@ -69,11 +70,15 @@ def check_walks(t, src, dst, pair, link):
     np.testing.assert_array_equal(t.link_dst[link[end]], dst)
     same = pair[1:] == pair[:-1]
     np.testing.assert_array_equal(t.link_dst[link[:-1]][same], t.link_src[link[1:]][same])
-    # up through levels 1, 2, .., u then down through u, .., 1
+    # up through tiers 1, 2, .., u then down through u, .., 1 (link_tier: 1 = host cable;
+    # the level names are the one set: "leaf", "spine", "core", "tier 4", ...)
     pos = np.arange(len(link)) - start[pair]
     up = pos < counts[pair] // 2
     np.testing.assert_array_equal(t.link_up[link], up)
-    np.testing.assert_array_equal(t.link_level[link], np.where(up, pos + 1, counts[pair] - pos))
+    np.testing.assert_array_equal(t.link_tier[link], np.where(up, pos + 1, counts[pair] - pos))
+    names = np.array(t.info.levels)[t.link_level[link]]
+    want = np.array([cl.topology.tier_level(int(k)) for k in t.link_tier[link]])
+    np.testing.assert_array_equal(names, want)
     # so node tiers rise by one per hop, then fall by one per hop
     rise = t.node_tier[t.link_dst[link]] - t.node_tier[t.link_src[link]]
     np.testing.assert_array_equal(rise, np.where(up, 1, -1))
@@ -84,8 +89,6 @@ def all_pairs(n):
     keep = src != dst
     return src[keep], dst[keep]
 
-
-# ---- counts ---------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("k", [2, 4, 6, 8])
 def test_fat_tree_counts_match_al_fares(k):
@@ -166,8 +169,6 @@ def test_oversubscribed_clos_counts(radix, tiers, ratio, a, b):
     np.testing.assert_array_equal(degree[t.n_ranks + leaves:], radix)
 
 
-# ---- routes ---------------------------------------------------------------------------------
-
 @pytest.mark.parametrize("i", range(len(SMALL)))
 def test_every_route_is_a_shortest_up_down_walk(i):
     t = small(i)
@@ -227,8 +228,6 @@ def test_time_uses_fabric_paths_with_hop_latency():
     np.testing.assert_allclose(t.path_latency([0, 1, 3], [1, 2, 4]), [2e-6, 4e-6, 6e-6])
 
 
-# ---- ECMP -----------------------------------------------------------------------------------
-
 def test_hash_is_deterministic_and_depends_on_flow_and_seed():
     src, dst = all_pairs(16)
     a = fabric.fat_tree(4, BW).paths(src, dst)
@@ -263,7 +262,7 @@ def test_hash_spreads_flows_evenly_and_independently_per_tier():
     dst = np.tile(np.arange(64, 128), 16)
     pair, link = t.paths(src, dst)
     loads = np.bincount(link, minlength=t.n_links)
-    core_up = loads[(t.link_level == 3) & t.link_up][:16]       # pod 0's 16 core uplinks
+    core_up = loads[(t.link_tier == 3) & t.link_up][:16]        # pod 0's 16 core uplinks
     assert core_up.sum() == 1024 and chi_square(core_up) < 37.70
 
 
@@ -306,11 +305,9 @@ def test_spread_all_to_all_loads_each_tier_evenly():
     loads = fabric.link_loads(t, *all_pairs(t.n_ranks))
     for level in range(1, 4):
         for up in (True, False):
-            chosen = loads[(t.link_level == level) & (t.link_up == up)]
+            chosen = loads[(t.link_tier == level) & (t.link_up == up)]
             assert chosen.min() == chosen.max(), (level, up)
 
-
-# ---- oversubscription, bisection, time -------------------------------------------------------
 
 @pytest.mark.parametrize("radix,ratio", [(12, 2), (8, 3), (8, 1)])
 def test_oversubscription_divides_cross_leaf_throughput(radix, ratio):
@@ -339,8 +336,8 @@ def test_all_to_all_slows_down_with_oversubscription():
     t_fast = cl.time(cl.algorithms.direct_all_to_all(16), fast, 16.0)
     t_slow = cl.time(cl.algorithms.direct_all_to_all(24), slow, 24.0)
     assert t_fast.seconds == 15.0 and t_slow.seconds == 63.0
-    assert fast.link_level[t_fast.step_bottleneck_link[0]] == 1
-    assert slow.link_level[t_slow.step_bottleneck_link[0]] == 2   # the leaf uplink
+    assert fast.link_tier[t_fast.step_bottleneck_link[0]] == 1
+    assert slow.link_tier[t_slow.step_bottleneck_link[0]] == 2    # the leaf uplink
     # per byte each rank sends: 15/16 -> 63/24, a 2.8x slowdown (3x as n grows)
     assert (63 / 24) / (15 / 16) == pytest.approx(2.8)
     # a ring only ever has one flow leaving a leaf, so it does not notice: n - 1 steps
@@ -370,13 +367,14 @@ def test_bisection_bandwidth_is_the_max_flow_between_halves(i):
     assert max_flow_across_halves(t) == pytest.approx(expected)
 
 
-def test_bisection_needs_a_fabric():
-    with pytest.raises(TopologyError, match="bisection_bandwidth needs a fabric built by "
-                                            "fat_tree or clos, got 'ring of 4'"):
-        fabric.bisection_bandwidth(cl.topology.ring(4, BW))
+def test_bisection_bandwidth_is_the_one_entry_point_for_every_topology():
+    # fabric.bisection_bandwidth (which needed a fat tree or Clos) and fabric_bisection are
+    # now measures.bisection_bandwidth, which takes any topology: a ring of 4 on links of BW
+    # cut into {0, 1} and {2, 3} is crossed by two links each way: 2 BW (by hand)
+    assert fabric.bisection_bandwidth is cl.measures.bisection_bandwidth
+    assert fabric.fabric_bisection is cl.measures.bisection_bandwidth
+    assert fabric.bisection_bandwidth(cl.topology.ring(4, BW)) == 2 * BW
 
-
-# ---- link_loads and load_imbalance -----------------------------------------------------------
 
 def test_link_loads_on_any_topology():
     ring = cl.topology.ring(4, BW, bidirectional=False)
@@ -417,71 +415,6 @@ def test_paths_with_flow_ids_checks_its_input():
     pair, link = t.paths([], [], flow_id=0)
     assert pair.size == link.size == 0
 
-
-# ---- balls into bins -------------------------------------------------------------------------
-
-def brute_force_max_load(m, n):
-    """P(max = k) by enumerating all n^m assignments of m flows to n paths."""
-    dist = np.zeros(m + 1)
-    for assignment in itertools.product(range(n), repeat=m):
-        dist[max(np.bincount(assignment, minlength=n)) if m else 0] += 1
-    return dist / n ** m
-
-
-def test_collision_probability():
-    # 4 flows on 4 paths: 4!/4^4 = 24/256 of assignments are collision-free
-    assert fabric.ecmp_no_collision_probability(4, 4) == 0.09375
-    assert fabric.ecmp_collision_probability(4, 4) == 0.90625
-    assert fabric.ecmp_no_collision_probability(5, 4) == 0.0
-    assert fabric.ecmp_collision_probability(1, 8) == 0.0
-    assert fabric.ecmp_no_collision_probability(0, 3) == 1.0
-    for m, n in [(2, 3), (3, 3), (3, 5), (4, 6)]:
-        assert fabric.ecmp_no_collision_probability(m, n) == pytest.approx(
-            brute_force_max_load(m, n)[: 2].sum(), abs=1e-15)
-
-
-@pytest.mark.parametrize("m,n", [(0, 3), (1, 1), (3, 1), (1, 4), (2, 2), (3, 3), (4, 2),
-                                 (5, 3), (4, 4), (2, 6), (6, 4)])
-def test_max_load_distribution_matches_enumeration(m, n):
-    np.testing.assert_allclose(fabric.max_load_distribution(m, n), brute_force_max_load(m, n),
-                               atol=1e-13)
-
-
-@pytest.mark.parametrize("n,expected", [(2, 1.5), (4, 2.125), (8, 2.597), (16, 3.078)])
-def test_expected_max_load_for_as_many_flows_as_paths(n, expected):
-    exact = fabric.expected_max_load_exact(n, n)
-    assert exact == pytest.approx(expected, abs=5e-4)
-    dist = fabric.max_load_distribution(n, n)
-    std = math.sqrt(np.arange(n + 1) ** 2 @ dist - exact ** 2)
-    trials = 40_000
-    estimate = fabric.expected_max_load(n, n, trials=trials, seed=7)
-    assert abs(estimate - exact) < 4 * std / math.sqrt(trials)     # 4 standard errors
-    assert fabric.expected_max_load(n, n, trials=trials, seed=7) == estimate
-
-
-def test_expected_max_load_edge_cases_and_many_flows():
-    assert fabric.expected_max_load(0, 4) == 0.0
-    assert fabric.expected_max_load(7, 1, trials=10) == 7.0
-    assert fabric.expected_max_load_exact(7, 1) == 7.0
-    # Meta's 1,000 flows on 16 links: mean 62.5 per link, the busiest is ~25 % above
-    exact = fabric.expected_max_load_exact(1000, 16)
-    assert 1.2 < exact / 62.5 < 1.35
-    assert fabric.expected_max_load(1000, 16, trials=2000, seed=1) == pytest.approx(exact, rel=0.01)
-
-
-@pytest.mark.parametrize("call,message", [
-    (lambda: fabric.ecmp_collision_probability(-1, 4), "flows must be an integer >= 0, got -1"),
-    (lambda: fabric.ecmp_no_collision_probability(2, 0), "paths must be an integer >= 1, got 0"),
-    (lambda: fabric.expected_max_load(2, 2.0), "paths must be an integer >= 1, got 2.0"),
-    (lambda: fabric.expected_max_load(2, 2, trials=0), "trials must be an integer >= 1, got 0"),
-    (lambda: fabric.max_load_distribution(True, 2), "flows must be an integer >= 0, got True"),
-])
-def test_balls_into_bins_reject_bad_input(call, message):
-    with pytest.raises(CollectivesError, match=message):
-        call()
-
-
-# ---- bad input -------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("call,message", [
     (lambda: fabric.fat_tree(3, BW), r"k must be even \(each switch has k/2 ports down and "
@@ -524,7 +457,7 @@ def test_ratio_close_to_a_realisable_split_is_rounded_to_it():
     assert (t.hosts_per_leaf, t.leaf_uplinks, t.oversubscription) == (6, 2, 3.0)
     assert t.name == "2-tier Clos, radix 8, 6 hosts + 2 uplinks per leaf (3:1), 48 hosts"
     assert isinstance(t, cl.Topology)
-    for array in (t.node_tier, t.link_level, t.link_up):
+    for array in (t.node_tier, t.link_level, t.link_tier, t.link_up):
         assert not array.flags.writeable
     with pytest.raises(cl.TopologyError, match="cannot be changed once built"):
         t.ecmp = "spread"               # the router was built for "hash": rebuild instead
@@ -535,14 +468,15 @@ def test_timing_names_the_fabric_tier_that_bounds_it():
     # A direct all-to-all of S = 1 MiB per rank sends parts of S/48. Each leaf's uplinks
     # carry 6 hosts x 42 remote hosts = 252 parts, 126 per uplink when spread evenly:
     # 126 S/48 / 1e9 = 2.7525 ms, against 47 S/48 on a host cable. The timing must name
-    # tier 2 (leaf-spine), not fail or blame the host cables.
+    # tier 2 (leaf-spine, level "spine"), not fail or blame the host cables (level "leaf").
     t = fabric.clos(8, 2, 1e9, oversubscription=3, ecmp="spread")
     assert (t.n_ranks, t.hosts_per_leaf, t.leaf_uplinks) == (48, 6, 2)
     timing = cl.time(cl.algorithms.direct_all_to_all(48), t, 2**20)
     assert timing.seconds == pytest.approx(126 * 2**20 / 48 / 1e9)
-    assert timing.bottleneck_level == "tier 2"
-    assert set(timing.level_seconds()) == {"tier 2"}
+    assert timing.bottleneck_level == "spine"
+    assert set(timing.level_seconds()) == {"spine"}
     # a ring of neighbours keeps to the host cables of a fat tree
     tree = fabric.fat_tree(4, 1e9)
-    assert cl.time(cl.algorithms.ring_all_reduce(16), tree, 2**20).bottleneck_level == "host"
-    assert tree.info.levels[tree.link_level[0]] == "host"
+    assert cl.time(cl.algorithms.ring_all_reduce(16), tree, 2**20).bottleneck_level == "leaf"
+    assert tree.info.levels[tree.link_level[0]] == "leaf"
+    assert tree.info.levels == ("leaf", "spine", "core")

@@ -116,11 +116,6 @@ class Timing:
                 f"nbytes={self.nbytes:g}: {self.seconds:.6g} s over {self.n_steps} steps)")
 
 
-#: the old private name of :func:`collectives.validation.check_nbytes` (fabric.flows imports
-#: it until the re-layout is merged)
-_check_nbytes = check_nbytes
-
-
 def _placement(schedule, topology, placement, switch_placement, what):
     """participant -> topology node, checked: ranks onto distinct endpoints, switch
     participants onto distinct switches."""

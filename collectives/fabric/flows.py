@@ -35,7 +35,7 @@ import numpy as np
 
 from ..errors import CollectivesError, TopologyError
 from ..topology import Cluster, Topology
-from ..validation import int_array, integer
+from ..validation import check_nbytes, int_array, integer
 
 __all__ = ["Flows", "route_flows", "max_min_rates", "step_time", "collective_time",
            "reroute", "SCHEMES"]
@@ -303,11 +303,10 @@ def collective_time(schedule, topology, nbytes, *, qps=1, hash_qp=False, scheme=
     """Seconds a Schedule takes on ``topology`` under max-min fair flow rates: each step's
     transfers become connections (rank r on endpoint r), routed as :func:`route_flows`
     says; steps run one after another, each as long as :func:`step_time`."""
-    from ..cost import _check_nbytes
     from ..schedule import schedule_arg
 
     schedule_arg(schedule)
-    nbytes = _check_nbytes(nbytes)
+    nbytes = check_nbytes(nbytes)
     if schedule.n_ranks > topology.n_ranks:
         raise TopologyError(f"{schedule.name} has {schedule.n_ranks} ranks but "
                             f"{topology.name} has {topology.n_ranks} endpoints")

@@ -14,8 +14,8 @@ costs it on a :class:`Topology`, ``viz`` draws it. Quick tour::
 from . import (algorithms, analytic, dist, fabric, fp8, grading, hardware, measures, mesh, moe,
                plan, semantics, topology, transforms, viz)
 from .cost import ConcurrentTiming, Job, Timing, algbw, bus_factor, busbw, time, time_concurrent
-from .errors import (CollectivesError, DistError, GradingError, LayoutError, ScheduleError,
-                     TopologyError)
+from .errors import (CollectivesError, DistError, GradingError, LayoutError, SandboxError,
+                     ScheduleError, TopologyError)
 from .mesh import Mesh
 from .replay import SymbolicState, simulate, trace, verify
 from .schedule import Schedule, Step, Transfer, compose
@@ -36,7 +36,7 @@ __all__ = [
     "algbw", "busbw", "bus_factor",
     # the one error hierarchy
     "CollectivesError", "ScheduleError", "TopologyError", "GradingError", "DistError",
-    "LayoutError",
+    "LayoutError", "SandboxError",
 ]
 
 __version__ = "0.1.0"

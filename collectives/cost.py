@@ -116,11 +116,6 @@ class Timing:
                 f"nbytes={self.nbytes:g}: {self.seconds:.6g} s over {self.n_steps} steps)")
 
 
-#: the old private name of :func:`collectives.validation.check_nbytes` (fabric.flows imports
-#: it until the re-layout is merged)
-_check_nbytes = check_nbytes
-
-
 def _placement(schedule, topology, placement, switch_placement, what):
     """participant -> topology node, checked: ranks onto distinct endpoints, switch
     participants onto distinct switches."""
@@ -171,12 +166,13 @@ def _run_costs(traffic, topology, chunk_bytes):
     chunks = np.concatenate([r.chunks for r in runs]) if runs else np.zeros(0, np.int64)
     run_of_pair = np.repeat(np.arange(n_runs), [r.n_pairs for r in runs])
     remote = np.flatnonzero(src != dst)                       # local copies are free
-    pair, link = topology.paths(src[remote], dst[remote])
+    pair, link, share = topology.link_shares(src[remote], dst[remote])   # adaptive: < 1
     run_of_hop = run_of_pair[remote][pair]
-    latency = np.bincount(pair, weights=topology.link_latency[link], minlength=len(remote))
+    latency = np.bincount(pair, weights=topology.link_latency[link] * share,
+                          minlength=len(remote))
     run_latency = _max_per_run(latency, run_of_pair[remote], n_runs)
     key = run_of_hop * n_links + link
-    weight = chunks[remote][pair]
+    weight = chunks[remote][pair] * share
     bottleneck = np.full(n_runs, -1, dtype=np.int64)
     bottleneck_bytes = np.zeros(n_runs)
     transfer = np.zeros(n_runs)

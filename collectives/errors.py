@@ -8,11 +8,12 @@ Where each is raised: :class:`ScheduleError` by the Schedule, its builders, tran
 ``verify``; :class:`TopologyError` by topologies, presets and costing; :class:`GradingError` by
 the checks of the graded notebooks; :class:`DistError` by :mod:`collectives.dist` (a worker
 process failed or timed out); :class:`LayoutError` by :mod:`collectives.plan` (a parallelism
-layout does not fit). Every other bad input raises :class:`CollectivesError` itself.
+layout does not fit); :class:`SandboxError` by the instructor tooling (``collectives_grader``:
+the grading sandbox cannot be set up). Every other bad input raises :class:`CollectivesError` itself.
 """
 
 __all__ = ["CollectivesError", "ScheduleError", "TopologyError", "GradingError", "DistError",
-           "LayoutError"]
+           "LayoutError", "SandboxError"]
 
 
 class CollectivesError(ValueError):
@@ -72,3 +73,10 @@ class DistError(CollectivesError):
 class LayoutError(CollectivesError):
     """A parallelism layout (:class:`collectives.plan.Layout`) does not fit the model, the
     batch or the cluster."""
+
+
+class SandboxError(CollectivesError, RuntimeError):
+    """The grading sandbox cannot be set up (no bwrap, no user namespaces, a changed package
+    copy), so grading refuses to start (``collectives_grader.sandbox``). A ``RuntimeError``
+    too, as it was before it joined this hierarchy."""
+

@@ -54,7 +54,7 @@ from ..errors import CollectivesError, LayoutError
 from ..fp8.memory import bytes_per_parameter
 from ..validation import integer, number
 from .builder import RecordBuilder, chip_numbers, resolve_cluster
-from .costing import Coster, nvlink_server
+from .costing import Coster
 from .layout import Layout
 from .model import model as named_model
 from .precision import precision
@@ -208,8 +208,8 @@ def training_step(model, layout: Layout, cluster, *, seq_len: int, global_batch:
              f"gathered in {prec.weight_bytes:g}, activations {a_bytes:g}; compute at "
              f"{flops:.3g} FLOP/s per device",)
     if topology.info.family == "layered":
-        notes += (("groups inside a server costed on one DGX H100 node's NVSwitch "
-                   "(NVLink), the rest on the fabric") if nvlink_server(topology) else
+        notes += (("groups inside a server cross its NVSwitch (NVLink), the rest the "
+                   "fabric") if topology.info.gpus_per_node and topology.n_nics else
                   "this fabric has no NVLink: GPUs of one server reach each other through "
                   "their rack switch",)
     if full:

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import collectives as cl
-from collectives import cost, validation
+from collectives import validation
 from collectives.validation import check_nbytes, renamed_arg
 
 
@@ -30,10 +30,6 @@ def test_check_nbytes_names_what_is_wrong(bad, message):
     with pytest.raises(cl.CollectivesError) as info:
         check_nbytes(bad)
     assert str(info.value) == message
-
-
-def test_cost_keeps_its_old_private_name_until_the_merge():
-    assert cost._check_nbytes is check_nbytes
 
 
 def test_renamed_arg_takes_the_current_or_the_old_name():

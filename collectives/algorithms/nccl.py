@@ -56,10 +56,11 @@ Left out: the protocols (LL, LL128, Simple) and their chunk sizes (``src/enqueue
 the number of channels NCCL picks (``ncclTopoCompute``, ``src/graph/tuning.cc``), the
 balanced and split tree patterns (a node's first child, or both, on ``intra[1]``), the rail
 alternation of crossNic rings on odd nodes (``ncclTopoPostset``), other search outcomes
-on other hardware, NVLS, CollNet and PAT. Compare with
+on other hardware, CollNet without NVLS, and PAT. NCCL's NVLS and NVLSTree, which need
+switch participants, are in :mod:`collectives.algorithms.innetwork`. Compare with
 :func:`~collectives.algorithms.hierarchical_all_reduce`, the textbook two-level form. The
-double binary tree itself is taught in chapter "All-reduce"; no chapter uses these
-cluster-level schedules yet.
+double binary tree itself is taught in chapter "All-reduce"; these schedules in chapters
+"Collectives inside a node" and "Collectives across nodes".
 """
 
 from __future__ import annotations

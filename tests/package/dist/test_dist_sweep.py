@@ -5,6 +5,10 @@ Launches are slow (each worker imports torch), so each test starts one process g
 few, small sizes; the figures themselves are never asserted (timing is for bench/dist.py),
 only what must hold whatever the machine: the definitions of algbw and busbw, the check of
 the result, and that nothing is left running.
+
+``make check`` runs one sweep and each kind of failure on whole messages; the tests marked
+``slow`` (segmented, grouped and broken sweeps, failures of segmented messages, torchrun)
+run in ``make test``.
 """
 
 import importlib
@@ -155,6 +159,7 @@ def test_sweep_ring_all_reduce_against_torch(marked_env):
     assert not _marked(marked_env)
 
 
+@pytest.mark.slow
 def test_a_segmented_sweep_checks_and_times_both():
     result = dist.sweep(cl.algorithms.ring_all_reduce(4), [4 * KIB], iters=1, warmup=0,
                         segments=4)
@@ -164,6 +169,7 @@ def test_a_segmented_sweep_checks_and_times_both():
         dist.sweep(cl.algorithms.ring_all_reduce(4), [4 * KIB], segments=0)
 
 
+@pytest.mark.slow
 def test_a_wrong_schedule_is_counted_wrong():
     ring = cl.algorithms.ring_all_reduce(4)
     broken = ring.reduce.copy()
@@ -179,6 +185,7 @@ def test_a_wrong_schedule_is_counted_wrong():
     assert row.impl == "broken_ring" and row.wrong == 4 * 4
 
 
+@pytest.mark.slow
 def test_a_grouped_collective_over_a_mesh_axis_runs_on_torch_sub_groups(capsys):
     mesh = cl.Mesh({"dp": 2, "tp": 2})
     schedule = mesh.collective(cl.algorithms.ring_all_gather(2), "tp")
@@ -251,7 +258,8 @@ FAILURES = [
 
 @pytest.mark.parametrize("kind,expected,segments",
                          [f + (1,) for f in FAILURES] +                     # whole messages
-                         [f + (3,) for f in FAILURES if f[0] != "mismatch"])  # in pieces
+                         [pytest.param(*f, 3, marks=pytest.mark.slow)       # in pieces
+                          for f in FAILURES if f[0] != "mismatch"])
 def test_a_rank_that_dies_mismatches_or_hangs_is_named_with_its_step(
         kind, expected, segments, monkeypatch, tmp_path, marked_env):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
@@ -270,6 +278,7 @@ def test_a_rank_that_dies_mismatches_or_hangs_is_named_with_its_step(
     assert not list(tmp_path.glob("collectives-dist-*"))
 
 
+@pytest.mark.slow
 def test_a_segmented_message_of_the_wrong_size_ends_the_run_naming_the_rank_and_step(
         monkeypatch, tmp_path, marked_env):
     """Rank 1 sends a message one row too long at step 1, in 3 pieces. A row holds 2
@@ -321,6 +330,7 @@ def test_torchrun_main_outside_torchrun_says_how_to_start_it(tmp_path):
     assert "RANK and WORLD_SIZE are not set: start this module with torchrun" in proc.stderr
 
 
+@pytest.mark.slow
 def test_the_same_schedule_runs_under_torchrun_on_four_processes(tmp_path, marked_env):
     """torch's own launcher, as on a cluster: --standalone --nproc-per-node 4, loopback."""
     before = _children()

@@ -77,11 +77,12 @@ unit: $(STAMP)
 	$(BIN)/python -m pytest tests/package -m "not slow" -n auto --dist loadfile -q \
 	  --durations=10
 
-# The whole suite on every core, one test file per worker at a time (`--dist loadfile`: a
-# file's module fixtures, such as the grading pipeline's course, are built once); the slowest
-# tests are listed at the end.
+# The whole suite on every core, the book built first. A worker takes a whole test file at a
+# time (its module fixtures are built once), or one half of the grading pipeline (each half
+# has its own course: the two are graded at once); the files with the most slow tests start
+# first (tests/conftest.py). The slowest tests are listed at the end.
 test: book browser sandbox
-	$(BIN)/python -m pytest -n auto --dist loadfile --durations=30
+	$(BIN)/python -m pytest -n auto --dist loadgroup --no-loadscope-reorder --durations=30
 
 # Grade every submission of one assignment: sandboxed, in parallel, resumable (exercises/README.md).
 grade: $(STAMP) sandbox

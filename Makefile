@@ -80,9 +80,10 @@ unit: $(STAMP)
 # The whole suite on every core, the book built first. A worker takes a whole test file at a
 # time (its module fixtures are built once), or one half of the grading pipeline (each half
 # has its own course: the two are graded at once); the files with the most slow tests start
-# first (tests/conftest.py). The slowest tests are listed at the end.
+# first (tests/work_units.py, the scheduler in tests/conftest.py that `--dist loadgroup`
+# selects). The slowest tests are listed at the end.
 test: book browser sandbox
-	$(BIN)/python -m pytest -n auto --dist loadgroup --no-loadscope-reorder --durations=30
+	$(BIN)/python -m pytest -n auto --dist loadgroup --durations=30
 
 # Grade every submission of one assignment: sandboxed, in parallel, resumable (exercises/README.md).
 grade: $(STAMP) sandbox

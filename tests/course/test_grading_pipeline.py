@@ -7,9 +7,9 @@ assignment without a spec fails ``test_every_assignment_has_a_spec`` with a skel
 from.
 
 Static checks of the source notebooks run first (fast), for every assignment. The pipeline tests
-(``slow``) run in two halves of the assignments (:data:`FIRST_HALF` and the others), so that
-``make test`` grades them on two workers at once (``--dist loadgroup``: each half is an
-``xdist_group``). The tests of a half share one temporary course directory (copies of
+(``slow``) run in two halves of the assignments (``work_units.FIRST_HALF`` and the others), so
+that ``make test`` grades them on two workers at once (each half is a unit of work of its
+own, tests/work_units.py). The tests of a half share one temporary course directory (copies of
 ``exercises/nbgrader_config.py`` and ``exercises/source/``; the repository's ``exercises/`` is
 never touched) in which nbgrader's command-line tools run once each for that half's
 assignments (see :class:`nbgrader_helpers.Course`):
@@ -38,6 +38,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from work_units import HALF_IDS, pipeline_half
 
 import assignments as specs
 import nbgrader_helpers as h
@@ -46,27 +47,11 @@ ASSIGNMENTS = h.assignments()
 SPECCED = [a for a in ASSIGNMENTS if specs.spec_path(a).is_file()]
 THIS_FILE = Path(__file__).resolve()
 
-# The first half of the pipeline; every other assignment (a new one too) is in the second. The
-# halves take about as long: nbgrader autograde took, in seconds (2-core machine, other jobs
-# running), cluster_collectives 242, real_processes 94, planning 90, fabric 78, all_to_all 67,
-# all_reduce 63, fp8 60, all_gather_reduce_scatter 60, cost_models 58, topology_reasoning 53.
-FIRST_HALF = ("cluster_collectives", "fp8", "all_gather_reduce_scatter", "cost_models",
-              "topology_reasoning")
+half = pipeline_half          # 0 or 1: which of the two courses grades an assignment
 
 
-def half(assignment):
-    """0 for the assignments of FIRST_HALF, 1 for the others."""
-    return 0 if assignment in FIRST_HALF else 1
-
-
-def _grouped(names):
-    """``names`` as parameters, each in the xdist group of its half."""
-    return [pytest.param(a, marks=pytest.mark.xdist_group(f"grading_pipeline_{half(a)}"))
-            for a in names]
-
-
-every_assignment = pytest.mark.parametrize("assignment", _grouped(ASSIGNMENTS))
-specced = pytest.mark.parametrize("assignment", _grouped(SPECCED))
+every_assignment = pytest.mark.parametrize("assignment", ASSIGNMENTS)
+specced = pytest.mark.parametrize("assignment", SPECCED)
 
 # nbgrader export's columns (exercises/README.md, section 5)
 EXPORT_COLUMNS = ["assignment", "duedate", "timestamp", "student_id", "last_name", "first_name",
@@ -435,9 +420,7 @@ def test_feedback_reports_each_students_scores_and_messages(course, assignment):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("which", [
-    pytest.param(which, marks=pytest.mark.xdist_group(f"grading_pipeline_{which}"))
-    for which in (0, 1)], ids=["first_half", "second_half"])
+@pytest.mark.parametrize("which", [0, 1], ids=HALF_IDS)
 def test_export_has_one_row_per_assignment_and_student(course, which):
     fields, rows = step(course.export, specced_in(course))
     assert fields == EXPORT_COLUMNS

@@ -21,7 +21,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[course]'
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
-	$(BIN)/python -m collectives.grading.sandbox install >/dev/null
+	$(BIN)/python -m collectives_grader.sandbox install >/dev/null
 	touch $(STAMP)
 
 # Offline assets (MathJax, require.js, widget manager) from the npm registry.
@@ -88,7 +88,7 @@ test: book browser sandbox
 # Grade every submission of one assignment: sandboxed, in parallel, resumable (exercises/README.md).
 grade: $(STAMP) sandbox
 	@test -n "$(ASSIGNMENT)" || { echo "usage: make grade ASSIGNMENT=<assignment>"; exit 2; }
-	$(BIN)/python -m collectives.grading.classroom grade $(ASSIGNMENT) --course-dir exercises
+	$(BIN)/python -m collectives_grader.classroom grade $(ASSIGNMENT) --course-dir exercises
 
 serve: book
 	@echo "Serving the book on http://127.0.0.1:$(PORT)/"

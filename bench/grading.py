@@ -4,7 +4,7 @@ For each assignment (default: cost_models), N submissions (default 12) cycling t
 spec's correct, partial, blank and hostile notebooks (tests/assignments/<assignment>.py) are
 written into two copies of one released temporary course. One copy is graded by plain
 ``nbgrader autograde <assignment>`` (sequential), the other by ``python -m
-collectives.grading.classroom grade`` (all cores). Both copies have the course's
+collectives_grader.classroom grade`` (all cores). Both copies have the course's
 nbgrader_config.py, so both run every kernel in the same grading sandbox (checked: the run
 stops if the configuration names another kernel or the sandbox cannot run). Prints, per
 assignment, seconds per notebook of each side, the speed-up, whether every cell's score is
@@ -36,7 +36,7 @@ import nbformat  # noqa: E402
 import assignments as specs  # noqa: E402
 import nbgrader_helpers as h  # noqa: E402
 
-from collectives.grading import sandbox  # noqa: E402
+from collectives_grader import sandbox  # noqa: E402
 
 KINDS = ("correct", "partial", "blank", "hostile")
 
@@ -73,7 +73,7 @@ def sequential(root, assignment, jobs):
 
 
 def parallel(root, assignment, jobs):
-    return [sys.executable, "-m", "collectives.grading.classroom", "grade", assignment,
+    return [sys.executable, "-m", "collectives_grader.classroom", "grade", assignment,
             "--course-dir", str(root), "--jobs", str(jobs), "--no-feedback"]
 
 

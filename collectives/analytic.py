@@ -155,8 +155,8 @@ def chain_reduce_scatter(n: int, nbytes: float, *, alpha: float, bandwidth: floa
 
 def chain_broadcast(n: int, nbytes: float, *, alpha: float, bandwidth: float,
                     n_segments: int = 1) -> float:
-    """k segments down a line of n ranks: (n - 2 + k)(alpha + S/(k B)); as k grows the
-    time tends to S/B, independent of n (pipelining)."""
+    """``n_segments`` = k segments down a line of n ranks: (n - 2 + k)(alpha + S/(k B)); as
+    k grows the time tends to S/B, independent of n (pipelining)."""
     _check(n, nbytes, alpha, bandwidth)
     k = integer(n_segments, "n_segments", minimum=1)
     return 0.0 if n == 1 else (n - 2 + k) * (alpha + nbytes / (k * bandwidth))
@@ -339,7 +339,8 @@ def nvls_all_reduce(n: int, nbytes: float, *, alpha: float, bandwidth: float,
 def sharp_all_reduce(n: int, nbytes: float, *, alpha: float, bandwidth: float,
                      n_segments: int = 1) -> float:
     """All-reduce in one switch (:func:`collectives.algorithms.sharp_all_reduce`): S up, the
-    sum multicast down, ``n_segments`` pipelined: (k + 1)(alpha + S/(k B)), tending to S/B."""
+    sum multicast down, ``n_segments`` = k pipelined: (k + 1)(alpha + S/(k B)), tending to
+    S/B."""
     _check(n, nbytes, alpha, bandwidth)
     k = integer(n_segments, "n_segments", minimum=1)
     return _pipelined_steps([(nbytes, 0.0), (0.0, nbytes)], k, alpha, bandwidth)

@@ -3,9 +3,17 @@
 Every check on user input raises a subclass of :class:`CollectivesError` (itself a
 ``ValueError``), with a message that names what is wrong and the details as attributes,
 so that a notebook can show the message and a test can inspect the fields.
+
+Where each is raised: :class:`ScheduleError` by the Schedule, its builders, transforms and
+``verify``; :class:`TopologyError` by topologies, presets and costing; :class:`GradingError` by
+the checks of the graded notebooks; :class:`DistError` by :mod:`collectives.dist` (a worker
+process failed or timed out); :class:`LayoutError` by :mod:`collectives.plan` (a parallelism
+layout does not fit); :class:`SandboxError` by the instructor tooling (``collectives_grader``:
+the grading sandbox cannot be set up). Every other bad input raises :class:`CollectivesError` itself.
 """
 
-__all__ = ["CollectivesError", "ScheduleError", "TopologyError", "GradingError"]
+__all__ = ["CollectivesError", "ScheduleError", "TopologyError", "GradingError", "DistError",
+           "LayoutError", "SandboxError"]
 
 
 class CollectivesError(ValueError):
@@ -38,3 +46,37 @@ class TopologyError(CollectivesError):
 
 class GradingError(CollectivesError):
     """A learner's answer has the wrong form (type, shape) for the check it is given to."""
+
+
+class DistError(CollectivesError):
+    """A worker process of :mod:`collectives.dist` failed, or the run timed out.
+
+    Attributes: ``rank`` (the failing rank, ``None`` on a timeout), ``exception`` (the
+    worker's exception type name), ``worker_message``, ``worker_traceback``, ``task`` (the
+    index of the job in :func:`~collectives.dist.run_many`), ``failures`` (for every rank
+    that failed, ``{rank: "Type: message"}``) and ``unfinished`` (ranks still running at a
+    timeout).
+    """
+
+    def __init__(self, message, *, rank=None, exception=None, worker_message=None,
+                 worker_traceback=None, task=None, failures=None, unfinished=()):
+        super().__init__(message)
+        self.rank = rank
+        self.exception = exception
+        self.worker_message = worker_message
+        self.worker_traceback = worker_traceback
+        self.task = task
+        self.failures = dict(failures or {})
+        self.unfinished = tuple(unfinished)
+
+
+class LayoutError(CollectivesError):
+    """A parallelism layout (:class:`collectives.plan.Layout`) does not fit the model, the
+    batch or the cluster."""
+
+
+class SandboxError(CollectivesError, RuntimeError):
+    """The grading sandbox cannot be set up (no bwrap, no user namespaces, a changed package
+    copy), so grading refuses to start (``collectives_grader.sandbox``). A ``RuntimeError``
+    too, as it was before it joined this hierarchy."""
+

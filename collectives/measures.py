@@ -1,4 +1,5 @@
-"""Structural measures of a topology: hops, diameter, average hops, bisection bandwidth.
+"""Structural measures of a topology: hops, diameter, average hops, bisection bandwidth,
+the bandwidth across any cut, and the bandwidth per endpoint on each link level.
 
 These are the numbers a designer looks at before costing any collective: how far apart
 endpoints are (each hop costs a link latency and loads one more link), and how many bytes per
@@ -27,11 +28,17 @@ What is modelled
   wraparound on that axis (every line of the axis is cut twice) and ``N B / L`` without,
   minimised over the axes that can be halved (of even length); when every axis wraps (or
   none does) that is the cut across the longest axis (Dally and Towles, same chapter). On one
-  switch it is ``floor(n/2) B``; on a fat tree or Clos it is
-  :func:`collectives.fabric.bisection_bandwidth` (``N b / 2 / d``). Any other topology is
-  cut into its natural halves, ranks ``[0, n/2)`` and ``[n/2, n)``, and the bytes/s that can
-  flow across are a ``networkx`` maximum flow (switches and NICs may carry traffic on either
-  side), the smaller of the two directions.
+  switch it is ``floor(n/2) B``. On a cluster or fabric
+  (:class:`~collectives.topology.Cluster`: GPU clusters, fat trees and Clos, layered
+  fabrics) it is the cut between the two halves of the top block, from the built live links
+  (:meth:`~collectives.topology.Cluster.bisection_cut`; ``N b / 2 / d`` on a Clos with leaf
+  oversubscription ``d``), where that cut halves the endpoints and no node's GPUs straddle
+  it. Any other topology is cut into its natural halves, ranks ``[0, n/2)`` and
+  ``[n/2, n)``, and the bytes/s that can flow across are a ``networkx`` maximum flow
+  (switches and NICs may carry traffic on either side; failed links carry nothing), the
+  smaller of the two directions (:func:`cut_bandwidth` computes it for any split). There
+  is one bisection entry point: ``collectives.fabric.bisection_bandwidth`` and
+  ``collectives.fabric.fabric_bisection`` are this function.
 
 What is left out
 ----------------
@@ -57,11 +64,12 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .errors import TopologyError
-from .topology import ROLES, Topology
+from .topology import ROLES, Cluster, Topology
 from .validation import int_array, integer
 
-__all__ = ["hops", "hop_matrix", "diameter", "average_hops", "bisection_bandwidth",
-           "MAX_RANKS", "MAX_FLOW_LINKS"]
+__all__ = ["hops", "routed_hops", "hop_matrix", "diameter", "average_hops",
+           "bisection_bandwidth", "cut_bandwidth", "bandwidth_per_endpoint", "MAX_RANKS",
+           "MAX_FLOW_LINKS"]
 
 #: The most endpoints :func:`hop_matrix` (and :func:`diameter` / :func:`average_hops` of a
 #: topology without a closed form) accept by default: 2048**2 = 4.2 million pairs.
@@ -168,6 +176,28 @@ def _routed_hops(topology: Topology, src: np.ndarray, dst: np.ndarray) -> np.nda
     return out
 
 
+def _pair_arrays(topology: Topology, src: ArrayLike, dst: ArrayLike, what: str):
+    topology = _topology_arg(topology, what)
+    src = _endpoints(src, "src", topology)
+    dst = _endpoints(dst, "dst", topology)
+    try:
+        shape = np.broadcast(src, dst).shape
+    except ValueError:
+        raise TopologyError(f"src (shape {src.shape}) and dst (shape {dst.shape}) do not "
+                            "broadcast to one shape of pairs") from None
+    return topology, src, dst, shape
+
+
+def routed_hops(topology: Topology, src: ArrayLike, dst: ArrayLike) -> np.ndarray:
+    """Links on the route the topology's own router picks from each endpoint of ``src`` to
+    the matching one of ``dst`` (0 where they are equal), never a closed form: what the
+    closed forms of :func:`hops` are checked against. Shapes as :func:`hops`."""
+    topology, src, dst, shape = _pair_arrays(topology, src, dst, "routed_hops")
+    s, d = np.broadcast_arrays(src, dst)
+    out = _routed_hops(topology, s.ravel(), d.ravel()).reshape(shape)
+    return out[()] if out.ndim == 0 else out
+
+
 def hops(topology: Topology, src: ArrayLike, dst: ArrayLike) -> np.ndarray:
     """Links on the route from each endpoint of ``src`` to the matching one of ``dst``.
 
@@ -177,14 +207,7 @@ def hops(topology: Topology, src: ArrayLike, dst: ArrayLike) -> np.ndarray:
     docstring (per axis ``min(|a-b|, L-|a-b|)`` with wraparound, ``|a-b|`` without), equal
     to the routes' length; elsewhere from the routes themselves (:meth:`Topology.paths`).
     """
-    topology = _topology_arg(topology, "hops")
-    src = _endpoints(src, "src", topology)
-    dst = _endpoints(dst, "dst", topology)
-    try:
-        shape = np.broadcast(src, dst).shape
-    except ValueError:
-        raise TopologyError(f"src (shape {src.shape}) and dst (shape {dst.shape}) do not "
-                            "broadcast to one shape of pairs") from None
+    topology, src, dst, shape = _pair_arrays(topology, src, dst, "hops")
     form = _torus_form(topology)
     if form is not None:
         out = _torus_hops(*form, src, dst)
@@ -321,30 +344,39 @@ def _switch_bisection(topology: Topology) -> float:
     return float(min(one_way, other_way))
 
 
-def _max_flow_bisection(topology: Topology) -> float:
-    """Max-flow between the natural halves, the smaller of the two directions."""
+def cut_bandwidth(topology: Topology, side: ArrayLike) -> float:
+    """Bytes/s that can cross, the smaller of the two directions, between the endpoints in
+    ``side`` (endpoint ids) and all the other endpoints: a ``networkx`` maximum flow over the
+    topology's links (parallel links add up; switches and NICs carry traffic on either side;
+    a cluster's failed links carry nothing). Refused above :data:`MAX_FLOW_LINKS` links."""
     import networkx as nx
 
+    topology = _topology_arg(topology, "cut_bandwidth")
+    chosen = _endpoints(side, "side", topology).ravel()
     if topology.n_links > MAX_FLOW_LINKS:
         raise TopologyError(
             f"bisection_bandwidth of {topology.name} needs a maximum flow over its "
             f"{topology.n_links:,} links, more than MAX_FLOW_LINKS = {MAX_FLOW_LINKS:,}; it "
             "has no closed form here (tori, rings, chains, one switch and fat trees have)")
-    n = topology.n_ranks
+    a = np.zeros(topology.n_ranks, bool)
+    a[chosen] = True
+    if a.all() or not a.any():
+        raise TopologyError("cut_bandwidth needs endpoints on both sides of the cut")
+    live = ~topology.failed if isinstance(topology, Cluster) else np.ones(topology.n_links,
+                                                                           bool)
     graph = nx.DiGraph()
     graph.add_nodes_from(range(topology.n_nodes))
-    for u, v, bw in zip(topology.link_src.tolist(), topology.link_dst.tolist(),
-                        topology.link_bandwidth.tolist()):
+    for u, v, bw in zip(topology.link_src[live].tolist(), topology.link_dst[live].tolist(),
+                        topology.link_bandwidth[live].tolist()):
         if graph.has_edge(u, v):
             graph[u][v]["capacity"] += bw           # parallel links add up
         else:
             graph.add_edge(u, v, capacity=bw)
-    first, second = range(n // 2), range(n // 2, n)
     flows = []
-    for sources, sinks in ((first, second), (second, first)):
+    for sending in (a, ~a):
         g = graph.copy()
-        g.add_edges_from(("source", s) for s in sources)      # no capacity: unbounded
-        g.add_edges_from((t, "sink") for t in sinks)
+        g.add_edges_from(("source", int(s)) for s in np.flatnonzero(sending))  # unbounded
+        g.add_edges_from((int(t), "sink") for t in np.flatnonzero(~sending))
         flows.append(nx.maximum_flow_value(g, "source", "sink"))
     return float(min(flows))
 
@@ -359,10 +391,10 @@ def bisection_bandwidth(topology: Topology) -> float:
       its 28-chip axis, ``2 x 8960 / 28 = 640`` links. Computed by adding up the bandwidths
       of the links that cross, so it also holds for links of different speeds;
     - one switch: ``floor(n/2) B``, what the up-links of one half can send;
-    - a fat tree or Clos (:mod:`collectives.fabric`): ``N b / 2 / d``
-      (:func:`collectives.fabric.bisection_bandwidth`); a layered fabric
-      (:func:`collectives.fabric.layered`): its live links' tier cut
-      (:func:`collectives.fabric.fabric_bisection`);
+    - a cluster or fabric (:class:`~collectives.topology.Cluster`: GPU clusters and
+      presets, fat trees and Clos, layered fabrics): the cut between the halves of its top
+      block over its live links (``N b / 2 / d`` on a Clos), where that cut halves the
+      endpoints without splitting a node;
     - anything else (and a torus whose axes are all odd): the natural halves, ranks
       ``[0, n/2)`` and ``[n/2, n)``: a ``networkx`` maximum flow from one half to the other
       (switches and NICs free to carry traffic), the smaller direction.
@@ -374,17 +406,13 @@ def bisection_bandwidth(topology: Topology) -> float:
     A single endpoint has no bisection: :class:`~collectives.errors.TopologyError`.
     """
     topology = _topology_arg(topology, "bisection_bandwidth")
-    from .fabric import FabricTopology, LayeredFabric
-    from .fabric import bisection_bandwidth as fabric_bisection
-    from .fabric import fabric_bisection as layered_bisection
-
     if topology.n_ranks < 2:
         raise TopologyError(f"{topology.name} has a single endpoint: there is nothing to cut "
                             "in half")
-    if isinstance(topology, FabricTopology):
-        return float(fabric_bisection(topology))
-    if isinstance(topology, LayeredFabric):
-        return float(layered_bisection(topology))
+    if isinstance(topology, Cluster):
+        cut = topology.bisection_cut()
+        if cut is not None:
+            return cut
     form = _torus_form(topology)
     if form is not None:
         cut = _torus_bisection(topology, form[0])
@@ -396,4 +424,16 @@ def bisection_bandwidth(topology: Topology) -> float:
         # only endpoints: every node is in one half, so the max-flow is the crossing capacity
         side = (np.arange(topology.n_nodes) >= topology.n_ranks // 2).astype(np.int8)
         return _cut_capacity(topology, side)
-    return _max_flow_bisection(topology)
+    return cut_bandwidth(topology, np.arange(topology.n_ranks // 2))
+
+
+def bandwidth_per_endpoint(topology: Topology) -> dict[str, float]:
+    """Bytes/s per endpoint per direction on each link level: the level's total link
+    bandwidth, halved (links come in pairs, one each way), divided among the endpoints
+    (on a SuperPOD: 450 GB/s of NVLink, 63 GB/s of PCIe and 50 GB/s at every fabric tier
+    per GPU). A capacity per endpoint, not what a collective reaches."""
+    topology = _topology_arg(topology, "bandwidth_per_endpoint")
+    total = np.bincount(topology.link_level, weights=topology.link_bandwidth,
+                        minlength=len(topology.info.levels))
+    return {name: float(total[i]) / 2 / topology.n_ranks
+            for i, name in enumerate(topology.info.levels)}

@@ -17,14 +17,15 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .errors import CollectivesError, ScheduleError
+from .schedule import schedule_arg
 from .semantics import REDUCTION_OPS, collective_spec
-from .validation import input_rows, schedule_arg
+from .validation import input_rows
 
 if TYPE_CHECKING:
     from .schedule import Schedule
 
 __all__ = ["simulate", "verify", "trace", "SymbolicState", "VERIFY_MEMORY_LIMIT", "INVALID",
-           "describe_content"]
+           "describe_content", "step_rows"]
 
 #: bytes of symbolic state ``verify`` may allocate (n_ranks * n_slots * ceil(n_ranks/64) * 8)
 VERIFY_MEMORY_LIMIT = 2 * 1024**3

@@ -28,7 +28,7 @@ from .validation import choice, int_array, integer
 if TYPE_CHECKING:
     from .traffic import Traffic
 
-__all__ = ["Transfer", "Step", "Schedule", "compose", "LIST_LIMIT"]
+__all__ = ["Transfer", "Step", "Schedule", "compose", "schedule_arg", "LIST_LIMIT"]
 
 _FIELDS = ("src", "dst", "src_chunk", "dst_chunk")
 
@@ -575,6 +575,16 @@ def _as_list(value, what):
         return list(value)
     except TypeError:
         raise ScheduleError(f"{what} must be a list, got {type(value).__name__}") from None
+
+
+def schedule_arg(value: Any, what: str = "schedule") -> Schedule:
+    """``value`` if it is a :class:`Schedule`, else a ScheduleError saying how to make one
+    (the argument check of every function that takes a Schedule)."""
+    if not isinstance(value, Schedule):
+        raise ScheduleError(
+            f"{what} must be a collectives.Schedule, got {type(value).__name__}; build one with "
+            "collectives.Schedule(collective, n_ranks, n_chunks, steps)")
+    return value
 
 
 # (first collective, second collective) -> what running one after the other computes

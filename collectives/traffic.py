@@ -23,6 +23,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .errors import CollectivesError
+from .validation import integer, renamed_arg
 
 __all__ = ["Run", "Traffic"]
 
@@ -203,10 +204,12 @@ class Traffic:
                                                np.concatenate(chunks))))
         return Traffic(runs)
 
-    def pipelined(self, k: int) -> "Traffic":
+    def pipelined(self, n_segments: int | None = None, *, k: int | None = None) -> "Traffic":
         """Segment j of every chunk runs step s at step s + j (``transforms.pipelined``):
-        step t carries the transfers of steps t-k+1 .. t, each moving one segment."""
-        k = int(k)
+        with ``k = n_segments`` segments, step t carries the transfers of steps t-k+1 .. t,
+        each moving one segment. (``k``: the old keyword, still accepted.)"""
+        k, what = renamed_arg(n_segments, None, k, "n_segments", "k")
+        k = integer(k, f"{what} (number of pipeline segments)", minimum=1)
         n = self.n_steps
         if n == 0:
             return Traffic()

@@ -3,8 +3,8 @@
 * :func:`dual`: reverse a schedule and swap copies for reductions. The dual of an
   all-gather is a reduce-scatter, of a broadcast a reduce (FSDP's forward all-gather and
   backward reduce-scatter are duals).
-* :func:`pipelined`: cut every chunk into ``k`` segments and start segment ``j`` one step
-  after segment ``j - 1``, so consecutive steps overlap.
+* :func:`pipelined`: cut every chunk into ``n_segments`` segments and start segment ``j``
+  one step after segment ``j - 1``, so consecutive steps overlap.
 * :func:`parallel`: run schedules on disjoint slots at the same time (step i of each
   together).
 * :func:`embed`: run a small schedule on groups of ranks of a bigger one (every line of a
@@ -28,9 +28,9 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .errors import ScheduleError
-from .schedule import Schedule
+from .schedule import Schedule, schedule_arg
 from .semantics import collective_spec
-from .validation import int_array, integer, schedule_arg
+from .validation import int_array, integer, renamed_arg
 
 __all__ = ["dual", "pipelined", "parallel", "embed", "grouped"]
 
@@ -111,14 +111,20 @@ def _inverse(peers):
     return out
 
 
-def pipelined(schedule: Schedule, k: int, *, name: str | None = None) -> Schedule:
-    """Cut every chunk into ``k`` segments and pipeline them: segment ``j`` runs step ``s``
-    of ``schedule`` at step ``s + j``. ``n_steps + k - 1`` steps, each moving 1/k of the
-    bytes per transfer; segments never share a slot, so the result is correct whenever
-    ``schedule`` is. Segment ``j`` of chunk ``c`` is slot ``c * k + j``.
+def pipelined(schedule: Schedule, n_segments: int | None = None, *, name: str | None = None,
+              k: int | None = None) -> Schedule:
+    """Cut every chunk into ``n_segments`` segments (``k`` below) and pipeline them: segment
+    ``j`` runs step ``s`` of ``schedule`` at step ``s + j``. ``n_steps + k - 1`` steps, each
+    moving 1/k of the bytes per transfer; segments never share a slot, so the result is
+    correct whenever ``schedule`` is. Segment ``j`` of chunk ``c`` is slot ``c * k + j``.
+    ``n_segments`` is the current name (the package's one spelling of a pipelining depth);
+    the old keyword ``k`` is still accepted.
     """
     schedule = schedule_arg(schedule, "pipelined()'s schedule")
-    k = integer(k, "k (number of pipeline segments)", minimum=1, error=ScheduleError)
+    k, what = renamed_arg(n_segments, None, k, "n_segments", "k", error=ScheduleError)
+    if k is None:
+        raise ScheduleError("pipelined() needs n_segments, the number of pipeline segments")
+    k = integer(k, f"{what} (number of pipeline segments)", minimum=1, error=ScheduleError)
 
     def listing():
         a = schedule.transfer_arrays()

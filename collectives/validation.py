@@ -5,22 +5,22 @@ the value, the name the user knows it by (``what``) and the error class to raise
 :class:`~collectives.CollectivesError` subclass), so a message reads the same everywhere:
 "n_ranks must be an integer >= 1, got 2.5". No numpy broadcasting error, ``KeyError``,
 ``ZeroDivisionError`` or silent truncation reaches a user.
+
+Checks of the package's own types live with the type (``collectives.schedule.schedule_arg``
+for a Schedule), so that this module imports nothing but the errors.
 """
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Collection
+from typing import Any, Collection
 
 import numpy as np
 
 from .errors import CollectivesError
 
-if TYPE_CHECKING:
-    from .schedule import Schedule
-
-__all__ = ["integer", "number", "flag", "choice", "int_array", "input_rows", "schedule_arg",
-           "per_axis_flags"]
+__all__ = ["integer", "number", "flag", "choice", "int_array", "input_rows", "per_axis_flags",
+           "check_nbytes", "renamed_arg"]
 
 
 def _is_int(value: Any) -> bool:
@@ -125,19 +125,6 @@ def input_rows(inputs: Any, n_ranks: int | None = None,
     return data
 
 
-def schedule_arg(value: Any, what: str = "schedule") -> Schedule:
-    """``value`` if it is a :class:`~collectives.Schedule`, else a ScheduleError saying how to
-    make one."""
-    from .errors import ScheduleError
-    from .schedule import Schedule
-
-    if not isinstance(value, Schedule):
-        raise ScheduleError(
-            f"{what} must be a collectives.Schedule, got {type(value).__name__}; build one with "
-            "collectives.Schedule(collective, n_ranks, n_chunks, steps)")
-    return value
-
-
 def per_axis_flags(value: Any, n_axes: int, what: str = "wraparound",
                    error: type[CollectivesError] = CollectivesError) -> tuple:
     """One bool for every axis (``value``: one bool for all, or one per axis), or ``error``."""
@@ -150,3 +137,28 @@ def per_axis_flags(value: Any, n_axes: int, what: str = "wraparound",
     if len(flags) != n_axes:
         raise error(f"{what} has {len(flags)} entries but the shape has {n_axes} axes")
     return flags
+
+
+def check_nbytes(nbytes: Any) -> float:
+    """``nbytes`` (a buffer size in bytes, as :func:`collectives.time` takes it) as a finite
+    float >= 0, or a CollectivesError."""
+    if isinstance(nbytes, (bool, np.bool_)) or not isinstance(
+            nbytes, (int, float, np.integer, np.floating)):
+        raise CollectivesError(f"nbytes must be a number of bytes, got {nbytes!r}")
+    if not math.isfinite(nbytes) or nbytes < 0:
+        raise CollectivesError(f"nbytes must be finite and >= 0, got {nbytes!r}")
+    return float(nbytes)
+
+
+def renamed_arg(value: Any, default: Any, old_value: Any, name: str, old_name: str, *,
+                error: type[CollectivesError] = CollectivesError) -> tuple[Any, str]:
+    """An argument renamed from ``old_name`` to ``name`` whose old keyword is still accepted:
+    ``(its value, the name it was given under)``, so that a check can name what the caller
+    wrote. ``old_value`` is ``None`` when the old keyword was not given; giving it while
+    ``value`` differs from its ``default`` is an ``error`` (two values for one argument)."""
+    if old_value is None:
+        return value, name
+    if value is not None and value != default:
+        raise error(f"{name} and its old name {old_name} were both given ({value!r} and "
+                    f"{old_value!r}); give {name} only")
+    return old_value, old_name

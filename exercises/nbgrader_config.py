@@ -74,7 +74,7 @@ c.Execute.timeout = 120
 c.Execute.interrupt_on_timeout = True
 c.Execute.execute_retries = 0
 c.Autograde.create_student = True
-# Every notebook runs in the grading sandbox (collectives/grading/sandbox.py): bubblewrap, no
+# Every notebook runs in the grading sandbox (collectives_grader/sandbox.py): bubblewrap, no
 # network, only the student's own folder visible and writable, limits on CPU, memory, processes
 # and output. `make setup` installs its kernel spec; `make sandbox` installs bubblewrap. Without
 # a working bwrap, kernels refuse to start unless COLLECTIVES_GRADING_SANDBOX=off.

@@ -28,3 +28,18 @@ def expected_outputs(collective, inputs, root=None):
     if collective == "scatter":                          # rank r: part r of the root's buffer
         return x[root].reshape(n, -1)
     raise ValueError(collective)
+
+
+def tree_shape(parent):
+    """(depth, number of children) of every node of a tree given by ``parent[]`` (-1 at the
+    root), by walking up from each node; checks that parent[] is one tree (no cycle)."""
+    n = len(parent)
+    depth = []
+    for r in range(n):
+        d, v = 0, r
+        while parent[v] >= 0:
+            v, d = parent[v], d + 1
+            assert d <= n, "parent[] has a cycle"
+        depth.append(d)
+    children = np.bincount([p for p in parent if p >= 0], minlength=n)
+    return np.array(depth), children

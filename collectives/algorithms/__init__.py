@@ -1,18 +1,15 @@
 """Collective algorithms, each a function returning a :class:`~collectives.Schedule`.
 
-:data:`CATALOG` lists every algorithm with its collective, the rank counts it supports and
-the topology it is designed for, and a uniform ``build(n)`` (torus algorithms pick the
-most square 2-D shape of n ranks, see :func:`square_shape`), so that tests, benchmarks,
-the chooser and chapters can loop over all of them.
+One module per family (``ring``, ``chain``, ``recursive``, ``direct``, ``tree``, ``alltoall``,
+``torus``, ``hierarchical``, ``innetwork``, ``nccl``, ``p2p``); :mod:`~.catalog` lists every
+algorithm with its collective, the rank counts it supports and the topology it is designed
+for (:data:`CATALOG`, :func:`supports`, :func:`square_shape`); :mod:`~.choose` picks the
+fastest on a topology (:func:`fastest`). Every public name of these modules is re-exported
+here; :mod:`~.checks` holds the builders' shared argument checks.
 """
 
-from __future__ import annotations
-
-import math
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
-
-from .checks import rank_count
+from .catalog import CATALOG, Algorithm, square_shape, supports
+from .choose import Choice, fastest
 from .alltoall import (
     bidirectional_ring_all_to_all,
     bruck_all_to_all,
@@ -46,11 +43,9 @@ from .ring import (
     ring_reduce_scatter,
 )
 from .torus import torus_all_gather, torus_all_reduce, torus_all_to_all, torus_reduce_scatter
-from .tree import (binomial_tree_broadcast, binomial_tree_reduce, double_binary_tree_all_reduce,
-                   double_binary_trees)
-
-if TYPE_CHECKING:
-    from ..schedule import Schedule
+from .torus import axis_groups
+from .tree import (binomial_tree_broadcast, binomial_tree_reduce, depth_and_height,
+                   double_binary_tree_all_reduce, double_binary_trees)
 
 __all__ = [
     "Algorithm", "CATALOG", "supports", "square_shape", "fastest", "Choice",
@@ -73,96 +68,5 @@ __all__ = [
     "collective_permute", "send_recv", "pipeline_shift", "direct_gather", "direct_scatter",
     "double_binary_trees", "nccl_tree_all_reduce", "nccl_ring_all_reduce",
     "nccl_ring_all_gather", "nccl_ring_reduce_scatter", "nccl_rings", "nccl_trees",
+    "depth_and_height", "axis_groups",
 ]
-
-
-def square_shape(n: int) -> tuple[int, int]:
-    """The most square 2-D torus shape (a, b) with a * b = n and a <= b."""
-    a = max(d for d in range(1, math.isqrt(n) + 1) if n % d == 0)
-    return (a, n // a)
-
-
-@dataclass(frozen=True)
-class Algorithm:
-    """A catalogue entry: ``build(n, **options)`` makes the schedule for n ranks; ``topology``
-    names the wiring it is designed for ("ring", "chain", "switch" or "torus")."""
-
-    name: str
-    build: Callable[..., Schedule]
-    collective: str
-    topology: str
-    power_of_two_only: bool = False
-
-
-def _torus(builder, **options):
-    def build(n):
-        return builder(square_shape(rank_count(n)), **options)
-    return build
-
-
-CATALOG = {
-    a.name: a
-    for a in (
-        # all-gather
-        Algorithm("ring_all_gather", ring_all_gather, "all_gather", "ring"),
-        Algorithm("bidirectional_ring_all_gather", bidirectional_ring_all_gather, "all_gather",
-                  "ring"),
-        Algorithm("chain_all_gather", chain_all_gather, "all_gather", "chain"),
-        Algorithm("recursive_doubling_all_gather", recursive_doubling_all_gather, "all_gather",
-                  "switch", power_of_two_only=True),
-        Algorithm("direct_all_gather", direct_all_gather, "all_gather", "switch"),
-        Algorithm("torus_all_gather", _torus(torus_all_gather), "all_gather", "torus"),
-        Algorithm("torus_all_gather_concurrent", _torus(torus_all_gather, concurrent=True),
-                  "all_gather", "torus"),
-        # reduce-scatter
-        Algorithm("ring_reduce_scatter", ring_reduce_scatter, "reduce_scatter", "ring"),
-        Algorithm("bidirectional_ring_reduce_scatter", bidirectional_ring_reduce_scatter,
-                  "reduce_scatter", "ring"),
-        Algorithm("chain_reduce_scatter", chain_reduce_scatter, "reduce_scatter", "chain"),
-        Algorithm("recursive_halving_reduce_scatter", recursive_halving_reduce_scatter,
-                  "reduce_scatter", "switch", power_of_two_only=True),
-        Algorithm("torus_reduce_scatter", _torus(torus_reduce_scatter), "reduce_scatter",
-                  "torus"),
-        Algorithm("torus_reduce_scatter_concurrent", _torus(torus_reduce_scatter, concurrent=True),
-                  "reduce_scatter", "torus"),
-        # all-reduce
-        Algorithm("ring_all_reduce", ring_all_reduce, "all_reduce", "ring"),
-        Algorithm("bidirectional_ring_all_reduce", bidirectional_ring_all_reduce, "all_reduce",
-                  "ring"),
-        Algorithm("rabenseifner_all_reduce", rabenseifner_all_reduce, "all_reduce", "switch",
-                  power_of_two_only=True),
-        Algorithm("recursive_doubling_all_reduce", recursive_doubling_all_reduce, "all_reduce",
-                  "switch", power_of_two_only=True),
-        Algorithm("double_binary_tree_all_reduce", double_binary_tree_all_reduce, "all_reduce",
-                  "switch"),
-        Algorithm("torus_all_reduce", _torus(torus_all_reduce), "all_reduce", "torus"),
-        Algorithm("torus_all_reduce_concurrent", _torus(torus_all_reduce, concurrent=True),
-                  "all_reduce", "torus"),
-        # all-to-all
-        Algorithm("ring_all_to_all", ring_all_to_all, "all_to_all", "ring"),
-        Algorithm("bidirectional_ring_all_to_all", bidirectional_ring_all_to_all, "all_to_all",
-                  "ring"),
-        Algorithm("chain_all_to_all", chain_all_to_all, "all_to_all", "chain"),
-        Algorithm("chain_farthest_first_all_to_all", chain_farthest_first_all_to_all,
-                  "all_to_all", "chain"),
-        Algorithm("direct_all_to_all", direct_all_to_all, "all_to_all", "switch"),
-        Algorithm("pairwise_all_to_all", pairwise_all_to_all, "all_to_all", "switch"),
-        Algorithm("bruck_all_to_all", bruck_all_to_all, "all_to_all", "switch"),
-        Algorithm("torus_all_to_all", _torus(torus_all_to_all), "all_to_all", "torus"),
-        # rooted
-        Algorithm("binomial_tree_broadcast", binomial_tree_broadcast, "broadcast", "switch"),
-        Algorithm("chain_broadcast", chain_broadcast, "broadcast", "chain"),
-        Algorithm("binomial_tree_reduce", binomial_tree_reduce, "reduce", "switch"),
-        Algorithm("direct_gather", direct_gather, "gather", "switch"),
-        Algorithm("direct_scatter", direct_scatter, "scatter", "switch"),
-    )
-}
-
-
-from .choose import Choice, fastest  # noqa: E402  (needs CATALOG above)
-
-
-def supports(name: str, n: int) -> bool:
-    """Whether catalogue algorithm ``name`` accepts ``n`` ranks."""
-    algorithm = CATALOG[name]
-    return n >= 1 and (not algorithm.power_of_two_only or n & (n - 1) == 0)

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Iterable
 from ..cost import time
 from ..errors import CollectivesError, TopologyError
 from ..semantics import collective_spec
+from . import torus
+from .catalog import CATALOG, supports
 
 if TYPE_CHECKING:
     from ..cost import Timing
@@ -44,8 +46,6 @@ def fastest(collective: str, topology: Topology, nbytes: float,
     ``candidates``: names to choose among (default: every applicable one). ``root``: for
     broadcast and reduce.
     """
-    from . import CATALOG, supports
-
     spec = collective_spec(collective)
     from ..topology import Topology
 
@@ -87,8 +87,6 @@ def fastest(collective: str, topology: Topology, nbytes: float,
 
 
 def _build_torus(name, shape, wraparound):
-    from . import torus
-
     wrap = wraparound if wraparound is not None else True
     builders = {
         "torus_all_gather": lambda: torus.torus_all_gather(shape, wraparound=wrap),

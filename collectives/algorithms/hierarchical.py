@@ -28,9 +28,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ScheduleError
-from ..schedule import Schedule, compose
+from ..schedule import Schedule, compose, schedule_arg
 from ..transforms import dual, embed
-from ..validation import schedule_arg
 from . import ring
 from .checks import rank_count
 

@@ -63,9 +63,9 @@ import numpy as np
 from ..errors import ScheduleError
 from ..schedule import Schedule
 from ..traffic import Traffic
-from ..validation import integer
+from ..validation import integer, renamed_arg
 from .checks import chunk_count
-from .tree import _depth_height, double_binary_trees
+from .tree import depth_and_height, double_binary_trees
 
 __all__ = ["nccl_tree_all_reduce", "nccl_ring_all_reduce", "nccl_ring_all_gather",
            "nccl_ring_reduce_scatter", "nccl_rings", "nccl_trees"]
@@ -195,29 +195,32 @@ def nccl_trees(n_nodes: int, gpus_per_node: int, n_channels: int = 1) -> np.ndar
     return out
 
 
-def nccl_tree_all_reduce(n_nodes: int, gpus_per_node: int, n_chunks: int = 1,
-                         n_channels: int = 1) -> Schedule:
+def nccl_tree_all_reduce(n_nodes: int, gpus_per_node: int, n_segments: int = 1,
+                         n_channels: int = 1, *, n_chunks: int | None = None) -> Schedule:
     """NCCL's Tree all-reduce over ``N * g`` ranks (node-major): a chain of GPUs inside each
     node, the double binary tree across nodes, reduce up then broadcast down, pipelined.
 
     The buffer is cut into ``2 * n_channels`` contiguous parts (NCCL's channels: part ``c``
     goes through tree 1 of channel ``c``, part ``n_channels + c`` through tree 2, see
-    :func:`nccl_trees`), each of ``n_chunks`` chunks: slot ``part * n_chunks + j``. Chunks
-    follow one another one step apart, one chunk per step on every edge, as NCCL's
+    :func:`nccl_trees`), each pipelined in ``n_segments`` segments (the old keyword
+    ``n_chunks`` is still accepted): slot ``part * n_segments + j`` holds segment ``j``.
+    Segments follow one another one step apart, one per step on every edge, as NCCL's
     ``runTreeSplit`` (``src/device/all_reduce.h``) streams them: a rank adds its partial sum
-    of chunk ``j`` into its parent at step ``j + height`` (its height in the whole tree,
-    chain included), and the root sends chunk ``j`` back down at step ``j + H``, where
+    of segment ``j`` into its parent at step ``j + height`` (its height in the whole tree,
+    chain included), and the root sends segment ``j`` back down at step ``j + H``, where
     ``H = g - 1 + ceil(log2 N)`` is the height of every tree (NCCL's own estimate in
     ``connectTrees``, ``nRanks/nNodes - 1 + log2i(nNodes)`` with ``log2i`` rounding down,
-    is this for ``N`` a power of two). ``n_chunks - 1 + 2H`` steps.
+    is this for ``N`` a power of two). ``n_segments - 1 + 2H`` steps.
 
-    Modelled: which GPU talks to which and when, each chunk once per edge and direction.
+    Modelled: which GPU talks to which and when, each segment once per edge and direction.
     Left out: see the module docstring (protocols, chunk sizes, the balanced/split
     patterns). Verify and simulate it on small clusters, cost it at any size (the listing
-    has ``4 (N g - 1) n_channels n_chunks`` transfers).
+    has ``4 (N g - 1) n_channels n_segments`` transfers).
     """
     n, g, channels = _sizes(n_nodes, gpus_per_node, n_channels)
-    n_chunks = chunk_count(n_chunks)
+    n_segments, what = renamed_arg(n_segments, 1, n_chunks, "n_segments", "n_chunks",
+                                   error=ScheduleError)
+    n_chunks = chunk_count(n_segments, what)              # segments per part
     parents = nccl_trees(n, g, channels)
     size = n * g
     n_parts = 2 * channels
@@ -225,7 +228,7 @@ def nccl_tree_all_reduce(n_nodes: int, gpus_per_node: int, n_chunks: int = 1,
     total = 0
     shapes = []
     for part in range(n_parts):
-        depth, height = _depth_height(parents[part])
+        depth, height = depth_and_height(parents[part])
         shapes.append((depth, height))
         total = max(total, int(height.max()))
     j = np.arange(n_chunks)

@@ -19,7 +19,7 @@ from ..schedule import Schedule
 from .checks import chunk_count, rank_count, root_rank
 
 __all__ = ["binomial_tree_broadcast", "binomial_tree_reduce", "double_binary_trees",
-           "double_binary_tree_all_reduce"]
+           "double_binary_tree_all_reduce", "depth_and_height"]
 
 
 def _tree_edges(n):
@@ -105,9 +105,11 @@ def double_binary_trees(n: int) -> tuple[np.ndarray, np.ndarray]:
     return first, second
 
 
-def _depth_height(parent):
-    """Depth (root 0) and height (leaves 0) of every node of a tree given by its parents;
-    loops over the levels, vectorised within each."""
+def depth_and_height(parent: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Depth (root 0) and height (leaves 0) of every node of a tree given by its parents
+    (``parent[r]``, -1 at the root, as :func:`double_binary_trees` gives them): a node sends
+    up when its subtree is summed (its height) and receives from above at its depth. Loops
+    over the levels, vectorised within each."""
     n = len(parent)
     depth = np.zeros(n, dtype=np.int64)
     above = parent.copy()
@@ -142,7 +144,7 @@ def double_binary_tree_all_reduce(n: int, n_segments: int = 1) -> Schedule:
     n = rank_count(n)
     n_segments = chunk_count(n_segments, "n_segments")
     trees = double_binary_trees(n)
-    shapes = [_depth_height(parent) for parent in trees]
+    shapes = [depth_and_height(parent) for parent in trees]
     total = max(int(height.max()) for _, height in shapes)
     pieces = []
     for chunk, (parent, (depth, height)) in enumerate(zip(trees, shapes)):

@@ -15,8 +15,9 @@
   adds into it, so the arithmetic (and its rounding) is exactly that of
   :func:`collectives.simulate` (a step that writes a slot twice waits for all its messages
   and applies them in the schedule's transfer order). A transfer with ``src == dst`` is a
-  local copy, no message. ``segments=`` sends each message in pieces, each combined as it
-  lands (gloo's own ring all-reduce pipelines that way); the result is the same.
+  local copy, no message. ``n_segments=`` sends each message in pieces, each combined as it
+  lands (gloo's own ring all-reduce pipelines that way); the result is the same (the old
+  keyword ``segments=`` still works).
 
 Messages are raw bytes, so any numeric numpy dtype travels, including those gloo's own
 collectives reject (int16, uint16, ...). The result is returned exactly as
@@ -51,15 +52,16 @@ Failures end the run with the rank, the job and the step each rank had reached
 
 Modules: :mod:`~collectives.dist.programs` (each rank's part of a Schedule; ``run_local``),
 :mod:`~collectives.dist.torch_ops` (torch.distributed messages and collectives,
-``Comparison``), :mod:`~collectives.dist.launch` (worker processes, failures, timeouts),
-:mod:`~collectives.dist.jobs` (the entry points below) and :mod:`~collectives.dist.errors`
-(``DistError``), :mod:`~collectives.dist.sweep` (the timing sweep) and
-:mod:`~collectives.dist.board` (where each rank is). torch is imported only inside functions: importing this package does not
-import it.
+``Comparison``), :mod:`~collectives.dist.launch` (starting the worker processes, failures,
+timeouts), :mod:`~collectives.dist.worker` (what each worker process runs),
+:mod:`~collectives.dist.jobs` (the entry points below), :mod:`~collectives.dist.sweep` (the
+timing sweep) and :mod:`~collectives.dist.board` (where each rank is). ``DistError`` is
+defined in :mod:`collectives.errors`. torch is imported only inside functions: importing
+this package does not import it.
 """
 
+from ..errors import DistError
 from .jobs import compare_with_torch, run, run_many, run_torch
-from .errors import DistError
 from .launch import BACKENDS, DEFAULT_TIMEOUT, MAX_LOCAL_RANKS, resolve_backend
 from .programs import MAX_SEGMENTS, run_local
 from .sweep import SweepResult, SweepRow, format_table, sizes, sweep

@@ -1,6 +1,6 @@
 """Where every worker is: a small shared file each rank writes its job and step into.
 
-A worker of :mod:`collectives.dist.launch` writes, before every step of a Schedule, its
+A worker (:mod:`collectives.dist.worker`) writes, before every step of a Schedule, its
 job index and step number into its row of a memory-mapped file (a few bytes, no system
 call). When a rank dies or hangs, the launcher reads the board and names the job and step
 each rank had reached; a sweep reads it to move its progress bar. Left out: anything a rank

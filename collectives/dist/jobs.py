@@ -12,7 +12,7 @@ import numpy as np
 
 from ..errors import CollectivesError
 from ..semantics import collective_spec
-from ..validation import schedule_arg
+from ..schedule import schedule_arg
 from .launch import (DEFAULT_TIMEOUT, check_backend, check_launch, resolve_backend, run_tasks,
                      timeout_seconds)
 from .programs import check_segments, prepare
@@ -21,16 +21,16 @@ from .torch_ops import compare, torch_job
 __all__ = ["run", "run_many", "run_torch", "compare_with_torch"]
 
 
-def _schedule_job(schedule, inputs, segments=1):
+def _schedule_job(schedule, inputs, n_segments=1):
     """A run of ``schedule`` on ``inputs``, checked (and laid out) before any process starts."""
-    segments = check_segments(segments)
+    n_segments = check_segments(n_segments)
     spec, buffer, filled = prepare(schedule, inputs)
     return {"kind": "schedule", "schedule": schedule, "n": schedule.n_ranks, "spec": spec,
             "what": f"schedule {schedule.name!r}", "buffer": buffer, "filled": filled,
-            "segments": segments}
+            "n_segments": n_segments}
 
 
-def _job(item, index, segments=1):
+def _job(item, index, n_segments=1):
     if isinstance(item, dict) and item.get("kind") == "torch":      # a job torch_job made
         return item
     try:
@@ -46,15 +46,14 @@ def _job(item, index, segments=1):
     if rest:
         raise CollectivesError(f"job {index}: expected (schedule, inputs); a schedule has its "
                                "own root")
-    return _schedule_job(first, inputs, segments)
+    return _schedule_job(first, inputs, n_segments)
 
 
-def _run_jobs(items, backend, timeout, segments=1):
+def _run_jobs(items, backend, timeout, n_segments=1):
     """Validate every job, then launch one process group per rank count; keep job order."""
     check_backend(backend)
     timeout = timeout_seconds(timeout)
-    segments = check_segments(segments)
-    jobs = [_job(item, i, segments) for i, item in enumerate(items)]
+    jobs = [_job(item, i, n_segments) for i, item in enumerate(items)]
     if not jobs:
         return []
     backend = resolve_backend(backend, max(j["n"] for j in jobs))
@@ -75,7 +74,7 @@ def _run_jobs(items, backend, timeout, segments=1):
     return results
 
 
-def run_many(jobs, backend="gloo", *, timeout=DEFAULT_TIMEOUT, segments=1):
+def run_many(jobs, backend="gloo", *, timeout=DEFAULT_TIMEOUT, n_segments=1, segments=None):
     """Run several jobs, starting the worker processes once per rank count.
 
     Each job is ``(schedule, inputs)`` (the schedule's transfers as point-to-point
@@ -84,13 +83,15 @@ def run_many(jobs, backend="gloo", *, timeout=DEFAULT_TIMEOUT, segments=1):
     checked before any process starts. Jobs with the same number of ranks run one after
     the other in one process group. Returns the outputs in job order. ``timeout`` (seconds)
     bounds each launch: process start, process-group setup and all of its jobs.
-    ``segments`` cuts every message of the schedules into that many pieces (as in
-    :func:`run`).
+    ``n_segments`` cuts every message of the schedules into that many pieces (as in
+    :func:`run`; ``segments``: its old name, still accepted).
     """
-    return [outputs for outputs, _ in _run_jobs(jobs, backend, timeout, segments)]
+    n_segments = check_segments(n_segments, segments)
+    return [outputs for outputs, _ in _run_jobs(jobs, backend, timeout, n_segments)]
 
 
-def run(schedule, inputs, backend="gloo", *, timeout=DEFAULT_TIMEOUT, segments=1):
+def run(schedule, inputs, backend="gloo", *, timeout=DEFAULT_TIMEOUT, n_segments=1,
+        segments=None):
     """Run ``schedule`` over ``torch.distributed`` with one local process per rank.
 
     ``inputs`` and the result are as in :func:`collectives.simulate` (one row per rank,
@@ -101,11 +102,12 @@ def run(schedule, inputs, backend="gloo", *, timeout=DEFAULT_TIMEOUT, segments=1
     its exception; ``timeout`` seconds (process start included) bound the whole run.
     Processes and the rendezvous port are always released. Timing is not realistic (see
     the module docstring): use :func:`collectives.time` for how long a schedule takes.
-    ``segments`` (1 to 1024) sends every message in that many pieces, each combined into
+    ``n_segments`` (1 to 1024) sends every message in that many pieces, each combined into
     the buffer as soon as it arrives (pipelining, as gloo's own ring all-reduce does); the
-    result does not change.
+    result does not change. ``segments`` is its old name, still accepted.
     """
-    return run_many([(schedule, inputs)], backend, timeout=timeout, segments=segments)[0]
+    n_segments = check_segments(n_segments, segments)
+    return run_many([(schedule, inputs)], backend, timeout=timeout, n_segments=n_segments)[0]
 
 
 def run_torch(collective, inputs, *, root=None, backend="gloo", timeout=DEFAULT_TIMEOUT):
@@ -123,18 +125,20 @@ def run_torch(collective, inputs, *, root=None, backend="gloo", timeout=DEFAULT_
 
 
 def compare_with_torch(schedule, inputs, *, backend="gloo", timeout=DEFAULT_TIMEOUT,
-                       segments=1):
+                       n_segments=1, segments=None):
     """Run ``schedule`` and ``torch.distributed``'s own collective on the same inputs.
 
     Both run in one process group (one launch). Returns a :class:`Comparison`; for a
     correct schedule and integer inputs ``comparison.equal`` is True: the package's
-    Schedule computes what the library computes. ``segments`` is :func:`run`'s.
+    Schedule computes what the library computes. ``n_segments`` (old name ``segments``) is
+    :func:`run`'s.
     """
+    n_segments = check_segments(n_segments, segments)
     schedule = schedule_arg(schedule)
     spec = collective_spec(schedule.collective)
     groups = None if schedule.n_groups == 1 else schedule.groups
     (ours, _), (theirs, op) = _run_jobs(
         [(schedule, inputs),
          torch_job(spec.name, inputs, schedule.root, op=schedule.op, groups=groups)],
-        backend, timeout, segments)
+        backend, timeout, n_segments)
     return compare(schedule, ours, theirs, op)

@@ -1,11 +1,10 @@
 """Start one local worker process per rank, run tasks in them, and always clean up.
 
 :func:`run_tasks` writes each rank's share of the tasks to a temporary directory and starts
-``n`` processes (:func:`worker_main`) that meet at a TCP store on the loopback interface and
-form one ``torch.distributed`` process group (gloo on CPU, or NCCL with one GPU per rank).
-Each worker runs the tasks in order (a Schedule's per-rank program with an
-:class:`~collectives.dist.torch_ops.Exchange`, or torch's own collective) and writes back its
-results. :func:`run_tasks` waits for them within a timeout; a worker that fails writes its
+``n`` processes (:func:`collectives.dist.worker.worker_main`) that meet at a TCP store on the
+loopback interface and form one ``torch.distributed`` process group (gloo on CPU, or NCCL with
+one GPU per rank). Each worker runs the tasks in order (:mod:`collectives.dist.worker`) and
+writes back its results. :func:`run_tasks` waits for them within a timeout; a worker that fails writes its
 exception to a file, and the root cause among the failures is raised as :class:`DistError`
 naming the rank, and the job and step it had reached (each worker writes them on a shared
 :class:`~collectives.dist.board.Board`); a rank that hangs ends the run at the timeout, with
@@ -23,17 +22,14 @@ import subprocess
 import sys
 import tempfile
 import time as _time
-import traceback
 from pathlib import Path
 
-from ..errors import CollectivesError, ScheduleError
+from ..errors import CollectivesError, DistError
 from .board import STARTING, Board
-from .errors import DistError
-from .programs import rank_program, run_rank
-from .torch_ops import P2P_OP, Exchange, run_collective
 
-__all__ = ["BACKENDS", "MAX_LOCAL_RANKS", "DEFAULT_TIMEOUT", "FAULTS", "check_backend",
-           "check_launch", "resolve_backend", "timeout_seconds", "run_tasks", "worker_main"]
+__all__ = ["BACKENDS", "MAX_LOCAL_RANKS", "DEFAULT_TIMEOUT", "FAULTS", "LOOPBACK",
+           "check_backend", "check_launch", "resolve_backend", "timeout_seconds", "run_tasks",
+           "write_pickle"]
 
 #: backends :func:`~collectives.dist.run` accepts ("auto": nccl when CUDA is available)
 BACKENDS = ("gloo", "nccl", "auto")
@@ -48,7 +44,8 @@ MAX_LOCAL_RANKS = 64
 #: seconds allowed for one launch (process start, process-group setup, every task)
 DEFAULT_TIMEOUT = 60.0
 
-_LOOPBACK = "127.0.0.1"
+#: the address the workers and their rendezvous store listen on
+LOOPBACK = "127.0.0.1"
 _PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
 _GRACE = 1.0          # seconds to let other ranks report after the first failure
 
@@ -129,7 +126,9 @@ def _loopback_interface():
     return next((name for name in names if name.startswith("lo")), None)
 
 
-def _dump(path, obj):
+def write_pickle(path, obj):
+    """Pickle ``obj`` to ``path`` atomically (a reader never sees half a file): how the
+    launcher hands each worker its tasks and a worker hands back its results or its error."""
     tmp = f"{path}.tmp"
     with open(tmp, "wb") as f:
         pickle.dump(obj, f, protocol=pickle.HIGHEST_PROTOCOL)
@@ -141,7 +140,7 @@ def run_tasks(n, tasks, backend, timeout, labels=None, on_poll=None, stall=None)
     ``(rows, op)`` where ``rows[r]`` is rank r's result. Always kills and reaps the workers.
 
     A task is a dict with ``"what"`` (named in errors) and either ``kind="schedule"``,
-    ``"schedule"`` and per-rank ``"buffer"`` and ``"filled"`` (and optionally ``"segments"``,
+    ``"schedule"`` and per-rank ``"buffer"`` and ``"filled"`` (and optionally ``"n_segments"``,
     pieces per message, and a ``"fault"``), or ``kind="torch"``,
     ``"collective"``, ``"root"`` and per-rank ``"rows"``, or ``kind="timed"`` (a timing
     loop of :mod:`collectives.dist.sweep`, the same dict for every rank). ``labels`` name
@@ -159,7 +158,7 @@ def run_tasks(n, tasks, backend, timeout, labels=None, on_poll=None, stall=None)
     procs, logs, store = [], [], None
     try:
         # the rendezvous store listens here on a port the OS picks (port 0): no race
-        store = tdist.TCPStore(_LOOPBACK, 0, None, True, timedelta(seconds=timeout),
+        store = tdist.TCPStore(LOOPBACK, 0, None, True, timedelta(seconds=timeout),
                                wait_for_workers=False)
         board = Board(workdir / "board.bin", n, create=True)
         for r in range(n):
@@ -168,24 +167,25 @@ def run_tasks(n, tasks, backend, timeout, labels=None, on_poll=None, stall=None)
                 if t["kind"] == "schedule":
                     mine.append({"kind": "schedule", "schedule": t["schedule"],
                                  "buffer": t["buffer"][r], "filled": t["filled"][r],
-                                 "fault": t.get("fault"), "segments": t.get("segments", 1)})
+                                 "fault": t.get("fault"),
+                                 "n_segments": t.get("n_segments", 1)})
                 elif t["kind"] == "timed":
                     mine.append(t)
                 else:
                     mine.append({"kind": "torch", "collective": t["collective"],
                                  "root": t["root"], "row": t["rows"][r],
                                  "op": t.get("op", "sum"), "groups": t.get("groups")})
-            _dump(workdir / f"job{r}.pkl", {"tasks": mine, "backend": backend, "n": n,
+            write_pickle(workdir / f"job{r}.pkl", {"tasks": mine, "backend": backend, "n": n,
                                             "port": store.port, "timeout": timeout})
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(
             [_PACKAGE_PARENT] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
-        env.update(MASTER_ADDR=_LOOPBACK, MASTER_PORT=str(store.port), WORLD_SIZE=str(n),
+        env.update(MASTER_ADDR=LOOPBACK, MASTER_PORT=str(store.port), WORLD_SIZE=str(n),
                    OMP_NUM_THREADS="1")
         lo = _loopback_interface()
         if lo and "GLOO_SOCKET_IFNAME" not in os.environ:
             env["GLOO_SOCKET_IFNAME"] = lo
-        code = ("import sys; from collectives.dist.launch import worker_main; "
+        code = ("import sys; from collectives.dist.worker import worker_main; "
                 "worker_main(sys.argv[1], int(sys.argv[2]))")
         # cwd=workdir: a `collectives` folder in the caller's directory cannot shadow ours
         for r in range(n):
@@ -346,91 +346,3 @@ def _failure(procs, workdir, failed, backend, tasks, labels, board):
         worker_traceback=rec["traceback"],
         task=None if rec["task"] is None else labels[rec["task"]],
         failures={r: f"{records[r]['type']}: {records[r]['message']}" for r in failed})
-
-
-def _run_schedule(task, rank, exchange, board, index):
-    """One schedule task in a worker, with its fault (if any) injected at its step."""
-    fault = task.get("fault") or {}
-    mine = fault.get("rank") == rank
-    schedule = task["schedule"]
-
-    def on_step(k):
-        board.at(rank, index, k)
-        if mine and fault.get("step") == k and fault.get("kind") == "die":
-            os._exit(70)
-        if mine and fault.get("step") == k and fault.get("kind") == "hang":
-            _time.sleep(3600)
-
-    def faulty(sends, recvs, row_shape, dtype, **how):
-        k = int(board.rows[rank, 1])
-        if mine and fault.get("step") == k and fault.get("kind") == "mismatch":
-            import numpy as np
-
-            sends = [(p, np.concatenate([rows, rows[:1]])) for p, rows in sends]
-        return exchange(sends, recvs, row_shape, dtype, **how)
-
-    exchange.segments = task.get("segments", 1)
-    out = run_rank(schedule, rank, task["buffer"], task["filled"],
-                   faulty if mine else exchange, program=rank_program(schedule, rank),
-                   on_step=on_step)
-    return out, P2P_OP
-
-
-def worker_main(workdir, rank):
-    """Entry point of a worker process (started by :func:`run_tasks`); never returns."""
-    workdir = Path(workdir)
-    task_index = None
-    try:
-        with open(workdir / f"job{rank}.pkl", "rb") as f:
-            job = pickle.load(f)
-        from datetime import timedelta
-
-        import torch
-        import torch.distributed as tdist
-
-        torch.set_num_threads(1)
-        backend, n = job["backend"], job["n"]
-        timeout = timedelta(seconds=job["timeout"])
-        device = torch.device("cpu")
-        if backend == "nccl":
-            torch.cuda.set_device(rank)
-            device = torch.device("cuda", rank)
-        store = tdist.TCPStore(_LOOPBACK, job["port"], n, False, timeout)
-        tdist.init_process_group(backend, store=store, rank=rank, world_size=n,
-                                 timeout=timeout)
-        barrier = {"device_ids": [rank]} if backend == "nccl" else {}
-        tdist.barrier(**barrier)
-        exchange = Exchange(torch, tdist, device)
-        board = Board(workdir / "board.bin", n)
-        results = []
-        for task_index, task in enumerate(job["tasks"]):
-            board.at(rank, task_index)
-            if task["kind"] == "schedule":
-                results.append(_run_schedule(task, rank, exchange, board, task_index))
-            elif task["kind"] == "timed":
-                from .sweep import timed_task
-
-                results.append(timed_task(task, rank, n, torch, tdist, device, backend,
-                                          exchange, board, task_index))
-            else:
-                results.append(run_collective(task, n, torch, tdist, device, backend, rank))
-        task_index = None
-        board.finishing(rank)
-        tdist.barrier(**barrier)         # nobody leaves while a peer still needs it
-        _dump(workdir / f"out{rank}.pkl", results)
-        tdist.destroy_process_group()
-        code = 0
-    except BaseException as e:          # report everything, including KeyboardInterrupt
-        key = None
-        if isinstance(e, ScheduleError) and e.step is not None:
-            key = (e.step, getattr(e, "transfer_index", 0))
-        try:
-            _dump(workdir / f"error{rank}.pkl", {
-                "type": type(e).__name__, "message": str(e), "task": task_index,
-                "primary": isinstance(e, CollectivesError), "key": key,
-                "traceback": traceback.format_exc()})
-        finally:
-            code = 1
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)                       # skip interpreter teardown (and gloo's destructors)

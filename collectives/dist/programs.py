@@ -11,44 +11,49 @@ rank's program here, messages through an in-memory mailbox. No torch, no process
 
 The hot path of a step whose slots are each written once (every step of the catalogue's
 rings): a message that only overwrites consecutive slots the step does not send from is
-received straight into them (no inbox, no copy), and a message may arrive in ``segments``
+received straight into them (no inbox, no copy), and a message may arrive in ``n_segments``
 pieces, each combined into its slots as soon as it lands while later pieces are still on
 the wire (the pipelining of gloo's ring all-reduce, gloo/allreduce.cc). Every element still
 goes through the same steps with the same operands, so the result is bit for bit the
-same for any ``segments``.
+same for any ``n_segments``. (``n_segments`` is the package's one name for a pipelining
+depth; the old keyword ``segments`` is still accepted.)
 """
 
 from typing import NamedTuple
 
 import numpy as np
 
-from ..errors import ScheduleError
+from ..errors import DistError, ScheduleError
 from ..semantics import REDUCTION_OPS, collective_spec
-from ..validation import input_rows, schedule_arg
-from .errors import DistError
+from ..schedule import schedule_arg
+from ..validation import input_rows, renamed_arg
 
 __all__ = ["RankStep", "rank_program", "prepare", "run_rank", "run_local", "pieces",
            "MAX_SEGMENTS", "check_segments"]
 
-#: the most pieces one message may be split into (``segments``)
+#: the most pieces one message may be split into (``n_segments``)
 MAX_SEGMENTS = 1024
 
 
-def check_segments(segments):
-    """``segments`` as an int in 1..:data:`MAX_SEGMENTS`, or a clear error."""
-    if isinstance(segments, (bool, np.bool_)) or not isinstance(segments, (int, np.integer)) \
-            or not 1 <= segments <= MAX_SEGMENTS:
-        raise DistError(f"segments must be an integer from 1 to {MAX_SEGMENTS} (pieces per "
-                        f"message), got {segments!r}")
-    return int(segments)
+def check_segments(n_segments, segments=None):
+    """``n_segments`` (pieces per message) as an int in 1..:data:`MAX_SEGMENTS`, or a clear
+    error naming the keyword the caller used (``segments``: its old name, still accepted)."""
+    value, what = renamed_arg(n_segments, 1, segments, "n_segments", "segments",
+                              error=DistError)
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) \
+            or not 1 <= value <= MAX_SEGMENTS:
+        raise DistError(f"{what} must be an integer from 1 to {MAX_SEGMENTS} (pieces per "
+                        f"message), got {value!r}")
+    return int(value)
 
 
-def pieces(n_elements, segments):
-    """``[(lo, hi), ...]``: a message of ``n_elements`` elements cut into ``segments`` nearly
-    equal consecutive pieces (empty ones dropped); sender and receiver cut alike. A message
-    of the wrong size is cut differently: the receiver aborts on a piece of the wrong size,
-    or the sender waits forever for a receive of a surplus piece (a hang, named as such)."""
-    cuts = [n_elements * j // segments for j in range(segments + 1)]
+def pieces(n_elements, n_segments):
+    """``[(lo, hi), ...]``: a message of ``n_elements`` elements cut into ``n_segments``
+    nearly equal consecutive pieces (empty ones dropped); sender and receiver cut alike. A
+    message of the wrong size is cut differently: the receiver aborts on a piece of the wrong
+    size, or the sender waits forever for a receive of a surplus piece (a hang, named as
+    such)."""
+    cuts = [n_elements * j // n_segments for j in range(n_segments + 1)]
     return [(lo, hi) for lo, hi in zip(cuts[:-1], cuts[1:]) if hi > lo]
 
 
@@ -202,20 +207,20 @@ def prepare(schedule, inputs, precheck=True):
     return spec, buffer, filled
 
 
-def run_local(schedule, inputs, segments=1):
+def run_local(schedule, inputs, n_segments=1, *, segments=None):
     """Run each rank's program of :func:`collectives.dist.run` inside this process; no torch,
     no processes.
 
     Every step, each rank snapshots the chunks it sends (read-before-write), the messages
-    go through an in-memory mailbox (each delivered in ``segments`` pieces, as
-    :func:`~collectives.dist.run` would), and each rank applies what it received with the
-    same code as a worker process. Returns exactly what :func:`collectives.simulate`
-    returns, whatever ``segments``. It loops over ranks in Python, so it is for
+    go through an in-memory mailbox (each delivered in ``n_segments`` pieces, as
+    :func:`~collectives.dist.run` would; ``segments``: the old name, still accepted), and
+    each rank applies what it received with the same code as a worker process. Returns
+    exactly what :func:`collectives.simulate` returns, whatever ``n_segments``. It loops over ranks in Python, so it is for
     understanding and testing the per-rank view, not for speed. A read of an empty slot is
     found by the ranks themselves (the first one in the step, over all ranks) and raises
     simulate's :class:`~collectives.ScheduleError`.
     """
-    segments = check_segments(segments)
+    n_segments = check_segments(n_segments, segments)
     spec, buffer, filled = prepare(schedule, inputs, precheck=False)
     n = schedule.n_ranks
     programs = [rank_program(schedule, r) for r in range(n)]
@@ -227,7 +232,7 @@ def run_local(schedule, inputs, segments=1):
         reads = [_snapshot(steps[r], buffer[r]) for r in range(n)]       # every rank reads first
         mailbox = {(r, p): payload for r in range(n) for p, payload in reads[r][0]}
         for r in range(n):
-            _write_step(steps[r], buffer[r], filled[r], _Mailbox(mailbox, r, segments),
+            _write_step(steps[r], buffer[r], filled[r], _Mailbox(mailbox, r, n_segments),
                         reads[r][0], reads[r][1])
     return spec.take_outputs(buffer, schedule.groups, schedule.n_chunks)
 
@@ -237,8 +242,8 @@ class _Mailbox:
     delivered as a worker's :class:`~.torch_ops.Exchange` delivers them (into the buffer
     where asked, piece by piece)."""
 
-    def __init__(self, mailbox, rank, segments):
-        self.mailbox, self.rank, self.segments = mailbox, rank, segments
+    def __init__(self, mailbox, rank, n_segments):
+        self.mailbox, self.rank, self.n_segments = mailbox, rank, n_segments
 
     def __call__(self, sends, recvs, row_shape, dtype, into=None, on_piece=None):
         into = into or {}
@@ -248,7 +253,7 @@ class _Mailbox:
             got[p] = into[p] if p in into else message.copy()
         for p, _ in recvs:
             source = self.mailbox[(p, self.rank)].reshape(-1)
-            for lo, hi in pieces(source.size, self.segments):
+            for lo, hi in pieces(source.size, self.n_segments):
                 if p in into:
                     got[p].flat[lo:hi] = source[lo:hi]
                 if on_piece is not None:

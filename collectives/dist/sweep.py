@@ -30,13 +30,12 @@ import numpy as np
 
 from ..errors import CollectivesError
 from ..semantics import collective_spec
-from ..validation import schedule_arg
-from .launch import (DEFAULT_TIMEOUT, check_launch, resolve_backend, run_tasks,
-                     timeout_seconds)
+from ..schedule import schedule_arg
+from .launch import check_launch, resolve_backend, run_tasks, timeout_seconds
 from .programs import check_segments, rank_program, run_rank
 
 __all__ = ["sweep", "sizes", "pattern", "plan", "summarise", "format_table", "SweepRow",
-           "SweepResult", "TIMED_TORCH", "timed_task"]
+           "SweepResult", "TIMED_TORCH", "timed_task", "KIB", "MIB"]
 
 #: torch collectives :func:`sweep` can time beside a Schedule
 TIMED_TORCH = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast",
@@ -189,7 +188,7 @@ def timed_task(task, rank, n, torch, tdist, device, backend, exchange, board, in
         spec = collective_spec(schedule.collective)
         buffer, filled = _rank_buffer(spec, schedule, rank, row)
         program = rank_program(schedule, rank)
-        exchange.segments = task.get("segments", 1)
+        exchange.n_segments = task.get("n_segments", 1)
 
         def run():
             run_rank(schedule, rank, buffer, filled, exchange, program=program)
@@ -231,14 +230,15 @@ def _check_args(iters, warmup, dtype):
 
 
 def plan(schedule, sizes_bytes=None, *, dtype="float32", iters=20, warmup=1, torch=True,
-         segments=1):
+         n_segments=1, segments=None):
     """The timed jobs of a sweep, checked before any process starts: ``(tasks, meta)``, one
     task per (size, implementation) and its ``(size, count, impl)``. Used by :func:`sweep`
-    and by the torchrun entry point (:mod:`collectives.dist.torchrun_main`)."""
+    and by the torchrun entry point (:mod:`collectives.dist.torchrun_main`); ``n_segments``
+    (old name ``segments``) as in :func:`sweep`."""
     schedule = schedule_arg(schedule)
     spec = collective_spec(schedule.collective)
     dt = _check_args(iters, warmup, dtype)
-    segments = check_segments(segments)
+    n_segments = check_segments(n_segments, segments)
     todo = sizes() if sizes_bytes is None else list(sizes_bytes)
     if not todo:
         raise CollectivesError("sizes_bytes is empty: give at least one size in bytes")
@@ -269,7 +269,7 @@ def plan(schedule, sizes_bytes=None, *, dtype="float32", iters=20, warmup=1, tor
         length = count // m if spec.input == "part" else count     # the input row
         common = {"kind": "timed", "dtype": dt.str, "length": length, "iters": int(iters),
                   "warmup": int(warmup)}
-        tasks.append(dict(common, impl="schedule", schedule=schedule, segments=segments,
+        tasks.append(dict(common, impl="schedule", schedule=schedule, n_segments=n_segments,
                           what=f"schedule {schedule.name!r} at {s} bytes"))
         meta.append((int(s), count, schedule.name))
         if torch:
@@ -301,7 +301,7 @@ def summarise(schedule, tasks, meta, results, backend):
 
 
 def sweep(schedule, sizes_bytes=None, *, dtype="float32", iters=20, warmup=1, torch=True,
-          backend="gloo", timeout=600.0, progress=None, segments=1):
+          backend="gloo", timeout=600.0, progress=None, n_segments=1, segments=None):
     """Time ``schedule`` (and, with ``torch=True``, torch.distributed's own collective on the
     same process group) at every size of ``sizes_bytes`` (default :func:`sizes`: 1 KiB to
     64 MiB by powers of two) with one local process per rank, as nccl-tests does.
@@ -309,9 +309,10 @@ def sweep(schedule, sizes_bytes=None, *, dtype="float32", iters=20, warmup=1, to
     ``iters`` timed and ``warmup`` untimed iterations per size (nccl-tests' defaults: 20
     and 1); ``backend`` "gloo", "nccl" or "auto" (nccl when CUDA is available);
     ``timeout`` (s) bounds the whole launch; ``progress`` shows a tqdm bar (default: when
-    the sweep has more than 8 sizes); ``segments`` cuts every message of the Schedule into
-    that many pieces, each reduced as soon as it lands (the result is the same bit for bit;
-    1, the default, was fastest on a 2-core machine: bench/README.md). A grouped Schedule (a mesh axis:
+    the sweep has more than 8 sizes); ``n_segments`` (old name ``segments``, still accepted)
+    cuts every message of the Schedule into that many pieces, each reduced as soon as it
+    lands (the result is the same bit for bit; 1, the default, was fastest on a 2-core
+    machine: bench/README.md). A grouped Schedule (a mesh axis:
     ``mesh.collective(schedule, "tp")``) runs in every group at once, and torch's collective
     runs on one torch sub-group per group; busbw uses the group size. Returns a
     :class:`SweepResult`; a failing or hanging rank raises
@@ -319,7 +320,7 @@ def sweep(schedule, sizes_bytes=None, *, dtype="float32", iters=20, warmup=1, to
     """
     schedule = schedule_arg(schedule)
     tasks, meta = plan(schedule, sizes_bytes, dtype=dtype, iters=iters, warmup=warmup,
-                       torch=torch, segments=segments)
+                       torch=torch, n_segments=n_segments, segments=segments)
     timeout = timeout_seconds(timeout)
     backend = resolve_backend(backend, schedule.n_ranks)
     check_launch(backend, schedule.n_ranks)

@@ -67,7 +67,8 @@ class Comparison:
 
 class Exchange:
     """One step's messages of one rank over torch.distributed: every receive posted, then
-    every send, then the receives waited for in order, each message in ``segments`` pieces.
+    every send, then the receives waited for in order, each message in ``n_segments`` pieces
+    (``segments``: the old keyword, still accepted).
 
     gloo sends a message only once its receiver has posted the receive (a rendezvous:
     gloo/transport/tcp/pair.cc, ``Pair::send``), so receives go first. A message the
@@ -76,11 +77,11 @@ class Exchange:
     soon as elements ``lo:hi`` of a peer's message are in, while later pieces are still on
     the wire (on a GPU, once the whole step has arrived)."""
 
-    def __init__(self, torch, tdist, device, segments=1):
+    def __init__(self, torch, tdist, device, n_segments=1, *, segments=None):
         from .programs import check_segments
 
         self.torch, self.tdist, self.device = torch, tdist, device
-        self.segments = check_segments(segments)
+        self.n_segments = check_segments(n_segments, segments)
         self.tag = 0
         self._inboxes = {}     # (peer, bytes) -> a receive buffer, reused step after step
 
@@ -107,7 +108,7 @@ class Exchange:
         tdist, into = self.tdist, into or {}
         cpu = self.device.type == "cpu"
         base, size = self.tag, dtype.itemsize
-        self.tag = (self.tag + self.segments) % 2**30       # every rank steps alike
+        self.tag = (self.tag + self.n_segments) % 2**30       # every rank steps alike
         row_elements = int(np.prod(row_shape, dtype=np.int64))
         direct = {p for p, view in into.items() if cpu and view.flags.c_contiguous}
         ops, arrivals, inbox = [], [], {}
@@ -118,7 +119,7 @@ class Exchange:
             else:
                 t = self._inbox(p, count * row_elements * size)
                 inbox[p] = t
-            for j, (lo, hi) in enumerate(pieces(count * row_elements, self.segments)):
+            for j, (lo, hi) in enumerate(pieces(count * row_elements, self.n_segments)):
                 if size:
                     ops.append(tdist.P2POp(tdist.irecv, t[lo * size:hi * size], p,
                                            tag=base + j))
@@ -127,7 +128,7 @@ class Exchange:
         for p, payload in sends:
             if payload.size and size:
                 t = self._bytes(payload)
-                for j, (lo, hi) in enumerate(pieces(payload.size, self.segments)):
+                for j, (lo, hi) in enumerate(pieces(payload.size, self.n_segments)):
                     ops.append(tdist.P2POp(tdist.isend, t[lo * size:hi * size], p,
                                            tag=base + j))
         works = tdist.batch_isend_irecv(ops) if ops else []

@@ -1,16 +1,19 @@
-"""Datacenter fabrics: folded-Clos and fat-tree builders with up/down ECMP routing
-(:mod:`~collectives.fabric.builders`: :func:`clos`, :func:`fat_tree`, :func:`link_loads`,
-:func:`bisection_bandwidth`), and the balls-into-bins arithmetic of hash collisions
-(:mod:`~collectives.fabric.ecmp`); layered fabrics with oversubscription at any tier,
-per-tier speeds, planes, rails and failures (:mod:`~collectives.fabric.layered`,
-:func:`layered`, :func:`meta_cluster`); flows, max-min fair rates and engineered routes
-(:mod:`~collectives.fabric.flows`); design arithmetic (:mod:`~collectives.fabric.sizing`).
-Each module's docstring says what it models and what it leaves out. Taught in chapter
-"Designing the fabric".
+"""Datacenter fabrics: folded-Clos and fat-tree builders with up/down routing
+(:mod:`~collectives.fabric.builders`: :func:`clos`, :func:`fat_tree`, :func:`link_loads`),
+and the balls-into-bins arithmetic of hash collisions (:mod:`~collectives.fabric.ecmp`);
+layered fabrics with oversubscription at any tier, per-tier speeds, planes, rails and
+failures (:mod:`~collectives.fabric.layered`, :func:`layered`; Meta's cluster,
+:func:`meta_cluster`, now lives in :mod:`collectives.hardware.meta`); flows, max-min fair
+rates and engineered routes (:mod:`~collectives.fabric.flows`); design arithmetic
+(:mod:`~collectives.fabric.sizing`). Every builder here is the one GPU-cluster builder
+(:func:`collectives.topology.gpu_cluster`) with one router and one flow hash;
+``bisection_bandwidth`` and ``fabric_bisection`` are the one entry point
+:func:`collectives.measures.bisection_bandwidth`. Each module's docstring says what it
+models and what it leaves out. Taught in chapter "Designing the fabric".
 """
 
-from .builders import (ECMP_MODES, FabricTopology, bisection_bandwidth, clos, fat_tree,
-                       link_loads)
+from .builders import (ECMP_MODES, FabricTopology, bisection_bandwidth, clos, clos_fabric,
+                       fat_tree, link_loads, realise_ratio)
 from .ecmp import (ecmp_collision_probability, ecmp_no_collision_probability,
                    expected_max_load, expected_max_load_exact, load_imbalance,
                    max_load_distribution, ecmp_efficiency, qps_for_efficiency)
@@ -22,7 +25,7 @@ from .sizing import (clos_count, clos_counts, fabric_bisection, failure_slowdown
                      fat_tree_counts, leaf_spine_bisection)
 
 __all__ = [
-    "FabricTopology", "fat_tree", "clos", "ECMP_MODES",
+    "FabricTopology", "fat_tree", "clos", "clos_fabric", "realise_ratio", "ECMP_MODES",
     "bisection_bandwidth", "link_loads", "load_imbalance",
     "ecmp_no_collision_probability", "ecmp_collision_probability",
     "expected_max_load", "max_load_distribution", "expected_max_load_exact",

@@ -4,9 +4,12 @@ synchronous step or a whole collective takes under those rates.
 
 **What is modelled.** A *connection* (src, dst, bytes) is split over ``qps`` queue pairs
 (NCCL's ``NCCL_IB_QPS_PER_CONNECTION``), each a *flow* of an equal share of the bytes. ECMP
-hashes a flow's header: with ``hash_qp=False`` the hash sees only ``(src, dst)``, so all
-QPs of a connection share one path (the low-entropy case); with ``hash_qp=True`` (enhanced
-ECMP, which also hashes the QP) each QP gets its own draw. ``scheme="engineered"`` is a
+hashes a flow's header (the package's one flow hash, :mod:`collectives.topology.hashing`):
+with ``hash_qp=False`` the hash sees only ``(src, dst)``, so all QPs of a connection share
+one path (the low-entropy case); with ``hash_qp=True`` (enhanced ECMP, which also hashes the
+QP) each QP gets its own draw. On a cluster routed ``"adaptive"`` each flow is spread evenly
+over its equal-cost paths (``Flows.share``: the fraction of the flow on each link it
+crosses), the ideal of adaptive routing and packet spraying. ``scheme="engineered"`` is a
 central controller that knows the traffic matrix and places flows, biggest first, hop by
 hop on the least-loaded usable candidate (flows with the same candidates take them in
 round-robin order of load); it is a greedy heuristic, not an optimum.
@@ -26,11 +29,12 @@ host link. Taught in chapter "Designing the fabric".
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Optional
 
 import numpy as np
 
 from ..errors import CollectivesError, TopologyError
-from ..topology import Topology
+from ..topology import Cluster, Topology
 from ..validation import int_array, integer
 
 __all__ = ["Flows", "route_flows", "max_min_rates", "step_time", "collective_time",
@@ -42,7 +46,9 @@ SCHEMES = ("ecmp", "engineered")
 @dataclass(frozen=True)
 class Flows:
     """Routed flows: ``src``, ``dst``, ``nbytes``, ``qp`` per flow; ``pair``/``link``: for
-    every link crossed, the flow index and the link id (grouped by flow, in path order)."""
+    every link crossed, the flow index and the link id (grouped by flow, in path order);
+    ``share``: the fraction of the flow on that link (None: 1 everywhere, one path per
+    flow; adaptive routing spreads a flow over several)."""
 
     topology: Topology
     src: np.ndarray
@@ -51,6 +57,7 @@ class Flows:
     qp: np.ndarray
     pair: np.ndarray
     link: np.ndarray
+    share: Optional[np.ndarray] = None
 
     @property
     def n_flows(self) -> int:
@@ -58,11 +65,15 @@ class Flows:
 
     def link_bytes(self) -> np.ndarray:
         """Bytes each directed link carries."""
-        return np.bincount(self.link, weights=self.nbytes[self.pair],
-                           minlength=self.topology.n_links)
+        weights = self.nbytes[self.pair]
+        if self.share is not None:
+            weights = weights * self.share
+        return np.bincount(self.link, weights=weights, minlength=self.topology.n_links)
 
     def link_flows(self) -> np.ndarray:
-        """Flows crossing each directed link."""
+        """Flows crossing each directed link (a spread flow counts its share)."""
+        if self.share is not None:
+            return np.bincount(self.link, weights=self.share, minlength=self.topology.n_links)
         return np.bincount(self.link, minlength=self.topology.n_links)
 
     def paths_of(self, flows) -> list[list[int]]:
@@ -96,31 +107,36 @@ def route_flows(topology, src, dst, nbytes, *, qps=1, hash_qp=False, scheme="ecm
     connection), each split over ``qps`` queue pairs; a :class:`Flows`.
 
     ``scheme="ecmp"``: the topology's own routing, hashing ``(src, dst)`` and, with
-    ``hash_qp``, the QP (fabrics built by :func:`~collectives.fabric.clos`,
-    :func:`~collectives.fabric.fat_tree` or :func:`~collectives.fabric.layered`; other
-    topologies route as they always do). ``scheme="engineered"``: the central greedy
-    assignment (layered fabrics only). Connections with ``src == dst`` are dropped.
+    ``hash_qp``, the QP (clusters and fabrics: :func:`collectives.topology.gpu_cluster`,
+    :func:`~collectives.topology.cluster`, :func:`~collectives.fabric.clos`,
+    :func:`~collectives.fabric.fat_tree`, :func:`~collectives.fabric.layered`, the GPU
+    presets; other topologies route as they always do; a cluster routed "adaptive" spreads
+    every flow). ``scheme="engineered"``: the central greedy assignment (clusters only).
+    Connections with ``src == dst`` are dropped.
     """
     if scheme not in SCHEMES:
         raise CollectivesError(f"scheme must be one of {', '.join(map(repr, SCHEMES))}, "
                                f"got {scheme!r}")
     s, d, size, qp = _connections(topology, src, dst, nbytes, qps)
-    from .builders import FabricTopology
-    from .layered import LayeredFabric, walk
-
+    share = None
     if scheme == "engineered":
-        if not isinstance(topology, LayeredFabric):
+        if not isinstance(topology, Cluster):
             raise TopologyError("scheme='engineered' needs a fabric built by "
-                                "collectives.fabric.layered")
-        pair, link = walk(topology, s, d, _Engineer(topology, s, d, size))
-    elif isinstance(topology, (FabricTopology, LayeredFabric)):
-        pair, link = topology.paths(s, d, flow_id=qp if hash_qp else 0)
+                                "collectives.fabric.layered (or any cluster of "
+                                "collectives.topology.gpu_cluster)")
+        pair, link = topology.route_with(s, d, _Engineer(topology, s, d, size))
+    elif isinstance(topology, Cluster):
+        flow = qp if hash_qp else 0
+        if topology.routing == "adaptive":
+            pair, link, share = topology.link_shares(s, d, flow_id=flow)
+        else:
+            pair, link = topology.paths(s, d, flow_id=flow)
     else:
         if hash_qp:
             raise TopologyError(f"{topology.name} does not hash flows; hash_qp needs a "
                                 f"fabric")
         pair, link = topology.paths(s, d)
-    return Flows(topology, s, d, size, qp, pair, link)
+    return Flows(topology, s, d, size, qp, pair, link, share)
 
 
 class _Engineer:
@@ -178,13 +194,16 @@ def reroute(flows, topology, *, hash_qp=False):
     hit[flows.pair[dead[flows.link]]] = True
     keep = ~hit[flows.pair]
     moved = np.flatnonzero(hit)
-    pair, link = topology.paths(flows.src[moved], flows.dst[moved],
-                                flow_id=flows.qp[moved] if hash_qp else 0)
+    pair, link, share = topology.link_shares(flows.src[moved], flows.dst[moved],
+                                             flow_id=flows.qp[moved] if hash_qp else 0)
+    old_share = np.ones(len(flows.link)) if flows.share is None else flows.share
     pair = np.concatenate([flows.pair[keep], moved[pair]])
     link = np.concatenate([flows.link[keep], link])
+    share = np.concatenate([old_share[keep], share])
     order = np.argsort(pair, kind="stable")
+    spread = flows.share is not None or topology.routing == "adaptive"
     return Flows(topology, flows.src, flows.dst, flows.nbytes, flows.qp, pair[order],
-                 link[order])
+                 link[order], share[order] if spread else None)
 
 
 def max_min_rates(flows, *, active=None, tol=1e-9):
@@ -211,17 +230,23 @@ def max_min_rates(flows, *, active=None, tol=1e-9):
     act &= crossing > 0
     if not act.any():
         return rate
-    # the crossings of unfrozen flows, grouped by flow; frozen ones are dropped each round
+    # the crossings of unfrozen flows, grouped by flow; frozen ones are dropped each round.
+    # A spread flow (adaptive routing) puts the fraction c_share of its rate on a link.
     keep = act[flows.pair]
     c_flow = flows.pair[keep]
     c_link = flows.link[keep]
+    c_share = None if flows.share is None else flows.share[keep]
     residual = flows.topology.link_bandwidth.astype(float)
     used = residual                                       # one entry per link of the topology
     while c_flow.size:
         first = np.r_[True, c_flow[1:] != c_flow[:-1]]
         group = np.cumsum(first) - 1                       # crossing -> unfrozen flow
-        count = np.bincount(c_link, minlength=len(used))
-        share = residual / np.maximum(count, 1)
+        if c_share is None:
+            count = np.bincount(c_link, minlength=len(used))
+            share = residual / np.maximum(count, 1)
+        else:
+            count = np.bincount(c_link, weights=c_share, minlength=len(used))
+            share = residual / np.where(count > 0, count, 1.0)
         s_c = share[c_link]
         f_min = np.minimum.reduceat(s_c, np.flatnonzero(first))
         f_min_c = f_min[group]
@@ -232,9 +257,12 @@ def max_min_rates(flows, *, active=None, tol=1e-9):
         frozen = np.bincount(group, weights=hit, minlength=len(f_min)) > 0
         rate[c_flow[first][frozen]] = f_min[frozen]
         gone = frozen[group]
+        taken = f_min_c[gone] if c_share is None else f_min_c[gone] * c_share[gone]
         residual = np.maximum(residual - np.bincount(
-            c_link[gone], weights=f_min_c[gone], minlength=len(used)), 0.0)
+            c_link[gone], weights=taken, minlength=len(used)), 0.0)
         c_flow, c_link = c_flow[~gone], c_link[~gone]
+        if c_share is not None:
+            c_share = c_share[~gone]
     return rate
 
 
@@ -246,8 +274,10 @@ def step_time(flows, *, reallocate=False):
         raise CollectivesError(f"expected Flows from route_flows, got {type(flows).__name__}")
     if flows.n_flows == 0:
         return 0.0
-    latency = np.bincount(flows.pair, weights=flows.topology.link_latency[flows.link],
-                          minlength=flows.n_flows)
+    hop_latency = flows.topology.link_latency[flows.link]
+    if flows.share is not None:
+        hop_latency = hop_latency * flows.share
+    latency = np.bincount(flows.pair, weights=hop_latency, minlength=flows.n_flows)
     remaining = flows.nbytes.copy()
     active = remaining > 0
     done_at = np.zeros(flows.n_flows)
@@ -274,7 +304,7 @@ def collective_time(schedule, topology, nbytes, *, qps=1, hash_qp=False, scheme=
     transfers become connections (rank r on endpoint r), routed as :func:`route_flows`
     says; steps run one after another, each as long as :func:`step_time`."""
     from ..cost import _check_nbytes
-    from ..validation import schedule_arg
+    from ..schedule import schedule_arg
 
     schedule_arg(schedule)
     nbytes = _check_nbytes(nbytes)

@@ -3,10 +3,11 @@
 :func:`fat_tree_counts` is Al-Fares et al.'s k-ary fat tree (SIGCOMM 2008): k^3/4 hosts,
 5k^2/4 switches. :func:`clos_counts` is a folded Clos of ``radix``-port switches in
 ``tiers`` tiers with ``oversubscription`` at the leaves (the wiring of
-:func:`~collectives.fabric.clos`; tests hold the two equal). :func:`fabric_bisection`
-computes, for a built :class:`~collectives.fabric.LayeredFabric`, the capacity across the
-cut between the two halves of its top block. Left out: cable lengths and optics, port
-breakouts, spare ports. Taught in chapter "Designing the fabric".
+:func:`~collectives.fabric.clos`; tests hold the two equal). :func:`fabric_bisection` is
+the package's one bisection entry point, :func:`collectives.measures.bisection_bandwidth`
+(for a built fabric, the capacity across the cut between the two halves of its top block,
+live links only). Left out: cable lengths and optics, port breakouts, spare ports. Taught
+in chapter "Designing the fabric".
 """
 
 from __future__ import annotations
@@ -14,7 +15,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import TopologyError
+from ..measures import bisection_bandwidth
 from ..validation import integer, number
+from .builders import realise_ratio
+from .flows import route_flows, step_time
+from .layered import Tier, layered
 
 __all__ = ["fat_tree_counts", "clos_counts", "clos_count", "fabric_bisection",
            "leaf_spine_bisection", "failure_slowdown"]
@@ -37,15 +42,13 @@ def clos_counts(radix, tiers, link_bandwidth=1.0, oversubscription=1.0):
     dict: ``hosts`` = 2 a (R/2)^(L-1), ``switches_per_tier`` (leaf first), ``switches``,
     ``cables`` (host cables + b per leaf for each tier above), ``bisection`` (bytes/s one
     way: H b_link / 2 / d) and the realised ``hosts_per_leaf``, ``uplinks``."""
-    from .builders import _realise_ratio
-
     radix = integer(radix, "radix", minimum=2, error=TopologyError)
     if radix % 2:
         raise TopologyError(f"radix must be even, got {radix}")
     tiers = integer(tiers, "tiers", minimum=1, error=TopologyError)
     bw = number(link_bandwidth, "link_bandwidth", positive=True, error=TopologyError)
     h = radix // 2
-    a, b = _realise_ratio(radix, oversubscription, tiers)
+    a, b = realise_ratio(radix, oversubscription, tiers)
     if tiers == 1:
         return dict(hosts=radix, switches_per_tier=(1,), switches=1, cables=radix,
                     bisection=radix * bw / 2, hosts_per_leaf=radix, uplinks=0)
@@ -58,43 +61,8 @@ def clos_counts(radix, tiers, link_bandwidth=1.0, oversubscription=1.0):
                 hosts_per_leaf=a, uplinks=b)
 
 
-def fabric_bisection(topology):
-    """Bytes/s (one direction) that can cross between the two halves of a layered
-    fabric's top block: the least, over tiers, of the uplink capacity of one half (host
-    cables at tier 1), counting only live links. The top block must hold an even number
-    of blocks. Computed from the built links, not from a formula."""
-    from .layered import LayeredFabric
-
-    if not isinstance(topology, LayeredFabric):
-        raise TopologyError("fabric_bisection needs a fabric built by fabric.layered")
-    lay = topology._layout
-    T = topology.n_tiers
-    if T == 1:
-        raise TopologyError("a single-leaf fabric has no cut between blocks")
-    g_top = lay["g"][T]
-    if g_top % 2:
-        raise TopologyError(f"the top block joins {g_top} blocks; an even cut needs an "
-                            f"even number")
-    half_leaves = topology.n_leaves // 2
-    up = topology.link_up & ~topology.failed
-    src = topology.link_src
-    best = np.inf
-    for t in range(1, T + 1):
-        sel = up & (topology.link_tier == t)
-        if t == 1:
-            leaf = topology.leaf_of(src[sel])
-        else:
-            node = src[sel] - lay_base(topology, t - 1)
-            local = node % lay["n"][t - 1]
-            leaf = local // lay["w"][t - 1] * lay["span"][t - 1]
-        in_half = leaf < half_leaves
-        best = min(best, float(topology.link_bandwidth[sel][in_half].sum()))
-    return best
-
-
-def lay_base(topology, tier):
-    """Node id of the first switch of ``tier`` (plane 0)."""
-    return int(np.flatnonzero(topology.node_tier == tier)[0])
+#: the one bisection entry point (:func:`collectives.measures.bisection_bandwidth`)
+fabric_bisection = bisection_bandwidth
 
 
 def clos_count(radix, tiers, what, oversubscription=1.0, link_bandwidth=1.0):
@@ -112,8 +80,6 @@ def leaf_spine_bisection(leaves, hosts_per_leaf, spines, link_bandwidth, failed_
     cabled once to every spine, after the first ``failed_spines`` spines fail: built with
     :func:`~collectives.fabric.layered`, failed with ``fail``, cut with
     :func:`fabric_bisection`."""
-    from .layered import Tier, layered
-
     fab = layered(hosts_per_leaf, link_bandwidth, [Tier(leaves, spines)])
     failed_spines = integer(failed_spines, "failed_spines", minimum=0, maximum=spines,
                             error=TopologyError)
@@ -128,8 +94,6 @@ def failure_slowdown(hosts_per_leaf, uplinks, failed):
     scheme: every host of leaf 0 sends one equal flow to a host of leaf 1. Simulated on a
     built two-leaf fabric with max-min rates."""
     from .flows import route_flows, step_time
-    from .layered import Tier, layered
-
     fab = layered(hosts_per_leaf, 1e9, [Tier(2, uplinks)])
     failed = integer(failed, "failed", minimum=0, maximum=uplinks - 1, error=TopologyError)
     src = np.arange(hosts_per_leaf)

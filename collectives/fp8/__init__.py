@@ -4,8 +4,10 @@ A subpackage with one concern per module (taught in the FP8 chapter):
 
 ``formats``
     the 8-bit formats bit-exactly: :func:`encode`, :func:`decode`, :func:`quantize`,
-    :data:`FORMATS`, :func:`max_value`, Transformer Engine's per-tensor scale
-    (:func:`scale_for`) and the MXFP8 block scale (:func:`mx_block_scale`).
+    :data:`FORMATS` (:func:`get_format` looks one up, :data:`ELEMENT_FORMATS` and
+    :data:`MX_ELEMENT_FORMATS` name the element types), :func:`max_value`, Transformer
+    Engine's per-tensor scale (:func:`scale_for`, :func:`scale_from_amax`) and the MXFP8
+    block scale (:func:`mx_block_scale`).
 ``scaling``
     the recipes: TE's current and delayed scaling (:func:`current_scale`,
     :class:`DelayedScaling`, :func:`delayed_scales`), the amax MAX all-reduce over a Schedule
@@ -19,20 +21,35 @@ A subpackage with one concern per module (taught in the FP8 chapter):
     bytes per parameter of BF16, TE FP8 and FP8-LM O1-O3 (:func:`bytes_per_parameter`,
     :func:`training_memory`).
 
-Every public name of every module is re-exported here, so ``collectives.fp8.encode`` and
-``from collectives.fp8 import fp8_all_reduce`` both work.
+Every public name of these modules is re-exported here, so ``collectives.fp8.encode`` and
+``from collectives.fp8 import fp8_all_reduce`` both work; ``checks`` holds the argument checks
+they share.
 """
 
-from . import collective, formats, memory, metrics, scaling
 from .collective import (AUTO_SCALING_THRESHOLD, WIRE_BYTES, AutoScaling, FP8AllReduceResult,
                          all_reduce_times, fp8_all_reduce, wire_bytes)
-from .formats import (FORMATS, Format, decode, encode, max_value, mx_block_scale, quantize,
-                      scale_for)
+from .formats import (ELEMENT_FORMATS, FORMATS, MX_ELEMENT_FORMATS, Format, decode, encode,
+                      get_format, max_value, mx_block_scale, quantize, scale_for,
+                      scale_from_amax)
 from .memory import FP8LM_GPT175B, RECIPES, bytes_per_parameter, training_memory
 from .metrics import overflow_rate, relative_error, snr_db, underflow_rate
 from .scaling import (DelayedScaling, amax_all_reduce, current_scale, delayed_scales,
                       dequantize_scaled, mx_dequantize, mx_quantize, quantize_scaled,
                       tile_dequantize, tile_quantize)
 
-__all__ = (formats.__all__ + scaling.__all__ + metrics.__all__ + collective.__all__
-           + memory.__all__)
+# every public name of the modules above (tests/package/fp8 checks that none is missing)
+__all__ = [
+    # formats
+    "Format", "FORMATS", "ELEMENT_FORMATS", "MX_ELEMENT_FORMATS", "get_format", "encode",
+    "decode", "quantize", "max_value", "scale_for", "scale_from_amax", "mx_block_scale",
+    # scaling
+    "current_scale", "DelayedScaling", "delayed_scales", "amax_all_reduce", "quantize_scaled",
+    "dequantize_scaled", "mx_quantize", "mx_dequantize", "tile_quantize", "tile_dequantize",
+    # metrics
+    "snr_db", "relative_error", "underflow_rate", "overflow_rate",
+    # collective
+    "FP8AllReduceResult", "AutoScaling", "fp8_all_reduce", "wire_bytes", "all_reduce_times",
+    "WIRE_BYTES", "AUTO_SCALING_THRESHOLD",
+    # memory
+    "RECIPES", "bytes_per_parameter", "training_memory", "FP8LM_GPT175B",
+]

@@ -72,9 +72,10 @@ import numpy as np
 
 from ..errors import CollectivesError
 from ..replay import step_rows
-from ..validation import integer, schedule_arg
-from .formats import (_ELEMENT_FORMATS, _format, _real_array, _real_number, _scale_from_amax,
-                      decode, encode)
+from ..schedule import schedule_arg
+from ..validation import integer
+from .checks import real_array, real_number
+from .formats import ELEMENT_FORMATS, decode, encode, get_format, scale_from_amax
 from .metrics import relative_error, snr_db
 from .scaling import amax_all_reduce
 
@@ -143,7 +144,7 @@ class AutoScaling:
 
     def __init__(self, mu=1.0, threshold=AUTO_SCALING_THRESHOLD, growth_steps=1000):
         self._mu = _positive(mu, "mu")
-        self._threshold = float(_real_number(threshold, "threshold"))
+        self._threshold = float(real_number(threshold, "threshold"))
         if not 0 <= self._threshold < 1:
             raise CollectivesError(
                 f"threshold is a fraction of values and must be in [0, 1), got {threshold!r}")
@@ -156,7 +157,7 @@ class AutoScaling:
     def update(self, saturated_fraction):
         """Return (and keep) ``mu`` for the next step, given this step's fraction of values
         at FP8_MAX (a number in [0, 1])."""
-        frac = float(_real_number(saturated_fraction, "saturated_fraction"))
+        frac = float(real_number(saturated_fraction, "saturated_fraction"))
         if not 0 <= frac <= 1:
             raise CollectivesError(
                 f"saturated_fraction must be in [0, 1], got {saturated_fraction!r}")
@@ -168,7 +169,7 @@ class AutoScaling:
 
 
 def _positive(value, name):
-    value = float(_real_number(value, name))
+    value = float(real_number(value, name))
     if value <= 0:
         raise CollectivesError(f"{name} must be > 0, got {value!r}")
     return value
@@ -243,7 +244,7 @@ class FP8AllReduceResult:
 
 
 def _grads(grads):
-    g = _real_array(grads, "fp8_all_reduce (grads)")
+    g = real_array(grads, "fp8_all_reduce (grads)")
     if g.ndim != 2 or g.shape[0] < 1 or g.shape[1] < 1:
         raise CollectivesError(
             "fp8_all_reduce takes grads of shape (n_ranks, size): one gradient row per rank, "
@@ -308,7 +309,7 @@ def fp8_all_reduce(grads, schedule=None, *, fmt="e4m3", scaling="auto", quantize
     g = _grads(grads)
     n_ranks, size = g.shape
     schedule = _all_reduce_schedule(schedule, n_ranks)
-    f = _format(fmt, allowed=_ELEMENT_FORMATS, what="fp8_all_reduce (element formats)")
+    f = get_format(fmt, allowed=ELEMENT_FORMATS, what="fp8_all_reduce (element formats)")
     scaling = _option(scaling, "scaling", _SCALINGS)
     quantize = _option(quantize, "quantize", _QUANTIZE)
     accumulate = _option(accumulate, "accumulate", _ACCUMULATE)
@@ -328,9 +329,9 @@ def fp8_all_reduce(grads, schedule=None, *, fmt="e4m3", scaling="auto", quantize
 
     # the shared scale: the scale of the group's amax (MAX all-reduce over the schedule)
     amax = np.abs(g).max(axis=1)
-    rank_scales = _scale_from_amax(amax, f, 0.0, np.float32(1.0))
+    rank_scales = scale_from_amax(amax, f, 0.0, np.float32(1.0))
     group_amax = amax_all_reduce(amax, schedule)
-    shared = _scale_from_amax(group_amax, f, 0.0, np.float32(1.0))
+    shared = scale_from_amax(group_amax, f, 0.0, np.float32(1.0))
 
     # exact group sums in the scaled domain, for the settled auto-scaling factor
     scaled_inputs = rows.astype(np.float64) * shared.astype(np.float64)[:, None]

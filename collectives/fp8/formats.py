@@ -50,10 +50,11 @@ from types import MappingProxyType
 import numpy as np
 
 from ..errors import CollectivesError
+from .checks import as_array, check_bool, real_array, real_number
 
 __all__ = [
-    "Format", "FORMATS", "encode", "decode", "quantize", "max_value",
-    "scale_for", "mx_block_scale",
+    "Format", "FORMATS", "ELEMENT_FORMATS", "MX_ELEMENT_FORMATS", "get_format", "encode",
+    "decode", "quantize", "max_value", "scale_for", "scale_from_amax", "mx_block_scale",
 ]
 
 _OFP8 = "OCP 8-bit Floating Point Specification (OFP8) Revision 1.0 (2023); arXiv:2209.05433"
@@ -107,8 +108,10 @@ FORMATS = MappingProxyType({
 _NAN_OUT = {"e4m3": 0x7F, "e5m2": 0x7E, "e4m3fnuz": 0x80, "e5m2fnuz": 0x80, "e8m0": 0xFF}
 _OVERFLOW_OUT = {"e4m3": 0x7F, "e5m2": 0x7C, "e4m3fnuz": 0x80, "e5m2fnuz": 0x80, "e8m0": 0xFF}
 
-_ELEMENT_FORMATS = ("e4m3", "e5m2", "e4m3fnuz", "e5m2fnuz")
-_MX_ELEMENT_FORMATS = ("e4m3", "e5m2")   # MXFP8's element types in the MX spec v1.0
+#: the formats that hold tensor elements (E8M0 only holds MX block scales)
+ELEMENT_FORMATS = ("e4m3", "e5m2", "e4m3fnuz", "e5m2fnuz")
+#: MXFP8's element types in the MX spec v1.0
+MX_ELEMENT_FORMATS = ("e4m3", "e5m2")
 
 
 def _decode_table(f):
@@ -138,7 +141,10 @@ def _decode_table(f):
 _TABLES = {name: _decode_table(f) for name, f in FORMATS.items()}
 
 
-def _format(fmt, allowed=None, what="this function"):
+def get_format(fmt, allowed=None, what="this function"):
+    """The :class:`Format` named ``fmt``, one of ``allowed`` (default: all of
+    :data:`FORMATS`), or a CollectivesError naming ``what`` takes it and, for ml_dtypes'
+    spellings, the name used here."""
     if not isinstance(fmt, str):
         raise CollectivesError(
             f"{what}: fmt must be a format name such as 'e4m3', got "
@@ -157,45 +163,6 @@ def _format(fmt, allowed=None, what="this function"):
             f"unknown FP8 format {fmt!r} for {what}; expected one of "
             f"{', '.join(repr(n) for n in names)}{hint}")
     return FORMATS[fmt]
-
-
-def _array(x, takes):
-    """``np.asarray(x)``, or a CollectivesError saying what the caller ``takes`` instead."""
-    if isinstance(x, (str, bytes)):
-        raise CollectivesError(f"{takes}, got the string {x!r}")
-    try:
-        return np.asarray(x)
-    except (ValueError, TypeError) as exc:
-        raise CollectivesError(f"{takes}; cannot make an array of {x!r} ({exc})") from None
-
-
-def _real_array(x, what, keep_float32=False):
-    """``x`` as a float64 array (exact for every accepted input dtype but longdouble); a
-    float32 array stays float32 with ``keep_float32``."""
-    if isinstance(x, (str, bytes)):
-        raise CollectivesError(f"{what} takes numbers, got the string {x!r}")
-    arr = _array(x, f"{what} takes a number or an array of numbers")
-    kind = arr.dtype.kind
-    if kind == "c":
-        raise CollectivesError(
-            f"{what} takes real numbers, got complex input (dtype {arr.dtype}); FP8 formats "
-            "are real: encode the real and imaginary parts separately")
-    if kind == "b":
-        raise CollectivesError(f"{what} takes real numbers, got a boolean array")
-    if keep_float32 and arr.dtype == np.float32:
-        return arr
-    if kind in "fiu" or (kind == "V" and np.can_cast(arr.dtype, np.float64, "safe")):
-        with np.errstate(invalid="ignore"):   # signalling NaNs raise "invalid" when cast
-            return arr.astype(np.float64)
-    example = f" (e.g. {arr.ravel()[:1].tolist()[0]!r})" if arr.size else ""
-    raise CollectivesError(
-        f"{what} takes real numbers, got non-numeric input of dtype {arr.dtype}{example}")
-
-
-def _check_bool(value, name):
-    if not isinstance(value, (bool, np.bool_)):
-        raise CollectivesError(f"{name} must be True or False, got {value!r}")
-    return bool(value)
 
 
 def encode(x, fmt, saturate=False):
@@ -231,9 +198,9 @@ def encode(x, fmt, saturate=False):
     Raises :class:`~collectives.errors.CollectivesError` for an unknown format, a
     non-boolean ``saturate`` or input that is not real numbers (complex, strings, objects).
     """
-    f = _format(fmt, what="encode")
-    sat = _check_bool(saturate, "saturate")
-    v = _real_array(x, "encode", keep_float32=True)
+    f = get_format(fmt, what="encode")
+    sat = check_bool(saturate, "saturate")
+    v = real_array(x, "encode", keep_float32=True)
     return _encode_lookup(v, f, sat)
 
 
@@ -364,8 +331,8 @@ def decode(bits, fmt):
     Raises :class:`~collectives.errors.CollectivesError` for an unknown format, non-integer
     input (floats, booleans, strings) or integers outside 0..255.
     """
-    f = _format(fmt, what="decode")
-    arr = _array(bits, "decode takes uint8 bit patterns")
+    f = get_format(fmt, what="decode")
+    arr = as_array(bits, "decode takes uint8 bit patterns")
     if arr.dtype.kind not in "iu":
         raise CollectivesError(
             f"decode takes uint8 bit patterns (integers 0..255), got dtype {arr.dtype}; "
@@ -400,16 +367,7 @@ def quantize(x, fmt, saturate=True):
 
 def max_value(fmt):
     """The largest finite value of ``fmt`` (448.0 for E4M3, 57344.0 for E5M2, ...)."""
-    return _format(fmt, what="max_value").max
-
-
-def _real_number(value, name):
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer,
-                                                                     np.floating)):
-        raise CollectivesError(f"{name} must be a real number, got {value!r}")
-    if not np.isfinite(value):
-        raise CollectivesError(f"{name} must be finite, got {value!r}")
-    return value
+    return get_format(fmt, what="max_value").max
 
 
 def scale_for(amax, fmt, margin=0, *, previous=1.0):
@@ -433,24 +391,24 @@ def scale_for(amax, fmt, margin=0, *, previous=1.0):
     Left out: the amax history itself, the MAX all-reduce, and TE's older power-of-two
     variant (``2**(floor(log2(FP8_MAX / amax)) - margin)``) used by versions before 1.x.
     """
-    f = _format(fmt, allowed=_ELEMENT_FORMATS, what="scale_for (element formats)")
-    margin = _real_number(margin, "margin")
-    a = _real_array(amax, "scale_for").astype(np.float32)
+    f = get_format(fmt, allowed=ELEMENT_FORMATS, what="scale_for (element formats)")
+    margin = real_number(margin, "margin")
+    a = real_array(amax, "scale_for").astype(np.float32)
     if np.any(a < 0):
         first = a[a < 0].flat[0]
         raise CollectivesError(
             f"scale_for: amax is a maximum of |x| and must be >= 0, got {float(first)!r}")
-    prev = _real_array(previous, "scale_for (previous)").astype(np.float32)
+    prev = real_array(previous, "scale_for (previous)").astype(np.float32)
     try:
         prev = np.broadcast_to(prev, a.shape)
     except ValueError:
         raise CollectivesError(
             f"scale_for: previous has shape {prev.shape}, which does not broadcast to amax's "
             f"shape {a.shape}") from None
-    return _scale_from_amax(a, f, margin, prev)
+    return scale_from_amax(a, f, margin, prev)
 
 
-def _scale_from_amax(a, f, margin, previous):
+def scale_from_amax(a, f, margin, previous):
     """TE's ``_default_sf_compute`` in float32 (``a``: float32 amax, ``previous``: float32
     broadcastable to it): ``(FP8_MAX / a) / 2**margin``, ``previous`` where ``a`` is 0, Inf
     or NaN, the float32 maximum where the quotient overflows."""
@@ -490,14 +448,14 @@ def mx_block_scale(x, block=32, fmt="e4m3", rule="ocp"):
     Left out: the element cast itself (``quantize(x / X, fmt)`` per block), the other MX
     element types, and TE's swizzled scale layout for the GEMM.
     """
-    f = _format(fmt, allowed=_MX_ELEMENT_FORMATS, what="mx_block_scale (MXFP8 elements)")
+    f = get_format(fmt, allowed=MX_ELEMENT_FORMATS, what="mx_block_scale (MXFP8 elements)")
     if isinstance(block, (bool, np.bool_)) or not isinstance(block, (int, np.integer)):
         raise CollectivesError(f"mx_block_scale: block must be a positive integer, got {block!r}")
     if block < 1:
         raise CollectivesError(f"mx_block_scale: block must be a positive integer, got {block}")
     if rule not in ("ocp", "te"):
         raise CollectivesError(f"mx_block_scale: rule must be 'ocp' or 'te', got {rule!r}")
-    v = _real_array(x, "mx_block_scale")
+    v = real_array(x, "mx_block_scale")
     if v.ndim == 0:
         raise CollectivesError(
             "mx_block_scale: x must have at least one axis (blocks run along the last axis), "

@@ -29,14 +29,15 @@ Taught in the FP8 chapter.
 import numpy as np
 
 from ..errors import CollectivesError
-from .formats import _ELEMENT_FORMATS, _format, _real_array, encode
+from .checks import real_array
+from .formats import ELEMENT_FORMATS, encode, get_format
 
 __all__ = ["snr_db", "relative_error", "underflow_rate", "overflow_rate"]
 
 
 def _pair(reference, approx, what):
-    ref = _real_array(reference, f"{what} (reference)")
-    app = _real_array(approx, f"{what} (approx)")
+    ref = real_array(reference, f"{what} (reference)")
+    app = real_array(approx, f"{what} (approx)")
     if ref.shape != app.shape:
         raise CollectivesError(
             f"{what}: reference has shape {ref.shape} but approx has shape {app.shape}; "
@@ -79,9 +80,9 @@ def relative_error(reference, approx):
 
 
 def _scaled(x, scale, fmt, what):
-    f = _format(fmt, allowed=_ELEMENT_FORMATS, what=f"{what} (element formats)")
-    v = _real_array(x, what)
-    s = _real_array(scale, f"{what} (scale)")
+    f = get_format(fmt, allowed=ELEMENT_FORMATS, what=f"{what} (element formats)")
+    v = real_array(x, what)
+    s = real_array(scale, f"{what} (scale)")
     with np.errstate(over="ignore"):
         s32 = s.astype(np.float32)                 # the scale as TE holds it
     bad = ~(np.isfinite(s32) & (s32 > 0))

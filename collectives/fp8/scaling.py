@@ -59,10 +59,11 @@ Taught in the FP8 chapter.
 import numpy as np
 
 from ..errors import CollectivesError
-from ..validation import integer, schedule_arg
-from .formats import (FORMATS, _ELEMENT_FORMATS, _MX_ELEMENT_FORMATS, _array, _check_bool,
-                      _format, _real_array, _real_number, _scale_from_amax, decode, encode,
-                      mx_block_scale)
+from ..schedule import schedule_arg
+from ..validation import integer
+from .checks import as_array, check_bool, real_array, real_number
+from .formats import (ELEMENT_FORMATS, FORMATS, MX_ELEMENT_FORMATS, decode, encode, get_format,
+                      mx_block_scale, scale_from_amax)
 
 __all__ = [
     "current_scale", "DelayedScaling", "delayed_scales", "amax_all_reduce",
@@ -77,16 +78,16 @@ _TE = "NVIDIA Transformer Engine, transformer_engine.common.recipe"
 # ----------------------------------------------------------------------------- helpers
 
 def _element_format(fmt, what):
-    return _format(fmt, allowed=_ELEMENT_FORMATS, what=f"{what} (element formats)")
+    return get_format(fmt, allowed=ELEMENT_FORMATS, what=f"{what} (element formats)")
 
 
 def _margin(margin):
-    return float(_real_number(margin, "margin"))
+    return float(real_number(margin, "margin"))
 
 
 def _amaxes(values, what, name="amax"):
     """Real amaxes as float32 (NaN and +Inf allowed, as TE records them), never negative."""
-    a = _real_array(values, what)
+    a = real_array(values, what)
     if a.size and np.any(a < 0):
         first = float(a[a < 0].flat[0])
         raise CollectivesError(
@@ -126,7 +127,7 @@ def _sliding_max(a, length):
 
 def _positive_scale(scale, what, shape=None):
     """A scale (or array of scales) as float32: finite and > 0, broadcastable to ``shape``."""
-    s = _real_array(scale, what)
+    s = real_array(scale, what)
     with np.errstate(over="ignore"):
         s32 = s.astype(np.float32)
     bad = ~np.isfinite(s32) | (s32 <= 0)
@@ -147,7 +148,7 @@ def _positive_scale(scale, what, shape=None):
 
 
 def _codes(codes, what):
-    arr = _array(codes, f"{what} takes uint8 codes")
+    arr = as_array(codes, f"{what} takes uint8 codes")
     if arr.dtype.kind not in "iu":
         raise CollectivesError(
             f"{what} takes uint8 codes (integers 0..255), got dtype {arr.dtype}")
@@ -176,10 +177,10 @@ def current_scale(x, fmt="e4m3", margin=0):
     """
     f = _element_format(fmt, "current_scale")
     margin = _margin(margin)
-    v = _real_array(x, "current_scale")
+    v = real_array(x, "current_scale")
     with np.errstate(invalid="ignore"):
         amax = np.float32(np.max(np.abs(v))) if v.size else np.float32(0)
-    return float(_scale_from_amax(amax, f, margin, np.float32(1.0)))
+    return float(scale_from_amax(amax, f, margin, np.float32(1.0)))
 
 
 class DelayedScaling:
@@ -238,7 +239,7 @@ class DelayedScaling:
         step_amax = np.max(a)                     # the MAX all-reduce (NaN propagates)
         self._history = np.append(self._history, np.float32(step_amax))[-self._history_len:]
         window = self._history.max() if self._algo == "max" else self._history[-1]
-        self._scale = np.float32(_scale_from_amax(np.float32(window), FORMATS[self._fmt],
+        self._scale = np.float32(scale_from_amax(np.float32(window), FORMATS[self._fmt],
                                                   self._margin, self._scale))
         return float(self._scale)
 
@@ -280,7 +281,7 @@ def delayed_scales(amaxes, fmt="e4m3", history_len=1024, margin=0, algo="max"):
     if n <= 1:
         return out
     window = _sliding_max(a[:-1], history_len if algo == "max" else 1)
-    candidate = _scale_from_amax(window, f, margin, np.float32(np.nan))
+    candidate = scale_from_amax(window, f, margin, np.float32(np.nan))
     # where the window gives no information, keep the last scale that had one (or 1.0)
     known = ~np.isnan(candidate)
     last = np.maximum.accumulate(np.where(known, np.arange(n - 1), -1))
@@ -356,8 +357,8 @@ def quantize_scaled(x, scale, fmt="e4m3", saturate=True):
     :func:`dequantize_scaled` takes.
     """
     f = _element_format(fmt, "quantize_scaled")
-    sat = _check_bool(saturate, "saturate")
-    v = _real_array(x, "quantize_scaled")
+    sat = check_bool(saturate, "saturate")
+    v = real_array(x, "quantize_scaled")
     s = _positive_scale(scale, "quantize_scaled", v.shape)
     with np.errstate(over="ignore", invalid="ignore"):
         codes = encode(v * s.astype(np.float64), f.name, saturate=sat)
@@ -414,10 +415,10 @@ def mx_quantize(x, block=32, fmt="e4m3", rule="ocp"):
     holding NaN, or Inf under the OCP rule). ``fmt``: "e4m3" or "e5m2" (MXFP8's element
     types). A ragged last block is padded with zeros.
     """
-    f = _format(fmt, allowed=_MX_ELEMENT_FORMATS, what="mx_quantize (MXFP8 elements)")
+    f = get_format(fmt, allowed=MX_ELEMENT_FORMATS, what="mx_quantize (MXFP8 elements)")
     block = _block_args(block, "mx_quantize")
     rule = _mx_rule(rule)
-    v = _real_array(x, "mx_quantize")
+    v = real_array(x, "mx_quantize")
     if v.ndim == 0:
         raise CollectivesError(
             "mx_quantize: x must have at least one axis (blocks run along the last axis), "
@@ -432,7 +433,7 @@ def mx_quantize(x, block=32, fmt="e4m3", rule="ocp"):
 def mx_dequantize(codes, scale_codes, block=32, fmt="e4m3"):
     """The values (float32) of MXFP8 ``codes`` with their E8M0 ``scale_codes``:
     ``decode(codes) * X`` blockwise, the inverse of :func:`mx_quantize`."""
-    f = _format(fmt, allowed=_MX_ELEMENT_FORMATS, what="mx_dequantize (MXFP8 elements)")
+    f = get_format(fmt, allowed=MX_ELEMENT_FORMATS, what="mx_dequantize (MXFP8 elements)")
     block = _block_args(block, "mx_dequantize")
     c = _codes(codes, "mx_dequantize")
     sc = _codes(scale_codes, "mx_dequantize (scale_codes)")
@@ -499,7 +500,7 @@ def tile_quantize(x, tile=(1, 128), fmt="e4m3"):
     the number of tiles along each tiled axis).
     """
     f = _element_format(fmt, "tile_quantize")
-    v = _real_array(x, "tile_quantize")
+    v = real_array(x, "tile_quantize")
     tile = _tile_args(tile, v.ndim, "tile_quantize")
     k = len(tile)
     grid = _tile_grid(v.shape, tile)
@@ -528,7 +529,7 @@ def tile_dequantize(codes, scales, tile=(1, 128), fmt="e4m3"):
     f = _element_format(fmt, "tile_dequantize")
     c = _codes(codes, "tile_dequantize")
     tile = _tile_args(tile, c.ndim, "tile_dequantize")
-    s = _real_array(scales, "tile_dequantize (scales)")
+    s = real_array(scales, "tile_dequantize (scales)")
     want = c.shape[:-len(tile)] + _tile_grid(c.shape, tile)
     if s.shape != want:
         raise CollectivesError(

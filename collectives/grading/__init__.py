@@ -9,77 +9,48 @@ first principles and raises ``AssertionError`` naming the first thing that is wr
 last step, rank 3 chunk 1 holds nothing; ..."). nbgrader gives 0 points to a test cell that
 raises anything, so both kinds simply fail the cell, with a message the learner can act on.
 
-Checks and helpers
-------------------
-``check_schedule(answer, collective, n, ...)``
-    a schedule (a list of steps, or a :class:`~collectives.Schedule`): form, ranks and chunks
-    in range, an optional neighbour rule ("ring": rank r sends only to r + 1), ``verify`` plus a
-    numeric :func:`~collectives.simulate` against first principles, step count, sends per step.
-    When it is wrong, a reference algorithm is replayed beside it to say after which step and
-    on which rank and chunk the two first differ.
-``check_number``, ``check_close``, ``check_reference``
-    one real number; the same within a relative tolerance of a value; of the value a function
-    of the package returns (``"analytic.ring_all_gather"``, ``"busbw"``, ...).
-``call(function, *args)``
-    call a learner's function, naming the call if it raises.
-``step_states(schedule)``, ``describe_slot(content, n_ranks)``
-    the symbolic content of every slot before and after each step, in words.
-``schedule_seconds(algorithm, n, nbytes, ...)``
-    :func:`collectives.time` of a catalogue algorithm on a ring, chain or switch.
-``check_choice``, ``fastest_name``, ``dispatch_seconds``
-    a name among choices; the algorithm :func:`collectives.algorithms.fastest` picks; the time
-    of an MoE dispatch.
-``check_shape``
-    a tuple of ints (a slice shape such as ``(8, 16)``) against a value or the package's.
-``recheck(*checks)``
-    run checks in a fresh ``python -I`` process (below).
-``call(function, *args, isolated=True, allow=..., forbid=...)``, ``run_isolated(...)``
-    re-run a learner's function from its source code in a process where ``collectives``
-    cannot be imported, or only the parts a task allows (below, "Tasks solved without the
-    package" and "Forbidden names").
-``slice_hops``, ``slice_diameter``, ``slice_bisection_bandwidth``, ``v5e_axis_seconds``,
-``v5e_all_reduce_seconds``, ``best_v5e_slice_shape``, ``wrapped_axis_for``
-    the package's answers (:mod:`collectives.measures`, :func:`collectives.time` on the v5e
-    preset) to the notebook on TPU slices, from plain arguments.
-``hierarchical_level_seconds``, ``hierarchical_bottleneck``, ``pipelined_hierarchical_seconds``,
-``hierarchical_segments_needed``, ``mesh_step_seconds``, ``rail_placement``,
-``placement_slowdown``, ``check_placement``, ``misplacement_ratio``,
-``rail_all_reduce_seconds``, ``sharp_or_ring``, ``superpod_count``
-    the package's answers (:func:`collectives.time` on the DGX H100 preset,
-    :func:`collectives.hardware.superpod_plan`) to the notebook on GPU clusters, and the check
-    of a placement of a mesh on its GPUs, from plain arguments.
-``check_e4m3_values``, ``check_e4m3_codes``, ``check_delayed_scales``,
-``check_fp8_all_reduce``, ``flushing_ranks``, ``check_flushing_ranks``
-    the checks of the notebook on FP8 (E4M3 codes and values, delayed scales, an FP8
-    all-reduce, a count of ranks) against :mod:`collectives.fp8` and first principles.
-``plan_tasks.check_step_collectives``, ``.check_ep_all_to_all``, ``.check_memory_per_device``,
-``.check_layout_choice``
-    the checks of the notebook on planning a training run (a step's collectives, memory per
-    device, a layout chosen under a memory limit) against :mod:`collectives.plan`.
+What lives where
+----------------
+``checks``
+    check primitives: one number, a number close to a value or to what a function of the
+    package returns by name (``check_reference``), a choice, a shape; a learner's value in
+    words; the package computations several assignments compare with (``schedule_seconds``,
+    ``fastest_name``, ``dispatch_seconds``).
+``diagnosis``
+    schedules: ``check_schedule`` (form, ranges, neighbour rules, ``verify`` and a numeric
+    check from first principles, step counts) and, when one is wrong, where it first departs
+    from a reference (``step_states``, ``describe_slot``).
+``isolation/``
+    a learner's function re-run from its source without the package (``call(...,
+    isolated=True)``, ``run_isolated``), and ``recheck``: the checks run on plain data in a
+    fresh process, importing a read-only copy of the package. Its map: its docstring.
+``tasks/<assignment>``
+    the checks and answers of one graded assignment (``tasks/topology_reasoning``,
+    ``tasks/cluster_collectives``, ``tasks/fp8``, ...), each named after its folder in
+    ``exercises/source/``. A new graded task goes there.
 
-Modules: :mod:`~collectives.grading.checks` (plain answers: numbers, choices, shapes, ``call``,
-and the words for a learner's value), :mod:`~collectives.grading.diagnosis` (schedules: form,
-neighbour rules, first-principles check, step-by-step comparison with a reference),
-``collectives.grading.recheck`` (the isolated re-check; the package's name ``recheck`` is its
-function), :mod:`~collectives.grading.isolation` (a learner's function re-run without the
-package; its program is ``learner_process.py``, a script run by its path),
-:mod:`~collectives.grading.slices` (the answers of the notebook on TPU slices) and
-:mod:`~collectives.grading.clusters` (those of the notebook on GPU clusters) and
-:mod:`~collectives.grading.fp8_tasks` (those of the notebook on FP8). This package re-exports
-their public names.
+This package re-exports the names the notebooks call (``collectives.grading.<name>``, ``from
+collectives.grading import ...``: :data:`__all__`, the primitives, the isolation's and those of
+the topology_reasoning, cluster_collectives and fp8 tasks). The earlier module names stay, as
+compatibility modules: ``slices``, ``clusters``, ``fp8_tasks``, ``plan_tasks``,
+``collective_tasks``, ``processes`` (the task modules), ``recheck`` and ``learner_process``
+(the isolation's); ``sandbox``, ``classroom`` and ``precheck`` re-export the instructor's
+tools, which live in the top-level package ``collectives_grader`` (they need jupyter_client
+and nbgrader, and graded code never sees them); this package never imports those three.
 
 Tamper resistance, and its limits
 ---------------------------------
 A learner's code runs in the same kernel as the tests, before them. The hidden tests of the
 course's notebooks therefore (1) re-load this package from disk with ``importlib.reload``,
-which re-executes each of its modules too and so restores every function defined in them, and
-(2) hand the learner's answers to :func:`recheck`,
-which converts them to plain data (JSON of ints, floats, strings and lists) and runs the checks
+which re-executes each of its modules too (:data:`MODULES`, in dependency order, subpackages
+included) and so restores every function defined in them, and (2)
+hand the learner's answers to :func:`recheck`, which converts them to plain data (JSON of
+ints, floats, strings and lists: :mod:`.isolation.wire`) and runs the checks
 in a new interpreter started with ``sys.executable -I`` that imports ``collectives`` from a
-private, read-only copy of the package (``recheck.package_copy``: a new temporary directory
-holding only ``collectives/``, compiled, its files hashed and compared with the package's before
-every use, replaced when anything differs). The verdict comes back on the subprocess's stdout, tagged with a
-random nonce.
+private, read-only copy of the package (:mod:`.isolation.snapshot`: a new temporary directory
+holding only ``collectives/``, compiled, its files hashed and compared with the package's
+before every use, replaced when anything differs). The verdict comes back on the
+subprocess's stdout, tagged with a random nonce.
 
 This defends against:
 
@@ -103,9 +74,10 @@ This defends against:
 - exceptions hidden by IPython hooks (``showtraceback``, ``set_custom_exc``): nbgrader 0.9
   marks the cell failed from the kernel's execute reply.
 
-It does not defend against, by itself (the grading sandbox, :mod:`.sandbox`, covers the
-file, network and resource items when autograding runs in it, as ``exercises/`` configures;
-an instructor who opts out of the sandbox should grade in a disposable container or VM):
+It does not defend against, by itself (the grading sandbox, ``collectives_grader.sandbox``,
+covers the file, network and resource items when autograding runs in it, as ``exercises/``
+configures; an instructor who opts out of the sandbox should grade in a disposable
+container or VM):
 
 - patching, in the kernel, what the hidden tests themselves run on: the standard library
   (``importlib.reload``, ``subprocess.run``, ``json``, ``sys.executable``, ``builtins``), the
@@ -128,11 +100,12 @@ A task that asks a learner to design or estimate something the package computes 
 The function is then not called in the kernel. Its source code is read there
 (:func:`inspect.getsource`), with the sources of the notebook's functions it calls, the plain
 values (numbers, strings, lists, tuples, dicts, numeric arrays) of the globals it reads and the
-names of the modules and library objects it uses, and sent as plain text and JSON to a fresh
-``sys.executable -I`` process, the *learner's process* (``learner_process.py``, run by its
-path). Before it runs any of the learner's code, that process removes every ``collectives``
-module from ``sys.modules`` and every ``sys.path`` entry that holds the package (except
-site-packages, where a wheel install puts it beside numpy), and puts first
+names of the modules and library objects it uses (:mod:`.isolation.reading`), and sent as
+plain text and JSON to a fresh ``sys.executable -I`` process, the *learner's process*
+(:mod:`.isolation.learner_process`, run by its path from the package copy). Before it runs
+any of the learner's code, that process removes every ``collectives`` module from
+``sys.modules`` and every ``sys.path`` entry that holds the package (except site-packages,
+where a wheel install puts it beside numpy), and puts first
 on ``sys.meta_path`` a finder that refuses ``collectives`` and its submodules with
 ``ImportError: this task must be solved without the collectives package (...)``; a global of
 the notebook that is the package or comes from it (``cl``, ``from collectives.measures import
@@ -152,14 +125,15 @@ used; answers that lie about equality (they are re-encoded as plain values in th
 process); and, as before, everything done to the kernel's state (only source text and plain
 values leave it).
 
-It does not stop (the sandbox below bounds what such code can reach): code written to get round it, in the
-learner's process (removing the finder from ``sys.meta_path``, loading the package's files
-with ``importlib.util`` or ``exec``, reading them as text) or in the kernel (patching
-``inspect.getsource``, ``subprocess`` or ``json`` to send other code: that code must still run
-without the package); the package's source copied into the notebook; reading any file the
-grading account can reach (the solutions, the gradebook); exhausting memory in the learner's
-process (its time is bounded by ``recheck``'s timeout). The grading kernel itself runs under
-bubblewrap (:mod:`collectives.grading.sandbox`, ``c.Execute.kernel_name =
+It does not stop (the sandbox below bounds what such code can reach): code written to get
+round it, in the learner's process (removing the finder from ``sys.meta_path``, loading the
+package's files with ``importlib.util`` or ``exec``, reading them as text) or in the kernel
+(patching ``inspect.getsource``, ``subprocess`` or ``json`` to send other code: that code
+must still run without the package); the package's source copied into the notebook; reading
+any file the grading account can reach (the solutions, the gradebook); exhausting memory in
+the learner's process (its time is bounded by ``recheck``'s timeout). The grading kernel
+itself runs under
+bubblewrap (``collectives_grader.sandbox``, ``c.Execute.kernel_name =
 "collectives-sandbox"`` in exercises/nbgrader_config.py): it sees only the student's own
 working copy (the handed-in files read-only, on a size-limited tmpfs it may write to), a
 read-only, hash-checked copy of the package and the read-only system, no network but its
@@ -214,47 +188,67 @@ __all__ = [
     "hierarchical_segments_needed", "mesh_step_seconds", "rail_placement", "placement_slowdown",
     "check_placement", "misplacement_ratio", "rail_all_reduce_seconds", "sharp_or_ring",
     "superpod_count", "check_e4m3_values", "check_e4m3_codes", "check_delayed_scales",
-    "check_fp8_all_reduce", "flushing_ranks", "check_flushing_ranks",
+    "check_fp8_all_reduce", "flushing_ranks", "check_flushing_ranks", "MODULES",
 ]
+
+#: every module :func:`importlib.reload` of this package executes again, in dependency order
+#: (each after the modules it imports), so that each imports the fresh copies of those before
+#: it; the compatibility modules last, after what they re-export. Not here: the programs run
+#: by their path (``isolation/learner_process.py`` and its compatibility module), which no
+#: kernel-side code calls; the instructor's tools (``sandbox``, ``classroom``, ``precheck``),
+#: which this package never imports; and, as before the re-layering, the compatibility modules
+#: ``collective_tasks`` and ``processes``, which it never imported either: the hidden tests use
+#: them only by name in the re-check process (a fresh import) or reload them themselves
+#: (``processes``), and their task modules (``tasks.all_reduce``, ...) are reloaded here.
+MODULES = (
+    "checks", "diagnosis",
+    "isolation.wire", "isolation.snapshot", "isolation.reading", "isolation.calls",
+    "isolation.orchestrator", "isolation",
+    "tasks.topology_reasoning", "tasks.cluster_collectives", "tasks.all_reduce",
+    "tasks.all_to_all", "tasks.cost_models", "tasks.fp8", "tasks.real_processes",
+    "tasks.planning", "tasks",
+    "slices", "clusters", "fp8_tasks", "plan_tasks", "recheck",
+)
 
 
 def _load(name):
-    """This package's module ``name``, executed from its file now.
+    """This package's module ``name`` (``"checks"``, ``"isolation.calls"``), executed from its
+    file now, and bound again as an attribute of the package above it.
 
     Executing it again when it was imported before is what makes ``importlib.reload`` of this
     package restore every function of every module. It is looked up in ``sys.modules``, not as
-    an attribute of this package, which a notebook may have rebound.
+    an attribute of this package, which a notebook may have rebound (the binding is restored
+    too).
     """
     full_name = f"{__name__}.{name}"
     if full_name in sys.modules:
-        return importlib.reload(sys.modules[full_name])
-    return importlib.import_module(full_name)
+        module = importlib.reload(sys.modules[full_name])
+    else:
+        module = importlib.import_module(full_name)
+    parent, _, attribute = full_name.rpartition(".")
+    setattr(sys.modules[parent], attribute, module)
+    return module
 
 
-# in dependency order, so that each module imports the fresh copies of those before it
-checks = _load("checks")
-isolation = _load("isolation")
-diagnosis = _load("diagnosis")
-slices = _load("slices")
-clusters = _load("clusters")
-fp8_tasks = _load("fp8_tasks")
-plan_tasks = _load("plan_tasks")
-_load("recheck")
+for _name in MODULES:
+    _load(_name)
 
-from .checks import (call, check_choice, check_close, check_number,  # noqa: E402
-                     check_reference, check_shape, dispatch_seconds, fastest_name,
-                     schedule_seconds)
+from .checks import (check_choice, check_close, check_number, check_reference,  # noqa: E402
+                     check_shape, dispatch_seconds, fastest_name, schedule_seconds)
 from .diagnosis import NEIGHBOUR_RULES, check_schedule, describe_slot, step_states  # noqa: E402
-from .isolation import FORBIDDEN, NO_PACKAGE, SCHEDULE_TOOLS, run_isolated  # noqa: E402
-from .slices import (best_v5e_slice_shape, slice_bisection_bandwidth,  # noqa: E402
-                     slice_diameter, slice_hops, v5e_all_reduce_seconds, v5e_axis_seconds,
-                     wrapped_axis_for)
-from .clusters import (check_placement, hierarchical_bottleneck,  # noqa: E402
-                       hierarchical_level_seconds, hierarchical_segments_needed,
-                       mesh_step_seconds, misplacement_ratio, pipelined_hierarchical_seconds,
-                       placement_slowdown, rail_all_reduce_seconds, rail_placement,
-                       sharp_or_ring, superpod_count)
-from .fp8_tasks import (check_delayed_scales, check_e4m3_codes,  # noqa: E402
+from .isolation import FORBIDDEN, NO_PACKAGE, SCHEDULE_TOOLS, call, run_isolated  # noqa: E402
+from .tasks.topology_reasoning import (best_v5e_slice_shape,  # noqa: E402
+                                       slice_bisection_bandwidth, slice_diameter, slice_hops,
+                                       v5e_all_reduce_seconds, v5e_axis_seconds,
+                                       wrapped_axis_for)
+from .tasks.cluster_collectives import (check_placement, hierarchical_bottleneck,  # noqa: E402
+                                        hierarchical_level_seconds,
+                                        hierarchical_segments_needed, mesh_step_seconds,
+                                        misplacement_ratio, pipelined_hierarchical_seconds,
+                                        placement_slowdown, rail_all_reduce_seconds,
+                                        rail_placement, sharp_or_ring, superpod_count)
+from .tasks.fp8 import (check_delayed_scales, check_e4m3_codes,  # noqa: E402
                         check_e4m3_values, check_flushing_ranks, check_fp8_all_reduce,
                         flushing_ranks)
-from .recheck import recheck  # noqa: E402  (the function: it hides the module's name here)
+# the function: it hides the compatibility module's name
+from .isolation.orchestrator import recheck  # noqa: E402

@@ -1,17 +1,20 @@
-"""Checks of learners' plain answers: one number, a number close to a reference, a choice.
+"""Check primitives: one number, a number close to a reference, a choice, a shape.
 
 Each check first looks at the *form* of the answer (one real number where seconds are
 expected, a string where a name is expected) and raises :class:`~collectives.GradingError`
 saying what was found instead ("... is None: did you forget `return`?"); then it compares the
 *content* and raises ``AssertionError`` with both values and, when it is telling, their ratio
-("8 times that: bits versus bytes?"). Also here: :func:`call` (a learner's function, named
-when it raises), the helpers that describe a learner's value in words (used by every check's
-messages), and the package computations the exercises compare with
-(:func:`schedule_seconds`, :func:`fastest_name`, :func:`dispatch_seconds`).
+("8 times that: bits versus bytes?": :func:`ratio_hint`). Also here: the helpers that describe
+a learner's value in words (used by every check's messages, in every module of the grading
+package), and the package computations several assignments compare with
+(:func:`schedule_seconds`, :func:`fastest_name`, :func:`dispatch_seconds`). Checks of
+schedules are in :mod:`.diagnosis`; the checks of one assignment in ``tasks/<assignment>.py``;
+calling a learner's function (``call``) and the isolated re-check in :mod:`.isolation`.
+
+This module is the bottom of the grading package: it imports nothing of it.
 """
 
 import importlib
-import json
 import math
 import numbers
 import reprlib
@@ -23,8 +26,8 @@ import numpy as np
 from ..errors import GradingError
 
 __all__ = [
-    "check_number", "check_close", "check_choice", "check_reference", "check_shape", "call",
-    "schedule_seconds", "fastest_name", "dispatch_seconds",
+    "check_number", "check_close", "check_choice", "check_reference", "check_shape",
+    "schedule_seconds", "fastest_name", "dispatch_seconds", "ratio_hint", "count_text",
     "Opaque", "type_name", "show", "in_words", "package", "MAX_ITEMS", "NOT_WRITTEN",
 ]
 
@@ -91,42 +94,9 @@ def in_words(value):
     return f"{article} {name} ({show(value)})"
 
 
-# ---- calling learners' functions -------------------------------------------------------------
-
-def call(function, *args, name=None, isolated=False, allow=None, forbid=None):
-    """Call a learner's ``function(*args)`` and return what it returns.
-
-    If it raises, the error is re-raised as an ``AssertionError`` that names the call (the
-    learner's own traceback stays attached as the cause). ``NotImplementedError`` says that
-    the function is not written yet (its cell still holds nbgrader's placeholder).
-
-    With ``isolated=True`` the function is not called here: its source code is read now and an
-    :class:`~collectives.grading.isolation.IsolatedCall` is returned, which
-    :func:`~collectives.grading.recheck` makes in a fresh process where ``collectives`` cannot
-    be imported (tasks that must be solved without the package; see
-    :mod:`collectives.grading.isolation`). Use it only inside the checks given to ``recheck``.
-    ``allow`` (dotted names such as ``"collectives.Schedule"``) lets the function use those
-    parts of the package, and only those; ``forbid`` refuses names on top (alone: only those).
-    """
-    if isolated:
-        isolation = importlib.import_module(__name__.rsplit(".", 1)[0] + ".isolation")
-        return isolation.isolated_call(function, *args, name=name, allow=allow, forbid=forbid)
-    if allow is not None or forbid is not None:
-        raise GradingError("call(..., allow=..., forbid=...) needs isolated=True (a bug in the "
-                           "test, not in your answer)")
-    if not callable(function):
-        if name:
-            raise GradingError(f"{name} is {in_words(function)}, not a function; define it with "
-                               f"`def {name}(...):`")
-        raise GradingError(f"expected a function, got {in_words(function)}")
-    label = name or getattr(function, "__name__", None) or "your function"
-    text = f"{label}({', '.join(show(a) for a in args)})"
-    try:
-        return function(*args)
-    except NotImplementedError as exc:
-        raise AssertionError(f"{text}: {label} is {NOT_WRITTEN}") from exc
-    except Exception as exc:
-        raise AssertionError(f"{text} raised {type(exc).__name__}: {exc}") from exc
+def count_text(count, one, many):
+    """``1 step``, ``3 steps``: ``count`` and the word for one or for many."""
+    return f"{count} {one if count == 1 else many}"
 
 
 # ---- numbers ---------------------------------------------------------------------------------
@@ -170,8 +140,10 @@ _UNIT_FACTORS = ((8, "8", "bits versus bytes?"), (1e3, "1000", "a unit prefix (k
                  (2**30, "2**30", "GiB versus bytes?"))
 
 
-def _ratio_hint(got, want):
-    """A hint from ``got / want``: a unit factor, a simple fraction (8/7), or the error."""
+def ratio_hint(got, want):
+    """A hint from ``got / want`` for a message that gives both: a unit factor ("; yours is 8
+    times that: bits versus bytes?"), a simple fraction (8/7), or the relative error; "" when
+    the ratio says nothing (a zero, an infinity)."""
     if want == 0 or got == 0 or not (math.isfinite(got) and math.isfinite(want)):
         return ""
     ratio = got / want
@@ -194,7 +166,7 @@ def _compare(got, want, what, rel, abs_tol, source=None):
     if math.isclose(got, want, rel_tol=rel, abs_tol=abs_tol):
         return
     origin = f" = {source}" if source else ""
-    raise AssertionError(f"{what} is {got!r}, expected {want!r}{origin}{_ratio_hint(got, want)}")
+    raise AssertionError(f"{what} is {got!r}, expected {want!r}{origin}{ratio_hint(got, want)}")
 
 
 def _expected_number(expected, where):
@@ -372,16 +344,3 @@ def dispatch_seconds(counts, token_bytes, *, link_bandwidth, hop_latency=0.0):
     n = schedule.n_ranks
     topo = topologies.switch(n, link_bandwidth, hop_latency)
     return cost.time(schedule, topo, n * (schedule.n_chunks // n) * token_bytes).seconds
-
-
-def last_marked_json(stdout, mark):
-    """The JSON object on the last line of a subprocess's ``stdout`` that starts with ``mark``
-    (how the re-check processes hand back their verdicts), or None if there is none or it does
-    not parse."""
-    for line in reversed(stdout.splitlines()):
-        if line.startswith(mark):
-            try:
-                return json.loads(line[len(mark):])
-            except ValueError:
-                return None
-    return None

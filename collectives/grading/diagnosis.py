@@ -8,6 +8,11 @@ random integers against the collective's definition, computed here from first pr
 its step count and its sends per rank per step. When it is wrong, a reference algorithm is
 replayed symbolically beside it (:func:`step_states`) to say after which step, on which rank
 and chunk, the two first differ (:func:`describe_slot` puts a slot's content in words).
+
+The parts of the check (:func:`steps_of`, :func:`check_ranges`, :func:`numeric_check`) and
+the readers of a checked schedule (:func:`data_steps`, :func:`remote`) serve the checks of
+assignments that accept any schedule of a kind (``tasks/all_reduce.py``,
+``tasks/all_to_all.py``).
 """
 
 import math
@@ -21,7 +26,8 @@ from ..schedule import Schedule
 from ..semantics import collective_spec
 from .checks import MAX_ITEMS, in_words, package, show
 
-__all__ = ["check_schedule", "NEIGHBOUR_RULES", "step_states", "describe_slot"]
+__all__ = ["check_schedule", "NEIGHBOUR_RULES", "step_states", "describe_slot", "steps_of",
+           "check_ranges", "numeric_check", "rank_count", "remote", "data_steps"]
 
 _FIELDS = ("src", "dst", "src_chunk", "dst_chunk")
 #: step_states() is not used for hints above this size: slots x (steps + 1)
@@ -65,8 +71,11 @@ def _count_items(steps):
                for s in steps)
 
 
-def _steps_of(answer, what, spec, n, n_chunks, root, n_scratch=0):
-    """The learner's answer as ``[[(src, dst, src_chunk, dst_chunk, reduce), ...], ...]``."""
+def steps_of(answer, what, spec, n, n_chunks, root, n_scratch=0):
+    """The learner's ``answer`` (a Schedule of ``spec``'s collective or a list of steps) as
+    ``[[(src, dst, src_chunk, dst_chunk, reduce), ...], ...]``; a
+    :class:`~collectives.GradingError` for an answer of the wrong form, an ``AssertionError``
+    for a Schedule of another shape."""
     if isinstance(answer, Schedule):
         for attr, want in (("collective", spec.name), ("n_ranks", n), ("n_chunks", n_chunks),
                            ("root", root)):
@@ -150,7 +159,10 @@ def _steps_text(count):
     return f"{count} step that moves data" if count == 1 else f"{count} steps that move data"
 
 
-def _check_ranges(steps, what, n, n_slots, n_chunks=None):
+def check_ranges(steps, what, n, n_slots, n_chunks=None):
+    """An ``AssertionError`` for the first rank outside ``0..n-1`` or slot outside
+    ``0..n_slots-1`` in ``steps`` (from :func:`steps_of`); slots from ``n_chunks`` on are
+    named as scratch."""
     data = n_slots if n_chunks is None else n_chunks
     for s, step in enumerate(steps):
         for t, (src, dst, src_chunk, dst_chunk, _) in enumerate(step):
@@ -334,9 +346,10 @@ def _first_principles(spec, inputs, n_chunks, root):
     return out, checked
 
 
-def _numeric_check(schedule, spec, what):
+def numeric_check(schedule, spec, what):
     """Run ``schedule`` on random integers with :func:`collectives.simulate` and compare
-    every specified output row with the collective's definition, computed here."""
+    every specified output row with the collective's definition, computed here; an
+    ``AssertionError`` names the first rank that differs."""
     if spec.name not in _FIRST_PRINCIPLES:
         return
     simulate = package().simulate
@@ -355,6 +368,29 @@ def _numeric_check(schedule, spec, what):
         raise AssertionError(f"{what}: simulated on numbers, rank {r} ends with "
                              f"{show(outputs[r].tolist())} where the {_text(spec)} of the "
                              f"inputs is {show(expected[r].tolist())}")
+
+
+# ---- reading a checked schedule -------------------------------------------------------------
+
+def rank_count(n, what="n"):
+    """``n``, a test's number of ranks (an int >= 1), or a :class:`~collectives.GradingError`
+    (a bug in the test)."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise GradingError(f"{what} must be an int >= 1, got {n!r} (a bug in the test)")
+    return n
+
+
+def remote(step):
+    """The transfers of a step (tuples from ``Schedule.to_lists``) that leave their rank
+    (local copies are free)."""
+    return [t for t in step if t[0] != t[1]]
+
+
+def data_steps(schedule):
+    """``(index, remote transfers)`` of every step of ``schedule`` that moves data between
+    ranks."""
+    steps = [list(step) for step in schedule.to_lists()]
+    return [(s, remote(step)) for s, step in enumerate(steps) if remote(step)]
 
 
 # ---- the schedule check ----------------------------------------------------------------------
@@ -402,8 +438,8 @@ def check_schedule(answer, collective, n, *, n_chunks=None, n_scratch=None, root
                            f"{n_scratch!r}")
     n_scratch = int(n_scratch)
     root = (0 if root is None else int(root)) if spec.rooted else None
-    steps = _steps_of(answer, what, spec, n, n_chunks, root, n_scratch)
-    _check_ranges(steps, what, n, n_chunks + n_scratch, n_chunks)
+    steps = steps_of(answer, what, spec, n, n_chunks, root, n_scratch)
+    check_ranges(steps, what, n, n_chunks + n_scratch, n_chunks)
     try:
         schedule = Schedule(spec.name, n, n_chunks, steps, root=root, n_scratch=n_scratch,
                             name=what)
@@ -433,7 +469,7 @@ def check_schedule(answer, collective, n, *, n_chunks=None, n_scratch=None, root
         parts = [f"{what} does not compute the {_text(spec)}: {exc}", step_note,
                  _reference_hint(schedule, ref)]
         raise AssertionError("\n".join(p for p in parts if p)) from None
-    _numeric_check(schedule, spec, what)
+    numeric_check(schedule, spec, what)
 
     if n_steps is not None and used != n_steps:
         message = (f"{what} computes the {_text(spec)}, but in {_steps_text(used)}; this "

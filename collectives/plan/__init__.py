@@ -13,7 +13,8 @@ and decode. Taught in the capstone chapter.
 
 from .costing import Costing, Coster, domains
 from .inference import InferencePlan, inference
-from .layout import AXES, DEFAULT_ORDER, Layout, LayoutError
+from ..errors import LayoutError
+from .layout import AXES, DEFAULT_ORDER, Layout
 from .model import MODEL_SOURCES, Transformer, model, models
 from .precision import PRECISIONS, Precision, precision
 from .report import Memory, Plan, Record

@@ -20,12 +20,9 @@ package's rule, as :func:`collectives.algorithms.fastest` and NCCL choose by mod
   rails), torus.
 * pipeline send/recv: stage s to s + 1, every pipeline at once.
 
-Fabric-only GPU presets (``"meta-roce-32k"`` models Meta's RoCE fabric, not the NVLink
-inside its servers) would send a collective among the GPUs of one server through the rack
-switch at the NIC's 50 GB/s. Meta's servers join their eight H100s with NVLink (Llama 3
-paper, section 3.3.1), so groups that stay inside a server are costed on one DGX H100
-node's NVSwitch instead (:func:`nvlink_server`; a crossbar treats every GPU alike, so a
-group of ``g`` is one of the ``8 / g`` groups every server runs at once).
+Every GPU preset carries its NVLink nodes (Meta's RoCE cluster included: its servers join
+eight H100s with NVLink, Llama 3 paper, section 3.3.1), so a group inside a server is
+costed on the same topology as every other, over its NVSwitch.
 
 Costings are cached per topology (while it lives) by mesh, collective, axes and bytes, so
 plans of many layouts on one cluster share them. Left out: NVLink SHARP and InfiniBand
@@ -36,9 +33,8 @@ of the hierarchical algorithms.
 
 from __future__ import annotations
 
-import functools
 import weakref
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
@@ -48,7 +44,7 @@ from ..cost import Timing, time
 from ..errors import CollectivesError
 from ..mesh import Mesh
 
-__all__ = ["Costing", "Coster", "domains", "nvlink_server", "forget_costings"]
+__all__ = ["Costing", "Coster", "domains", "forget_costings"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -85,44 +81,24 @@ def domains(topology) -> tuple[str, int, int, str, str, str]:
     """How the topology nests: ``(kind, node_size, pod_size, inside, across, far)``: the
     endpoints of a node (GPUs sharing an NVSwitch; a TPU slice's host), of a pod (a
     spine-leaf group of a SuperPOD, an AI zone of Meta's cluster, a TPU slice), and the
-    span labels."""
-    family = topology.info.family
+    span labels. Read from the topology's declared info (``gpus_per_node``, the fabric's
+    ``endpoints_per_block``, a product's dimensions)."""
+    info = topology.info
+    family = info.family
     n = topology.n_ranks
-    system = topology.system
-    if family == "cluster":
-        nodes, g = topology.info.shape
-        router = topology._router
-        pod = router.units_per_group * router.nodes_per_unit * g
+    if info.fabric is not None and family in ("cluster", "layered"):   # GPUs on a fabric
+        g = info.gpus_per_node or (8 if family == "layered" else 1)  # Llama 3: 8 per server
+        blocks = info.fabric.endpoints_per_block
+        pod = blocks[1] if len(blocks) > 2 else n   # a tier-2 block, under a higher tier
         return "gpu", g, min(pod, n), "inside a node", "across nodes", "across pods"
-    if family == "layered":                         # a fabric of GPUs (Meta's RoCE cluster)
-        g = topology.gpus_per_node or 8             # Llama 3 paper: 8 GPUs per server
-        pod = topology.hosts_per_leaf * topology.tiers[0].blocks \
-            if len(topology.tiers) > 1 else n
-        return "gpu", g, pod, "inside a node", "across nodes", "across pods"
-    if family == "product" and topology.info.levels == ("dcn", "ici"):
-        chips = topology.info.shape[1]
+    if family == "product" and info.levels == ("dcn", "ici"):
+        chips = info.shape[1]
         return "tpu", chips, chips, "ici", "ici", "dcn"
     if family == "torus":
         return "tpu", n, n, "ici", "ici", "ici"
     if family == "switch":
         return "gpu", n, n, "inside a node", "inside a node", "inside a node"
     return "gpu", 1, n, "inside a node", "across nodes", "across pods"   # one per host
-
-
-def nvlink_server(topology):
-    """The NVLink server a fabric-only GPU preset leaves out (one DGX H100 node for
-    ``"meta-roce-32k"``: H100 GPUs, eight per server on NVLink), or None."""
-    system = topology.system
-    if topology.info.family == "layered" and system is not None and system.kind == "meta-roce":
-        return _dgx_h100()
-    return None
-
-
-@functools.lru_cache(maxsize=1)
-def _dgx_h100():
-    from ..hardware import preset
-
-    return preset("dgx-h100")
 
 
 #: costings shared by every Coster of a topology, while the topology lives
@@ -147,7 +123,6 @@ class Coster:
         self.topology = topology
         self.mesh = mesh
         self.kind, self.node_size, self.pod_size, *self.labels = domains(topology)
-        self.server = nvlink_server(topology)
         self._cache: dict = _SHARED.setdefault(topology, {}).setdefault(_mesh_key(mesh), {})
 
     def span(self, axes: tuple[str, ...]) -> str:
@@ -174,8 +149,6 @@ class Coster:
             return Costing("none (group of 1)", 0.0, None, self.labels[0], (), None)
         m = int(np.prod([self.mesh.axis_size(a) for a in axes]))
         span = self.span(axes)
-        if self.server is not None and span == self.labels[0]:
-            return self._cost_in_server(collective, m, nbytes, span)
         rows = []
         for name, build in self._candidates(collective, axes, m):
             schedule = self.mesh.collective(build(), *axes)
@@ -190,14 +163,6 @@ class Coster:
             else ()
         return Costing(name, seconds, timing, span, tuple((row[1], row[0]) for row in rows),
                        schedule, rename)
-
-    def _cost_in_server(self, collective, m, nbytes, span):
-        """Groups of ``m`` inside one server, costed on its NVSwitch (module text)."""
-        per_node = self.server.n_ranks
-        if per_node % m:
-            raise CollectivesError(f"a group of {m} GPUs does not tile a {per_node}-GPU server")
-        inner = Coster(self.server, Mesh({"servers": per_node // m, "group": m}))
-        return replace(inner.cost(collective, ("group",), nbytes), span=span, schedule=None)
 
     # ---- candidates ----------------------------------------------------------------------
     def _two_levels(self, axes, m):
@@ -226,7 +191,7 @@ class Coster:
             return self._box(members, topo.shape, topo.wraparound)
         slices = members // self.node_size
         if topo.info.family == "product" and self.kind == "tpu" and (slices == slices[0]).all():
-            inner = topo._router.dimensions[-1]             # the groups stay in one slice
+            inner = topo.info.dimensions[-1]                # the groups stay in one slice
             if inner.info.is_torus:
                 return self._box(members % self.node_size, inner.shape, inner.wraparound)
         return None
@@ -254,7 +219,7 @@ class Coster:
         topo = self.topology
         if topo.info.family != "product" or levels is None:
             return None
-        inner = topo._router.dimensions[-1]
+        inner = topo.info.dimensions[-1]
         if not inner.info.is_torus:
             return None
         n_nodes, per = levels

@@ -33,13 +33,14 @@ import math
 from dataclasses import dataclass
 from typing import Optional
 
+from ..errors import LayoutError
 from ..validation import integer
+from .builder import RecordBuilder, chip_numbers, resolve_cluster
 from .costing import Coster
-from .layout import Layout, LayoutError
+from .layout import Layout
 from .model import model as named_model
 from .precision import precision
 from .report import Memory, Plan
-from .step import _Builder, chip_numbers, resolve_cluster
 
 __all__ = ["inference", "InferencePlan"]
 
@@ -117,7 +118,7 @@ def inference(model, layout: Layout, cluster, *, batch: int, prompt_len: int,
     kv_cache = 2 * per_stage * kv_local * context * b * micro * a / L.cp
 
     def phase(name, tokens_per_seq, steps, attention_context, read_bytes):
-        builder = _Builder(coster, mesh)
+        builder = RecordBuilder(coster, mesh)
         add = builder.add
         act = b * tokens_per_seq * m.hidden * a
         count = steps * micro

@@ -32,7 +32,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
-from ..errors import CollectivesError
+from ..errors import LayoutError
 from ..mesh import Mesh
 from ..validation import flag, integer
 
@@ -41,9 +41,8 @@ __all__ = ["Layout", "LayoutError", "AXES", "DEFAULT_ORDER"]
 AXES = ("dp", "fsdp", "ep", "tp", "pp", "cp")
 DEFAULT_ORDER = ("dp", "fsdp", "pp", "ep", "cp", "tp")
 
-
-class LayoutError(CollectivesError):
-    """A parallelism layout does not fit the model, the batch or the cluster."""
+# LayoutError (a layout that does not fit) lives in collectives.errors; it is re-exported here
+# and from collectives.plan, its old homes
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from typing import Optional
 from ..errors import CollectivesError
 from ..validation import flag, integer
 
-__all__ = ["Transformer", "model", "models", "MODEL_SOURCES"]
+__all__ = ["Transformer", "model", "models", "MODEL_SOURCES", "LLAMA3", "MIXTRAL", "DEEPSEEK_V3"]
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Optional
 
-__all__ = ["Record", "Memory", "Plan"]
+__all__ = ["Record", "Memory", "Plan", "matches"]
 
 
 @dataclass(frozen=True)

@@ -50,68 +50,18 @@ from __future__ import annotations
 import math
 from typing import Optional
 
-from ..errors import CollectivesError
+from ..errors import CollectivesError, LayoutError
 from ..fp8.memory import bytes_per_parameter
-from ..topology import Topology
 from ..validation import integer, number
-from .costing import Coster, nvlink_server
-from .layout import Layout, LayoutError
+from .builder import RecordBuilder, chip_numbers, resolve_cluster
+from .costing import Coster
+from .layout import Layout
 from .model import model as named_model
 from .precision import precision
-from .report import Memory, Plan, Record
+from .report import Memory, Plan
 
+# resolve_cluster moved to collectives.plan.builder; re-exported here, its old home
 __all__ = ["training_step", "resolve_cluster"]
-
-
-def resolve_cluster(cluster) -> Topology:
-    """A Topology, or a hardware preset name (built with its defaults)."""
-    if isinstance(cluster, Topology):
-        return cluster
-    if isinstance(cluster, str):
-        from ..hardware import preset
-
-        return preset(cluster)
-    raise CollectivesError(f"cluster must be a Topology (cl.hardware.preset(...)) or a preset "
-                           f"name, got {type(cluster).__name__}")
-
-
-def chip_numbers(topology, flops, hbm, hbm_bandwidth=None):
-    """(peak FLOP/s, HBM bytes, HBM bytes/s) from the topology's hardware record unless
-    given."""
-    system = topology.system
-    if flops is None:
-        if system is None:
-            raise CollectivesError(f"{topology.name} has no hardware record: give "
-                                   "flops_per_device=... (FLOP/s)")
-        flops = system.bf16_flops
-    flops = number(flops, "flops_per_device", positive=True)
-    if hbm is None and system is not None:
-        hbm = system.hbm_bytes
-    if hbm_bandwidth is None and system is not None:
-        hbm_bandwidth = system.hbm_bandwidth
-    if hbm is not None:
-        hbm = number(hbm, "hbm_bytes", positive=True)
-    if hbm_bandwidth is not None:
-        hbm_bandwidth = number(hbm_bandwidth, "hbm_bandwidth", positive=True)
-    return flops, hbm, hbm_bandwidth
-
-
-class _Builder:
-    """Collects records: costs each (collective, axes, bytes) with a shared Coster."""
-
-    def __init__(self, coster: Coster, mesh):
-        self.coster, self.mesh, self.records = coster, mesh, []
-
-    def add(self, purpose, collective, axes, nbytes, count, phase, hidden_behind=None):
-        axes = tuple(a for a in axes if self.mesh.axis_size(a) > 1)
-        if not axes or count == 0:
-            return
-        c = self.coster.cost(collective, axes, nbytes)
-        size = math.prod(self.mesh.axis_size(a) for a in axes)
-        self.records.append(Record(purpose, collective, ",".join(axes), size, float(nbytes),
-                                   int(count), phase, hidden_behind, c.span, c.algorithm,
-                                   c.seconds, c.bottleneck_level, c.level_seconds(),
-                                   c.schedule))
 
 
 def _memory_states(m, L, prec, hbm):
@@ -199,7 +149,7 @@ def training_step(model, layout: Layout, cluster, *, seq_len: int, global_batch:
             f"= {L.data_parallel} replicas x {L.micro_batches} micro-batches")
     flops, hbm, _ = chip_numbers(topology, flops_per_device, hbm_bytes)
     mesh = L.mesh()
-    builder = _Builder(Coster(topology, mesh), mesh)
+    builder = RecordBuilder(Coster(topology, mesh), mesh)
     add = builder.add
 
     b = global_batch // per_replica                 # sequences per micro-batch per replica
@@ -258,8 +208,8 @@ def training_step(model, layout: Layout, cluster, *, seq_len: int, global_batch:
              f"gathered in {prec.weight_bytes:g}, activations {a_bytes:g}; compute at "
              f"{flops:.3g} FLOP/s per device",)
     if topology.info.family == "layered":
-        notes += (("groups inside a server costed on one DGX H100 node's NVSwitch "
-                   "(NVLink), the rest on the fabric") if nvlink_server(topology) else
+        notes += (("groups inside a server cross its NVSwitch (NVLink), the rest the "
+                   "fabric") if topology.info.gpus_per_node and topology.n_nics else
                   "this fabric has no NVLink: GPUs of one server reach each other through "
                   "their rack switch",)
     if full:

@@ -53,7 +53,7 @@ def draw_layered(topology, ax=None, host_size: float = 18, switch_size: float = 
     tiers = topology.node_tier
     x = np.zeros(topology.n_nodes)
     # hosts in cabling order (rails put GPU g of every node under leaf g)
-    pos = topology._layout["position"]
+    pos = topology.port_position
     x[: topology.n_ranks] = _xs(topology.n_ranks)[pos]
     for t in range(1, topology.n_tiers + 1):
         nodes = np.flatnonzero(tiers == t)

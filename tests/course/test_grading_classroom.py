@@ -1,4 +1,4 @@
-"""Class grading (collectives/grading/classroom.py and precheck.py) in a temporary course.
+"""Class grading (collectives_grader/classroom.py and precheck.py) in a temporary course.
 
 cost_models is released; the class holds two honest students (the spec's *partial* and
 *blank*, whose exact scores the spec gives for sequential ``nbgrader autograde``) and four
@@ -30,7 +30,7 @@ import pytest
 import assignments as specs
 import nbgrader_helpers as h
 
-from collectives.grading import classroom, precheck, sandbox
+from collectives_grader import classroom, precheck, sandbox
 
 ASSIGNMENT, NOTEBOOK = "cost_models", "ring_all_gather"
 HONEST = ("partial", "blank")
@@ -175,7 +175,7 @@ def graded(tmp_path_factory):
 
 
 def run_cli(course, *args, check=True):
-    proc = subprocess.run([sys.executable, "-m", "collectives.grading.classroom", "grade",
+    proc = subprocess.run([sys.executable, "-m", "collectives_grader.classroom", "grade",
                            ASSIGNMENT, "--course-dir", str(course.root), *args],
                           env=course.env, capture_output=True, text=True, timeout=600)
     if check:
@@ -310,7 +310,7 @@ def test_an_interrupted_run_resumes_from_the_command_line(graded):
         done.pop(student)
     state.write_text(json.dumps(done))
     remembered = len(done)
-    proc = subprocess.Popen([sys.executable, "-m", "collectives.grading.classroom", "grade",
+    proc = subprocess.Popen([sys.executable, "-m", "collectives_grader.classroom", "grade",
                              ASSIGNMENT, "--course-dir", str(course.root), "--jobs", "1",
                              "--no-feedback"], env=course.env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
@@ -326,7 +326,7 @@ def test_an_interrupted_run_resumes_from_the_command_line(graded):
     assert len(missing) == 1
     mtimes = {s: (course.root / "autograded" / s / ASSIGNMENT / f"{NOTEBOOK}.ipynb")
               .stat().st_mtime_ns for s in set(HONEST) - set(missing)}
-    status = subprocess.run([sys.executable, "-m", "collectives.grading.classroom", "status",
+    status = subprocess.run([sys.executable, "-m", "collectives_grader.classroom", "status",
                              ASSIGNMENT, "--course-dir", str(course.root)], env=course.env,
                             capture_output=True, text=True, timeout=120, check=True).stdout
     assert f"{missing[0]}\tto grade" in status.splitlines(), status

@@ -24,7 +24,7 @@ import pytest
 import assignments as specs
 import nbgrader_helpers as h
 
-from collectives.grading import classroom
+from collectives_grader import classroom
 
 ASSIGNMENT, NOTEBOOK = "cost_models", "ring_all_gather"
 pytestmark = pytest.mark.slow
@@ -87,7 +87,7 @@ def test_class_grading_gives_the_same_scores(backend, request, tmp_path):
             nbformat.write(spec.submissions[student][NOTEBOOK](
                 course.source(ASSIGNMENT, NOTEBOOK), course.release(ASSIGNMENT, NOTEBOOK)), path)
         (folder / "timestamp.txt").write_text("2026-01-15 10:00:00.000000 UTC")
-    proc = subprocess.run([sys.executable, "-m", "collectives.grading.classroom", "grade",
+    proc = subprocess.run([sys.executable, "-m", "collectives_grader.classroom", "grade",
                            ASSIGNMENT, "--course-dir", str(course.root), "--no-feedback"],
                           env=course.env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr

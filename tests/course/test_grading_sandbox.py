@@ -1,4 +1,4 @@
-"""The sandboxed grading kernel (collectives/grading/sandbox.py) against hostile notebooks.
+"""The sandboxed grading kernel (collectives_grader/sandbox.py) against hostile notebooks.
 
 One temporary course (cost_models released). An honest student (the spec's *partial*: right,
 wrong and blank answers) is autograded first; then the course's instructor files are hashed
@@ -18,8 +18,9 @@ existing gradebook row are unchanged, and nobody reached the grader's server.
 
 Then single sandboxes without nbgrader: the package copy's hash check, the refusal without
 bwrap, torch gloo on the loopback, and each limit binding (CPU time, processes, the disk of the
-working directory and /tmp, memory of all processes together). tests/course/test_grading_classroom.py
-attacks the disk, memory and process limits from a notebook in a class run.
+working directory and /tmp, memory of all processes together).
+tests/course/test_grading_classroom.py attacks the disk, memory and process limits from a
+notebook in a class run.
 """
 
 import hashlib
@@ -38,7 +39,7 @@ import pytest
 import assignments as specs
 import nbgrader_helpers as h
 
-from collectives.grading import sandbox
+from collectives_grader import sandbox
 
 ASSIGNMENT, NOTEBOOK = "cost_models", "ring_all_gather"
 HONEST = ("partial",)                   # graded before the attacks; must not change

@@ -171,7 +171,9 @@ def test_fat_tree_hops_and_average():
     assert hops(t, 0, [1, 2, 8]).tolist() == [2, 4, 6]
     # from each host: 1 host at 2, 2 at 4, 12 at 6 -> (2 + 8 + 72)/15
     assert average_hops(t) == pytest.approx(82 / 15)
-    assert bisection_bandwidth(t) == cl.fabric.bisection_bandwidth(t)
+    # the cut between the two pods-halves: 8 hosts each side on links of 1 byte/s, and every
+    # tier above carries as much as the host cables (non-blocking): 8 one way, by hand
+    assert bisection_bandwidth(t) == 8.0
 
 
 def test_product_and_cluster_use_routes_and_max_flow():
@@ -194,7 +196,7 @@ def test_links_of_different_speeds_are_added_up():
     # a custom topology: endpoints only, so the cut is the crossing capacity
     ring = cl.topology.ring(4, 1.0)
     bw = np.arange(1.0, ring.n_links + 1)
-    t = cl.Topology(4, ring.link_src, ring.link_dst, bw, 0.0, ring._router, name="uneven")
+    t = cl.Topology(4, ring.link_src, ring.link_dst, bw, 0.0, ring.router, name="uneven")
     first, second = {0, 1}, {2, 3}
     one = sum(b for s, d, b in zip(t.link_src, t.link_dst, bw) if s in first and d in second)
     other = sum(b for s, d, b in zip(t.link_src, t.link_dst, bw) if s in second and d in first)
@@ -311,8 +313,56 @@ def test_bisection_of_a_layered_fabric_is_its_tier_cut_and_equals_the_max_flow()
     # 4 leaves of 4 hosts, 2 spines, 1 GB/s links: each half (2 leaves) has 2 x 2 uplinks,
     # so 4 GB/s cross the cut; after one spine fails, 2 GB/s
     from collectives import fabric as fb
-    from collectives.measures import _max_flow_bisection
     fab = fb.layered(4, 1e9, [fb.Tier(4, 2)])
-    assert cl.measures.bisection_bandwidth(fab) == 4e9 == _max_flow_bisection(fab)
+    assert cl.measures.bisection_bandwidth(fab) == 4e9 == cl.measures.cut_bandwidth(fab,
+                                                                                    range(8))
     spine = fab.switches[fab.node_tier[fab.switches] == 2][:1]
     assert cl.measures.bisection_bandwidth(fab.fail(switches=spine)) == 2e9
+
+
+def test_routed_hops_count_the_routes_not_the_closed_form():
+    # on a 4 x 4 torus the routes and the closed form agree: from chip 0, chip 10 = (2, 2)
+    # is 2 + 2 hops away, chip 5 = (1, 1) 1 + 1, itself 0
+    t = cl.topology.torus((4, 4), 1.0)
+    assert cl.measures.routed_hops(t, 0, [10, 5, 0]).tolist() == [4, 2, 0]
+    np.testing.assert_array_equal(cl.measures.routed_hops(t, np.arange(16)[:, None],
+                                                          np.arange(16)), hop_matrix(t))
+    assert isinstance(cl.measures.routed_hops(t, 0, 5), np.integer)
+    # on a DGX H100 node GPU 0 -> 1 crosses its NVSwitch: 2 links
+    assert cl.measures.routed_hops(cl.hardware.preset("dgx-h100"), 0, 1) == 2
+
+
+def test_cut_bandwidth_is_the_max_flow_across_any_split():
+    # a ring of 6 on links of 1 byte/s: {0, 1, 2} against the rest is cut at 2 -> 3 and
+    # 5 -> 0, 2 bytes/s each way; {0, 3} against the rest at 4 links each way (by hand)
+    ring = cl.topology.ring(6, 1.0)
+    assert cl.measures.cut_bandwidth(ring, [0, 1, 2]) == 2.0
+    assert cl.measures.cut_bandwidth(ring, [0, 3]) == 4.0
+    with pytest.raises(TopologyError, match="needs endpoints on both sides"):
+        cl.measures.cut_bandwidth(ring, range(6))
+
+
+def test_bandwidth_per_endpoint_on_each_level():
+    # a SuperPOD per GPU: 450 GB/s of NVLink, PCIe Gen5 x16 (32 GT/s x 16 x 128/130 / 8),
+    # 50 GB/s at every fabric tier (one cable per GPU at each: non-blocking)
+    pod = cl.hardware.preset("superpod-h100", units=16)
+    levels = cl.measures.bandwidth_per_endpoint(pod)
+    assert levels["nvlink"] == 450e9
+    assert levels["pcie"] == pytest.approx(32e9 * 16 * 128 / 130 / 8)
+    assert levels["leaf"] == levels["spine"] == levels["core"] == 50e9
+    # a ring of 4: 8 links of 3 bytes/s, 4 one way: 3 per endpoint
+    assert cl.measures.bandwidth_per_endpoint(cl.topology.ring(4, 3.0)) == {"link": 3.0}
+
+
+def test_a_cluster_without_a_clean_top_cut_falls_back_to_the_max_flow():
+    # 2 nodes of 2 GPUs on rails under one spine tier: the top block's halves would be the
+    # rails, splitting every node, so the natural halves (node 0 | node 1) are cut by max
+    # flow: each GPU's 1 byte/s NIC cable: 2 bytes/s (by hand)
+    c = cl.topology.cluster(2, 2, nvlink_bandwidth=10.0, pcie_bandwidth=5.0,
+                            nic_bandwidth=1.0)
+    assert c.bisection_cut() is None
+    assert bisection_bandwidth(c) == 2.0
+    # Meta's cluster: zones split in halves, no server straddles: the tier cut, 4 zones x 18
+    # CTSWs x 36 uplinks x 50 GB/s (the chapter's 129.6 TB/s)
+    meta = cl.hardware.preset("meta-roce-32k")
+    assert meta.bisection_cut() == bisection_bandwidth(meta) == 4 * 18 * 36 * 50e9

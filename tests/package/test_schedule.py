@@ -103,12 +103,6 @@ def test_compose_tree_reduce_then_broadcast_is_an_all_reduce():
                    cl.algorithms.binomial_tree_broadcast(6, root=1))
 
 
-def test_errors_form_one_hierarchy():
-    assert issubclass(cl.ScheduleError, cl.CollectivesError)
-    assert issubclass(cl.TopologyError, cl.CollectivesError)
-    assert issubclass(cl.CollectivesError, ValueError)
-
-
 def test_transfer_fields_accept_numpy_integers():
     s = ag([[(np.int64(0), np.int32(1), np.int16(0), np.uint8(0))]])
     assert s.src.tolist() == [0]

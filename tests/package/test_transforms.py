@@ -1,4 +1,4 @@
-"""Transforms: dual, pipelined, parallel, embed; and the size-based chooser."""
+"""collectives/transforms.py: dual, pipelined, parallel, embed."""
 
 import numpy as np
 import pytest
@@ -8,7 +8,6 @@ from hypothesis import strategies as st
 import collectives as cl
 from collectives.algorithms import CATALOG, supports
 from collectives.transforms import dual, embed, parallel, pipelined
-from ground_truth import expected_outputs
 
 ALL_GATHERS = sorted(n for n, a in CATALOG.items() if a.collective == "all_gather")
 REDUCE_SCATTERS = sorted(n for n, a in CATALOG.items() if a.collective == "reduce_scatter")
@@ -117,29 +116,15 @@ def test_embed_runs_a_ring_on_each_row():
         embed(small, groups[:, :2], blocks, collective="all_gather", n_ranks=6, n_chunks=6)
 
 
-@pytest.mark.parametrize("shape", [(2, 3), (3, 3), (4, 4), (2, 2, 3)])
-def test_torus_algorithms_for_all_shapes_and_options(shape):
-    n = int(np.prod(shape))
-    x = np.random.default_rng(0).integers(0, 100, size=(n, 24 * n))
-    for bidirectional in (True, False):
-        for concurrent in (False, True):
-            for name in ("torus_all_gather", "torus_reduce_scatter", "torus_all_reduce"):
-                s = getattr(cl.algorithms, name)(shape, bidirectional=bidirectional,
-                                                 concurrent=concurrent)
-                cl.verify(s)
-                rows = x[:, : (s.n_chunks // n if s.collective == "all_gather" else s.n_chunks)]
-                np.testing.assert_array_equal(cl.simulate(s, rows),
-                                              expected_outputs(s.collective, rows))
-    for line in ("bidirectional_ring", "ring", "direct"):
-        s = cl.algorithms.torus_all_to_all(shape, line=line)
-        cl.verify(s)
-
-
 @pytest.mark.parametrize("call, message", [
-    (lambda: cl.algorithms.torus_all_gather((4, 0)), "positive sizes"),
-    (lambda: cl.algorithms.torus_all_gather((4, 4), axes=(0, 0)), "distinct axis numbers"),
-    (lambda: cl.algorithms.torus_all_to_all((4, 4), line="tree"), "line must be one of"),
-    (lambda: pipelined(cl.algorithms.ring_all_gather(3), 0), r"k \(number of pipeline segments\)"),
+    # the depth is named as the caller wrote it: n_segments, or the old keyword k
+    (lambda: pipelined(cl.algorithms.ring_all_gather(3), 0),
+     r"^n_segments \(number of pipeline segments\) must be an integer >= 1, got 0$"),
+    (lambda: pipelined(cl.algorithms.ring_all_gather(3), k=0),
+     r"^k \(number of pipeline segments\) must be an integer >= 1, got 0$"),
+    (lambda: pipelined(cl.algorithms.ring_all_gather(3), 2, k=3),
+     "n_segments and its old name k were both given"),
+    (lambda: pipelined(cl.algorithms.ring_all_gather(3)), "needs n_segments"),
     (lambda: dual([1, 2]), r"dual\(\)'s schedule must be a collectives.Schedule, got list"),
 ])
 def test_bad_transform_arguments(call, message):
@@ -147,29 +132,11 @@ def test_bad_transform_arguments(call, message):
         call()
 
 
-def test_chooser_switches_algorithm_with_size():
-    topo = cl.topology.switch(8, 450e9, hop_latency=1e-6)
-    small = cl.algorithms.fastest("all_reduce", topo, 1e3)
-    large = cl.algorithms.fastest("all_reduce", topo, 1e9)
-    # small: log2(8) = 3 exchanges of 1 kB beat 2 x 3 halving/doubling steps
-    assert small.name == "recursive_doubling_all_reduce"
-    assert large.name == "rabenseifner_all_reduce"
-    assert [s for _, s in small.table] == sorted(s for _, s in small.table)
-    assert small.timing.seconds == small.table[0][1]
-
-
-def test_chooser_uses_torus_algorithms_on_a_torus():
-    topo = cl.hardware.preset("tpu-v5e", shape=(4, 4))
-    choice = cl.algorithms.fastest("all_gather", topo, 1e8)
-    assert choice.name == "torus_all_gather_concurrent"
-    assert choice.schedule.n_ranks == 16
-
-
-@pytest.mark.parametrize("kwargs, message", [
-    (dict(collective="all_reduce", candidates=["nope"]), "unknown algorithm 'nope'"),
-    (dict(collective="all_reduce", candidates=["ring_all_gather"]), "computes all_gather, not all_reduce"),
-    (dict(collective="all_reduce", candidates=["rabenseifner_all_reduce"]), "no algorithm in the catalogue"),
-])
-def test_chooser_errors(kwargs, message):
-    with pytest.raises(cl.CollectivesError, match=message):
-        cl.algorithms.fastest(topology=cl.topology.switch(6, 1.0), nbytes=1.0, **kwargs)
+def test_n_segments_is_the_current_name_and_k_still_works():
+    s = cl.algorithms.chain_broadcast(4)
+    new = pipelined(s, n_segments=3)
+    for old in (pipelined(s, k=3), pipelined(s, 3)):
+        assert old.to_lists() == new.to_lists() and old.name == new.name
+    # Traffic.pipelined too: 3 steps of the chain, 3 segments -> 3 + 3 - 1 = 5 steps
+    assert s.traffic.pipelined(3).n_steps == s.traffic.pipelined(k=3).n_steps == 5
+    assert new.traffic.n_steps == 5

@@ -10,10 +10,9 @@ from hypothesis import strategies as st
 
 import collectives as cl
 from collectives import topology as tp
-from collectives.algorithms import CATALOG, supports
 from collectives.algorithms.torus import axis_groups
 from collectives.traffic import Traffic
-from collectives.transforms import grouped, pipelined
+from collectives.transforms import grouped
 
 
 def listed_traffic(schedule):
@@ -96,57 +95,6 @@ def test_verify_names_the_group_of_a_wrong_slot():
 def test_bad_groups(groups, message):
     with pytest.raises(cl.ScheduleError, match=message):
         cl.Schedule("all_reduce", 4, 1, [], groups=groups)
-
-
-@settings(max_examples=60, deadline=None)
-@given(st.sampled_from(sorted(CATALOG)), st.integers(1, 12), st.integers(1, 6))
-def test_compact_traffic_equals_the_listed_traffic(name, n, k):
-    if not supports(name, n):
-        return
-    s = CATALOG[name].build(n)
-    assert s.traffic.per_step() == listed_traffic(s)
-    p = pipelined(s, k)
-    assert p.traffic.per_step() == listed_traffic(p)
-    assert p.n_transfers == s.n_transfers * k
-
-
-def test_pipelining_a_schedule_whose_window_straddles_runs():
-    # torus all-reduce on 3x4: runs of 3, 4 and 3 steps; with 4 segments every window of
-    # steps 3..9 straddles a run boundary (a case an earlier version got wrong)
-    s = cl.algorithms.torus_all_reduce((3, 4))
-    p = pipelined(s, 4)
-    assert p.traffic.per_step() == listed_traffic(p)
-    assert p.n_transfers == 4 * s.n_transfers
-
-
-@pytest.mark.parametrize("build, topology", [
-    (lambda: cl.algorithms.ring_all_reduce(64), lambda: tp.ring(64, 45e9, 1e-6)),
-    (lambda: cl.algorithms.torus_all_reduce((4, 4, 4), axes=(2, 0)),
-     lambda: tp.torus((4, 4, 4), 45e9, 1e-6)),
-    (lambda: cl.algorithms.torus_all_to_all((4, 6)), lambda: tp.torus((4, 6), 45e9, 1e-6)),
-])
-def test_costing_from_traffic_equals_costing_the_listed_transfers(build, topology):
-    s, topo = build(), topology()
-    explicit = cl.Schedule.from_arrays(
-        s.collective, s.n_ranks, s.n_chunks, s.step_of_transfer, s.src, s.dst, s.src_chunk,
-        s.dst_chunk, s.reduce, n_steps=s.n_steps, n_scratch=s.n_scratch,
-        groups=None if s.n_groups == 1 else s.groups)
-    assert not cl.Schedule.is_listed.fget(s) or True
-    a, b = cl.time(s, topo, 3e6), cl.time(explicit, topo, 3e6)
-    assert a.seconds == pytest.approx(b.seconds, rel=1e-12)
-    np.testing.assert_allclose(a.link_bytes, b.link_bytes, rtol=1e-12)
-
-
-def test_a_32k_ring_is_costed_without_listing_its_transfers():
-    n = 32768
-    s = cl.algorithms.ring_all_reduce(n)
-    t = cl.time(s, tp.ring(n, 45e9, 1e-6), 2**30)
-    # closed form: 2(n-1)(alpha + S/(n B))
-    assert t.seconds == pytest.approx(
-        cl.analytic.ring_all_reduce(n, 2**30, alpha=1e-6, bandwidth=45e9), rel=1e-9)
-    assert s.n_transfers == 2 * (n - 1) * n and not s.is_listed
-    with pytest.raises(cl.CollectivesError, match="more than the 50,000,000 a Schedule lists"):
-        cl.verify(s)
 
 
 def test_placement_costs_a_collective_on_some_endpoints_of_a_bigger_topology():

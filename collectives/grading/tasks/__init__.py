@@ -1,0 +1,23 @@
+"""The checks and answers of each graded assignment: one module per folder of
+``exercises/source/`` that needs checks of its own.
+
+``topology_reasoning``   TPU slices: hops, diameter, bisection, v5e times, the best slice shape
+``cluster_collectives``  GPU clusters: the hierarchical all-reduce's levels and pipelining, a
+                         mesh placed on the GPUs, SHARP or the ring, SuperPOD counts
+``all_reduce``           any Rabenseifner or hierarchical all-reduce; its bus bandwidth
+``all_to_all``           any Bruck, pairwise or chain all-to-all
+``cost_models``          the ring all-gather fitted to measurements, sized and upgraded
+``fp8``                  E4M3 codes and values, delayed scales, the FP8 all-reduce
+``real_processes``       a ring all-reduce written with torch.distributed, run on processes
+``planning``             a training step's collectives, memory per device, a layout
+
+The assignments ``all_gather_reduce_scatter`` and ``fabric`` are checked with the primitives
+alone (:mod:`~collectives.grading.checks`, :mod:`~collectives.grading.diagnosis`, against
+the package's own functions by name), so they have no module here. The notebooks reach these
+modules under their earlier names too (``grading.slices``, ``grading.clusters``,
+``grading.fp8_tasks``, ``grading.plan_tasks``, ``grading.collective_tasks``,
+``grading.processes``: compatibility modules), and the grading package re-exports the public
+names of the first three. A new graded task goes in its assignment's module here.
+"""
+
+__all__ = []

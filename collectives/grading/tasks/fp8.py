@@ -1,0 +1,506 @@
+"""The package's answers to the graded notebook on FP8 (``exercises/source/fp8``), and the
+checks of a learner's FP8 codes, decoded values, delayed scales and FP8 all-reduced means,
+which :func:`~collectives.grading.check_reference` runs by name in the isolated re-check
+(``check_reference(1.0, what, "grading.check_e4m3_codes", (codes, what, x, saturate))``:
+each check raises with its own message, or returns 1.0).
+
+Every expected value comes from the package: :func:`collectives.fp8.encode` and
+:func:`collectives.fp8.decode` for the E4M3 codes, :func:`collectives.fp8.delayed_scales`
+(Transformer Engine's delayed scaling) for the scales, :func:`collectives.fp8.fp8_all_reduce`
+(FP8-LM's all-reduce with one shared scale and a given auto-scaling factor mu, cast once,
+summed in float32, the sum stored in FP8) for the all-reduced means.
+Each check also holds the answer to first principles written here without
+:mod:`collectives.fp8` (:func:`spec_decode_e4m3` and :func:`spec_encode_e4m3` read the OCP
+OFP8 tables; the all-reduced mean must lie within the stated FP8 error bound of the exact
+mean); where the package and first principles disagree on a test's case, the check raises
+:class:`~collectives.GradingError` (a bug in the test or the package, not in the answer).
+
+The checks name the first element that is wrong, what it is and what it should be, and, when
+they can tell, why ("a tie rounds to the even code", "that is the scale of this step's own
+amax"). NaN codes: E4M3 has two, ``0x7F`` and ``0xFF``; either is accepted wherever the
+answer is NaN (libraries differ; OFP8 keeps the sign, which carries no meaning for NaN).
+"""
+
+import math
+
+import numpy as np
+
+from ...errors import GradingError
+from ..checks import in_words, show
+
+__all__ = ["E4M3_MAX", "E4M3_MIN_SUBNORMAL", "spec_decode_e4m3", "spec_encode_e4m3",
+           "check_e4m3_values", "check_e4m3_codes", "delayed_scales_reference",
+           "check_delayed_scales", "fp8_all_reduce_reference", "fp8_error_bound",
+           "check_fp8_all_reduce", "flushing_ranks", "check_flushing_ranks"]
+
+#: the largest finite E4M3 value (S.1111.110) and the smallest subnormal (S.0000.001), OFP8
+E4M3_MAX = 448.0
+E4M3_MIN_SUBNORMAL = 2.0**-9
+_NAN_CODES = (0x7F, 0xFF)
+#: the relative tolerance for scales (Transformer Engine computes them in float32)
+_SCALE_REL = 1e-6
+
+
+# ---- first principles: OCP OFP8 rev 1.0, E4M3 ------------------------------------------------
+
+def spec_decode_e4m3(codes):
+    """The float64 values of E4M3 codes by the OFP8 table, written without
+    :mod:`collectives.fp8`: sign bit 7, exponent field bits 6-3 (bias 7), mantissa bits 2-0;
+    exponent field 0 is subnormal (``M/8 * 2**-6``), S.1111.111 is NaN."""
+    c = np.asarray(codes).astype(np.int64)
+    sign = np.where(c & 0x80, -1.0, 1.0)
+    exponent, mantissa = (c >> 3) & 0xF, c & 0x7
+    magnitude = np.where(exponent == 0, mantissa * 2.0**-9,
+                         (8 + mantissa) * np.exp2(exponent - 10.0))   # (1 + M/8) 2^(E-7)
+    values = sign * magnitude
+    return np.where((c & 0x7F) == 0x7F, np.nan, values)
+
+
+#: the finite E4M3 magnitudes, codes 0x00 to 0x7E, ascending (consecutive codes, values)
+_MAGNITUDES = spec_decode_e4m3(np.arange(0x7F))
+#: where a value beyond 448 would be (mantissa 111 of the top binade): its midpoint with 448,
+#: 464, is a tie that goes to the even code 0x7E; anything above rounds to it: overflow
+_BEYOND_MAX = 480.0
+
+
+def spec_encode_e4m3(x, saturate=False):
+    """E4M3 codes of ``x`` by the OFP8 rules, written without :mod:`collectives.fp8`: the
+    nearest finite value of the table, a tie to the even code, the sign kept (also for zero);
+    rounding to 480 or beyond (above 464) and +-Inf overflow: NaN (``0x7F`` with the sign),
+    or +-448 with ``saturate``; NaN gives NaN."""
+    v = np.asarray(x, dtype=np.float64)
+    a = np.abs(v)
+    finite = np.isfinite(v)
+    a_f = np.where(finite, a, 0.0)
+    lo = np.clip(np.searchsorted(_MAGNITUDES, a_f, side="right") - 1, 0, 0x7E)
+    hi = lo + 1
+    upper = np.where(hi <= 0x7E, _MAGNITUDES[np.minimum(hi, 0x7E)], _BEYOND_MAX)
+    below, above = a_f - _MAGNITUDES[lo], upper - a_f     # exact (Sterbenz) where it matters
+    up = (above < below) | ((above == below) & (hi % 2 == 0))
+    code = np.where(up, hi, lo)
+    overflow = (code > 0x7E) | np.isinf(v)
+    sign = np.where(np.signbit(v), 0x80, 0)
+    code = np.where(overflow, 0x7E if saturate else 0x7F, code)
+    code = np.where(np.isnan(v), 0x7F, code)
+    return (code | sign).astype(np.uint8)
+
+
+def _disagree(what):
+    """The error when the package and first principles disagree on a test's case."""
+    return GradingError(f"{what} disagree (a bug in the test or the package, or collectives.fp8 "
+                        "was changed in this notebook)")
+
+
+def _is_nan_code(c):
+    return int(c) & 0x7F == 0x7F
+
+
+def _code(c):
+    """``0x02 (0.00390625)``: a code and the value it stands for."""
+    c = int(c)
+    if _is_nan_code(c):
+        return f"{c:#04x} (NaN)"
+    return f"{c:#04x} ({float(spec_decode_e4m3(c))!r})"
+
+
+# ---- reading a learner's arrays --------------------------------------------------------------
+
+def _input(x, what):
+    """A test's input as a float64 array (a bug in the test if it is none)."""
+    try:
+        arr = np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise GradingError(f"the test's input for {what} is {show(x)}, not numbers (a bug in "
+                           "the test)") from None
+    return arr
+
+
+def _array(value, what, shape, kinds, expected_kind):
+    """A learner's answer as a numpy array of ``shape`` whose dtype kind is in ``kinds``;
+    a :class:`GradingError` saying what it is instead."""
+    if value is None:
+        raise GradingError(f"{what} is None: nothing was returned (did you forget `return`?)")
+    if isinstance(value, (list, tuple)):
+        try:
+            value = np.asarray(value)
+        except (TypeError, ValueError):
+            raise GradingError(f"{what} is {in_words(value)}, which is not an array of "
+                               f"{expected_kind}") from None
+    if not isinstance(value, np.ndarray):
+        raise GradingError(f"{what} is {in_words(value)}; expected a numpy array of "
+                           f"{expected_kind}")
+    if value.dtype.kind == "b":
+        raise GradingError(f"{what} is an array of booleans; expected {expected_kind}")
+    if value.dtype.kind not in kinds:
+        hint = ""
+        if "f" not in kinds and value.dtype.kind == "f":
+            hint = ": codes are integers 0..255, return them as uint8 (`.astype(np.uint8)`)"
+        raise GradingError(f"{what} is an array of dtype {value.dtype}; expected "
+                           f"{expected_kind}{hint}")
+    if value.shape != tuple(shape):
+        raise GradingError(f"{what} has shape {value.shape}; expected shape {tuple(shape)} "
+                           "(one answer per input value)")
+    return value
+
+
+# ---- Task 1 (a): decoding --------------------------------------------------------------------
+
+def _decode_hint(c, got):
+    exponent, mantissa = (c >> 3) & 0xF, c & 0x7
+    if _is_nan_code(c):
+        return "; S.1111.111 (0x7F and 0xFF) is NaN in E4M3, which has no infinities"
+    if c == 0x80:
+        return "; 0x80 is negative zero, -0.0 (np.signbit tells them apart)"
+    if exponent == 0 and mantissa:
+        return ("; an exponent field of 0 is subnormal: no implicit leading 1, and the "
+                "exponent of the smallest normal binade, 2**-6")
+    if got == -float(spec_decode_e4m3(c)):
+        return "; the sign is bit 7"
+    return ""
+
+
+def check_e4m3_values(values, what, codes):
+    """Check a learner's decoding ``values`` of the E4M3 ``codes`` against
+    :func:`collectives.fp8.decode` (and :func:`spec_decode_e4m3`): NaN where NaN, otherwise
+    equal, with negative zero for ``0x80``. Returns 1.0."""
+    from ...fp8 import decode
+    c = np.asarray(codes).astype(np.int64)
+    got = _array(values, what, c.shape, "fiu", "numbers (float64)").astype(np.float64)
+    want = decode(c.astype(np.uint8), "e4m3").astype(np.float64)
+    spec = spec_decode_e4m3(c)
+    if not np.array_equal(want, spec, equal_nan=True):
+        raise _disagree("collectives.fp8.decode and the OFP8 table")
+    for i in range(c.size):
+        g, w = float(got.flat[i]), float(want.flat[i])
+        ok = (math.isnan(g) and math.isnan(w)) or (g == w and np.signbit(g) == np.signbit(w))
+        if not ok:
+            code = int(c.flat[i])
+            raise AssertionError(
+                f"{what}: code {code:#04x} (bits {code:08b}) gives {g!r}, expected {w!r} = "
+                f"collectives.fp8.decode({code:#04x}, 'e4m3'){_decode_hint(code, g)}")
+    return 1.0
+
+
+# ---- Task 1 (b): encoding --------------------------------------------------------------------
+
+def _encode_hint(x, expected, saturate):
+    a = abs(x)
+    if math.isnan(x):
+        return "; NaN encodes as NaN (0x7F or 0xFF)"
+    if math.isinf(x):
+        return ("; E4M3 has no infinity: with saturate=True it becomes +-448 (0x7E / 0xFE)"
+                if saturate else "; E4M3 has no infinity: without saturation it is NaN "
+                "(0x7F or 0xFF)")
+    if a > 464.0:
+        return ("; it rounds beyond the largest value 448 (anything above 464 does): with "
+                "saturate=True that is +-448 (0x7E / 0xFE)" if saturate else
+                "; it rounds beyond the largest value 448 (anything above 464 does): without "
+                "saturation that is NaN (0x7F or 0xFF)")
+    i = int(np.searchsorted(_MAGNITUDES, a, side="right") - 1)
+    lower = float(_MAGNITUDES[i])
+    upper = float(_MAGNITUDES[i + 1]) if i < 0x7E else _BEYOND_MAX
+    if a != lower and a - lower == upper - a:
+        return (f"; |x| lies exactly halfway between {lower!r} and {upper!r}: a tie rounds to "
+                "the even code (mantissa's last bit 0)")
+    if expected & 0x7F == 0:
+        return ("; it rounds to zero, and the sign stays: negative zero is 0x80"
+                if expected & 0x80 else "; it rounds to zero")
+    if expected & 0x78 == 0:
+        return ("; it is below the smallest normal value 2**-6 = 0.015625: a subnormal, a "
+                "multiple of 2**-9, with exponent field 0")
+    return ""
+
+
+def check_e4m3_codes(codes, what, x, saturate):
+    """Check a learner's E4M3 ``codes`` of the values ``x`` (saturating or not) against
+    :func:`collectives.fp8.encode` (and :func:`spec_encode_e4m3`): bit-exact, except that
+    NaN may be either NaN code. Returns 1.0."""
+    from ...fp8 import encode
+    xs = _input(x, what)
+    got = _array(codes, what, xs.shape, "iu", "uint8 codes (integers 0..255)")
+    want = encode(xs, "e4m3", saturate=bool(saturate))
+    spec = spec_encode_e4m3(xs, bool(saturate))
+    if not all(_same_code(w, s) for w, s in zip(want.flat, spec.flat)):
+        raise _disagree("collectives.fp8.encode and the OFP8 rules")
+    for i in range(xs.size):
+        g, w, v = int(got.flat[i]), int(want.flat[i]), float(xs.flat[i])
+        if not 0 <= g <= 255:
+            raise AssertionError(f"{what}: x[{i}] = {v!r} gives {g}, which is not a code "
+                                 "(codes are 0..255)")
+        if not _same_code(g, w):
+            raise AssertionError(
+                f"{what}: x[{i}] = {v!r} gives {_code(g)}, expected {_code(w)} = "
+                f"collectives.fp8.encode({v!r}, 'e4m3', saturate={bool(saturate)})"
+                f"{_encode_hint(v, w, bool(saturate))}")
+    return 1.0
+
+
+def _same_code(a, b):
+    a, b = int(a), int(b)
+    return a == b or (_is_nan_code(a) and _is_nan_code(b))
+
+
+# ---- Task 2: delayed scaling -----------------------------------------------------------------
+
+def delayed_scales_reference(amaxes, history_len, margin=0, fmt="e4m3"):
+    """The scale Transformer Engine's delayed scaling uses at every step of a sequence of
+    per-step amaxes: :func:`collectives.fp8.delayed_scales` (history window ``history_len``,
+    ``margin``, max over the window), as a float64 array."""
+    from ...fp8 import delayed_scales
+    return np.asarray(delayed_scales(np.asarray(amaxes, dtype=np.float64), fmt=fmt,
+                                     history_len=int(history_len), margin=margin),
+                      dtype=np.float64)
+
+
+def _scales_by_hand(amaxes, history_len, margin, fp8_max, window_end=0, start=1.0):
+    """First principles (TE's recipe in words): step t uses the amaxes of steps
+    t - history_len .. t - 1 (shifted by ``window_end``); scale = fp8_max / amax / 2**margin,
+    kept from the step before when that amax is 0; ``start`` before any amax."""
+    amaxes = np.asarray(amaxes, dtype=np.float64)
+    scales, scale = [], start
+    for t in range(amaxes.size):
+        window = amaxes[max(0, t + window_end - history_len):max(0, t + window_end)]
+        amax = window.max() if window.size else 0.0
+        if amax > 0 and np.isfinite(amax):
+            scale = fp8_max / amax / 2.0**margin
+        scales.append(scale)
+    return np.array(scales)
+
+
+def _scales_hint(got, want, t, amaxes, history_len, margin, fp8_max):
+    if want != 0 and math.isclose(got / want, 2.0**margin, rel_tol=_SCALE_REL) and margin:
+        return (f"; yours is 2**{margin} times that: the margin divides the scale by "
+                f"2**margin")
+    own = _scales_by_hand(amaxes, history_len, margin, fp8_max, window_end=1)
+    if math.isclose(got, own[t], rel_tol=_SCALE_REL):
+        return ("; that is the scale of this step's own amax, which delayed scaling cannot "
+                "know yet: step t uses the amaxes recorded before it")
+    others = [_scales_by_hand(amaxes, length, margin, fp8_max)[t]
+              for length in (history_len - 1, history_len + 1, amaxes.size + 1) if length >= 1]
+    if any(math.isclose(got, other, rel_tol=_SCALE_REL) for other in others):
+        return (f"; the history holds the amaxes of the last {history_len} steps before this "
+                "one, no more and no fewer")
+    return ""
+
+
+def check_delayed_scales(scales, what, amaxes, history_len, margin=0, fmt="e4m3"):
+    """Check a learner's ``scales`` (one per step) against :func:`delayed_scales_reference`
+    and :func:`_scales_by_hand`, to a relative 1e-6 (TE computes in float32). Returns 1.0."""
+    from ...fp8 import max_value
+    amaxes = _input(amaxes, what)
+    got = _array(scales, what, amaxes.shape, "fiu", "scales (floats), one per step")
+    got = got.astype(np.float64)
+    want = delayed_scales_reference(amaxes, history_len, margin, fmt)
+    fp8_max = max_value(fmt)
+    spec = _scales_by_hand(amaxes, int(history_len), margin, fp8_max)
+    if not np.allclose(want, spec, rtol=_SCALE_REL, atol=0):
+        raise _disagree("collectives.fp8.delayed_scales and Transformer Engine's rules")
+    args = f"{show(amaxes.tolist())}, fmt={fmt!r}, history_len={int(history_len)}, " \
+           f"margin={margin!r}"
+    for t in range(amaxes.size):
+        g, w = float(got[t]), float(want[t])
+        if not (math.isfinite(g) and math.isclose(g, w, rel_tol=_SCALE_REL)):
+            raise AssertionError(
+                f"{what}: the scale at step {t} is {g!r}, expected {w!r} = "
+                f"collectives.fp8.delayed_scales({args})[{t}]"
+                f"{_scales_hint(g, w, t, amaxes, int(history_len), margin, fp8_max)}")
+    return 1.0
+
+
+# ---- Task 3: an FP8 all-reduce with one shared scale -----------------------------------------
+
+def _grads(grads, what):
+    g = _input(grads, what)
+    if g.ndim != 2 or g.shape[0] < 1 or g.shape[1] < 1 or not np.any(g):
+        raise GradingError(f"the test's gradients for {what} are not one row per rank, not "
+                           "all zero (a bug in the test)")
+    return g
+
+
+def fp8_all_reduce_reference(grads, mu):
+    """What every rank holds after :func:`collectives.fp8.fp8_all_reduce` of ``grads`` (one
+    row per rank) in E4M3 with FP8-LM's shared scale and the auto-scaling factor ``mu`` (cast
+    once, summed in float32 over a ring, the sum stored in FP8): the mean gradient, as
+    float64."""
+    from ...fp8 import fp8_all_reduce
+    result = fp8_all_reduce(np.asarray(grads, dtype=np.float32), fmt="e4m3", scaling="auto",
+                            mu=float(mu), quantize="once", accumulate="fp32")
+    output = np.asarray(result.output, dtype=np.float64)
+    if not np.array_equal(output, np.broadcast_to(output[0], output.shape)):
+        raise GradingError("the ranks of collectives.fp8.fp8_all_reduce disagree (a bug in "
+                           "the package)")
+    return output[0]
+
+
+def _shared_scale(g, pick=min):
+    """First principles: every rank's own scale (448 / its amax; a rank of zeros has none),
+    and the one ``pick`` chooses among them (FP8-LM: the smallest)."""
+    amaxes = np.max(np.abs(g), axis=1)
+    return pick(E4M3_MAX / a for a in amaxes if a > 0)
+
+
+def _by_hand(g, mu, scale, output_scale=None, recast=True):
+    """First principles: cast ``mu * scale * g`` (saturating) to E4M3, add the values up
+    (exactly: E4M3 values are multiples of 2**-9 below 2**9), cast the sum to E4M3 again
+    (``recast``), and divide by ``output_scale`` (default ``N * mu * scale``): ``(output,
+    the sum of the casts, the scaled inputs)``."""
+    x = g * (mu * scale)
+    total = np.sum(spec_decode_e4m3(spec_encode_e4m3(x, True)), axis=0)
+    stored = spec_decode_e4m3(spec_encode_e4m3(total, True)) if recast else total
+    if output_scale is None:
+        output_scale = g.shape[0] * mu * scale
+    return stored / output_scale, total, x
+
+
+def fp8_error_bound(grads, mu):
+    """First principles: how far the FP8 all-reduce of ``grads`` may be from the exact mean,
+    per element, where its sum does not saturate (NaN where it does). A cast to E4M3 errs by
+    at most half a step: ``|x| / 16`` in a normal binade (3 mantissa bits), ``2**-10`` below
+    ``2**-6`` (half the smallest subnormal); ``N`` input casts and the cast of their sum, in
+    units of the scaled gradient ``mu * s * g`` (``s = 448 / the largest |g|``), then divided
+    by ``N * mu * s``."""
+    g = np.asarray(grads, dtype=np.float64)
+    s = _shared_scale(g)
+    _, total, x = _by_hand(g, mu, s)
+    half_steps = np.sum(np.maximum(np.abs(x) / 16, 2.0**-10), axis=0) + np.maximum(
+        np.abs(total) / 16, 2.0**-10)
+    bound = half_steps / (g.shape[0] * mu * s)
+    return np.where(np.abs(total) <= 464.0, bound, np.nan)
+
+
+def _variants(g, mu):
+    """What the usual mistakes give, by first principles: (values, hint) pairs."""
+    n = g.shape[0]
+    s = _shared_scale(g)
+    amaxes = np.max(np.abs(g), axis=1)
+    own = np.where(amaxes > 0, E4M3_MAX / np.where(amaxes > 0, amaxes, 1.0), 1.0)
+    found = []
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        found.append((np.sum(g, axis=0) / n,
+                      "; that is the exact mean: the gradients must travel as FP8 codes"))
+        found.append((_by_hand(g, mu, s)[0] * n,
+                      f"; that is the sum: what a rank holds stands for the mean, the sum "
+                      f"over {n} ranks divided by {n}"))
+        own_casts = spec_decode_e4m3(spec_encode_e4m3(g * (mu * own)[:, None], True))
+        found.append((np.sum(own_casts / (mu * own)[:, None], axis=0) / n,
+                      "; that is what each rank's own scale gives: codes cast with different "
+                      "scales cannot be added, every rank must use the same one"))
+        found.append((_by_hand(g, mu, _shared_scale(g, max))[0],
+                      "; that is what the largest of the ranks' scales gives: it makes the "
+                      "rank with the largest gradient overflow"))
+        found.append((_by_hand(g, mu, s, recast=False)[0],
+                      "; that is the exact sum of the casts: FP8-LM stores the reduced "
+                      "gradient in FP8, so the sum is cast to E4M3 once more"))
+        found.append((_by_hand(g, mu, s, output_scale=n * s)[0],
+                      f"; yours is {mu!r} times that: the sum stands for mu * N * s times "
+                      "the mean, mu included"))
+        found.append((_by_hand(g, 1.0, s)[0],
+                      "; that is what mu = 1 gives: the inputs are multiplied by mu * s"))
+    return found
+
+
+def check_fp8_all_reduce(values, what, grads, mu):
+    """Check a learner's FP8 all-reduced ``values`` (the mean gradient every rank holds, one
+    number per element) of ``grads`` (one row per rank) with factor ``mu`` against
+    :func:`fp8_all_reduce_reference`, to a quarter of the smallest FP8 step or a relative
+    1e-6 (float32), and against first principles (:func:`_by_hand`, and
+    :func:`fp8_error_bound` where the sum does not saturate). Returns 1.0."""
+    g = _grads(grads, what)
+    mu = float(mu)
+    got = _array(values, what, g.shape[1:], "fiu", "floats, one per gradient element")
+    got = got.astype(np.float64)
+    want = fp8_all_reduce_reference(g, mu)
+    s = _shared_scale(g)
+    spec, _, _ = _by_hand(g, mu, s)
+    tol = np.maximum(1e-6 * np.abs(want), 2.0**-12 / (g.shape[0] * mu * s))
+    bound = fp8_error_bound(g, mu)
+    exact = np.sum(g, axis=0) / g.shape[0]
+    if not (np.all(np.abs(spec - want) <= tol)
+            and np.all(np.isnan(bound) | (np.abs(want - exact) <= bound * (1 + 1e-6)))):
+        raise _disagree("collectives.fp8.fp8_all_reduce and first principles")
+    call = (f"collectives.fp8.fp8_all_reduce({show(g.tolist())}, fmt='e4m3', scaling='auto', "
+            f"mu={mu!r})")
+    hint = ""
+    for value, text in _variants(g, mu):
+        if np.all(np.isfinite(got) & (np.abs(got - value) <= tol)):
+            hint = text
+            break
+    for j in range(got.size):
+        ok = math.isfinite(got[j]) and abs(got[j] - want[j]) <= tol[j]
+        within = np.isnan(bound[j]) or (math.isfinite(got[j])
+                                        and abs(got[j] - exact[j]) <= bound[j] * (1 + 1e-6))
+        if ok and within:
+            continue
+        beyond = ""
+        if not within:
+            beyond = (f"; it is {abs(got[j] - exact[j]):.6g} from the exact mean "
+                      f"{float(exact[j])!r}, more than the FP8 error bound {bound[j]:.6g}")
+        raise AssertionError(
+            f"{what}: element {j} is {float(got[j])!r}, expected {float(want[j])!r} = "
+            f"{call}.output[:, {j}] (shared scale {s:.9g}){beyond}{hint}")
+    return 1.0
+
+
+# ---- Task 4: how many ranks before pre-scaling flushes a value -------------------------------
+
+def flushing_ranks(ratio, fmt="e4m3", limit=2**62):
+    """The fewest ranks N for which pre-scaling casts a gradient element of ``ratio`` times
+    the largest magnitude to zero: ``collectives.fp8.encode(max_value(fmt) * ratio / N, fmt)``
+    is a zero code, found by bisection on N (the cast is monotone in N). Raises if N would
+    exceed ``limit``, or if ``max_value * ratio / N`` is within 1e-12 (relative) of half the
+    smallest subnormal without being it (a case too close to call for a test)."""
+    from ...fp8 import FORMATS, encode
+    ratio = float(ratio)
+    if not 0 < ratio <= 1:
+        raise GradingError(f"ratio must be in (0, 1], got {ratio!r} (a bug in the test)")
+    f = FORMATS[fmt]
+    top = f.max * ratio
+
+    def flushed(n):
+        return int(encode(top / n, fmt, saturate=True)) & 0x7F == 0
+
+    hi = 1
+    while not flushed(hi):
+        hi *= 2
+        if hi > limit:
+            raise GradingError(f"more than {limit} ranks (a bug in the test)")
+    lo = hi // 2                      # not flushed (or 0)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if flushed(mid) else (mid, hi)
+    half = f.min_subnormal / 2
+    for n in (hi - 1, hi):
+        if n >= 1 and top / n != half and math.isclose(top / n, half, rel_tol=1e-12):
+            raise GradingError(f"{top!r} / {n} is too close to {half!r} to call (a bug in the "
+                               "test)")
+    return hi
+
+
+def check_flushing_ranks(value, what, ratio, fmt="e4m3"):
+    """Check a learner's count of ranks against :func:`flushing_ranks`: a whole number,
+    equal; the message says when it is the answer of a usual mistake (the tie at half the
+    smallest subnormal kept, the threshold at the smallest subnormal, the other format).
+    Returns 1.0."""
+    from ..checks import check_number
+    from ...fp8 import FORMATS
+    got = check_number(value, what)
+    if got != math.floor(got):
+        raise AssertionError(f"{what} is {got!r}, not a whole number of ranks")
+    want = flushing_ranks(ratio, fmt)
+    if got == want:
+        return 1.0
+    f = FORMATS[fmt]
+    top = f.max * float(ratio)
+    hint = ""
+    if got == want + 1 and top / want == f.min_subnormal / 2:
+        hint = (f"; with {want} ranks the cast sees exactly half the smallest subnormal, a tie "
+                "between 0 and the smallest subnormal, which goes to the even code: 0")
+    elif got == math.ceil(top / f.min_subnormal):
+        hint = ("; a value below the smallest subnormal is not zero yet: it rounds to zero only "
+                "when it is nearer 0 than the smallest subnormal")
+    else:
+        other = "e5m2" if fmt == "e4m3" else "e4m3"
+        if got == flushing_ranks(ratio, other):
+            hint = f"; that is the answer in {other}, not {fmt}"
+    raise AssertionError(f"{what} is {int(got)}, expected {want} = "
+                         f"collectives.grading.flushing_ranks({float(ratio)!r}, {fmt!r}){hint}")

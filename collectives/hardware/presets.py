@@ -1,0 +1,127 @@
+"""Hardware presets: topologies built from published numbers, each with its source.
+
+``preset(name, **options)`` returns a :class:`~collectives.topology.Topology`;
+``presets()`` lists the names; ``spec(name)`` gives the numbers behind a preset
+(:class:`~collectives.hardware.systems.System`, with its sources); ``dgx_nodes`` is the
+DGX H100 cluster the chapters' calculators vary the NIC speed of.
+
+Modelled: chip-to-chip links and their one-way bandwidth, ICI hop latency, which torus axes
+wrap around, DCN between slices (per chip), TPU hosts (which chips share one); GPU nodes with
+NVSwitch, PCIe and a NIC per GPU, rail-optimised leaves, spines and a core tier with the
+reference architecture's switch and cable counts; Meta's RoCE cluster with its NVLink
+servers. Left out: the hosts' PCIe and NIC as links on the DCN path (DCN is given per
+chip), NVLink and InfiniBand latency (not published: 0 by default, can be given),
+link-level protocol overheads (NCCL reaches about 370 of 450 GB/s on H100 NVLink:
+nccl-tests issue #212, NCCL issue #1455).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from ..errors import TopologyError
+from ..topology import Cluster, Topology, cluster, switch
+from ..validation import integer
+from .meta import meta_cluster
+from .superpod import GPUS_PER_NODE, NODES_PER_UNIT, superpod_plan
+from .systems import SYSTEMS, System, lookup, no_more_options
+from .tpu import tpu_slices
+
+__all__ = ["preset", "presets", "spec", "dgx_nodes"]
+
+
+def presets() -> list[str]:
+    """Names accepted by :func:`preset`."""
+    return sorted(SYSTEMS)
+
+
+def spec(name: str) -> System:
+    """The :class:`System` (published numbers and sources) behind preset ``name``."""
+    return lookup(name)
+
+
+def preset(name: str, **options: Any) -> Topology:
+    """A Topology for hardware preset ``name`` (see :func:`presets`).
+
+    TPU options: ``shape`` (the slice, default the full pod), ``wraparound`` (override
+    the published rule), ``hop_latency`` (seconds per link), ``slices`` (multislice: that many
+    copies of the slice joined over the data-center network) and ``dcn_latency`` (seconds;
+    default 0, not published); see :mod:`collectives.hardware.tpu`.
+
+    DGX nodes ("dgx-h100", "dgx-b200"): a :func:`~collectives.topology.cluster` of ``nodes``
+    DGX nodes (default 1): 8 GPUs on the node's NVSwitch, each with its own 400 Gb/s NIC
+    behind PCIe Gen5 x16, rail leaves per unit of ``nodes_per_unit`` (default 32) and
+    spines. "superpod-h100": ``units`` scalable units (default 4, the RA's reference
+    design) wired as :func:`~collectives.hardware.superpod_plan` says, ``nodes`` (default 32
+    per unit). GPU options also: ``hop_latency`` (seconds per NVLink hop), ``pcie_latency``,
+    ``network_latency`` (per InfiniBand link), all 0 by default (not published), ``pxn``
+    (route as NCCL's PXN), ``routing`` and ``hash_seed`` (hashed ECMP by default; see
+    :func:`collectives.topology.gpu_cluster`). GPUs are the ranks, numbered
+    ``node * 8 + local``; "gb200-nvl72": ``n`` GPUs on one NVLink switch (default 72),
+    ``hop_latency``.
+
+    "meta-roce-32k": :func:`~collectives.hardware.meta_cluster` with its options
+    (``zones``, ``racks_per_zone``, ``gpus_per_rack``, ``spines``, ``aggregators``,
+    ``oversubscription``, ``wiring``, ``hash_seed``, ``routing``, ``gpus_per_server``,
+    ``nvlink_latency``, ``pcie_latency``); ``hop_latency`` is seconds per fabric link.
+
+    Multislice is modelled as a product topology (DCN first, then the slice's ICI torus):
+    rank ``slice * chips + chip``; chip ``c`` of every slice reaches chip ``c`` of the
+    others through a DCN link of the published per-chip DCN bandwidth each way.
+    """
+    system = spec(name)
+    hop_latency = options.pop("hop_latency", system.hop_latency)
+    if system.kind == "nvswitch":
+        n = options.pop("n", system.default_shape[0])
+        no_more_options(options, name)
+        topo = switch(n, system.link_bandwidth, hop_latency)
+    elif system.kind in ("dgx", "superpod"):
+        topo = _dgx_cluster(system, hop_latency, options, name)
+    elif system.kind == "meta-roce":
+        allowed = {"zones", "racks_per_zone", "gpus_per_rack", "spines", "aggregators",
+                   "oversubscription", "wiring", "hash_seed", "routing", "gpus_per_server",
+                   "nvlink_latency", "pcie_latency"}
+        no_more_options({k: v for k, v in options.items() if k not in allowed}, name)
+        topo = meta_cluster(hop_latency=hop_latency, **options)
+    else:
+        topo = tpu_slices(system, hop_latency, options, name)
+    return topo.with_info(name=f"{system.name} {topo.name}", system=system,
+                          sources=(system.source, *system.extra_sources))
+
+
+def _dgx_cluster(system: System, hop_latency: float, options: dict, name: str) -> Cluster:
+    fabric = {}
+    if system.kind == "superpod":
+        plan = superpod_plan(options.pop("units", 4), options.pop("nodes", None))
+        nodes, per_unit = plan.nodes, NODES_PER_UNIT
+        fabric = dict(n_spines=plan.spines_per_group, spine_links=plan.leaf_spine_links,
+                      units_per_group=plan.units_per_group,
+                      cores_per_group=max(plan.cores_per_group, 1),
+                      core_links=max(plan.spine_core_links, 1))
+    else:
+        nodes = integer(options.pop("nodes", 1), "nodes", minimum=1, error=TopologyError)
+        per_unit = integer(options.pop("nodes_per_unit", NODES_PER_UNIT), "nodes_per_unit",
+                           minimum=1, error=TopologyError)
+    extra = {key: options.pop(key) for key in ("pcie_latency", "network_latency", "pxn",
+                                               "routing", "hash_seed") if key in options}
+    no_more_options(options, name)
+    return cluster(nodes, GPUS_PER_NODE, nvlink_bandwidth=system.link_bandwidth,
+                   pcie_bandwidth=system.pcie_bandwidth, nic_bandwidth=system.nic_bandwidth,
+                   nodes_per_unit=per_unit, nvlink_latency=hop_latency, **extra, **fabric)
+
+
+def dgx_nodes(n_nodes: int, nic_bandwidth: Optional[float] = None, *,
+              network_latency: float = 0.0, system: str = "dgx-h100") -> Cluster:
+    """``n_nodes`` DGX nodes of ``system`` (8 GPUs on NVSwitch, a NIC per GPU behind PCIe)
+    on one rail-optimised unit with ``n_nodes`` spines, as
+    :func:`~collectives.topology.cluster` builds it: ``nic_bandwidth`` (bytes/s per
+    direction) replaces the published NIC speed for "what if" questions (None keeps it);
+    ``network_latency`` seconds per InfiniBand link (not published: 0 by default). The
+    chapters' calculators vary both."""
+    record = spec(system)
+    if record.kind != "dgx":
+        raise TopologyError(f"dgx_nodes builds DGX nodes; {record.name} is not one")
+    nic = record.nic_bandwidth if nic_bandwidth is None else nic_bandwidth
+    return cluster(n_nodes, GPUS_PER_NODE, nvlink_bandwidth=record.link_bandwidth,
+                   pcie_bandwidth=record.pcie_bandwidth, nic_bandwidth=nic,
+                   network_latency=network_latency)

@@ -1,0 +1,166 @@
+"""The published numbers behind every hardware preset, each with its source.
+
+:class:`System` is one record (bandwidths in bytes/s per direction, FLOP/s, bytes, seconds);
+:data:`SYSTEMS` holds every preset's record by name. Sources (cite these, with their
+versions, in the book):
+
+* TPU: The Scaling Book, "How to Think About TPUs", jax-ml.github.io/scaling-book/tpus,
+  version of 2026-07 (older versions give other ICI numbers: v5e 5e10, v5p 1e11 one-way):
+  ICI per link, hop latency, DCN and PCIe per chip, chips per host.
+* NVLink: NVIDIA DGX H100 and DGX B200 user guides and the NVLink product page
+  (nvidia.com/en-us/data-center/nvlink); H100: 18 NVLink 4 links x 25 GB/s per direction.
+* NICs: one ConnectX-7 400 Gb/s NIC per GPU, PCIe Gen5 x16 (DGX user guides, ConnectX-7 manual;
+  PCIe 5.0: 32 GT/s per lane, PCI-SIG).
+* SuperPOD: NVIDIA DGX SuperPOD reference architectures (DGX H100, RA-11333-001 V11, tables 3
+  and 4; DGX B200, table 3): 32-node scalable units, rail leaves, spines, cores.
+* Meta's RoCE cluster: the Llama 3 paper, Meta's SIGCOMM 2024 paper and talks
+  (:mod:`collectives.hardware.meta`, where the assumptions are marked).
+
+Left out: NVLink and InfiniBand latency (not published: 0 by default, can be given),
+link-level protocol overheads (NCCL reaches about 370 of 450 GB/s on H100 NVLink:
+nccl-tests issue #212, NCCL issue #1455).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import TopologyError
+
+__all__ = ["System", "SYSTEMS", "SCALING_BOOK_TPUS", "NVLINK_PAGE", "DGX_H100_GUIDE",
+           "DGX_B200_GUIDE", "GB200_NVL72_PAGE", "CONNECTX7_MANUAL", "SUPERPOD_H100_RA",
+           "SUPERPOD_B200_RA", "PCIE5_X16", "NDR_400G", "lookup",
+           "no_more_options"]
+
+SCALING_BOOK_TPUS = "https://jax-ml.github.io/scaling-book/tpus/ (2026-07 version)"
+NVLINK_PAGE = "https://www.nvidia.com/en-us/data-center/nvlink/"
+DGX_H100_GUIDE = "https://docs.nvidia.com/dgx/dgxh100-user-guide/introduction-to-dgxh100.html"
+DGX_B200_GUIDE = "https://docs.nvidia.com/dgx/dgxb200-user-guide/introduction-to-dgxb200.html"
+GB200_NVL72_PAGE = "https://www.nvidia.com/en-us/data-center/gb200-nvl72/ (rack totals)"
+CONNECTX7_MANUAL = ("https://docs.nvidia.com/networking/display/connectx7vpiocp3/"
+                    "supported+interfaces (PCIe Gen 5.0 x16)")
+SUPERPOD_H100_RA = ("NVIDIA DGX SuperPOD reference architecture, DGX H100, RA-11333-001 V11 "
+                    "(2023-09-22), tables 3 and 4")
+SUPERPOD_B200_RA = ("https://docs.nvidia.com/dgx-superpod/reference-architecture-scalable-"
+                    "infrastructure-b200/latest/dgx-superpod-architecture.html (table 3: "
+                    "2 to 64 SUs, leaf/spine/core switch and cable counts)")
+#: PCIe 5.0 x16, one direction: 32 GT/s x 16 lanes x 128/130 encoding / 8 bits (PCI-SIG
+#: PCIe 5.0 base specification: 32 GT/s per lane); the NIC of each DGX GPU sits behind it
+PCIE5_X16 = 32e9 * 16 * 128 / 130 / 8
+#: NDR InfiniBand, 400 Gb/s per port = 5e10 bytes/s per direction (ConnectX-7, QM9700)
+NDR_400G = 400e9 / 8
+
+
+@dataclass(frozen=True)
+class System:
+    """The published numbers behind a preset. Bandwidths in bytes/s per direction."""
+
+    name: str
+    kind: str                       # "tpu-2d", "tpu-3d", "nvswitch", "dgx", "superpod", "meta-roce"
+    link_bandwidth: float           # one-way bytes/s per ICI link, or per GPU into NVSwitch
+    hop_latency: float              # seconds per link crossed
+    default_shape: tuple[int, ...]  # full pod / NVLink domain
+    hbm_bandwidth: float            # bytes/s of HBM per chip
+    bf16_flops: float               # peak bf16 FLOP/s per chip
+    hbm_bytes: float                # HBM capacity per chip, bytes
+    source: str
+    notes: str = ""
+    extra_sources: tuple[str, ...] = field(default_factory=tuple)
+    dcn_bandwidth: float | None = None  # bytes/s per chip over the data-center network (TPU)
+    host_shape: tuple[int, ...] | None = None  # chips under one host (TPU); None: not published
+    pcie_bandwidth: float | None = None  # bytes/s per chip to its host (TPU), per GPU to its NIC
+    nic_bandwidth: float | None = None   # bytes/s per NIC each way (GPU: one NIC per GPU)
+
+    @property
+    def ici_links(self) -> int | None:
+        """ICI links per chip: 4 on a 2-D torus, 6 on a 3-D torus (None for GPUs)."""
+        return {"tpu-2d": 4, "tpu-3d": 6}.get(self.kind)
+
+    @property
+    def chips_per_host(self) -> int | None:
+        """Chips that share one host (and its PCIe and DCN), or None if not published."""
+        return None if self.host_shape is None else int(np.prod(self.host_shape))
+
+
+#: every preset's record, by name (:func:`collectives.hardware.spec` looks names up here)
+SYSTEMS = {
+    s.name: s
+    for s in (
+        # Scaling Book "How to Think About TPUs" (2026-07): chip table and ICI table;
+        # ICI hop latency "about 1 us" (same chapter); DCN bandwidth per chip (same chapter:
+        # about 6.25e9 B/s, 3.125e9 on v5e, 1.25e10 on v6e and TPU7x; older versions of the
+        # book give other DCN numbers)
+        # Hosts (same chapter): one host per 2x2x1 chips on v4/v5p, per 4x2 on v5e/v6e; PCIe
+        # about 1.6e10 B/s per chip (3.2e10 on v6e). TPU7x hosts and PCIe: not in that source.
+        System("tpu-v4", "tpu-3d", 4.5e10, 1e-6, (16, 16, 16), 1.2e12, 2.75e14, 32e9,
+               SCALING_BOOK_TPUS, "TPU v4p; pod 16x16x16 = 4096 chips", dcn_bandwidth=6.25e9,
+               host_shape=(2, 2, 1), pcie_bandwidth=1.6e10),
+        System("tpu-v5p", "tpu-3d", 9.0e10, 1e-6, (16, 20, 28), 2.8e12, 4.59e14, 96e9,
+               SCALING_BOOK_TPUS, "pod 16x20x28 = 8960 chips", dcn_bandwidth=6.25e9,
+               host_shape=(2, 2, 1), pcie_bandwidth=1.6e10),
+        System("tpu-v5e", "tpu-2d", 4.5e10, 1e-6, (16, 16), 8.2e11, 1.97e14, 16e9,
+               SCALING_BOOK_TPUS, "pod 16x16 = 256 chips", dcn_bandwidth=3.125e9,
+               host_shape=(4, 2), pcie_bandwidth=1.6e10),
+        System("tpu-v6e", "tpu-2d", 9.0e10, 1e-6, (16, 16), 1.6e12, 9.20e14, 32e9,
+               SCALING_BOOK_TPUS, "Trillium; pod 16x16 = 256 chips", dcn_bandwidth=1.25e10,
+               host_shape=(4, 2), pcie_bandwidth=3.2e10),
+        System("tpu7x", "tpu-3d", 9.0e10, 1e-6, (4, 4, 576), 7.4e12, 2.30e15, 192e9,
+               SCALING_BOOK_TPUS, "Ironwood; 9216 chips", dcn_bandwidth=1.25e10),
+        # NVLink 4: 18 links x 25 GB/s per direction = 450 GB/s per GPU (NVLink page,
+        # DGX H100 guide); NVLink 5: 900 GB/s per GPU. Latency: not published.
+        # DGX nodes: 8 GPUs on NVSwitch, one 400 Gb/s ConnectX-7 NIC per GPU (rail-optimised)
+        # behind PCIe Gen5 x16 (DGX user guides; ConnectX-7 manual)
+        System("dgx-h100", "dgx", 450e9, 0.0, (8,), 3.35e12, 9.89e14, 80e9,
+               DGX_H100_GUIDE, "8 H100 SXM on 4 NVSwitches (modelled as one crossbar), "
+               "8 ConnectX-7 400 Gb/s NICs", (NVLINK_PAGE, CONNECTX7_MANUAL),
+               pcie_bandwidth=PCIE5_X16, nic_bandwidth=NDR_400G),
+        System("dgx-b200", "dgx", 900e9, 0.0, (8,), 8e12, 2.25e15, 180e9,
+               DGX_B200_GUIDE, "8 B200 on NVLink 5 switches, 8 ConnectX-7 400 Gb/s NICs",
+               (NVLINK_PAGE, CONNECTX7_MANUAL), pcie_bandwidth=PCIE5_X16,
+               nic_bandwidth=NDR_400G),
+        # DGX SuperPOD H100: DGX H100 nodes in scalable units of 32 node slots, NDR 400 Gb/s
+        # QM9700 switches (64 ports) on a rail-optimised fat tree (RA-11333-001 V11)
+        System("superpod-h100", "superpod", 450e9, 0.0, (4 * 32, 8), 3.35e12, 9.89e14, 80e9,
+               SUPERPOD_H100_RA, "DGX H100 nodes, 32 per scalable unit, 8 rail leaves per "
+               "unit, spines, and a core tier beyond 8 units",
+               (SUPERPOD_B200_RA, DGX_H100_GUIDE, NVLINK_PAGE, CONNECTX7_MANUAL),
+               pcie_bandwidth=PCIE5_X16, nic_bandwidth=NDR_400G),
+        # GB200 NVL72: NVLink 5, 900 GB/s per GPU each way (NVLink page). Per-GPU FLOP/s, HBM
+        # and its bandwidth: the NVL72 product page's rack totals divided by 72 (FP16/BF16
+        # tensor 360 PFLOP/s with sparsity, half that dense; 13.4 TB HBM3e at 576 TB/s)
+        # Meta's RoCE training cluster (collectives.hardware.meta: Llama 3 paper section
+        # 3.3.1, Gangidi et al. SIGCOMM 2024, Networking@Scale 2023; assumptions marked
+        # there): H100 GPUs, 16 per rack, 400 Gb/s NIC per GPU. Its servers (Grand Teton)
+        # hold eight GPUs joined by NVLink (Llama 3 paper, 3.3.1); NVLink, PCIe and the GPU
+        # numbers as dgx-h100 (H100 SXM: NVLink 4, 450 GB/s per GPU; PCIe Gen5 x16)
+        System("meta-roce-32k", "meta-roce", 450e9, 0.0, (8, 252, 16), 3.35e12,
+               9.89e14, 80e9, "Grattafiori et al., The Llama 3 Herd of Models, arXiv "
+               "2407.21783, section 3.3.1", "zones x racks x GPUs, 8 GPUs per NVLink "
+               "server; options zones, racks_per_zone, wiring, hash_seed, routing",
+               ("Gangidi et al., RDMA over Ethernet for Distributed AI Training at Meta "
+                "Scale, SIGCOMM 2024", DGX_H100_GUIDE, NVLINK_PAGE, CONNECTX7_MANUAL),
+               pcie_bandwidth=PCIE5_X16, nic_bandwidth=NDR_400G),
+        System("gb200-nvl72", "nvswitch", 900e9, 0.0, (72,), 8e12, 2.5e15, 186e9,
+               NVLINK_PAGE, "72 Blackwell GPUs in one NVLink domain", (GB200_NVL72_PAGE,)),
+    )
+}
+
+
+def lookup(name: str) -> System:
+    """The :class:`System` called ``name`` (``"tpu-v4p"`` is ``"tpu-v4"``), or a
+    TopologyError naming the choices."""
+    key = str(name).lower()
+    if key == "tpu-v4p":
+        key = "tpu-v4"
+    if key not in SYSTEMS:
+        raise TopologyError(f"unknown hardware preset {name!r}; choose from "
+                            f"{', '.join(sorted(SYSTEMS))}")
+    return SYSTEMS[key]
+
+
+def no_more_options(options: dict, name: str) -> None:
+    """Raise if a preset was given options it does not take."""
+    if options:
+        raise TopologyError(f"preset {name!r} does not take option(s) {', '.join(sorted(options))}")

@@ -1,0 +1,109 @@
+"""Checks of a submission before nbgrader grades it, and its tamper report.
+
+Instructor tooling: :mod:`collectives_grader.classroom` runs it on every submission first.
+
+Modelled: what makes ``nbgrader autograde`` stop for the whole class or grade nonsense, found
+before it runs: a notebook that is not valid JSON or not a notebook; ``grade_id``s duplicated
+or emptied (nbgrader 0.9.6 raises ``SchemaTooOldError`` from its de-duplication step and
+aborts); test cells missing or added; a notebook from another assignment (none of its
+nbgrader cells are this assignment's, or its file name is not one of the assignment's). Each
+problem is a sentence for the student's feedback. The tamper report lists the nbgrader cells
+other than solutions (tests, locked text) whose source differs from the released notebook;
+nbgrader restores test cells before grading, so an entry there is a fact to look at, not a
+penalty. Left out: plain cells without nbgrader metadata (learners may add their own).
+"""
+
+import json
+from pathlib import Path
+
+__all__ = ["check_submission", "tamper_report", "nbgrader_cells"]
+
+
+def nbgrader_cells(nb):
+    """[(grade_id, cell)] of the cells with nbgrader metadata, in order."""
+    return [(c.get("metadata", {}).get("nbgrader", {}).get("grade_id"), c)
+            for c in nb.get("cells", []) if c.get("metadata", {}).get("nbgrader")]
+
+
+def _source(cell):
+    text = cell.get("source", "")
+    return "".join(text) if isinstance(text, list) else text
+
+
+def _load(path):
+    """(notebook dict, problem or None)."""
+    try:
+        nb = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        return None, f"{Path(path).name} is not valid JSON ({exc}), so it cannot be graded"
+    if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
+        return None, f"{Path(path).name} is JSON but not a notebook (no list of cells)"
+    return nb, None
+
+
+def check_submission(folder, release_folder):
+    """The problems of the submission in ``folder`` against the released notebooks in
+    ``release_folder``, as sentences (empty when it can be graded)."""
+    folder, release_folder = Path(folder), Path(release_folder)
+    released = {p.name: p for p in sorted(release_folder.glob("*.ipynb"))}
+    problems = []
+    for extra in sorted(p.name for p in folder.glob("*.ipynb") if p.name not in released):
+        problems.append(f"{extra} is not a notebook of this assignment (expected "
+                        f"{', '.join(released)}): was it handed in to the wrong assignment?")
+    for name, release_path in released.items():
+        path = folder / name
+        if not path.is_file():
+            problems.append(f"{name} is missing from the submission")
+            continue
+        nb, problem = _load(path)
+        if problem:
+            problems.append(problem)
+            continue
+        release, _ = _load(release_path)
+        problems += _cell_problems(name, nb, release)
+    return problems
+
+
+def _cell_problems(name, nb, release):
+    cells = nbgrader_cells(nb)
+    ids = [gid for gid, _ in cells]
+    expected = {gid: c for gid, c in nbgrader_cells(release)}
+    if cells and not set(ids) & set(expected):
+        return [f"{name} has none of this assignment's cells: it is a notebook from another "
+                f"assignment"]
+    problems = []
+    empty = sum(1 for gid in ids if not gid)
+    if empty:
+        problems.append(f"{name}: {empty} cell(s) have an empty grade_id (their nbgrader "
+                        f"metadata was edited)")
+    duplicated = sorted({gid for gid in ids if gid and ids.count(gid) > 1})
+    if duplicated:
+        problems.append(f"{name}: the grade_id(s) {', '.join(duplicated)} appear more than "
+                        f"once (a cell was copied with its metadata); keep one of each")
+    tests = {gid for gid, c in expected.items() if c["metadata"]["nbgrader"].get("grade")}
+    found = {gid for gid, c in cells if c["metadata"]["nbgrader"].get("grade")}
+    if tests - found:
+        problems.append(f"{name}: the test cell(s) {', '.join(sorted(tests - found))} are "
+                        f"missing (deleted?)")
+    if found - tests:
+        problems.append(f"{name}: the cell(s) {', '.join(sorted(found - tests))} are marked "
+                        f"as graded but are not test cells of this assignment")
+    return problems
+
+
+def tamper_report(folder, release_folder):
+    """{notebook: [grade_id, ...]} of the nbgrader cells other than solutions whose source
+    differs from the released notebook (notebooks that cannot be read are left out)."""
+    report = {}
+    for release_path in sorted(Path(release_folder).glob("*.ipynb")):
+        nb, problem = _load(Path(folder) / release_path.name)
+        release, _ = _load(release_path)
+        if problem or nb is None:
+            continue
+        submitted = dict(nbgrader_cells(nb))
+        changed = [gid for gid, cell in nbgrader_cells(release)
+                   if not cell["metadata"]["nbgrader"].get("solution")
+                   and gid in submitted and _source(submitted[gid]) != _source(cell)]
+        if changed:
+            report[release_path.stem] = changed
+    return report

@@ -1,0 +1,68 @@
+"""Fabric arithmetic (collectives.fabric.sizing): counts against Al-Fares and the built Clos,
+bisection after failures, the slowdown a failure causes."""
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from collectives import fabric
+from collectives.errors import TopologyError
+
+BW = 50e9
+
+
+@pytest.mark.parametrize("k", [2, 4, 6, 8, 16, 48])
+def test_fat_tree_counts_match_al_fares_and_the_builder(k):
+    counts = fabric.fat_tree_counts(k)
+    # Al-Fares et al. 2008: k^3/4 hosts, 5k^2/4 switches, (k/2)^2 cores
+    assert counts["hosts"] * 4 == k ** 3
+    assert counts["switches"] * 4 == 5 * k ** 2
+    assert counts["core"] * 4 == k ** 2
+    if k <= 16:
+        t = fabric.fat_tree(k, BW)
+        assert (t.n_ranks, t.n_switches, t.n_links // 2) == (
+            counts["hosts"], counts["switches"], counts["cables"])
+
+
+@settings(max_examples=40, deadline=None)
+@given(radix=st.sampled_from([4, 6, 8, 12]), tiers=st.integers(1, 3),
+       ratio=st.sampled_from([1, 2, 3, 5]))
+def test_clos_counts_match_the_built_clos(radix, tiers, ratio):
+    try:
+        t = fabric.clos(radix, tiers, BW, ratio)
+    except TopologyError:
+        with pytest.raises(TopologyError):
+            fabric.clos_counts(radix, tiers, BW, ratio)
+        return
+    c = fabric.clos_counts(radix, tiers, BW, ratio)
+    assert c["hosts"] == t.n_ranks
+    assert c["switches_per_tier"] == t.switches_per_tier
+    assert c["cables"] * 2 == t.n_links
+    assert c["bisection"] == pytest.approx(fabric.bisection_bandwidth(t))
+    if ratio == 1:
+        assert c["hosts"] == (radix if tiers == 1 else 2 * (radix // 2) ** tiers)
+
+
+@settings(max_examples=25, deadline=None)
+@given(hosts=st.integers(1, 12), uplinks=st.integers(1, 8), data=st.data())
+def test_failure_slowdown_is_the_ceiling_ratio(hosts, uplinks, data):
+    # placed at best, the busiest uplink carries ceil(hosts / live uplinks) flows
+    failed = data.draw(st.integers(0, uplinks - 1))
+    expected = -(-hosts // (uplinks - failed)) / -(-hosts // uplinks)
+    assert fabric.failure_slowdown(hosts, uplinks, failed) == pytest.approx(expected)
+
+
+@settings(max_examples=25, deadline=None)
+@given(half=st.integers(1, 4), hosts=st.integers(1, 6), spines=st.integers(1, 6),
+       data=st.data())
+def test_leaf_spine_bisection_is_the_narrower_side(half, hosts, spines, data):
+    failed = data.draw(st.integers(0, spines - 1))
+    got = fabric.leaf_spine_bisection(2 * half, hosts, spines, 10.0, failed)
+    assert got == pytest.approx(half * min(hosts, spines - failed) * 10.0)
+
+
+def test_clos_count_names_what_it_counts():
+    assert fabric.clos_count(8, 2, "hosts", 3) == 48
+    assert fabric.clos_count(8, 2, "bisection", 3, 50e9) == 48 * 50e9 / 2 / 3
+    with pytest.raises(TopologyError, match="what must be 'hosts'"):
+        fabric.clos_count(8, 2, "ports")

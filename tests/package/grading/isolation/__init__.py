@@ -1,0 +1,1 @@
+"""Tests of collectives.grading.isolation, one module per module."""

@@ -1,0 +1,1 @@
+"""Tests of collectives.grading.tasks, one module per graded assignment."""

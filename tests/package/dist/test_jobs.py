@@ -8,9 +8,9 @@ collectives in it. Every schedule's result must equal ``simulate`` exactly (same
 dtype and bits: the runner adds in the schedule's transfer order) and the first-principles
 ground truth; torch.distributed's own collectives must give that ground truth too.
 
-``make check`` runs that batch and one launch of each kind (a schedule, a comparison with
-torch, a worker's error, a timeout); the tests marked ``slow`` (groups over 6 ranks, rooted
-and segmented comparisons, the segmented batch: 12 more launches) run in ``make test``.
+``make check`` runs that batch and one launch of each other kind (a schedule alone, a
+comparison with torch, a dtype gloo refuses); the tests marked ``slow`` (groups over 6 ranks,
+rooted and segmented comparisons, the segmented batch: 12 more launches) run in ``make test``.
 """
 
 import inspect

@@ -199,17 +199,20 @@ def private_imports(imports):
 
 
 def modules_without_all(root, packages=PACKAGES):
-    """Modules that never assign ``__all__`` at module level."""
+    """Modules that never assign ``__all__`` at module level (nor import it, as a compatibility
+    module does: ``from new.home import __all__``)."""
     missing = []
     for path in find_modules(root, packages).values():
         tree = ast.parse(path.read_text(), filename=str(path))
-        targets = []
+        names = []
         for node in tree.body:
             if isinstance(node, ast.Assign):
-                targets += node.targets
+                names += [t.id for t in node.targets if isinstance(t, ast.Name)]
             elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
-                targets.append(node.target)
-        if not any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+                names += [node.target.id] if isinstance(node.target, ast.Name) else []
+            elif isinstance(node, ast.ImportFrom):
+                names += [alias.asname or alias.name for alias in node.names]
+        if "__all__" not in names:
             missing.append(path)
     return missing
 
@@ -342,6 +345,8 @@ def test_a_module_without_all_and_an_upward_import_are_found(tmp_path):
         {
             "low/__init__.py": "__all__ = []\n",
             "low/a.py": "x = 1\n",  # no __all__
+            # a compatibility module: its names and its __all__ from the new home
+            "low/c.py": "from low.b import *\nfrom low.b import __all__\n",
             "low/b.py": "__all__: list = []\ndef f():\n    import high.tool\n",
             "high/__init__.py": "__all__ = []\n",
             "high/tool.py": "import low.b\n__all__ = []\n",  # allowed direction

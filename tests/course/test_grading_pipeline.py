@@ -38,10 +38,10 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from work_units import HALF_IDS, pipeline_half
 
 import assignments as specs
 import nbgrader_helpers as h
+from work_units import HALF_IDS, pipeline_half
 
 ASSIGNMENTS = h.assignments()
 SPECCED = [a for a in ASSIGNMENTS if specs.spec_path(a).is_file()]

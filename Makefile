@@ -67,8 +67,8 @@ check: $(STAMP)
 	echo "make check: lint, types and unit tests passed"
 
 lint: $(STAMP)
-	$(BIN)/ruff check .
-	$(BIN)/ruff format --check .
+	@status=0; $(BIN)/ruff check . || status=1; \
+	$(BIN)/ruff format --check . || status=1; exit $$status
 
 types: $(STAMP)
 	$(BIN)/mypy

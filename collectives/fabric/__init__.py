@@ -16,7 +16,8 @@ from .builders import (ECMP_MODES, FabricTopology, bisection_bandwidth, clos, cl
                        fat_tree, link_loads, realise_ratio)
 from .ecmp import (ecmp_collision_probability, ecmp_no_collision_probability,
                    expected_max_load, expected_max_load_exact, load_imbalance,
-                   max_load_distribution, ecmp_efficiency, qps_for_efficiency)
+                   max_load_distribution, max_load_estimate, ecmp_efficiency,
+                   qps_for_efficiency)
 from .flows import (SCHEMES, Flows, collective_time, max_min_rates, reroute, route_flows,
                     step_time)
 from .layered import LayeredFabric, Tier, layered
@@ -28,7 +29,7 @@ __all__ = [
     "FabricTopology", "fat_tree", "clos", "clos_fabric", "realise_ratio", "ECMP_MODES",
     "bisection_bandwidth", "link_loads", "load_imbalance",
     "ecmp_no_collision_probability", "ecmp_collision_probability",
-    "expected_max_load", "max_load_distribution", "expected_max_load_exact",
+    "expected_max_load", "max_load_distribution", "expected_max_load_exact", "max_load_estimate",
     "Tier", "LayeredFabric", "layered", "meta_cluster", "META_SOURCES",
     "Flows", "SCHEMES", "route_flows", "max_min_rates", "step_time", "collective_time",
     "reroute", "fabric_bisection", "fat_tree_counts", "clos_counts", "clos_count",

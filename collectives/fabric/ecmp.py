@@ -163,11 +163,9 @@ def max_load_distribution(flows, paths, groups=1):
 
 def expected_max_load_exact(flows, paths, groups=1):
     """E[flows on the busiest path] from :func:`max_load_distribution` (not sampled); with
-    ``groups``, the busiest path of that many independent groups: ``sum_k P(max >= k)``."""
-    m, n = _flows_paths(flows, paths)
-    g = _whole("groups", groups, 1)
-    cdf = _busiest_cdf(m, n) ** g
-    return float(np.sum(1.0 - cdf[:-1]))              # sum over k = 1..m of P(max >= k)
+    ``groups``, the busiest path of that many independent groups."""
+    dist = max_load_distribution(flows, paths, groups)
+    return float(np.arange(len(dist)) @ dist)
 
 
 def _binomial_tail(m, p):

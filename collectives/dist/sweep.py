@@ -425,7 +425,7 @@ def _wrong_on_rank(schedule, rank, got, length, dt):
 
 
 #: a worker's last few expected rows, reused by the tasks of the same size (a sweep's rounds)
-_EXPECTED = {}
+_EXPECTED: dict = {}
 
 
 def _expected_row(schedule, rank, length, dt):

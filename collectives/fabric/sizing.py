@@ -108,7 +108,6 @@ def failure_slowdown(hosts_per_leaf, uplinks, failed):
     ``uplinks`` (one per spine) are down and the flows are placed again by the engineered
     scheme: every host of leaf 0 sends one equal flow to a host of leaf 1. Simulated on a
     built two-leaf fabric with max-min rates."""
-    from .flows import route_flows, step_time
     fab = layered(hosts_per_leaf, 1e9, [Tier(2, uplinks)])
     failed = integer(failed, "failed", minimum=0, maximum=uplinks - 1, error=TopologyError)
     src = np.arange(hosts_per_leaf)

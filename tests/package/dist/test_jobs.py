@@ -400,6 +400,7 @@ def test_importing_the_package_does_not_import_torch():
 
 # ---- torch's own device mesh beside collectives.Mesh --------------------------------------
 
+@pytest.mark.slow
 def test_torch_device_mesh_makes_the_groups_mesh_names():
     # init_device_mesh("cpu", (2, 2), mesh_dim_names=("dp", "tp")) on four processes: the
     # tp groups are {0, 1} and {2, 3} (the last axis varies fastest), the dp groups {0, 2}

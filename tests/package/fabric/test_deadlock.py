@@ -50,7 +50,7 @@ def test_bouncing_routes_close_a_cycle():
 def test_node_paths_and_bad_routes():
     f = three_leaves()
     assert fabric.node_path_links(f, [0, 6, 9]) == [0, 12]      # host 0 up, leaf 6 to spine 9
-    with pytest.raises(TopologyError, match="no link of .* goes from node 6 to node 7"):
+    with pytest.raises(TopologyError, match=r"no link of .* goes from node 6 to node 7"):
         fabric.node_path_links(f, [0, 6, 7])
     with pytest.raises(TopologyError, match="need the topology"):
         fabric.dependency_cycle([[0, 6, 9]])

@@ -17,8 +17,8 @@ from .builders import (ECMP_MODES, FabricTopology, bisection_bandwidth, clos, cl
 from .ecmp import (ecmp_collision_probability, ecmp_no_collision_probability,
                    expected_max_load, expected_max_load_exact, load_imbalance,
                    max_load_distribution, ecmp_efficiency, qps_for_efficiency)
-from .flows import (SCHEMES, Flows, collective_time, max_min_rates, reroute, route_flows,
-                    step_time)
+from .flows import (SCHEMES, Flows, cable_flows, collective_time, max_min_rates, reroute,
+                    route_flows, step_time)
 from .layered import LayeredFabric, Tier, layered
 from .presets import META_SOURCES, meta_cluster
 from .sizing import (clos_count, clos_counts, fabric_bisection, failure_slowdown,
@@ -31,6 +31,7 @@ __all__ = [
     "expected_max_load", "max_load_distribution", "expected_max_load_exact",
     "Tier", "LayeredFabric", "layered", "meta_cluster", "META_SOURCES",
     "Flows", "SCHEMES", "route_flows", "max_min_rates", "step_time", "collective_time",
-    "reroute", "fabric_bisection", "fat_tree_counts", "clos_counts", "clos_count",
+    "reroute", "cable_flows", "fabric_bisection", "fat_tree_counts", "clos_counts",
+    "clos_count",
     "leaf_spine_bisection", "failure_slowdown", "ecmp_efficiency", "qps_for_efficiency",
 ]

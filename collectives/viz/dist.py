@@ -9,7 +9,7 @@ matplotlib is imported inside the function.
 """
 
 from ..errors import CollectivesError
-from .style import PALETTE
+from .style import FIG_WIDTH, PALETTE, font_size
 
 __all__ = ["plot_sweep", "SWEEP_COLOURS"]
 
@@ -35,7 +35,7 @@ def plot_sweep(result, ax=None, reference=None, reference_label=None, title=None
     if not rows:
         raise CollectivesError(f"plot_sweep needs a SweepResult with rows, got {result!r:.80}")
     if ax is None:
-        _, ax = plt.subplots(figsize=(4.6, 3.2), constrained_layout=True)
+        _, ax = plt.subplots(figsize=(FIG_WIDTH, 3.2), constrained_layout=True)
     impls = list(dict.fromkeys(r.impl for r in rows))
     for i, impl in enumerate(impls):
         mine = sorted((r for r in rows if r.impl == impl), key=lambda r: r.size)
@@ -52,6 +52,6 @@ def plot_sweep(result, ax=None, reference=None, reference_label=None, title=None
     ax.set_ylabel("busbw (GB/s)")
     ax.set_title(title or f"{result.collective}, {result.group_size} ranks, "
                           f"{result.backend}")
-    ax.legend(fontsize="small")
+    ax.legend(fontsize=font_size("small"))
     ax.grid(True, alpha=0.3)
     return ax

@@ -1,11 +1,13 @@
-"""Figures of chapter "Designing the fabric": a layered fabric drawn tier by tier, and how
-routing schemes load a set of links.
+"""Figures of chapter "Designing the fabric" and of link loads: a layered fabric drawn tier by
+tier, how routing schemes load a set of links, and how many flows share each cable.
 
 :func:`draw_layered` places the hosts and each tier's switches on rows and draws every
 cable, coloured by tier (the book's level colours); it is meant for small fabrics (a few
 hundred cables). :func:`plot_link_loads` draws, per routing scheme, how many flows each
-link of a chosen set carries, sorted, with the even-spreading level marked. Colours come
-from :mod:`collectives.viz.style`; matplotlib is imported inside the functions.
+link of a chosen set carries, sorted, with the even-spreading level marked.
+:func:`plot_cable_loads` draws the histogram of :func:`collectives.fabric.cable_flows` (flows
+per cable of one level, up and down). Colours and text sizes come from
+:mod:`collectives.viz.style`; matplotlib is imported inside the functions.
 """
 
 from __future__ import annotations
@@ -15,9 +17,10 @@ from typing import Mapping, Optional
 import numpy as np
 
 from ..errors import CollectivesError
-from .style import LEVEL_COLOURS, PALETTE
+from .style import LEVEL_COLOURS, PALETTE, font_size
 
-__all__ = ["FIG_WIDTH", "TIER_COLOURS", "SCHEME_COLOURS", "draw_layered", "plot_link_loads"]
+__all__ = ["FIG_WIDTH", "TIER_COLOURS", "SCHEME_COLOURS", "draw_layered", "plot_link_loads",
+           "plot_cable_loads"]
 
 FIG_WIDTH = 7.0
 #: cables by tier: host cables, leaf-spine, spine-aggregation (the book's level colours)
@@ -85,7 +88,7 @@ def draw_layered(topology, ax=None, host_size: float = 18, switch_size: float = 
     if topology.failed.any():
         handles.append(Line2D([], [], color=PALETTE["grey"], ls="--", label="failed"))
     ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.02), ncol=4,
-              frameon=False, fontsize="small")
+              frameon=False, fontsize=font_size("small"))
     return ax
 
 
@@ -111,8 +114,39 @@ def plot_link_loads(loads: Mapping[str, np.ndarray], ax=None, even: Optional[flo
         ax.axhline(even, color=PALETTE["black"], ls=":", lw=1.5, label=f"even ({even:.3g})")
     ax.set_xlabel("links, busiest first")
     ax.set_ylabel(ylabel)
-    ax.legend(frameon=False, fontsize="small", loc="upper center",
+    ax.legend(frameon=False, fontsize=font_size("small"), loc="upper center",
               bbox_to_anchor=(0.5, -0.25), ncol=2)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    return ax
+
+
+def plot_cable_loads(loads: Mapping[str, np.ndarray], ax=None, title: Optional[str] = None):
+    """Bar chart of :func:`collectives.fabric.cable_flows`: how many cables carry 0, 1, 2,
+    ... flows, up and down (whole flows: a fabric routed ``"adaptive"`` spreads flows in
+    shares, which this histogram does not draw). Returns the Axes."""
+    import matplotlib.pyplot as plt
+
+    counts = {direction: np.asarray(v) for direction, v in loads.items()}
+    for direction, v in counts.items():
+        if v.size and not np.allclose(v, np.round(v)):
+            raise CollectivesError(f"plot_cable_loads draws whole flows per cable; the "
+                                   f"{direction!r} counts have fractions (adaptive routing)")
+    ax = ax or plt.gca()
+    top = max(int(v.max()) if len(v) else 0 for v in counts.values())
+    x = np.arange(top + 1)
+    colours = {"up": LEVEL_COLOURS["spine"], "down": LEVEL_COLOURS["core"]}
+    width = 0.8 / max(len(counts), 1)
+    for i, (direction, v) in enumerate(counts.items()):
+        hist = np.bincount(np.round(v).astype(np.int64), minlength=top + 1)
+        ax.bar(x + (i - (len(counts) - 1) / 2) * width, hist, width=width,
+               color=colours.get(direction, "0.5"), label=f"{direction} ({len(v)} cables)")
+    ax.set_xticks(x)
+    ax.set_xlabel("flows on one cable")
+    ax.set_ylabel("cables")
+    ax.legend(frameon=False)
+    if title:
+        ax.set_title(title)
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
     return ax

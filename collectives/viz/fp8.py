@@ -9,8 +9,8 @@ not FP8 formats and are not in ``FORMATS``; their fields are the IEEE ones (BF16
 construction. One colour per number format, per bit field, per gradient-scaling rule and per
 part of the training state (:data:`FORMAT_COLOURS`, :data:`FIELD_COLOURS`,
 :data:`SCALING_COLOURS`, :data:`PART_COLOURS`), the same in every figure of the chapter.
-Figures are sized for a phone (about 4.6 inches wide with 13-point text, set by
-:func:`collectives.viz.style.use_fonts`). matplotlib is imported inside the functions.
+Figures are sized for a phone (:data:`~collectives.viz.style.FIG_WIDTH` inches wide with the
+book's text size, set by :func:`collectives.viz.style.use_fonts`). matplotlib is imported inside the functions.
 Taught in chapter "The FP8 training format".
 """
 
@@ -21,14 +21,11 @@ from typing import Mapping, Optional, Sequence
 import numpy as np
 
 from ..errors import CollectivesError
-from .style import PALETTE
+from .style import FIG_WIDTH, PALETTE, font_size
 
 __all__ = ["FORMAT_COLOURS", "FIELD_COLOURS", "SCALING_COLOURS", "PART_COLOURS", "FIG_WIDTH",
            "FIELDS", "bf16_values", "bf16_round", "bit_string", "positive_values",
            "draw_bit_layouts", "plot_value_lines", "plot_relative_spacing", "plot_parts"]
-
-#: width (inches) of a figure that stays readable on a phone (as in :mod:`.gpu`)
-FIG_WIDTH = 4.6
 
 #: one colour per number format (from the book's colour-blind-safe :data:`.style.PALETTE`)
 FORMAT_COLOURS = {"e4m3": PALETTE["blue"], "e5m2": PALETTE["orange"],
@@ -126,7 +123,7 @@ def draw_bit_layouts(formats: Sequence[str] = ("e4m3", "e5m2", "bf16"),
             ax.add_patch(Rectangle((b, y), 1, 1, facecolor=FIELD_COLOURS[kind],
                                    edgecolor="0.25", linewidth=0.8))
             if bits is not None:
-                ax.text(b + 0.5, y + 0.5, bits[b], ha="center", va="center", fontsize=10)
+                ax.text(b + 0.5, y + 0.5, bits[b], ha="center", va="center", fontsize=font_size("note"))
         ax.text(0, y + 1.25, f"{_NAMES[fmt]}: {s} + {e} + {m} bits", ha="left", va="bottom",
                 color=FORMAT_COLOURS.get(fmt, "0.2"), fontweight="bold")
         if value is not None:
@@ -180,7 +177,7 @@ def plot_value_lines(formats: Sequence[str] = ("e4m3", "e5m2", "bf16"), ax=None,
                 fontweight="bold")
         if v.max() <= hi:
             ax.annotate(f"{v.max():,.0f}", (v.max(), y + 0.32), xytext=(0, 2),
-                        textcoords="offset points", ha="center", va="bottom", fontsize=10)
+                        textcoords="offset points", ha="center", va="bottom", fontsize=font_size("note"))
         else:
             ax.annotate("", xy=(hi * 3.5, y), xytext=(hi * 1.05, y),
                         arrowprops=dict(arrowstyle="-|>", color=colour, linewidth=1.5))

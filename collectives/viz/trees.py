@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import CollectivesError
-from .style import ALGORITHM_COLOURS
+from .style import ALGORITHM_COLOURS, font_size
 
 __all__ = ["NODE_RADIUS", "reduction_edges", "tree_layout", "edge_segments", "draw_tree",
            "draw_double_binary_tree"]
@@ -80,7 +80,7 @@ def draw_tree(edges, n, ax=None, title=None, colour=ALGORITHM_COLOURS["tree"]):
         ax.add_patch(Circle(pos[r], NODE_RADIUS, facecolor=face, edgecolor="0.2",
                             linewidth=1.0, zorder=2))
         ax.text(*pos[r], str(r), ha="center", va="center", zorder=3,
-                fontsize=11 if n <= 16 else 8)
+                fontsize=font_size("label" if n <= 16 else "tiny"))
     pad = NODE_RADIUS + 0.12
     ax.set_xlim(pos[:, 0].min() - pad, pos[:, 0].max() + pad)
     ax.set_ylim(pos[:, 1].min() - pad, pos[:, 1].max() + pad)

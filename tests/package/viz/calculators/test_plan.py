@@ -1,4 +1,5 @@
-"""collectives.viz.plan: the capstone's calculator shows cl.plan's numbers; the NVLink
+"""collectives.viz.calculators.plan (also named by the old collectives.viz.plan): the
+capstone's calculator shows cl.plan's numbers; the NVLink
 re-costing of Meta's fabric-only preset; bad input."""
 
 import json
@@ -9,7 +10,7 @@ import pytest
 
 import collectives as cl
 from collectives.plan import Layout, LayoutError, Transformer
-from collectives.viz import plan as vp
+from collectives.viz.calculators import plan as vp
 
 
 

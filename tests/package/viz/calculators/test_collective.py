@@ -1,5 +1,6 @@
-"""The offline calculators (collectives.viz.interactive): the grid they precompute, the page
-block they write, and their live ipywidgets version. Expected times are the alpha-beta closed
+"""The offline collective calculators (collectives.viz.calculators.collective, also named by
+the old collectives.viz.interactive): the grid they precompute, the page block they write,
+and their live ipywidgets version. Expected times are the alpha-beta closed
 forms worked out by hand in the comments, never numbers taken from the calculator."""
 
 import json
@@ -9,7 +10,7 @@ import numpy as np
 import pytest
 
 import collectives as cl
-from collectives.viz import interactive as vi
+from collectives.viz import calculators as vi
 from collectives.viz.style import ALGORITHM_COLOURS, algorithm_colour
 
 ALPHA = 1e-6
@@ -59,16 +60,6 @@ def test_readout_picks_one_setting(calc):
     assert name == "ring"
     assert t == pytest.approx(81.6432e-6, rel=1e-9)
     assert busbw == pytest.approx(1048576 / 81.6432e-6 * 3 / 4, rel=1e-9)
-
-
-def test_formats():
-    assert vi.format_seconds(81.6432e-6) == "81.6 µs"
-    assert vi.format_seconds(0.0123456) == "12.3 ms"
-    assert vi.format_seconds(2.5) == "2.50 s"
-    assert vi.format_seconds(999.6e-9) == "1000 ns"
-    assert vi.format_seconds(float("nan")) == "n/a"
-    assert vi.format_bytes(2 ** 20) == "1 MiB" and vi.format_bytes(3 * 2 ** 29) == "1.5 GiB"
-    assert vi.format_rate(39.2528e9) == "39.3 GB/s" and vi.format_rate(1234e9) == "1234 GB/s"
 
 
 def _payload(html_text):

@@ -31,3 +31,16 @@ __all__ = [
     "plot_costs", "case_colour", "stepper", "MAX_CHUNK_LABELS", "use_fonts", "wiring_of",
     "draw_wiring", "frame_figure",
 ]
+
+#: the modules of this package, imported when first named (``cl.viz.trees``, and the old
+#: ``cl.viz.interactive`` as before, without importing them all up front)
+_MODULES = ("animation", "buffers", "calculators", "cluster", "costs", "dist", "fabric", "fp8",
+            "gpu", "hardware", "interactive", "plan", "style", "tpu", "trees", "wiring")
+
+
+def __getattr__(name):
+    if name in _MODULES:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -10,7 +10,8 @@ construction. One colour per number format, per bit field, per gradient-scaling 
 part of the training state (:data:`FORMAT_COLOURS`, :data:`FIELD_COLOURS`,
 :data:`SCALING_COLOURS`, :data:`PART_COLOURS`), the same in every figure of the chapter.
 Figures are sized for a phone (:data:`~collectives.viz.style.FIG_WIDTH` inches wide with the
-book's text size, set by :func:`collectives.viz.style.use_fonts`). matplotlib is imported inside the functions.
+book's text size, set by :func:`collectives.viz.style.use_fonts`). matplotlib is imported
+inside the functions.
 Taught in chapter "The FP8 training format".
 """
 
@@ -123,7 +124,8 @@ def draw_bit_layouts(formats: Sequence[str] = ("e4m3", "e5m2", "bf16"),
             ax.add_patch(Rectangle((b, y), 1, 1, facecolor=FIELD_COLOURS[kind],
                                    edgecolor="0.25", linewidth=0.8))
             if bits is not None:
-                ax.text(b + 0.5, y + 0.5, bits[b], ha="center", va="center", fontsize=font_size("note"))
+                ax.text(b + 0.5, y + 0.5, bits[b], ha="center", va="center",
+                        fontsize=font_size("note"))
         ax.text(0, y + 1.25, f"{_NAMES[fmt]}: {s} + {e} + {m} bits", ha="left", va="bottom",
                 color=FORMAT_COLOURS.get(fmt, "0.2"), fontweight="bold")
         if value is not None:
@@ -177,7 +179,8 @@ def plot_value_lines(formats: Sequence[str] = ("e4m3", "e5m2", "bf16"), ax=None,
                 fontweight="bold")
         if v.max() <= hi:
             ax.annotate(f"{v.max():,.0f}", (v.max(), y + 0.32), xytext=(0, 2),
-                        textcoords="offset points", ha="center", va="bottom", fontsize=font_size("note"))
+                        textcoords="offset points", ha="center", va="bottom",
+                        fontsize=font_size("note"))
         else:
             ax.annotate("", xy=(hi * 3.5, y), xytext=(hi * 1.05, y),
                         arrowprops=dict(arrowstyle="-|>", color=colour, linewidth=1.5))

@@ -76,7 +76,8 @@ ALIASES = {
     "bidirectional ring", "double binary tree": "tree", "binary tree": "tree",
     "rabenseifner": "halving-doubling", "recursive halving": "halving-doubling",
     "halving/doubling": "halving-doubling", "halving and doubling": "halving-doubling",
-    "farthest-first chain": "chain", "torus, no wraparound": "chain", "switch": "direct", "one-shot": "direct",
+    "farthest-first chain": "chain", "torus, no wraparound": "chain", "switch": "direct",
+    "one-shot": "direct",
     "nvlink sharp": "nvls", "in-network": "sharp", "2-d torus": "torus", "2d torus": "torus",
 }
 

@@ -53,7 +53,8 @@ def test_a_cluster_schedule_animates_on_its_wiring_alone():
     dgx = cl.hardware.preset("dgx-h100")
     nvls = cl.algorithms.nvls_all_reduce(8)
     html = viz.animate(nvls, dgx, buffers=False, levels=("nvlink",)).to_jshtml()
-    assert set(re.findall(r"frames\[(\d+)\] = ", html)) == {str(i) for i in range(nvls.n_steps + 1)}
+    frames = set(re.findall(r"frames\[(\d+)\] = ", html))
+    assert frames == {str(i) for i in range(nvls.n_steps + 1)}
     fig, axes = viz.frame_figure(nvls, dgx, buffers=False)
     assert axes.shape == (1, 1)
     plt.close(fig)

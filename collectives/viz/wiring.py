@@ -387,7 +387,8 @@ def _frame(ax, topology, lay):
     ok = np.isfinite(pos[:, 0])
     x0, x1 = pos[ok, 0].min(), pos[ok, 0].max()
     y0, y1 = pos[ok, 1].min(), pos[ok, 1].max()
-    pad = 2.2 * lay.radius + 0.3
+    # room for a node and its arrows' bends, and for wraparound stubs where there are any
+    pad = max(1.7 * lay.radius, _STUB + 0.2 if lay.stub.any() else 0.0) + 0.05
     left = x0 - pad - (2.4 if lay.rows else 0.0)
     top = y1 + pad + (0.6 if lay.panels else 0.0)
     if y1 - y0 < 1e-9:                                  # one row (a chain): room for arrows
@@ -501,7 +502,7 @@ def step_crossings(schedule, topology: Topology, step: int, placement=None,
     """Every link crossed in step ``step`` of ``schedule`` placed on ``topology`` (as
     :func:`collectives.time` places it): ``(link, chunk, src_node, dst_node)`` int arrays,
     one row per transfer and link of its route, with the transfer's source chunk and its two
-    ends as topology nodes. Returns also nothing for local copies."""
+    ends as topology nodes (local copies cross no link and have no row)."""
     nodes = placement_nodes(schedule, topology, placement, switch_placement)
     st = schedule.step(step)
     src, dst = nodes[st.src], nodes[st.dst]

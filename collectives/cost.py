@@ -27,8 +27,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .errors import CollectivesError, TopologyError
-from .semantics import collective_spec
 from .schedule import schedule_arg
+from .semantics import collective_spec
 from .validation import check_nbytes, int_array, integer
 
 if TYPE_CHECKING:

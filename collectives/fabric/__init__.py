@@ -12,17 +12,46 @@ rates and engineered routes (:mod:`~collectives.fabric.flows`); design arithmeti
 models and what it leaves out. Taught in chapter "Designing the fabric".
 """
 
-from .builders import (ECMP_MODES, FabricTopology, bisection_bandwidth, clos, clos_fabric,
-                       fat_tree, link_loads, realise_ratio)
-from .ecmp import (ecmp_collision_probability, ecmp_no_collision_probability,
-                   expected_max_load, expected_max_load_exact, load_imbalance,
-                   max_load_distribution, ecmp_efficiency, qps_for_efficiency)
-from .flows import (SCHEMES, Flows, cable_flows, collective_time, max_min_rates, reroute,
-                    route_flows, step_time)
+from .builders import (
+                       ECMP_MODES,
+                       FabricTopology,
+                       bisection_bandwidth,
+                       clos,
+                       clos_fabric,
+                       fat_tree,
+                       link_loads,
+                       realise_ratio,
+)
+from .ecmp import (
+                       ecmp_collision_probability,
+                       ecmp_efficiency,
+                       ecmp_no_collision_probability,
+                       expected_max_load,
+                       expected_max_load_exact,
+                       load_imbalance,
+                       max_load_distribution,
+                       qps_for_efficiency,
+)
+from .flows import (
+                       SCHEMES,
+                       Flows,
+                       cable_flows,
+                       collective_time,
+                       max_min_rates,
+                       reroute,
+                       route_flows,
+                       step_time,
+)
 from .layered import LayeredFabric, Tier, layered
 from .presets import META_SOURCES, meta_cluster
-from .sizing import (clos_count, clos_counts, fabric_bisection, failure_slowdown,
-                     fat_tree_counts, leaf_spine_bisection)
+from .sizing import (
+                       clos_count,
+                       clos_counts,
+                       fabric_bisection,
+                       failure_slowdown,
+                       fat_tree_counts,
+                       leaf_spine_bisection,
+)
 
 __all__ = [
     "FabricTopology", "fat_tree", "clos", "clos_fabric", "realise_ratio", "ECMP_MODES",

@@ -27,15 +27,41 @@ from .style import use_fonts
 from .wiring import draw_topology, draw_wiring, wiring_of
 
 __all__ = [
-    "chunk_colour", "draw_buffers", "draw_topology", "draw_schedule", "animate",
-    "plot_costs", "case_colour", "stepper", "MAX_CHUNK_LABELS", "use_fonts", "wiring_of",
-    "draw_wiring", "frame_figure",
+    "chunk_colour",
+    "draw_buffers",
+    "draw_topology",
+    "draw_schedule",
+    "animate",
+    "plot_costs",
+    "case_colour",
+    "stepper",
+    "MAX_CHUNK_LABELS",
+    "use_fonts",
+    "wiring_of",
+    "draw_wiring",
+    "frame_figure",
 ]
 
 #: the modules of this package, imported when first named (``cl.viz.trees``, and the old
 #: ``cl.viz.interactive`` as before, without importing them all up front)
-_MODULES = ("animation", "buffers", "calculators", "cluster", "costs", "dist", "fabric", "fp8",
-            "gpu", "hardware", "interactive", "plan", "style", "tpu", "trees", "wiring")
+_MODULES = (
+    "animation",
+    "buffers",
+    "calculators",
+    "cluster",
+    "costs",
+    "dist",
+    "fabric",
+    "fp8",
+    "gpu",
+    "hardware",
+    "interactive",
+    "plan",
+    "style",
+    "tpu",
+    "trees",
+    "wiring",
+)
 
 
 def __getattr__(name):

@@ -34,8 +34,11 @@ def shard_size(schedule) -> int:
     """Chunks per shard when an all-gather's cells are labelled by shard (more than
     :data:`MAX_CHUNK_LABELS` slots of several chunks per shard), else 1."""
     per_shard = schedule.n_chunks // max(schedule.group_size, 1)
-    if (collective_spec(schedule.collective).name == "all_gather" and per_shard > 1
-            and schedule.n_chunks > MAX_CHUNK_LABELS):
+    if (
+        collective_spec(schedule.collective).name == "all_gather"
+        and per_shard > 1
+        and schedule.n_chunks > MAX_CHUNK_LABELS
+    ):
         return per_shard
     return 1
 
@@ -88,13 +91,20 @@ def draw_buffers(schedule, state, ax=None, title=None):
                 if reducing:
                     share = min(1.0, counts[r, c] / schedule.group_size)
                     face = (*face[:3], 0.25 + 0.75 * share)
-            ax.add_patch(Rectangle((c, n - 1 - r), 1, 1, facecolor=face, edgecolor="0.3",
-                                   linewidth=0.8))
+            ax.add_patch(
+                Rectangle((c, n - 1 - r), 1, 1, facecolor=face, edgecolor="0.3", linewidth=0.8)
+            )
             text = cell_text(schedule, state, r, c)
             if text and n * slots <= 144:
-                ax.text(c + 0.5, n - 0.5 - r, text, ha="center", va="center",
-                        fontsize=tiny if "\n" in text else cell)
-    if per_shard > 1:                          # shard boundaries
+                ax.text(
+                    c + 0.5,
+                    n - 0.5 - r,
+                    text,
+                    ha="center",
+                    va="center",
+                    fontsize=tiny if "\n" in text else cell,
+                )
+    if per_shard > 1:  # shard boundaries
         for c in range(per_shard, slots, per_shard):
             ax.plot([c, c], [0, n], color="0.1", linewidth=1.6, zorder=3)
     ax.set_xlim(0, slots)
@@ -102,11 +112,18 @@ def draw_buffers(schedule, state, ax=None, title=None):
     ax.set_aspect("equal")
     ticks = np.arange(0, slots, 1 if slots <= MAX_CHUNK_LABELS else per_shard)
     ax.set_xticks(ticks + 0.5, [str(c) for c in ticks], fontsize=tiny)
-    ax.set_yticks(np.arange(n) + 0.5, [schedule.where(r) if r >= schedule.n_ranks else f"rank {r}"
-                                       for r in reversed(range(n))], fontsize=tiny)
+    ax.set_yticks(
+        np.arange(n) + 0.5,
+        [schedule.where(r) if r >= schedule.n_ranks else f"rank {r}" for r in reversed(range(n))],
+        fontsize=tiny,
+    )
     ax.tick_params(length=0)
-    ax.set_xlabel("chunk slot" if per_shard == 1 else
-                  f"chunk slot ({per_shard} per shard; a cell shows its shard)", fontsize=tiny)
+    ax.set_xlabel(
+        "chunk slot"
+        if per_shard == 1
+        else f"chunk slot ({per_shard} per shard; a cell shows its shard)",
+        fontsize=tiny,
+    )
     for side in ax.spines.values():
         side.set_visible(False)
     if title:

@@ -11,8 +11,18 @@ from .fabric import plot_cable_loads
 from .hardware import draw_cluster
 from .style import ALGORITHM_COLOURS, fonts
 
-__all__ = ["LEVEL_COLOURS", "LEVEL_LABELS", "ALGORITHM_COLOURS", "WIDTH", "FONT", "phone_style",
-           "level_seconds_bars", "cable_loads", "plot_cable_loads", "draw_cluster"]
+__all__ = [
+    "LEVEL_COLOURS",
+    "LEVEL_LABELS",
+    "ALGORITHM_COLOURS",
+    "WIDTH",
+    "FONT",
+    "phone_style",
+    "level_seconds_bars",
+    "cable_loads",
+    "plot_cable_loads",
+    "draw_cluster",
+]
 
 #: one colour per link level (the book's), and for the latency part of a bar
 LEVEL_COLOURS = BAR_COLOURS

@@ -11,22 +11,39 @@ the hardware chapters.
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping, Optional, Sequence
+from typing import Any, Iterable, Mapping, Optional, Sequence
 
 import numpy as np
 
 from ..errors import CollectivesError
 from .style import LEVEL_COLOURS, algorithm_colour, font_size
 
-__all__ = ["case_colour", "plot_costs", "BAR_COLOURS", "LEVEL_LABELS", "level_seconds_bars",
-           "plot_level_seconds", "plot_bars", "link_multiples", "plot_link_bytes"]
+__all__ = [
+    "case_colour",
+    "plot_costs",
+    "BAR_COLOURS",
+    "LEVEL_LABELS",
+    "level_seconds_bars",
+    "plot_level_seconds",
+    "plot_bars",
+    "link_multiples",
+    "plot_link_bytes",
+]
 
 #: one colour per link level (the book's, :mod:`.style`), and for the latency part of a bar
 BAR_COLOURS = {**LEVEL_COLOURS, "link": "0.5", "latency": "0.75"}
 #: how each link level is named in legends
-LEVEL_LABELS = {"nvlink": "NVLink", "pcie": "PCIe", "leaf": "NIC to leaf", "spine": "leaf to spine",
-                "core": "spine to core", "ici": "ICI", "dcn": "DCN", "link": "link",
-                "latency": "latency"}
+LEVEL_LABELS = {
+    "nvlink": "NVLink",
+    "pcie": "PCIe",
+    "leaf": "NIC to leaf",
+    "spine": "leaf to spine",
+    "core": "spine to core",
+    "ici": "ICI",
+    "dcn": "DCN",
+    "link": "link",
+    "latency": "latency",
+}
 
 
 def case_colour(label, schedule):
@@ -45,7 +62,8 @@ def case_colour(label, schedule):
     except CollectivesError:
         raise CollectivesError(
             f"no colour for case {label!r} (schedule {schedule.name!r}): name the algorithm "
-            "in the label or add it to collectives/viz/style.py") from None
+            "in the label or add it to collectives/viz/style.py"
+        ) from None
 
 
 _REPEAT_STYLES = ("-", "--", ":", "-.")
@@ -78,20 +96,30 @@ def plot_costs(cases, sizes, metric="seconds", ax=None):
         elif metric == "algbw":
             y = np.array([algbw(s, t) for s, t in zip(sizes, seconds)])
         else:
-            y = np.array([busbw(schedule.collective, s, t, schedule.n_ranks)
-                          for s, t in zip(sizes, seconds)])
-        ax.loglog(sizes, y, marker="o", markersize=3, label=label, color=colour,
-                  linestyle=_REPEAT_STYLES[repeat % len(_REPEAT_STYLES)])
+            y = np.array(
+                [busbw(schedule.collective, s, t, schedule.n_ranks) for s, t in zip(sizes, seconds)]
+            )
+        ax.loglog(
+            sizes,
+            y,
+            marker="o",
+            markersize=3,
+            label=label,
+            color=colour,
+            linestyle=_REPEAT_STYLES[repeat % len(_REPEAT_STYLES)],
+        )
     ax.set_xlabel("buffer size S (bytes)")
-    ax.set_ylabel({"seconds": "time (s)", "algbw": "algbw (bytes/s)",
-                   "busbw": "busbw (bytes/s)"}[metric])
+    ax.set_ylabel(
+        {"seconds": "time (s)", "algbw": "algbw (bytes/s)", "busbw": "busbw (bytes/s)"}[metric]
+    )
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(fontsize=font_size("tiny"))
     return ax
 
 
-def level_seconds_bars(timings: Mapping[str, object], ax=None, unit: float = 1e-3,
-                       unit_label: str = "ms"):
+def level_seconds_bars(
+    timings: Mapping[str, Any], ax=None, unit: float = 1e-3, unit_label: str = "ms"
+):
     """One horizontal bar per case (``{label: Timing}``, top to bottom), split into the
     transfer seconds of the steps each link level bounds (``Timing.level_seconds()``) and
     the latency of all steps (grey). The bar's length is the case's total time."""
@@ -109,9 +137,15 @@ def level_seconds_bars(timings: Mapping[str, object], ax=None, unit: float = 1e-
             parts["latency"] = latency
         for level, seconds in parts.items():
             width = seconds / unit
-            ax.barh(row, width, left=left, color=BAR_COLOURS.get(level, "0.5"),
-                    edgecolor="white", height=0.6,
-                    label=LEVEL_LABELS.get(level, level) if level not in used else None)
+            ax.barh(
+                row,
+                width,
+                left=left,
+                color=BAR_COLOURS.get(level, "0.5"),
+                edgecolor="white",
+                height=0.6,
+                label=LEVEL_LABELS.get(level, level) if level not in used else None,
+            )
             used.append(level)
             left += width
         ax.text(left, row, f" {timing.seconds / unit:.3g}", va="center")
@@ -120,8 +154,14 @@ def level_seconds_bars(timings: Mapping[str, object], ax=None, unit: float = 1e-
     ax.set_xlabel(f"time ({unit_label})")
     ax.margins(x=0.2)
     handles, labels = ax.get_legend_handles_labels()
-    ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.22),
-              ncol=min(len(labels), 3), frameon=False)
+    ax.legend(
+        handles,
+        labels,
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.22),
+        ncol=min(len(labels), 3),
+        frameon=False,
+    )
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
     return ax
@@ -140,12 +180,23 @@ def plot_level_seconds(rows, ax=None, title: Optional[str] = None):
         left = 0.0
         for level in ("ici", "dcn"):
             ms = seconds.get(level, 0.0) * 1e3
-            ax.barh(i, ms, left=left, color=LEVEL_COLOURS[level], height=0.6,
-                    label=level.upper() if i == 0 else None)
+            ax.barh(
+                i,
+                ms,
+                left=left,
+                color=LEVEL_COLOURS[level],
+                height=0.6,
+                label=level.upper() if i == 0 else None,
+            )
             left += ms
         if timing.bottleneck_level is not None:
-            ax.text(left, i, f"  {timing.bottleneck_level.upper()}", va="center",
-                    fontsize=font_size("small"))
+            ax.text(
+                left,
+                i,
+                f"  {timing.bottleneck_level.upper()}",
+                va="center",
+                fontsize=font_size("small"),
+            )
     ax.set_yticks(range(len(rows)), labels)
     ax.invert_yaxis()
     ax.set_xlabel("transfer time (ms)")
@@ -156,8 +207,14 @@ def plot_level_seconds(rows, ax=None, title: Optional[str] = None):
     return ax
 
 
-def plot_bars(rows: Iterable[tuple[str, float, str]], ax=None, unit: float = 1e9,
-              unit_label: str = "GB/s", log: bool = True, title: Optional[str] = None):
+def plot_bars(
+    rows: Iterable[tuple[str, float, str]],
+    ax=None,
+    unit: float = 1e9,
+    unit_label: str = "GB/s",
+    log: bool = True,
+    title: Optional[str] = None,
+):
     """Horizontal bars, one per ``(label, value, colour)`` row (top to bottom), each with its
     value (divided by ``unit``) written at its end. Returns the Axes."""
     import matplotlib.pyplot as plt
@@ -193,8 +250,13 @@ def link_multiples(timing, topology, gpu: Optional[int] = None) -> tuple[float, 
     return up / timing.nbytes, down / timing.nbytes
 
 
-def plot_link_bytes(cases: Sequence[tuple[str, object, str]], topology, gpu: Optional[int] = None,
-                    ax=None, title: Optional[str] = None):
+def plot_link_bytes(
+    cases: Sequence[tuple[str, object, str]],
+    topology,
+    gpu: Optional[int] = None,
+    ax=None,
+    title: Optional[str] = None,
+):
     """Bytes on a GPU's link to its NVSwitch, up (solid) and down (hatched), as a multiple
     of the buffer ``S``, for each ``(label, timing, colour)`` (a :class:`collectives.Timing`
     on ``topology``, whose ``nbytes`` is ``S``); ``gpu=None``: the busiest links (see
@@ -203,11 +265,10 @@ def plot_link_bytes(cases: Sequence[tuple[str, object, str]], topology, gpu: Opt
 
     ax = ax or plt.gca()
     y = np.arange(len(cases))[::-1]
-    for yi, (label, timing, colour) in zip(y, cases):
+    for yi, (_label, timing, colour) in zip(y, cases):
         u, d = link_multiples(timing, topology, gpu)
         ax.barh(yi + 0.18, u, height=0.34, color=colour, edgecolor="0.2")
-        ax.barh(yi - 0.18, d, height=0.34, color=colour, edgecolor="0.2", hatch="//",
-                alpha=0.6)
+        ax.barh(yi - 0.18, d, height=0.34, color=colour, edgecolor="0.2", hatch="//", alpha=0.6)
         ax.text(u + 0.03, yi + 0.18, f"{u:.3f}", va="center")
         ax.text(d + 0.03, yi - 0.18, f"{d:.3f}", va="center")
     ax.set_yticks(y, [c[0] for c in cases])

@@ -6,12 +6,20 @@
 
 from .costs import link_multiples, plot_bars, plot_link_bytes
 from .hardware import draw_scalable_unit
-from .style import ALGORITHM_COLOURS
-from .style import FIG_WIDTH, FONT_SIZE, fonts, use_fonts
+from .style import ALGORITHM_COLOURS, FIG_WIDTH, FONT_SIZE, fonts, use_fonts
 from .style import LEVEL_COLOURS as BOOK_LEVEL_COLOURS
 
-__all__ = ["ALGORITHM_COLOURS", "LEVEL_COLOURS", "FIG_WIDTH", "setup", "style",
-           "draw_scalable_unit", "plot_bars", "link_bytes", "plot_link_bytes"]
+__all__ = [
+    "ALGORITHM_COLOURS",
+    "LEVEL_COLOURS",
+    "FIG_WIDTH",
+    "setup",
+    "style",
+    "draw_scalable_unit",
+    "plot_bars",
+    "link_bytes",
+    "plot_link_bytes",
+]
 
 #: one colour per link level of a cluster topology (the book's, :mod:`.style`)
 LEVEL_COLOURS = {k: BOOK_LEVEL_COLOURS[k] for k in ("nvlink", "pcie", "leaf", "spine", "core")}

@@ -25,27 +25,38 @@ from ..topology import Cluster
 from .style import LEVEL_COLOURS, font_size
 from .wiring import wiring_of
 
-__all__ = ["COLOURS", "draw_slice", "draw_cube", "plot_bandwidth_hierarchy", "draw_hops",
-           "draw_scalable_unit", "draw_cluster", "nic_rails"]
+__all__ = [
+    "COLOURS",
+    "draw_slice",
+    "draw_cube",
+    "plot_bandwidth_hierarchy",
+    "draw_hops",
+    "draw_scalable_unit",
+    "draw_cluster",
+    "nic_rails",
+]
 
 #: one colour per level of the hierarchy (the book's, :mod:`.style`), and for wraparound /
 #: optical links
-COLOURS = {**{k: LEVEL_COLOURS[k] for k in ("hbm", "ici", "pcie", "dcn")},
-           "wrap": "#AA4499",       # purple (Tol): wraparound links (optical between cubes)
-           "link": "0.65"}          # ordinary neighbour links
+COLOURS = {
+    **{k: LEVEL_COLOURS[k] for k in ("hbm", "ici", "pcie", "dcn")},
+    "wrap": "#AA4499",  # purple (Tol): wraparound links (optical between cubes)
+    "link": "0.65",
+}  # ordinary neighbour links
 
 
 # ---- TPU ----------------------------------------------------------------------------------
 
+
 def _grid_of(topology):
     if topology.shape is None or topology.wraparound is None or len(topology.shape) != 2:
         raise CollectivesError(
-            f"draw_slice draws a 2-D torus or mesh (a 2-D TPU slice), got {topology.name}")
+            f"draw_slice draws a 2-D torus or mesh (a 2-D TPU slice), got {topology.name}"
+        )
     return tuple(topology.shape), tuple(topology.wraparound)
 
 
-def draw_slice(topology, hosts: Optional[np.ndarray] = None, ax=None,
-               title: Optional[str] = None):
+def draw_slice(topology, hosts: Optional[np.ndarray] = None, ax=None, title: Optional[str] = None):
     """A 2-D slice (a 2-D torus Topology, e.g. ``hardware.preset("tpu-v5e", shape=(8, 16))``):
     chips as dots, row-major like the ranks (axis 0 down, axis 1 across), neighbour links in
     grey and every wraparound link as a purple stub leaving one edge (it arrives at the
@@ -72,13 +83,25 @@ def draw_slice(topology, hosts: Optional[np.ndarray] = None, ax=None,
     if wrap[1] and cols > 2:
         for row in range(rows):
             for x0, dx in ((0, -stub), (cols - 1, stub)):
-                ax.plot([x0, x0 + dx], [-row, -row], color=COLOURS["wrap"], linewidth=2.4,
-                        solid_capstyle="round", zorder=1)
+                ax.plot(
+                    [x0, x0 + dx],
+                    [-row, -row],
+                    color=COLOURS["wrap"],
+                    linewidth=2.4,
+                    solid_capstyle="round",
+                    zorder=1,
+                )
     if wrap[0] and rows > 2:
         for col in range(cols):
             for y0, dy in ((0, stub), (-(rows - 1), -stub)):
-                ax.plot([col, col], [y0, y0 + dy], color=COLOURS["wrap"], linewidth=2.4,
-                        solid_capstyle="round", zorder=1)
+                ax.plot(
+                    [col, col],
+                    [y0, y0 + dy],
+                    color=COLOURS["wrap"],
+                    linewidth=2.4,
+                    solid_capstyle="round",
+                    zorder=1,
+                )
     size = 140 if max(rows, cols) <= 8 else 70
     if hosts is not None:
         hosts = np.asarray(hosts).ravel()
@@ -92,18 +115,26 @@ def draw_slice(topology, hosts: Optional[np.ndarray] = None, ax=None,
             members = hosts == h
             x0, x1 = x[members].min() - 0.32, x[members].max() + 0.32
             y0, y1 = y[members].min() - 0.32, y[members].max() + 0.32
-            ax.plot([x0, x1, x1, x0, x0], [y0, y0, y1, y1, y0], color="0.35", linewidth=0.9,
-                    linestyle=":", zorder=2)
+            ax.plot(
+                [x0, x1, x1, x0, x0],
+                [y0, y0, y1, y1, y0],
+                color="0.35",
+                linewidth=0.9,
+                linestyle=":",
+                zorder=2,
+            )
     ax.set_aspect("equal")
     ax.set_xlim(-0.9, cols - 0.1)
     ax.set_ylim(-rows + 0.1, 0.9)
     ax.axis("off")
-    handles = [Line2D([], [], color=COLOURS["link"], linewidth=1.6, label="ICI link"),
-               Line2D([], [], color=COLOURS["wrap"], linewidth=2.4,
-                      label="wraparound (to the opposite edge)")]
+    handles = [
+        Line2D([], [], color=COLOURS["link"], linewidth=1.6, label="ICI link"),
+        Line2D(
+            [], [], color=COLOURS["wrap"], linewidth=2.4, label="wraparound (to the opposite edge)"
+        ),
+    ]
     if hosts is not None:
-        handles.append(Line2D([], [], color="0.35", linewidth=0.9, linestyle=":",
-                              label="one host"))
+        handles.append(Line2D([], [], color="0.35", linewidth=0.9, linestyle=":", label="one host"))
     if title:
         ax.set_title(title)
     return ax, handles
@@ -137,8 +168,15 @@ def draw_cube(shape: Sequence[int] = (4, 4, 4), ax=None, title: Optional[str] = 
                 q = p + sign * stub * step
                 ax.plot(*zip(p, q), color=COLOURS["wrap"], linewidth=1.8, zorder=2)
                 n_stubs += 1
-    ax.scatter(*coords.T, s=22, color="white", edgecolors="0.15", linewidths=0.8,
-               depthshade=False, zorder=3)
+    ax.scatter(
+        *coords.T,
+        s=22,
+        color="white",
+        edgecolors="0.15",
+        linewidths=0.8,
+        depthshade=False,
+        zorder=3,
+    )
     ax.view_init(elev=22, azim=-58)
     ax.set_box_aspect(shape, zoom=1.25)
     ax.set_axis_off()
@@ -156,22 +194,39 @@ def plot_bandwidth_hierarchy(systems, ax=None, title: Optional[str] = None):
     import matplotlib.pyplot as plt
 
     ax = ax or plt.gca()
-    levels = [("hbm", "HBM"), ("ici", "ICI (all links)"), ("pcie", "PCIe"),
-              ("dcn", "DCN")]
+    levels = [("hbm", "HBM"), ("ici", "ICI (all links)"), ("pcie", "PCIe"), ("dcn", "DCN")]
     values = {}
     width = 0.2
     for i, system in enumerate(systems):
-        row = {"hbm": system.hbm_bandwidth,
-               "ici": system.ici_links * system.link_bandwidth if system.ici_links else None,
-               "pcie": system.pcie_bandwidth, "dcn": system.dcn_bandwidth}
+        row = {
+            "hbm": system.hbm_bandwidth,
+            "ici": system.ici_links * system.link_bandwidth if system.ici_links else None,
+            "pcie": system.pcie_bandwidth,
+            "dcn": system.dcn_bandwidth,
+        }
         values[system.name] = {k: v for k, v in row.items() if v is not None}
         for j, (key, label) in enumerate(levels):
             if row[key] is None:
-                ax.text(i + (j - 1.5) * width, 1.3e9, "n/p", ha="center", va="bottom",
-                        fontsize=font_size("small"), rotation=90, color="0.4")
+                ax.text(
+                    i + (j - 1.5) * width,
+                    1.3e9,
+                    "n/p",
+                    ha="center",
+                    va="bottom",
+                    fontsize=font_size("small"),
+                    rotation=90,
+                    color="0.4",
+                )
                 continue
-            ax.bar(i + (j - 1.5) * width, row[key], width, color=COLOURS[key],
-                   label=label if i == 0 else None, edgecolor="white", linewidth=0.5)
+            ax.bar(
+                i + (j - 1.5) * width,
+                row[key],
+                width,
+                color=COLOURS[key],
+                label=label if i == 0 else None,
+                edgecolor="white",
+                linewidth=0.5,
+            )
     ax.set_yscale("log")
     ax.set_ylim(1e9, 2e13)
     ax.set_xticks(range(len(systems)), [s.name.replace("tpu-", "") for s in systems])
@@ -195,8 +250,9 @@ def draw_hops(hops: np.ndarray, ax=None, title: Optional[str] = None, vmax=None)
     vmax = hops.max() if vmax is None else vmax
     ax.imshow(hops, cmap="Oranges", vmin=0, vmax=vmax * 1.25)
     for (i, j), h in np.ndenumerate(hops):
-        ax.text(j, i, str(int(h)), ha="center", va="center", fontsize=font_size("small"),
-                color="black")
+        ax.text(
+            j, i, str(int(h)), ha="center", va="center", fontsize=font_size("small"), color="black"
+        )
     ax.set_xticks([])
     ax.set_yticks([])
     if title:
@@ -205,6 +261,7 @@ def draw_hops(hops: np.ndarray, ax=None, title: Optional[str] = None, vmax=None)
 
 
 # ---- GPU clusters --------------------------------------------------------------------------
+
 
 def _links_from(topology, nodes, level):
     """(src, dst) of the links of ``level`` (a name of ``topology.info.levels``) leaving
@@ -217,8 +274,9 @@ def _links_from(topology, nodes, level):
     return topology.link_src[mask], topology.link_dst[mask]
 
 
-def draw_scalable_unit(topology, nodes: Sequence[int] = (0, 1, 2, 31), ax=None,
-                       title: Optional[str] = None):
+def draw_scalable_unit(
+    topology, nodes: Sequence[int] = (0, 1, 2, 31), ax=None, title: Optional[str] = None
+):
     """One scalable unit of a cluster topology: the GPUs of ``nodes`` (drawn in that order,
     with a gap where node numbers skip), the rail leaf each GPU's NIC is cabled to (one
     colour per rail) and the spines each leaf reaches, with its number of parallel cables.
@@ -231,15 +289,18 @@ def draw_scalable_unit(topology, nodes: Sequence[int] = (0, 1, 2, 31), ax=None,
     from matplotlib.patches import FancyBboxPatch
 
     if topology.info.family != "cluster" or topology.shape is None:
-        raise CollectivesError("draw_scalable_unit needs a cluster topology "
-                               "(cl.topology.cluster or a DGX / SuperPOD preset)")
+        raise CollectivesError(
+            "draw_scalable_unit needs a cluster topology "
+            "(cl.topology.cluster or a DGX / SuperPOD preset)"
+        )
     n_nodes, g = topology.shape
     nodes = [int(x) for x in nodes]
     if not nodes or min(nodes) < 0 or max(nodes) >= n_nodes:
         raise CollectivesError(f"nodes must be node numbers 0..{n_nodes - 1}, got {nodes}")
     ax = ax or plt.gca()
-    gpus = np.array([np.ravel_multi_index((node, i), topology.shape)
-                     for node in nodes for i in range(g)])
+    gpus = np.array(
+        [np.ravel_multi_index((node, i), topology.shape) for node in nodes for i in range(g)]
+    )
     gpu_src, nic = _links_from(topology, gpus, "pcie")
     nic_src, leaf_of_nic = _links_from(topology, nic, "leaf")
     nic_of = dict(zip(gpu_src.tolist(), nic.tolist()))
@@ -267,9 +328,17 @@ def draw_scalable_unit(topology, nodes: Sequence[int] = (0, 1, 2, 31), ax=None,
     y_gpu, y_leaf, y_spine = 0.0, 2.2, 3.6
     gpu_xy = {}
     for slot, node in zip(slots, nodes):
-        ax.add_patch(FancyBboxPatch((slot - 0.5, -0.45), 1.0, 0.9,
-                                    boxstyle="round,pad=0.02", facecolor="#f2f2f2",
-                                    edgecolor="0.3", zorder=1))
+        ax.add_patch(
+            FancyBboxPatch(
+                (slot - 0.5, -0.45),
+                1.0,
+                0.9,
+                boxstyle="round,pad=0.02",
+                facecolor="#f2f2f2",
+                edgecolor="0.3",
+                zorder=1,
+            )
+        )
         ax.text(slot, -0.75, str(node), ha="center", va="top")
         for i in range(g):
             gx = slot - 0.375 + 0.25 * (i % 4)
@@ -278,25 +347,58 @@ def draw_scalable_unit(topology, nodes: Sequence[int] = (0, 1, 2, 31), ax=None,
     for gpu, leaf in zip(gpus.tolist(), gpu_leaf.tolist()):
         colour = rail_colour[int(np.searchsorted(leaves, leaf))]
         gx, gy = gpu_xy[gpu]
-        ax.plot([gx, leaf_x[leaf]], [gy, y_leaf - 0.2], color=colour, linewidth=1.0,
-                alpha=0.8, zorder=2)
+        ax.plot(
+            [gx, leaf_x[leaf]], [gy, y_leaf - 0.2], color=colour, linewidth=1.0, alpha=0.8, zorder=2
+        )
         ax.scatter([gx], [gy], s=28, color=colour, edgecolor="0.2", linewidth=0.5, zorder=3)
     for (leaf, spine), count in cables.items():
-        ax.plot([leaf_x[leaf], spine_x[spine]], [y_leaf + 0.2, y_spine - 0.2], color="0.6",
-                linewidth=0.8 + 0.2 * count, zorder=1)
+        ax.plot(
+            [leaf_x[leaf], spine_x[spine]],
+            [y_leaf + 0.2, y_spine - 0.2],
+            color="0.6",
+            linewidth=0.8 + 0.2 * count,
+            zorder=1,
+        )
     for i, leaf in enumerate(leaves):
-        ax.add_patch(FancyBboxPatch((leaf_x[leaf] - 0.22, y_leaf - 0.2), 0.44, 0.4,
-                                    boxstyle="round,pad=0.02", facecolor=rail_colour[i],
-                                    edgecolor="0.2", zorder=3))
-        ax.text(leaf_x[leaf], y_leaf, str(i), ha="center", va="center", color="white",
-                fontweight="bold", zorder=4)
+        ax.add_patch(
+            FancyBboxPatch(
+                (leaf_x[leaf] - 0.22, y_leaf - 0.2),
+                0.44,
+                0.4,
+                boxstyle="round,pad=0.02",
+                facecolor=rail_colour[i],
+                edgecolor="0.2",
+                zorder=3,
+            )
+        )
+        ax.text(
+            leaf_x[leaf],
+            y_leaf,
+            str(i),
+            ha="center",
+            va="center",
+            color="white",
+            fontweight="bold",
+            zorder=4,
+        )
     for s in spines:
-        ax.add_patch(FancyBboxPatch((spine_x[s] - 0.3, y_spine - 0.2), 0.6, 0.4,
-                                    boxstyle="round,pad=0.02", facecolor="0.85",
-                                    edgecolor="0.2", zorder=3))
+        ax.add_patch(
+            FancyBboxPatch(
+                (spine_x[s] - 0.3, y_spine - 0.2),
+                0.6,
+                0.4,
+                boxstyle="round,pad=0.02",
+                facecolor="0.85",
+                edgecolor="0.2",
+                zorder=3,
+            )
+        )
     per_pair = sorted(set(cables.values()))
-    label = (f"{len(spines)} spines, {per_pair[0]} cables from every leaf to each"
-             if len(per_pair) == 1 else f"{len(spines)} spines")
+    label = (
+        f"{len(spines)} spines, {per_pair[0]} cables from every leaf to each"
+        if len(per_pair) == 1
+        else f"{len(spines)} spines"
+    )
     ax.text(width / 2 - 0.5, y_spine + 0.35, label, ha="center", va="bottom")
     ax.text(-0.75, y_leaf, "rail\nleaves", ha="right", va="center")
     ax.text(-0.75, y_gpu, "nodes", ha="right", va="center")
@@ -321,8 +423,13 @@ def nic_rails(topology) -> dict[int, int]:
     return dict(zip(nic.tolist(), local.tolist()))
 
 
-def draw_cluster(topology, flows: Sequence[tuple[int, int, str]] = (), ax=None,
-                 title: str | None = None, rail_colours: bool = True):
+def draw_cluster(
+    topology,
+    flows: Sequence[tuple[int, int, str]] = (),
+    ax=None,
+    title: str | None = None,
+    rail_colours: bool = True,
+):
     """A small GPU cluster (:func:`collectives.topology.cluster`, a DGX preset, any
     :class:`~collectives.topology.Cluster`), drawn tier by tier as
     :func:`~collectives.viz.wiring.wiring_of` places it, with ``flows`` ``(src, dst, colour)``
@@ -341,8 +448,9 @@ def draw_cluster(topology, flows: Sequence[tuple[int, int, str]] = (), ax=None,
     rails = nic_rails(topology) if rail_colours else {}
     rail = plt.get_cmap("tab10")
     drawn = set()
-    for u, v, lv in zip(topology.link_src.tolist(), topology.link_dst.tolist(),
-                        topology.link_level.tolist()):
+    for u, v, lv in zip(
+        topology.link_src.tolist(), topology.link_dst.tolist(), topology.link_level.tolist()
+    ):
         key = (min(u, v), max(u, v))
         if key in drawn or np.isnan(pos[[u, v]]).any():
             continue
@@ -354,8 +462,9 @@ def draw_cluster(topology, flows: Sequence[tuple[int, int, str]] = (), ax=None,
     gpu = np.arange(topology.n_ranks)
     ax.scatter(*pos[gpu].T, s=260, color="white", edgecolor="0.2", zorder=3)
     for r in gpu:
-        ax.text(*pos[r], lay.labels[r], ha="center", va="center", fontsize=font_size("small"),
-                zorder=4)
+        ax.text(
+            *pos[r], lay.labels[r], ha="center", va="center", fontsize=font_size("small"), zorder=4
+        )
     switches = topology.switches
     ok = switches[~np.isnan(pos[switches, 0])]
     ax.scatter(*pos[ok].T, s=110, marker="s", color="0.88", edgecolor="0.3", zorder=3)
@@ -363,9 +472,13 @@ def draw_cluster(topology, flows: Sequence[tuple[int, int, str]] = (), ax=None,
         nodes = [src] + [int(topology.link_dst[link]) for link in topology.route(src, dst)]
         xy = pos[nodes]
         ax.plot(*xy.T, color=colour, linewidth=2.2, alpha=0.85, zorder=2)
-        ax.annotate("", xy=xy[-1], xytext=xy[-2],
-                    arrowprops=dict(arrowstyle="-|>", color=colour, linewidth=1.8,
-                                    shrinkA=0, shrinkB=6), zorder=2)
+        ax.annotate(
+            "",
+            xy=xy[-1],
+            xytext=xy[-2],
+            arrowprops=dict(arrowstyle="-|>", color=colour, linewidth=1.8, shrinkA=0, shrinkB=6),
+            zorder=2,
+        )
     left = np.nanmin(pos[:, 0]) - 1.0
     for y, name in lay.rows:
         ax.text(left, y, name, ha="right", va="center")

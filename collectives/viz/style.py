@@ -17,48 +17,84 @@ included, and a notebook's inline backend could then stop showing later figures.
 from __future__ import annotations
 
 from contextlib import contextmanager
+from typing import Any
 
 from ..errors import CollectivesError
 
-__all__ = ["PALETTE", "LEVEL_COLOURS", "ALGORITHM_COLOURS", "ALIASES", "algorithm_colour",
-           "level_colour", "FONT_SIZE", "FIG_WIDTH", "TYPE_SCALE", "font_settings",
-           "use_fonts", "fonts", "font_size"]
+__all__ = [
+    "PALETTE",
+    "LEVEL_COLOURS",
+    "ALGORITHM_COLOURS",
+    "ALIASES",
+    "algorithm_colour",
+    "level_colour",
+    "FONT_SIZE",
+    "FIG_WIDTH",
+    "TYPE_SCALE",
+    "font_settings",
+    "use_fonts",
+    "fonts",
+    "font_size",
+]
 
 #: the book's colour-blind-safe palette: Okabe and Ito's eight colours ("Color Universal
 #: Design", jfly.uni-koeln.de/color) without yellow, which is too pale for lines on white, and
 #: Paul Tol's "muted" scheme (personal.sron.nl/~pault) for the algorithms beyond seven
 PALETTE = {
-    "blue": "#0072B2", "orange": "#E69F00", "bluish green": "#009E73", "vermillion": "#D55E00",
-    "reddish purple": "#CC79A7", "sky blue": "#56B4E9", "black": "#000000",
-    "indigo": "#332288", "teal": "#44AA99", "olive": "#999933", "wine": "#882255",
-    "rose": "#CC6677", "green": "#117733", "purple": "#AA4499", "grey": "#777777",
+    "blue": "#0072B2",
+    "orange": "#E69F00",
+    "bluish green": "#009E73",
+    "vermillion": "#D55E00",
+    "reddish purple": "#CC79A7",
+    "sky blue": "#56B4E9",
+    "black": "#000000",
+    "indigo": "#332288",
+    "teal": "#44AA99",
+    "olive": "#999933",
+    "wine": "#882255",
+    "rose": "#CC6677",
+    "green": "#117733",
+    "purple": "#AA4499",
+    "grey": "#777777",
 }
 
 #: one colour per link level, in every figure of the book: the memory, the scale-up links
 #: (ICI, NVLink), the host and NIC links, the scale-out network tiers
 LEVEL_COLOURS = {
     "hbm": PALETTE["blue"],
-    "ici": PALETTE["orange"],          # scale-up links ...
-    "nvlink": PALETTE["orange"],       # ... on TPUs and on GPUs alike
+    "ici": PALETTE["orange"],  # scale-up links ...
+    "nvlink": PALETTE["orange"],  # ... on TPUs and on GPUs alike
     "pcie": PALETTE["bluish green"],
-    "leaf": PALETTE["indigo"],         # NIC to its rail leaf
+    "leaf": PALETTE["indigo"],  # NIC to its rail leaf
     "spine": PALETTE["reddish purple"],
     "core": PALETTE["grey"],
-    "dcn": PALETTE["vermillion"],      # between TPU slices
+    "dcn": PALETTE["vermillion"],  # between TPU slices
 }
 
 _ALGORITHM_PALETTE = {
     # rings, chains and tori
-    "ring": "blue", "bidirectional ring": "sky blue", "chain": "olive", "torus": "indigo",
-    "flat ring": "orange", "snake ring": "purple", "rail ring": "blue",
+    "ring": "blue",
+    "bidirectional ring": "sky blue",
+    "chain": "olive",
+    "torus": "indigo",
+    "flat ring": "orange",
+    "snake ring": "purple",
+    "rail ring": "blue",
     # fewer steps
-    "tree": "reddish purple", "recursive doubling": "wine", "halving-doubling": "teal",
-    "direct": "vermillion", "pairwise": "rose", "bruck": "green",
+    "tree": "reddish purple",
+    "recursive doubling": "wine",
+    "halving-doubling": "teal",
+    "direct": "vermillion",
+    "pairwise": "rose",
+    "bruck": "green",
     # across levels
-    "hierarchical": "bluish green", "two-level ring": "bluish green",
+    "hierarchical": "bluish green",
+    "two-level ring": "bluish green",
     "two-level, pipelined": "teal",
     # in the switch
-    "nvls": "black", "sharp": "black", "in-switch ideal": "grey",
+    "nvls": "black",
+    "sharp": "black",
+    "in-switch ideal": "grey",
     "measured": "grey",
 }
 
@@ -66,19 +102,33 @@ _ALGORITHM_PALETTE = {
 #: keeps its colour from one figure and one chapter to the next (look names up with
 #: :func:`algorithm_colour`, which also knows the aliases below)
 ALGORITHM_COLOURS = {name: PALETTE[colour] for name, colour in _ALGORITHM_PALETTE.items()}
-ALGORITHM_COLOURS.update({"NCCL ring": ALGORITHM_COLOURS["ring"],
-                          "NCCL tree": ALGORITHM_COLOURS["tree"],
-                          "SHARP": ALGORITHM_COLOURS["sharp"]})
+ALGORITHM_COLOURS.update(
+    {
+        "NCCL ring": ALGORITHM_COLOURS["ring"],
+        "NCCL tree": ALGORITHM_COLOURS["tree"],
+        "SHARP": ALGORITHM_COLOURS["sharp"],
+    }
+)
 
 #: other names of the same algorithms (lower case)
 ALIASES = {
-    "unidirectional ring": "ring", "bidi ring": "bidirectional ring", "ring (both directions)":
-    "bidirectional ring", "double binary tree": "tree", "binary tree": "tree",
-    "rabenseifner": "halving-doubling", "recursive halving": "halving-doubling",
-    "halving/doubling": "halving-doubling", "halving and doubling": "halving-doubling",
-    "farthest-first chain": "chain", "torus, no wraparound": "chain", "switch": "direct",
+    "unidirectional ring": "ring",
+    "bidi ring": "bidirectional ring",
+    "ring (both directions)": "bidirectional ring",
+    "double binary tree": "tree",
+    "binary tree": "tree",
+    "rabenseifner": "halving-doubling",
+    "recursive halving": "halving-doubling",
+    "halving/doubling": "halving-doubling",
+    "halving and doubling": "halving-doubling",
+    "farthest-first chain": "chain",
+    "torus, no wraparound": "chain",
+    "switch": "direct",
     "one-shot": "direct",
-    "nvlink sharp": "nvls", "in-network": "sharp", "2-d torus": "torus", "2d torus": "torus",
+    "nvlink sharp": "nvls",
+    "in-network": "sharp",
+    "2-d torus": "torus",
+    "2d torus": "torus",
 }
 
 
@@ -95,7 +145,8 @@ def algorithm_colour(name: str) -> str:
     if key in ALGORITHM_COLOURS:
         return ALGORITHM_COLOURS[key]
     raise CollectivesError(
-        f"no colour for algorithm {name!r}: add it (or an alias) to collectives/viz/style.py")
+        f"no colour for algorithm {name!r}: add it (or an alias) to collectives/viz/style.py"
+    )
 
 
 #: levels of a product topology or a generic one, which name no hardware level, take these
@@ -130,15 +181,20 @@ FIG_WIDTH = 4.6
 #: a number inside a buffer cell or on a rank of a wiring diagram; "tiny": two-line cells,
 #: the ticks of buffer grids, the legends of dense cost plots. At the book's 13 points:
 #: 13, 13, 12, 11, 10, 9 and 8.
-TYPE_SCALE = {"title": 0, "text": 0, "small": -1, "label": -2, "note": -3, "cell": -4,
-              "tiny": -5}
+TYPE_SCALE = {"title": 0, "text": 0, "small": -1, "label": -2, "note": -3, "cell": -4, "tiny": -5}
 
 
 def font_settings(size: float = FONT_SIZE) -> dict[str, float]:
     """rcParams that make every text of a figure ``size`` points (ticks and legends 1 less)."""
-    return {"font.size": size, "axes.titlesize": size, "axes.labelsize": size,
-            "figure.titlesize": size, "xtick.labelsize": size - 1,
-            "ytick.labelsize": size - 1, "legend.fontsize": size - 1}
+    return {
+        "font.size": size,
+        "axes.titlesize": size,
+        "axes.labelsize": size,
+        "figure.titlesize": size,
+        "xtick.labelsize": size - 1,
+        "ytick.labelsize": size - 1,
+        "legend.fontsize": size - 1,
+    }
 
 
 def use_fonts(size: float = FONT_SIZE) -> None:
@@ -146,7 +202,8 @@ def use_fonts(size: float = FONT_SIZE) -> None:
     chapter calls once, at its top, with no argument."""
     import matplotlib
 
-    matplotlib.rcParams.update(font_settings(size))
+    rc: Any = matplotlib.rcParams
+    rc.update(font_settings(size))
 
 
 @contextmanager
@@ -154,13 +211,14 @@ def fonts(size: float = FONT_SIZE):
     """:func:`font_settings` inside a ``with`` block; only those settings are restored."""
     import matplotlib
 
+    rc: Any = matplotlib.rcParams
     settings = font_settings(size)
-    saved = {key: matplotlib.rcParams[key] for key in settings}
-    matplotlib.rcParams.update(settings)
+    saved = {key: rc[key] for key in settings}
+    rc.update(settings)
     try:
         yield
     finally:
-        matplotlib.rcParams.update(saved)
+        rc.update(saved)
 
 
 def font_size(role: str = "text") -> float:

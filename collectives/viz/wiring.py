@@ -46,8 +46,16 @@ from ..topology import ROLES, Cluster, Topology
 from .buffers import chunk_colour, shard_size
 from .style import PALETTE, font_size, level_colour
 
-__all__ = ["Wiring", "MAX_NODES", "WRAP_COLOUR", "wiring_of", "draw_wiring", "step_crossings",
-           "draw_transfers", "draw_topology"]
+__all__ = [
+    "Wiring",
+    "MAX_NODES",
+    "WRAP_COLOUR",
+    "wiring_of",
+    "draw_wiring",
+    "step_crossings",
+    "draw_transfers",
+    "draw_topology",
+]
 
 #: the most nodes a wiring drawing takes (draw a smaller preset of the same shape)
 MAX_NODES = 4000
@@ -96,10 +104,16 @@ class Wiring:
 
 # ---- layouts -----------------------------------------------------------------------------
 
+
 def _empty(topology, positions, labels=None, **fields):
     labels = tuple(str(r) for r in range(topology.n_ranks)) if labels is None else labels
-    return Wiring(positions, np.zeros((topology.n_links, 2)), np.zeros(topology.n_links, bool),
-                  tuple(labels), **fields)
+    return Wiring(
+        positions,
+        np.zeros((topology.n_links, 2)),
+        np.zeros(topology.n_links, bool),
+        tuple(labels),
+        **fields,
+    )
 
 
 def _circle(n):
@@ -126,7 +140,7 @@ def _grid(topology):
     cols = shape[-1]
     lead = shape[:-2]
     n_panels = int(np.prod(lead)) if lead else 1
-    panel = (np.ravel_multi_index(coords[:, :-2].T, lead) if lead else np.zeros(n, np.int64))
+    panel = np.ravel_multi_index(coords[:, :-2].T, lead) if lead else np.zeros(n, np.int64)
     per_row = min(n_panels, _PANELS_PER_ROW)
     px, py = panel % per_row, panel // per_row
     x = coords[:, -1] + px * (cols + _PANEL_GAP)
@@ -145,7 +159,7 @@ def _grid(topology):
         unit[-2] = (0.0, -1.0)
     stub = np.zeros((len(u), 2))
     in_plane = axis >= len(shape) - 2
-    going = np.where(step > 0, -1.0, 1.0)            # a wrap link runs against its step
+    going = np.where(step > 0, -1.0, 1.0)  # a wrap link runs against its step
     # a wrap between planes leaves diagonally, towards the next plane up and to the right
     direction = np.where(in_plane[:, None], unit[axis], np.array([[0.7, 0.7]]))
     stub[wrapped] = direction[wrapped] * (going[wrapped] * _STUB)[:, None]
@@ -156,8 +170,13 @@ def _grid(topology):
         for p in range(n_panels):
             index = np.unravel_index(p, lead)
             text = ", ".join(f"axis {a} = {i}" for a, i in enumerate(index))
-            captions.append(((p % per_row) * (cols + _PANEL_GAP) + (cols - 1) / 2,
-                             -(p // per_row) * (rows + _PANEL_GAP + 0.6) + 0.75, text))
+            captions.append(
+                (
+                    (p % per_row) * (cols + _PANEL_GAP) + (cols - 1) / 2,
+                    -(p // per_row) * (rows + _PANEL_GAP + 0.6) + 0.75,
+                    text,
+                )
+            )
         panels = tuple(captions)
     return Wiring(pos, stub, arc, tuple(str(r) for r in range(n)), panels=panels)
 
@@ -168,15 +187,17 @@ def _product(topology):
     outer = dims[0]
     inner_sizes = [d.n_ranks for d in dims[1:]]
     inner = dims[1] if len(dims) == 2 else None
-    if inner is None:              # more than two dimensions: the inner ones as one grid
+    if inner is None:  # more than two dimensions: the inner ones as one grid
         inner_layout = _grid_like(inner_sizes)
         inner_pos, inner_stub = inner_layout, {}
     else:
         lay = wiring_of(inner)
-        inner_pos = lay.positions[:inner.n_ranks]
-        inner_stub = {(int(a), int(b)): (lay.stub[i], lay.arc[i]) for i, (a, b) in
-                      enumerate(zip(inner.link_src, inner.link_dst))
-                      if lay.stub[i].any() or lay.arc[i]}
+        inner_pos = lay.positions[: inner.n_ranks]
+        inner_stub = {
+            (int(a), int(b)): (lay.stub[i], lay.arc[i])
+            for i, (a, b) in enumerate(zip(inner.link_src, inner.link_dst))
+            if lay.stub[i].any() or lay.arc[i]
+        }
     m = int(np.prod(inner_sizes))
     lo, hi = np.nanmin(inner_pos, axis=0), np.nanmax(inner_pos, axis=0)
     extent = hi - lo
@@ -193,17 +214,28 @@ def _product(topology):
     endpoints = (u < n) & (v < n)
     same = endpoints.copy()
     same[endpoints] = c0[u[endpoints]] == c0[v[endpoints]]
-    for i in np.flatnonzero(same):                  # a link inside one copy: as drawn there
+    for i in np.flatnonzero(same):  # a link inside one copy: as drawn there
         found = inner_stub.get((int(rest[u[i]]), int(rest[v[i]])))
         if found is not None:
             stub[i], arc[i] = found
-    panels = tuple((px_ * (extent[0] + 1 + _PANEL_GAP) + extent[0] / 2,
-                    -py_ * (extent[1] + 1 + _PANEL_GAP + 0.6) + 0.75,
-                    f"{topology.info.levels[0]} {k}")
-                   for k, (px_, py_) in enumerate(zip(np.arange(outer.n_ranks) % per_row,
-                                                      np.arange(outer.n_ranks) // per_row)))
-    return Wiring(pos, stub, arc, tuple(str(r) for r in range(n)), panels=panels,
-                  radius=_radius(pos[:n]) if n <= 600 else 0.3)
+    panels = tuple(
+        (
+            px_ * (extent[0] + 1 + _PANEL_GAP) + extent[0] / 2,
+            -py_ * (extent[1] + 1 + _PANEL_GAP + 0.6) + 0.75,
+            f"{topology.info.levels[0]} {k}",
+        )
+        for k, (px_, py_) in enumerate(
+            zip(np.arange(outer.n_ranks) % per_row, np.arange(outer.n_ranks) // per_row)
+        )
+    )
+    return Wiring(
+        pos,
+        stub,
+        arc,
+        tuple(str(r) for r in range(n)),
+        panels=panels,
+        radius=_radius(pos[:n]) if n <= 600 else 0.3,
+    )
 
 
 def _grid_like(sizes):
@@ -243,7 +275,7 @@ def _cluster(topology):
         g = info.shape[1]
         pos[:n, 0] = node * (g + _PANEL_GAP) + local
         labels = tuple(str(i) for i in local)
-    else:                          # bare hosts, in cabling order (rails keep rails together)
+    else:  # bare hosts, in cabling order (rails keep rails together)
         pos[:n, 0] = np.argsort(np.argsort(topology.port_position, kind="stable"))
         labels = tuple(str(r) for r in range(n))
     pos[:n, 1] = 0.0
@@ -281,8 +313,15 @@ def _cluster(topology):
         names = {levels[k] for k in level[into]}
         name = names.pop() if len(names) == 1 else f"tier {t}"
         rows.append((y, _ROW_NAMES.get(name, name)))
-    return Wiring(pos, np.zeros((topology.n_links, 2)), np.zeros(topology.n_links, bool),
-                  labels, rows=tuple(rows), radius=0.3, curvature=0.08)
+    return Wiring(
+        pos,
+        np.zeros((topology.n_links, 2)),
+        np.zeros(topology.n_links, bool),
+        labels,
+        rows=tuple(rows),
+        radius=0.3,
+        curvature=0.08,
+    )
 
 
 def _spring(topology):
@@ -291,7 +330,8 @@ def _spring(topology):
     if topology.n_nodes > _MAX_SPRING:
         raise CollectivesError(
             f"{topology.name} declares no drawing and has {topology.n_nodes} nodes, too many "
-            f"for a spring layout (at most {_MAX_SPRING}); draw a smaller one")
+            f"for a spring layout (at most {_MAX_SPRING}); draw a smaller one"
+        )
     layout = nx.spring_layout(topology.to_networkx().to_undirected(), seed=0)
     pos = np.array([layout[i] for i in range(topology.n_nodes)])
     return _empty(topology, pos, radius=_radius(pos))
@@ -323,16 +363,19 @@ def wiring_of(topology: Topology, levels: Optional[Sequence[str]] = None) -> Wir
     the switches and NICs they reach. Raises :class:`~collectives.CollectivesError` for a
     topology of more than :data:`MAX_NODES` nodes or a level it does not have."""
     if not isinstance(topology, Topology):
-        raise CollectivesError(f"wiring_of() draws a collectives Topology, got "
-                               f"{type(topology).__name__}")
+        raise CollectivesError(
+            f"wiring_of() draws a collectives Topology, got {type(topology).__name__}"
+        )
     if topology.n_nodes > MAX_NODES:
         raise CollectivesError(
             f"{topology.name} has {topology.n_nodes} nodes, too many to draw (at most "
-            f"{MAX_NODES}); draw a smaller preset of the same shape")
+            f"{MAX_NODES}); draw a smaller preset of the same shape"
+        )
     info = topology.info
     n = topology.n_ranks
-    if info.family == "ring" or (info.family in ("custom", "graph") and info.shape is None
-                                 and topology.n_nodes == n):
+    if info.family == "ring" or (
+        info.family in ("custom", "graph") and info.shape is None and topology.n_nodes == n
+    ):
         lay = _empty(topology, _circle(n), radius=_radius(_circle(n)))
     elif info.family == "chain":
         lay = _empty(topology, np.stack([np.arange(n, dtype=float), np.zeros(n)], axis=1))
@@ -359,18 +402,26 @@ def _only(topology, lay, levels):
     levels = (levels,) if isinstance(levels, str) else tuple(levels)
     unknown = [name for name in levels if name not in names]
     if unknown:
-        raise CollectivesError(f"{topology.name} has no link level {unknown[0]!r}; its levels "
-                               f"are {', '.join(names)}")
+        raise CollectivesError(
+            f"{topology.name} has no link level {unknown[0]!r}; its levels are {', '.join(names)}"
+        )
     keep = np.isin(topology.link_level, [names.index(name) for name in levels])
     reached = np.zeros(topology.n_nodes, bool)
-    reached[:topology.n_ranks] = True
+    reached[: topology.n_ranks] = True
     reached[topology.link_src[keep]] = True
     reached[topology.link_dst[keep]] = True
     pos = lay.positions.copy()
     pos[~reached] = np.nan
-    return replace(lay, positions=pos, hidden=~keep,
-                   rows=tuple((y, name) for y, name in lay.rows
-                              if np.any(np.isclose(pos[np.isfinite(pos[:, 1]), 1], y))))
+    return replace(
+        lay,
+        positions=pos,
+        hidden=~keep,
+        rows=tuple(
+            (y, name)
+            for y, name in lay.rows
+            if np.any(np.isclose(pos[np.isfinite(pos[:, 1]), 1], y))
+        ),
+    )
 
 
 # ---- drawing -------------------------------------------------------------------------------
@@ -391,7 +442,7 @@ def _frame(ax, topology, lay):
     pad = max(1.7 * lay.radius, _STUB + 0.2 if lay.stub.any() else 0.0) + 0.05
     left = x0 - pad - (2.4 if lay.rows else 0.0)
     top = y1 + pad + (0.6 if lay.panels else 0.0)
-    if y1 - y0 < 1e-9:                                  # one row (a chain): room for arrows
+    if y1 - y0 < 1e-9:  # one row (a chain): room for arrows
         y0, y1 = y0 - 0.6, y1 + 0.6
     ax.set_xlim(left, x1 + pad)
     ax.set_ylim(y0 - pad, top)
@@ -421,8 +472,13 @@ def _sizes(ax, topology, lay):
     return r, 1.2 * r, 0.5 * r
 
 
-def draw_wiring(topology: Topology, ax=None, layout: Optional[Wiring] = None,
-                title: Optional[str] = None, legend: bool = False):
+def draw_wiring(
+    topology: Topology,
+    ax=None,
+    layout: Optional[Wiring] = None,
+    title: Optional[str] = None,
+    legend: bool = False,
+):
     """The links and nodes of ``topology`` as :func:`wiring_of` places them: links coloured by
     level (when the topology has more than one), parallel cables drawn once, wraparound
     links as purple stubs, endpoints as labelled circles, NICs as small squares, switches as
@@ -439,8 +495,9 @@ def draw_wiring(topology: Topology, ax=None, layout: Optional[Wiring] = None,
     several = len(levels) > 1
     width = float(np.clip(r_end / 5, 0.6, 2.0))
     drawn, used = set(), []
-    for i, (u, v, lv) in enumerate(zip(topology.link_src.tolist(), topology.link_dst.tolist(),
-                                       topology.link_level.tolist())):
+    for i, (u, v, lv) in enumerate(
+        zip(topology.link_src.tolist(), topology.link_dst.tolist(), topology.link_level.tolist())
+    ):
         key = (min(u, v), max(u, v))
         hidden = lay.hidden is not None and lay.hidden[i]
         if key in drawn or lay.arc[i] or hidden or np.isnan(pos[[u, v]]).any():
@@ -451,15 +508,25 @@ def draw_wiring(topology: Topology, ax=None, layout: Optional[Wiring] = None,
             used.append(lv)
         if lay.stub[i].any():
             for end, sign in ((u, 1.0), (v, -1.0)):
-                ax.plot(*np.stack([pos[end], pos[end] + sign * lay.stub[i]]).T,
-                        color=WRAP_COLOUR, linewidth=width + 0.6, solid_capstyle="round",
-                        zorder=1)
+                ax.plot(
+                    *np.stack([pos[end], pos[end] + sign * lay.stub[i]]).T,
+                    color=WRAP_COLOUR,
+                    linewidth=width + 0.6,
+                    solid_capstyle="round",
+                    zorder=1,
+                )
         else:
             ax.plot(*pos[[u, v]].T, color=colour, linewidth=width, zorder=1)
     roles = topology.node_role
     ranks = np.arange(topology.n_ranks)
-    ax.scatter(*pos[ranks].T, s=(2 * r_end) ** 2, color="white", edgecolor="0.2",
-               linewidth=min(1.0, width), zorder=3)
+    ax.scatter(
+        *pos[ranks].T,
+        s=(2 * r_end) ** 2,
+        color="white",
+        edgecolor="0.2",
+        linewidth=min(1.0, width),
+        zorder=3,
+    )
     for rank in ranks:
         # a label fits its circle: about 0.6 of its size per character
         label = lay.labels[rank]
@@ -468,37 +535,74 @@ def draw_wiring(topology: Topology, ax=None, layout: Optional[Wiring] = None,
             ax.text(*pos[rank], label, ha="center", va="center", fontsize=size, zorder=4)
     nics = np.flatnonzero(roles == ROLES.index("nic"))
     if nics.size:
-        ax.scatter(*pos[nics].T, s=(2 * r_nic) ** 2, marker="s", color="0.92",
-                   edgecolor="0.3", linewidth=0.6, zorder=3)
+        ax.scatter(
+            *pos[nics].T,
+            s=(2 * r_nic) ** 2,
+            marker="s",
+            color="0.92",
+            edgecolor="0.3",
+            linewidth=0.6,
+            zorder=3,
+        )
     switches = topology.switches
     shown = switches[np.isfinite(pos[switches, 0])]
     if shown.size:
-        ax.scatter(*pos[shown].T, s=(2 * r_switch) ** 2, marker="s", color="0.85",
-                   edgecolor="0.2", linewidth=min(1.0, width), zorder=3)
+        ax.scatter(
+            *pos[shown].T,
+            s=(2 * r_switch) ** 2,
+            marker="s",
+            color="0.85",
+            edgecolor="0.2",
+            linewidth=min(1.0, width),
+            zorder=3,
+        )
     left = np.nanmin(pos[:, 0]) - 2.2 * lay.radius
     for y, name in lay.rows:
         ax.text(left, y, name, ha="right", va="center", fontsize=font_size("small"))
     for x, y, text in lay.panels:
         ax.text(x, y, text, ha="center", va="bottom", fontsize=font_size("note"))
     if legend:
-        handles = [Line2D([], [], color=level_colour(levels[lv], lv) if several else "0.8",
-                          linewidth=2, label=levels[lv]) for lv in sorted(used)]
+        handles = [
+            Line2D(
+                [],
+                [],
+                color=level_colour(levels[lv], lv) if several else "0.8",
+                linewidth=2,
+                label=levels[lv],
+            )
+            for lv in sorted(used)
+        ]
         if lay.stub.any():
-            handles.append(Line2D([], [], color=WRAP_COLOUR, linewidth=2.6,
-                                  label="wraparound (to the opposite edge)"))
+            handles.append(
+                Line2D(
+                    [],
+                    [],
+                    color=WRAP_COLOUR,
+                    linewidth=2.6,
+                    label="wraparound (to the opposite edge)",
+                )
+            )
         if lay.arc.any():
-            handles.append(Line2D([], [], color="0.4", linewidth=1.2,
-                                  label="between planes (arcs, where used)"))
-        ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0),
-                  ncol=min(len(handles), 3), frameon=False, fontsize=font_size("small"))
+            handles.append(
+                Line2D(
+                    [], [], color="0.4", linewidth=1.2, label="between planes (arcs, where used)"
+                )
+            )
+        ax.legend(
+            handles=handles,
+            loc="upper center",
+            bbox_to_anchor=(0.5, 0.0),
+            ncol=min(len(handles), 3),
+            frameon=False,
+            fontsize=font_size("small"),
+        )
     ax.axis("off")
     if title:
         ax.set_title(title, fontsize=font_size("note"))
     return ax
 
 
-def step_crossings(schedule, topology: Topology, step: int, placement=None,
-                   switch_placement=None):
+def step_crossings(schedule, topology: Topology, step: int, placement=None, switch_placement=None):
     """Every link crossed in step ``step`` of ``schedule`` placed on ``topology`` (as
     :func:`collectives.time` places it): ``(link, chunk, src_node, dst_node)`` int arrays,
     one row per transfer and link of its route, with the transfer's source chunk and its two
@@ -512,8 +616,15 @@ def step_crossings(schedule, topology: Topology, step: int, placement=None,
     return link, st.src_chunk[chosen], src[chosen], dst[chosen]
 
 
-def draw_transfers(schedule, topology: Topology, step: int, ax, layout: Optional[Wiring] = None,
-                   placement=None, switch_placement=None):
+def draw_transfers(
+    schedule,
+    topology: Topology,
+    step: int,
+    ax,
+    layout: Optional[Wiring] = None,
+    placement=None,
+    switch_placement=None,
+):
     """The transfers of step ``step`` as arrows on a :func:`draw_wiring` drawing (draw that
     first, on the same ``ax``): one arrow per link a transfer crosses, coloured by its chunk
     (in an all-gather labelled by shard, one arrow per shard and link); several arrows on
@@ -524,8 +635,9 @@ def draw_transfers(schedule, topology: Topology, step: int, ax, layout: Optional
 
     lay = layout or wiring_of(topology)
     pos = lay.positions
-    link, chunk, src_node, dst_node = step_crossings(schedule, topology, step, placement,
-                                                     switch_placement)
+    link, chunk, src_node, dst_node = step_crossings(
+        schedule, topology, step, placement, switch_placement
+    )
     per_shard = shard_size(schedule)
     n_colours = schedule.n_chunks // per_shard
     r_end, r_switch, r_nic = _sizes(ax, topology, lay)
@@ -533,52 +645,86 @@ def draw_transfers(schedule, topology: Topology, step: int, ax, layout: Optional
     half = np.where(role == 0, r_end, np.where(role == ROLES.index("nic"), r_nic, r_switch))
     head = float(np.clip(1.1 * r_end, 5, 14))
     width = float(np.clip(r_end / 5, 0.8, 2.0))
-    keys = np.unique(np.stack([link, chunk // per_shard if per_shard > 1 else
-                               np.arange(len(link))], axis=1), axis=0)
-    per_link = np.bincount(keys[:, 0], minlength=topology.n_links) if len(keys) else []
-    seen, drawn = {}, set()
+    keys = np.unique(
+        np.stack([link, chunk // per_shard if per_shard > 1 else np.arange(len(link))], axis=1),
+        axis=0,
+    )
+    per_link = np.bincount(keys[:, 0], minlength=topology.n_links)
+    seen: dict[int, int] = {}
+    drawn: set[tuple[int, int]] = set()
     arrows = 0
-    for l, c in zip(link.tolist(), chunk.tolist()):
-        key = (l, c // per_shard)
+    for lk, c in zip(link.tolist(), chunk.tolist()):
+        key = (lk, c // per_shard)
         if per_shard > 1 and key in drawn:
             continue
         drawn.add(key)
-        k = seen.get(l, 0)
-        seen[l] = k + 1
-        u, v = int(topology.link_src[l]), int(topology.link_dst[l])
-        if np.isnan(pos[[u, v], 0]).any() or (lay.hidden is not None and lay.hidden[l]):
-            continue                                   # a link the drawing leaves out
+        k = seen.get(lk, 0)
+        seen[lk] = k + 1
+        u, v = int(topology.link_src[lk]), int(topology.link_dst[lk])
+        if np.isnan(pos[[u, v], 0]).any() or (lay.hidden is not None and lay.hidden[lk]):
+            continue  # a link the drawing leaves out
         colour = chunk_colour(key[1], n_colours)
-        rad = lay.curvature + min(0.12, 0.5 / per_link[l]) * k     # fan out, bounded
+        rad = lay.curvature + min(0.12, 0.5 / per_link[lk]) * k  # fan out, bounded
         shrink_a, shrink_b = half[u] + 1, half[v] + 1
-        if lay.stub[l].any():
+        if lay.stub[lk].any():
             # leave by the stub at the source, arrive by the opposite stub at the destination
-            offset = np.array([-lay.stub[l][1], lay.stub[l][0]]) * 0.25 * k
-            ax.plot(*np.stack([pos[u] + offset, pos[u] + lay.stub[l] + offset]).T,
-                    color=colour, linewidth=width, zorder=2)
-            start, end, rad, shrink_a = pos[v] - lay.stub[l] + offset, pos[v], 0.0, 0.0
+            offset = np.array([-lay.stub[lk][1], lay.stub[lk][0]]) * 0.25 * k
+            ax.plot(
+                *np.stack([pos[u] + offset, pos[u] + lay.stub[lk] + offset]).T,
+                color=colour,
+                linewidth=width,
+                zorder=2,
+            )
+            start, end, rad, shrink_a = pos[v] - lay.stub[lk] + offset, pos[v], 0.0, 0.0
         else:
             start, end = pos[u], pos[v]
-            if lay.arc[l]:
+            if lay.arc[lk]:
                 rad = 0.09 + 0.05 * k
-        ax.add_patch(FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=head,
-                                     color=colour, linewidth=width, shrinkA=shrink_a,
-                                     shrinkB=shrink_b, connectionstyle=f"arc3,rad={rad}",
-                                     zorder=2, alpha=0.8 if lay.arc[l] else 1.0))
+        ax.add_patch(
+            FancyArrowPatch(
+                start,
+                end,
+                arrowstyle="-|>",
+                mutation_scale=head,
+                color=colour,
+                linewidth=width,
+                shrinkA=shrink_a,
+                shrinkB=shrink_b,
+                connectionstyle=f"arc3,rad={rad}",
+                zorder=2,
+                alpha=0.8 if lay.arc[lk] else 1.0,
+            )
+        )
         arrows += 1
     busy = np.unique(np.concatenate([src_node, dst_node]))
     busy = busy[np.isin(busy, topology.switches)]
     busy = busy[np.isfinite(pos[busy, 0])]
     if busy.size:
-        ax.scatter(*pos[busy].T, s=(2 * r_switch) ** 2, marker="s", facecolor="0.85",
-                   edgecolor="black", linewidth=2.4, zorder=3)
+        ax.scatter(
+            *pos[busy].T,
+            s=(2 * r_switch) ** 2,
+            marker="s",
+            facecolor="0.85",
+            edgecolor="black",
+            linewidth=2.4,
+            zorder=3,
+        )
     return arrows
 
 
-def draw_topology(topology: Topology, step: Optional[int] = None, schedule=None, ax=None,
-                  title: Optional[str] = None, *, placement=None, switch_placement=None,
-                  layout: Optional[Wiring] = None, legend: bool = False,
-                  levels: Optional[Sequence[str]] = None):
+def draw_topology(
+    topology: Topology,
+    step: Optional[int] = None,
+    schedule=None,
+    ax=None,
+    title: Optional[str] = None,
+    *,
+    placement=None,
+    switch_placement=None,
+    layout: Optional[Wiring] = None,
+    legend: bool = False,
+    levels: Optional[Sequence[str]] = None,
+):
     """The topology's nodes and links (:func:`draw_wiring`; ``levels``: only those, see
     :func:`wiring_of`); with ``schedule`` and
     ``step``, that step's transfers as arrows along their routes, coloured by chunk
@@ -591,6 +737,13 @@ def draw_topology(topology: Topology, step: Optional[int] = None, schedule=None,
     lay = layout or wiring_of(topology, levels)
     draw_wiring(topology, ax=ax, layout=lay, title=title, legend=legend)
     if schedule is not None and step is not None:
-        draw_transfers(schedule, topology, step, ax, layout=lay, placement=placement,
-                       switch_placement=switch_placement)
+        draw_transfers(
+            schedule,
+            topology,
+            step,
+            ax,
+            layout=lay,
+            placement=placement,
+            switch_placement=switch_placement,
+        )
     return ax

@@ -8,15 +8,56 @@ planned by :mod:`collectives.plan`; :mod:`.formats` prints their numbers. The ol
 ``collectives.viz.interactive`` and ``collectives.viz.plan`` still name all of them.
 """
 
-from .collective import (DEFAULT_SIZES, Calculator, Grid, calculator, case, compute_grid,
-                         power_of_two, rank_label)
+from .collective import (
+    DEFAULT_SIZES,
+    Calculator,
+    Grid,
+    calculator,
+    case,
+    compute_grid,
+    power_of_two,
+    rank_label,
+)
 from .formats import format_bytes, format_rate, format_seconds
-from .plan import (CLASS_COLOURS, DEFAULT_CLUSTERS, DEFAULT_MODELS, DEFAULT_RECIPES,
-                   ClusterChoice, PlanCalculator, PlanGrid, level_label, plan_calculator,
-                   plan_grid, purpose_class, readout_rows, summarise)
+from .plan import (
+    CLASS_COLOURS,
+    DEFAULT_CLUSTERS,
+    DEFAULT_MODELS,
+    DEFAULT_RECIPES,
+    ClusterChoice,
+    PlanCalculator,
+    PlanGrid,
+    level_label,
+    plan_calculator,
+    plan_grid,
+    purpose_class,
+    readout_rows,
+    summarise,
+)
 
-__all__ = ["Grid", "case", "power_of_two", "compute_grid", "calculator", "Calculator",
-           "rank_label", "DEFAULT_SIZES", "format_seconds", "format_bytes", "format_rate",
-           "ClusterChoice", "PlanGrid", "PlanCalculator", "plan_grid", "plan_calculator",
-           "summarise", "purpose_class", "level_label", "readout_rows", "DEFAULT_MODELS",
-           "DEFAULT_CLUSTERS", "DEFAULT_RECIPES", "CLASS_COLOURS"]
+__all__ = [
+    "Grid",
+    "case",
+    "power_of_two",
+    "compute_grid",
+    "calculator",
+    "Calculator",
+    "rank_label",
+    "DEFAULT_SIZES",
+    "format_seconds",
+    "format_bytes",
+    "format_rate",
+    "ClusterChoice",
+    "PlanGrid",
+    "PlanCalculator",
+    "plan_grid",
+    "plan_calculator",
+    "summarise",
+    "purpose_class",
+    "level_label",
+    "readout_rows",
+    "DEFAULT_MODELS",
+    "DEFAULT_CLUSTERS",
+    "DEFAULT_RECIPES",
+    "CLASS_COLOURS",
+]

@@ -48,11 +48,19 @@ from ...errors import CollectivesError
 from ..style import algorithm_colour
 from .formats import format_bytes, format_rate, format_seconds
 
-__all__ = ["Grid", "case", "power_of_two", "compute_grid", "calculator", "Calculator",
-           "rank_label", "DEFAULT_SIZES"]
+__all__ = [
+    "Grid",
+    "case",
+    "power_of_two",
+    "compute_grid",
+    "calculator",
+    "Calculator",
+    "rank_label",
+    "DEFAULT_SIZES",
+]
 
 #: buffer sizes of a calculator by default: 1 KiB to 1 GiB, every power of two
-DEFAULT_SIZES = tuple(2 ** k for k in range(10, 31))
+DEFAULT_SIZES = tuple(2**k for k in range(10, 31))
 
 _counter = itertools.count()
 
@@ -79,12 +87,18 @@ def power_of_two(n) -> bool:
     return int(n) > 0 and int(n) & (int(n) - 1) == 0
 
 
-def case(algorithm: Callable, topology: Callable, hop_latency: float = 0.0,
-         when: Callable | None = None, wire_bytes: float = 1.0) -> Callable:
+def case(
+    algorithm: Callable,
+    topology: Callable,
+    hop_latency: float = 0.0,
+    when: Callable | None = None,
+    wire_bytes: float = 1.0,
+) -> Callable:
     """A calculator case: ``algorithm(key)`` timed on ``topology(key, link_bandwidth,
     hop_latency)``, left out where ``when(key)`` is false. ``wire_bytes`` is the bytes sent
     per byte of the reader's buffer (0.5: the buffer is sent in a format half as wide, such as
     FP8 for a BF16 gradient); busbw is then counted on the reader's buffer."""
+
     def build(key, link_bandwidth):
         if when is not None and not when(key):
             return None
@@ -100,8 +114,13 @@ def rank_label(key) -> str:
     return str(int(key))
 
 
-def compute_grid(collective: str, cases: Mapping[str, Callable], ranks: Sequence,
-                 link_bandwidths, sizes: Sequence[int] = DEFAULT_SIZES) -> Grid:
+def compute_grid(
+    collective: str,
+    cases: Mapping[str, Callable],
+    ranks: Sequence,
+    link_bandwidths,
+    sizes: Sequence[int] = DEFAULT_SIZES,
+) -> Grid:
     """The labelled grid of :func:`collectives.cost.time_grid`: ``cases[name](rank_key,
     link_bandwidth) -> (schedule, topology)``, or ``(schedule, topology, wire_bytes)`` (see
     :func:`case`), or ``None`` where the case does not apply, for every ``ranks`` key (a
@@ -120,8 +139,17 @@ def compute_grid(collective: str, cases: Mapping[str, Callable], ranks: Sequence
     timed = time_grid(collective, cases, ranks, bws, sizes)
     if bw_labels is None:
         bw_labels = tuple(f"{v / 1e9:g} GB/s" for v in timed.link_bandwidths)
-    return Grid(collective, tuple(cases), rank_labels, timed.group_sizes, bw_labels,
-                timed.link_bandwidths, timed.sizes, timed.seconds, timed.busbw)
+    return Grid(
+        collective,
+        tuple(cases),
+        rank_labels,
+        timed.group_sizes,
+        bw_labels,
+        timed.link_bandwidths,
+        timed.sizes,
+        timed.seconds,
+        timed.busbw,
+    )
 
 
 def _nan_to_none(a: np.ndarray):
@@ -132,15 +160,29 @@ class Calculator:
     """A precomputed calculator: ``_repr_html_`` is the offline page block; :meth:`figure` the
     Plotly figure at one setting; :meth:`readout` the numbers a reader sees at one setting."""
 
-    def __init__(self, grid: Grid, title: str, rank_index: int, bandwidth_index: int,
-                 size_index: int, metric: str = "seconds", colours: Mapping[str, str] | None = None,
-                 rank_name: str = "ranks", bandwidth_name: str = "link"):
+    def __init__(
+        self,
+        grid: Grid,
+        title: str,
+        rank_index: int,
+        bandwidth_index: int,
+        size_index: int,
+        metric: str = "seconds",
+        colours: Mapping[str, str] | None = None,
+        rank_name: str = "ranks",
+        bandwidth_name: str = "link",
+    ):
         self.grid = grid
         self.names = {"rank": rank_name, "bandwidth": bandwidth_name}
         self.colours = {a: (colours or {}).get(a) or algorithm_colour(a) for a in grid.algorithms}
         self.title = title
-        self.defaults = {"rank": rank_index, "bandwidth": bandwidth_index, "size": size_index,
-                         "algorithm": -1, "metric": metric}
+        self.defaults = {
+            "rank": rank_index,
+            "bandwidth": bandwidth_index,
+            "size": size_index,
+            "algorithm": -1,
+            "metric": metric,
+        }
         self.id = f"cl-calc-{next(_counter)}"
 
     # -- the numbers ------------------------------------------------------------------
@@ -148,12 +190,23 @@ class Calculator:
         """``[(algorithm, seconds, busbw), ...]`` at one setting (``algorithm=-1``: all)."""
         g = self.grid
         picked = range(len(g.algorithms)) if algorithm < 0 else [algorithm]
-        return [(g.algorithms[a], float(g.seconds[a, rank, bandwidth, size]),
-                 float(g.busbw[a, rank, bandwidth, size])) for a in picked
-                if np.isfinite(g.seconds[a, rank, bandwidth, size])]
+        return [
+            (
+                g.algorithms[a],
+                float(g.seconds[a, rank, bandwidth, size]),
+                float(g.busbw[a, rank, bandwidth, size]),
+            )
+            for a in picked
+            if np.isfinite(g.seconds[a, rank, bandwidth, size])
+        ]
 
-    def figure(self, rank: int | None = None, bandwidth: int | None = None,
-               metric: str | None = None, algorithm: int = -1):
+    def figure(
+        self,
+        rank: int | None = None,
+        bandwidth: int | None = None,
+        metric: str | None = None,
+        algorithm: int = -1,
+    ):
         """The Plotly figure: one line per algorithm over buffer size, values on hover."""
         import plotly.graph_objects as go
 
@@ -162,32 +215,50 @@ class Calculator:
         bandwidth = d["bandwidth"] if bandwidth is None else bandwidth
         metric = metric or d["metric"]
         values = g.seconds if metric == "seconds" else g.busbw / 1e9
-        hover = ("%{x:.3s}B: %{y:.3s}s" if metric == "seconds" else "%{x:.3s}B: %{y:.3g} GB/s")
+        hover = "%{x:.3s}B: %{y:.3s}s" if metric == "seconds" else "%{x:.3s}B: %{y:.3g} GB/s"
         # ticks at every 32x (1 KiB, 32 KiB, 1 MiB, ...) inside the grid, in the slider's units
-        ticks = [2 ** k for k in range(0, 64, 5)
-                 if min(g.sizes) <= 2 ** k <= max(g.sizes)] or list(g.sizes)
+        ticks = [2**k for k in range(0, 64, 5) if min(g.sizes) <= 2**k <= max(g.sizes)] or list(
+            g.sizes
+        )
         fig = go.Figure()
         for a, name in enumerate(g.algorithms):
-            fig.add_trace(go.Scatter(
-                x=list(g.sizes), y=_nan_to_none(values[a, rank, bandwidth]), name=name,
-                mode="lines+markers", marker={"size": 5},
-                line={"color": self.colours[name], "width": 2.5},
-                visible=True if algorithm in (-1, a) else "legendonly",
-                hovertemplate=f"<b>{html.escape(name)}</b><br>{hover}<extra></extra>"))
+            fig.add_trace(
+                go.Scatter(
+                    x=list(g.sizes),
+                    y=_nan_to_none(values[a, rank, bandwidth]),
+                    name=name,
+                    mode="lines+markers",
+                    marker={"size": 5},
+                    line={"color": self.colours[name], "width": 2.5},
+                    visible=True if algorithm in (-1, a) else "legendonly",
+                    hovertemplate=f"<b>{html.escape(name)}</b><br>{hover}<extra></extra>",
+                )
+            )
         fig.update_layout(
-            template="none", autosize=True, height=400,
+            template="none",
+            autosize=True,
+            height=400,
             margin={"l": 64, "r": 12, "t": 12, "b": 96},
             font={"size": 14, "family": "system-ui, sans-serif"},
-            hovermode="closest", hoverlabel={"font": {"size": 14}},
+            hovermode="closest",
+            hoverlabel={"font": {"size": 14}},
             legend={"orientation": "h", "x": 0, "y": -0.3, "yanchor": "top"},
-            xaxis={"type": "log", "title": {"text": "buffer size S"},
-                   "tickvals": ticks, "ticktext": [format_bytes(t) for t in ticks],
-                   "gridcolor": "#e5e5e5"},
-            yaxis={"type": "log" if metric == "seconds" else "linear",
-                   "title": {"text": "time" if metric == "seconds" else "busbw (GB/s)"},
-                   "tickformat": "~s" if metric == "seconds" else "~g",
-                   "dtick": 1 if metric == "seconds" else None,     # log axis: powers of 10
-                   "ticksuffix": "s" if metric == "seconds" else "", "gridcolor": "#e5e5e5"})
+            xaxis={
+                "type": "log",
+                "title": {"text": "buffer size S"},
+                "tickvals": ticks,
+                "ticktext": [format_bytes(t) for t in ticks],
+                "gridcolor": "#e5e5e5",
+            },
+            yaxis={
+                "type": "log" if metric == "seconds" else "linear",
+                "title": {"text": "time" if metric == "seconds" else "busbw (GB/s)"},
+                "tickformat": "~s" if metric == "seconds" else "~g",
+                "dtick": 1 if metric == "seconds" else None,  # log axis: powers of 10
+                "ticksuffix": "s" if metric == "seconds" else "",
+                "gridcolor": "#e5e5e5",
+            },
+        )
         return fig
 
     # -- the offline page block ---------------------------------------------------------
@@ -197,16 +268,22 @@ class Calculator:
 
         g = self.grid
         return {
-            "id": self.id, "title": self.title, "collective": g.collective,
+            "id": self.id,
+            "title": self.title,
+            "collective": g.collective,
             "algorithms": list(g.algorithms),
             "colours": [self.colours[a] for a in g.algorithms],
-            "ranks": list(g.rank_labels), "group_sizes": list(g.group_sizes),
-            "bandwidths": list(g.bandwidth_labels), "sizes": list(g.sizes),
+            "ranks": list(g.rank_labels),
+            "group_sizes": list(g.group_sizes),
+            "bandwidths": list(g.bandwidth_labels),
+            "sizes": list(g.sizes),
             "size_labels": [format_bytes(s) for s in g.sizes],
-            "seconds": [[[_nan_to_none(row) for row in per_r] for per_r in per_a]
-                        for per_a in g.seconds],
-            "busbw": [[[_nan_to_none(row) for row in per_r] for per_r in per_a]
-                      for per_a in g.busbw],
+            "seconds": [
+                [[_nan_to_none(row) for row in per_r] for per_r in per_a] for per_a in g.seconds
+            ],
+            "busbw": [
+                [[_nan_to_none(row) for row in per_r] for per_r in per_a] for per_a in g.busbw
+            ],
             "defaults": self.defaults,
             "figure": json.loads(pio.to_json(self.figure(), validate=False)),
         }
@@ -215,25 +292,40 @@ class Calculator:
         g, d, i = self.grid, self.defaults, self.id
 
         def select(name, label, options, chosen):
-            opts = "".join(f'<option value="{k}"{" selected" if k == chosen else ""}>'
-                           f"{html.escape(o)}</option>" for k, o in options)
-            return (f'<label>{label} <select data-control="{name}" id="{i}-{name}">'
-                    f"{opts}</select></label>")
+            opts = "".join(
+                f'<option value="{k}"{" selected" if k == chosen else ""}>{html.escape(o)}</option>'
+                for k, o in options
+            )
+            return (
+                f'<label>{label} <select data-control="{name}" id="{i}-{name}">'
+                f"{opts}</select></label>"
+            )
 
         def slider(name, label, labels, chosen):
-            return (f'<label>{label} <input type="range" data-control="{name}" id="{i}-{name}" '
-                    f'min="0" max="{len(labels) - 1}" step="1" value="{chosen}"> '
-                    f'<output data-show="{name}">{html.escape(labels[chosen])}</output></label>')
+            return (
+                f'<label>{label} <input type="range" data-control="{name}" id="{i}-{name}" '
+                f'min="0" max="{len(labels) - 1}" step="1" value="{chosen}"> '
+                f'<output data-show="{name}">{html.escape(labels[chosen])}</output></label>'
+            )
 
         parts = [
             slider("rank", html.escape(self.names["rank"]), g.rank_labels, d["rank"]),
             slider("size", "buffer S", [format_bytes(s) for s in g.sizes], d["size"]),
-            select("bandwidth", html.escape(self.names["bandwidth"]),
-                   list(enumerate(g.bandwidth_labels)), d["bandwidth"]),
-            select("algorithm", "algorithm",
-                   [(-1, "all")] + list(enumerate(g.algorithms)), d["algorithm"]),
-            select("metric", "plot", [("seconds", "time"), ("busbw", "bus bandwidth")],
-                   d["metric"]),
+            select(
+                "bandwidth",
+                html.escape(self.names["bandwidth"]),
+                list(enumerate(g.bandwidth_labels)),
+                d["bandwidth"],
+            ),
+            select(
+                "algorithm",
+                "algorithm",
+                [(-1, "all")] + list(enumerate(g.algorithms)),
+                d["algorithm"],
+            ),
+            select(
+                "metric", "plot", [("seconds", "time"), ("busbw", "bus bandwidth")], d["metric"]
+            ),
         ]
         return "".join(parts)
 
@@ -242,23 +334,28 @@ class Calculator:
         rows = "".join(
             f'<tr><th scope="row">{html.escape(a)}</th><td>{format_seconds(t)}</td>'
             f"<td>{format_rate(b)}</td></tr>"
-            for a, t, b in self.readout(d["rank"], d["bandwidth"], d["size"], d["algorithm"]))
-        return ('<table class="cl-calc-readout"><thead><tr><th scope="col">algorithm</th>'
-                '<th scope="col">time</th><th scope="col">busbw</th></tr></thead>'
-                f"<tbody>{rows}</tbody></table>")
+            for a, t, b in self.readout(d["rank"], d["bandwidth"], d["size"], d["algorithm"])
+        )
+        return (
+            '<table class="cl-calc-readout"><thead><tr><th scope="col">algorithm</th>'
+            '<th scope="col">time</th><th scope="col">busbw</th></tr></thead>'
+            f"<tbody>{rows}</tbody></table>"
+        )
 
     def _repr_html_(self) -> str:
         payload = json.dumps(self.data(), separators=(",", ":"), allow_nan=False)
         payload = payload.replace("</", "<\\/")
-        return (f'<div class="cl-calculator" id="{self.id}">'
-                f'<p class="cl-calc-title">{html.escape(self.title)}</p>'
-                f'<div class="cl-calc-controls">{self._controls_html()}</div>'
-                f"{self._readout_html()}"
-                f'<div class="cl-calc-plot" id="{self.id}-plot" role="img" '
-                f'aria-label="{html.escape(self.title)}: time or bus bandwidth against buffer size, '
-                f'one line per algorithm"></div>'
-                f'<script type="application/json" class="cl-calc-data">{payload}</script>'
-                "</div>")
+        return (
+            f'<div class="cl-calculator" id="{self.id}">'
+            f'<p class="cl-calc-title">{html.escape(self.title)}</p>'
+            f'<div class="cl-calc-controls">{self._controls_html()}</div>'
+            f"{self._readout_html()}"
+            f'<div class="cl-calc-plot" id="{self.id}-plot" role="img" '
+            f'aria-label="{html.escape(self.title)}: time or bus bandwidth against buffer '
+            f'size, one line per algorithm"></div>'
+            f'<script type="application/json" class="cl-calc-data">{payload}</script>'
+            "</div>"
+        )
 
     # -- live kernel ------------------------------------------------------------------
     def widget(self):
@@ -268,22 +365,42 @@ class Calculator:
         from IPython.display import display
 
         g, d = self.grid, self.defaults
-        rank = w.SelectionSlider(options=[(lab, k) for k, lab in enumerate(g.rank_labels)],
-                                 value=d["rank"], description=self.names["rank"])
-        size = w.SelectionSlider(options=[(format_bytes(s), k) for k, s in enumerate(g.sizes)],
-                                 value=d["size"], description="buffer S")
-        bandwidth = w.Dropdown(options=[(lab, k) for k, lab in enumerate(g.bandwidth_labels)],
-                               value=d["bandwidth"], description=self.names["bandwidth"])
-        algorithm = w.Dropdown(options=[("all", -1)] + [(a, k) for k, a in enumerate(g.algorithms)],
-                               value=-1, description="algorithm")
-        metric = w.Dropdown(options=[("time", "seconds"), ("bus bandwidth", "busbw")],
-                            value=d["metric"], description="plot")
+        rank = w.SelectionSlider(
+            options=[(lab, k) for k, lab in enumerate(g.rank_labels)],
+            value=d["rank"],
+            description=self.names["rank"],
+        )
+        size = w.SelectionSlider(
+            options=[(format_bytes(s), k) for k, s in enumerate(g.sizes)],
+            value=d["size"],
+            description="buffer S",
+        )
+        bandwidth = w.Dropdown(
+            options=[(lab, k) for k, lab in enumerate(g.bandwidth_labels)],
+            value=d["bandwidth"],
+            description=self.names["bandwidth"],
+        )
+        algorithm = w.Dropdown(
+            options=[("all", -1)] + [(a, k) for k, a in enumerate(g.algorithms)],
+            value=-1,
+            description="algorithm",
+        )
+        metric = w.Dropdown(
+            options=[("time", "seconds"), ("bus bandwidth", "busbw")],
+            value=d["metric"],
+            description="plot",
+        )
         readout = w.HTML()
         plot = w.Output()
 
         def update(_change=None):
-            self.defaults = {"rank": rank.value, "bandwidth": bandwidth.value, "size": size.value,
-                             "algorithm": algorithm.value, "metric": metric.value}
+            self.defaults = {
+                "rank": rank.value,
+                "bandwidth": bandwidth.value,
+                "size": size.value,
+                "algorithm": algorithm.value,
+                "metric": metric.value,
+            }
             readout.value = self._readout_html()
             plot.clear_output(wait=True)
             with plot:
@@ -293,17 +410,33 @@ class Calculator:
             control.observe(update, names="value")
         update()
         box = w.VBox([rank, size, bandwidth, algorithm, metric, readout, plot])
-        box.controls = {"rank": rank, "size": size, "bandwidth": bandwidth,
-                        "algorithm": algorithm, "metric": metric}
+        box.controls = {
+            "rank": rank,
+            "size": size,
+            "bandwidth": bandwidth,
+            "algorithm": algorithm,
+            "metric": metric,
+        }
         box.readout = readout
         return box
 
 
-def calculator(collective: str, cases: Mapping[str, Callable], ranks: Sequence,
-               link_bandwidths, sizes: Sequence[int] = DEFAULT_SIZES, title: str | None = None,
-               rank: int | None = None, size: int | None = None, bandwidth: int = 0,
-               metric: str = "seconds", colours: Mapping[str, str] | None = None,
-               rank_name: str = "ranks", bandwidth_name: str = "link", live: bool = False):
+def calculator(
+    collective: str,
+    cases: Mapping[str, Callable],
+    ranks: Sequence,
+    link_bandwidths,
+    sizes: Sequence[int] = DEFAULT_SIZES,
+    title: str | None = None,
+    rank: int | None = None,
+    size: int | None = None,
+    bandwidth: int = 0,
+    metric: str = "seconds",
+    colours: Mapping[str, str] | None = None,
+    rank_name: str = "ranks",
+    bandwidth_name: str = "link",
+    live: bool = False,
+):
     """A calculator of ``collective`` over ``cases`` (see the module's example). ``rank``,
     ``size`` and ``bandwidth`` are the indices shown first (default: the middle rank count,
     the size closest to 1 MiB, the first link speed). Returns a :class:`Calculator` (static,
@@ -316,12 +449,15 @@ def calculator(collective: str, cases: Mapping[str, Callable], ranks: Sequence,
     rank = len(grid.rank_labels) // 2 if rank is None else rank
     if size is None:
         size = int(np.argmin(np.abs(np.log2(grid.sizes) - 20)))
-    for name, index, count in (("rank", rank, len(grid.rank_labels)),
-                               ("size", size, len(grid.sizes)),
-                               ("bandwidth", bandwidth, len(grid.bandwidths))):
+    for name, index, count in (
+        ("rank", rank, len(grid.rank_labels)),
+        ("size", size, len(grid.sizes)),
+        ("bandwidth", bandwidth, len(grid.bandwidths)),
+    ):
         if not 0 <= index < count:
             raise CollectivesError(f"{name} index {index} is outside 0..{count - 1}")
     title = title or f"{grid.collective.replace('_', '-')}: time and bus bandwidth"
-    calc = Calculator(grid, title, rank, bandwidth, size, metric, colours, rank_name,
-                      bandwidth_name)
+    calc = Calculator(
+        grid, title, rank, bandwidth, size, metric, colours, rank_name, bandwidth_name
+    )
     return calc.widget() if live else calc

@@ -27,7 +27,7 @@ def format_seconds(t: float) -> str:
 
 def format_bytes(n: float) -> str:
     """A buffer size in binary units: ``1 KiB``, ``64 MiB``, ``1.5 GiB``."""
-    for scale, unit in ((2 ** 30, "GiB"), (2 ** 20, "MiB"), (2 ** 10, "KiB")):
+    for scale, unit in ((2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB")):
         if n >= scale:
             return f"{n / scale:.4g} {unit}"
     return f"{n:.4g} B"

@@ -13,7 +13,6 @@ from collectives import fabric
 from collectives.errors import CollectivesError, TopologyError
 from collectives.fabric import Tier
 
-
 BW = 50e9
 
 

@@ -7,18 +7,18 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
-import collectives as cl  # noqa: E402
-from collectives import viz  # noqa: E402
-from collectives.viz import animation  # noqa: E402
+import collectives as cl
+from collectives import viz
+from collectives.viz import animation
 
 
 def test_draw_schedule_has_a_row_per_step_and_shows_the_buffers():
     s = cl.algorithms.ring_all_gather(4)
     fig = viz.draw_schedule(s, cl.topology.ring(4, 1.0))
     assert len(fig.axes) == 2 * (s.n_steps + 1)
-    grid = fig.axes[-1]                         # the buffers after the last step: all full
+    grid = fig.axes[-1]  # the buffers after the last step: all full
     labels = sorted(t.get_text() for t in grid.texts)
     assert labels == sorted(str(c) for c in range(4) for _ in range(4))
     plt.close(fig)
@@ -35,7 +35,8 @@ def test_reductions_show_contribution_counts():
 
 def test_stepper_has_one_tab_per_frame():
     tab = viz.stepper(cl.algorithms.ring_all_gather(5), cl.topology.ring(5, 1.0))
-    assert len(tab.children) == 5 and tab.titles == ("start", "step 0", "step 1", "step 2", "step 3")
+    assert len(tab.children) == 5
+    assert tab.titles == ("start", "step 0", "step 1", "step 2", "step 3")
     assert all(img.value[:8] == b"\x89PNG\r\n\x1a\n" for img in tab.children)
     # every frame differs from the one before (each step moves something)
     assert all(a.value != b.value for a, b in zip(tab.children, tab.children[1:]))
@@ -44,7 +45,7 @@ def test_stepper_has_one_tab_per_frame():
 def test_animation_has_a_frame_per_state():
     html = viz.animate(cl.algorithms.ring_all_gather(3)).to_jshtml()
     frames = set(re.findall(r"frames\[(\d+)\] = ", html))
-    assert frames == {"0", "1", "2"}                 # before step 0, after steps 0 and 1
+    assert frames == {"0", "1", "2"}  # before step 0, after steps 0 and 1
 
 
 def test_a_cluster_schedule_animates_on_its_wiring_alone():
@@ -86,12 +87,10 @@ def test_frame_machinery_animates_any_drawing():
 def test_placement_draws_a_small_collective_on_part_of_a_cluster():
     """A 4-rank ring placed on GPUs 4..7 of a 2-node cluster (node 1): one arrow per link
     of every route, as cl.time places the ranks."""
-    small = cl.topology.cluster(2, 4, nvlink_bandwidth=1e9, pcie_bandwidth=1e9,
-                                nic_bandwidth=1e9)
+    small = cl.topology.cluster(2, 4, nvlink_bandwidth=1e9, pcie_bandwidth=1e9, nic_bandwidth=1e9)
     ring = cl.algorithms.ring_all_gather(4)
     fig = viz.draw_schedule(ring, small, steps=[0], placement=[4, 5, 6, 7])
-    arrows = [p for p in fig.axes[2].patches
-              if isinstance(p, matplotlib.patches.FancyArrowPatch)]
+    arrows = [p for p in fig.axes[2].patches if isinstance(p, matplotlib.patches.FancyArrowPatch)]
     # each transfer crosses GPU -> NVSwitch -> GPU: 2 links, 4 transfers
     assert len(arrows) == 8
     plt.close(fig)

@@ -11,18 +11,64 @@ import collectives as cl
 from collectives.viz import calculators, costs, fabric, hardware, style
 
 OLD = {
-    "gpu": ["ALGORITHM_COLOURS", "LEVEL_COLOURS", "FIG_WIDTH", "setup", "style",
-            "draw_scalable_unit", "plot_bars", "link_bytes", "plot_link_bytes"],
-    "cluster": ["LEVEL_COLOURS", "LEVEL_LABELS", "ALGORITHM_COLOURS", "WIDTH", "FONT",
-                "phone_style", "level_seconds_bars", "cable_loads", "plot_cable_loads",
-                "draw_cluster"],
-    "tpu": ["COLOURS", "FONT", "draw_slice", "draw_cube", "plot_bandwidth_hierarchy",
-            "draw_hops", "plot_level_seconds"],
-    "interactive": ["Grid", "case", "power_of_two", "compute_grid", "calculator", "Calculator",
-                    "format_seconds", "format_bytes", "format_rate", "DEFAULT_SIZES"],
-    "plan": ["ClusterChoice", "PlanGrid", "PlanCalculator", "plan_grid", "plan_calculator",
-             "summarise", "purpose_class", "level_label", "DEFAULT_MODELS",
-             "DEFAULT_CLUSTERS", "DEFAULT_RECIPES", "CLASS_COLOURS"],
+    "gpu": [
+        "ALGORITHM_COLOURS",
+        "LEVEL_COLOURS",
+        "FIG_WIDTH",
+        "setup",
+        "style",
+        "draw_scalable_unit",
+        "plot_bars",
+        "link_bytes",
+        "plot_link_bytes",
+    ],
+    "cluster": [
+        "LEVEL_COLOURS",
+        "LEVEL_LABELS",
+        "ALGORITHM_COLOURS",
+        "WIDTH",
+        "FONT",
+        "phone_style",
+        "level_seconds_bars",
+        "cable_loads",
+        "plot_cable_loads",
+        "draw_cluster",
+    ],
+    "tpu": [
+        "COLOURS",
+        "FONT",
+        "draw_slice",
+        "draw_cube",
+        "plot_bandwidth_hierarchy",
+        "draw_hops",
+        "plot_level_seconds",
+    ],
+    "interactive": [
+        "Grid",
+        "case",
+        "power_of_two",
+        "compute_grid",
+        "calculator",
+        "Calculator",
+        "format_seconds",
+        "format_bytes",
+        "format_rate",
+        "DEFAULT_SIZES",
+    ],
+    "plan": [
+        "ClusterChoice",
+        "PlanGrid",
+        "PlanCalculator",
+        "plan_grid",
+        "plan_calculator",
+        "summarise",
+        "purpose_class",
+        "level_label",
+        "DEFAULT_MODELS",
+        "DEFAULT_CLUSTERS",
+        "DEFAULT_RECIPES",
+        "CLASS_COLOURS",
+    ],
 }
 
 
@@ -48,7 +94,7 @@ def test_the_old_names_are_the_new_objects():
     assert interactive.calculator is calculators.calculator
     assert interactive.format_seconds is calculators.format_seconds
     assert plan.plan_calculator is calculators.plan_calculator
-    assert plan._readout_rows is calculators.readout_rows        # the site's browser test
+    assert plan._readout_rows is calculators.readout_rows  # the site's browser test
     assert gpu.ALGORITHM_COLOURS is style.ALGORITHM_COLOURS
 
 

@@ -5,13 +5,13 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
 
-import collectives as cl  # noqa: E402
-from collectives import viz  # noqa: E402
-from collectives.viz import costs  # noqa: E402
+import collectives as cl
+from collectives import viz
+from collectives.viz import costs
 
 
 def test_plot_costs_plots_time_from_cost_time():
@@ -30,8 +30,10 @@ def test_plot_costs_plots_time_from_cost_time():
 def _lines(cases):
     fig, ax = plt.subplots()
     viz.plot_costs(cases, [1e3, 1e6], "seconds", ax=ax)
-    lines = {line.get_label(): (matplotlib.colors.to_hex(line.get_color()),
-                                line.get_linestyle()) for line in ax.get_lines()}
+    lines = {
+        line.get_label(): (matplotlib.colors.to_hex(line.get_color()), line.get_linestyle())
+        for line in ax.get_lines()
+    }
     plt.close(fig)
     return lines
 
@@ -42,8 +44,11 @@ def test_plot_costs_gives_each_algorithm_its_book_colour_in_any_order():
     ring8, switch8 = cl.topology.ring(8, 1e9, 1e-6), cl.topology.switch(8, 1e9, 1e-6)
     ring = ("ring", cl.algorithms.ring_all_reduce(8), ring8)
     rab = ("Rabenseifner", cl.algorithms.rabenseifner_all_reduce(8), switch8)
-    tree = ("double binary tree, 8 segments",
-            cl.algorithms.double_binary_tree_all_reduce(8, n_segments=8), switch8)
+    tree = (
+        "double binary tree, 8 segments",
+        cl.algorithms.double_binary_tree_all_reduce(8, n_segments=8),
+        switch8,
+    )
     first, second = _lines([ring, rab, tree]), _lines([tree, rab, ring])
     assert first == second
     # Okabe-Ito blue for rings, Tol's teal for halving-doubling, reddish purple for trees
@@ -56,11 +61,16 @@ def test_plot_costs_gives_each_algorithm_its_book_colour_in_any_order():
 
 def test_plot_costs_tells_two_cases_of_one_algorithm_apart_by_line_style():
     torus = cl.topology.torus((4, 4), 1e9, 1e-6)
-    lines = _lines([
-        ("torus, one axis at a time", cl.algorithms.torus_all_gather((4, 4)), torus),
-        ("torus, all axes at once", cl.algorithms.torus_all_gather((4, 4), concurrent=True),
-         torus),
-    ])
+    lines = _lines(
+        [
+            ("torus, one axis at a time", cl.algorithms.torus_all_gather((4, 4)), torus),
+            (
+                "torus, all axes at once",
+                cl.algorithms.torus_all_gather((4, 4), concurrent=True),
+                torus,
+            ),
+        ]
+    )
     (c1, s1), (c2, s2) = lines.values()
     assert c1 == c2 == matplotlib.colors.to_hex(viz.style.algorithm_colour("torus"))
     assert s1 != s2
@@ -78,7 +88,7 @@ def test_link_multiples_are_the_timings_endpoint_bytes_over_the_buffer():
     """A ring all-reduce of S on a DGX node: each GPU sends 2(n-1)/n S = 1.75 S over its
     NVLink up to the NVSwitch and receives as much (n = 8)."""
     dgx = cl.hardware.preset("dgx-h100")
-    timing = cl.time(cl.algorithms.ring_all_reduce(8), dgx, 2 ** 20)
+    timing = cl.time(cl.algorithms.ring_all_reduce(8), dgx, 2**20)
     up, down = costs.link_multiples(timing, dgx)
     assert up == pytest.approx(1.75) and down == pytest.approx(1.75)
     assert costs.link_multiples(timing, dgx, gpu=3) == pytest.approx((1.75, 1.75))
@@ -92,9 +102,15 @@ def test_link_multiples_are_the_timings_endpoint_bytes_over_the_buffer():
 def test_level_bars_are_as_long_as_the_timing():
     """level_seconds_bars: each bar's parts add up to Timing.seconds (transfer per level +
     the latency of all steps)."""
-    pod = cl.topology.cluster(2, 4, nvlink_bandwidth=4.5e11, pcie_bandwidth=6.4e10,
-                              nic_bandwidth=5e10, network_latency=1e-6)
-    timings = {"ring": cl.time(cl.algorithms.ring_all_reduce(8), pod, 2 ** 24)}
+    pod = cl.topology.cluster(
+        2,
+        4,
+        nvlink_bandwidth=4.5e11,
+        pcie_bandwidth=6.4e10,
+        nic_bandwidth=5e10,
+        network_latency=1e-6,
+    )
+    timings = {"ring": cl.time(cl.algorithms.ring_all_reduce(8), pod, 2**24)}
     fig, ax = plt.subplots()
     costs.level_seconds_bars(timings, ax=ax, unit=1e-3)
     total = sum(p.get_width() for p in ax.patches)

@@ -5,12 +5,12 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
 
-import collectives as cl  # noqa: E402
-from collectives.viz import fabric as vfab  # noqa: E402
+import collectives as cl
+from collectives.viz import fabric as vfab
 
 
 def test_cable_load_histogram_counts_cables_per_number_of_flows():

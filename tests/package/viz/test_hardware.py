@@ -5,12 +5,12 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
 
-import collectives as cl  # noqa: E402
-from collectives.viz import hardware  # noqa: E402
+import collectives as cl
+from collectives.viz import hardware
 
 
 def test_a_slice_draws_its_wraparound_stubs():
@@ -32,8 +32,7 @@ def test_a_cube_has_a_stub_per_face_chip_and_axis():
 
 
 def test_nic_rails_are_the_local_index_of_each_nics_gpu():
-    small = cl.topology.cluster(3, 4, nvlink_bandwidth=1e9, pcie_bandwidth=1e9,
-                                nic_bandwidth=1e9)
+    small = cl.topology.cluster(3, 4, nvlink_bandwidth=1e9, pcie_bandwidth=1e9, nic_bandwidth=1e9)
     rails = hardware.nic_rails(small)
     # 12 NICs; the NIC of GPU (node, i) is on rail i: rails 0..3, three NICs each
     assert len(rails) == 12 and sorted(rails.values()) == sorted(list(range(4)) * 3)
@@ -41,8 +40,7 @@ def test_nic_rails_are_the_local_index_of_each_nics_gpu():
 
 
 def test_draw_cluster_draws_each_flow_along_its_route():
-    small = cl.topology.cluster(3, 4, nvlink_bandwidth=1e9, pcie_bandwidth=1e9,
-                                nic_bandwidth=1e9)
+    small = cl.topology.cluster(3, 4, nvlink_bandwidth=1e9, pcie_bandwidth=1e9, nic_bandwidth=1e9)
     ax = hardware.draw_cluster(small, [(0, 5, "#D55E00")], ax=plt.figure().gca())
     flow = [line for line in ax.lines if line.get_color() == "#D55E00"]
     # one polyline through the route's nodes: GPU 0 and one more per link of the route

@@ -6,12 +6,12 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
 
-import collectives as cl  # noqa: E402
-from collectives.viz import trees  # noqa: E402
+import collectives as cl
+from collectives.viz import trees
 
 
 def _distance_to_segment(point, a, b):
@@ -24,7 +24,7 @@ def test_tree_edges_stay_off_every_node(n):
     schedule = cl.algorithms.double_binary_tree_all_reduce(n)
     for half in (0, 1):
         edges = trees.reduction_edges(schedule, half)
-        assert len(edges) == n - 1                 # a tree over all n ranks
+        assert len(edges) == n - 1  # a tree over all n ranks
         pos = trees.tree_layout(edges, n)
         for (a, b), (child, par) in zip(trees.edge_segments(pos, edges), edges):
             # the drawn segment ends on the two circles' rims ...
@@ -45,7 +45,7 @@ def test_tree_nodes_inside_the_axes_and_labels_on_top():
         for c in circles:
             (x, y), r = c.center, c.radius
             assert x0 <= x - r and x + r <= x1 and y0 <= y - r and y + r <= y1
-            assert c.get_facecolor()[3] == 1.0           # opaque: no edge shows through
+            assert c.get_facecolor()[3] == 1.0  # opaque: no edge shows through
         labels = [t for t in ax.texts if t.get_text().isdigit()]
         assert sorted(int(t.get_text()) for t in labels) == list(range(8))
         assert min(t.get_zorder() for t in labels) > max(c.get_zorder() for c in circles)

@@ -6,14 +6,14 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
 
-import collectives as cl  # noqa: E402
-from collectives import viz  # noqa: E402
-from collectives.topology import Topology  # noqa: E402
-from collectives.viz import wiring as vw  # noqa: E402
+import collectives as cl
+from collectives import viz
+from collectives.topology import Topology
+from collectives.viz import wiring as vw
 
 
 def _arrows(ax):
@@ -23,7 +23,7 @@ def _arrows(ax):
 def test_topology_arrows_follow_the_routes():
     s = cl.algorithms.direct_all_gather(3)
     ax = viz.draw_topology(cl.topology.switch(3, 1.0), step=0, schedule=s)
-    assert len(_arrows(ax)) == 2 * s.n_transfers     # up-link and down-link of each transfer
+    assert len(_arrows(ax)) == 2 * s.n_transfers  # up-link and down-link of each transfer
     plt.close("all")
 
 
@@ -36,11 +36,11 @@ def test_one_arrow_per_shard_and_link():
         st = schedule.step(step)
         remote = np.flatnonzero(st.src != st.dst)
         pair, link = topology.paths(st.src[remote], st.dst[remote])
-        expected = {(l, int(st.src_chunk[remote[p]]) // 4) for p, l in zip(pair, link)}
+        expected = {(lk, int(st.src_chunk[remote[p]]) // 4) for p, lk in zip(pair, link)}
         assert len(_arrows(ax)) == len(expected)
         merged += len(pair) - len(expected)
         plt.close("all")
-    assert merged > 0                 # some link carries two pieces of one shard in a step
+    assert merged > 0  # some link carries two pieces of one shard in a step
 
 
 def test_a_ring_on_a_circle_clockwise_from_the_top():
@@ -82,8 +82,7 @@ def test_wraparound_links_are_stubs_leaving_one_edge():
 
 
 def test_a_cluster_is_drawn_tier_by_tier():
-    small = cl.topology.cluster(2, 4, nvlink_bandwidth=1e9, pcie_bandwidth=1e9,
-                                nic_bandwidth=1e9)
+    small = cl.topology.cluster(2, 4, nvlink_bandwidth=1e9, pcie_bandwidth=1e9, nic_bandwidth=1e9)
     lay = vw.wiring_of(small)
     pos = lay.positions
     # GPU (node, i) at x = node * (4 + 1.5) + i on row 0, labelled i
@@ -104,18 +103,31 @@ def test_a_cluster_is_drawn_tier_by_tier():
     assert [name for _, name in lay.rows] == ["NVSwitch", "leaves", "spines"]
 
 
-@pytest.mark.parametrize("build", [
-    lambda: cl.hardware.preset("dgx-h100"),
-    lambda: cl.hardware.preset("superpod-h100", units=1),
-    lambda: cl.hardware.preset("gb200-nvl72"),
-    lambda: cl.hardware.preset("meta-roce-32k", zones=2, racks_per_zone=28, aggregators=4),
-    lambda: cl.hardware.preset("tpu-v5e", shape=(4, 4), slices=2),
-    lambda: cl.hardware.preset("tpu-v4", shape=(4, 4, 4)),
-    lambda: cl.fabric.fat_tree(4, 1e9),
-    lambda: cl.fabric.clos(8, 2, 1e9),
-    lambda: cl.topology.chain(5, 1e9),
-], ids=["dgx", "superpod-su", "nvl72", "meta", "multislice", "v4-cube", "fat-tree", "clos",
-        "chain"])
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: cl.hardware.preset("dgx-h100"),
+        lambda: cl.hardware.preset("superpod-h100", units=1),
+        lambda: cl.hardware.preset("gb200-nvl72"),
+        lambda: cl.hardware.preset("meta-roce-32k", zones=2, racks_per_zone=28, aggregators=4),
+        lambda: cl.hardware.preset("tpu-v5e", shape=(4, 4), slices=2),
+        lambda: cl.hardware.preset("tpu-v4", shape=(4, 4, 4)),
+        lambda: cl.fabric.fat_tree(4, 1e9),
+        lambda: cl.fabric.clos(8, 2, 1e9),
+        lambda: cl.topology.chain(5, 1e9),
+    ],
+    ids=[
+        "dgx",
+        "superpod-su",
+        "nvl72",
+        "meta",
+        "multislice",
+        "v4-cube",
+        "fat-tree",
+        "clos",
+        "chain",
+    ],
+)
 def test_every_preset_gets_a_position_for_every_node(build):
     topology = build()
     pos = vw.wiring_of(topology).positions
@@ -155,8 +167,11 @@ def test_switch_participants_run_on_the_switches_cost_time_uses():
         assert nvswitch in set(src.tolist()) | set(dst.tolist())
     ax = viz.draw_topology(dgx, 0, nvls, ax=plt.figure().gca(), levels=("nvlink",))
     # the participating switch is outlined in black
-    outlined = [c for c in ax.collections
-                if len(c.get_offsets()) == 1 and np.allclose(c.get_edgecolor()[0][:3], 0)]
+    outlined = [
+        c
+        for c in ax.collections
+        if len(c.get_offsets()) == 1 and np.allclose(c.get_edgecolor()[0][:3], 0)
+    ]
     assert len(outlined) == 1
     np.testing.assert_allclose(outlined[0].get_offsets()[0], vw.wiring_of(dgx).positions[nvswitch])
     plt.close("all")
@@ -179,7 +194,7 @@ def test_levels_hide_the_rest_of_the_wiring():
     nvlink = dgx.info.levels.index("nvlink")
     np.testing.assert_array_equal(lay.hidden, dgx.link_level != nvlink)
     placed = np.flatnonzero(np.isfinite(lay.positions[:, 0]))
-    assert placed.tolist() == list(range(8)) + [int(dgx.switches[0])]   # GPUs and NVSwitch
+    assert placed.tolist() == list(range(8)) + [int(dgx.switches[0])]  # GPUs and NVSwitch
     assert [name for _, name in lay.rows] == ["NVSwitch"]
     with pytest.raises(cl.CollectivesError, match="no link level 'ici'"):
         vw.wiring_of(dgx, levels=("ici",))
@@ -195,7 +210,8 @@ def test_bad_topologies_are_refused():
 def test_a_topology_with_no_declared_drawing_gets_a_spring_layout():
     # three endpoints and a switch, built by hand: family "custom"
     src, dst = [0, 1, 2, 3, 3, 3], [3, 3, 3, 0, 1, 2]
-    t = Topology(3, src, dst, 1.0, 0.0, lambda s, d: (np.zeros(0, int), np.zeros(0, int)),
-                 n_switches=1)
+    t = Topology(
+        3, src, dst, 1.0, 0.0, lambda s, d: (np.zeros(0, int), np.zeros(0, int)), n_switches=1
+    )
     pos = vw.wiring_of(t).positions
     assert pos.shape == (4, 2) and np.isfinite(pos).all()

@@ -10,5 +10,5 @@ def test_formats():
     assert vi.format_seconds(2.5) == "2.50 s"
     assert vi.format_seconds(999.6e-9) == "1000 ns"
     assert vi.format_seconds(float("nan")) == "n/a"
-    assert vi.format_bytes(2 ** 20) == "1 MiB" and vi.format_bytes(3 * 2 ** 29) == "1.5 GiB"
+    assert vi.format_bytes(2**20) == "1 MiB" and vi.format_bytes(3 * 2**29) == "1.5 GiB"
     assert vi.format_rate(39.2528e9) == "39.3 GB/s" and vi.format_rate(1234e9) == "1234 GB/s"

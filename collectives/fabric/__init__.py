@@ -20,7 +20,8 @@ from .ecmp import (ecmp_collision_probability, ecmp_no_collision_probability,
                    expected_max_load, expected_max_load_exact, load_imbalance,
                    max_load_distribution, max_load_estimate, ecmp_efficiency,
                    qps_for_efficiency)
-from .flows import (SCHEMES, Flows, collective_time, max_min_rates, reroute, route_flows,
+from .flows import (SCHEMES, Flows, cable_flows, collective_time, max_min_rates, reroute,
+                    route_flows,
                     step_time)
 from .layered import LayeredFabric, Tier, layered
 from .presets import META_SOURCES, meta_cluster
@@ -35,7 +36,8 @@ __all__ = [
     "expected_max_load", "max_load_distribution", "expected_max_load_exact", "max_load_estimate",
     "Tier", "LayeredFabric", "layered", "meta_cluster", "META_SOURCES",
     "Flows", "SCHEMES", "route_flows", "max_min_rates", "step_time", "collective_time",
-    "reroute", "fabric_bisection", "fat_tree_counts", "clos_counts", "clos_count",
+    "reroute", "cable_flows", "fabric_bisection", "fat_tree_counts", "clos_counts",
+    "clos_count",
     "leaf_spine_bisection", "failure_slowdown", "ecmp_efficiency", "qps_for_efficiency",
     "pfc_headroom", "mlx5_xoff", "buffer_dependencies", "dependency_cycle", "node_path_links",
 ]

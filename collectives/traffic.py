@@ -147,7 +147,7 @@ class Traffic:
             out.extend(dict(step) for _ in range(run.repeat))
         return out
 
-    def run_of_step(self) -> np.ndarray:
+    def run_of_step(self) -> NDArray[np.int64]:
         """For every step, the index of the run it belongs to."""
         return np.repeat(np.arange(len(self.runs)), [r.repeat for r in self.runs])
 

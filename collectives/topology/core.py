@@ -33,6 +33,8 @@ from ..validation import int_array, integer, number
 if TYPE_CHECKING:
     import networkx as nx
 
+    from ..hardware.systems import System
+
 __all__ = ["Topology", "TopologyInfo", "FabricInfo", "ROLES", "Router", "readonly",
            "link_params"]
 
@@ -104,7 +106,7 @@ class TopologyInfo:
     shape: Optional[tuple[int, ...]] = None
     wraparound: Optional[tuple[bool, ...]] = None
     levels: tuple[str, ...] = ("link",)
-    system: Any = None
+    system: Optional[System] = None
     sources: tuple[str, ...] = ()
     dimensions: tuple["Topology", ...] = ()
     gpus_per_node: Optional[int] = None
@@ -252,7 +254,7 @@ class Topology:
         return self.info.wraparound
 
     @property
-    def system(self) -> Any:
+    def system(self) -> Optional[System]:
         """The hardware record of a preset (``info.system``, a
         :class:`collectives.hardware.System`), or None."""
         return self.info.system

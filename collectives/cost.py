@@ -468,12 +468,12 @@ class TimeGrid:
 
 #: what a case of :func:`time_grid` builds: (schedule, topology) or (schedule, topology,
 #: wire bytes per buffer byte), or None where the case does not apply
-GridCase = Optional[Union[tuple["Schedule", "Topology"], tuple["Schedule", "Topology", float]]]
+_GridCase = Optional[Union[tuple["Schedule", "Topology"], tuple["Schedule", "Topology", float]]]
 
 _Key = TypeVar("_Key")
 
 
-def time_grid(collective: str, cases: Mapping[str, Callable[[_Key, float], GridCase]],
+def time_grid(collective: str, cases: Mapping[str, Callable[[_Key, float], _GridCase]],
               keys: Sequence[_Key], link_bandwidths: Sequence[float],
               sizes: Sequence[int]) -> TimeGrid:
     """:func:`time` and :func:`busbw` of every case at every key, link bandwidth and size.

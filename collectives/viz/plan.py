@@ -57,7 +57,8 @@ _STEP = (("compute", PALETTE["grey"]), ("pipeline bubble", PALETTE["olive"]),
          ("exposed communication", PALETTE["vermillion"]))
 _MEMORY = (("weights", PALETTE["blue"]), ("master", PALETTE["sky blue"]),
            ("grads", PALETTE["bluish green"]), ("optimizer", PALETTE["orange"]),
-           ("activations", PALETTE["reddish purple"]), ("kv_cache", PALETTE["teal"]))
+           ("activations", PALETTE["reddish purple"]), ("logits", PALETTE["wine"]),
+           ("kv_cache", PALETTE["teal"]))
 
 
 def purpose_class(purpose: str) -> str:

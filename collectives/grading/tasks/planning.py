@@ -445,8 +445,8 @@ def check_layout_choice(answer, what, hbm_bytes, within=WITHIN):
         raise AssertionError(
             f"{what} = {answer} needs {_gb(mem.total)} per device (weights {_gb(mem.weights)}, "
             f"master {_gb(mem.master)}, grads {_gb(mem.grads)}, optimizer "
-            f"{_gb(mem.optimizer)}, activations {_gb(mem.activations)}), more than the "
-            f"{_gb(hbm_bytes)} limit")
+            f"{_gb(mem.optimizer)}, activations {_gb(mem.activations)}, logits "
+            f"{_gb(mem.logits)}), more than the {_gb(hbm_bytes)} limit")
     _, best = best_layout(hbm_bytes)
     if plan.step_seconds > best * (1 + within):
         raise AssertionError(

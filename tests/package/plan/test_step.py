@@ -520,3 +520,136 @@ def test_oversubscribed_aggregation_slows_cross_zone_data_parallelism():
         seconds[ratio] = (r.seconds, r.bottleneck_level)
     assert seconds[7][1] == "core"                        # the CTSW-ATSW uplinks
     assert seconds[7][0] > 2 * seconds[1][0]
+
+
+# ---- overlap windows, MFU, FP8 compute, interleaving, TP overlap, logits ---------------------
+
+# compute of llama3-8b at 1,024 tokens per sequence, 32 sequences on 8 H100s at 989 TFLOP/s:
+# 3 x (2 P + 2 x 1024 x 4096 x 32 attention) FLOPs per token (test_model.py derives P)
+COMPUTE_8B = 3 * (2 * PARAMS_8B + 2 * 1024 * 4096 * 32) * 32 * 1024 / 8 / 9.89e14
+AR_8B = 2 * 7 / 8 * PARAMS_8B * 2 / NVLINK        # the ring all-reduce of the BF16 gradients
+
+
+def test_dp_all_reduce_hides_only_behind_the_last_micro_batch(dgx):
+    kw = dict(seq_len=1024, global_batch=32)
+    one = P.training_step("llama3-8b", Layout(dp=8), dgx, **kw)
+    four = P.training_step("llama3-8b", Layout(dp=8, micro_batches=4), dgx, **kw)
+    assert one.compute_seconds == pytest.approx(COMPUTE_8B)
+    # one micro-batch: 62 ms of all-reduce behind 135 ms of backward, hidden
+    assert one.exposed() == 0 and AR_8B < 2 / 3 * COMPUTE_8B
+    # four: it waits for the last micro-batch, whose backward is 34 ms
+    assert four.exposed() == pytest.approx(AR_8B - 2 / 3 * COMPUTE_8B / 4)
+    assert four.window(four.records("dp grad")[0]) == pytest.approx(2 / 3 * COMPUTE_8B / 4)
+
+
+def test_zero1_weight_gather_waits_for_the_first_micro_batch(dgx):
+    p = P.training_step("llama3-8b", Layout(dp=8, zero_stage=1, micro_batches=4), dgx,
+                        seq_len=1024, global_batch=32)
+    gather = 7 / 8 * PARAMS_8B * 2 / NVLINK           # ring all-gather of the BF16 weights
+    (ag,) = p.records("dp weight")
+    assert ag.hidden_behind == "first forward" and ag.seconds == pytest.approx(gather)
+    # the reduce-scatter (31 ms) fits the last backward slice (34 ms); the gather (31 ms) does
+    # not fit the first forward slice (17 ms)
+    assert p.exposed("dp grad") == 0
+    assert p.exposed("dp weight") == pytest.approx(gather - COMPUTE_8B / 3 / 4)
+
+
+def test_zero2_and_fsdp_reduce_every_micro_batch_behind_its_own_slice(dgx):
+    kw = dict(seq_len=1024, global_batch=32)
+    z2 = P.training_step("llama3-8b", Layout(dp=8, zero_stage=2, micro_batches=4), dgx, **kw)
+    rs = z2.records("dp grad")[0]
+    assert (rs.count, rs.hidden_behind) == (4, "backward")
+    # each 31 ms reduce-scatter within its 34 ms slice: hidden
+    assert z2.exposed("dp grad") == 0
+    fsdp = P.training_step("llama3-8b", Layout(fsdp=8, micro_batches=4), dgx, **kw)
+    totals = {ph: sum(r.total_seconds for r in fsdp.collectives if r.hidden_behind == ph)
+              for ph in ("forward", "backward")}
+    # per-micro-batch collectives keep the pass-wide rule
+    assert fsdp.exposed() == pytest.approx(max(0, totals["forward"] - COMPUTE_8B / 3)
+                                           + max(0, totals["backward"] - 2 * COMPUTE_8B / 3))
+
+
+def test_mfu_stretches_compute_and_the_windows(dgx):
+    kw = dict(seq_len=1024, global_batch=32)
+    peak = P.training_step("llama3-8b", Layout(dp=8, micro_batches=4), dgx, **kw)
+    half = P.training_step("llama3-8b", Layout(dp=8, micro_batches=4), dgx, mfu=0.5, **kw)
+    assert half.compute_seconds == pytest.approx(2 * COMPUTE_8B)
+    # the slice doubles to 68 ms: the 62 ms all-reduce now hides
+    assert peak.exposed() > 0 and half.exposed() == 0
+    for bad in (0, 1.5, -0.2):
+        with pytest.raises(cl.CollectivesError, match="mfu"):
+            P.training_step("llama3-8b", Layout(dp=8), dgx, mfu=bad, seq_len=64,
+                            global_batch=8)
+
+
+def test_fp8_compute_runs_the_linear_layers_at_the_fp8_peak(dgx):
+    p = P.training_step("llama3-8b", Layout(dp=8), dgx, seq_len=1024, global_batch=32,
+                        compute="fp8")
+    # 6 P per token at 1,979 TFLOP/s (H100 SXM dense FP8), attention at 989 TFLOP/s
+    tokens = 32 * 1024 / 8
+    want = (6 * PARAMS_8B * tokens / 1.979e15
+            + 6 * 1024 * 4096 * 32 * tokens / 9.89e14)
+    assert p.compute_seconds == pytest.approx(want)
+    assert any("FP8 peak" in n for n in p.notes)
+    with pytest.raises(cl.CollectivesError, match="no FP8 peak is recorded for tpu-v5p"):
+        P.training_step("llama3-8b", Layout(dp=64), cl.hardware.preset(
+            "tpu-v5p", shape=(4, 4, 4)), seq_len=64, global_batch=64, compute="fp8")
+    with pytest.raises(cl.CollectivesError, match="compute must be one of"):
+        P.training_step("llama3-8b", Layout(dp=8), dgx, seq_len=64, global_batch=8,
+                        compute="fp4")
+
+
+def test_interleaved_schedule_shrinks_the_bubble_and_sends_more(two_nodes):
+    kw = dict(seq_len=1024, global_batch=16)
+    plain = P.training_step("llama3-8b", Layout(dp=4, pp=2, tp=2, micro_batches=4),
+                            two_nodes, **kw)
+    inter = P.training_step("llama3-8b", Layout(dp=4, pp=2, tp=2, micro_batches=4,
+                                                virtual_stages=2), two_nodes, **kw)
+    # (pp - 1) / m = 1/4 against (pp - 1) / (v m) = 1/8 of the same compute
+    assert plain.bubble_seconds == pytest.approx(plain.compute_seconds / 4)
+    assert inter.bubble_seconds == pytest.approx(plain.compute_seconds / 8)
+    # one send per micro-batch and model chunk each way: 4 against 8
+    assert [r.count for r in plain.records("pp")] == [4, 4]
+    assert [r.count for r in inter.records("pp")] == [8, 8]
+    # 1 sequence per micro-batch, 16 blocks per stage, 34 s b h / tp bytes each (sequence
+    # parallelism), min(pp, m) = 2 micro-batches in flight, or 2 (1 + 1 / (2 x 2)) = 2.5
+    per_stage = 34 * 1024 * 1 * 4096 / 2 * 16
+    assert plain.memory.activations == pytest.approx(2 * per_stage)
+    assert inter.memory.activations == pytest.approx(2.5 * per_stage)
+
+
+def test_tp_overlap_hides_tensor_parallelism_behind_its_pass(dgx):
+    kw = dict(seq_len=4096, global_batch=4)
+    exposed = P.training_step("llama3-8b", Layout(tp=8), dgx, **kw)
+    overlap = P.training_step("llama3-8b", Layout(tp=8, tp_overlap=True), dgx, **kw)
+    assert exposed.exposed() == pytest.approx(exposed.communication_seconds)
+    assert {(r.hidden_behind, r.stream) for r in overlap.records("tp")} == {
+        ("forward", "tp"), ("backward", "tp")}
+    fwd = sum(r.total_seconds for r in overlap.records("tp") if r.phase == "forward")
+    bwd = overlap.communication_seconds - fwd
+    assert overlap.exposed() == pytest.approx(max(0, fwd - overlap.forward_seconds)
+                                              + max(0, bwd - overlap.backward_seconds))
+    assert overlap.exposed() < exposed.exposed()
+
+
+def test_logits_sit_on_the_last_stage(dgx, two_nodes):
+    # one stage: 4 b s V / tp bytes of FP32 logits (vocabulary-parallel) beside the blocks
+    p = P.training_step("llama3-8b", Layout(tp=8), dgx, seq_len=2048, global_batch=2)
+    assert p.memory.logits == 4 * 2 * 2048 * 128000 / 8
+    assert p.memory.activations == 34 * 2048 * 2 * 4096 / 8 * 32
+    assert p.memory.total == pytest.approx(p.memory.weights + p.memory.master + p.memory.grads
+                                           + p.memory.optimizer + p.memory.activations
+                                           + p.memory.logits)
+    # two stages: the first holds 2 micro-batches of 16 blocks (570 MB), the last one
+    # micro-batch (285 MB) and the logits (66 MB): the first is reported, without logits
+    two = P.training_step("llama3-8b", Layout(pp=2, tp=8, micro_batches=4), two_nodes,
+                          seq_len=1024, global_batch=4)
+    block = 34 * 1024 * 4096 / 8
+    assert two.memory.activations == 2 * 16 * block and two.memory.logits == 0
+    # a vocabulary of a million: the last stage's 512 MB of logits make it the busier
+    wide = P.Transformer(layers=4, hidden=512, ffn=1024, heads=8, vocab=1_000_000)
+    big = P.training_step(wide, Layout(pp=2, tp=8, micro_batches=4), two_nodes,
+                          seq_len=1024, global_batch=4)
+    assert big.memory.logits == 4 * 1024 * 1_000_000 / 8
+    assert big.memory.activations == 2 * 34 * 1024 * 512 / 8
+    assert any("last pipeline stage" in n for n in big.notes)

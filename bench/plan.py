@@ -53,7 +53,7 @@ def main():
                     micro_batches=8, uneven_stages=True), meta, seq_len=8192,
         global_batch=2016), 1)
 
-    # a layout search as the capstone notebook's: 192 layouts of Llama 3 70B on 32 DGX
+    # a layout search as the capstone notebook's: 138 layouts of Llama 3 70B on 32 DGX
     # H100 nodes, with the costings shared between plans (the default) and forgotten
     from collectives.grading import plan_tasks
 

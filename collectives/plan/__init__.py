@@ -12,9 +12,9 @@ and decode; :func:`sensitivity` re-plans a step under other assumptions (MFU, li
 rates, how the fabric spreads flows, FP8 matmuls). Taught in the capstone chapter.
 """
 
-from .costing import ECMP_SCHEMES, Costing, Coster, domains, qp_timing
-from .inference import InferencePlan, inference
 from ..errors import LayoutError
+from .costing import ECMP_SCHEMES, Coster, Costing, domains, qp_timing
+from .inference import InferencePlan, inference
 from .layout import AXES, DEFAULT_ORDER, Layout
 from .model import MODEL_SOURCES, Transformer, model, models
 from .precision import PRECISIONS, Precision, precision

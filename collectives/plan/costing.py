@@ -357,21 +357,21 @@ class Coster:
             if levels:
                 n_nodes, per = levels
                 if collective == "all_gather":
-                    build = lambda: A.hierarchical_all_gather(A.ring_all_gather(n_nodes),   # noqa
+                    build = lambda: A.hierarchical_all_gather(A.ring_all_gather(n_nodes),
                                                               A.ring_all_gather(per))
                 else:
-                    build = lambda: A.hierarchical_reduce_scatter(                           # noqa
+                    build = lambda: A.hierarchical_reduce_scatter(
                         A.ring_reduce_scatter(per), A.ring_reduce_scatter(n_nodes))
                 out.append((f"hierarchical_{collective}", build))
             if inner:
                 shape, wrap = inner
                 n_nodes = levels[0]
                 if collective == "all_gather":
-                    build = lambda: A.hierarchical_all_gather(                              # noqa
+                    build = lambda: A.hierarchical_all_gather(
                         A.ring_all_gather(n_nodes),
                         A.torus_all_gather(shape, concurrent=True, wraparound=wrap))
                 else:
-                    build = lambda: A.hierarchical_reduce_scatter(                          # noqa
+                    build = lambda: A.hierarchical_reduce_scatter(
                         A.torus_reduce_scatter(shape, concurrent=True, wraparound=wrap),
                         A.ring_reduce_scatter(n_nodes))
                 out.append((f"multislice_{collective}", build))

@@ -17,14 +17,14 @@ Per phase, per device (``b`` sequences per data-parallel replica, ``Ls`` blocks 
 
 Data-parallel replicas serve their own requests and exchange nothing.
 
-Time per device: the larger of the matmuls at ``mfu`` times the chip's BF16 peak (2 x active parameters
-per token + attention, 4 x context x hidden per token and layer, the context averaged over
-the phase: half the prompt in prefill, the prompt plus half the new tokens in decode) and
-reading the stage's weights (and in decode, the KV cache) from HBM once per forward pass:
-prefill is usually compute-bound, decode memory-bound. Pipeline bubble:
-``(pp - 1) / micro_batches`` of it, as in training. Everything is exposed (no overlap).
-Weights in 2 bytes (1 for the "fp8" recipe: FP8 weights), KV cache and activations in 2.
-Latency: GPU presets have no published NVLink or InfiniBand latency (0 by default; give
+Time per device: the larger of the matmuls at ``mfu`` times the chip's BF16 peak (2 x active
+parameters per token + attention, 4 x context x hidden per token and layer, the context
+averaged over the phase: half the prompt in prefill, the prompt plus half the new tokens in
+decode) and reading the stage's weights (and in decode, the KV cache) from HBM once per
+forward pass: prefill is usually compute-bound, decode memory-bound. Pipeline bubble: ``(pp
+- 1) / micro_batches`` of it, as in training. Everything is exposed (no overlap). Weights in
+2 bytes (1 for the "fp8" recipe: FP8 weights), KV cache and activations in 2. Latency: GPU
+presets have no published NVLink or InfiniBand latency (0 by default; give
 ``hop_latency``/``network_latency`` to the preset), TPU presets 1 us per ICI hop, so
 decode's small messages cost latency only where it is modelled. Left out: continuous
 batching, speculative decoding, paged KV caches, sampling.

@@ -18,8 +18,9 @@ Axes (``Layout(dp=, fsdp=, tp=, pp=, ep=, cp=)``):
   ``micro_batches`` per step, 1F1B); ``virtual_stages`` = v > 1 is Megatron's interleaved
   1F1B (``--num-layers-per-virtual-pipeline-stage``: each stage holds v chunks of
   ``layers / (pp v)`` blocks; Narayanan et al. 2021, arXiv 2104.04473, section 2.2.2),
-  which needs ``micro_batches`` a multiple of ``pp`` (Megatron's schedule refuses a last
-  group of fewer than ``pp`` micro-batches, megatron/core/pipeline_parallel/schedules.py);
+  which needs ``micro_batches`` a multiple of ``pp`` (Megatron's schedule runs them in
+  groups of ``pp`` by default and refuses a last group of fewer,
+  megatron/core/pipeline_parallel/schedules.py);
   ``uneven_stages=True`` allows ``pp`` not dividing the layers, the busiest stage holding
   ``ceil(layers / pp)`` (Llama 3 405B trained its 126 layers on 16 stages, arXiv
   2407.21783 table 4);
@@ -31,10 +32,13 @@ Axes (``Layout(dp=, fsdp=, tp=, pp=, ep=, cp=)``):
 * ``dp``: replicated data parallelism, with ZeRO ``zero_stage`` 0-3 over it (1: optimizer
   states sharded, gradients reduce-scattered and weights all-gathered after the update, as
   Megatron's distributed optimizer; 2: gradients sharded too, so they are reduce-scattered
-  after every micro-batch; 3: as ``fsdp``). **ZeRO 2 with pipeline parallelism is
-  refused**: DeepSpeed asserts "ZeRO-2 and ZeRO-3 are incompatible with pipeline
-  parallelism" (deepspeed/runtime/pipe/engine.py), and Megatron-LM's distributed optimizer,
-  its data-parallel partner of pipelines, shards only the optimizer states (ZeRO 1).
+  after every micro-batch, as Megatron-FSDP's ZeRO-2 strategy ``optim_grads`` does: "Gradient
+  reduce-scatter is overlapped with backward compute and accumulated during every backward
+  pass", docs/user-guide/features/megatron_fsdp.md; 3: as ``fsdp``). **ZeRO 2 with pipeline
+  parallelism is refused**, as DeepSpeed's pipeline engine refuses it: "ZeRO-2 and ZeRO-3
+  are incompatible with pipeline parallelism" (deepspeed/runtime/pipe/engine.py).
+  Megatron-LM's distributed optimizer, which its pipeline schedules drive, shards only the
+  optimizer states (ZeRO 1).
 
 The device count is ``dp x fsdp x ep x tp x pp x cp``. ``order`` lists the mesh axes
 outermost first; the default ``("dp", "fsdp", "pp", "ep", "cp", "tp")`` puts ``tp``
@@ -59,11 +63,12 @@ AXES = ("dp", "fsdp", "ep", "tp", "pp", "cp")
 DEFAULT_ORDER = ("dp", "fsdp", "pp", "ep", "cp", "tp")
 #: why a layout of ZeRO stage 2 with pipeline parallelism is refused (its LayoutError)
 ZERO2_WITH_PP = (
-    "ZeRO stage 2 with pipeline parallelism is not a layout the frameworks run: DeepSpeed's "
-    "pipeline engine asserts \"ZeRO-2 and ZeRO-3 are incompatible with pipeline "
-    "parallelism\" (deepspeed/runtime/pipe/engine.py), and Megatron-LM's distributed "
-    "optimizer shards only the optimizer states (ZeRO 1); with gradients sharded, every "
-    "micro-batch would reduce-scatter them. Use zero_stage=1 (or fsdp=) with pp > 1")
+    "ZeRO stage 2 with pipeline parallelism is refused, as DeepSpeed's pipeline engine "
+    "refuses it: \"ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism\" "
+    "(deepspeed/runtime/pipe/engine.py); with the gradients sharded, every micro-batch "
+    "would reduce-scatter them, and Megatron-LM's distributed optimizer, which its pipeline "
+    "schedules drive, shards only the optimizer states (ZeRO 1). Use zero_stage=1 (or "
+    "fsdp=) with pp > 1")
 
 # LayoutError (a layout that does not fit) lives in collectives.errors; it is re-exported here
 # and from collectives.plan, its old homes
@@ -117,8 +122,9 @@ class Layout:
                 raise LayoutError(
                     f"interleaved 1F1B (virtual_stages = {self.virtual_stages}) needs "
                     f"micro_batches a multiple of pp = {self.pp}, got {self.micro_batches}: "
-                    "Megatron-LM's schedule runs micro-batches in groups of pp and refuses a "
-                    "last group of fewer (megatron/core/pipeline_parallel/schedules.py)")
+                    "Megatron-LM's schedule runs micro-batches in groups of pp (its default "
+                    "microbatch_group_size_per_vp_stage) and refuses a last group of fewer "
+                    "(megatron/core/pipeline_parallel/schedules.py)")
         order = DEFAULT_ORDER if self.order is None else self.order
         if not isinstance(order, (tuple, list)) or sorted(map(str, order)) != sorted(AXES):
             raise LayoutError(f"order must name each of {', '.join(AXES)} once (outermost "

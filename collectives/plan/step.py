@@ -46,17 +46,24 @@ v = 1, or interleaved 1F1B with v virtual stages, Narayanan et al. 2021).
 
 Memory: model states from :mod:`collectives.fp8.memory` on the parameters one device holds
 (dense / (tp pp) + experts / (tp pp ep)); activations per block from Korthikanti et al.
-(arXiv 2205.05198, table 2, with FlashAttention's dropped score matrix): ``s b h (10 + 24 /
-tp)`` bytes, ``34 s b h / tp`` with sequence parallelism (Megatron-LM's estimator,
-megatron/training/theoretical_memory_usage.py, uses the same two). Those coefficients are
-for a GPT block (a GeLU MLP of width 4h, multi-head attention, dropout); a Llama block
-differs (SwiGLU's gate and up outputs at 3.5h, grouped-query K and V, no dropout) and
-neither the paper nor Megatron's estimator counts it: an approximation, not a measurement.
+(arXiv 2205.05198, table 2, the rows with selective recomputation, whose dropped attention
+scores are what FlashAttention does not store): ``s b h (10 + 24 / tp)`` bytes, ``34 s b h
+/ tp`` with sequence parallelism. Those coefficients are for a GPT block (a GeLU MLP of
+width 4h, multi-head attention, dropout). Megatron-LM's estimator
+(megatron/training/theoretical_memory_usage.py) uses ``10 + 24 / tp`` without sequence
+parallelism and writes the other as ``s b h (18 + 4 F / h) / tp`` for an MLP of width F
+(34 at F = 4h, 32 for Llama 3 70B's F = 3.5h); it counts neither SwiGLU's second
+projection nor grouped-query K and V (its TODO: query projections of another size than
+hidden), and there is no dropout in a Llama block. The planner keeps the paper's 34: an
+approximation, not a measurement.
 The first pipeline stage holds ``min(pp, m)`` micro-batches under 1F1B, times ``1 + (pp -
 1) / (pp v)`` with the interleaved schedule (Megatron's estimator). The output layer's
-logits for the loss, ``b s V x 4`` bytes (FP32) ``/ tp`` (vocabulary-parallel, as
-Megatron's output layer and cross-entropy), sit on the last stage, which holds one
-micro-batch in flight; the memory reported is the larger of the first and last stage.
+logits for the loss, ``b s V x 4`` bytes (FP32: Megatron's vocabulary-parallel
+cross-entropy casts them with ``.float()``, megatron/core/tensor_parallel/cross_entropy.py)
+``/ tp`` (the output layer split over the vocabulary; Megatron's estimator counts ``4 s b
+(h + V) / tp`` for the output layer's input and the loss), sit on the last stage, which
+holds one micro-batch in flight; the memory reported is the larger of the first and last
+stage.
 
 Left out: MoE blocks' larger activations (counted as a dense block's), the embedding and
 output layers' own collectives (vocabulary-parallel all-reduces, the loss), tied weights,

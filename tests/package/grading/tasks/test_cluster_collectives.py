@@ -225,6 +225,28 @@ def test_misplacement_ratio_by_hand():
                                                                                   rel=1e-3)
 
 
+def test_the_answers_do_not_depend_on_the_routing():
+    # the tasks cost on the preset's default, hashed ECMP; every schedule and layout they cost
+    # stays inside nodes or on one rail's leaf of one scalable unit, so InfiniBand's routes
+    # ("dmodk", "adaptive") give the same times: by hand, the two rings of each layout on
+    # links of their own, as in test_misplacement_ratio_by_hand
+    swapped = [8 * t + d for d in range(8) for t in range(8)]
+    right = [8 * d + t for d in range(8) for t in range(8)]
+    axes = {"dp": 8, "tp": 8}
+    for routing in ("hash", "dmodk", "adaptive"):
+        topo = cl.hardware.preset("dgx-h100", nodes=8, routing=routing)
+        t = cl.time(cl.algorithms.two_level_ring_all_reduce(8, 8), topo, GIB).level_seconds()
+        # NVLink: 2 x 7 shards of S/8; the rail ring: 2 x 7/8 of the shard S/8 per NIC
+        assert t["nvlink"] == pytest.approx(2 * 7 * A)
+        assert t["leaf"] == pytest.approx(2 * 7 / 8 * GIB / 8 / NIC)
+        for placement, tp_link, dp_link in ((swapped, NIC, NVLINK), (right, NVLINK, NIC)):
+            mesh = cl.Mesh(axes, devices=placement)
+            for axis, link in (("tp", tp_link), ("dp", dp_link)):
+                ring = mesh.collective(cl.algorithms.ring_all_reduce(8), axis)
+                seconds = cl.time(ring, topo, GIB, placement=mesh.placement).seconds
+                assert seconds == pytest.approx(2 * 7 / 8 * GIB / link), (routing, axis)
+
+
 # ---- Task 4: SHARP or a ring along the rails -------------------------------------------------
 
 @pytest.mark.parametrize("n, nbytes, latency, k, answer", [

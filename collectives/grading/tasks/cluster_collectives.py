@@ -16,8 +16,8 @@ hashed ECMP; no expected value depends on that, since every schedule and layout 
 cost keeps its traffic inside nodes or on one rail's leaf (within one scalable unit), where
 ``routing="dmodk"`` and ``"adaptive"`` give the same times; only the times that
 :func:`check_placement` reports for a wrong placement can differ. Levels are named as the
-notebook names them: ``"nvlink"`` and ``"nic"`` (the package's ``"leaf"``: NIC to rail leaf switch). A
-question without a clear answer (two choices within a hair of each other, a case on the
+notebook names them: ``"nvlink"`` and ``"nic"`` (the package's ``"leaf"``: NIC to rail leaf
+switch). A question without a clear answer (two choices within a hair of each other, a case on the
 boundary) raises :class:`~collectives.GradingError`: a bug in the test, not in the answer.
 """
 

@@ -167,8 +167,9 @@ def nccl_nvls_tree_cap(nodes: int, channels: int = 8) -> float:
     ``bw = min(intraBw, interBw, perChMaxNVLSTreeBw)``, then ``busBw = nChannels * bw``).
     The NVLS graph has at most one channel per GPU (``search.cc``: ``maxChannels =
     min(NCCL_MAX_NVLS_ARITY, GPU count)``), 8 heads on 8 H100s (NCCL issue #1453 logs 8 on
-    8 x H100 virtual machines); that the runs compared used 8 is inferred, not logged. An upper bound of NCCL's
-    estimate, not a measurement; the cap is in NCCL since 2.28 (not in 2.26 or 2.27)."""
+    8 x H100 virtual machines); that the runs compared used 8 is inferred, not logged. An
+    upper bound of NCCL's estimate, not a measurement; the cap is in NCCL since 2.28 (not in
+    2.26 or 2.27)."""
     if nodes < 2:
         raise CollectivesError(f"NVLSTree runs on 2 or more nodes; got nodes={nodes!r}")
     return channels * NVLSTREE_PER_CHANNEL_CAP_HOPPER[2 if nodes <= 2 else 4]

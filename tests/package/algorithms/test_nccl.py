@@ -13,9 +13,16 @@ import numpy as np
 import pytest
 
 import collectives as cl
-from collectives.algorithms import (double_binary_trees, nccl_ring_all_gather,
-                                    nccl_ring_all_reduce, nccl_ring_reduce_scatter, nccl_rings,
-                                    nccl_tree_all_reduce, nccl_trees)
+from collectives.algorithms import (
+    double_binary_trees,
+    nccl_ring_all_gather,
+    nccl_ring_all_reduce,
+    nccl_ring_reduce_scatter,
+    nccl_rings,
+    nccl_tree_all_reduce,
+    nccl_trees,
+)
+
 from ground_truth import tree_shape
 
 NVLINK, PCIE, NIC = 450e9, 64e9, 50e9

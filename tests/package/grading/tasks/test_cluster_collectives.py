@@ -114,7 +114,7 @@ def test_segments_needed():
 
 def test_a_count_at_the_bound_or_too_many_segments_raise():
     # 3 segments take exactly 1.5 times the slower level (above): on the boundary
-    with pytest.raises(GradingError, match="3 segments take .* at the bound"):
+    with pytest.raises(GradingError, match=r"3 segments take .* at the bound"):
         clusters.hierarchical_segments_needed(2, GIB, 0.5)
     with pytest.raises(GradingError, match="more than 5 segments needed"):
         clusters.hierarchical_segments_needed(2, GIB, 0.05, limit=5)

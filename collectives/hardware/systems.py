@@ -23,12 +23,16 @@ figure: 18 NVLink 4 links x 25 GB/s = 450 GB/s per H100, 400 Gb/s = 50 GB/s per 
 * NVLink: NCCL's own per-link figure, ``SM90_NVLINK_BW 20.6`` (Hopper) and
   ``SM100_NVLINK_BW 40.1`` (Blackwell) GB/s in ``src/graph/topo.h`` (NCCL 2.30.7), times
   the 18 links: 370.8 GB/s per H100, 721.8 GB/s per B200/GB200. The gap to the line rate
-  is NVLink's packet overhead on the SMs' 128-byte stores (nccl-tests issue #149, NCCL
-  issue #1054), not NCCL's LL/LL128/Simple protocols; 370.8 GB/s is the measured ring
-  plateau on 8 H100s (about 370 GB/s busbw: nccl-tests issue #212, NCCL issue #1455).
-* NIC: 48.5 GB/s per 400 Gb/s ConnectX-7, the middle of the 48 to 49 GB/s that the
-  nccl-tests maintainers expect per NDR NIC (nccl-tests issue #267; "46-48GB/s per NIC"
-  in nccl-tests issue #290). A measurement, not a specification.
+  is NVLink's packet overhead, not NCCL's LL/LL128/Simple protocols: NCCL's maintainers
+  attribute the A100 equivalent (about 20 of 25 GB/s per link) to the SMs' 128-byte
+  payloads (nccl-tests issue #149, NCCL issue #1054) and the overhead of bidirectional
+  traffic (nccl-tests issue #258); no source states how the Hopper 20.6 was derived.
+  370.8 GB/s is the ring plateau on 8 H100s (about 370 GB/s busbw: expected by a maintainer
+  in nccl-tests issue #212, measured in NCCL issues #1455 and #2140).
+* NIC: 48.5 GB/s per 400 Gb/s ConnectX-7, the upper end of what the nccl-tests maintainers
+  expect per NDR NIC: "48-49GB/s" (nccl-tests issue #267, a RoCE thread), "46-48GB/s per
+  NIC" (#290), "around 48GB/s" (#319). An expected value, neither a specification nor a
+  run.
 
 ``System.bandwidths(rates)`` gives the three GPU bandwidths (NVLink, PCIe, NIC) at
 ``rates="line"`` (default: the presets' historic numbers) or ``"effective"``; the GPU
@@ -76,14 +80,15 @@ NCCL_TOPO_H = ("https://github.com/NVIDIA/nccl/blob/v2.30.7-1/src/graph/topo.h "
 NVLINK_OVERHEAD = ("https://github.com/NVIDIA/nccl-tests/issues/149 and "
                    "https://github.com/NVIDIA/nccl/issues/1054 (NVLink packet overhead on "
                    "128-byte stores)")
-NIC_MEASURED_SOURCE = ("https://github.com/NVIDIA/nccl-tests/issues/267 (48 to 49 GB/s per "
-                       "400 Gb/s NIC)")
+NIC_MEASURED_SOURCE = ("https://github.com/NVIDIA/nccl-tests/issues/267 (maintainers expect 48 "
+                       "to 49 GB/s per 400 Gb/s NIC; 46 to 48 in issue #290)")
 #: NCCL's effective NVLink bandwidth per link, bytes/s per direction (NCCL_TOPO_H)
 SM90_NVLINK_BW = 20.6e9
 SM100_NVLINK_BW = 40.1e9
 #: NVLink links per H100 and per Blackwell GPU (NVLink page)
 NVLINKS_PER_GPU = 18
-#: measured payload rate of one 400 Gb/s NIC, bytes/s per direction (NIC_MEASURED_SOURCE)
+#: expected payload rate of one 400 Gb/s NIC, bytes/s per direction (NIC_MEASURED_SOURCE;
+#: the name is kept for compatibility: it is the maintainers' expected value, not a run)
 NDR_EFFECTIVE = 48.5e9
 #: the two rates a GPU preset can be built at
 RATES = ("line", "effective")
@@ -109,13 +114,14 @@ class System:
     pcie_bandwidth: float | None = None  # bytes/s per chip to its host (TPU), per GPU to its NIC
     nic_bandwidth: float | None = None   # bytes/s per NIC each way (GPU: one NIC per GPU)
     effective_link_bandwidth: float | None = None  # GPU: NVLink payload rate (module doc)
-    effective_nic_bandwidth: float | None = None   # GPU: measured NIC payload rate
+    effective_nic_bandwidth: float | None = None   # GPU: expected NIC payload rate
     effective_sources: tuple[str, ...] = field(default_factory=tuple)
 
     def bandwidths(self, rates: str = "line") -> tuple[float, float | None, float | None]:
         """(NVLink per GPU, PCIe per GPU, NIC) in bytes/s per direction at ``rates``
-        ("line": the vendor's figures; "effective": NCCL's NVLink figure and the measured
-        NIC rate, see the module docstring). TPU records have no effective rate."""
+        ("line": the vendor's figures; "effective": NCCL's NVLink figure and the NIC rate
+        nccl-tests' maintainers expect, see the module docstring). TPU records have no
+        effective rate."""
         if rates not in RATES:
             raise TopologyError(f"rates must be one of {', '.join(RATES)}; got {rates!r}")
         if rates == "line":

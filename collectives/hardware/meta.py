@@ -23,15 +23,15 @@ for a training cluster of its generation.** Its sources, and what they do not gi
   buffers statically divided over the ports in the chassis".
 * **Not published, assumed here**: the number of CTSWs per pod and of ATSWs, and the
   cabling. Every RTSW has one 400 Gb/s cable to each of its pod's 18 CTSWs (18 up for 16
-  down): assumed. No count is published for the 400G Llama 3 cluster. Meta's blog post,
-  as secondary copies quote it, says that while it pinned paths it upgraded the RTSW
-  uplinks to twice the downlinks (``spines=32`` builds that); secondary summaries of the SIGCOMM paper, which we could not
-  read, place a redundancy of about 1:1.125 (18 for 16) in the history of one 200G AI zone
-  after traffic engineering was deployed. 1:7 at the CTSWs: 192 / 7 = 27.4 uplinks, which
-  no whole number of cables gives; the preset takes 27 per CTSW (192 / 27 = 7.11:1) spread
-  over 9 ATSWs (3 cables each, "mesh"). Every cable 400 Gb/s = 5e10 bytes/s per direction;
-  the servers' NVLink and PCIe as a DGX H100's (H100 SXM: 450 GB/s NVLink 4 per GPU, each
-  GPU's NIC behind PCIe Gen5 x16; the record "meta-roce-24k" in
+  down): assumed. No count is published for the 400G Llama 3 cluster. Meta's blog post, as
+  secondary copies quote it, says that while it pinned paths it upgraded the RTSW uplinks to
+  twice the downlinks (``spines=32`` builds that); secondary summaries of the SIGCOMM paper,
+  which we could not read, place a redundancy of about 1:1.125 (18 for 16) in the history of
+  one 200G AI zone after traffic engineering was deployed. 1:7 at the CTSWs: 192 / 7 = 27.4
+  uplinks, which no whole number of cables gives; the preset takes 27 per CTSW (192 / 27 =
+  7.11:1) spread over 9 ATSWs (3 cables each, "mesh"). Every cable 400 Gb/s = 5e10 bytes/s
+  per direction; the servers' NVLink and PCIe as a DGX H100's (H100 SXM: 450 GB/s NVLink 4
+  per GPU, each GPU's NIC behind PCIe Gen5 x16; the record "meta-roce-24k" in
   :mod:`collectives.hardware.systems`).
 * **What-if, not Meta's published layout**: :data:`WHAT_IF_32K`, the preset
   "meta-roce-32k": 8 zones of 252 racks (32,256 GPUs), 18 CTSWs per zone, 18 ATSWs, 7:1

@@ -207,7 +207,7 @@ SYSTEMS = {
                "2407.21783, section 3.3.1", "the Llama 3 24K cluster: pods x racks x GPUs, "
                "8 GPUs per NVLink server; options zones, racks_per_zone, wiring, hash_seed, "
                "routing",
-               ("Gangidi et al., RDMA over Ethernet for Distributed AI Training at Meta "
+               ("Gangidi et al., RDMA over Ethernet for Distributed Training at Meta "
                 "Scale, SIGCOMM 2024", DGX_H100_GUIDE, NVLINK_PAGE, CONNECTX7_MANUAL),
                pcie_bandwidth=PCIE5_X16, nic_bandwidth=NDR_400G),
         System("meta-roce-32k", "meta-roce", 450e9, 0.0, (8, 252, 16), 3.35e12,
@@ -215,7 +215,7 @@ SYSTEMS = {
                "2407.21783, section 3.3.1", "what-if, not a published layout: 8 zones x "
                "252 racks x 16 GPUs, 8 GPUs per NVLink server; options zones, "
                "racks_per_zone, wiring, hash_seed, routing",
-               ("Gangidi et al., RDMA over Ethernet for Distributed AI Training at Meta "
+               ("Gangidi et al., RDMA over Ethernet for Distributed Training at Meta "
                 "Scale, SIGCOMM 2024", DGX_H100_GUIDE, NVLINK_PAGE, CONNECTX7_MANUAL),
                pcie_bandwidth=PCIE5_X16, nic_bandwidth=NDR_400G, **HOPPER_RATES),
         System("gb200-nvl72", "nvswitch", 900e9, 0.0, (72,), 8e12, 2.5e15, 186e9,

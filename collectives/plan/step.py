@@ -85,7 +85,7 @@ from ..fp8.memory import bytes_per_parameter
 from ..validation import integer, number
 from .builder import RecordBuilder, chip_numbers, fp8_peak, resolve_cluster
 from .costing import META_QPS, Coster
-from .layout import Layout
+from .layout import ZERO2_WITH_PP, Layout
 from .model import model as named_model
 from .precision import precision
 from .report import Memory, Plan
@@ -300,6 +300,8 @@ def training_step(model, layout: Layout, cluster, *, seq_len: int, global_batch:
                              "connection hashed apart",
                    "adaptive": "fabric: adaptive routing (every connection spread over its "
                                "equal-cost paths)"}[builder.coster.ecmp],)
+    if L.zero_stage == 2 and L.pp > 1:
+        notes += (ZERO2_WITH_PP,)
     if full:
         notes += ("full activation recomputation: one more forward pass",)
     if L.pp > 1 and activations == last:

@@ -42,7 +42,10 @@ BF16, as in Transformer Engine's and DeepSeek-V3's recipes). Peak compute gives 
 *shortest* overlap windows: what is hidden at ``mfu=1`` stays hidden at any lower MFU,
 and what is exposed at peak may hide behind slower matmuls, while the step takes longer.
 Forward 1/3, backward 2/3. Pipeline bubble: ``(pp - 1) / (v m)`` of the compute (1F1B,
-v = 1, or interleaved 1F1B with v virtual stages, Narayanan et al. 2021).
+v = 1, or interleaved 1F1B with v virtual stages, Narayanan et al. 2021). Narayanan et al.'s
+``t_f + t_b`` is the time to execute a micro-batch, which also holds the collectives on the
+critical path (TP, EP, CP, the pipeline sends): ``Plan.bubble_with_communication_seconds``
+counts them, ``step_seconds`` does not.
 
 Memory: model states from :mod:`collectives.fp8.memory` on the parameters one device holds
 (dense / (tp pp) + experts / (tp pp ep)); activations per block from Korthikanti et al.

@@ -35,10 +35,13 @@ Axes (``Layout(dp=, fsdp=, tp=, pp=, ep=, cp=)``):
   after every micro-batch, as Megatron-FSDP's ZeRO-2 strategy ``optim_grads`` does: "Gradient
   reduce-scatter is overlapped with backward compute and accumulated during every backward
   pass", docs/user-guide/features/megatron_fsdp.md; 3: as ``fsdp``). **ZeRO 2 with pipeline
-  parallelism is refused**, as DeepSpeed's pipeline engine refuses it: "ZeRO-2 and ZeRO-3
-  are incompatible with pipeline parallelism" (deepspeed/runtime/pipe/engine.py).
-  Megatron-LM's distributed optimizer, which its pipeline schedules drive, shards only the
-  optimizer states (ZeRO 1).
+  parallelism** is accepted and planned the same way, with a note naming who runs it
+  (:data:`ZERO2_WITH_PP`): DeepSpeed's pipeline engine refuses it ("ZeRO-2 and ZeRO-3 are
+  incompatible with pipeline parallelism", deepspeed/runtime/pipe/engine.py) and
+  Megatron-LM's distributed optimizer is ZeRO 1, but Llama 3 trained with PP 16 and an FSDP
+  that "shards optimizer states and gradients" (arXiv 2407.21783, section 3.3.2), and
+  torchtitan combines FSDP with pipeline parallelism (torchtitan/distributed/fsdp.py: "For
+  PP, by default do not reshard after forward").
 
 The device count is ``dp x fsdp x ep x tp x pp x cp``. ``order`` lists the mesh axes
 outermost first; the default ``("dp", "fsdp", "pp", "ep", "cp", "tp")`` puts ``tp``
@@ -61,14 +64,16 @@ __all__ = ["Layout", "LayoutError", "AXES", "DEFAULT_ORDER", "ZERO2_WITH_PP"]
 
 AXES = ("dp", "fsdp", "ep", "tp", "pp", "cp")
 DEFAULT_ORDER = ("dp", "fsdp", "pp", "ep", "cp", "tp")
-#: why a layout of ZeRO stage 2 with pipeline parallelism is refused (its LayoutError)
+#: the note a plan of ZeRO stage 2 with pipeline parallelism carries: which frameworks run it
 ZERO2_WITH_PP = (
-    "ZeRO stage 2 with pipeline parallelism is refused, as DeepSpeed's pipeline engine "
-    "refuses it: \"ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism\" "
-    "(deepspeed/runtime/pipe/engine.py); with the gradients sharded, every micro-batch "
-    "would reduce-scatter them, and Megatron-LM's distributed optimizer, which its pipeline "
-    "schedules drive, shards only the optimizer states (ZeRO 1). Use zero_stage=1 (or "
-    "fsdp=) with pp > 1")
+    "ZeRO 2 with pipeline parallelism: DeepSpeed's pipeline engine refuses it (\"ZeRO-2 and "
+    "ZeRO-3 are incompatible with pipeline parallelism\", deepspeed/runtime/pipe/engine.py) "
+    "and Megatron-LM's distributed optimizer shards only the optimizer states (ZeRO 1); "
+    "Llama 3's FSDP sharded gradients with PP 16 (arXiv 2407.21783, section 3.3.2) and "
+    "torchtitan runs FSDP with PP. Planned as ZeRO 2: a reduce-scatter every micro-batch "
+    "(PyTorch's pipeline schedules, which torchtitan uses, instead keep the gradients "
+    "unsharded and reduce them once after the last micro-batch, "
+    "torch/distributed/pipelining/stage.py)")
 
 # LayoutError (a layout that does not fit) lives in collectives.errors; it is re-exported here
 # and from collectives.plan, its old homes
@@ -111,8 +116,6 @@ class Layout:
             raise LayoutError("tp_overlap needs sequence parallelism with tp > 1: Megatron-LM "
                               "asserts \"Tensor parallel communication/GEMM overlap can "
                               "happen only when sequence parallelism is enabled\"")
-        if self.zero_stage == 2 and self.pp > 1:
-            raise LayoutError(ZERO2_WITH_PP)
         if self.virtual_stages > 1:
             if self.pp == 1:
                 raise LayoutError(f"virtual_stages = {self.virtual_stages} needs pipeline "

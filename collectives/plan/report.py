@@ -233,6 +233,21 @@ class Plan:
         return self.compute_seconds + self.bubble_seconds + self.exposed_seconds
 
     @property
+    def bubble_with_communication_seconds(self) -> float:
+        """The pipeline bubble with each micro-batch's critical-path communication counted:
+        Narayanan et al. (arXiv 2104.04473, section 2.2.1) write the bubble ``(p - 1)(t_f +
+        t_b)`` with ``t_f, t_b`` the time to execute a micro-batch's forward and backward,
+        which includes the collectives the next kernel waits for (TP, EP, CP, the pipeline
+        sends). ``bubble_seconds``, which ``step_seconds`` adds, scales the compute only:
+        this is the same fraction of compute + those records (a lower bound on neither:
+        another reading of the same schedule)."""
+        if self.compute_seconds <= 0:
+            return 0.0
+        on_path = sum(r.total_seconds for r in self.collectives if r.hidden_behind is None)
+        return float(self.bubble_seconds / self.compute_seconds
+                     * (self.compute_seconds + on_path))
+
+    @property
     def compute_to_communication(self) -> float:
         """``compute_seconds / communication_seconds`` (inf without communication)."""
         comm = self.communication_seconds

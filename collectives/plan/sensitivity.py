@@ -1,9 +1,10 @@
 """How a plan's verdicts move with its assumptions: :func:`sensitivity`.
 
 A plan rests on assumptions that no model can settle for a real job: how fast the matmuls
-run (``mfu``, peak by default), how fast the links carry payload (a GPU preset's line rates,
-or the measured ``rates="effective"``: NCCL's NVLink figure and the NICs' nccl-tests
-rate, :mod:`collectives.hardware.systems`), and how the fabric spreads the flows (hashed
+run (``mfu``, peak by default: the kernels' efficiency, recomputation included, not the
+end-to-end MFU of Chowdhery et al., which each row reports in ``"MFU"``), how fast the links carry payload (a GPU preset's line rates,
+or ``rates="effective"``: NCCL's model rate for Hopper NVLink, 20.6 GB/s per link in its
+topology search (src/graph/topo.h), and the NICs' rate measured with nccl-tests, :mod:`collectives.hardware.systems`), and how the fabric spreads the flows (hashed
 ECMP with one flow per connection, Meta's 16 queue pairs with enhanced ECMP, or adaptive
 routing: :mod:`collectives.plan.costing`), plus FP8 matmuls as a what-if. :func:`sensitivity`
 plans the same step under each :class:`WhatIf` of a list (:data:`WHAT_IFS` by default) and
@@ -27,9 +28,10 @@ from ..errors import CollectivesError
 from ..topology import Cluster
 from .builder import fp8_peak
 from .costing import ECMP_SCHEMES
+from .model import model as named_model
 from .step import COMPUTE, training_step
 
-__all__ = ["WhatIf", "WHAT_IFS", "sensitivity", "COLUMNS"]
+__all__ = ["WhatIf", "WHAT_IFS", "sensitivity", "COLUMNS", "model_flops_utilization"]
 
 
 @dataclass(frozen=True)
@@ -53,14 +55,14 @@ class WhatIf:
             raise CollectivesError(f"compute must be one of {COMPUTE}, got {self.compute!r}")
 
 
-#: the chapter's what-ifs: peak and two lower MFUs (assumed values: Llama 3 405B reports
+#: the chapter's what-ifs: peak and two lower matmul efficiencies (``mfu``; assumed values: Llama 3 405B reports
 #: 38-43 % BF16 MFU end to end, table 4 of arXiv 2407.21783, which counts the exposed
 #: communication and the bubble too), measured link rates, the fabric's three schemes, and
 #: FP8 matmuls
 WHAT_IFS = (
     WhatIf("as planned: peak BF16, line rates, hashed ECMP"),
-    WhatIf("MFU 0.6", mfu=0.6),
-    WhatIf("MFU 0.4", mfu=0.4),
+    WhatIf("matmul efficiency 0.6", mfu=0.6),
+    WhatIf("matmul efficiency 0.4", mfu=0.4),
     WhatIf("effective link rates", rates="effective"),
     WhatIf("enhanced ECMP, 16 QPs", ecmp="e-ecmp"),
     WhatIf("adaptive routing", ecmp="adaptive"),
@@ -69,7 +71,7 @@ WHAT_IFS = (
 
 #: the keys of every row
 COLUMNS = ("what if", "step", "compute", "bubble", "exposed", "exposed DP/FSDP",
-           "exposed TP", "DP/FSDP hidden", "bottleneck", "fits", "note")
+           "exposed TP", "DP/FSDP hidden", "bottleneck", "fits", "MFU", "note")
 
 
 def _topology(preset, options, rates, cache):
@@ -85,6 +87,17 @@ def _topology(preset, options, rates, cache):
         cache[rates] = build(preset, **dict(options or {}), **(
             {} if rates == "line" else {"rates": rates}))
     return cache[rates]
+
+
+def model_flops_utilization(model, seq_len: int, plan, peak_flops: float) -> float:
+    """End-to-end MFU of ``plan`` by Chowdhery et al.'s definition (PaLM, arXiv 2204.02311,
+    section 4.1: the model's forward and backward FLOPs only, "not rematerialization"):
+    ``flops_per_token(seq_len) x tokens / (step_seconds x devices x peak_flops)``. The
+    planner's ``mfu`` knob is another thing: the matmuls' efficiency, recomputation
+    included, before the bubble and the exposed communication."""
+    m = named_model(model)
+    return float(m.flops_per_token(seq_len) * plan.tokens
+                 / (plan.step_seconds * plan.devices * peak_flops))
 
 
 def sensitivity(model, layout, preset, *, seq_len: int, global_batch: int,
@@ -130,6 +143,7 @@ def sensitivity(model, layout, preset, *, seq_len: int, global_batch: int,
                     "bubble": plan.bubble_seconds, "exposed": plan.exposed_seconds,
                     "exposed DP/FSDP": data, "exposed TP": plan.exposed("tp"),
                     "DP/FSDP hidden": data == 0, "bottleneck": plan.bottleneck,
-                    "fits": plan.fits, "note": ""})
+                    "fits": plan.fits, "MFU": model_flops_utilization(
+                        model, seq_len, plan, topology.system.bf16_flops), "note": ""})
         rows.append(row)
     return rows

@@ -42,7 +42,10 @@ BF16, as in Transformer Engine's and DeepSeek-V3's recipes). Peak compute gives 
 *shortest* overlap windows: what is hidden at ``mfu=1`` stays hidden at any lower MFU,
 and what is exposed at peak may hide behind slower matmuls, while the step takes longer.
 Forward 1/3, backward 2/3. Pipeline bubble: ``(pp - 1) / (v m)`` of the compute (1F1B,
-v = 1, or interleaved 1F1B with v virtual stages, Narayanan et al. 2021).
+v = 1, or interleaved 1F1B with v virtual stages, Narayanan et al. 2021). Narayanan et al.'s
+``t_f + t_b`` is the time to execute a micro-batch, which also holds the collectives on the
+critical path (TP, EP, CP, the pipeline sends): ``Plan.bubble_with_communication_seconds``
+counts them, ``step_seconds`` does not.
 
 Memory: model states from :mod:`collectives.fp8.memory` on the parameters one device holds
 (dense / (tp pp) + experts / (tp pp ep)); activations per block from Korthikanti et al.
@@ -85,7 +88,7 @@ from ..fp8.memory import bytes_per_parameter
 from ..validation import integer, number
 from .builder import RecordBuilder, chip_numbers, fp8_peak, resolve_cluster
 from .costing import META_QPS, Coster
-from .layout import Layout
+from .layout import ZERO2_WITH_PP, Layout
 from .model import model as named_model
 from .precision import precision
 from .report import Memory, Plan
@@ -300,6 +303,8 @@ def training_step(model, layout: Layout, cluster, *, seq_len: int, global_batch:
                              "connection hashed apart",
                    "adaptive": "fabric: adaptive routing (every connection spread over its "
                                "equal-cost paths)"}[builder.coster.ecmp],)
+    if L.zero_stage == 2 and L.pp > 1:
+        notes += (ZERO2_WITH_PP,)
     if full:
         notes += ("full activation recomputation: one more forward pass",)
     if L.pp > 1 and activations == last:

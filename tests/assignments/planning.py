@@ -333,8 +333,6 @@ def choose_layout(hbm_bytes):
     cluster = preset("superpod-h100", units=1)
     found = []
     for tp, pp, zero in itertools.product((8, 4, 2, 1), (8, 4, 2, 1), (3, 2, 1)):
-        if zero == 2 and pp > 1:             # ZeRO 2 with pipelines: refused
-            continue
         d = 256 // (tp * pp)
         for m in (2 ** k for k in range(9)):
             if 256 % (d * m):

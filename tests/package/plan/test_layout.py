@@ -1,11 +1,12 @@
 """collectives/plan/layout.py: sequence parallelism on by default with tp > 1, the layouts the
-frameworks refuse (ZeRO 2 with pipelines, TP overlap without sequence parallelism,
+frameworks refuse (TP overlap without sequence parallelism,
 interleaving that does not divide), the bubble fraction."""
 
 import pytest
 
 import collectives as cl
 from collectives.plan import Layout, LayoutError
+from collectives.plan.layout import ZERO2_WITH_PP
 
 P = cl.plan
 
@@ -25,11 +26,13 @@ def test_sequence_parallelism_is_on_by_default_with_tensor_parallelism():
     assert "sequence parallel" in repr(Layout(tp=8))
 
 
-def test_zero2_with_pipeline_parallelism_is_refused():
-    with pytest.raises(LayoutError, match="ZeRO-2 and ZeRO-3 are incompatible with pipeline "
-                                          "parallelism.*engine.py"):
-        Layout(dp=4, pp=2, zero_stage=2)
-    # ZeRO 1 with pipelines (Megatron's distributed optimizer), ZeRO 2 without: allowed
+def test_zero2_with_pipeline_parallelism_is_planned_with_its_frameworks_named():
+    # DeepSpeed's pipeline engine refuses it; Llama 3 and torchtitan run sharded gradients
+    # with pipelines: the layout is accepted and its plans carry the note naming both
+    layout = Layout(dp=4, pp=2, zero_stage=2)
+    assert (layout.zero_stage, layout.pp) == (2, 2)
+    assert "ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism" in ZERO2_WITH_PP
+    assert "engine.py" in ZERO2_WITH_PP and "torchtitan" in ZERO2_WITH_PP
     assert Layout(dp=4, pp=2, zero_stage=1).zero_stage == 1
     assert Layout(dp=4, zero_stage=2, micro_batches=4).zero_stage == 2
 

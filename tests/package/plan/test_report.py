@@ -100,3 +100,18 @@ def test_logits_are_part_of_the_memory():
     mem = P.Memory(1.0, 2.0, 3.0, 4.0, 5.0, 0.0, 20.0, logits=6.0)
     assert mem.total == 21.0 and mem.fits is False
     assert mem.breakdown()["logits"] == 6.0
+
+
+def test_bubble_with_communication_counts_the_critical_path():
+    from dataclasses import replace
+    records = [
+        _record("dp grad reduce-scatter", 1, 0.45, "backward", "last backward"),   # hidden
+        _record("tp activation all-gather", 10, 0.01, "forward", None),            # on path
+        _record("pp activation send", 4, 0.05, "forward", None),                   # on path
+    ]
+    # 3 s of compute with a bubble of 3/4 of it (p = 4, m = 4): 2.25 s; Narayanan et al.'s
+    # t_f + t_b also holds the 0.1 s of TP and the 0.2 s of sends: 3/4 x 3.3 = 2.475 s
+    p = replace(_plan(records, micro=4), bubble_seconds=2.25)
+    assert p.bubble_with_communication_seconds == pytest.approx(2.475)
+    assert p.step_seconds == pytest.approx(3 + 2.25 + p.exposed_seconds)   # compute only
+    assert _plan(records, micro=4).bubble_with_communication_seconds == 0

@@ -274,10 +274,6 @@ def test_accounting_on_random_layouts(tp, pp, sp, micro, zero):
     seq, batch = 256, dp * micro * 2                       # 2 sequences per micro-batch
     args = dict(dp=dp, tp=tp, pp=pp, sequence_parallel=sp, micro_batches=micro,
                 zero_stage=zero)
-    if zero == 2 and pp > 1:                               # refused, as DeepSpeed does
-        with pytest.raises(LayoutError, match="ZeRO-2 and ZeRO-3 are incompatible"):
-            Layout(**args)
-        return
     sp = sp and tp > 1                                     # Megatron: off with tp = 1
     p = P.training_step(m, Layout(**args), two, seq_len=seq, global_batch=batch)
     layers = 8 // pp
@@ -298,6 +294,9 @@ def test_accounting_on_random_layouts(tp, pp, sp, micro, zero):
     if dp > 1:
         assert all(r.nbytes == pytest.approx(m.parameters() / (tp * pp) * 2) for r in grads)
         assert sum(r.count for r in grads) == (micro if zero == 2 else 1)
+    # ZeRO 2 with pipelines: planned, with DeepSpeed's refusal named in the notes
+    assert any("DeepSpeed's pipeline engine refuses" in n for n in p.notes) == (
+        zero == 2 and pp > 1)
     assert p.communication_seconds == pytest.approx(sum(r.total_seconds
                                                         for r in p.collectives))
     assert 0 <= p.exposed_seconds <= p.communication_seconds + 1e-12

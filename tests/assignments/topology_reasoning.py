@@ -464,8 +464,9 @@ ERRORS = {
             startswith="slice_bisection_bandwidth((16, 12), (True, False), 1000000000.0) is "
                        "24000000000.0, expected 16000000000.0 = "),
         "test_v5e_axis_all_gather_seconds": Error(
-            startswith="v5e_axis_all_gather_seconds((8, 16), 0, 67108864) is 0.0006594472888888889, "
-                       "below 0.0013118945777777777 = collectives.grading.v5e_axis_lower_bound("),
+            startswith="v5e_axis_all_gather_seconds((8, 16), 0, 67108864) is "
+                       "0.0006594472888888889, below 0.0013118945777777777 = "
+                       "collectives.grading.v5e_axis_lower_bound("),
     }},
     # the split ring's estimate is slower than the package's schedule; its choices cost more
     "split_halves": {NOTEBOOK: {

@@ -44,7 +44,7 @@ SCALING_BOOK_SHARDING = ("https://jax-ml.github.io/scaling-book/sharding/ (2026-
                          "the note on ICI latency: 'typically around 1us' per hop)")
 GCLOUD_TPU7X = "https://docs.cloud.google.com/tpu/docs/tpu7x (specifications per 4-chip VM)"
 GKE_IRONWOOD = ("https://docs.cloud.google.com/kubernetes-engine/docs/concepts/tpu-ironwood "
-                "('Each Ironwood (TPU7x) virtual machine (VM) contains four chips and two NICs')")
+                "(NUMA binding: each TPU7x VM holds four chips and two NICs)")
 #: seconds per ICI hop: an assumption after The Scaling Book's "typically around 1us"
 #: (:data:`SCALING_BOOK_SHARDING`); Google publishes no ICI latency
 ICI_HOP_LATENCY = 1e-6

@@ -40,7 +40,7 @@ def test_full_v5p_pod_routes_and_times():
 
 @pytest.mark.parametrize("name, chips_per_host, hosts_in_pod", [
     # The Scaling Book (2026-07): v5e/v6e one host per 4x2 chips, v4/v5p/TPU7x per 2x2x1;
-    # TPU7x: "Each Ironwood (TPU7x) virtual machine (VM) contains four chips and two NICs"
+    # TPU7x: each VM holds four chips and two NICs
     # (Google's GKE Ironwood page): 9216 / 4 = 2304 hosts in the pod
     ("tpu-v5e", 8, 256 // 8), ("tpu-v6e", 8, 32), ("tpu-v5p", 4, 8960 // 4),
     ("tpu-v4", 4, 4096 // 4), ("tpu7x", 4, 2304),

@@ -67,6 +67,8 @@ ALIASES = {
     "halving/doubling": "halving-doubling", "halving and doubling": "halving-doubling",
     "farthest-first chain": "chain", "torus, no wraparound": "chain", "switch": "direct", "one-shot": "direct",
     "nvlink sharp": "nvls", "in-network": "sharp", "2-d torus": "torus", "2d torus": "torus",
+    "latency-optimal ring": "bidirectional ring", "latency optimal ring": "bidirectional ring",
+    "split-ring torus": "torus",
 }
 
 

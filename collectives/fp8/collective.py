@@ -1,4 +1,5 @@
-"""The FP8 gradient all-reduce of FP8-LM over any all-reduce Schedule, and what it costs.
+"""An FP8 gradient all-reduce over any all-reduce Schedule, in the modes FP8-LM's paper, MS-AMP's
+code and this course describe, and what it costs on the wire.
 
 What is modelled
 ----------------
@@ -7,10 +8,13 @@ MS-AMP), section 2.1. Each data-parallel rank ``r`` holds a gradient ``g_r`` (on
 row of ``grads``). The ranks agree on one shared scale ``s_g``: FP8-LM's global minimum of
 the ranks' scales, which is TE's scale of the group's amax (``FP8_MAX / max_r amax_r``,
 found here with :func:`~collectives.fp8.amax_all_reduce` over the same schedule; a rank
-whose gradient is all zeros, to which TE would give scale 1, cannot lower it). Every rank
-casts ``mu * s_g * g_r`` to FP8, the FP8 values are summed by the schedule, and the result
-(an FP8 tensor, FP8-LM's ``g`` with scale ``s = N * s_g``) stands for the mean gradient
-``sum_r g_r / N``. The factor ``mu`` is what the three ways of averaging differ in:
+whose gradient is all zeros, to which TE would give scale 1, cannot lower it). With
+``power_of_two_scale=True`` the scale is rounded down to a power of two,
+``2**floor(log2(FP8_MAX / amax))``, as MS-AMP's ``ScalingMeta.compute_scaling_factor``
+(``msamp/common/tensor/meta.py``) computes it. Every rank casts ``mu * s_g * g_r`` to FP8,
+the FP8 values are summed by the schedule, and the result (an FP8 tensor, FP8-LM's ``g``
+with scale ``s = N * mu * s_g``) stands for the mean gradient ``sum_r g_r / N``. The factor
+``mu`` is what the ways of averaging differ in:
 
 ``scaling="pre"``
     ``mu = 1/N``: each rank divides by the group size ``N`` before the sum, so the sum
@@ -18,19 +22,28 @@ casts ``mu * s_g * g_r`` to FP8, the FP8 values are summed by the schedule, and 
     grows with ``N``).
 ``scaling="post"``
     ``mu = 1``: sum first, divide after, so inputs keep the full range but partial sums of
-    up to ``N * FP8_MAX`` are clipped (overflow grows with ``N``).
+    up to ``N * FP8_MAX`` are clipped (overflow grows with ``N``). MS-AMP's DeepSpeed ZeRO
+    path (``msamp/deepspeed/runtime/zero/fp8_stage_1_and_2.py``: ``grad.div_`` on the scale
+    only) and its Megatron distributed optimizer (``msamp/megatron/optimizer/
+    distrib_optimizer.py``: MIN all-reduce of the scales, re-cast, ``scale_inv * 1/DP``)
+    post-scale.
+``scaling="sqrt"``
+    ``mu = 1/sqrt(N)``: MS-AMP's data-parallel wrapper (``msamp/nn/distributed.py``,
+    ``pre_scale = 1.0 / math.sqrt(world_size)``), "an empirical factor" in place of the
+    paper's auto-scaling, as a maintainer put it (Azure/MS-AMP issue #117). MS-AMP's
+    Megatron integration also stores ``meta.pre_scale = 1/sqrt(DP)`` but nothing in the
+    repository reads it (the pull request that would, #140, was not merged).
 ``scaling="auto"``
     FP8-LM's auto-scaling factor. The paper: count the fraction of values that "attains the
     maximum feasible value" of FP8; above 0.001% mu "is set to 1/2 in the subsequent
     training step", and while it stays below, mu is increased "exponentially ... to 2 over
-    the span of 1,000 training steps". Read here (as the course's facts sheet does) as:
-    halve mu, or multiply it by 2^(1/1000) per step (:class:`AutoScaling`). Which values are
-    counted the paper does not say; here, every value FP8 holds in the all-reduce (each
-    rank's input and the summed result), since with the shared scale only the sums can
-    exceed FP8_MAX. With ``mu=None`` the call uses the value the rule settles at for these
-    gradients held fixed: the largest power of two with at most 0.001% of those values (in
-    exact arithmetic) at FP8_MAX; the rule then moves within a factor of 2 of it. Pass
-    ``mu=`` to use the value of a particular step.
+    the span of 1,000 training steps". Read here as: halve mu, or multiply it by 2^(1/1000)
+    per step (:class:`AutoScaling`). Which values are counted the paper does not say; here,
+    every value FP8 holds in the all-reduce (each rank's input and the summed result), since
+    with the shared scale only the sums can exceed FP8_MAX. With ``mu=None`` the call uses
+    the value the rule settles at for these gradients held fixed: the largest power of two
+    with at most 0.001% of those values (in exact arithmetic) at FP8_MAX; the rule then
+    moves within a factor of 2 of it. Pass ``mu=`` to use the value of a particular step.
 
 How the schedule moves the values (every transfer of a step at once, steps in order):
 ``quantize="once"`` casts the inputs to FP8 and lets transfers carry partial sums in the
@@ -39,10 +52,32 @@ hardware that sends FP8 on the wire does (reduce-scatter partial sums and all-ga
 alike). ``accumulate`` is the precision a receiver adds and holds values in: ``"fp32"``
 (IEEE float32 addition), ``"bf16"`` (each sum correctly rounded to bfloat16: float32
 addition then round-to-nearest-even on the bits, exact because two bfloat16 values differing
-by more than 2^16 in magnitude cannot change the rounded sum) or ``"fp8"`` (each sum rounded
-to the FP8 format, saturating). The stored result is FP8 in every mode (FP8-LM keeps the
-reduced gradient in FP8). Every cast rounds to nearest-even and saturates (TE's and torch's
-e4m3 casts do); a value clipped at any cast on its way is counted in ``overflow_rate``.
+by more than 2^16 in magnitude cannot change the rounded sum) or ``"fp8"`` (each exact sum
+rounded to the FP8 format, saturating). ``"fp8"`` is what NCCL does with an FP8 datatype: the
+FP8 ``FuncSum`` of the MSCCL executor MS-AMP builds against
+(``src/collectives/device/reduce_kernel.h`` of Azure/msccl-executor-nccl, branch
+msccl-v2.17, for ``__CUDA_ARCH__ >= 800``) and of NCCL 2.30 on Hopper
+(``src/device/reduce_kernel.h``) is ``__nv_fp8_e4m3(__hadd(__half(x), __half(y)))``: add in
+half precision, narrow back to FP8 with ``__NV_SATFINITE``, at every hop. For two FP8
+operands the half-precision rounding never changes the result (the tests check every pair of
+finite values of each format), so that is the exact sum rounded once to FP8.
+
+The modes, by who uses them:
+
+* FP8-LM / MS-AMP as released: :func:`msamp_all_reduce` (= :data:`MSAMP_OPTIONS`): the
+  uint8 FP8 buffer goes to ``ncclAllReduce`` with the datatype replaced by ``ncclFp8E4M3``
+  (``msamp/operators/dist_op/dist.cpp``), so every hop adds in FP16 and narrows back to
+  E4M3 (``quantize="per_hop", accumulate="fp8"``); E4M3, the power-of-two scale and
+  ``scaling="sqrt"``.
+* The course's recommendation, "cast once, sum wide" (the defaults ``quantize="once",
+  accumulate="fp32"``): one rounding at the input and one at the output. Megatron Core's
+  ``reduce_scatter_with_fp32_accumulation`` sums low-precision inputs in FP32 after an
+  all-to-all, which keeps FP8's wire bytes for the reduce-scatter; a ring that carries FP32
+  partial sums would not.
+
+The stored result is FP8 in every mode (FP8-LM keeps the reduced gradient in FP8). Every cast
+rounds to nearest-even and saturates (TE's, torch's and CUDA's ``__NV_SATFINITE`` e4m3 casts
+do); a value clipped at any cast on its way is counted in ``overflow_rate``.
 
 The result is compared with the float32 all-reduce of the same inputs over the same schedule
 (``cl.simulate`` on float32 rows, divided by ``N``), as FP8-LM's Fig. 7 compares SNR,
@@ -57,16 +92,18 @@ What is left out
 ----------------
 Gradients of several tensors (one tensor per call: FP8-LM keeps one scale per tensor), the
 all-reduce of the scales themselves (one float per tensor), NCCL's chunking, pipelining and
-protocols (the schedule's own chunks are the unit), delayed or per-rank scales inside the
-sum, stochastic rounding, non-saturating casts (NaN/Inf propagation), the 4-byte scale that
-travels with an FP8 tensor, and any time spent casting. MS-AMP's released code
-(``msamp/nn/distributed.py``) multiplies the scale by a fixed ``1/sqrt(N)`` instead of
-running the auto-scaling rule; that variant is ``scaling="auto", mu=N**-0.5``.
+protocols (the schedule's own chunks are the unit, and NCCL's own choice of ring or tree for
+the FP8 datatype is the caller's ``schedule``), delayed or per-rank scales inside the sum,
+stochastic rounding, non-saturating casts (NaN/Inf propagation), the 4-byte scale that
+travels with an FP8 tensor, any time spent casting, MS-AMP's FP8 accumulation of micro-batch
+gradients before the reduction (``Arithmetic.add_to_fp8`` in its Megatron path) and the
+float32 rounding of ``x * scale`` before TE's cast (here the exact product is rounded once).
 
 Taught in the FP8 chapter.
 """
 
 from dataclasses import dataclass
+from types import MappingProxyType
 
 import numpy as np
 
@@ -74,13 +111,14 @@ from ..errors import CollectivesError
 from ..replay import step_rows
 from ..schedule import schedule_arg
 from ..validation import integer
-from .checks import real_array, real_number
+from .checks import check_bool, real_array, real_number
 from .formats import ELEMENT_FORMATS, decode, encode, get_format, scale_from_amax
 from .metrics import relative_error, snr_db
 from .scaling import amax_all_reduce
 
-__all__ = ["FP8AllReduceResult", "AutoScaling", "fp8_all_reduce", "wire_bytes",
-           "all_reduce_times", "WIRE_BYTES", "AUTO_SCALING_THRESHOLD"]
+__all__ = ["FP8AllReduceResult", "AutoScaling", "fp8_all_reduce", "msamp_all_reduce",
+           "wire_bytes", "all_reduce_times", "WIRE_BYTES", "AUTO_SCALING_THRESHOLD",
+           "MSAMP_OPTIONS"]
 
 #: bytes per element on the wire for each element type :func:`wire_bytes` knows
 WIRE_BYTES = {"fp8": 1, "bf16": 2, "fp16": 2, "fp32": 4}
@@ -88,7 +126,13 @@ WIRE_BYTES = {"fp8": 1, "bf16": 2, "fp16": 2, "fp32": 4}
 #: FP8-LM's auto-scaling threshold: more than 0.001% of values at FP8_MAX halves mu
 AUTO_SCALING_THRESHOLD = 1e-5
 
-_SCALINGS = ("pre", "post", "auto")
+#: the options of :func:`fp8_all_reduce` that make it MS-AMP's FP8 all-reduce as released
+#: (module text): E4M3, power-of-two scale times 1/sqrt(N), every hop adds and narrows back
+#: to E4M3
+MSAMP_OPTIONS = MappingProxyType({"fmt": "e4m3", "scaling": "sqrt", "quantize": "per_hop",
+                                  "accumulate": "fp8", "power_of_two_scale": True})
+
+_SCALINGS = ("pre", "post", "sqrt", "auto")
 _QUANTIZE = ("once", "per_hop")
 _ACCUMULATE = ("fp32", "bf16", "fp8")
 
@@ -102,6 +146,13 @@ def _round_bf16(x):
     rounded = ((u + np.uint32(0x7FFF) + ((u >> np.uint32(16)) & np.uint32(1)))
                & np.uint32(0xFFFF0000)).view(np.float32)
     return np.where(np.isnan(x), x, rounded)
+
+
+def _power_of_two_below(scale):
+    """``2**floor(log2(scale))`` for positive finite float32 scales, exactly (``frexp``):
+    MS-AMP's ``compute_scaling_factor`` with margin 0 (``msamp/common/tensor/meta.py``)."""
+    mantissa, exponent = np.frexp(np.asarray(scale, dtype=np.float64))
+    return np.ldexp(1.0, exponent - 1).astype(np.float32)
 
 
 def _overflows(v, f):
@@ -202,10 +253,11 @@ class FP8AllReduceResult:
     ``output``: (n_ranks, size) float32, every rank's averaged gradient after the FP8
     all-reduce. ``reference``: the float32 all-reduce of the same inputs over the same
     schedule, divided by the group size. ``rank_scales``: each rank's own current scale
-    ``FP8_MAX / amax_r`` (float32; 1.0 for an all-zero gradient, as TE). ``shared_scale``:
-    ``s_g``, the scale of the group's amax (the minimum of ``rank_scales`` over ranks with a
-    nonzero gradient), per rank. ``mu``: the averaging factor used (``1/N``, 1, or the
-    auto-scaling value). ``scale``: what the inputs were multiplied by before the cast,
+    ``FP8_MAX / amax_r`` (float32; 1.0 for an all-zero gradient, as TE; rounded down to a
+    power of two with ``power_of_two_scale``). ``shared_scale``: ``s_g``, the scale of the
+    group's amax (the minimum of ``rank_scales`` over ranks with a nonzero gradient), per
+    rank. ``mu``: the averaging factor used (``1/N``, 1, ``1/sqrt(N)`` or the auto-scaling
+    value). ``scale``: what the inputs were multiplied by before the cast,
     ``mu * s_g``, per rank; ``output_scale``: ``N * mu * s_g`` per rank (FP8-LM's ``s``), so
     that ``output = fp8_result / output_scale``. For a schedule with one group the three
     per-rank arrays hold one value each repeated; :attr:`shared_scale` etc. stay arrays.
@@ -234,11 +286,13 @@ class FP8AllReduceResult:
     quantize: str
     accumulate: str
     schedule_name: str
+    power_of_two_scale: bool = False
 
     def __repr__(self):
         return (f"FP8AllReduceResult({self.schedule_name}, {self.output.shape[0]} ranks x "
                 f"{self.output.shape[1]}, fmt={self.fmt!r}, scaling={self.scaling!r}, "
-                f"quantize={self.quantize!r}, accumulate={self.accumulate!r}: mu={self.mu:.6g}, "
+                f"quantize={self.quantize!r}, accumulate={self.accumulate!r}"
+                f"{', power_of_two_scale=True' if self.power_of_two_scale else ''}: mu={self.mu:.6g}, "
                 f"SNR {self.snr_db:.2f} dB, underflow {self.underflow_rate:.3g}, overflow "
                 f"{self.overflow_rate:.3g})")
 
@@ -287,8 +341,13 @@ def _all_reduce_schedule(schedule, n_ranks):
 
 
 def fp8_all_reduce(grads, schedule=None, *, fmt="e4m3", scaling="auto", quantize="once",
-                   accumulate="fp32", mu=None):
-    """FP8-LM's FP8 gradient all-reduce, run over ``schedule``; returns :class:`FP8AllReduceResult`.
+                   accumulate="fp32", mu=None, power_of_two_scale=False):
+    """An FP8 gradient all-reduce with one shared scale, run over ``schedule``; returns
+    :class:`FP8AllReduceResult`.
+
+    The defaults are the course's "cast once, sum wide" (one cast at the input, FP32 partial
+    sums, FP8 result) with FP8-LM's auto-scaling; MS-AMP's released mode is
+    :func:`msamp_all_reduce` (the module text says what each option models).
 
     ``grads``: (n_ranks, size) real array, one gradient per rank (taken as float32, finite).
     ``schedule``: any all-reduce :class:`~collectives.Schedule` (op "sum") over n_ranks,
@@ -297,9 +356,10 @@ def fp8_all_reduce(grads, schedule=None, *, fmt="e4m3", scaling="auto", quantize
     schedule's chunks is padded with zeros (they change no statistic). ``fmt``: the FP8
     format of gradients and wire (E4M3 by default, as MS-AMP's code uses for weight
     gradients, ``msamp/nn/distributed.py``; any element format). ``scaling``: "pre",
-    "post" or "auto" (see the module text); ``mu``: only with "auto", the factor to use
-    (default: the value auto-scaling settles at). ``quantize``: "once" or "per_hop";
+    "post", "sqrt" or "auto" (see the module text); ``mu``: only with "auto", the factor to
+    use (default: the value auto-scaling settles at). ``quantize``: "once" or "per_hop";
     ``accumulate``: "fp32", "bf16" or "fp8".
+    ``power_of_two_scale``: round the shared scale down to a power of two (MS-AMP).
 
     Vectorised over the transfers of each step; the steps run in order.
     """
@@ -313,11 +373,12 @@ def fp8_all_reduce(grads, schedule=None, *, fmt="e4m3", scaling="auto", quantize
     scaling = _option(scaling, "scaling", _SCALINGS)
     quantize = _option(quantize, "quantize", _QUANTIZE)
     accumulate = _option(accumulate, "accumulate", _ACCUMULATE)
+    power_of_two_scale = check_bool(power_of_two_scale, "power_of_two_scale")
     if mu is not None:
         if scaling != "auto":
             raise CollectivesError(
                 f"mu is the auto-scaling factor, for scaling='auto' only; scaling={scaling!r} "
-                "fixes it (pre: 1/N, post: 1)")
+                "fixes it (pre: 1/N, post: 1, sqrt: 1/sqrt(N))")
         mu = _positive(mu, "mu")
 
     # the chunk layout: pad each row to a multiple of the schedule's chunks
@@ -332,6 +393,8 @@ def fp8_all_reduce(grads, schedule=None, *, fmt="e4m3", scaling="auto", quantize
     rank_scales = scale_from_amax(amax, f, 0.0, np.float32(1.0))
     group_amax = amax_all_reduce(amax, schedule)
     shared = scale_from_amax(group_amax, f, 0.0, np.float32(1.0))
+    if power_of_two_scale:
+        rank_scales, shared = _power_of_two_below(rank_scales), _power_of_two_below(shared)
 
     # exact group sums in the scaled domain, for the settled auto-scaling factor
     scaled_inputs = rows.astype(np.float64) * shared.astype(np.float64)[:, None]
@@ -339,6 +402,8 @@ def fp8_all_reduce(grads, schedule=None, *, fmt="e4m3", scaling="auto", quantize
         mu = 1.0 / group_size
     elif scaling == "post":
         mu = 1.0
+    elif scaling == "sqrt":
+        mu = 1.0 / np.sqrt(group_size)
     elif mu is None:
         group_sums = scaled_inputs[schedule.groups].sum(axis=1)       # (groups, size)
         mu = _settled_mu(scaled_inputs, group_sums[group_of], f, AUTO_SCALING_THRESHOLD)
@@ -378,7 +443,19 @@ def fp8_all_reduce(grads, schedule=None, *, fmt="e4m3", scaling="auto", quantize
         saturated_fraction=at_max / n_fp8 if n_fp8 else 0.0,
         snr_db=snr_db(reference, output), rel_error=relative_error(reference, output),
         fmt=f.name, scaling=scaling, quantize=quantize, accumulate=accumulate,
-        schedule_name=schedule.name)
+        schedule_name=schedule.name, power_of_two_scale=power_of_two_scale)
+
+
+def msamp_all_reduce(grads, schedule=None, *, scaling="sqrt", mu=None):
+    """MS-AMP's FP8 gradient all-reduce as its code runs it: :func:`fp8_all_reduce` with
+    :data:`MSAMP_OPTIONS` (E4M3; the scale of the group's amax rounded down to a power of
+    two; every hop of ``schedule`` adds and narrows back to E4M3, as the NCCL fork it calls
+    with ``ncclFp8E4M3`` does). ``scaling="sqrt"`` (its data-parallel wrapper,
+    ``msamp/nn/distributed.py``) by default; ``"post"`` is its DeepSpeed ZeRO and Megatron
+    paths (which reduce-scatter or reduce the same way: the first half of the all-reduce);
+    ``"pre"`` and ``"auto"`` are the paper's alternatives run in the same hardware mode."""
+    options = dict(MSAMP_OPTIONS, scaling=scaling)
+    return fp8_all_reduce(grads, schedule, mu=mu, **options)
 
 
 def _replay(schedule, spec, inputs, clipped_in, f, quantize, accumulate):

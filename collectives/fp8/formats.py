@@ -53,8 +53,9 @@ from ..errors import CollectivesError
 from .checks import as_array, check_bool, real_array, real_number
 
 __all__ = [
-    "Format", "FORMATS", "ELEMENT_FORMATS", "MX_ELEMENT_FORMATS", "get_format", "encode",
-    "decode", "quantize", "max_value", "scale_for", "scale_from_amax", "mx_block_scale",
+    "Format", "FORMATS", "ELEMENT_FORMATS", "MX_ELEMENT_FORMATS", "LIBRARY_NAMES", "get_format",
+    "encode", "decode", "quantize", "max_value", "scale_for", "scale_from_amax",
+    "mx_block_scale",
 ]
 
 _OFP8 = "OCP 8-bit Floating Point Specification (OFP8) Revision 1.0 (2023); arXiv:2209.05433"
@@ -112,6 +113,13 @@ _OVERFLOW_OUT = {"e4m3": 0x7F, "e5m2": 0x7C, "e4m3fnuz": 0x80, "e5m2fnuz": 0x80,
 ELEMENT_FORMATS = ("e4m3", "e5m2", "e4m3fnuz", "e5m2fnuz")
 #: MXFP8's element types in the MX spec v1.0
 MX_ELEMENT_FORMATS = ("e4m3", "e5m2")
+#: the name each format has as a dtype in ml_dtypes and in PyTorch (``torch.float8_e4m3fn``
+#: and so on): OCP's E4M3 is "e4m3fn" there ("fn": finite, no infinities, with NaN), the
+#: non-OCP variants built into AMD's MI300 (gfx942) carry "fnuz" (finite, NaN, unsigned
+#: zero), and E8M0 is "e8m0fnu" (finite, NaN, unsigned)
+LIBRARY_NAMES = MappingProxyType({"e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2",
+                                  "e4m3fnuz": "float8_e4m3fnuz", "e5m2fnuz": "float8_e5m2fnuz",
+                                  "e8m0": "float8_e8m0fnu"})
 
 
 def _decode_table(f):

@@ -1,4 +1,5 @@
-"""Bytes per parameter of the model states in BF16, Transformer Engine FP8 and FP8-LM O1-O3.
+"""Bytes per parameter of the model states in BF16, Transformer Engine FP8, FP8-LM O1-O3 and
+DeepSeek-V3.
 
 What is modelled
 ----------------
@@ -13,11 +14,21 @@ and second (``v``) moments. Recipes:
     section 3.2.2), FP32 ``m`` and ``v`` (4 + 4). The optimizer side is FP8-LM's Eq. (7),
     "4 + 4 + 4 + 4 = 16 bytes"; the BF16 working copy adds 2.
 ``"te-fp8"``
-    NVIDIA Transformer Engine: FP8 only inside the GEMMs; weights, gradients and optimizer
-    states as ``"bf16"`` (FP8-LM section 1: TE "retains master weights and gradients using
-    high precision"). TE's cached FP8 copies of weights are left out, so its model states
-    equal BF16's here. MS-AMP's optimization-level table lists TE with FP32 weights and no
-    separate master (16 bytes): a deployment without the BF16 working copy, not modelled.
+    NVIDIA Transformer Engine under Megatron-LM: FP8 only inside the GEMMs; weights,
+    gradients and optimizer states as ``"bf16"`` (FP8-LM section 1: TE "retains master
+    weights and gradients using high precision"): 18. TE's cached FP8 copies of the weights
+    (and, on Hopper, their transposes: TE's FP8 current-scaling docs, "On Hopper, columnwise
+    usage requires a physical transpose") are left out, so its model states equal BF16's
+    here. MS-AMP's optimization-level table lists TE with FP32 weights and no separate
+    master: 4 + 4 + 4 + 4 = 16, a deployment without the BF16 working copy (the same count
+    as FP8-LM's Eq. (7), which leaves the working copy out).
+``"te-fp8-params"``
+    TE with FP8 primary weights (``transformer_engine.pytorch.quantized_model_init``, until
+    TE 2.x ``fp8_model_init``: modules "hold only quantized copies of its parameters";
+    Megatron-LM's ``--fp8-param-gather``: "Keep the compute param in fp8 ... and perform the
+    param all-gather in fp8"): FP8 working weights (1) instead of BF16, the FP32 master,
+    gradients and moments kept: 17. The Hopper transpose of each FP8 weight is left out
+    (one more byte where it is kept).
 ``"fp8lm-o1"``, ``"fp8lm-o2"``, ``"fp8lm-o3"``
     FP8-LM / MS-AMP's optimization levels (FP8-LM section 2; MS-AMP's
     ``docs/user-tutorial/optimization-level.md``): O1 keeps FP16 weights with tensor
@@ -25,6 +36,13 @@ and second (``v``) moments. Recipes:
     (1) and FP32 Adam states (4 + 4): 11. O2 adds an FP8 ``m`` (1) and an FP16 ``v`` (2):
     FP8-LM's Eq. (8), "2 + 1 + 1 + 2 = 6 bytes". O3 adds FP8 working weights (1) beside an
     FP16 master (2): 7.
+``"deepseek-v3"``
+    DeepSeek-V3 (arXiv:2412.19437, section 3.3): FP8 only in the linear layers' GEMMs; the
+    report keeps "the master weights (stored by the optimizer) and gradients (used for batch
+    size accumulation) ... in FP32" (4 + 4) and tracks "the first and second moments in the
+    AdamW optimizer" in BF16 (2 + 2). The working copy the layers read is not sized in the
+    text: assumed BF16 (2), as its embedding, output head, gating, normalisation and
+    attention run in BF16/FP32 and its FP8 GEMMs quantise online from higher precision. 14.
 
 ZeRO (Rajbhandari et al., arXiv:1910.02054) over ``dp`` data-parallel ranks: stage 1 shards
 the optimizer states (master, ``m``, ``v``), stage 2 also the gradients, stage 3 also the
@@ -42,8 +60,11 @@ Activations, temporary buffers, communication buckets, fragmentation and the per
 scales (4 bytes per tensor): the paper's *measured* GPU memory includes them, so its GPT-175B
 saving (-39% in arXiv v2's Table 5, 66.1 -> 40.3 GB; v1's abstract: -42%) is smaller than
 the model-state saving computed here (-64% for TP 8, PP 4, DP 4 with ZeRO stage 1, see
-:data:`FP8LM_GPT175B`). TE's FP8 weight caches, gradient-accumulation buffers and embedding
-tables kept in higher precision are not modelled either.
+:data:`FP8LM_GPT175B`). What the count leaves out is 6 GB larger in the FP8 run than in the
+BF16 one (23 against 17 GB per GPU); FP8-specific buffers, such as the transposed FP8 weight
+copies Hopper's GEMMs need, are a likely part of it, but the paper does not break the
+measurement down. TE's FP8 weight caches, gradient-accumulation buffers and embedding tables
+kept in higher precision are not modelled either.
 
 Taught in the FP8 chapter.
 """
@@ -53,7 +74,8 @@ from types import MappingProxyType
 from ..errors import CollectivesError
 from ..validation import integer, number
 
-__all__ = ["RECIPES", "bytes_per_parameter", "training_memory", "FP8LM_GPT175B"]
+__all__ = ["RECIPES", "bytes_per_parameter", "training_memory", "FP8LM_GPT175B",
+           "FP8LM_PARALLELISM"]
 
 _PARTS = ("weights", "master", "grads", "m", "v")
 
@@ -66,10 +88,18 @@ RECIPES = MappingProxyType({
     "fp8lm-o1": MappingProxyType({"weights": 2, "master": 0, "grads": 1, "m": 4, "v": 4}),
     "fp8lm-o2": MappingProxyType({"weights": 2, "master": 0, "grads": 1, "m": 1, "v": 2}),
     "fp8lm-o3": MappingProxyType({"weights": 1, "master": 2, "grads": 1, "m": 1, "v": 2}),
+    # FP8 primary weights (TE quantized_model_init, Megatron --fp8-param-gather): the BF16
+    # working copy of "te-fp8" becomes FP8 (1); master, gradients and moments FP32
+    "te-fp8-params": MappingProxyType({"weights": 1, "master": 4, "grads": 4, "m": 4, "v": 4}),
+    # DeepSeek-V3 section 3.3: FP32 master and gradients (4 + 4), BF16 AdamW moments (2 + 2);
+    # the BF16 working copy (2) is an assumption (module text)
+    "deepseek-v3": MappingProxyType({"weights": 2, "master": 4, "grads": 4, "m": 2, "v": 2}),
 })
 
 #: What FP8-LM reports for GPT-175B against Megatron-LM BF16 on H100 80GB (TP 8, PP 4,
-#: DP 4). v1 (arXiv:2310.18313v1, submitted 27 Oct 2023) abstract: 42% less memory, 64%
+#: DP 4: Table 5 of arXiv v2, reproduced as docs/assets/gpt-performance.png in MS-AMP's
+#: repository, whose docs/introduction.md reads "TP, PP, and DP represent tensor, pipeline,
+#: and data parallelism respectively"). v1 (arXiv:2310.18313v1, submitted 27 Oct 2023) abstract: 42% less memory, 64%
 #: faster than BF16, 17% faster than TE. v2 abstract: 39% less memory, 75% faster, 37% faster
 #: than TE; its Table 5: 66.1 -> 40.3 GB at micro-batch 1, 22.4 -> 39.3 samples/s with FP8 at
 #: micro-batch 4, and 42% less memory than TE (69.6 -> 40.3 GB). v1's table was not
@@ -80,6 +110,16 @@ FP8LM_GPT175B = MappingProxyType({
     "v2": MappingProxyType({"memory_saving": 0.39, "speedup": 0.75,
                             "bf16_memory_gb": 66.1, "fp8_memory_gb": 40.3,
                             "te_memory_gb": 69.6}),
+})
+
+
+#: The parallel layouts of FP8-LM's Table 5 (arXiv v2; the same image in MS-AMP's
+#: docs/assets/gpt-performance.png): the data-parallel degree is the group size of its FP8
+#: gradient reduction.
+FP8LM_PARALLELISM = MappingProxyType({
+    "gpt-7b": MappingProxyType({"tp": 1, "pp": 1, "dp": 32}),
+    "gpt-13b": MappingProxyType({"tp": 2, "pp": 1, "dp": 16}),
+    "gpt-175b": MappingProxyType({"tp": 8, "pp": 4, "dp": 4}),
 })
 
 

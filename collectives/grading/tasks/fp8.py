@@ -7,8 +7,11 @@ each check raises with its own message, or returns 1.0).
 Every expected value comes from the package: :func:`collectives.fp8.encode` and
 :func:`collectives.fp8.decode` for the E4M3 codes, :func:`collectives.fp8.delayed_scales`
 (Transformer Engine's delayed scaling) for the scales, :func:`collectives.fp8.fp8_all_reduce`
-(FP8-LM's all-reduce with one shared scale and a given auto-scaling factor mu, cast once,
-summed in float32, the sum stored in FP8) for the all-reduced means.
+for the all-reduced means: FP8-LM's one shared scale and a given auto-scaling factor mu, run
+as MS-AMP runs its FP8 all-reduce (NCCL with an FP8 datatype narrows every partial sum back
+to E4M3), over :func:`chain_all_reduce`, which adds the ranks in rank order (``quantize=
+"per_hop", accumulate="fp8"``). Until issue 21 the notebook's model cast once and summed in
+float32; a learner's answer for two ranks is the same under both, for more ranks it is not.
 Each check also holds the answer to first principles written here without
 :mod:`collectives.fp8` (:func:`spec_decode_e4m3` and :func:`spec_encode_e4m3` read the OCP
 OFP8 tables; the all-reduced mean must lie within the stated FP8 error bound of the exact
@@ -30,8 +33,8 @@ from ..checks import in_words, show
 
 __all__ = ["E4M3_MAX", "E4M3_MIN_SUBNORMAL", "spec_decode_e4m3", "spec_encode_e4m3",
            "check_e4m3_values", "check_e4m3_codes", "delayed_scales_reference",
-           "check_delayed_scales", "fp8_all_reduce_reference", "fp8_error_bound",
-           "check_fp8_all_reduce", "flushing_ranks", "check_flushing_ranks"]
+           "check_delayed_scales", "chain_all_reduce", "fp8_all_reduce_reference",
+           "fp8_error_bound", "check_fp8_all_reduce", "flushing_ranks", "check_flushing_ranks"]
 
 #: the largest finite E4M3 value (S.1111.110) and the smallest subnormal (S.0000.001), OFP8
 E4M3_MAX = 448.0
@@ -317,14 +320,40 @@ def _grads(grads, what):
     return g
 
 
+def chain_all_reduce(n):
+    """The all-reduce that adds the ranks' values in rank order: rank 0 sends its buffer (one
+    chunk) to rank 1, which adds its own and sends the sum to rank 2, and so on to rank
+    ``n - 1``, which then sends the total to every other rank in one step. The order is the
+    one a ring gives one of its chunks; with FP8 on the wire every partial sum is an FP8
+    number. ``n`` steps; verified with :func:`collectives.verify`."""
+    from ...replay import verify
+    from ...schedule import Schedule
+    n = int(n)
+    if n < 1:
+        raise GradingError(f"chain_all_reduce needs at least one rank, got {n} (a bug in the "
+                           "test)")
+    chain = np.arange(n - 1)
+    others = np.arange(n - 1)
+    step = np.concatenate([chain, np.full(n - 1, n - 1)])
+    src = np.concatenate([chain, np.full(n - 1, n - 1)])
+    dst = np.concatenate([chain + 1, others])
+    zeros = np.zeros(step.size, dtype=np.int64)
+    reduce = np.concatenate([np.ones(n - 1, bool), np.zeros(n - 1, bool)])
+    schedule = Schedule.from_arrays("all_reduce", n, 1, step, src, dst, zeros, zeros, reduce,
+                                    n_steps=n if n > 1 else 0, name="chain_all_reduce")
+    verify(schedule)
+    return schedule
+
+
 def fp8_all_reduce_reference(grads, mu):
     """What every rank holds after :func:`collectives.fp8.fp8_all_reduce` of ``grads`` (one
-    row per rank) in E4M3 with FP8-LM's shared scale and the auto-scaling factor ``mu`` (cast
-    once, summed in float32 over a ring, the sum stored in FP8): the mean gradient, as
-    float64."""
+    row per rank) in E4M3 with FP8-LM's shared scale and the auto-scaling factor ``mu``, as
+    MS-AMP runs it (every partial sum narrowed to E4M3) over :func:`chain_all_reduce`: the
+    mean gradient, as float64."""
     from ...fp8 import fp8_all_reduce
-    result = fp8_all_reduce(np.asarray(grads, dtype=np.float32), fmt="e4m3", scaling="auto",
-                            mu=float(mu), quantize="once", accumulate="fp32")
+    g = np.asarray(grads, dtype=np.float32)
+    result = fp8_all_reduce(g, chain_all_reduce(g.shape[0]), fmt="e4m3", scaling="auto",
+                            mu=float(mu), quantize="per_hop", accumulate="fp8")
     output = np.asarray(result.output, dtype=np.float64)
     if not np.array_equal(output, np.broadcast_to(output[0], output.shape)):
         raise GradingError("the ranks of collectives.fp8.fp8_all_reduce disagree (a bug in "
@@ -339,33 +368,51 @@ def _shared_scale(g, pick=min):
     return pick(E4M3_MAX / a for a in amaxes if a > 0)
 
 
-def _by_hand(g, mu, scale, output_scale=None, recast=True):
-    """First principles: cast ``mu * scale * g`` (saturating) to E4M3, add the values up
-    (exactly: E4M3 values are multiples of 2**-9 below 2**9), cast the sum to E4M3 again
-    (``recast``), and divide by ``output_scale`` (default ``N * mu * scale``): ``(output,
-    the sum of the casts, the scaled inputs)``."""
+def _cast(x):
+    return spec_decode_e4m3(spec_encode_e4m3(x, True))
+
+
+def _by_hand(g, mu, scale, output_scale=None, per_hop=True, recast=True):
+    """First principles: cast ``mu * scale * g`` (saturating) to E4M3 and add the ranks up in
+    rank order; with ``per_hop`` every partial sum is cast to E4M3 before the next rank's
+    value is added (each addition of two E4M3 values is exact in float64, and NCCL's
+    half-precision add rounds it the same way), else the casts are summed exactly and the
+    total is cast once (``recast``; without it left unrounded). Divided by ``output_scale``
+    (default ``N * mu * scale``). Returns ``(output, the exact sums each cast rounded (one
+    row per addition, for per_hop), the scaled inputs)``."""
     x = g * (mu * scale)
-    total = np.sum(spec_decode_e4m3(spec_encode_e4m3(x, True)), axis=0)
-    stored = spec_decode_e4m3(spec_encode_e4m3(total, True)) if recast else total
+    casts = _cast(x)
+    if per_hop:
+        partial = casts[0]
+        exact_sums = []
+        for row in casts[1:]:
+            exact_sums.append(partial + row)
+            partial = _cast(exact_sums[-1])
+        stored, sums = partial, np.array(exact_sums).reshape(-1, g.shape[1])
+    else:
+        total = np.sum(casts, axis=0)
+        stored = _cast(total) if recast else total
+        sums = total[None, :]
     if output_scale is None:
         output_scale = g.shape[0] * mu * scale
-    return stored / output_scale, total, x
+    return stored / output_scale, sums, x
 
 
 def fp8_error_bound(grads, mu):
     """First principles: how far the FP8 all-reduce of ``grads`` may be from the exact mean,
-    per element, where its sum does not saturate (NaN where it does). A cast to E4M3 errs by
+    per element, where no partial sum saturates (NaN where one does). A cast to E4M3 errs by
     at most half a step: ``|x| / 16`` in a normal binade (3 mantissa bits), ``2**-10`` below
-    ``2**-6`` (half the smallest subnormal); ``N`` input casts and the cast of their sum, in
-    units of the scaled gradient ``mu * s * g`` (``s = 448 / the largest |g|``), then divided
-    by ``N * mu * s``."""
+    ``2**-6`` (half the smallest subnormal); ``N`` input casts and the ``N - 1`` casts of the
+    partial sums, each bounded by the exact value it rounds, in units of the scaled gradient
+    ``mu * s * g`` (``s = 448 / the largest |g|``), then divided by ``N * mu * s``. (The
+    errors add up: the result minus the exact sum is the sum of every cast's error.)"""
     g = np.asarray(grads, dtype=np.float64)
     s = _shared_scale(g)
-    _, total, x = _by_hand(g, mu, s)
-    half_steps = np.sum(np.maximum(np.abs(x) / 16, 2.0**-10), axis=0) + np.maximum(
-        np.abs(total) / 16, 2.0**-10)
+    _, sums, x = _by_hand(g, mu, s)
+    half_steps = (np.sum(np.maximum(np.abs(x) / 16, 2.0**-10), axis=0)
+                  + np.sum(np.maximum(np.abs(sums) / 16, 2.0**-10), axis=0))
     bound = half_steps / (g.shape[0] * mu * s)
-    return np.where(np.abs(total) <= 464.0, bound, np.nan)
+    return np.where(np.all(np.abs(sums) <= 464.0, axis=0), bound, np.nan)
 
 
 def _variants(g, mu):
@@ -388,9 +435,13 @@ def _variants(g, mu):
         found.append((_by_hand(g, mu, _shared_scale(g, max))[0],
                       "; that is what the largest of the ranks' scales gives: it makes the "
                       "rank with the largest gradient overflow"))
-        found.append((_by_hand(g, mu, s, recast=False)[0],
-                      "; that is the exact sum of the casts: FP8-LM stores the reduced "
-                      "gradient in FP8, so the sum is cast to E4M3 once more"))
+        found.append((_by_hand(g, mu, s, per_hop=False)[0],
+                      "; that is the sum of the casts rounded to E4M3 once: with an FP8 "
+                      "datatype NCCL narrows every partial sum back to E4M3, one rank at a "
+                      "time (here in rank order), before the next rank's value is added"))
+        found.append((_by_hand(g, mu, s, per_hop=False, recast=False)[0],
+                      "; that is the exact sum of the casts: every partial sum, the last "
+                      "one too, is an E4M3 number"))
         found.append((_by_hand(g, mu, s, output_scale=n * s)[0],
                       f"; yours is {mu!r} times that: the sum stands for mu * N * s times "
                       "the mean, mu included"))
@@ -404,7 +455,7 @@ def check_fp8_all_reduce(values, what, grads, mu):
     number per element) of ``grads`` (one row per rank) with factor ``mu`` against
     :func:`fp8_all_reduce_reference`, to a quarter of the smallest FP8 step or a relative
     1e-6 (float32), and against first principles (:func:`_by_hand`, and
-    :func:`fp8_error_bound` where the sum does not saturate). Returns 1.0."""
+    :func:`fp8_error_bound` where no partial sum saturates). Returns 1.0."""
     g = _grads(grads, what)
     mu = float(mu)
     got = _array(values, what, g.shape[1:], "fiu", "floats, one per gradient element")
@@ -418,8 +469,9 @@ def check_fp8_all_reduce(values, what, grads, mu):
     if not (np.all(np.abs(spec - want) <= tol)
             and np.all(np.isnan(bound) | (np.abs(want - exact) <= bound * (1 + 1e-6)))):
         raise _disagree("collectives.fp8.fp8_all_reduce and first principles")
-    call = (f"collectives.fp8.fp8_all_reduce({show(g.tolist())}, fmt='e4m3', scaling='auto', "
-            f"mu={mu!r})")
+    call = (f"collectives.fp8.fp8_all_reduce({show(g.tolist())}, collectives.grading.tasks.fp8"
+            f".chain_all_reduce({g.shape[0]}), fmt='e4m3', scaling='auto', mu={mu!r}, "
+            "quantize='per_hop', accumulate='fp8')")
     hint = ""
     for value, text in _variants(g, mu):
         if np.all(np.isfinite(got) & (np.abs(got - value) <= tol)):

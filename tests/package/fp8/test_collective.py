@@ -1,7 +1,8 @@
-"""collectives/fp8/collective.py: the FP8 all-reduce (FP8-LM's pre-, post- and auto-scaling
-over any all-reduce Schedule) and its cost: golden values by hand, a reference ring loop written
-here, schedule independence, the FP8-LM finding, negative tests. ml_dtypes is an oracle
-only (bfloat16 and FP8 rounding in the reference loop)."""
+"""collectives/fp8/collective.py: the FP8 all-reduce (FP8-LM's pre-, post- and auto-scaling,
+MS-AMP's 1/sqrt(N) and power-of-two scale, over any all-reduce Schedule) and its cost: golden
+values by hand, a reference ring loop written here, schedule independence, the FP8-LM finding,
+MS-AMP's hardware mode, negative tests. ml_dtypes and numpy's float16 are oracles only
+(bfloat16, half-precision and FP8 rounding in the reference loop)."""
 
 import numpy as np
 import pytest
@@ -18,6 +19,7 @@ from garbage import check_every_bad_argument
 ml_dtypes = pytest.importorskip("ml_dtypes")
 
 ML = {"e4m3": ml_dtypes.float8_e4m3fn, "e5m2": ml_dtypes.float8_e5m2}
+ML_ANY = {**ML, "e4m3fnuz": ml_dtypes.float8_e4m3fnuz, "e5m2fnuz": ml_dtypes.float8_e5m2fnuz}
 
 
 # ----------------------------------------------------------------------------- rounding helpers
@@ -45,6 +47,95 @@ def test_overflow_test_matches_the_non_saturating_cast(fmt, v):
     assert bool(C._overflows(np.float64(v), f)) == bool(beyond)
     q, clipped = C._round_fp8(np.array([v]), f)
     assert clipped[0] == beyond and np.isfinite(q[0])
+
+
+@pytest.mark.parametrize("fmt", ["e4m3", "e5m2", "e4m3fnuz", "e5m2fnuz"])
+def test_half_precision_add_never_changes_an_fp8_sum(fmt):
+    # The FP8 FuncSum of NCCL 2.30 (Hopper) and of the MSCCL executor MS-AMP builds against
+    # is __nv_fp8_e4m3(__hadd(__half(x), __half(y))): the sum rounded to IEEE half (numpy's
+    # float16 here, an independent correctly rounded cast; beyond 65504 it is Inf, which
+    # __NV_SATFINITE narrows to the FP8 maximum) and then to FP8. For every pair of finite
+    # FP8 values that equals the exact sum rounded once, so accumulate="fp8" models it.
+    v = fp8.decode(np.arange(256, dtype=np.uint8), fmt).astype(np.float64)
+    v = v[np.isfinite(v)]
+    a, b = np.meshgrid(v, v)
+    exact = a + b                                       # exact: both on a 2^-17..2^16 grid
+    with np.errstate(over="ignore"):
+        half = exact.astype(np.float16).astype(np.float64)
+    half = np.where(np.isinf(half), np.copysign(65504.0, half), half)
+    m = fp8.max_value(fmt)
+    via_half = np.clip(half, -m, m).astype(ML_ANY[fmt]).astype(np.float64)
+    once = np.clip(exact, -m, m).astype(ML_ANY[fmt]).astype(np.float64)
+    assert exact.size == v.size ** 2 and np.array_equal(via_half, once)
+    # and the package's own rounding of a hop's sum agrees with ml_dtypes' cast
+    f = fp8.FORMATS[fmt]
+    np.testing.assert_array_equal(C._round_fp8(exact, f)[0], once)
+
+
+def test_power_of_two_scale_by_hand():
+    # MS-AMP's compute_scaling_factor: 2^floor(log2(448 / amax)), margin 0. amax 3 -> 448/3 =
+    # 149.33 -> 128; amax 0.5 -> 896 -> 512; amax 448 -> 1; amax 500 -> 0.896 -> 0.5
+    got = C._power_of_two_below(np.float32([448 / 3, 896, 1, 448 / 500]))
+    assert got.tolist() == [128.0, 512.0, 1.0, 0.5]
+    # ranks' amaxes 3 and 1.5: own scales 128 and 256 (448 / 1.5 = 298.7), shared 128
+    g = np.array([[3.0, -1.0], [0.5, 1.5]])
+    r = fp8.fp8_all_reduce(g, scaling="post", power_of_two_scale=True)
+    assert r.shared_scale.tolist() == [128.0, 128.0] and r.rank_scales.tolist() == [128.0, 256.0]
+    # inputs 384, -128 | 64, 192 (all E4M3); sums 448 and 64: exact, output / 256: [1.75, 0.25]
+    assert r.output[0].tolist() == [1.75, 0.25] and r.overflow_rate == 0.0
+    assert "power_of_two_scale=True" in repr(r)
+
+
+def test_sqrt_scaling_is_msamps_pre_scale():
+    # msamp/nn/distributed.py: pre_scale = 1.0 / math.sqrt(world_size); sf.mul_(pre_scale)
+    g = np.random.default_rng(5).standard_normal((9, 90)).astype(np.float32)
+    r = fp8.fp8_all_reduce(g, scaling="sqrt")
+    assert r.mu == 1 / 3 and np.allclose(r.scale, r.shared_scale.astype(np.float64) / 3,
+                                         rtol=1e-15)
+    same = fp8.fp8_all_reduce(g, scaling="auto", mu=1 / 3)
+    np.testing.assert_array_equal(r.output, same.output)
+    # its output scale is N * mu * s_g = 3 s_g: the sum of the casts divided by 9 s_g / 3
+    np.testing.assert_allclose(r.output_scale, 3 * r.shared_scale.astype(np.float64), rtol=1e-15)
+
+
+def test_msamp_all_reduce_by_hand():
+    # Three ranks, ring all-reduce, one element per chunk. Gradients, rank by rank:
+    g = np.array([[1.0, 0.5, 0.25], [1.0, 0.5, 0.125], [1.0, 0.03125, 0.125]])
+    # amax 1 -> 448, rounded down to a power of two: 256; mu = 1/sqrt(3): multiplier
+    # m = 256/sqrt(3) = 147.80. E4M3 steps: 16 in [128, 256), 8 in [64, 128), 4 in [32, 64),
+    # 2 in [16, 32), 0.5 in [4, 8), 32 in [256, 512). Inputs: 147.80 -> 144, 73.90 -> 72,
+    # 36.95 -> 36, 18.48 -> 18, 4.62 -> 4.5: rank 0 [144, 72, 36], rank 1 [144, 72, 18],
+    # rank 2 [144, 4.5, 18]. Ring: at step s rank r sends chunk (r - s - 1) mod 3 to r + 1,
+    # which adds it to its own and narrows the sum to E4M3.
+    # chunk 0: r2 144 + 144 = 288 (exact); r0 144 + 288 = 432, a tie of 416 and 448: 448
+    # chunk 1: r0 72 + 4.5 = 76.5 -> 80 (3.5 away, 72 is 4.5); r1 72 + 80 = 152, a tie of
+    #          144 (1.001b) and 160 (1.010b): the even mantissa, 160
+    # chunk 2: r1 18 + 36 = 54, a tie of 52 and 56: 56; r2 18 + 56 = 74 -> 72
+    r = fp8.msamp_all_reduce(g)
+    m = 256 / np.sqrt(3)
+    want = (np.array([448.0, 160.0, 72.0]) / (3 * m)).astype(np.float32)
+    np.testing.assert_array_equal(r.output, np.broadcast_to(want, (3, 3)))
+    assert r.shared_scale.tolist() == [256.0] * 3 and r.mu == 1 / np.sqrt(3)
+    assert (r.quantize, r.accumulate, r.power_of_two_scale) == ("per_hop", "fp8", True)
+    # cast once and sum wide with the same scale: 432 -> 448, 148.5 -> 144, 72 -> 72
+    once = fp8.fp8_all_reduce(g, scaling="sqrt", power_of_two_scale=True)
+    want_once = (np.array([448.0, 144.0, 72.0]) / (3 * m)).astype(np.float32)
+    np.testing.assert_array_equal(once.output[0], want_once)
+    assert dict(fp8.MSAMP_OPTIONS) == {"fmt": "e4m3", "scaling": "sqrt", "quantize": "per_hop",
+                                       "accumulate": "fp8", "power_of_two_scale": True}
+
+
+def test_msamp_mode_loses_on_a_ring_where_a_tree_does_not():
+    # NCCL's maintainers (nccl issue 1026): a ring adds one rank's value to the sum of many,
+    # a tree adds partial sums of equal weight. With FP8 narrowing at every hop that decides
+    # the error; cast once and sum wide does not care.
+    g = np.random.default_rng(3).standard_normal((32, 32 * 64)).astype(np.float32)
+    ring = fp8.msamp_all_reduce(g, cl.algorithms.ring_all_reduce(32))
+    tree = fp8.msamp_all_reduce(g, cl.algorithms.double_binary_tree_all_reduce(32))
+    wide = fp8.fp8_all_reduce(g, scaling="sqrt", power_of_two_scale=True)
+    # (seed 3: ring 18.8 dB, tree 22.2 dB, cast once 28.4 dB)
+    assert ring.snr_db < tree.snr_db - 3 and tree.snr_db < wide.snr_db - 3
+    assert ring.overflow_rate == tree.overflow_rate == 0.0
 
 
 # ----------------------------------------------------------------------------- golden values
@@ -150,12 +241,17 @@ def test_ring_equals_reference_loop(quantize, accumulate, fmt):
     g = g / np.max(np.abs(g)) * 56
     g[np.unravel_index(np.argmax(np.abs(g)), g.shape)] = 56.0
     g = g.astype(np.float32)
-    for scaling, mu in (("post", 1.0), ("pre", 1 / n), ("auto", 0.25)):
+    for scaling, mu in (("post", 1.0), ("pre", 1 / n), ("auto", 0.25), ("sqrt", n ** -0.5)):
         r = fp8.fp8_all_reduce(g, fmt=fmt, scaling=scaling, quantize=quantize,
                                accumulate=accumulate, mu=mu if scaling == "auto" else None)
         want = ring_reference(g, fmt, mu, quantize, accumulate)
         np.testing.assert_array_equal(r.output, want)
         assert r.overflow_rate > 0 or scaling != "post"        # the loop meets clipping too
+        # the shared scale 448 / 56 = 8 (or 57344 / 56 = 1024) is a power of two already
+        pow2 = fp8.fp8_all_reduce(g, fmt=fmt, scaling=scaling, quantize=quantize,
+                                  accumulate=accumulate, mu=mu if scaling == "auto" else None,
+                                  power_of_two_scale=True)
+        np.testing.assert_array_equal(pow2.output, want)
 
 
 def test_per_hop_and_once_agree_when_accumulating_in_fp8():
@@ -315,11 +411,17 @@ ERRORS = [
     (lambda: fp8.fp8_all_reduce(G, cl.Schedule("all_reduce", 4, 4, [], op="max")),
      r"sums gradients; the schedule 'all_reduce' reduces with op='max'"),
     (lambda: fp8.fp8_all_reduce(G, scaling="mid"),
-     r"scaling must be one of 'pre', 'post', 'auto', got 'mid'"),
+     r"scaling must be one of 'pre', 'post', 'sqrt', 'auto', got 'mid'"),
     (lambda: fp8.fp8_all_reduce(G, quantize="twice"),
      r"quantize must be one of 'once', 'per_hop', got 'twice'"),
     (lambda: fp8.fp8_all_reduce(G, accumulate="fp16"),
      r"accumulate must be one of 'fp32', 'bf16', 'fp8', got 'fp16'"),
+    (lambda: fp8.fp8_all_reduce(G, power_of_two_scale=1),
+     r"power_of_two_scale must be True or False, got 1"),
+    (lambda: fp8.fp8_all_reduce(G, scaling="sqrt", mu=0.5),
+     r"scaling='sqrt' fixes it \(pre: 1/N, post: 1, sqrt: 1/sqrt\(N\)\)"),
+    (lambda: fp8.msamp_all_reduce(G, scaling="exact"),
+     r"scaling must be one of 'pre', 'post', 'sqrt', 'auto', got 'exact'"),
     (lambda: fp8.fp8_all_reduce(G, fmt="e8m0"),
      r"fp8_all_reduce \(element formats\) takes one of"),
     (lambda: fp8.fp8_all_reduce(G, scaling="pre", mu=0.5),
@@ -353,6 +455,10 @@ CALLS = {
             g, s, fmt=fmt, scaling=scaling, quantize=quantize, accumulate=accumulate),
         [np.ones((4, 8)), cl.algorithms.ring_all_reduce(4), "e4m3", "auto", "once", "fp32"]),
     "fp8_all_reduce mu": (lambda mu: fp8.fp8_all_reduce(np.ones((2, 2)), mu=mu), [0.5]),
+    "fp8_all_reduce power_of_two_scale": (
+        lambda p: fp8.fp8_all_reduce(np.ones((2, 2)), power_of_two_scale=p), [True]),
+    "msamp_all_reduce": (lambda g, s, scaling: fp8.msamp_all_reduce(g, s, scaling=scaling),
+                         [np.ones((4, 8)), cl.algorithms.ring_all_reduce(4), "post"]),
     "AutoScaling": (lambda mu, t, k: fp8.AutoScaling(mu, t, k), [1.0, 1e-5, 1000]),
     "AutoScaling.update": (lambda f: fp8.AutoScaling().update(f), [0.0]),
     "wire_bytes": (fp8.wire_bytes, [8, "fp8"]),

@@ -197,6 +197,21 @@ def test_all_256_patterns_decode_like_torch(fmt):
     np.testing.assert_array_equal(np.signbit(ours[keep]), np.signbit(ref[keep]))
 
 
+@pytest.mark.parametrize("fmt", sorted(fp8.FORMATS))
+def test_library_names_are_the_same_formats(fmt):
+    # LIBRARY_NAMES: the dtype each format is in ml_dtypes and torch (E4M3 is "e4m3fn"
+    # there); both libraries decode all 256 patterns as the package does
+    name = fp8.LIBRARY_NAMES[fmt]
+    codes = np.arange(256, dtype=np.uint8)
+    ours = fp8.decode(codes, fmt)
+    for ref in (codes.view(getattr(ml_dtypes, name)).astype(np.float32),
+                torch.from_numpy(codes).view(getattr(torch, name)).float().numpy()):
+        np.testing.assert_array_equal(np.isnan(ours), np.isnan(ref))
+        keep = ~np.isnan(ref)
+        np.testing.assert_array_equal(ours[keep], ref[keep])
+    assert float(ml_dtypes.finfo(getattr(ml_dtypes, name)).max) == fp8.max_value(fmt)
+
+
 # ----------------------------------------------------------------------------- encode vs ml_dtypes
 
 # ml_dtypes 0.6 and torch 2.13 round float32 subnormals in (2^-127, 1.5 * 2^-127) up to
@@ -682,10 +697,11 @@ def test_public_names():
     assert sorted(fp8.formats.__all__) == sorted([
         "Format", "FORMATS", "encode", "decode", "quantize", "max_value",
         "scale_for", "mx_block_scale",
-        "ELEMENT_FORMATS", "MX_ELEMENT_FORMATS", "get_format", "scale_from_amax"])
+        "ELEMENT_FORMATS", "MX_ELEMENT_FORMATS", "get_format", "scale_from_amax",
+        "LIBRARY_NAMES"])
     assert sorted(fp8.__all__) == sorted(
         fp8.formats.__all__ + fp8.scaling.__all__ + fp8.metrics.__all__
-        + fp8.collective.__all__ + fp8.memory.__all__)
+        + fp8.collective.__all__ + fp8.gather.__all__ + fp8.memory.__all__)
     assert len(set(fp8.__all__)) == len(fp8.__all__)
     for name in fp8.__all__:
         assert hasattr(fp8, name)

@@ -9,7 +9,7 @@ from collectives.errors import CollectivesError
 
 from garbage import check_every_bad_argument
 
-RECIPES = ["bf16", "te-fp8", "fp8lm-o1", "fp8lm-o2", "fp8lm-o3"]
+RECIPES = ["bf16", "te-fp8", "fp8lm-o1", "fp8lm-o2", "fp8lm-o3", "te-fp8-params", "deepseek-v3"]
 
 
 def test_fp8lm_16_and_6_bytes_per_parameter():
@@ -47,6 +47,38 @@ def test_fp8lm_16_and_6_bytes_per_parameter():
     assert fp8.bytes_per_parameter("te-fp8") == bf16
 
 
+def test_deepseek_v3_and_fp8_primary_weights_by_hand():
+    # DeepSeek-V3 (arXiv:2412.19437, section 3.3.3): "the master weights (stored by the
+    # optimizer) and gradients (used for batch size accumulation) are still retained in FP32"
+    # -> 4 + 4; "the BF16 data format instead of FP32 to track the first and second moments
+    # in the AdamW optimizer" -> 2 + 2; the working copy, not sized in the report, assumed
+    # BF16: 2. Total 14, 12 on the optimizer side against FP8-LM O2's 6.
+    ds = fp8.bytes_per_parameter("deepseek-v3")
+    assert ds == {"weights": 2, "master": 4, "grads": 4, "m": 2, "v": 2}
+    assert sum(ds.values()) == 14 and sum(ds.values()) - ds["weights"] == 12
+    # TE with FP8 primary weights (quantized_model_init / Megatron --fp8-param-gather): the
+    # BF16 working copy of te-fp8 becomes one FP8 byte: 18 - 1 = 17
+    params = fp8.bytes_per_parameter("te-fp8-params")
+    assert params == {"weights": 1, "master": 4, "grads": 4, "m": 4, "v": 4}
+    assert sum(params.values()) == sum(fp8.bytes_per_parameter("te-fp8").values()) - 1 == 17
+    # MS-AMP's table: TE with FP32 weights and no master, 4 + 4 + 4 + 4 = 16, which is
+    # FP8-LM's Eq. (7) count: the package's 18 minus the BF16 working copy
+    te = fp8.bytes_per_parameter("te-fp8")
+    assert sum(te.values()) - te["weights"] == 16
+    # ZeRO-1 over 64 DeepSeek-style ranks: 2 + 4 + (4 + 2 + 2) / 64 = 6.125
+    assert sum(fp8.bytes_per_parameter("deepseek-v3", zero_stage=1, dp=64).values()) == 6.125
+
+
+def test_fp8lm_parallel_layouts():
+    # FP8-LM Table 5 (arXiv v2), as reproduced in MS-AMP's docs/assets/gpt-performance.png:
+    # GPT-7B TP 1 PP 1 DP 32, GPT-13B TP 2 PP 1 DP 16, GPT-175B TP 8 PP 4 DP 4: 32, 32, 128 GPUs
+    layouts = fp8.FP8LM_PARALLELISM
+    assert [layouts[m]["dp"] for m in ("gpt-7b", "gpt-13b", "gpt-175b")] == [32, 16, 4]
+    assert [v["tp"] * v["pp"] * v["dp"] for v in layouts.values()] == [32, 32, 128]
+    assert {k: layouts["gpt-175b"][k] for k in ("tp", "pp", "dp")} == \
+        {k: fp8.FP8LM_GPT175B[k] for k in ("tp", "pp", "dp")}
+
+
 def test_gpt175b_model_states_by_hand():
     # FP8-LM Table 5, GPT-175B: TP 8, PP 4, DP 4 -> 175e9 / 32 = 5.46875e9 parameters per
     # GPU, optimizer states sharded over DP 4 (Megatron's distributed optimizer, ZeRO-1).
@@ -69,6 +101,12 @@ def test_gpt175b_model_states_by_hand():
     assert round(1 - v2["fp8_memory_gb"] / v2["te_memory_gb"], 2) == 0.42    # v2: vs TE
     assert v2["memory_saving"] < cfg["v1"]["memory_saving"] < saving
     assert (v2["speedup"], cfg["v1"]["speedup"]) == (0.75, 0.64)
+    # what the model states leave out, by subtraction: BF16 66.1 - 49.22 = 16.88 GB, FP8
+    # 40.3 - 17.77 = 22.53 GB: 5.65 GB more in the FP8 run. A transposed FP8 copy of every
+    # weight a GPU holds (1 byte x 5.47e9, Hopper's GEMMs need one) would be 5.47 GB.
+    rest = (v2["bf16_memory_gb"] - bf16 / 1e9, v2["fp8_memory_gb"] - o3 / 1e9)
+    assert [round(r, 2) for r in rest] == [16.88, 22.53] and round(rest[1] - rest[0]) == 6
+    assert round(per_gpu * 1 / 1e9, 2) == 5.47
     # the optimizer part alone (FP8-LM's Eq. 7 and 8), from the package's recipes: BF16's
     # 16 bytes (all but the working weights) -> O2's 6 is, by hand, 1 - 6/16 = 10/16 = -62.5%
     bf16_states = fp8.bytes_per_parameter("bf16")
@@ -101,7 +139,8 @@ def test_training_memory_is_params_times_bytes(n, recipe, stage, dp):
 
 ERRORS = [
     (lambda: fp8.bytes_per_parameter("fp16"),
-     r"recipe must be one of 'bf16', 'te-fp8', 'fp8lm-o1', 'fp8lm-o2', 'fp8lm-o3', got 'fp16'"),
+     r"recipe must be one of 'bf16', 'te-fp8', 'fp8lm-o1', 'fp8lm-o2', 'fp8lm-o3', "
+     r"'te-fp8-params', 'deepseek-v3', got 'fp16'"),
     (lambda: fp8.bytes_per_parameter("bf16", zero_stage=4),
      r"zero_stage must be an integer <= 3, got 4"),
     (lambda: fp8.bytes_per_parameter("bf16", dp=0), r"dp must be an integer >= 1, got 0"),

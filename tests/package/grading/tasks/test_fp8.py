@@ -247,19 +247,59 @@ def test_the_usual_mistakes_are_named(answer, text):
     message = str(info.value)
     assert message.startswith(f"r: element 0 is {answer[0]!r}, expected 2.5714285373687744 = "
                               "collectives.fp8.fp8_all_reduce([[1.0, -0.3], [4.0, 0.01]], "
-                              "fmt='e4m3', scaling='auto', mu=0.5).output[:, 0] (shared scale "
-                              "112)")
+                              "collectives.grading.tasks.fp8.chain_all_reduce(2), fmt='e4m3', "
+                              "scaling='auto', mu=0.5, quantize='per_hop', accumulate='fp8')"
+                              ".output[:, 0] (shared scale 112)")
     assert message.endswith(text) or text in message
 
 
 def test_a_sum_not_stored_in_fp8_is_named():
     # three ranks, mu = 1/4: the exact sums of the casts, not cast again
     grads = [[0.5, -0.25, 0.125], [-3.0, 2.0, 0.75], [0.001, -0.002, 0.0005]]
-    unstored = fp8_tasks._by_hand(np.array(grads), 0.25, 448 / 3, recast=False)[0]
+    unstored = fp8_tasks._by_hand(np.array(grads), 0.25, 448 / 3, per_hop=False,
+                                  recast=False)[0]
     assert not np.allclose(unstored, fp8_all_reduce_reference(grads, 0.25), rtol=1e-3)
-    with pytest.raises(AssertionError, match="; that is the exact sum of the casts: FP8-LM "
-                                             "stores the reduced gradient in FP8"):
+    with pytest.raises(AssertionError, match="; that is the exact sum of the casts: every "
+                                             "partial sum, the last one too, is an E4M3 number"):
         check_fp8_all_reduce(unstored, "r", grads, 0.25)
+
+
+THREE = [[6.0, 1.5], [0.25, 3.0], [0.3, 0.1]]
+
+
+def test_every_partial_sum_is_cast_by_hand():
+    # amaxes 6, 3, 0.3: shared scale 448 / 6; mu = 1/2: multiplier 37.333. Casts (E4M3 steps:
+    # 16 in [128, 256), 1 in [8, 16), 0.25 in [2, 4)): rank 0 [224, 56] (exact), rank 1
+    # [9.333 -> 9, 112], rank 2 [11.2 -> 11, 3.733 -> 3.75].
+    # In rank order, every partial sum cast: 224 + 9 = 233 -> 240, 240 + 11 = 251 -> 256;
+    # 56 + 112 = 168, a tie of 160 (1.010b) and 176 (1.011b): 160, + 3.75 = 163.75 -> 160.
+    # Divided by N mu s = 3 x 37.333 = 112: [256/112, 160/112] = [2.2857, 1.4286]
+    want = [256 / 112, 160 / 112]
+    assert fp8_all_reduce_reference(THREE, 0.5) == pytest.approx(want, rel=1e-7)
+    assert check_fp8_all_reduce(want, "r", THREE, 0.5) == 1.0
+    # the bound: the input casts' half steps |x| / 16 (224, 9.333, 11.2 | 56, 112, 3.733) and
+    # the partial sums' (233, 251 | 168, 163.75), over 112
+    bound = fp8_error_bound(THREE, 0.5)
+    assert bound == pytest.approx([(224 + 28 / 3 + 11.2 + 233 + 251) / 16 / 112,
+                                   (56 + 112 + 56 / 15 + 168 + 163.75) / 16 / 112], rel=1e-12)
+    # casting once instead: 224 + 9 + 11 = 244 -> 240; 56 + 112 + 3.75 = 171.75 -> 176
+    once = [240 / 112, 176 / 112]
+    with pytest.raises(AssertionError, match="; that is the sum of the casts rounded to E4M3 "
+                                             "once: with an FP8 datatype NCCL narrows every "
+                                             "partial sum back to E4M3"):
+        check_fp8_all_reduce(once, "r", THREE, 0.5)
+
+
+def test_chain_all_reduce():
+    # rank r sends to r + 1 at step r (reducing), the last rank then copies to all: n steps
+    for n in (1, 2, 5):
+        s = fp8_tasks.chain_all_reduce(n)
+        assert (s.collective, s.n_ranks, s.n_chunks, s.n_steps) == ("all_reduce", n, 1,
+                                                                   n if n > 1 else 0)
+        x = np.arange(n, dtype=np.float64)[:, None] + 1
+        assert cl.simulate(s, x).tolist() == [[n * (n + 1) / 2]] * n
+    with pytest.raises(GradingError, match="chain_all_reduce needs at least one rank"):
+        fp8_tasks.chain_all_reduce(0)
 
 
 def test_own_scales_are_named():

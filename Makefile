@@ -1,5 +1,7 @@
 # The README's two commands: `make book` (set up, build the book and the student notebooks)
-# and `make test` (the whole suite). The virtual environment is created on first use.
+# and `make test` (the whole suite); and `make check` (lint, format, types and the package's
+# unit tests, in under two minutes) before either. The virtual environment is created on
+# first use.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(CURDIR)/$(VENV)/bin
@@ -8,7 +10,7 @@ STAMP  := $(VENV)/.installed-stamp
 export PATH := $(BIN):$(PATH)
 PORT ?= 8000
 
-.PHONY: all book test serve setup student vendor browser sandbox grade bench clean
+.PHONY: all book check lint types unit test serve setup student vendor browser sandbox grade bench clean
 
 all: book
 
@@ -52,11 +54,36 @@ sandbox:
 	if [ -n "$$missing" ]; then SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq $$missing >/dev/null; fi
 
-# The suite runs on every core, one test file per worker at a time (`--dist loadfile`: a file's
-# module fixtures, such as the grading pipeline's course, are built once); the slowest tests
-# are listed at the end.
+# What a change must pass first: lint (ruff), format (ruff format --check), types (mypy,
+# strict on the core modules) and the package's unit tests on every core. No book build, no
+# apt, no browser; the tests marked `slow` (end-to-end runs on real processes) are left to
+# `make test`. Every step runs, and the target fails if any of them did.
+check: $(STAMP)
+	@failed=""; \
+	$(MAKE) --no-print-directory lint  || failed="$$failed lint"; \
+	$(MAKE) --no-print-directory types || failed="$$failed types"; \
+	$(MAKE) --no-print-directory unit  || failed="$$failed unit"; \
+	if [ -n "$$failed" ]; then echo "make check: failed:$$failed"; exit 1; fi; \
+	echo "make check: lint, types and unit tests passed"
+
+lint: $(STAMP)
+	@status=0; $(BIN)/ruff check . || status=1; \
+	$(BIN)/ruff format --check . || status=1; exit $$status
+
+types: $(STAMP)
+	$(BIN)/mypy
+
+unit: $(STAMP)
+	$(BIN)/python -m pytest tests/package -m "not slow" -n auto --dist loadfile -q \
+	  --durations=10
+
+# The whole suite on every core, the book built first. A worker takes a whole test file at a
+# time (its module fixtures are built once), or one half of the grading pipeline (each half
+# has its own course: the two are graded at once); the files with the most slow tests start
+# first (tests/work_units.py, the scheduler in tests/conftest.py that `--dist loadgroup`
+# selects). The slowest tests are listed at the end.
 test: book browser sandbox
-	$(BIN)/python -m pytest -n auto --dist loadfile --durations=20
+	$(BIN)/python -m pytest -n auto --dist loadgroup --durations=30
 
 # Grade every submission of one assignment: sandboxed, in parallel, resumable (exercises/README.md).
 grade: $(STAMP) sandbox

@@ -114,6 +114,7 @@
         "yaxis.tickformat": time ? "~s" : "~g",
         "yaxis.ticksuffix": time ? "s" : "",
         "yaxis.dtick": time ? 1 : null,
+        "yaxis.tickmode": time ? "linear" : "auto",   // else dtick 1 stays: a tick per GB/s
         shapes: [{ type: "line", xref: "x", yref: "paper", x0: x, x1: x, y0: 0, y1: 1,
                    line: { color: "#777777", width: 1.5, dash: "dot" } }],
       });

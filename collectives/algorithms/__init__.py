@@ -23,7 +23,8 @@ from .direct import direct_all_gather, direct_all_to_all
 from .hierarchical import (hierarchical_all_gather, hierarchical_all_reduce,
                            hierarchical_all_to_all, hierarchical_reduce_scatter,
                            multislice_all_reduce, two_level_ring_all_reduce)
-from .innetwork import nvls_all_reduce, sharp_all_reduce
+from .innetwork import (nvls_all_reduce, nvls_collnet_all_reduce, nvls_tree_all_reduce,
+                        sharp_all_reduce)
 from .nccl import (nccl_ring_all_gather, nccl_ring_all_reduce, nccl_ring_reduce_scatter,
                    nccl_rings, nccl_tree_all_reduce, nccl_trees)
 from .p2p import (collective_permute, direct_gather, direct_scatter, pipeline_shift,
@@ -66,7 +67,7 @@ __all__ = [
     "chain_farthest_first_all_to_all",
     "pairwise_all_to_all", "bruck_all_to_all",
     "torus_all_gather", "torus_reduce_scatter", "torus_all_reduce", "torus_all_to_all",
-    "nvls_all_reduce", "sharp_all_reduce",
+    "nvls_all_reduce", "sharp_all_reduce", "nvls_tree_all_reduce", "nvls_collnet_all_reduce",
     "hierarchical_all_reduce", "two_level_ring_all_reduce", "multislice_all_reduce",
     "hierarchical_all_gather",
     "hierarchical_reduce_scatter", "hierarchical_all_to_all",

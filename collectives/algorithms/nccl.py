@@ -13,8 +13,13 @@ number of *channels*; each is one path through every node's GPUs. In
 local GPU (``net->net.localGpu``), so with one NIC per GPU, listed in GPU order, channel
 ``c`` enters at GPU ``c mod g`` and each channel uses its own NIC and rail. Inside
 an NVSwitch node ``ncclTopoSearchNextGpuSort`` tries the neighbouring GPUs first: after GPU
-``i`` a ring tries GPU ``i - 1`` first, a tree GPU ``i + 1``. The buffer is split into
-one contiguous part per channel (``ncclCollCbdPart``, ``src/include/device.h``).
+``i`` a ring tries GPU ``i - 1`` first, a tree GPU ``i + 1``. **On a single node** there
+is no NIC to enter by: ``ncclTopoSearchRec`` ("Intra-node only") tries the PCI order first
+("Try PCI order first", ``FORCED_ORDER_PCI``) and the next channels replay the previous
+one (``FORCED_ORDER_REPLAY``); on an NVSwitch node every order is as fast, so the PCI order
+stands: every channel visits ``0, 1, .., g-1``, as a single-node H100 log shows
+(NVIDIA/nccl issue #1259). The buffer is split into one contiguous part per channel
+(``ncclCollCbdPart``, ``src/include/device.h``).
 
 **Ring** (``src/graph/connect.cc``: ``ncclTopoPreset``, ``connectRings``). Within node
 ``k`` the ring of channel ``c`` visits the GPUs in the search's order ``intra[0..g-1]``;
@@ -26,7 +31,8 @@ is ``c, c-1, .., c+1`` (GPUs mod ``g``): the ring enters at GPU ``c`` and leaves
 first searches with crossNic off, where ``ncclTopoSearchCheckNet`` only accepts a leaving
 NIC on the rail the ring entered by, which GPU ``c + 1`` reaches by PXN (path type
 ``PATH_PXN``: over NVLink to GPU ``c``, then its NIC). NCCL's logs show this
-order, e.g. ``Channel 00/08 : 0 7 6 5 4 3 2 1 8 15 14 ...`` (NVIDIA/nccl issue #514).
+order on DGX-class H100 nodes, e.g. ``Channel 00/16 : 0 7 6 5 4 3 2 1 8 15 14 ...`` on
+three nodes, with ``NVLS Head 0: 0 8 16`` (NVIDIA/nccl issue #1453).
 The all-reduce is ``runRing`` of ``src/device/all_reduce.h``: ``2(R - 1)`` steps over the
 ``R = N g`` ranks, the rank at ring index ``i`` (counted from rank 0, ``src/init.cc``)
 ending the reduce-scatter with chunk ``i`` of its channel's part.
@@ -50,10 +56,11 @@ Left out: the protocols (LL, LL128, Simple) and their chunk sizes (``src/enqueue
 the number of channels NCCL picks (``ncclTopoCompute``, ``src/graph/tuning.cc``), the
 balanced and split tree patterns (a node's first child, or both, on ``intra[1]``), the rail
 alternation of crossNic rings on odd nodes (``ncclTopoPostset``), other search outcomes
-on other hardware, NVLS, CollNet and PAT. Compare with
+on other hardware, CollNet without NVLS, and PAT. NCCL's NVLS and NVLSTree, which need
+switch participants, are in :mod:`collectives.algorithms.innetwork`. Compare with
 :func:`~collectives.algorithms.hierarchical_all_reduce`, the textbook two-level form. The
-double binary tree itself is taught in chapter "All-reduce"; no chapter uses these
-cluster-level schedules yet.
+double binary tree itself is taught in chapter "All-reduce"; these schedules in chapters
+"Collectives inside a node" and "Collectives across nodes".
 """
 
 from __future__ import annotations
@@ -83,11 +90,15 @@ def nccl_rings(n_nodes: int, gpus_per_node: int, n_channels: int = 1) -> np.ndar
     """NCCL's rings: an int array ``(n_channels, N * g)``, row ``c`` the ranks of channel
     ``c``'s ring in order, starting at rank 0 (NCCL's ring index).
 
-    In every node the ring of channel ``c`` enters at local GPU ``c mod g`` and visits
-    ``c, c-1, .., c+1`` (mod ``g``); it leaves the node from GPU ``c + 1`` for GPU ``c`` of
-    the next node (``connectRings``). See the module docstring for the sources.
+    Across nodes, in every node the ring of channel ``c`` enters at local GPU ``c mod g``
+    and visits ``c, c-1, .., c+1`` (mod ``g``); it leaves the node from GPU ``c + 1`` for
+    GPU ``c`` of the next node (``connectRings``). On a single node every channel is the
+    PCI order ``0, 1, .., g-1`` (the search's first try). See the module docstring for the
+    sources.
     """
     n, g, channels = _sizes(n_nodes, gpus_per_node, n_channels)
+    if n == 1:
+        return np.tile(np.arange(g), (channels, 1))
     c = np.arange(channels)[:, None, None]
     node = np.arange(n)[None, :, None]
     step = np.arange(g)[None, None, :]
@@ -177,7 +188,8 @@ def nccl_trees(n_nodes: int, gpus_per_node: int, n_channels: int = 1) -> np.ndar
     the nodes, row ``n_channels + c`` the same chains on tree 2 (NCCL's duplicated channel
     ``c + nChannels``). In every node the chain of channel ``c`` is ``c -> c+1 -> .. ->
     c-1`` (local GPUs mod ``g``), its head GPU ``c`` linked to the head of the parent
-    node and of the child nodes (``connectTrees``, ``NCCL_TOPO_PATTERN_TREE``).
+    node and of the child nodes (``connectTrees``, ``NCCL_TOPO_PATTERN_TREE``). On a single
+    node every channel's chain is the PCI order ``0 -> 1 -> .. -> g-1``, as for the rings.
     """
     n, g, channels = _sizes(n_nodes, gpus_per_node, n_channels)
     node_parents = double_binary_trees(n)
@@ -186,7 +198,7 @@ def nccl_trees(n_nodes: int, gpus_per_node: int, n_channels: int = 1) -> np.ndar
     out = np.empty((2 * channels, n * g), dtype=np.int64)
     for t, node_parent in enumerate(node_parents):
         for c in range(channels):
-            head = c % g
+            head = c % g if n > 1 else 0
             in_chain = local != head                       # parent: the previous GPU
             up_node = node_parent[node]
             out[t * channels + c] = np.where(

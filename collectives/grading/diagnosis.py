@@ -21,10 +21,11 @@ from collections import Counter
 import numpy as np
 
 from ..errors import CollectivesError, GradingError, ScheduleError
+from .. import replay
 from ..replay import INVALID, describe_content, trace
 from ..schedule import Schedule
 from ..semantics import collective_spec
-from .checks import MAX_ITEMS, in_words, package, show
+from .checks import MAX_ITEMS, in_words, show
 
 __all__ = ["check_schedule", "NEIGHBOUR_RULES", "step_states", "describe_slot", "steps_of",
            "check_ranges", "numeric_check", "rank_count", "remote", "data_steps"]
@@ -352,7 +353,7 @@ def numeric_check(schedule, spec, what):
     ``AssertionError`` names the first rank that differs."""
     if spec.name not in _FIRST_PRINCIPLES:
         return
-    simulate = package().simulate
+    simulate = replay.simulate
     n = schedule.n_ranks
     row = spec.input_chunks(n, schedule.n_chunks) * 2          # two elements per chunk
     rng = np.random.default_rng(20240917)
@@ -422,7 +423,7 @@ def check_schedule(answer, collective, n, *, n_chunks=None, n_scratch=None, root
     ``what`` names the answer in messages, e.g. ``"ring_all_gather_steps(4)"``.
     Returns the :class:`~collectives.Schedule`.
     """
-    verify = package().verify
+    verify = replay.verify
     spec = collective_spec(collective)
     if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)) or n < 1:
         raise GradingError(f"n must be an integer >= 1 (a bug in the test), got {n!r}")

@@ -10,9 +10,10 @@ wrap around, DCN between slices (per chip), TPU hosts (which chips share one); G
 NVSwitch, PCIe and a NIC per GPU, rail-optimised leaves, spines and a core tier with the
 reference architecture's switch and cable counts; Meta's RoCE cluster with its NVLink
 servers. Left out: the hosts' PCIe and NIC as links on the DCN path (DCN is given per
-chip), NVLink and InfiniBand latency (not published: 0 by default, can be given),
-link-level protocol overheads (NCCL reaches about 370 of 450 GB/s on H100 NVLink:
-nccl-tests issue #212, NCCL issue #1455).
+chip), NVLink and InfiniBand latency (not published: 0 by default, can be given). GPU presets
+are built at the line rate by default; ``rates="effective"`` builds them at the effective
+rates of :mod:`collectives.hardware.systems` (NCCL's 20.6 GB/s per H100 NVLink link, 370.8
+GB/s per GPU, and the measured 48.5 GB/s per NIC).
 """
 
 from __future__ import annotations
@@ -60,6 +61,13 @@ def preset(name: str, **options: Any) -> Topology:
     ``node * 8 + local``; "gb200-nvl72": ``n`` GPUs on one NVLink switch (default 72),
     ``hop_latency``.
 
+    Every GPU preset also takes ``rates``: "line" (default; the vendor's link rates) or
+    "effective" (NVLink at NCCL's ``SM90_NVLINK_BW``/``SM100_NVLINK_BW`` x 18 links, NICs at
+    the measured 48.5 GB/s; :meth:`System.bandwidths`). Routing across the fabric:
+    ``routing="hash"`` (ECMP, the default), ``"dmodk"`` (deterministic up/down, as an
+    InfiniBand subnet manager routes) or ``"adaptive"`` (InfiniBand adaptive routing,
+    which NCCL enables by default on InfiniBand ports: ``src/transport/net_ib/init.cc``).
+
     "meta-roce-32k": :func:`~collectives.hardware.meta_cluster` with its options
     (``zones``, ``racks_per_zone``, ``gpus_per_rack``, ``spines``, ``aggregators``,
     ``oversubscription``, ``wiring``, ``hash_seed``, ``routing``, ``gpus_per_server``,
@@ -71,25 +79,35 @@ def preset(name: str, **options: Any) -> Topology:
     """
     system = spec(name)
     hop_latency = options.pop("hop_latency", system.hop_latency)
+    gpu = system.kind in ("nvswitch", "dgx", "superpod", "meta-roce")
+    rates = options.pop("rates", "line") if gpu else "line"
     if system.kind == "nvswitch":
         n = options.pop("n", system.default_shape[0])
         no_more_options(options, name)
-        topo = switch(n, system.link_bandwidth, hop_latency)
+        topo = switch(n, system.bandwidths(rates)[0], hop_latency)
     elif system.kind in ("dgx", "superpod"):
-        topo = _dgx_cluster(system, hop_latency, options, name)
+        topo = _dgx_cluster(system, hop_latency, options, name, rates)
     elif system.kind == "meta-roce":
         allowed = {"zones", "racks_per_zone", "gpus_per_rack", "spines", "aggregators",
                    "oversubscription", "wiring", "hash_seed", "routing", "gpus_per_server",
                    "nvlink_latency", "pcie_latency"}
         no_more_options({k: v for k, v in options.items() if k not in allowed}, name)
+        if rates != "line":
+            system.bandwidths(rates)            # validates the name
+            raise TopologyError("meta-roce-32k is built at its line rates only (its RoCE "
+                                "NICs' payload rate is not published)")
         topo = meta_cluster(hop_latency=hop_latency, **options)
     else:
         topo = tpu_slices(system, hop_latency, options, name)
-    return topo.with_info(name=f"{system.name} {topo.name}", system=system,
-                          sources=(system.source, *system.extra_sources))
+    sources = (system.source, *system.extra_sources)
+    if rates == "effective":
+        sources += system.effective_sources
+    label = f"{system.name} {topo.name}" + (" (effective rates)" if rates == "effective" else "")
+    return topo.with_info(name=label, system=system, sources=sources)
 
 
-def _dgx_cluster(system: System, hop_latency: float, options: dict, name: str) -> Cluster:
+def _dgx_cluster(system: System, hop_latency: float, options: dict, name: str,
+                 rates: str = "line") -> Cluster:
     fabric = {}
     if system.kind == "superpod":
         plan = superpod_plan(options.pop("units", 4), options.pop("nodes", None))
@@ -105,23 +123,26 @@ def _dgx_cluster(system: System, hop_latency: float, options: dict, name: str) -
     extra = {key: options.pop(key) for key in ("pcie_latency", "network_latency", "pxn",
                                                "routing", "hash_seed") if key in options}
     no_more_options(options, name)
-    return cluster(nodes, GPUS_PER_NODE, nvlink_bandwidth=system.link_bandwidth,
-                   pcie_bandwidth=system.pcie_bandwidth, nic_bandwidth=system.nic_bandwidth,
-                   nodes_per_unit=per_unit, nvlink_latency=hop_latency, **extra, **fabric)
+    nvlink, pcie, nic = system.bandwidths(rates)
+    return cluster(nodes, GPUS_PER_NODE, nvlink_bandwidth=nvlink, pcie_bandwidth=pcie,
+                   nic_bandwidth=nic, nodes_per_unit=per_unit, nvlink_latency=hop_latency,
+                   **extra, **fabric)
 
 
 def dgx_nodes(n_nodes: int, nic_bandwidth: Optional[float] = None, *,
-              network_latency: float = 0.0, system: str = "dgx-h100") -> Cluster:
+              network_latency: float = 0.0, system: str = "dgx-h100",
+              rates: str = "line") -> Cluster:
     """``n_nodes`` DGX nodes of ``system`` (8 GPUs on NVSwitch, a NIC per GPU behind PCIe)
     on one rail-optimised unit with ``n_nodes`` spines, as
     :func:`~collectives.topology.cluster` builds it: ``nic_bandwidth`` (bytes/s per
     direction) replaces the published NIC speed for "what if" questions (None keeps it);
-    ``network_latency`` seconds per InfiniBand link (not published: 0 by default). The
-    chapters' calculators vary both."""
+    ``network_latency`` seconds per InfiniBand link (not published: 0 by default);
+    ``rates``: "line" or "effective" (:meth:`System.bandwidths`). The chapters'
+    calculators vary the first two."""
     record = spec(system)
     if record.kind != "dgx":
         raise TopologyError(f"dgx_nodes builds DGX nodes; {record.name} is not one")
-    nic = record.nic_bandwidth if nic_bandwidth is None else nic_bandwidth
-    return cluster(n_nodes, GPUS_PER_NODE, nvlink_bandwidth=record.link_bandwidth,
-                   pcie_bandwidth=record.pcie_bandwidth, nic_bandwidth=nic,
-                   network_latency=network_latency)
+    nvlink, pcie, published_nic = record.bandwidths(rates)
+    nic = published_nic if nic_bandwidth is None else nic_bandwidth
+    return cluster(n_nodes, GPUS_PER_NODE, nvlink_bandwidth=nvlink, pcie_bandwidth=pcie,
+                   nic_bandwidth=nic, network_latency=network_latency)

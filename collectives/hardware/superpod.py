@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from ..errors import TopologyError
 from ..validation import integer
 
-__all__ = ["SuperPODPlan", "superpod_plan", "SWITCH_PORTS", "NODES_PER_UNIT", "GPUS_PER_NODE"]
+__all__ = ["SuperPODPlan", "superpod_plan", "SWITCH_PORTS", "NODES_PER_UNIT", "GPUS_PER_NODE",
+           "MANAGEMENT_SLOTS"]
 
 
 @dataclass(frozen=True)
@@ -45,10 +46,20 @@ class SuperPODPlan:
     leaf_spine_cables: int
     spine_core_cables: int
 
+    @property
+    def reference_nodes(self) -> int:
+        """DGX systems in the reference architecture's tables for this many SUs: all slots
+        but one, which the whole fabric gives to its management (UFM): 31, 63, 95, 127
+        for 1 to 4 SUs (RA-11333-001 V11, table 4 footnote)."""
+        return self.units * NODES_PER_UNIT - MANAGEMENT_SLOTS
+
 
 #: QM9700 NDR switch: 64 ports of 400 Gb/s (SuperPOD RA); a leaf splits them 32 down, 32 up
 SWITCH_PORTS = 64
 NODES_PER_UNIT = 32
+#: node slots the whole fabric keeps for its management (UFM): one, however many SUs
+#: (RA-11333-001 V11, footnote to table 4)
+MANAGEMENT_SLOTS = 1
 GPUS_PER_NODE = 8
 
 
@@ -72,8 +83,11 @@ def superpod_plan(units: int, nodes: int | None = None) -> SuperPODPlan:
     filled last group keeps all 32 of its spines, provisioned for growth; then the spine-core
     cables are no longer one per GPU.
 
-    ``nodes``: DGX nodes (default 32 per SU; the RA's reference 4-SU design has 127, one
-    slot per SU going to fabric management).
+    ``nodes``: DGX nodes (default 32 per SU, every slot filled). The RA's tables list
+    31, 63, 95 and 127 DGX systems for 1 to 4 SUs: its footnote removes **one** DGX system
+    from the whole fabric, not one per SU, whose slot the fabric's management (UFM) uses
+    (RA-11333-001 V11, table 4 and its footnote); ``SuperPODPlan.reference_nodes`` is that
+    count.
     """
     units = integer(units, "units", minimum=1, error=TopologyError)
     if units > 256:

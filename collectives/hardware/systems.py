@@ -20,9 +20,28 @@ versions, in the book):
 * Meta's RoCE cluster: the Llama 3 paper, Meta's SIGCOMM 2024 paper and talks
   (:mod:`collectives.hardware.meta`, where the assumptions are marked).
 
-Left out: NVLink and InfiniBand latency (not published: 0 by default, can be given),
-link-level protocol overheads (NCCL reaches about 370 of 450 GB/s on H100 NVLink:
-nccl-tests issue #212, NCCL issue #1455).
+**Two rates per GPU link.** Every GPU record carries the *line rate* (the vendor's
+figure: 18 NVLink 4 links x 25 GB/s = 450 GB/s per H100, 400 Gb/s = 50 GB/s per NIC) and an
+*effective rate*, the payload rate the hardware delivers to NCCL:
+
+* NVLink: NCCL's own per-link figure, ``SM90_NVLINK_BW 20.6`` (Hopper) and
+  ``SM100_NVLINK_BW 40.1`` (Blackwell) GB/s in ``src/graph/topo.h`` (NCCL 2.30.7), times
+  the 18 links: 370.8 GB/s per H100, 721.8 GB/s per B200/GB200. The gap to the line rate
+  is NVLink's packet overhead on the SMs' 128-byte stores (nccl-tests issue #149, NCCL
+  issue #1054), not NCCL's LL/LL128/Simple protocols; 370.8 GB/s is the measured ring
+  plateau on 8 H100s (about 370 GB/s busbw: nccl-tests issue #212, NCCL issue #1455).
+* NIC: 48.5 GB/s per 400 Gb/s ConnectX-7, the middle of the 48 to 49 GB/s that the
+  nccl-tests maintainers expect per NDR NIC (nccl-tests issue #267; "46-48GB/s per NIC"
+  in nccl-tests issue #290). A measurement, not a specification.
+
+``System.bandwidths(rates)`` gives the three GPU bandwidths (NVLink, PCIe, NIC) at
+``rates="line"`` (default: the presets' historic numbers) or ``"effective"``; the GPU
+presets take the same ``rates=`` option. PCIe stays at its line rate in both (it is never
+the bottleneck behind a 400 Gb/s NIC).
+
+Left out: NVLink and InfiniBand latency (not published: 0 by default, can be given), the
+protocols' own overheads (LL, LL128), and any effective rate for TPU links (none is
+published).
 """
 
 from __future__ import annotations
@@ -36,8 +55,9 @@ from ..errors import TopologyError
 __all__ = ["System", "SYSTEMS", "SCALING_BOOK_TPUS", "SCALING_BOOK_SHARDING", "GCLOUD_TPU7X",
            "GKE_IRONWOOD", "ICI_HOP_LATENCY", "NVLINK_PAGE", "DGX_H100_GUIDE",
            "DGX_B200_GUIDE", "GB200_NVL72_PAGE", "CONNECTX7_MANUAL", "SUPERPOD_H100_RA",
-           "SUPERPOD_B200_RA", "PCIE5_X16", "NDR_400G", "lookup",
-           "no_more_options"]
+           "SUPERPOD_B200_RA", "PCIE5_X16", "NDR_400G", "NCCL_TOPO_H", "NVLINK_OVERHEAD",
+           "NIC_MEASURED_SOURCE", "SM90_NVLINK_BW", "SM100_NVLINK_BW", "NVLINKS_PER_GPU",
+           "NDR_EFFECTIVE", "RATES", "HOPPER_RATES", "BLACKWELL_RATES", "lookup", "no_more_options"]
 
 SCALING_BOOK_TPUS = "https://jax-ml.github.io/scaling-book/tpus/ (2026-07 version)"
 SCALING_BOOK_SHARDING = ("https://jax-ml.github.io/scaling-book/sharding/ (2026-07 version; "
@@ -64,6 +84,22 @@ SUPERPOD_B200_RA = ("https://docs.nvidia.com/dgx-superpod/reference-architecture
 PCIE5_X16 = 32e9 * 16 * 128 / 130 / 8
 #: NDR InfiniBand, 400 Gb/s per port = 5e10 bytes/s per direction (ConnectX-7, QM9700)
 NDR_400G = 400e9 / 8
+NCCL_TOPO_H = ("https://github.com/NVIDIA/nccl/blob/v2.30.7-1/src/graph/topo.h "
+               "(SM90_NVLINK_BW 20.6, SM100_NVLINK_BW 40.1 GB/s per NVLink link)")
+NVLINK_OVERHEAD = ("https://github.com/NVIDIA/nccl-tests/issues/149 and "
+                   "https://github.com/NVIDIA/nccl/issues/1054 (NVLink packet overhead on "
+                   "128-byte stores)")
+NIC_MEASURED_SOURCE = ("https://github.com/NVIDIA/nccl-tests/issues/267 (48 to 49 GB/s per "
+                       "400 Gb/s NIC)")
+#: NCCL's effective NVLink bandwidth per link, bytes/s per direction (NCCL_TOPO_H)
+SM90_NVLINK_BW = 20.6e9
+SM100_NVLINK_BW = 40.1e9
+#: NVLink links per H100 and per Blackwell GPU (NVLink page)
+NVLINKS_PER_GPU = 18
+#: measured payload rate of one 400 Gb/s NIC, bytes/s per direction (NIC_MEASURED_SOURCE)
+NDR_EFFECTIVE = 48.5e9
+#: the two rates a GPU preset can be built at
+RATES = ("line", "effective")
 
 
 @dataclass(frozen=True)
@@ -85,6 +121,23 @@ class System:
     host_shape: tuple[int, ...] | None = None  # chips under one host (TPU); None: not published
     pcie_bandwidth: float | None = None  # bytes/s per chip to its host (TPU), per GPU to its NIC
     nic_bandwidth: float | None = None   # bytes/s per NIC each way (GPU: one NIC per GPU)
+    effective_link_bandwidth: float | None = None  # GPU: NVLink payload rate (module doc)
+    effective_nic_bandwidth: float | None = None   # GPU: measured NIC payload rate
+    effective_sources: tuple[str, ...] = field(default_factory=tuple)
+
+    def bandwidths(self, rates: str = "line") -> tuple[float, float | None, float | None]:
+        """(NVLink per GPU, PCIe per GPU, NIC) in bytes/s per direction at ``rates``
+        ("line": the vendor's figures; "effective": NCCL's NVLink figure and the measured
+        NIC rate, see the module docstring). TPU records have no effective rate."""
+        if rates not in RATES:
+            raise TopologyError(f"rates must be one of {', '.join(RATES)}; got {rates!r}")
+        if rates == "line":
+            return self.link_bandwidth, self.pcie_bandwidth, self.nic_bandwidth
+        if self.effective_link_bandwidth is None:
+            raise TopologyError(f"{self.name}: no effective rate is published; use "
+                                f"rates='line'")
+        nic = self.effective_nic_bandwidth if self.nic_bandwidth is not None else None
+        return self.effective_link_bandwidth, self.pcie_bandwidth, nic
 
     @property
     def ici_links(self) -> int | None:
@@ -96,6 +149,12 @@ class System:
         """Chips that share one host (and its PCIe and DCN), or None if not published."""
         return None if self.host_shape is None else int(np.prod(self.host_shape))
 
+
+# the effective rates of Hopper and Blackwell GPU records (module docstring)
+HOPPER_RATES = dict(effective_link_bandwidth=NVLINKS_PER_GPU * SM90_NVLINK_BW,
+                    effective_nic_bandwidth=NDR_EFFECTIVE,
+                    effective_sources=(NCCL_TOPO_H, NVLINK_OVERHEAD, NIC_MEASURED_SOURCE))
+BLACKWELL_RATES = dict(HOPPER_RATES, effective_link_bandwidth=NVLINKS_PER_GPU * SM100_NVLINK_BW)
 
 #: every preset's record, by name (:func:`collectives.hardware.spec` looks names up here)
 SYSTEMS = {
@@ -134,18 +193,18 @@ SYSTEMS = {
         System("dgx-h100", "dgx", 450e9, 0.0, (8,), 3.35e12, 9.89e14, 80e9,
                DGX_H100_GUIDE, "8 H100 SXM on 4 NVSwitches (modelled as one crossbar), "
                "8 ConnectX-7 400 Gb/s NICs", (NVLINK_PAGE, CONNECTX7_MANUAL),
-               pcie_bandwidth=PCIE5_X16, nic_bandwidth=NDR_400G),
+               pcie_bandwidth=PCIE5_X16, nic_bandwidth=NDR_400G, **HOPPER_RATES),
         System("dgx-b200", "dgx", 900e9, 0.0, (8,), 8e12, 2.25e15, 180e9,
                DGX_B200_GUIDE, "8 B200 on NVLink 5 switches, 8 ConnectX-7 400 Gb/s NICs",
                (NVLINK_PAGE, CONNECTX7_MANUAL), pcie_bandwidth=PCIE5_X16,
-               nic_bandwidth=NDR_400G),
+               nic_bandwidth=NDR_400G, **BLACKWELL_RATES),
         # DGX SuperPOD H100: DGX H100 nodes in scalable units of 32 node slots, NDR 400 Gb/s
         # QM9700 switches (64 ports) on a rail-optimised fat tree (RA-11333-001 V11)
         System("superpod-h100", "superpod", 450e9, 0.0, (4 * 32, 8), 3.35e12, 9.89e14, 80e9,
                SUPERPOD_H100_RA, "DGX H100 nodes, 32 per scalable unit, 8 rail leaves per "
                "unit, spines, and a core tier beyond 8 units",
                (SUPERPOD_B200_RA, DGX_H100_GUIDE, NVLINK_PAGE, CONNECTX7_MANUAL),
-               pcie_bandwidth=PCIE5_X16, nic_bandwidth=NDR_400G),
+               pcie_bandwidth=PCIE5_X16, nic_bandwidth=NDR_400G, **HOPPER_RATES),
         # GB200 NVL72: NVLink 5, 900 GB/s per GPU each way (NVLink page). Per-GPU FLOP/s, HBM
         # and its bandwidth: the NVL72 product page's rack totals divided by 72 (FP16/BF16
         # tensor 360 PFLOP/s with sparsity, half that dense; 13.4 TB HBM3e at 576 TB/s)
@@ -160,9 +219,11 @@ SYSTEMS = {
                "server; options zones, racks_per_zone, wiring, hash_seed, routing",
                ("Gangidi et al., RDMA over Ethernet for Distributed AI Training at Meta "
                 "Scale, SIGCOMM 2024", DGX_H100_GUIDE, NVLINK_PAGE, CONNECTX7_MANUAL),
-               pcie_bandwidth=PCIE5_X16, nic_bandwidth=NDR_400G),
+               pcie_bandwidth=PCIE5_X16, nic_bandwidth=NDR_400G, **HOPPER_RATES),
         System("gb200-nvl72", "nvswitch", 900e9, 0.0, (72,), 8e12, 2.5e15, 186e9,
-               NVLINK_PAGE, "72 Blackwell GPUs in one NVLink domain", (GB200_NVL72_PAGE,)),
+               NVLINK_PAGE, "72 Blackwell GPUs in one NVLink domain (18 compute trays of 4 "
+               "GPUs; NCCL treats it as one multi-node NVLink domain, MNNVL)",
+               (GB200_NVL72_PAGE,), **BLACKWELL_RATES),
     )
 }
 

@@ -7,9 +7,12 @@ assignment without a spec fails ``test_every_assignment_has_a_spec`` with a skel
 from.
 
 Static checks of the source notebooks run first (fast), for every assignment. The pipeline tests
-(``slow``) share one temporary course directory (copies of ``exercises/nbgrader_config.py`` and
-``exercises/source/``; the repository's ``exercises/`` is never touched) in which nbgrader's
-command-line tools run once each (see :class:`nbgrader_helpers.Course`):
+(``slow``) run in two halves of the assignments (``work_units.FIRST_HALF`` and the others), so
+that ``make test`` grades them on two workers at once (each half is a unit of work of its
+own, tests/work_units.py). The tests of a half share one temporary course directory (copies of
+``exercises/nbgrader_config.py`` and ``exercises/source/``; the repository's ``exercises/`` is
+never touched) in which nbgrader's command-line tools run once each for that half's
+assignments (see :class:`nbgrader_helpers.Course`):
 
 1. ``scripts/release_notebooks.py`` (``nbgrader generate_assignment --force`` per assignment);
 2. ``nbgrader validate`` on every source notebook (one run): every test passes;
@@ -20,7 +23,7 @@ command-line tools run once each (see :class:`nbgrader_helpers.Course`):
    total, exactly; the test cells restored; the errors and printed lines;
 5. per assignment, ``nbgrader generate_feedback``: one HTML report per student and notebook
    with the right scores and messages;
-6. ``nbgrader export`` (one run): the CSV, row by row, for every assignment.
+6. ``nbgrader export`` (one run): the CSV, row by row, for every assignment of the half.
 
 A full run does this for every assignment; with ``-k <assignment>`` only the assignments of the
 selected pipeline tests are released, validated, graded and exported.
@@ -38,10 +41,15 @@ import pytest
 
 import assignments as specs
 import nbgrader_helpers as h
+from work_units import HALF_IDS, pipeline_half
 
 ASSIGNMENTS = h.assignments()
 SPECCED = [a for a in ASSIGNMENTS if specs.spec_path(a).is_file()]
 THIS_FILE = Path(__file__).resolve()
+
+half = pipeline_half          # 0 or 1: which of the two courses grades an assignment
+
+
 every_assignment = pytest.mark.parametrize("assignment", ASSIGNMENTS)
 specced = pytest.mark.parametrize("assignment", SPECCED)
 
@@ -199,13 +207,31 @@ def selected_assignments(session):
 
 
 @pytest.fixture(scope="module")
-def course(request, tmp_path_factory):
-    """A copy of the course directory, with the assignments under test released by the release
-    script (all of them, with no argument, in a full run)."""
-    course = h.Course.create(tmp_path_factory.mktemp("grading_pipeline"),
-                             selected_assignments(request.session))
-    assert course.release_output == ""                  # quiet on success
-    return course
+def courses(request, tmp_path_factory):
+    """``courses(half)``: a copy of the course directory with the half's assignments under test
+    released by the release script (every assignment of the half, in a full run); made on
+    first use, so that a worker builds only the half it runs."""
+    made = {}
+    selected = selected_assignments(request.session) or ASSIGNMENTS
+
+    def course_of(which):
+        if which not in made:
+            names = [a for a in selected if half(a) == which]
+            if not names:
+                pytest.skip(f"no assignment of half {which} is selected")
+            made[which] = h.Course.create(tmp_path_factory.mktemp(f"grading_pipeline_{which}"),
+                                          names)
+            assert made[which].release_output == ""     # quiet on success
+        return made[which]
+
+    return course_of
+
+
+@pytest.fixture
+def course(request, courses):
+    """The course of the half of the test's ``assignment`` (of its ``which`` when it has none)."""
+    params = request.node.callspec.params
+    return courses(half(params["assignment"]) if "assignment" in params else params["which"])
 
 
 def specced_in(course):
@@ -394,7 +420,8 @@ def test_feedback_reports_each_students_scores_and_messages(course, assignment):
 
 
 @pytest.mark.slow
-def test_export_has_one_row_per_assignment_and_student(course):
+@pytest.mark.parametrize("which", [0, 1], ids=HALF_IDS)
+def test_export_has_one_row_per_assignment_and_student(course, which):
     fields, rows = step(course.export, specced_in(course))
     assert fields == EXPORT_COLUMNS
     students = set()

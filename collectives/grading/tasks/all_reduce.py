@@ -20,8 +20,9 @@ from collections import Counter
 from functools import lru_cache
 
 from ...errors import GradingError
+from ... import algorithms, cost, hardware
 from .. import diagnosis
-from ..checks import count_text, package, show
+from ..checks import count_text, show
 from ..diagnosis import data_steps, rank_count
 
 __all__ = ["check_rabenseifner_all_reduce", "check_hierarchical_all_reduce",
@@ -64,7 +65,7 @@ def check_rabenseifner_all_reduce(answer, what, n):
 
 @lru_cache(maxsize=16)
 def _dgx(n_nodes):
-    return package().hardware.preset("dgx-h100", nodes=n_nodes)
+    return hardware.preset("dgx-h100", nodes=n_nodes)
 
 
 def _levels_text(timing):
@@ -81,18 +82,17 @@ def check_hierarchical_all_reduce(answer, what, n_nodes, nbytes, *, rel=1e-9):
     (:func:`collectives.algorithms.two_level_ring_all_reduce`), within ``rel``. Returns 1.0."""
     n_nodes = rank_count(n_nodes, "n_nodes")
     n = GPUS_PER_NODE * n_nodes
-    cl = package()
     schedule = diagnosis.check_schedule(
         answer, "all_reduce", n, n_chunks=n, what=what,
-        reference=lambda _n: cl.algorithms.two_level_ring_all_reduce(n_nodes, GPUS_PER_NODE))
+        reference=lambda _n: algorithms.two_level_ring_all_reduce(n_nodes, GPUS_PER_NODE))
     topology = _dgx(n_nodes)
-    mine = cl.time(schedule, topology, nbytes)
-    best = cl.time(cl.algorithms.two_level_ring_all_reduce(n_nodes, GPUS_PER_NODE), topology,
+    mine = cost.time(schedule, topology, nbytes)
+    best = cost.time(algorithms.two_level_ring_all_reduce(n_nodes, GPUS_PER_NODE), topology,
                    nbytes)
     if mine.seconds <= best.seconds * (1 + rel):
         return 1.0
     raise AssertionError(
-        f"{what} computes the all-reduce, but on cl.hardware.preset('dgx-h100', "
+        f"{what} computes the all-reduce, but on hardware.preset('dgx-h100', "
         f"nodes={n_nodes}) it takes {mine.seconds!r} s for {show(nbytes)} bytes "
         f"({_levels_text(mine)}), {mine.seconds / best.seconds:.4g} times the "
         f"{best.seconds!r} s of the hierarchical all-reduce ({_levels_text(best)}): only an "
@@ -105,7 +105,6 @@ def hierarchical_busbw(n_nodes, nbytes=2**30):
     :func:`collectives.busbw` of :func:`collectives.time` on ``preset("dgx-h100",
     nodes=n_nodes)``, latencies 0 (so the same for every ``nbytes``)."""
     n_nodes = rank_count(n_nodes, "n_nodes")
-    cl = package()
-    seconds = cl.time(cl.algorithms.two_level_ring_all_reduce(n_nodes, GPUS_PER_NODE),
+    seconds = cost.time(algorithms.two_level_ring_all_reduce(n_nodes, GPUS_PER_NODE),
                       _dgx(n_nodes), nbytes).seconds
-    return cl.busbw("all_reduce", nbytes, seconds, GPUS_PER_NODE * n_nodes)
+    return cost.busbw("all_reduce", nbytes, seconds, GPUS_PER_NODE * n_nodes)

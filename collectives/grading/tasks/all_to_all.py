@@ -16,10 +16,11 @@ wrong form) otherwise. The MoE dispatch of the notebook is timed by
 from collections import Counter
 
 from ...errors import CollectivesError, GradingError, ScheduleError
+from ... import replay
 from ...schedule import Schedule
 from ...semantics import collective_spec
 from .. import diagnosis
-from ..checks import count_text, package, show
+from ..checks import count_text, show
 from ..diagnosis import data_steps, rank_count, remote
 
 __all__ = ["check_bruck_all_to_all", "check_pairwise_all_to_all", "check_chain_all_to_all"]
@@ -140,7 +141,7 @@ def check_chain_all_to_all(answer, what, n):
                     f"{count} parts; this exercise allows one part per link and direction per "
                     "step")
     try:
-        package().verify(schedule)
+        replay.verify(schedule)
     except ScheduleError as exc:
         raise AssertionError(f"{what} does not compute the all-to-all: {exc}") from None
     diagnosis.numeric_check(schedule, collective_spec("all_to_all"), what)

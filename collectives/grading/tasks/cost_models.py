@@ -18,7 +18,9 @@ tried. The notebook's schedule task is checked with ``check_schedule``
 import math
 
 from ...errors import GradingError
-from ..checks import check_number, package, ratio_hint, show
+from ... import algorithms, analytic, cost, hardware
+from ... import topology as topologies
+from ..checks import check_number, ratio_hint, show
 from ..diagnosis import rank_count
 
 __all__ = ["ring_gather_seconds", "check_ring_fit", "largest_ring_within", "check_largest_ring",
@@ -35,14 +37,13 @@ def _ring_topology(n, alpha, bandwidth, system):
     """The topology a ring all-gather over ``n`` ranks runs on: ``"ring"`` (a ring of links of
     ``bandwidth`` and ``alpha`` per hop) or ``"dgx-h100"`` (one DGX H100 node, 450 GB/s
     NVLink; a step crosses two links, so ``alpha`` per step is two hop latencies)."""
-    cl = package()
     if system == "ring":
-        return cl.topology.ring(n, bandwidth, hop_latency=alpha)
+        return topologies.ring(n, bandwidth, hop_latency=alpha)
     if system == "dgx-h100":
-        topology = cl.hardware.preset("dgx-h100", hop_latency=alpha / 2)
-        if n != topology.n_ranks or bandwidth != cl.hardware.spec("dgx-h100").link_bandwidth:
+        topology = hardware.preset("dgx-h100", hop_latency=alpha / 2)
+        if n != topology.n_ranks or bandwidth != hardware.spec("dgx-h100").link_bandwidth:
             raise GradingError(f"a DGX H100 node has {topology.n_ranks} GPUs and "
-                               f"{cl.hardware.spec('dgx-h100').link_bandwidth!r} B/s links, not "
+                               f"{hardware.spec('dgx-h100').link_bandwidth!r} B/s links, not "
                                f"n = {n!r} and {bandwidth!r} (a bug in the test)")
         return topology
     raise GradingError(f"unknown system {system!r}; expected 'ring' or 'dgx-h100' (a bug in "
@@ -53,9 +54,8 @@ def ring_gather_seconds(n, nbytes, alpha, bandwidth, system="ring"):
     """:func:`collectives.time` of the one-way ring all-gather over ``n`` ranks of an
     ``nbytes`` buffer, ``alpha`` seconds per step and ``bandwidth`` bytes/s per link, on
     ``system`` (``"ring"`` or ``"dgx-h100"``, see :func:`_ring_topology`)."""
-    cl = package()
     topology = _ring_topology(rank_count(n), alpha, bandwidth, system)
-    return cl.time(cl.algorithms.ring_all_gather(n), topology, nbytes).seconds
+    return cost.time(algorithms.ring_all_gather(n), topology, nbytes).seconds
 
 
 def _pair(answer, what, names):
@@ -92,12 +92,11 @@ def largest_ring_within(nbytes, alpha, bandwidth, seconds):
     """The most ranks ``n`` whose ring all-gather of an ``nbytes`` buffer takes at most
     ``seconds`` (``alpha`` > 0): the time grows with ``n``, so the last ``n`` from 1 up whose
     :func:`collectives.analytic.ring_all_gather` is within it (:data:`_MAX_RING` at most)."""
-    cl = package()
     if not alpha > 0:
         raise GradingError(f"alpha = {alpha!r}: with no latency the ring may grow forever (a bug "
                            "in the test)")
     n = 1
-    while cl.analytic.ring_all_gather(n + 1, nbytes, alpha=alpha, bandwidth=bandwidth) <= seconds:
+    while analytic.ring_all_gather(n + 1, nbytes, alpha=alpha, bandwidth=bandwidth) <= seconds:
         n += 1
         if n >= _MAX_RING:
             raise GradingError(f"more than {_MAX_RING} ranks fit in {seconds!r} s (a bug in the "
@@ -121,12 +120,12 @@ def check_largest_ring(value, what, nbytes, alpha, bandwidth, seconds):
             raise GradingError(f"cl.time does not confirm {want} ranks (a bug in the test)")
     if value == want:
         return 1.0
-    analytic = package().analytic.ring_all_gather
+    closed_form = analytic.ring_all_gather
 
     def taken(k):                        # cl.time where the ring is small enough to build
         if k <= 4096:
             return ring_gather_seconds(max(k, 1), nbytes, alpha, bandwidth)
-        return analytic(k, nbytes, alpha=alpha, bandwidth=bandwidth)
+        return closed_form(k, nbytes, alpha=alpha, bandwidth=bandwidth)
     verdict = ("more than" if value > want else "within")
     raise AssertionError(
         f"{what} is {value}, but the answer is {want}: a ring all-gather over {value} ranks "

@@ -31,7 +31,9 @@ import math
 from functools import lru_cache
 
 from ...errors import CollectivesError, GradingError
-from ..checks import check_number, in_words, package, ratio_hint, show
+from ... import hardware, topology
+from ... import plan as planner
+from ..checks import check_number, in_words, ratio_hint, show
 
 __all__ = ["SHAPE_KEYS", "MOE_KEYS", "LAYOUT_KEYS", "MEMORY_PARTS", "RECIPES", "SCENARIO",
            "WITHIN", "step_collectives", "check_step_collectives", "ep_all_to_all",
@@ -74,14 +76,13 @@ def _plain_dict(value, what, keys):
 
 def _model(shape):
     shape = _plain_dict(shape, "shape", SHAPE_KEYS + MOE_KEYS)
-    return package().plan.Transformer(name="the model", **shape)
+    return planner.Transformer(name="the model", **shape)
 
 
 def _layout(layout, error=GradingError):
     layout = _plain_dict(layout, "layout", LAYOUT_KEYS)
-    cl = package()
     try:
-        return cl.plan.Layout(**layout)
+        return planner.Layout(**layout)
     except CollectivesError as exc:
         raise error(f"layout {layout}: {exc}") from None
 
@@ -93,15 +94,14 @@ def _key(value):
 
 @lru_cache(maxsize=64)
 def _switch(devices):
-    return package().topology.switch(devices, _LINK)
+    return topology.switch(devices, _LINK)
 
 
 @lru_cache(maxsize=256)
 def _plan(shape_key, layout_key, seq_len, global_batch, recipe="bf16"):
-    cl = package()
     m, layout = _model(dict(shape_key)), _layout(dict(layout_key))
     try:
-        return cl.plan.training_step(m, layout, _switch(layout.devices), seq_len=seq_len,
+        return planner.training_step(m, layout, _switch(layout.devices), seq_len=seq_len,
                                      global_batch=global_batch, recipe=recipe,
                                      flops_per_device=_FLOPS)
     except CollectivesError as exc:
@@ -356,7 +356,7 @@ def check_memory_per_device(answer, what, shape, layout, seq_len, global_batch,
 
 @lru_cache(maxsize=1)
 def _cluster():
-    return package().hardware.preset("superpod-h100", units=SCENARIO["units"])
+    return hardware.preset("superpod-h100", units=SCENARIO["units"])
 
 
 def layout_candidates():
@@ -381,8 +381,7 @@ def layout_candidates():
 
 @lru_cache(maxsize=512)
 def _scenario_plan(layout_key):
-    cl = package()
-    return cl.plan.training_step(SCENARIO["model"], cl.plan.Layout(**dict(layout_key)),
+    return planner.training_step(SCENARIO["model"], planner.Layout(**dict(layout_key)),
                                  _cluster(), seq_len=SCENARIO["seq_len"],
                                  global_batch=SCENARIO["global_batch"])
 
@@ -413,7 +412,6 @@ def check_layout_choice(answer, what, hbm_bytes, within=WITHIN):
     :data:`LAYOUT_KEYS` that the planner accepts (devices, heads, layers and batch divide),
     tensor-parallel groups inside a node, memory per device at most ``hbm_bytes``, and a step
     time within ``within`` of :func:`best_layout`'s. Returns 1.0."""
-    cl = package()
     if not isinstance(answer, dict) or not all(isinstance(k, str) for k in answer):
         raise GradingError(f"{what} should be a dict such as {{'dp': 32, 'tp': 8}}, but it is "
                            f"{in_words(answer)}")
@@ -422,7 +420,7 @@ def check_layout_choice(answer, what, hbm_bytes, within=WITHIN):
         raise GradingError(f"{what} has the keys {unknown}, which are not layout sizes; use "
                            f"only {', '.join(LAYOUT_KEYS)}")
     try:
-        layout = cl.plan.Layout(**answer)
+        layout = planner.Layout(**answer)
     except CollectivesError as exc:
         raise AssertionError(f"{what} = {answer} is not a layout: {exc}") from None
     try:

@@ -38,9 +38,17 @@ def nic_to_leaf_bytes(timing, topo):
 
 # ---- node-level structure ---------------------------------------------------------------------
 
+def test_single_node_rings_and_chains_are_in_pci_order():
+    # src/graph/search.cc, intra-node only: "Try PCI order first", then replay the previous
+    # channel; a single-node H100 log (NVIDIA/nccl issue #1259) prints 0 1 2 3 4 5 6 7
+    assert nccl_rings(1, 8, 4).tolist() == [list(range(8))] * 4
+    assert nccl_trees(1, 8, 2).tolist() == [[-1, 0, 1, 2, 3, 4, 5, 6]] * 4
+
+
 def test_rings_as_nccl_prints_them():
-    # NCCL's log on 8-GPU NVSwitch nodes (NVIDIA/nccl issue #514): "Channel 00 : 0 7 6 5 4 3 2
-    # 1 8 15 14 13 12 11 10 9 16 ..." -- enter at GPU 0, go down, leave from GPU 1
+    # NCCL's log on three 8-GPU DGX-class H100 nodes (NVIDIA/nccl issue #1453): "Channel 00/16 :
+    # 0 7 6 5 4 3 2 1 8 15 14 13 12 11 10 9 16 23 22 21" -- enter at GPU 0, go down, leave
+    # from GPU 1; "Channel 01/16 : 0 7 6 5 4 3 2 9 8 15 ..."
     rings = nccl_rings(3, 8, 2)
     assert rings[0].tolist() == [0, 7, 6, 5, 4, 3, 2, 1, 8, 15, 14, 13, 12, 11, 10, 9,
                                  16, 23, 22, 21, 20, 19, 18, 17]
@@ -63,8 +71,9 @@ def test_every_ring_crosses_each_node_boundary_once_on_its_rail(n_nodes, g, chan
         assert set((src[across] % g).tolist()) <= {(c + 1) % g}
         assert set((dst[across] % g).tolist()) <= {c % g}
         assert np.all((dst[across] // g - src[across] // g) % n_nodes == 1)
-        # inside a node: one step down, GPU l -> l - 1
-        assert np.all((src[~across] - dst[~across]) % g == 1 % g)
+        # inside a node: one step down, GPU l -> l - 1; on one node the PCI order, l -> l + 1
+        step = 1 if n_nodes > 1 else -1
+        assert np.all((src[~across] - dst[~across]) % g == step % g)
 
 
 @pytest.mark.parametrize("n_nodes,g,channels", [(1, 1, 1), (1, 8, 2), (6, 1, 1), (5, 8, 3),
@@ -76,7 +85,7 @@ def test_tree_channels_chain_the_gpus_and_join_the_heads(n_nodes, g, channels):
     rank = np.arange(n_nodes * g)
     for row, parent in enumerate(parents):
         tree, c = divmod(row, channels)
-        head = c % g
+        head = c % g if n_nodes > 1 else 0             # one node: the PCI order for all
         depth, children = tree_shape(parent.tolist())
         assert children.max() <= 3                      # NCCL_MAX_TREE_ARITY
         chain = rank % g != head

@@ -7,6 +7,10 @@ count (4 launches for n = 1..4) and runs all of that count's schedules and torch
 collectives in it. Every schedule's result must equal ``simulate`` exactly (same shape,
 dtype and bits: the runner adds in the schedule's transfer order) and the first-principles
 ground truth; torch.distributed's own collectives must give that ground truth too.
+
+``make check`` runs that batch and one launch of each other kind (a schedule alone, a
+comparison with torch, a dtype gloo refuses); the tests marked ``slow`` (groups over 6 ranks,
+rooted and segmented comparisons, the segmented batch: 12 more launches) run in ``make test``.
 """
 
 import inspect
@@ -200,6 +204,7 @@ def test_compare_with_torch():
     assert "equal=True" in repr(result)
 
 
+@pytest.mark.slow
 def test_compare_with_torch_reduce_checks_the_root_row_only():
     x = np.arange(4 * 3).reshape(4, 3)
     result = dist.compare_with_torch(cl.algorithms.binomial_tree_reduce(4, root=2), x)
@@ -207,14 +212,15 @@ def test_compare_with_torch_reduce_checks_the_root_row_only():
     assert np.array_equal(result.schedule_outputs[2], x.sum(axis=0))
 
 
+@pytest.mark.slow
 def test_collectives_over_groups_and_a_max_run_on_processes_and_agree_with_torch():
     # the all-reduce along axis 1 of a 2x3 torus: two groups of three, at once
     s = cl.algorithms.torus_all_reduce((2, 3), axes=(1,))
     x = np.arange(6 * 12).reshape(6, 12) % 7
-    got = dist.run(s, x)
-    assert np.array_equal(got, cl.simulate(s, x))
+    result = dist.compare_with_torch(s, x)       # the schedule, then torch subgroups, one per
+    got = result.schedule_outputs                # group, in one launch: the run's own output
+    assert got.dtype == x.dtype and np.array_equal(got, cl.simulate(s, x))
     assert np.array_equal(got[0], x[:3].sum(axis=0)) and np.array_equal(got[5], x[3:].sum(0))
-    result = dist.compare_with_torch(s, x)             # torch subgroups, one per group
     assert result.equal
     # the same ring with max (FP8's amax all-reduce), over the groups of the other axis
     ring = cl.algorithms.ring_all_reduce(2)
@@ -228,6 +234,7 @@ def test_collectives_over_groups_and_a_max_run_on_processes_and_agree_with_torch
     assert np.array_equal(result.schedule_outputs[0], np.maximum(y[0], y[3]))
 
 
+@pytest.mark.slow
 def test_gather_and_scatter_agree_with_torch():
     x = np.arange(4 * 3).reshape(4, 3)
     assert dist.compare_with_torch(cl.algorithms.direct_gather(4, root=1), x).equal
@@ -267,6 +274,7 @@ SWAP = cl.Schedule("all_gather", 2, 2, [
 ], n_scratch=1)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("segments", SEGMENTED)
 def test_segmented_runs_equal_simulate_bit_for_bit(segmented_batch, segments):
     schedules, out = segmented_batch
@@ -277,6 +285,7 @@ def test_segmented_runs_equal_simulate_bit_for_bit(segmented_batch, segments):
         assert got.dtype == want.dtype and np.array_equal(got, want), (ident, segments)
 
 
+@pytest.mark.slow
 def test_segmented_ring_all_reduce_equals_torch_all_reduce():
     x = np.random.default_rng(3).integers(-1000, 1000, (4, 4 * 5)).astype(np.float32)
     for segments in (2, 5):

@@ -5,7 +5,8 @@ test_torchrun_main.py, test_launch.py and test_worker.py).
 Launches are slow (each worker imports torch), so each test starts one process group with
 few, small sizes; the figures themselves are never asserted (timing is for bench/dist.py),
 only what must hold whatever the machine: the definitions of algbw and busbw, the check of
-the result, and that nothing is left running.
+the result, and that nothing is left running. ``make check`` runs one sweep; the segmented,
+broken and grouped sweeps are marked ``slow`` (``make test`` runs them).
 """
 
 import importlib
@@ -97,6 +98,7 @@ def test_sweep_ring_all_reduce_against_torch(marked_env):
     assert not _marked(marked_env)
 
 
+@pytest.mark.slow
 def test_a_segmented_sweep_checks_and_times_both():
     result = dist.sweep(cl.algorithms.ring_all_reduce(4), [4 * KIB], iters=1, warmup=0,
                         segments=4)
@@ -106,6 +108,7 @@ def test_a_segmented_sweep_checks_and_times_both():
         dist.sweep(cl.algorithms.ring_all_reduce(4), [4 * KIB], segments=0)
 
 
+@pytest.mark.slow
 def test_a_wrong_schedule_is_counted_wrong():
     ring = cl.algorithms.ring_all_reduce(4)
     broken = ring.reduce.copy()
@@ -121,6 +124,7 @@ def test_a_wrong_schedule_is_counted_wrong():
     assert row.impl == "broken_ring" and row.wrong == 4 * 4
 
 
+@pytest.mark.slow
 def test_a_grouped_collective_over_a_mesh_axis_runs_on_torch_sub_groups(capsys):
     mesh = cl.Mesh({"dp": 2, "tp": 2})
     schedule = mesh.collective(cl.algorithms.ring_all_gather(2), "tp")

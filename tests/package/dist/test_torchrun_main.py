@@ -42,6 +42,7 @@ def test_torchrun_main_outside_torchrun_says_how_to_start_it(tmp_path):
     assert "RANK and WORLD_SIZE are not set: start this module with torchrun" in proc.stderr
 
 
+@pytest.mark.slow
 def test_the_same_schedule_runs_under_torchrun_on_four_processes(tmp_path, marked_env):
     """torch's own launcher, as on a cluster: --standalone --nproc-per-node 4, loopback."""
     before = _children()

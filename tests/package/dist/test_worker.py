@@ -60,7 +60,8 @@ FAILURES = [
 
 @pytest.mark.parametrize("kind,expected,segments",
                          [f + (1,) for f in FAILURES] +                     # whole messages
-                         [f + (3,) for f in FAILURES if f[0] != "mismatch"])  # in pieces
+                         [pytest.param(*f, 3, marks=pytest.mark.slow)       # in pieces
+                          for f in FAILURES if f[0] != "mismatch"])
 def test_a_rank_that_dies_mismatches_or_hangs_is_named_with_its_step(
         kind, expected, segments, monkeypatch, tmp_path, marked_env):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
@@ -79,6 +80,7 @@ def test_a_rank_that_dies_mismatches_or_hangs_is_named_with_its_step(
     assert not list(tmp_path.glob("collectives-dist-*"))
 
 
+@pytest.mark.slow
 def test_a_segmented_message_of_the_wrong_size_ends_the_run_naming_the_rank_and_step(
         monkeypatch, tmp_path, marked_env):
     """Rank 1 sends a message one row too long at step 1, in 3 pieces. A row holds 2

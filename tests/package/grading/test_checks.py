@@ -166,6 +166,20 @@ def test_check_shape():
         recheck(("check_shape", ((3, 3), "s"), {"expected": (1, 1)}))
 
 
+def test_top_level_references_are_the_functions_the_top_level_re_exports():
+    """The checks resolve "busbw" without importing collectives' top level: their table must
+    name, for each, the module whose function the top level re-exports."""
+    import importlib
+
+    from collectives.grading.checks import TOP_LEVEL, check_reference
+
+    for name, module in TOP_LEVEL.items():
+        assert getattr(importlib.import_module(f"collectives.{module}"), name) is getattr(cl, name)
+    # busbw of an all-reduce of 1 GB in 10 ms on 8 ranks: 2 (8-1)/8 x 1e9 / 0.01 = 175 GB/s
+    assert check_reference(175e9, "busbw", "busbw", ("all_reduce", 1e9, 0.01, 8)) == 175e9
+    assert check_reference(175e9, "busbw", "cost.busbw", ("all_reduce", 1e9, 0.01, 8)) == 175e9
+
+
 # ---- graded by cost: check_estimate, check_no_worse -------------------------------------------
 RING16 = ((16, 2**20), {"alpha": 1e-6, "bandwidth": 45e9})
 

@@ -314,7 +314,7 @@ def test_a_reduce_that_counts_a_rank_twice():
 
 
 def test_the_numeric_check_catches_what_a_broken_verify_misses(monkeypatch):
-    monkeypatch.setattr(cl, "verify", lambda schedule: None)
+    monkeypatch.setattr("collectives.replay.verify", lambda schedule: None)
     assert message(check_schedule, [[(0, 1, 0, 0)]], "all_gather", 2, **WHAT).startswith(
         "ring_all_gather_steps(4): simulated on numbers, rank 0 ends with [")
 

@@ -96,3 +96,31 @@ def test_gpu_presets_take_a_routing_option():
     meta = cl.hardware.preset("meta-roce-32k", zones=2, racks_per_zone=28, aggregators=4,
                               routing="adaptive")
     assert meta.routing == "adaptive"
+
+
+# ---- rates= ------------------------------------------------------------------------------
+
+def test_rates_option_builds_the_effective_links():
+    import collectives as cl
+    one = cl.hardware.preset("dgx-h100", rates="effective")
+    ring = cl.time(cl.algorithms.ring_all_reduce(8), one, 1e9, placement=range(8))
+    # ring all-reduce busbw = the per-GPU NVLink rate: 18 x 20.6 GB/s (NCCL's topo.h)
+    assert cl.busbw("all_reduce", 1e9, ring.seconds, 8) == pytest.approx(370.8e9)
+    two = cl.hardware.preset("dgx-h100", nodes=2, rates="effective")
+    rail = cl.time(cl.algorithms.ring_all_reduce(2), two, 1e9, placement=[0, 8])
+    assert rail.seconds == pytest.approx(1e9 / 48.5e9)         # one NIC at 48.5 GB/s
+    assert "effective" in two.name and cl.hardware.preset("dgx-h100").name != one.name
+    nvl = cl.hardware.preset("gb200-nvl72", n=4, rates="effective")
+    t = cl.time(cl.algorithms.ring_all_gather(4), nvl, 1e9)
+    assert t.seconds == pytest.approx(3 / 4 * 1e9 / 721.8e9)
+    assert cl.hardware.dgx_nodes(2, rates="effective").n_ranks == 16
+
+
+def test_rates_option_is_refused_where_it_has_no_meaning():
+    import collectives as cl
+    with pytest.raises(cl.TopologyError):
+        cl.hardware.preset("tpu-v5p", rates="effective")
+    with pytest.raises(cl.TopologyError):
+        cl.hardware.preset("meta-roce-32k", zones=1, racks_per_zone=7, rates="effective")
+    with pytest.raises(cl.TopologyError):
+        cl.hardware.preset("dgx-h100", rates="fast")

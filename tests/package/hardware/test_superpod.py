@@ -47,3 +47,15 @@ def test_superpod_reference_design_has_127_nodes():
     # fabric management), 32 leaves and 16 spines
     t = cl.hardware.preset("superpod-h100", units=4, nodes=127)
     assert t.n_ranks == 127 * 8 and t.n_switches == 127 + 32 + 16
+
+
+def test_one_management_slot_for_the_whole_fabric():
+    # RA-11333-001 V11, table 4: 31, 63, 95 and 127 DGX H100 systems for 1 to 4 SUs; its
+    # footnote removes one DGX system from the whole fabric for UFM, not one per SU
+    # (one per SU would give 31, 62, 93, 124)
+    published = {1: 31, 2: 63, 3: 95, 4: 127}
+    for units, nodes in published.items():
+        plan = cl.hardware.superpod_plan(units, nodes=nodes)
+        assert plan.reference_nodes == nodes
+        assert plan.units * 32 - plan.reference_nodes == 1
+    assert cl.hardware.superpod_plan(4).nodes == 128            # the model fills every slot

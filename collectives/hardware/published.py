@@ -1,0 +1,245 @@
+"""Published measurements the course cites, each beside the package's prediction for the
+same case: the registry behind the book's page "How far to trust the model".
+
+A :class:`Measurement` names the case, its source (a URL), the published value and its
+unit, the function that computes the package's prediction in the same unit (at the line
+rate, and where it differs at the effective rate of :mod:`collectives.hardware.systems`),
+and the reason for the difference. The page calls :func:`table` at build time and asserts
+every ratio, so a change of the model that moves a row shows there.
+
+What a row compares: a measured plateau (nccl-tests' busbw for large buffers) or a measured
+count against the model's number for the same collective, hardware and size. What it leaves
+out: the measurement's spread (most sources give one run), and any case the model cannot
+express (latency of small messages: the presets' latency is 0, not published).
+
+Sections: ``GPU_ROWS`` (the GPU chapters: one node, across nodes) and ``TPU_ROWS`` (the TPU
+chapter; appended by its own authors). :data:`MEASUREMENTS` is both, in that order.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+from ..algorithms import (nccl_ring_all_reduce, nccl_tree_all_reduce, nvls_all_reduce,
+                          nvls_tree_all_reduce, ring_all_reduce)
+from ..cost import busbw, time
+from ..errors import CollectivesError
+from .presets import preset
+
+__all__ = ["Measurement", "GPU_ROWS", "TPU_ROWS", "MEASUREMENTS", "table", "lookup_row",
+           "NVLS_SWEEP_1455", "nvls_busbw", "ring_busbw", "GB"]
+
+GB = 1e9
+#: buffer for the bandwidth plateaus: nccl-tests' large sizes (NCCL #1455 runs -b 2G -e 4G)
+PLATEAU_BYTES = 2**31
+#: segments that let the in-switch schedules overlap up and down (the chapters use 256)
+SEGMENTS = 256
+
+NCCLTESTS_212 = "https://github.com/NVIDIA/nccl-tests/issues/212"
+NCCL_1455 = "https://github.com/NVIDIA/nccl/issues/1455"
+NCCL_2140 = "https://github.com/NVIDIA/nccl/issues/2140"
+NCCLTESTS_267 = "https://github.com/NVIDIA/nccl-tests/issues/267"
+NCCLTESTS_309 = "https://github.com/NVIDIA/nccl-tests/issues/309"
+NCCL_1221 = "https://github.com/NVIDIA/nccl/issues/1221"
+
+#: NCCL issue #1455 (8 x H100 SXM, nccl-tests all_reduce_perf -b 2G -e 4G): NVLS busbw by
+#: number of GPUs, GB/s. "Busbw remains about 365-370 GBps when gpus from 2 to 4 ... increase
+#: from 370 to 420, 440, 460, and 480 GBps when gpus increase from 4 to 5, 6, 7, and 8";
+#: the ring is "about 365-370 GBps when gpus from 2 to 8". 367.5: the middle of 365-370.
+NVLS_SWEEP_1455 = {2: 367.5, 3: 367.5, 4: 367.5, 5: 420.0, 6: 440.0, 7: 460.0, 8: 480.0}
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One published measurement and the package's prediction of it.
+
+    ``value`` is in ``unit``; ``predict()`` returns the package's number in the same unit at
+    the line rate, ``predict_effective()`` (None: the same as ``predict``) at the effective
+    rate. ``reason`` says why the two differ; ``section`` groups the rows on the page."""
+
+    case: str
+    system: str
+    source: str
+    value: float
+    unit: str
+    predict: Callable[[], float]
+    reason: str
+    section: str = "GPU, one node"
+    predict_effective: Optional[Callable[[], float]] = None
+
+    def prediction(self, rates: str = "line") -> float:
+        """The package's number for this case at ``rates`` ("line" or "effective")."""
+        if rates not in ("line", "effective"):
+            raise CollectivesError(f"rates must be 'line' or 'effective'; got {rates!r}")
+        if rates == "effective" and self.predict_effective is not None:
+            return float(self.predict_effective())
+        return float(self.predict())
+
+    def ratio(self, rates: str = "line") -> float:
+        """Measured over predicted (below 1: the model is optimistic)."""
+        return self.value / self.prediction(rates)
+
+
+# ---- the predictions -----------------------------------------------------------------------
+
+def ring_busbw(n: int = 8, system: str = "dgx-h100", rates: str = "line") -> float:
+    """The model's ring all-reduce busbw (GB/s) on ``n`` GPUs of one node of ``system``."""
+    topo = preset(system, rates=rates) if system != "gb200-nvl72" else preset(
+        system, n=n, rates=rates)
+    t = time(ring_all_reduce(n), topo, PLATEAU_BYTES, placement=list(range(n)))
+    return busbw("all_reduce", PLATEAU_BYTES, t.seconds, n) / GB
+
+
+def nvls_busbw(n: int = 8, system: str = "dgx-h100", rates: str = "line") -> float:
+    """The model's NVLS all-reduce busbw (GB/s, nccl-tests' ring factor 2(n-1)/n) on ``n``
+    GPUs of one NVSwitch node of ``system``, pipelined in 256 segments."""
+    topo = preset(system, rates=rates)
+    t = time(nvls_all_reduce(n, n_segments=SEGMENTS), topo, PLATEAU_BYTES,
+             placement=list(range(n)))
+    return busbw("all_reduce", PLATEAU_BYTES, t.seconds, n) / GB
+
+
+def nic_busbw(rates: str = "line") -> float:
+    """The model's all-reduce busbw (GB/s) of a ring along one rail of two DGX H100 nodes
+    (GPU 0 of each): what one NIC carries, as nccl-tests' per-NIC figure counts it."""
+    topo = preset("dgx-h100", nodes=2, rates=rates)
+    t = time(ring_all_reduce(2), topo, PLATEAU_BYTES, placement=[0, 8])
+    return busbw("all_reduce", PLATEAU_BYTES, t.seconds, 2) / GB
+
+
+def cross_node_busbws(nodes: int, rates: str = "line") -> dict[str, float]:
+    """The model's all-reduce busbw (GB/s) over ``nodes`` DGX H100 nodes (PXN on) for each
+    of NCCL's cross-node algorithms the package builds: "Ring" (8 channels), "Tree"
+    (8 channels, 64 segments) and "NVLSTree" (64 segments)."""
+    g = 8
+    topo = preset("dgx-h100", nodes=nodes, pxn=True, rates=rates)
+    schedules = {"Ring": nccl_ring_all_reduce(nodes, g, n_channels=g),
+                 "Tree": nccl_tree_all_reduce(nodes, g, n_segments=64, n_channels=g),
+                 "NVLSTree": nvls_tree_all_reduce(nodes, g, n_segments=64)}
+    return {name: busbw("all_reduce", PLATEAU_BYTES, time(s, topo, PLATEAU_BYTES).seconds,
+                        nodes * g) / GB for name, s in schedules.items()}
+
+
+def cross_node_busbw(nodes: int, rates: str = "line") -> float:
+    """The best of :func:`cross_node_busbws`: NCCL's tuner also runs the fastest it models."""
+    return max(cross_node_busbws(nodes, rates).values())
+
+
+def _sweep_row(n: int) -> Measurement:
+    return Measurement(
+        case=f"NVLS all-reduce busbw, {n} GPUs", system="n x H100 SXM, one node",
+        source=NCCL_1455, value=NVLS_SWEEP_1455[n], unit="GB/s busbw",
+        predict=lambda: nvls_busbw(n), predict_effective=lambda: nvls_busbw(n, rates="effective"),
+        reason=("the measurement equals the ring's at 2-4 GPUs; the model's NVLS is slower "
+                "than its ring at 2 GPUs (2(n-1)/(n+1) = 0.67), even at 3 and gains only 1.2x "
+                "at 4: the source does not say which algorithm NCCL ran there" if n <= 4 else
+                "NVLS efficiency (NCCL's tuner: 0.85 on Hopper), copies into NCCL's "
+                "multicast buffers, NVLink packet overhead"),
+        section="GPU, one node: NVLS by number of GPUs")
+
+
+GPU_ROWS: tuple[Measurement, ...] = (
+    Measurement(
+        case="ring all-reduce busbw, 8 GPUs", system="DGX H100 (8 x H100 SXM)",
+        source=NCCLTESTS_212, value=370.0, unit="GB/s busbw",
+        predict=lambda: ring_busbw(8), predict_effective=lambda: ring_busbw(8, rates="effective"),
+        reason=("NVLink packet overhead on the SMs' 128-byte stores, which NCCL encodes as "
+                "SM90_NVLINK_BW 20.6 GB/s per link (src/graph/topo.h): 18 x 20.6 = 370.8")),
+    Measurement(
+        case="NVLS all-reduce busbw, 8 GPUs", system="DGX H100 (8 x H100 SXM)",
+        source=NCCLTESTS_212, value=480.0, unit="GB/s busbw",
+        predict=lambda: nvls_busbw(8), predict_effective=lambda: nvls_busbw(8, rates="effective"),
+        reason=("beyond the packet overhead: NCCL's NVLS efficiency factor (0.85 on Hopper, "
+                "tuning.cc), copies into and out of NCCL's multicast buffers for unregistered "
+                "buffers, and the switch's reduction rate; not separated by any source")),
+    Measurement(
+        case="ring all-reduce busbw, 8 GPUs", system="8 x B300 (NVLink 5)",
+        source=NCCL_2140, value=695.0, unit="GB/s busbw",
+        predict=lambda: ring_busbw(8, "dgx-b200"),
+        predict_effective=lambda: ring_busbw(8, "dgx-b200", rates="effective"),
+        reason=("NVLink 5 packet overhead: SM100_NVLINK_BW 40.1 GB/s per link in NCCL's "
+                "topo.h, 18 x 40.1 = 721.8; the B300 is modelled by the dgx-b200 preset "
+                "(same NVLink 5, 900 GB/s per GPU)")),
+    Measurement(
+        case="NVLS all-reduce busbw, 8 GPUs", system="8 x B300 (NVLink 5)",
+        source=NCCL_2140, value=845.0, unit="GB/s busbw",
+        predict=lambda: nvls_busbw(8, "dgx-b200"),
+        predict_effective=lambda: nvls_busbw(8, "dgx-b200", rates="effective"),
+        reason=("as on H100, and NCCL's Blackwell NVLS efficiency factor is lower still "
+                "(0.74, tuning.cc)")),
+    *(_sweep_row(n) for n in sorted(NVLS_SWEEP_1455)),
+    Measurement(
+        case="ring busbw per 400 Gb/s NIC", system="DGX H100 nodes, NDR InfiniBand",
+        source=NCCLTESTS_267, value=48.5, unit="GB/s per NIC",
+        predict=lambda: nic_busbw(), predict_effective=lambda: nic_busbw("effective"),
+        reason=("the NIC's payload rate below its 400 Gb/s line rate (headers, flow control); "
+                "the effective rate is this measurement, so its ratio is 1 by construction"),
+        section="GPU, across nodes"),
+    Measurement(
+        case="all-reduce busbw, 2 nodes (16 GPUs)", system="2 HGX H100 hosts, 8 x 400G NICs each",
+        source=NCCLTESTS_309, value=470.0, unit="GB/s busbw",
+        predict=lambda: cross_node_busbw(2), predict_effective=lambda: cross_node_busbw(2, "effective"),
+        reason=("the issue does not name NCCL's algorithm; 470 GB/s is above any ring's 400 "
+                "(8 NICs x 50 GB/s), so it was NVLSTree or Tree. The model's best is its "
+                "NVLSTree, bound by NVLink as NVLS on one node: the same NVLS gap as the "
+                "8-GPU row (0.69), on virtual machines"),
+        section="GPU, across nodes"),
+    Measurement(
+        case="all-reduce busbw, 4 nodes (32 GPUs)", system="4 HGX H100 hosts, 8 x 400G NICs each",
+        source=NCCLTESTS_309, value=365.84, unit="GB/s busbw",
+        predict=lambda: cross_node_busbw(4), predict_effective=lambda: cross_node_busbw(4, "effective"),
+        reason=("algorithm not stated; from 4 nodes the model's NVLSTree and Tree are bound "
+                "by the NICs of heads with two children (S/g per direction) and its Ring "
+                "(400 GB/s) is the best; the measurement is within the NIC's payload rate "
+                "of it; virtual machines, no maintainer's expected value in the thread"),
+        section="GPU, across nodes"),
+    Measurement(
+        case="all-reduce busbw, 2 nodes, NVLS on", system="2 x 8 H100, 8 x 400G RoCE each",
+        source=NCCL_1221, value=430.0, unit="GB/s busbw",
+        predict=lambda: cross_node_busbw(2), predict_effective=lambda: cross_node_busbw(2, "effective"),
+        reason=("RoCE rather than InfiniBand (the model's fabric is the same); NVLS on gains "
+                "330 -> 430 GB/s on 2 nodes there, as the model's NVLSTree gains over its "
+                "Ring; the NVLS gap of one node (0.69) again"),
+        section="GPU, across nodes"),
+    Measurement(
+        case="all-reduce busbw, 4 nodes, NVLS on", system="4 x 8 H100, 8 x 400G RoCE each",
+        source=NCCL_1221, value=320.0, unit="GB/s busbw",
+        predict=lambda: cross_node_busbw(4), predict_effective=lambda: cross_node_busbw(4, "effective"),
+        reason=("on more than 2 nodes NVLS on or off gave the same 320 GB/s there, as the "
+                "model's NVLSTree gains nothing over its Ring from 4 nodes on; RoCE, whose "
+                "payload rate the model does not know"),
+        section="GPU, across nodes"),
+)
+
+#: the TPU chapter's rows (The Scaling Book's profiles, Google's pod figures): appended by
+#: the TPU chapter's authors in a section of their own
+TPU_ROWS: tuple[Measurement, ...] = ()
+
+MEASUREMENTS: tuple[Measurement, ...] = GPU_ROWS + TPU_ROWS
+
+
+def lookup_row(case: str, system: Optional[str] = None) -> Measurement:
+    """The registry row whose ``case`` (and ``system``, if given) match exactly."""
+    rows = [m for m in MEASUREMENTS if m.case == case and (system is None or m.system == system)]
+    if len(rows) != 1:
+        raise CollectivesError(f"{len(rows)} rows match case={case!r}, system={system!r}")
+    return rows[0]
+
+
+def table(rows: Optional[tuple[Measurement, ...]] = None) -> list[dict]:
+    """One dict per row (section, case, system, measured, unit, model at the line rate and
+    at the effective rate, their ratios, reason, source), computed now."""
+    out = []
+    for m in MEASUREMENTS if rows is None else rows:
+        line, effective = m.prediction("line"), m.prediction("effective")
+        out.append({"section": m.section, "case": m.case, "system": m.system,
+                    "measured": m.value, "unit": m.unit, "model (line)": line,
+                    "measured / model (line)": m.value / line,
+                    "model (effective)": effective,
+                    "measured / model (effective)": m.value / effective,
+                    "reason": m.reason, "source": m.source})
+        if not (math.isfinite(line) and math.isfinite(effective)):
+            raise CollectivesError(f"row {m.case!r}: prediction is not finite")
+    return out

@@ -146,12 +146,15 @@ def _half_way(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
             chunk = np.stack([2 * ahead, 2 * ahead + 1, 2 * behind, 2 * behind + 1],
                              1).ravel()
         order = np.argsort(src, kind="stable")
-        steps.append(np.full(len(src), s)), srcs.append(src[order])
-        dsts.append(dst[order]), chunks.append(chunk[order])
+        steps.append(np.full(len(src), s))
+        srcs.append(src[order])
+        dsts.append(dst[order])
+        chunks.append(chunk[order])
     if not steps:
         empty = np.zeros(0, np.int64)
         return empty, empty, empty, empty
-    return tuple(np.concatenate(a) for a in (steps, srcs, dsts, chunks))
+    return (np.concatenate(steps), np.concatenate(srcs), np.concatenate(dsts),
+            np.concatenate(chunks))
 
 
 def _half_way_traffic(n: int) -> Traffic:

@@ -15,8 +15,15 @@ import subprocess
 import sys
 
 from ...errors import GradingError
-from ..checks import (check_choice, check_close, check_estimate, check_no_worse, check_number,
-                      check_reference, check_shape)
+from ..checks import (
+    check_choice,
+    check_close,
+    check_estimate,
+    check_no_worse,
+    check_number,
+    check_reference,
+    check_shape,
+)
 from ..diagnosis import check_schedule
 from . import wire
 from .calls import contains_failure, decode, encode, resolve

@@ -50,7 +50,8 @@ def main():
     first = None
     for zones in (1, 2, 4, 8):
         t0 = clock.perf_counter()
-        topo = fabric.meta_cluster(zones=zones)
+        # the 32k what-if layout (zones of 252 racks), as this bench always measured
+        topo = fabric.meta_cluster(zones=zones, racks_per_zone=252, aggregators=18)
         build = clock.perf_counter() - t0
         n = topo.n_ranks
         src = np.arange(n)

@@ -21,22 +21,22 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from .errors import CollectivesError, TopologyError
-from .semantics import collective_spec
 from .schedule import schedule_arg
-from .validation import check_nbytes, int_array
+from .semantics import collective_spec
+from .validation import check_nbytes, int_array, integer
 
 if TYPE_CHECKING:
     from .schedule import Schedule
     from .topology import Topology
 
 __all__ = ["Timing", "time", "Job", "ConcurrentTiming", "time_concurrent", "algbw", "busbw",
-           "bus_factor"]
+           "bus_factor", "placement_nodes", "TimeGrid", "time_grid"]
 
 #: runs x links up to which per-link loads are counted densely (no sort)
 _DENSE_LIMIT = 8_000_000
@@ -101,6 +101,38 @@ class Timing:
         """``nbytes / seconds`` (bytes/s)."""
         return algbw(self.nbytes, self.seconds)
 
+    def endpoint_link_bytes(self, topology: Topology, level: Optional[str] = None,
+                            endpoint: Optional[int] = None) -> tuple[float, float]:
+        """Bytes this timing puts on an endpoint's own links of ``level`` (a name of
+        ``topology.info.levels``; default the first): ``(out, in)``, the busiest link leaving
+        the endpoint and the busiest link arriving at it (on a DGX node's "nvlink" level: GPU
+        to NVSwitch and back). ``endpoint=None``: the busiest such links over all endpoints
+        (what bounds the time). ``topology`` is the one the timing was computed on."""
+        from .topology import Topology
+
+        if not isinstance(topology, Topology):
+            raise TopologyError(f"expected a collectives Topology, got {type(topology).__name__}")
+        if topology.n_links != len(self.link_bytes) or topology.name != self.topology_name:
+            raise TopologyError(f"this timing is of {self.topology_name!r}, not of "
+                                f"{topology.name!r}")
+        levels = tuple(topology.info.levels)
+        level = levels[0] if level is None else level
+        if level not in levels:
+            raise TopologyError(f"{topology.name} has no {level!r} links (levels: "
+                                f"{', '.join(levels)})")
+        on_level = topology.link_level == levels.index(level)
+        out = on_level & (topology.link_src < topology.n_ranks)
+        into = on_level & (topology.link_dst < topology.n_ranks)
+        if endpoint is not None:
+            endpoint = integer(endpoint, "endpoint", minimum=0, maximum=topology.n_ranks - 1,
+                               error=TopologyError)
+            out &= topology.link_src == endpoint
+            into &= topology.link_dst == endpoint
+        if not out.any() or not into.any():
+            where = "any endpoint" if endpoint is None else f"endpoint {endpoint}"
+            raise TopologyError(f"no {level!r} link out of and into {where} of {topology.name}")
+        return float(self.link_bytes[out].max()), float(self.link_bytes[into].max())
+
     def rows(self) -> list[dict[str, float]]:
         """One dict per step (for tables in the book)."""
         return [
@@ -145,6 +177,22 @@ def _placement(schedule, topology, placement, switch_placement, what):
             raise TopologyError("switch_placement must name distinct switch nodes of "
                                 f"{topology.name}")
     return np.concatenate([ranks, nodes]).astype(np.int64)
+
+
+def placement_nodes(schedule: Schedule, topology: Topology,
+                    placement: Optional[ArrayLike] = None,
+                    switch_placement: Optional[ArrayLike] = None) -> np.ndarray:
+    """The topology node of every participant of ``schedule`` (ranks, then switch
+    participants), placed as :func:`time` places them: ``placement`` (which endpoint plays
+    each rank; default rank r on endpoint r), ``switch_placement`` (which switch plays each
+    switch participant; default the topology's switches in order). Raises
+    :class:`~collectives.TopologyError` for a placement that does not fit."""
+    from .topology import Topology
+
+    schedule_arg(schedule)
+    if not isinstance(topology, Topology):
+        raise TopologyError(f"expected a collectives Topology, got {type(topology).__name__}")
+    return _placement(schedule, topology, placement, switch_placement, "the schedule")
 
 
 def _max_per_run(values, run, n_runs):
@@ -385,3 +433,68 @@ def busbw(collective: str, nbytes: float, seconds: float, n: int) -> float:
     """Bus bandwidth, nccl-tests' ``busbw = algbw x factor`` (bytes/s): comparable to link
     speed whatever the collective and rank count (see :func:`bus_factor`)."""
     return algbw(nbytes, seconds) * bus_factor(collective, n)
+
+
+@dataclass(frozen=True, eq=False)
+class TimeGrid:
+    """The result of :func:`time_grid`: ``seconds[c, k, b, s]`` and ``busbw[c, k, b, s]``
+    for case ``c``, key ``k``, link bandwidth ``b`` and buffer size ``s`` (NaN where a case
+    does not apply); ``group_sizes[k]``: the ranks of one group's collective at key ``k``;
+    ``cases``, ``link_bandwidths`` (bytes/s per direction) and ``sizes`` (bytes) as timed."""
+
+    cases: tuple[str, ...]
+    group_sizes: tuple[int, ...]
+    link_bandwidths: tuple[float, ...]
+    sizes: tuple[int, ...]
+    seconds: np.ndarray
+    busbw: np.ndarray
+
+
+def time_grid(collective: str, cases: Mapping[str, Callable[[Any, float], Any]],
+              keys: Sequence[Any], link_bandwidths: Sequence[float],
+              sizes: Sequence[int]) -> TimeGrid:
+    """:func:`time` and :func:`busbw` of every case at every key, link bandwidth and size.
+
+    ``cases[name](key, link_bandwidth)`` builds the case: ``(schedule, topology)``,
+    ``(schedule, topology, wire_bytes)`` (``wire_bytes``: bytes sent per byte of the buffer,
+    0.5 for a buffer sent in a format half as wide; busbw is still counted on the whole
+    buffer) or ``None`` where the case does not apply (a power-of-two algorithm at 12 ranks).
+    ``keys``: what each case is built from (a number of ranks, a torus shape, ...);
+    ``link_bandwidths`` in bytes/s per direction; ``sizes`` in bytes (nccl-tests' S). Every
+    schedule must be a ``collective``; at every key some case must apply. What is modelled
+    is what :func:`time` models. Raises :class:`~collectives.CollectivesError` on an empty
+    or bad grid. The book's calculators show such grids (:mod:`collectives.viz.calculators`).
+    """
+    keys = list(keys)
+    if not cases or not len(keys) or not len(sizes):
+        raise CollectivesError("a grid needs at least one case, one key and one size")
+    bws = tuple(float(v) for v in link_bandwidths)
+    if not bws or min(bws) <= 0:
+        raise CollectivesError(f"link bandwidths must be positive bytes/s, got {bws}")
+    sizes = tuple(int(s) for s in sizes)
+    if min(sizes) <= 0:
+        raise CollectivesError(f"buffer sizes must be positive bytes, got {sizes}")
+    names = tuple(cases)
+    shape = (len(names), len(keys), len(bws), len(sizes))
+    seconds = np.full(shape, np.nan)
+    bus = np.full(shape, np.nan)
+    group_sizes = []
+    for k, key in enumerate(keys):
+        n = None
+        for c, name in enumerate(names):
+            for b, bw in enumerate(bws):
+                built = cases[name](key, bw)
+                if built is None:
+                    continue
+                schedule, topology, wire = (*built, 1.0)[:3]
+                if schedule.collective != collective:
+                    raise CollectivesError(
+                        f"case {name!r} builds a {schedule.collective} schedule, not {collective}")
+                n = schedule.group_size
+                t = np.array([time(schedule, topology, s * wire).seconds for s in sizes])
+                seconds[c, k, b] = t
+                bus[c, k, b] = [busbw(collective, s, ts, n) for s, ts in zip(sizes, t)]
+        if n is None:
+            raise CollectivesError(f"no case applies at ranks={key!r}")
+        group_sizes.append(int(n))
+    return TimeGrid(names, tuple(group_sizes), bws, sizes, seconds, bus)

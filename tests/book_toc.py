@@ -34,6 +34,17 @@ def toc_files(toc_path: Path = ROOT / "_toc.yml") -> list[str]:
     return [posixpath.splitext(f)[0] if f.endswith((".md", ".ipynb")) else f for f in files]
 
 
+def course_chapters(toc_path: Path = ROOT / "_toc.yml") -> list[str]:
+    """The chapters of the numbered parts (the course itself), in order: not the unnumbered
+    getting-started pages or appendices."""
+    toc = yaml.safe_load(toc_path.read_text(encoding="utf-8"))
+    found = []
+    for part in toc.get("parts", []):
+        if part.get("numbered", toc.get("defaults", {}).get("numbered", False)):
+            found += [posixpath.splitext(c["file"])[0] for c in part.get("chapters", [])]
+    return found
+
+
 def build_scratch_book(book: Path, page: str, timeout: float = 300) -> Path:
     """Build, in ``book``, a book of one chapter (``page``, MyST markdown) with the real
     _config.yml, references and Sphinx extensions (scripts/) and the vendored _static/, strictly

@@ -42,6 +42,10 @@ Backends: ``"gloo"`` (CPU, any machine with torch), ``"nccl"`` (one NVIDIA GPU p
 a clear :class:`~collectives.CollectivesError` where there is none) and ``"auto"`` (nccl
 when CUDA is available, else gloo).
 
+torch's own device mesh: :func:`device_mesh_groups` builds ``init_device_mesh`` on worker
+processes and returns the process groups of each dimension, the groups
+:meth:`collectives.Mesh.groups` names.
+
 Measuring: :func:`sweep` times a Schedule and torch's own collective over sizes as
 nccl-tests' ``all_reduce_perf`` does (``SweepResult.to_frame()``, ``format_table``;
 :func:`collectives.viz.dist.plot_sweep` draws it). On several machines the same Schedule
@@ -61,14 +65,14 @@ this package does not import it.
 """
 
 from ..errors import DistError
-from .jobs import compare_with_torch, run, run_many, run_torch
+from .jobs import compare_with_torch, device_mesh_groups, run, run_many, run_torch
 from .launch import BACKENDS, DEFAULT_TIMEOUT, MAX_LOCAL_RANKS, resolve_backend
 from .programs import MAX_SEGMENTS, run_local
 from .sweep import SweepResult, SweepRow, format_table, sizes, sweep
 from .torch_ops import TORCH_OPS, Comparison
 
 __all__ = [
-    "run", "run_many", "run_torch", "compare_with_torch", "run_local",
+    "run", "run_many", "run_torch", "compare_with_torch", "run_local", "device_mesh_groups",
     "Comparison", "DistError", "BACKENDS", "TORCH_OPS", "MAX_LOCAL_RANKS",
     "DEFAULT_TIMEOUT", "sweep", "sizes", "format_table", "SweepResult", "SweepRow",
     "resolve_backend", "MAX_SEGMENTS",

@@ -5,7 +5,9 @@ Schedule with its inputs, or a collective's name with its inputs), check every o
 any process starts (with the errors :func:`collectives.simulate` raises), run the jobs with
 the same number of ranks one after the other in one launch
 (:func:`~collectives.dist.launch.run_tasks`), and return the outputs in job order, laid out
-as :func:`collectives.simulate` lays them out.
+as :func:`collectives.simulate` lays them out. :func:`device_mesh_groups` builds torch's own
+device mesh on worker processes and returns the groups of each of its dimensions, to set
+beside :class:`collectives.Mesh`'s.
 """
 
 import numpy as np
@@ -18,7 +20,7 @@ from .launch import (DEFAULT_TIMEOUT, check_backend, check_launch, resolve_backe
 from .programs import check_segments, prepare
 from .torch_ops import compare, torch_job
 
-__all__ = ["run", "run_many", "run_torch", "compare_with_torch"]
+__all__ = ["run", "run_many", "run_torch", "compare_with_torch", "device_mesh_groups"]
 
 
 def _schedule_job(schedule, inputs, n_segments=1):
@@ -142,3 +144,29 @@ def compare_with_torch(schedule, inputs, *, backend="gloo", timeout=DEFAULT_TIME
          torch_job(spec.name, inputs, schedule.root, op=schedule.op, groups=groups)],
         backend, timeout, n_segments)
     return compare(schedule, ours, theirs, op)
+
+
+def device_mesh_groups(mesh, *, backend="gloo", timeout=DEFAULT_TIMEOUT):
+    """The process groups torch's ``init_device_mesh`` makes for ``mesh`` (a
+    :class:`collectives.Mesh`, or its axes as ``{"dp": 2, "tp": 4}``), built on one local
+    process per position (CPU, gloo): ``{axis: groups}``, each an array of the groups along
+    that axis (one row per group, its global ranks in order, the groups ordered by their
+    first rank), as :meth:`collectives.Mesh.groups` returns them. torch numbers the
+    positions row-major over the shape, the last axis fastest, as the package does."""
+    from ..mesh import Mesh
+
+    if not isinstance(mesh, Mesh):
+        mesh = Mesh(mesh)
+    names, shape = list(mesh.axis_names), [int(a) for a in mesh.shape]
+    check_backend(backend)
+    timeout = timeout_seconds(timeout)
+    backend = resolve_backend(backend, mesh.n_ranks)
+    check_launch(backend, mesh.n_ranks)
+    task = {"kind": "mesh", "shape": shape, "names": names,
+            "what": f"init_device_mesh of shape {tuple(shape)}"}
+    ((rows, _),) = run_tasks(mesh.n_ranks, [task], backend, timeout)
+    out = {}
+    for name in names:
+        groups = {tuple(row[name]) for row in rows}
+        out[name] = np.array(sorted(groups), dtype=np.int64)
+    return out

@@ -143,7 +143,8 @@ def run_tasks(n, tasks, backend, timeout, labels=None, on_poll=None, stall=None)
     ``"schedule"`` and per-rank ``"buffer"`` and ``"filled"`` (and optionally ``"n_segments"``,
     pieces per message, and a ``"fault"``), or ``kind="torch"``,
     ``"collective"``, ``"root"`` and per-rank ``"rows"``, or ``kind="timed"`` (a timing
-    loop of :mod:`collectives.dist.sweep`, the same dict for every rank). ``labels`` name
+    loop of :mod:`collectives.dist.sweep`) or ``kind="mesh"`` (torch's device mesh:
+    ``"shape"``, ``"names"``), the same dict for every rank. ``labels`` name
     the tasks in a :class:`DistError` (default: their positions). ``on_poll(board)`` is
     called about every 20 ms while the workers run (a progress bar reads the
     :class:`~collectives.dist.board.Board`). ``stall`` (seconds, optional): once every rank
@@ -169,7 +170,7 @@ def run_tasks(n, tasks, backend, timeout, labels=None, on_poll=None, stall=None)
                                  "buffer": t["buffer"][r], "filled": t["filled"][r],
                                  "fault": t.get("fault"),
                                  "n_segments": t.get("n_segments", 1)})
-                elif t["kind"] == "timed":
+                elif t["kind"] in ("timed", "mesh"):
                     mine.append(t)
                 else:
                     mine.append({"kind": "torch", "collective": t["collective"],

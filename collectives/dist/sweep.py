@@ -2,19 +2,30 @@
 
 :func:`sweep` does what nccl-tests' ``all_reduce_perf -b 1K -e 64M -f 2`` does, for any
 Schedule run by :mod:`collectives.dist` and for ``torch.distributed``'s own collective on the
-same process group: for every size ``S`` (bytes of the buffer one rank holds when the
-collective is complete, nccl-tests' size) it runs one checked iteration, ``warmup`` untimed
-ones and ``iters`` timed ones, and reports, as nccl-tests does (its doc/PERFORMANCE.md):
+same process group. For every size ``S`` (bytes of the buffer one rank holds when the
+collective is complete, nccl-tests' size) it runs, in nccl-tests' order (src/common.cu,
+``BenchTime``: the timed loop first, "test validation in single itertion" after it),
+``warmup`` untimed iterations, ``iters`` timed ones, and then one checked iteration on
+freshly made inputs. It reports, as nccl-tests does (its doc/PERFORMANCE.md):
 
 * ``time_us``: the time of one iteration, averaged over the timed iterations on each rank
-  and then over the ranks (nccl-tests' default ``-a 1``);
+  and then over the ranks (nccl-tests' default ``-a 1``); with ``repeats`` > 1, the median
+  of that over the repeats, with their fastest and slowest (``time_min_us``,
+  ``time_max_us``);
 * ``algbw = S / time`` and ``busbw = algbw x`` the collective's bus factor
   (``2(n-1)/n`` for all-reduce, ``(n-1)/n`` for all-gather, reduce-scatter and
   all-to-all, 1 for broadcast and reduce), in GB/s (1e9 bytes/s), ``n`` the group size;
 * ``wrong``: the elements of the checked iteration that differ from what the collective
   must compute on those inputs, from first principles (a sum, a concatenation, the root's
   row) inside each group, nccl-tests' ``#wrong``; each rank counts its own (its output row
-  is not sent back), and the counts are summed.
+  is not sent back), and the counts are summed (the largest over repeats).
+
+**Repeats.** ``repeats`` passes over all the sizes, one after the other (nccl-tests'
+``-N``/``--run_cycles`` prints each cycle; here they are summarised): a machine that is
+busy with something else for a while slows one pass, not one size, and the median over the
+passes is what the sweep reports. Timings taken on a shared or loaded machine (the one that
+builds this book has two cores shared by several jobs) differ from run to run; the spread
+says by how much, and no single run is general.
 
 Inputs are small integers (exact in every dtype), made by :func:`pattern` from the rank
 and the element index, in the workers themselves: nothing of size ``S`` is sent to them.
@@ -25,6 +36,7 @@ link (the chapter "From the model to real processes" says what changes on NVLink
 """
 
 from dataclasses import asdict, dataclass, field
+from typing import Optional
 
 import numpy as np
 
@@ -79,6 +91,8 @@ class SweepRow:
     algbw: float          # GB/s: S / time
     busbw: float          # GB/s: algbw x the collective's bus factor
     wrong: int            # elements that differ from the collective's definition
+    time_min_us: Optional[float] = None   # the fastest repeat's time (None: not measured)
+    time_max_us: Optional[float] = None   # the slowest repeat's time
 
 
 @dataclass(frozen=True)
@@ -92,6 +106,7 @@ class SweepResult:
     iters: int
     warmup: int
     rows: tuple = field(repr=False)
+    repeats: int = 1
 
     def to_frame(self):
         """The rows as a pandas DataFrame, one line per (size, implementation)."""
@@ -137,7 +152,8 @@ def _rank_buffer(spec, schedule, rank, row):
 
 
 def _torch_call(task, rank, torch, tdist, device, row, groups):
-    """``(run, output)``: a call of torch's own collective on this rank's ``row``."""
+    """``(run, input, output)``: a call of torch's own collective on this rank's ``row``,
+    its input tensor and the tensor it leaves its result in."""
     collective, root = task["collective"], task["root"]
     x = torch.from_numpy(row.copy()).to(device)
     group, members = groups
@@ -146,19 +162,19 @@ def _torch_call(task, rank, torch, tdist, device, row, groups):
     reduce_op = tdist.ReduceOp.MAX if task["op"] == "max" else tdist.ReduceOp.SUM
     root_rank = None if root is None else (root if members is None else members[root])
     if collective == "all_reduce":
-        return (lambda: tdist.all_reduce(x, op=reduce_op, **on)), x
+        return (lambda: tdist.all_reduce(x, op=reduce_op, **on)), x, x
     if collective == "broadcast":
-        return (lambda: tdist.broadcast(x, src=root_rank, **on)), x
+        return (lambda: tdist.broadcast(x, src=root_rank, **on)), x, x
     if collective == "reduce":
-        return (lambda: tdist.reduce(x, dst=root_rank, op=reduce_op, **on)), x
+        return (lambda: tdist.reduce(x, dst=root_rank, op=reduce_op, **on)), x, x
     if collective == "all_gather":
         out = torch.empty(m * x.numel(), dtype=x.dtype, device=device)
-        return (lambda: tdist.all_gather_into_tensor(out, x, **on)), out
+        return (lambda: tdist.all_gather_into_tensor(out, x, **on)), x, out
     if collective == "reduce_scatter":
         out = torch.empty(x.numel() // m, dtype=x.dtype, device=device)
-        return (lambda: tdist.reduce_scatter_tensor(out, x, op=reduce_op, **on)), out
+        return (lambda: tdist.reduce_scatter_tensor(out, x, op=reduce_op, **on)), x, out
     out = torch.empty_like(x)                                   # all_to_all
-    return (lambda: tdist.all_to_all_single(out, x, **on)), out
+    return (lambda: tdist.all_to_all_single(out, x, **on)), x, out
 
 
 def _groups(task, rank, tdist):
@@ -174,7 +190,9 @@ def _groups(task, rank, tdist):
 
 
 def timed_task(task, rank, n, torch, tdist, device, backend, exchange, board, index):
-    """In a worker: one size of a sweep for one implementation. Returns ``((elements of
+    """In a worker: one size of a sweep for one implementation, in nccl-tests' order
+    (``BenchTime`` in its src/common.cu): ``warmup`` untimed iterations, a barrier, ``iters``
+    timed ones, then one checked iteration on inputs made afresh. Returns ``((elements of
     this rank's checked iteration that differ from the collective's definition, seconds per
     timed iteration on this rank), "timed")``, the ``(result, op)`` pair every task of a
     worker returns (the check is made here: a rank's row never travels back)."""
@@ -186,25 +204,33 @@ def timed_task(task, rank, n, torch, tdist, device, backend, exchange, board, in
     if task["impl"] == "schedule":
         schedule = task["schedule"]
         spec = collective_spec(schedule.collective)
-        buffer, filled = _rank_buffer(spec, schedule, rank, row)
+        fresh_buffer, fresh_filled = _rank_buffer(spec, schedule, rank, row)
+        buffer, filled = fresh_buffer.copy(), fresh_filled.copy()
         program = rank_program(schedule, rank)
         exchange.n_segments = task.get("n_segments", 1)
 
         def run():
             run_rank(schedule, rank, buffer, filled, exchange, program=program)
-        run()
-        checked = _my_output(spec, schedule, rank, buffer).copy()
+
+        def reset():
+            buffer[...] = fresh_buffer
+            filled[...] = fresh_filled
+
+        def output():
+            return _my_output(spec, schedule, rank, buffer).copy()
     else:
-        call, out = _torch_call(task, rank, torch, tdist, device, row,
-                                _groups(task, rank, tdist))
+        call, x, out = _torch_call(task, rank, torch, tdist, device, row,
+                                   _groups(task, rank, tdist))
 
         def run():
             call()
             sync()
-        run()
-        checked = out.cpu().numpy().copy()
-    wrong = _wrong_on_rank(task["schedule"], rank, checked, task["length"], dtype)
-    del checked
+
+        def reset():
+            x.copy_(torch.from_numpy(row.copy()).to(device))
+
+        def output():
+            return out.cpu().numpy().copy()
     for _ in range(task["warmup"]):
         run()
     tdist.barrier()
@@ -212,11 +238,16 @@ def timed_task(task, rank, n, torch, tdist, device, backend, exchange, board, in
     for _ in range(task["iters"]):
         run()
     seconds = (time.perf_counter() - start) / task["iters"]
+    reset()                                 # the check runs on fresh inputs, once
+    run()
+    checked = output()
+    wrong = _wrong_on_rank(task["schedule"], rank, checked, task["length"], dtype)
     return (wrong, seconds), "timed"
 
 
-def _check_args(iters, warmup, dtype):
-    for name, value, low in (("iters", iters, 1), ("warmup", warmup, 0)):
+def _check_args(iters, warmup, dtype, repeats=1):
+    for name, value, low in (("iters", iters, 1), ("warmup", warmup, 0),
+                             ("repeats", repeats, 1)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
             raise CollectivesError(f"{name} must be an integer >= {low}, got {value!r}")
     try:
@@ -230,14 +261,15 @@ def _check_args(iters, warmup, dtype):
 
 
 def plan(schedule, sizes_bytes=None, *, dtype="float32", iters=20, warmup=1, torch=True,
-         n_segments=1, segments=None):
+         n_segments=1, segments=None, repeats=1):
     """The timed jobs of a sweep, checked before any process starts: ``(tasks, meta)``, one
-    task per (size, implementation) and its ``(size, count, impl)``. Used by :func:`sweep`
-    and by the torchrun entry point (:mod:`collectives.dist.torchrun_main`); ``n_segments``
-    (old name ``segments``) as in :func:`sweep`."""
+    task per (repeat, size, implementation), the repeats one whole pass over the sizes after
+    the other, and its ``(size, count, impl)``. Used by :func:`sweep` and by the torchrun
+    entry point (:mod:`collectives.dist.torchrun_main`); ``n_segments`` (old name
+    ``segments``) and ``repeats`` as in :func:`sweep`."""
     schedule = schedule_arg(schedule)
     spec = collective_spec(schedule.collective)
-    dt = _check_args(iters, warmup, dtype)
+    dt = _check_args(iters, warmup, dtype, repeats)
     n_segments = check_segments(n_segments, segments)
     todo = sizes() if sizes_bytes is None else list(sizes_bytes)
     if not todo:
@@ -264,50 +296,67 @@ def plan(schedule, sizes_bytes=None, *, dtype="float32", iters=20, warmup=1, tor
                   "reduce_scatter": "reduce_scatter_tensor",
                   "all_to_all": "all_to_all_single"}.get(spec.name, spec.name)
     tasks, meta = [], []
-    for s in todo:
-        count = int(s) // dt.itemsize
-        length = count // m if spec.input == "part" else count     # the input row
-        common = {"kind": "timed", "dtype": dt.str, "length": length, "iters": int(iters),
-                  "warmup": int(warmup)}
-        tasks.append(dict(common, impl="schedule", schedule=schedule, n_segments=n_segments,
-                          what=f"schedule {schedule.name!r} at {s} bytes"))
-        meta.append((int(s), count, schedule.name))
-        if torch:
-            tasks.append(dict(common, impl="torch", collective=spec.name, root=schedule.root,
-                              op=schedule.op, groups=groups, group_size=m, schedule=schedule,
-                              what=f"torch.distributed.{torch_name} at {s} bytes"))
-            meta.append((int(s), count, f"torch.distributed.{torch_name}"))
+    for r in range(int(repeats)):
+        again = f" (repeat {r + 1} of {repeats})" if repeats > 1 else ""
+        for s in todo:
+            count = int(s) // dt.itemsize
+            length = count // m if spec.input == "part" else count     # the input row
+            common = {"kind": "timed", "dtype": dt.str, "length": length,
+                      "iters": int(iters), "warmup": int(warmup), "repeat": r}
+            tasks.append(dict(common, impl="schedule", schedule=schedule,
+                              n_segments=n_segments,
+                              what=f"schedule {schedule.name!r} at {s} bytes{again}"))
+            meta.append((int(s), count, schedule.name))
+            if torch:
+                tasks.append(dict(common, impl="torch", collective=spec.name,
+                                  root=schedule.root, op=schedule.op, groups=groups,
+                                  group_size=m, schedule=schedule,
+                                  what=f"torch.distributed.{torch_name} at {s} bytes{again}"))
+                meta.append((int(s), count, f"torch.distributed.{torch_name}"))
     return tasks, meta
 
 
 def summarise(schedule, tasks, meta, results, backend):
     """A :class:`SweepResult` from each task's per-rank ``(wrong elements, seconds)``
-    (``results[task][rank]``): times averaged over ranks, algbw, busbw, and the wrong
-    elements summed over ranks."""
+    (``results[task][rank]``): each repeat's time averaged over ranks, the median of those
+    over the repeats (with the fastest and the slowest), algbw and busbw from the median,
+    and the wrong elements summed over ranks (the largest count of any repeat). One row per
+    (size, implementation), in the order of the first pass."""
     spec = collective_spec(schedule.collective)
     m = schedule.group_size
     dt = np.dtype(tasks[0]["dtype"])
     factor = spec.bus_factor(m)
     redop = schedule.op if spec.reducing else "none"
-    rows = []
+    seen = {}
     for (s, count, impl), outs in zip(meta, results):
         wrong = int(sum(outs[r][0] for r in range(schedule.n_ranks)))
         seconds = float(np.mean([outs[r][1] for r in range(schedule.n_ranks)]))
+        seen.setdefault((s, count, impl), []).append((wrong, seconds))
+    rows = []
+    for (s, count, impl), runs in seen.items():
+        times = np.array([t for _, t in runs])
+        seconds = float(np.median(times))
         algbw = s / seconds / 1e9
         rows.append(SweepRow(s, count, dt.name, redop, impl, seconds * 1e6, algbw,
-                             algbw * factor, wrong))
+                             algbw * factor, max(w for w, _ in runs),
+                             float(times.min() * 1e6), float(times.max() * 1e6)))
+    repeats = max(len(runs) for runs in seen.values())
     return SweepResult(spec.name, m, schedule.n_ranks, backend, tasks[0]["iters"],
-                       tasks[0]["warmup"], tuple(rows))
+                       tasks[0]["warmup"], tuple(rows), repeats)
 
 
 def sweep(schedule, sizes_bytes=None, *, dtype="float32", iters=20, warmup=1, torch=True,
-          backend="gloo", timeout=600.0, progress=None, n_segments=1, segments=None):
+          backend="gloo", timeout=600.0, progress=None, n_segments=1, segments=None,
+          repeats=1):
     """Time ``schedule`` (and, with ``torch=True``, torch.distributed's own collective on the
     same process group) at every size of ``sizes_bytes`` (default :func:`sizes`: 1 KiB to
     64 MiB by powers of two) with one local process per rank, as nccl-tests does.
 
     ``iters`` timed and ``warmup`` untimed iterations per size (nccl-tests' defaults: 20
-    and 1); ``backend`` "gloo", "nccl" or "auto" (nccl when CUDA is available);
+    and 1), then one checked iteration; ``repeats`` whole passes over the sizes, each row
+    reporting the median time of the passes and their range (module docstring: timings on
+    a loaded machine vary, so repeat and take the median); ``backend`` "gloo", "nccl" or
+    "auto" (nccl when CUDA is available);
     ``timeout`` (s) bounds the whole launch; ``progress`` shows a tqdm bar (default: when
     the sweep has more than 8 sizes); ``n_segments`` (old name ``segments``, still accepted)
     cuts every message of the Schedule into that many pieces, each reduced as soon as it
@@ -320,7 +369,7 @@ def sweep(schedule, sizes_bytes=None, *, dtype="float32", iters=20, warmup=1, to
     """
     schedule = schedule_arg(schedule)
     tasks, meta = plan(schedule, sizes_bytes, dtype=dtype, iters=iters, warmup=warmup,
-                       torch=torch, n_segments=n_segments, segments=segments)
+                       torch=torch, n_segments=n_segments, segments=segments, repeats=repeats)
     timeout = timeout_seconds(timeout)
     backend = resolve_backend(backend, schedule.n_ranks)
     check_launch(backend, schedule.n_ranks)
@@ -335,16 +384,22 @@ def sweep(schedule, sizes_bytes=None, *, dtype="float32", iters=20, warmup=1, to
 
 
 def format_table(result):
-    """The sweep as nccl-tests prints it: one line per size and implementation."""
+    """The sweep as nccl-tests prints it: one line per size and implementation; with
+    repeats, the time is their median and two columns give the fastest and slowest."""
+    spread = result.repeats > 1
     head = (f"# {result.collective} over {result.group_size} ranks ({result.n_ranks} "
             f"processes, {result.backend}), {result.iters} iterations, {result.warmup} "
-            "warm-up\n"
+            "warm-up" + (f", median of {result.repeats} repeats" if spread else "") + "\n"
             f"#{'size':>11} {'count':>10} {'type':>8} {'redop':>6} {'time':>10} "
-            f"{'algbw':>8} {'busbw':>8} {'#wrong':>6}  impl\n"
+            f"{'algbw':>8} {'busbw':>8} {'#wrong':>6}"
+            + (f" {'min':>10} {'max':>10}" if spread else "") + "  impl\n"
             f"#{'(B)':>11} {'(elements)':>10} {'':>8} {'':>6} {'(us)':>10} "
-            f"{'(GB/s)':>8} {'(GB/s)':>8} {'':>6}")
+            f"{'(GB/s)':>8} {'(GB/s)':>8} {'':>6}"
+            + (f" {'(us)':>10} {'(us)':>10}" if spread else ""))
     lines = [f"{r.size:>12} {r.count:>10} {r.type:>8} {r.redop:>6} {r.time_us:>10.1f} "
-             f"{r.algbw:>8.3f} {r.busbw:>8.3f} {r.wrong:>6}  {r.impl}" for r in result.rows]
+             f"{r.algbw:>8.3f} {r.busbw:>8.3f} {r.wrong:>6}"
+             + (f" {r.time_min_us:>10.1f} {r.time_max_us:>10.1f}" if spread else "")
+             + f"  {r.impl}" for r in result.rows]
     return "\n".join([head] + lines)
 
 
@@ -370,7 +425,7 @@ def _wrong_on_rank(schedule, rank, got, length, dt):
 
 
 #: a worker's last few expected rows, reused by the tasks of the same size (a sweep's rounds)
-_EXPECTED = {}
+_EXPECTED: dict = {}
 
 
 def _expected_row(schedule, rank, length, dt):

@@ -7,7 +7,9 @@ of a collective (:data:`TORCH_OPS`) on one rank's row. Both run inside a worker 
 which imports torch and passes it in: importing this module does not import torch. For
 :func:`~collectives.dist.run_torch` and :func:`~collectives.dist.compare_with_torch`,
 :func:`torch_job` checks a run's arguments before any process starts and :func:`compare`
-puts a schedule's outputs beside torch's in a :class:`Comparison`.
+puts a schedule's outputs beside torch's in a :class:`Comparison`. :func:`mesh_groups_task`
+builds torch's own device mesh (``torch.distributed.device_mesh.init_device_mesh``) in a
+worker and reports the ranks of each of its dimensions' process groups.
 """
 
 from dataclasses import dataclass
@@ -18,8 +20,11 @@ from ..errors import CollectivesError
 from ..semantics import collective_spec
 from ..validation import input_rows
 
-__all__ = ["TORCH_OPS", "P2P_OP", "Comparison", "Exchange", "run_collective", "torch_job",
-           "compare"]
+__all__ = ["TORCH_OPS", "P2P_OP", "MESH_OP", "Comparison", "Exchange", "run_collective",
+           "torch_job", "compare", "mesh_groups_task"]
+
+#: the torch function a device-mesh task calls (:func:`mesh_groups_task`)
+MESH_OP = "torch.distributed.device_mesh.init_device_mesh"
 
 #: newer torch names of the functions the collective registry names (``all_gather_single``
 #: replaced ``all_gather_into_tensor``); the first one the installed torch has is called
@@ -284,3 +289,17 @@ def compare(schedule, ours, theirs, op):
     diff = float(np.max(np.abs(a.astype(wide) - b.astype(wide)))) if a.size else 0.0
     return Comparison(spec.name, op, ours, theirs, ranks,
                       bool(a.shape == b.shape and np.array_equal(a, b)), diff)
+
+
+def mesh_groups_task(task, rank, tdist):
+    """In a worker of the default process group: torch's ``init_device_mesh("cpu",
+    task["shape"], mesh_dim_names=task["names"])`` (every rank calls it with the same
+    shape, as its docstring requires), and, for each named dimension, the global ranks of
+    this rank's process group along it (``get_process_group_ranks(mesh.get_group(name))``).
+    Returns ``({name: [ranks]}, MESH_OP)``."""
+    from torch.distributed.device_mesh import init_device_mesh
+
+    mesh = init_device_mesh("cpu", tuple(task["shape"]), mesh_dim_names=tuple(task["names"]))
+    groups = {name: [int(r) for r in tdist.get_process_group_ranks(mesh.get_group(name))]
+              for name in task["names"]}
+    return groups, MESH_OP

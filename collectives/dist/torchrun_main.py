@@ -4,9 +4,10 @@
 ``WORLD_SIZE``, ``LOCAL_RANK``, ``MASTER_ADDR`` and ``MASTER_PORT``; this module joins the
 process group from them (``init_method="env://"``), builds a catalogue algorithm
 (:data:`collectives.algorithms.CATALOG`) for ``WORLD_SIZE`` ranks, or for the groups of one
-axis of a mesh, and runs the sweep of :mod:`collectives.dist.sweep` (one checked, ``-w``
-warm-up and ``-n`` timed iterations per size, beside torch's own collective). Rank 0 prints
-the table in nccl-tests' format. One machine, four processes::
+axis of a mesh, and runs the sweep of :mod:`collectives.dist.sweep` (``-w`` warm-up and
+``-n`` timed iterations per size, then one checked, beside torch's own collective; ``-N`` passes
+over the sizes, summarised by their median). Rank 0 prints the table in nccl-tests' format.
+One machine, four processes::
 
     python -m torch.distributed.run --standalone --nproc-per-node 4 \\
         -m collectives.dist.torchrun_main ring_all_reduce -b 1K -e 64M -f 2
@@ -66,6 +67,9 @@ def _arguments(argv):
     p.add_argument("-f", "--stepfactor", type=int, default=2)
     p.add_argument("-n", "--iters", type=int, default=20)
     p.add_argument("-w", "--warmup_iters", type=int, default=1)
+    p.add_argument("-N", "--run_cycles", type=int, default=1,
+                   help="passes over all the sizes; the table gives each size's median "
+                        "time and its range (nccl-tests' -N prints every cycle instead)")
     p.add_argument("-d", "--datatype", default="float32")
     p.add_argument("--backend", default="auto", choices=("auto", "gloo", "nccl"))
     p.add_argument("--mesh", type=parse_mesh, default=None,
@@ -119,7 +123,7 @@ def main(argv=None):
     try:
         tasks, meta = plan(schedule, sizes(args.minbytes, args.maxbytes, args.stepfactor),
                            dtype=args.datatype, iters=args.iters, warmup=args.warmup_iters,
-                           torch=not args.no_torch)
+                           torch=not args.no_torch, repeats=args.run_cycles)
     except CollectivesError as e:
         parser.error(str(e))
     backend = resolve_backend(args.backend, 1)      # one GPU per process on each machine

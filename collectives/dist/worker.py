@@ -5,8 +5,9 @@
 joins the ``torch.distributed`` process group at the launcher's TCP store, and runs each task
 in order: a Schedule's per-rank program with an :class:`~collectives.dist.torch_ops.Exchange`
 (``kind="schedule"``, with its injected ``"fault"`` if any), one size of a timing sweep
-(``kind="timed"``, :func:`collectives.dist.sweep.timed_task`), or torch's own collective
-(``kind="torch"``). Before every job and step it writes where it is on the shared
+(``kind="timed"``, :func:`collectives.dist.sweep.timed_task`), torch's own collective
+(``kind="torch"``), or torch's own device mesh (``kind="mesh"``,
+:func:`collectives.dist.torch_ops.mesh_groups_task`). Before every job and step it writes where it is on the shared
 :class:`~collectives.dist.board.Board`; at the end it writes its results, or its exception,
 to a file the launcher reads, and leaves with ``os._exit`` (no interpreter teardown, no gloo
 destructors). torch is imported only inside :func:`worker_main`.
@@ -24,7 +25,7 @@ from .board import Board
 from .launch import LOOPBACK, write_pickle
 from .programs import rank_program, run_rank
 from .sweep import timed_task
-from .torch_ops import P2P_OP, Exchange, run_collective
+from .torch_ops import P2P_OP, Exchange, mesh_groups_task, run_collective
 
 __all__ = ["worker_main", "run_schedule_task"]
 
@@ -93,6 +94,8 @@ def worker_main(workdir, rank):
             elif task["kind"] == "timed":
                 results.append(timed_task(task, rank, n, torch, tdist, device, backend,
                                           exchange, board, task_index))
+            elif task["kind"] == "mesh":
+                results.append(mesh_groups_task(task, rank, tdist))
             else:
                 results.append(run_collective(task, n, torch, tdist, device, backend, rank))
         task_index = None

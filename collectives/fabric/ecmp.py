@@ -8,9 +8,25 @@ a path (:func:`ecmp_no_collision_probability`) or that some do
 (:func:`expected_max_load_exact`, or sampled: :func:`expected_max_load`);
 :func:`load_imbalance`, the max/mean of measured link loads; :func:`ecmp_efficiency`, the
 share of link speed a synchronous step keeps, and :func:`qps_for_efficiency`, the queue pairs
-per connection that reach a target. Left out: flows of different
-sizes, hashes that are not uniform or not independent (polarisation), and adaptive routing.
-Taught in chapter "Designing the fabric".
+per connection that reach a target.
+
+**Many racks, one step.** A synchronous collective that spans several racks waits for the
+busiest uplink of *all* of them, not of a typical one. Every function that takes ``groups``
+computes that statistic: ``groups`` independent ECMP groups (one per rack, each hashing its
+own ``flows`` onto its own ``paths`` uplinks), and the busiest link among all of them. The
+groups are independent, so ``P(busiest of all <= k) = P(busiest of one <= k) ** groups``
+exactly; the expected maximum grows with the racks a job spans (an extreme value), which is
+why a ring over 192 racks runs far slower than one rack's mean busiest link suggests.
+:func:`max_load_estimate` gives the two approximations the chapter derives beside the
+exact value: the Poisson (extreme-value) estimate ``sum_k 1 - exp(-N P(X >= k))`` over the
+``N = groups * paths`` links, each carrying ``X ~ Binomial(flows, 1/paths)``, and the
+heavy-load closed form ``m/n + sqrt(2 (m/n) ln N)`` (Raab and Steger, "Balls into bins: a
+simple and tight analysis", RANDOM 1998, for one group of many balls).
+
+Left out: flows of different sizes, hashes that are not uniform or not independent
+(polarisation), and adaptive routing (the ``"adaptive"`` routing of
+:func:`collectives.topology.gpu_cluster` models its ideal instead). Taught in chapter
+"Designing the fabric".
 """
 
 import math
@@ -20,15 +36,21 @@ import numpy as np
 from ..errors import CollectivesError
 
 __all__ = ["ecmp_no_collision_probability", "ecmp_collision_probability", "expected_max_load",
-           "max_load_distribution", "expected_max_load_exact", "load_imbalance",
-           "ecmp_efficiency", "qps_for_efficiency"]
+           "max_load_distribution", "expected_max_load_exact", "max_load_estimate",
+           "ESTIMATES", "load_imbalance", "ecmp_efficiency", "qps_for_efficiency"]
+
+#: the approximations :func:`max_load_estimate` offers
+ESTIMATES = ("poisson", "gaussian")
+
+
+def _whole(what, v, low):
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) or v < low:
+        raise CollectivesError(f"{what} must be an integer >= {low}, got {v!r}")
+    return int(v)
 
 
 def _flows_paths(flows, paths):
-    for what, v, low in (("flows", flows, 0), ("paths", paths, 1)):
-        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) or v < low:
-            raise CollectivesError(f"{what} must be an integer >= {low}, got {v!r}")
-    return int(flows), int(paths)
+    return _whole("flows", flows, 0), _whole("paths", paths, 1)
 
 
 def ecmp_no_collision_probability(flows, paths):
@@ -49,24 +71,30 @@ def ecmp_collision_probability(flows, paths):
     return (n ** m - math.perm(n, m)) / n ** m
 
 
-def expected_max_load(flows, paths, trials=100_000, seed=0):
+def expected_max_load(flows, paths, trials=100_000, seed=0, *, groups=1):
     """Monte Carlo estimate of E[flows on the busiest path] when ``flows`` hash uniformly and
-    independently onto ``paths``, from ``trials`` seeded draws (numpy's default_rng).
+    independently onto ``paths``, from ``trials`` seeded draws (numpy's default_rng); with
+    ``groups`` > 1, the busiest path of that many independent groups (module docstring).
     For flows = paths it is about 1.5 (2), 2.125 (4), 2.597 (8), 3.078 (16); the standard
     error is ``std / sqrt(trials)``. :func:`expected_max_load_exact` computes it instead."""
     m, n = _flows_paths(flows, paths)
+    g = _whole("groups", groups, 1)
     if isinstance(trials, (bool, np.bool_)) or not isinstance(trials, (int, np.integer)) \
             or trials < 1:
         raise CollectivesError(f"trials must be an integer >= 1, got {trials!r}")
     if m == 0:
         return 0.0
     rng = np.random.default_rng(seed)
-    batch = max(1, 2_000_000 // max(m, n))
+    bins_per_trial = g * n                              # every group's own paths
+    batch = max(1, 2_000_000 // max(g * m, bins_per_trial))
+    offset = n * np.repeat(np.arange(g), m)             # ball i belongs to group i // m
     total, done = 0.0, 0
     while done < trials:
         t = min(batch, trials - done)
-        bins = rng.integers(0, n, size=(t, m)) + n * np.arange(t)[:, None]
-        total += np.bincount(bins.ravel(), minlength=t * n).reshape(t, n).max(axis=1).sum()
+        bins = (rng.integers(0, n, size=(t, g * m)) + offset
+                + bins_per_trial * np.arange(t)[:, None])
+        total += np.bincount(bins.ravel(), minlength=t * bins_per_trial).reshape(
+            t, bins_per_trial).max(axis=1).sum()
         done += t
     return float(total / trials)
 
@@ -102,34 +130,78 @@ def _prob_all_at_most(m, n, c, logfact):
     return float(p[m - c:].sum())                  # the last bin takes the rest: <= c
 
 
-def max_load_distribution(flows, paths):
-    """P(the busiest of ``paths`` carries exactly k of ``flows``), k = 0..flows, for uniform
-    independent hashing; computed (not sampled) to float precision."""
-    m, n = _flows_paths(flows, paths)
-    out = np.zeros(m + 1)
-    if m == 0:
-        out[0] = 1.0
-        return out
-    if n == 1:
-        out[m] = 1.0
-        return out
-    logfact = _log_factorials(m)
+def _busiest_cdf(m, n):
+    """P(the busiest of n bins holds <= k of m balls), k = 0..m (one group)."""
     cdf = np.ones(m + 1)
+    if m == 0 or n == 1:
+        cdf[:m] = 0.0
+        return cdf
+    logfact = _log_factorials(m)
     cdf[:-(-m // n)] = 0.0                         # below ceil(m/n) it is impossible
     for c in range(-(-m // n), m):
         cdf[c] = _prob_all_at_most(m, n, c, logfact)
         if 1.0 - cdf[c] < 1e-16:
             cdf[c:] = 1.0
             break
+    return cdf
+
+
+def max_load_distribution(flows, paths, groups=1):
+    """P(the busiest of ``paths`` carries exactly k of ``flows``), k = 0..flows, for uniform
+    independent hashing; with ``groups`` > 1, P(the busiest path of ``groups`` independent
+    groups, each hashing its own ``flows`` onto its own ``paths``, carries exactly k):
+    the one-group distribution function raised to the power ``groups``. Computed (not
+    sampled) to float precision."""
+    m, n = _flows_paths(flows, paths)
+    g = _whole("groups", groups, 1)
+    cdf = _busiest_cdf(m, n) ** g
+    out = np.empty(m + 1)
     out[0] = cdf[0]
     out[1:] = np.diff(cdf)
     return np.clip(out, 0.0, 1.0)
 
 
-def expected_max_load_exact(flows, paths):
-    """E[flows on the busiest path] from :func:`max_load_distribution` (not sampled)."""
-    dist = max_load_distribution(flows, paths)
+def expected_max_load_exact(flows, paths, groups=1):
+    """E[flows on the busiest path] from :func:`max_load_distribution` (not sampled); with
+    ``groups``, the busiest path of that many independent groups."""
+    dist = max_load_distribution(flows, paths, groups)
     return float(np.arange(len(dist)) @ dist)
+
+
+def _binomial_tail(m, p):
+    """P(X >= k), k = 0..m, for X ~ Binomial(m, p): one link's flow count."""
+    k = np.arange(m + 1)
+    logfact = _log_factorials(m)
+    pmf = np.exp(logfact[m] - logfact[k] - logfact[m - k] + k * math.log(p)
+                 + (m - k) * math.log1p(-p)) if p < 1 else (k == m).astype(float)
+    return np.cumsum(pmf[::-1])[::-1]
+
+
+def max_load_estimate(flows, paths, groups=1, method="poisson"):
+    """An approximation of :func:`expected_max_load_exact` (module docstring), for the
+    ``N = groups * paths`` links of ``groups`` groups, one link carrying
+    ``X ~ Binomial(flows, 1/paths)``.
+
+    ``method="poisson"``: the extreme-value estimate. The number of links carrying at
+    least k flows has mean ``N P(X >= k)``; taken as Poisson (links nearly independent),
+    ``P(max < k) = exp(-N P(X >= k))`` and ``E[max] = sum_k 1 - exp(-N P(X >= k))``. It
+    ignores that one group's loads add up to ``flows`` exactly: within a few percent for one
+    group, closer for many. ``method="gaussian"``: the heavy-load closed form
+    ``m/n + sqrt(2 (m/n) ln N)`` (Raab and Steger 1998), which needs ``m/n`` well above
+    ``ln N`` and overstates the maximum below that."""
+    m, n = _flows_paths(flows, paths)
+    g = _whole("groups", groups, 1)
+    if method not in ESTIMATES:
+        raise CollectivesError(f"method must be one of {', '.join(map(repr, ESTIMATES))}, "
+                               f"got {method!r}")
+    if m == 0:
+        return 0.0
+    big_n = g * n
+    if method == "gaussian":
+        mean = m / n
+        return mean + math.sqrt(2 * mean * math.log(big_n)) if big_n > 1 else float(m)
+    tail = _binomial_tail(m, 1.0 / n)[1:]             # P(X >= k), k = 1..m
+    return float(np.sum(-np.expm1(-big_n * tail)))
 
 
 def load_imbalance(loads, where=None):
@@ -143,24 +215,26 @@ def load_imbalance(loads, where=None):
     return float(chosen.max() / chosen.mean())
 
 
-def ecmp_efficiency(flows, paths):
-    """Expected share of link speed a synchronous step keeps when ``flows`` equal flows hash
-    onto ``paths`` links: ``(flows / paths) / E[busiest]`` (exact)."""
+def ecmp_efficiency(flows, paths, groups=1):
+    """Expected share of the even spread a synchronous step keeps when ``flows`` equal flows
+    hash onto ``paths`` links in each of ``groups`` racks (the step waits for the busiest
+    link of all of them): ``(flows / paths) / E[busiest]`` (exact)."""
     m, n = _flows_paths(flows, paths)
     if m == 0:
         raise CollectivesError("ecmp_efficiency needs at least one flow")
-    return (m / n) / expected_max_load_exact(m, n)
+    return (m / n) / expected_max_load_exact(m, n, groups)
 
 
-def qps_for_efficiency(connections, paths, target, max_qps=64):
+def qps_for_efficiency(connections, paths, target, max_qps=64, *, groups=1):
     """The fewest queue pairs per connection (1..``max_qps``) for which ``connections``
-    connections, each split into that many equal flows hashed independently (enhanced
-    ECMP), keep an expected :func:`ecmp_efficiency` of at least ``target``; None if none
-    does."""
+    connections per rack, each split into that many equal flows hashed independently
+    (enhanced ECMP), keep an expected :func:`ecmp_efficiency` of at least ``target`` in a
+    step that spans ``groups`` racks; None if none does."""
     c, n = _flows_paths(connections, paths)
-    if not (isinstance(target, (int, float)) and 0 < target <= 1):
+    g = _whole("groups", groups, 1)
+    if isinstance(target, bool) or not (isinstance(target, (int, float)) and 0 < target <= 1):
         raise CollectivesError(f"target must be a share of link speed in (0, 1], got {target!r}")
     for q in range(1, int(max_qps) + 1):
-        if ecmp_efficiency(c * q, n) >= target:
+        if ecmp_efficiency(c * q, n, g) >= target:
             return q
     return None

@@ -38,7 +38,7 @@ from ..topology import Cluster, Topology
 from ..validation import check_nbytes, int_array, integer
 
 __all__ = ["Flows", "route_flows", "max_min_rates", "step_time", "collective_time",
-           "reroute", "SCHEMES"]
+           "reroute", "cable_flows", "SCHEMES"]
 
 SCHEMES = ("ecmp", "engineered")
 
@@ -204,6 +204,39 @@ def reroute(flows, topology, *, hash_qp=False):
     spread = flows.share is not None or topology.routing == "adaptive"
     return Flows(topology, flows.src, flows.dst, flows.nbytes, flows.qp, pair[order],
                  link[order], share[order] if spread else None)
+
+
+def cable_flows(topology, src, dst, level="spine"):
+    """How many of the flows ``src[i] -> dst[i]`` (one each, routed as
+    :func:`route_flows` routes them with one QP) cross each cable of link level ``level``
+    (a name of ``topology.info.levels``), for every cable of that level attached to a
+    lower-tier switch that any of the flows uses there: the cables a step's flows could
+    have spread over. Returns ``{"up": counts, "down": counts}``, one count per cable, up
+    (away from the endpoints, ``Cluster.link_up``, e.g. leaf to spine) and down, in link
+    order. Counts are whole flows; a cluster routed ``"adaptive"`` spreads each flow, and
+    its counts are the flows' shares. Local pairs (``src == dst``) cross nothing.
+    Raises :class:`~collectives.TopologyError` for a topology that is not a cluster or
+    fabric, or a level it does not have."""
+    if not isinstance(topology, Cluster):
+        raise TopologyError(f"cable_flows counts flows on a cluster's or fabric's cables; "
+                            f"{getattr(topology, 'name', topology)!r} is not one")
+    levels = tuple(topology.info.levels)
+    if level not in levels:
+        raise TopologyError(f"{topology.name} has no link level {level!r}; its levels are "
+                            f"{', '.join(levels)}")
+    flows = route_flows(topology, src, dst, 1.0)
+    counts = flows.link_flows()
+    if flows.share is None:
+        counts = counts.astype(np.int64)
+    on_level = topology.link_level == levels.index(level)
+    out = {}
+    for direction, cables in (("up", on_level & topology.link_up),
+                              ("down", on_level & ~topology.link_up)):
+        lower_end = topology.link_src if direction == "up" else topology.link_dst
+        cables = np.flatnonzero(cables)
+        busy = np.unique(lower_end[cables[counts[cables] > 0]])
+        out[direction] = counts[cables[np.isin(lower_end[cables], busy)]]
+    return out
 
 
 def max_min_rates(flows, *, active=None, tol=1e-9):

@@ -6,8 +6,11 @@
 :func:`~collectives.fabric.clos`; tests hold the two equal). :func:`fabric_bisection` is
 the package's one bisection entry point, :func:`collectives.measures.bisection_bandwidth`
 (for a built fabric, the capacity across the cut between the two halves of its top block,
-live links only). Left out: cable lengths and optics, port breakouts, spare ports. Taught
-in chapter "Designing the fabric".
+live links only). :func:`pfc_headroom` is the buffer a lossless (PFC) port keeps free for
+what still arrives after it pauses its sender, term by term; :func:`mlx5_xoff` the same
+budget as NVIDIA's Linux driver for its ConnectX NICs computes it. Left out: optics and
+port breakouts, spare ports, buffer cells and sharing. Taught in chapter "Designing the
+fabric".
 """
 
 from __future__ import annotations
@@ -22,7 +25,19 @@ from .flows import route_flows, step_time
 from .layered import Tier, layered
 
 __all__ = ["fat_tree_counts", "clos_counts", "clos_count", "fabric_bisection",
-           "leaf_spine_bisection", "failure_slowdown"]
+           "leaf_spine_bisection", "failure_slowdown", "pfc_headroom", "mlx5_xoff",
+           "MLX5_FIXED_BYTES_PER_GBPS", "MLX5_RESPONSE_S", "FIBRE_M_PER_S"]
+
+#: NVIDIA's mlx5 Linux driver (drivers/net/ethernet/mellanox/mlx5/core/en/port_buffer.c,
+#: ``calculate_xoff``): "xoff = ((301+2.16 * len [m]) * speed [Gbps] + 2.72 MTU [B])", the
+#: speed taken as at least 40 Gb/s. The fixed term, 301 bytes per Gb/s of line rate, is the
+#: time a port keeps receiving whatever the cable: the sender's response time and the
+#: NICs' own pipeline, 301 x 8 / 1e9 s = 2.41 us
+MLX5_FIXED_BYTES_PER_GBPS = 301
+MLX5_RESPONSE_S = MLX5_FIXED_BYTES_PER_GBPS * 8 / 1e9
+#: light in fibre and twin-ax copper: about two thirds of c (Cisco's PFC white paper: 65 %
+#: of c in single-mode fibre, 70 % in twin-ax; 2e8 m/s is 67 %)
+FIBRE_M_PER_S = 2e8
 
 
 def fat_tree_counts(k):
@@ -93,7 +108,6 @@ def failure_slowdown(hosts_per_leaf, uplinks, failed):
     ``uplinks`` (one per spine) are down and the flows are placed again by the engineered
     scheme: every host of leaf 0 sends one equal flow to a host of leaf 1. Simulated on a
     built two-leaf fabric with max-min rates."""
-    from .flows import route_flows, step_time
     fab = layered(hosts_per_leaf, 1e9, [Tier(2, uplinks)])
     failed = integer(failed, "failed", minimum=0, maximum=uplinks - 1, error=TopologyError)
     src = np.arange(hosts_per_leaf)
@@ -102,3 +116,36 @@ def failure_slowdown(hosts_per_leaf, uplinks, failed):
     up = np.flatnonzero((fab.link_tier == 2) & fab.link_up)[:failed]   # leaf 0's first
     after = step_time(route_flows(fab.fail(links=up), src, dst, 1e9, scheme="engineered"))
     return after / before
+
+
+def pfc_headroom(link_bandwidth, cable_m, *, mtu=4096, response_s=MLX5_RESPONSE_S,
+                 fibre_m_per_s=FIBRE_M_PER_S):
+    """Bytes a PFC receiver must still be able to absorb after deciding to pause its sender,
+    on a link of ``link_bandwidth`` bytes/s and ``cable_m`` metres: the terms of Cisco's
+    white paper "Priority Flow Control: Build Reliable Layer 2 Infrastructure", each at line
+    rate. The frame the receiver has begun to send (the pause waits behind it: ``mtu``
+    bytes), the pause's trip to the sender and the bytes on their way back (a cable round
+    trip, ``2 cable_m / fibre_m_per_s`` seconds), the sender's response time
+    (``response_s``, default :data:`MLX5_RESPONSE_S`, which also covers the NICs'
+    pipelines), and the frame the sender has begun when it stops (``mtu`` again). With
+    ``response_s=0`` it is the cable-and-frames lower bound, which leaves the response out."""
+    bw = number(link_bandwidth, "link_bandwidth", positive=True, unit="bytes/s per direction",
+                error=TopologyError)
+    length = number(cable_m, "cable_m", unit="metres", error=TopologyError)
+    frame = number(mtu, "mtu", positive=True, unit="bytes", error=TopologyError)
+    response = number(response_s, "response_s", unit="seconds", error=TopologyError)
+    speed = number(fibre_m_per_s, "fibre_m_per_s", positive=True, unit="m/s",
+                   error=TopologyError)
+    return 2 * frame + (2 * length / speed + response) * bw
+
+
+def mlx5_xoff(link_bandwidth, cable_m, *, mtu=4096):
+    """The PFC xoff headroom (bytes) NVIDIA's mlx5 driver reserves on a ConnectX port:
+    ``(301 + 2.16 cable_m) * Gb/s + 2.72 mtu``, the line rate taken as at least 40 Gb/s
+    (:data:`MLX5_FIXED_BYTES_PER_GBPS`; integer arithmetic as in the driver left out)."""
+    bw = number(link_bandwidth, "link_bandwidth", positive=True, unit="bytes/s per direction",
+                error=TopologyError)
+    length = number(cable_m, "cable_m", unit="metres", error=TopologyError)
+    frame = number(mtu, "mtu", positive=True, unit="bytes", error=TopologyError)
+    gbps = max(bw * 8 / 1e9, 40.0)
+    return (MLX5_FIXED_BYTES_PER_GBPS + 2.16 * length) * gbps + 2.72 * frame

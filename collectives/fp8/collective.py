@@ -23,10 +23,11 @@ with scale ``s = N * mu * s_g``) stands for the mean gradient ``sum_r g_r / N``.
 ``scaling="post"``
     ``mu = 1``: sum first, divide after, so inputs keep the full range but partial sums of
     up to ``N * FP8_MAX`` are clipped (overflow grows with ``N``). MS-AMP's DeepSpeed ZeRO
-    path (``msamp/deepspeed/runtime/zero/fp8_stage_1_and_2.py``: ``grad.div_`` on the scale
-    only) and its Megatron distributed optimizer (``msamp/megatron/optimizer/
-    distrib_optimizer.py``: MIN all-reduce of the scales, re-cast, ``scale_inv * 1/DP``)
-    post-scale.
+    path (``msamp/deepspeed/runtime/zero/fp8_stage_1_and_2.py``: the owner's ``grad.div_``
+    on the scale only, then one FP8 ``DistOp.reduce`` per tensor to its owner, an
+    ``ncclReduce``) and its Megatron distributed optimizer (``msamp/megatron/optimizer/
+    distrib_optimizer.py``: MIN all-reduce of the scales, re-cast, ``scale_inv * 1/DP``, an
+    FP8 reduce-scatter) post-scale.
 ``scaling="sqrt"``
     ``mu = 1/sqrt(N)``: MS-AMP's data-parallel wrapper (``msamp/nn/distributed.py``,
     ``pre_scale = 1.0 / math.sqrt(world_size)``), "an empirical factor" in place of the
@@ -39,11 +40,16 @@ with scale ``s = N * mu * s_g``) stands for the mean gradient ``sum_r g_r / N``.
     training step", and while it stays below, mu is increased "exponentially ... to 2 over
     the span of 1,000 training steps". Read here as: halve mu, or multiply it by 2^(1/1000)
     per step (:class:`AutoScaling`). Which values are counted the paper does not say; here,
-    every value FP8 holds in the all-reduce (each rank's input and the summed result), since
-    with the shared scale only the sums can exceed FP8_MAX. With ``mu=None`` the call uses
-    the value the rule settles at for these gradients held fixed: the largest power of two
-    with at most 0.001% of those values (in exact arithmetic) at FP8_MAX; the rule then
-    moves within a factor of 2 of it. Pass ``mu=`` to use the value of a particular step.
+    as in the authors' own implementation (MS-AMP pull request #140, not merged:
+    ``msamp/megatron/optimizer/distrib_optimizer.py`` counts the codes of magnitude 448,
+    ``(g.value & 0x7f) == 126``, in the reduced E4M3 gradient over its number of elements,
+    then ``pre_scale.div_(2.0)`` or ``mul_(2.0**(1.0 / window))``; threshold 1e-5 and window
+    1000 are the defaults of its Megatron-LM patch, Azure/MS-AMP-Examples pull request #21),
+    the elements of the reduced result at FP8_MAX over all its elements. With the shared
+    scale only the sums can exceed FP8_MAX. With ``mu=None`` the call uses the value the
+    rule settles at for these gradients held fixed: the largest power of two with at most
+    0.001% of the exact sums at FP8_MAX once cast; the rule then moves within a factor of 2
+    of it. Pass ``mu=`` to use the value of a particular step.
 
 How the schedule moves the values (every transfer of a step at once, steps in order):
 ``quantize="once"`` casts the inputs to FP8 and lets transfers carry partial sums in the
@@ -60,7 +66,16 @@ msccl-v2.17, for ``__CUDA_ARCH__ >= 800``) and of NCCL 2.30 on Hopper
 (``src/device/reduce_kernel.h``) is ``__nv_fp8_e4m3(__hadd(__half(x), __half(y)))``: add in
 half precision, narrow back to FP8 with ``__NV_SATFINITE``, at every hop. For two FP8
 operands the half-precision rounding never changes the result (the tests check every pair of
-finite values of each format), so that is the exact sum rounded once to FP8.
+finite values of each format), so that is the exact sum rounded once to FP8. That is the
+sum of NCCL's ring and tree kernels. NCCL's symmetric-memory kernels (NCCL 2.27 and later,
+for buffers registered with ``ncclCommWindowRegister`` and ``NCCL_WIN_COLL_SYMMETRIC``) do
+otherwise: the 2.27.3 release notes read "Floating point summation is always done in fp32
+accumulators (with the exception of fp8 on NVLS, where it uses fp16 inside the switch)";
+in 2.30 ``ncclSymkAccumType<FuncSum, __nv_fp8_e4m3, false>`` is ``float``
+(``src/device/symmetric/primitives.cuh``), and the network (GIN) kernels accumulate FP8 in
+FP16. Each rank there loads its peers' FP8 values of a shard, adds them wide and casts the
+sum once, which is ``quantize="once", accumulate="fp32"`` here (up to the order of the
+float32 additions); the FP16 accumulation of NVLS and GIN is not modelled.
 
 The modes, by who uses them:
 
@@ -70,10 +85,12 @@ The modes, by who uses them:
   E4M3 (``quantize="per_hop", accumulate="fp8"``); E4M3, the power-of-two scale and
   ``scaling="sqrt"``.
 * The course's recommendation, "cast once, sum wide" (the defaults ``quantize="once",
-  accumulate="fp32"``): one rounding at the input and one at the output. Megatron Core's
-  ``reduce_scatter_with_fp32_accumulation`` sums low-precision inputs in FP32 after an
-  all-to-all, which keeps FP8's wire bytes for the reduce-scatter; a ring that carries FP32
-  partial sums would not.
+  accumulate="fp32"``): one rounding at the input and one at the output, as NCCL's
+  symmetric-memory kernels sum FP8 (above). Megatron Core's
+  ``reduce_scatter_with_fp32_accumulation`` sums low-precision (BF16) inputs in FP32 after an
+  all-to-all, which would keep FP8's wire bytes for the reduce-scatter; an FP8 version (each
+  shard sent with its sender's scale) is this course's extrapolation, not a deployed feature.
+  A ring that carries FP32 partial sums would send four times the bytes.
 
 The stored result is FP8 in every mode (FP8-LM keeps the reduced gradient in FP8). Every cast
 rounds to nearest-even and saturates (TE's, torch's and CUDA's ``__NV_SATFINITE`` e4m3 casts
@@ -226,12 +243,12 @@ def _positive(value, name):
     return value
 
 
-def _settled_mu(inputs, sums, f, threshold):
-    """The largest power of two ``mu`` with at most ``threshold`` of the nonzero values of
-    ``mu * inputs`` and ``mu * sums`` (exact, float64) reaching FP8_MAX when cast."""
-    mags = np.abs(np.concatenate([inputs.ravel(), sums.ravel()]))
-    mags = mags[mags > 0]
-    if mags.size == 0:
+def _settled_mu(sums, f, threshold):
+    """The largest power of two ``mu`` with at most ``threshold`` of the elements of
+    ``mu * sums`` (the exact reduced sums, float64) reaching FP8_MAX when cast (MS-AMP pull
+    request #140 counts the reduced gradient's elements, zeros included)."""
+    mags = np.abs(sums.ravel())
+    if not np.any(mags > 0):
         return 1.0
     allowed = int(np.floor(threshold * mags.size))
     # the (allowed + 1)-th largest magnitude must stay below FP8_MAX after rounding
@@ -263,8 +280,9 @@ class FP8AllReduceResult:
     per-rank arrays hold one value each repeated; :attr:`shared_scale` etc. stay arrays.
     ``underflow_rate``: fraction of the nonzero input elements (all ranks) cast to zero.
     ``overflow_rate``: fraction of the output elements (all ranks) clipped at some cast on
-    their way. ``saturated_fraction``: fraction of the nonzero FP8 values (inputs and
-    results) at FP8_MAX, the statistic auto-scaling watches. ``snr_db``, ``rel_error``:
+    their way. ``saturated_fraction``: fraction of the elements of the reduced FP8
+    result (all ranks, zeros included) at FP8_MAX, the statistic auto-scaling watches (as
+    MS-AMP's pull request #140 counts it). ``snr_db``, ``rel_error``:
     :func:`~collectives.fp8.snr_db` and :func:`~collectives.fp8.relative_error` of
     ``output`` against ``reference``.
     """
@@ -406,7 +424,7 @@ def fp8_all_reduce(grads, schedule=None, *, fmt="e4m3", scaling="auto", quantize
         mu = 1.0 / np.sqrt(group_size)
     elif mu is None:
         group_sums = scaled_inputs[schedule.groups].sum(axis=1)       # (groups, size)
-        mu = _settled_mu(scaled_inputs, group_sums[group_of], f, AUTO_SCALING_THRESHOLD)
+        mu = _settled_mu(group_sums[:, :size], f, AUTO_SCALING_THRESHOLD)
     multiplier = mu * shared.astype(np.float64)                       # per rank
 
     # cast the inputs
@@ -430,9 +448,7 @@ def fp8_all_reduce(grads, schedule=None, *, fmt="e4m3", scaling="auto", quantize
 
     output, reference = output[:, :size], reference[:, :size]
     clipped, result, inputs = clipped[:, :size], result[:, :size], inputs[:, :size]
-    n_fp8 = n_nonzero_in + int(np.count_nonzero(result))
-    at_max = int(np.count_nonzero(_attains_max(inputs, f))
-                 + np.count_nonzero(_attains_max(result, f)))
+    at_max = int(np.count_nonzero(_attains_max(result, f)))
     return FP8AllReduceResult(
         output=output, reference=reference,
         rank_scales=np.asarray(rank_scales, np.float32),
@@ -440,7 +456,7 @@ def fp8_all_reduce(grads, schedule=None, *, fmt="e4m3", scaling="auto", quantize
         scale=multiplier, output_scale=output_scale,
         underflow_rate=underflow,
         overflow_rate=float(np.count_nonzero(clipped)) / clipped.size,
-        saturated_fraction=at_max / n_fp8 if n_fp8 else 0.0,
+        saturated_fraction=at_max / result.size,
         snr_db=snr_db(reference, output), rel_error=relative_error(reference, output),
         fmt=f.name, scaling=scaling, quantize=quantize, accumulate=accumulate,
         schedule_name=schedule.name, power_of_two_scale=power_of_two_scale)
@@ -450,9 +466,12 @@ def msamp_all_reduce(grads, schedule=None, *, scaling="sqrt", mu=None):
     """MS-AMP's FP8 gradient all-reduce as its code runs it: :func:`fp8_all_reduce` with
     :data:`MSAMP_OPTIONS` (E4M3; the scale of the group's amax rounded down to a power of
     two; every hop of ``schedule`` adds and narrows back to E4M3, as the NCCL fork it calls
-    with ``ncclFp8E4M3`` does). ``scaling="sqrt"`` (its data-parallel wrapper,
-    ``msamp/nn/distributed.py``) by default; ``"post"`` is its DeepSpeed ZeRO and Megatron
-    paths (which reduce-scatter or reduce the same way: the first half of the all-reduce);
+    with ``ncclFp8E4M3`` does, and NCCL's own ring and tree kernels). ``schedule``: the
+    default ring, or NCCL's tree (:func:`~collectives.algorithms.nccl_tree_all_reduce`: a
+    chain inside each node, a double binary tree across nodes). ``scaling="sqrt"`` (its
+    data-parallel wrapper, ``msamp/nn/distributed.py``) by default; ``"post"`` is its
+    Megatron path (an FP8 reduce-scatter) and its DeepSpeed ZeRO path (an FP8 reduce of each
+    tensor to its owner), both the first half of an all-reduce narrowed the same way;
     ``"pre"`` and ``"auto"`` are the paper's alternatives run in the same hardware mode."""
     options = dict(MSAMP_OPTIONS, scaling=scaling)
     return fp8_all_reduce(grads, schedule, mu=mu, **options)

@@ -60,10 +60,13 @@ Activations, temporary buffers, communication buckets, fragmentation and the per
 scales (4 bytes per tensor): the paper's *measured* GPU memory includes them, so its GPT-175B
 saving (-39% in arXiv v2's Table 5, 66.1 -> 40.3 GB; v1's abstract: -42%) is smaller than
 the model-state saving computed here (-64% for TP 8, PP 4, DP 4 with ZeRO stage 1, see
-:data:`FP8LM_GPT175B`). What the count leaves out is 6 GB larger in the FP8 run than in the
-BF16 one (23 against 17 GB per GPU); FP8-specific buffers, such as the transposed FP8 weight
-copies Hopper's GEMMs need, are a likely part of it, but the paper does not break the
-measurement down. TE's FP8 weight caches, gradient-accumulation buffers and embedding tables
+:data:`FP8LM_GPT175B`). The ZeRO stage of either run is not published: stage 1 (Megatron's
+distributed optimizer) is forced for the BF16 run, whose 18 bytes per parameter unsharded
+would not fit in 80 GB, and assumed for the FP8 one. With stage 1 for both, what the count
+leaves out is 6 GB larger in the FP8 run than in the BF16 one (23 against 17 GB per GPU);
+with stage 2 for the FP8 run (gradients sharded too) it is about 10 GB larger. FP8-specific
+buffers, such as the transposed FP8 weight copies Hopper's GEMMs need, may be part of it,
+but the paper does not break the measurement down. TE's FP8 weight caches, gradient-accumulation buffers and embedding tables
 kept in higher precision are not modelled either.
 
 Taught in the FP8 chapter.
@@ -97,19 +100,25 @@ RECIPES = MappingProxyType({
 })
 
 #: What FP8-LM reports for GPT-175B against Megatron-LM BF16 on H100 80GB (TP 8, PP 4,
-#: DP 4: Table 5 of arXiv v2, reproduced as docs/assets/gpt-performance.png in MS-AMP's
-#: repository, whose docs/introduction.md reads "TP, PP, and DP represent tensor, pipeline,
-#: and data parallelism respectively"). v1 (arXiv:2310.18313v1, submitted 27 Oct 2023) abstract: 42% less memory, 64%
-#: faster than BF16, 17% faster than TE. v2 abstract: 39% less memory, 75% faster, 37% faster
-#: than TE; its Table 5: 66.1 -> 40.3 GB at micro-batch 1, 22.4 -> 39.3 samples/s with FP8 at
-#: micro-batch 4, and 42% less memory than TE (69.6 -> 40.3 GB). v1's table was not
-#: available to check.
+#: DP 4: Table 5 of arXiv v2, whose caption reads "Here, TP, PP, and DP represent tensor,
+#: pipeline, and data parallelism respectively"; the same table is MS-AMP's
+#: docs/assets/gpt-performance.png). v1 (arXiv:2310.18313v1, submitted 27 Oct 2023)
+#: abstract: 42% less memory, 64% faster than BF16, 17% faster than TE. v2 abstract: 39% less
+#: memory, 75% faster, 37% faster than TE. The two headline numbers of v2 come from two rows
+#: of its Table 5: at micro-batch 1, BF16 66.1 GB and 22.4 samples/s, FP8 40.3 GB (-39%) and
+#: 27.1 samples/s (+21%); FP8 at micro-batch 4, spending the saved memory, 57.7 GB and 39.3
+#: samples/s (+75%). TE at micro-batch 1: 69.6 GB (so FP8-LM holds 42% less than TE). v1's
+#: table was not available to check.
 FP8LM_GPT175B = MappingProxyType({
     "tp": 8, "pp": 4, "dp": 4,
     "v1": MappingProxyType({"memory_saving": 0.42, "speedup": 0.64}),
     "v2": MappingProxyType({"memory_saving": 0.39, "speedup": 0.75,
                             "bf16_memory_gb": 66.1, "fp8_memory_gb": 40.3,
-                            "te_memory_gb": 69.6}),
+                            "te_memory_gb": 69.6,
+                            "bf16_samples_per_s": 22.4, "fp8_samples_per_s": 27.1,
+                            "speedup_same_micro_batch": 0.21,
+                            "fp8_micro_batch_4_memory_gb": 57.7,
+                            "fp8_micro_batch_4_samples_per_s": 39.3}),
 })
 
 

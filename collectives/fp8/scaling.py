@@ -33,11 +33,15 @@ Block scaling:
   ``X = 2**ceil(log2(amax / FP8_MAX))``, which never saturates. See
   :func:`~collectives.fp8.formats.mx_block_scale`.
 * **DeepSeek-V3 tiles** (DeepSeek-AI, "DeepSeek-V3 Technical Report", arXiv:2412.19437,
-  its FP8 training section), :func:`tile_quantize`: E4M3 everywhere, one scale per 1x128
-  tile of activations and per 128x128 block of weights, computed online from the tile's
-  amax: ``s = amax / 448``, ``x ~ decode(code) * s`` (the formula of the released inference
-  kernel and the ``weight_scale_inv`` of the released checkpoints, whose README says a
-  ragged block is padded with zeros; the report's own text was not checked here).
+  section 3.3), :func:`tile_quantize`: E4M3 for every GEMM input ("we adopt the E4M3 format
+  on all tensors", section 3.3.2), one scale per 1x128 tile of activations and per 128x128
+  block of weights, computed online from the tile's amax: ``s = amax / 448``,
+  ``x ~ decode(code) * s`` (the formula of the released inference kernel and the
+  ``weight_scale_inv`` of the released checkpoints, whose README says a ragged block is
+  padded with zeros). Not modelled: section 3.3.3's exceptions, the inputs of the Linear
+  after attention cached in "a customized E5M6 data format", and the power-of-two ("round
+  scaled, i.e., integral power of 2") scales of those activations and of the activations
+  dispatched in FP8 to the experts; here every tile's scale is ``amax / 448``.
 
 Scale conventions, as in each source: a per-tensor ``scale`` (TE) *multiplies* the tensor
 before the cast; MX ``X`` and DeepSeek's tile scale ``s`` *multiply the decoded value*

@@ -23,7 +23,7 @@ from typing import Any, Optional
 from ..errors import TopologyError
 from ..topology import Cluster, Topology, cluster, switch
 from ..validation import integer
-from .meta import meta_cluster
+from .meta import LAYOUTS, meta_cluster
 from .superpod import GPUS_PER_NODE, NODES_PER_UNIT, superpod_plan
 from .systems import SYSTEMS, System, lookup, no_more_options
 from .tpu import tpu_slices
@@ -68,7 +68,9 @@ def preset(name: str, **options: Any) -> Topology:
     InfiniBand subnet manager routes) or ``"adaptive"`` (InfiniBand adaptive routing,
     which NCCL enables by default on InfiniBand ports: ``src/transport/net_ib/init.cc``).
 
-    "meta-roce-32k": :func:`~collectives.hardware.meta_cluster` with its options
+    "meta-roce-24k" (the Llama 3 24K cluster, Meta's published layout) and "meta-roce-32k"
+    (a labelled what-if: zones of 252 racks): :func:`~collectives.hardware.meta_cluster`
+    with that layout (:data:`collectives.hardware.meta.LAYOUTS`) and its options
     (``zones``, ``racks_per_zone``, ``gpus_per_rack``, ``spines``, ``aggregators``,
     ``oversubscription``, ``wiring``, ``hash_seed``, ``routing``, ``gpus_per_server``,
     ``nvlink_latency``, ``pcie_latency``); ``hop_latency`` is seconds per fabric link.
@@ -94,9 +96,9 @@ def preset(name: str, **options: Any) -> Topology:
         no_more_options({k: v for k, v in options.items() if k not in allowed}, name)
         if rates != "line":
             system.bandwidths(rates)            # validates the name
-            raise TopologyError("meta-roce-32k is built at its line rates only (its RoCE "
+            raise TopologyError(f"{system.name} is built at its line rates only (its RoCE "
                                 "NICs' payload rate is not published)")
-        topo = meta_cluster(hop_latency=hop_latency, **options)
+        topo = meta_cluster(hop_latency=hop_latency, **{**LAYOUTS[system.name], **options})
     else:
         topo = tpu_slices(system, hop_latency, options, name)
     sources = (system.source, *system.extra_sources)

@@ -209,14 +209,25 @@ SYSTEMS = {
         # and its bandwidth: the NVL72 product page's rack totals divided by 72 (FP16/BF16
         # tensor 360 PFLOP/s with sparsity, half that dense; 13.4 TB HBM3e at 576 TB/s)
         # Meta's RoCE training cluster (collectives.hardware.meta: Llama 3 paper section
-        # 3.3.1, Gangidi et al. SIGCOMM 2024, Networking@Scale 2023; assumptions marked
-        # there): H100 GPUs, 16 per rack, 400 Gb/s NIC per GPU. Its servers (Grand Teton)
-        # hold eight GPUs joined by NVLink (Llama 3 paper, 3.3.1); NVLink, PCIe and the GPU
-        # numbers as dgx-h100 (H100 SXM: NVLink 4, 450 GB/s per GPU; PCIe Gen5 x16)
+        # 3.3.1, Gangidi et al. SIGCOMM 2024; assumptions marked there): H100 GPUs, 16 per
+        # rack, 400 Gb/s NIC per GPU. Its servers (Grand Teton) hold eight GPUs joined by
+        # NVLink (Llama 3 paper, 3.3.1); NVLink, PCIe and the GPU numbers as dgx-h100 (H100
+        # SXM: NVLink 4, 450 GB/s per GPU; PCIe Gen5 x16). "meta-roce-24k" is the published
+        # Llama 3 cluster (8 pods x 192 racks); "meta-roce-32k" a labelled what-if (8 zones
+        # x 252 racks, not a published layout)
+        System("meta-roce-24k", "meta-roce", 450e9, 0.0, (8, 192, 16), 3.35e12,
+               9.89e14, 80e9, "Grattafiori et al., The Llama 3 Herd of Models, arXiv "
+               "2407.21783, section 3.3.1", "the Llama 3 24K cluster: pods x racks x GPUs, "
+               "8 GPUs per NVLink server; options zones, racks_per_zone, wiring, hash_seed, "
+               "routing",
+               ("Gangidi et al., RDMA over Ethernet for Distributed AI Training at Meta "
+                "Scale, SIGCOMM 2024", DGX_H100_GUIDE, NVLINK_PAGE, CONNECTX7_MANUAL),
+               pcie_bandwidth=PCIE5_X16, nic_bandwidth=NDR_400G),
         System("meta-roce-32k", "meta-roce", 450e9, 0.0, (8, 252, 16), 3.35e12,
                9.89e14, 80e9, "Grattafiori et al., The Llama 3 Herd of Models, arXiv "
-               "2407.21783, section 3.3.1", "zones x racks x GPUs, 8 GPUs per NVLink "
-               "server; options zones, racks_per_zone, wiring, hash_seed, routing",
+               "2407.21783, section 3.3.1", "what-if, not a published layout: 8 zones x "
+               "252 racks x 16 GPUs, 8 GPUs per NVLink server; options zones, "
+               "racks_per_zone, wiring, hash_seed, routing",
                ("Gangidi et al., RDMA over Ethernet for Distributed AI Training at Meta "
                 "Scale, SIGCOMM 2024", DGX_H100_GUIDE, NVLINK_PAGE, CONNECTX7_MANUAL),
                pcie_bandwidth=PCIE5_X16, nic_bandwidth=NDR_400G, **HOPPER_RATES),

@@ -9,8 +9,9 @@ not FP8 formats and are not in ``FORMATS``; their fields are the IEEE ones (BF16
 construction. One colour per number format, per bit field, per gradient-scaling rule and per
 part of the training state (:data:`FORMAT_COLOURS`, :data:`FIELD_COLOURS`,
 :data:`SCALING_COLOURS`, :data:`PART_COLOURS`), the same in every figure of the chapter.
-Figures are sized for a phone (about 4.6 inches wide with 13-point text, set by
-:func:`collectives.viz.style.use_fonts`). matplotlib is imported inside the functions.
+Figures are sized for a phone (:data:`~collectives.viz.style.FIG_WIDTH` inches wide with the
+book's text size, set by :func:`collectives.viz.style.use_fonts`). matplotlib is imported
+inside the functions.
 Taught in chapter "The FP8 training format".
 """
 
@@ -21,38 +22,69 @@ from typing import Mapping, Optional, Sequence
 import numpy as np
 
 from ..errors import CollectivesError
-from .style import PALETTE
+from .style import FIG_WIDTH, PALETTE, font_size
 
-__all__ = ["FORMAT_COLOURS", "FIELD_COLOURS", "SCALING_COLOURS", "PART_COLOURS", "FIG_WIDTH",
-           "FIELDS", "bf16_values", "bf16_round", "bit_string", "positive_values",
-           "draw_bit_layouts", "plot_value_lines", "plot_relative_spacing", "plot_parts"]
-
-#: width (inches) of a figure that stays readable on a phone (as in :mod:`.gpu`)
-FIG_WIDTH = 4.6
+__all__ = [
+    "FORMAT_COLOURS",
+    "FIELD_COLOURS",
+    "SCALING_COLOURS",
+    "PART_COLOURS",
+    "FIG_WIDTH",
+    "FIELDS",
+    "bf16_values",
+    "bf16_round",
+    "bit_string",
+    "positive_values",
+    "draw_bit_layouts",
+    "plot_value_lines",
+    "plot_relative_spacing",
+    "plot_parts",
+]
 
 #: one colour per number format (from the book's colour-blind-safe :data:`.style.PALETTE`)
-FORMAT_COLOURS = {"e4m3": PALETTE["blue"], "e5m2": PALETTE["orange"],
-                  "bf16": PALETTE["bluish green"], "fp32": PALETTE["grey"],
-                  "fp16": PALETTE["reddish purple"]}
+FORMAT_COLOURS = {
+    "e4m3": PALETTE["blue"],
+    "e5m2": PALETTE["orange"],
+    "bf16": PALETTE["bluish green"],
+    "fp32": PALETTE["grey"],
+    "fp16": PALETTE["reddish purple"],
+}
 
 #: one colour per bit field
-FIELD_COLOURS = {"sign": PALETTE["vermillion"], "exponent": PALETTE["sky blue"],
-                 "mantissa": "#DDCC77"}                 # Paul Tol's sand: text stays legible
+FIELD_COLOURS = {
+    "sign": PALETTE["vermillion"],
+    "exponent": PALETTE["sky blue"],
+    "mantissa": "#DDCC77",
+}  # Paul Tol's sand: text stays legible
 
 #: one colour per FP8-LM gradient-scaling rule (and per quantisation placement)
-SCALING_COLOURS = {"pre": PALETTE["olive"], "post": PALETTE["reddish purple"],
-                   "auto": PALETTE["blue"], "once": PALETTE["bluish green"],
-                   "per_hop": PALETTE["vermillion"]}
+SCALING_COLOURS = {
+    "pre": PALETTE["olive"],
+    "post": PALETTE["reddish purple"],
+    "auto": PALETTE["blue"],
+    "once": PALETTE["bluish green"],
+    "per_hop": PALETTE["vermillion"],
+}
 
 #: one colour per model state (the parts of :func:`collectives.fp8.bytes_per_parameter`:
 #: working weights, master copy, gradients, Adam's first and second moments)
-PART_COLOURS = {"weights": PALETTE["blue"], "master": PALETTE["indigo"],
-                "grads": PALETTE["orange"], "m": PALETTE["bluish green"], "v": "#DDCC77",
-                "other": PALETTE["grey"]}
+PART_COLOURS = {
+    "weights": PALETTE["blue"],
+    "master": PALETTE["indigo"],
+    "grads": PALETTE["orange"],
+    "m": PALETTE["bluish green"],
+    "v": "#DDCC77",
+    "other": PALETTE["grey"],
+}
 
 #: (sign, exponent, mantissa) bits of the formats the chapter draws
-FIELDS = {"e4m3": (1, 4, 3), "e5m2": (1, 5, 2), "bf16": (1, 8, 7), "fp16": (1, 5, 10),
-          "fp32": (1, 8, 23)}
+FIELDS = {
+    "e4m3": (1, 4, 3),
+    "e5m2": (1, 5, 2),
+    "bf16": (1, 8, 7),
+    "fp16": (1, 5, 10),
+    "fp32": (1, 8, 23),
+}
 
 _PART_LABELS = {"grads": "gradients", "m": "Adam m", "v": "Adam v"}
 
@@ -103,8 +135,12 @@ def _fields(fmt):
     return FIELDS[fmt]
 
 
-def draw_bit_layouts(formats: Sequence[str] = ("e4m3", "e5m2", "bf16"),
-                     value: Optional[float] = None, ax=None, title: Optional[str] = None):
+def draw_bit_layouts(
+    formats: Sequence[str] = ("e4m3", "e5m2", "bf16"),
+    value: Optional[float] = None,
+    ax=None,
+    title: Optional[str] = None,
+):
     """One row of boxes per format, one box per bit, coloured by field (sign, exponent,
     mantissa; :data:`FIELD_COLOURS`) with the field widths written under each row. With
     ``value``, each box holds that bit of ``value`` rounded to the format and the row ends
@@ -116,25 +152,49 @@ def draw_bit_layouts(formats: Sequence[str] = ("e4m3", "e5m2", "bf16"),
 
     ax = ax or plt.gca()
     width = max(sum(_fields(f)) for f in formats)
-    pitch = 2.9                                   # rows: a caption line, then the boxes
+    pitch = 2.9  # rows: a caption line, then the boxes
     for row, fmt in enumerate(formats):
         s, e, m = _fields(fmt)
         y = -pitch * row
         bits = bit_string(value, fmt) if value is not None else None
         kinds = ["sign"] * s + ["exponent"] * e + ["mantissa"] * m
         for b, kind in enumerate(kinds):
-            ax.add_patch(Rectangle((b, y), 1, 1, facecolor=FIELD_COLOURS[kind],
-                                   edgecolor="0.25", linewidth=0.8))
+            ax.add_patch(
+                Rectangle(
+                    (b, y), 1, 1, facecolor=FIELD_COLOURS[kind], edgecolor="0.25", linewidth=0.8
+                )
+            )
             if bits is not None:
-                ax.text(b + 0.5, y + 0.5, bits[b], ha="center", va="center", fontsize=10)
-        ax.text(0, y + 1.25, f"{_NAMES[fmt]}: {s} + {e} + {m} bits", ha="left", va="bottom",
-                color=FORMAT_COLOURS.get(fmt, "0.2"), fontweight="bold")
+                ax.text(
+                    b + 0.5, y + 0.5, bits[b], ha="center", va="center", fontsize=font_size("note")
+                )
+        ax.text(
+            0,
+            y + 1.25,
+            f"{_NAMES[fmt]}: {s} + {e} + {m} bits",
+            ha="left",
+            va="bottom",
+            color=FORMAT_COLOURS.get(fmt, "0.2"),
+            fontweight="bold",
+        )
         if value is not None:
-            ax.text(s + e + m + 0.4, y + 0.5, "= " + _decoded(value, fmt, decode),
-                    ha="left", va="center")
+            ax.text(
+                s + e + m + 0.4,
+                y + 0.5,
+                "= " + _decoded(value, fmt, decode),
+                ha="left",
+                va="center",
+            )
     handles = [Patch(facecolor=c, edgecolor="0.25", label=k) for k, c in FIELD_COLOURS.items()]
-    ax.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3,
-              frameon=False, handlelength=1.0, columnspacing=1.0)
+    ax.legend(
+        handles=handles,
+        loc="lower center",
+        bbox_to_anchor=(0.5, 1.0),
+        ncol=3,
+        frameon=False,
+        handlelength=1.0,
+        columnspacing=1.0,
+    )
     ax.set_xlim(-0.2, width + 6.0)
     ax.set_ylim(-pitch * (len(formats) - 1) - 0.2, 2.3)
     ax.set_aspect("equal")
@@ -154,9 +214,12 @@ def _decoded(value, fmt, decode):
     return f"{v:.6g}"
 
 
-def plot_value_lines(formats: Sequence[str] = ("e4m3", "e5m2", "bf16"), ax=None,
-                     xlim: tuple[float, float] = (2.0**-18, 2.0**17),
-                     title: Optional[str] = None):
+def plot_value_lines(
+    formats: Sequence[str] = ("e4m3", "e5m2", "bf16"),
+    ax=None,
+    xlim: tuple[float, float] = (2.0**-18, 2.0**17),
+    title: Optional[str] = None,
+):
     """The positive values of each format as ticks on one logarithmic axis, one row per
     format (subnormals paler, the largest finite value labelled). Ticks of a format that
     continues beyond ``xlim`` end in an arrow with the value where it stops. Returns the
@@ -176,17 +239,31 @@ def plot_value_lines(formats: Sequence[str] = ("e4m3", "e5m2", "bf16"), ax=None,
         sub = shown[shown < min_normal]
         ax.vlines(normal, y - 0.32, y + 0.32, color=colour, linewidth=0.7)
         ax.vlines(sub, y - 0.2, y + 0.2, color=colour, linewidth=0.7, alpha=0.45)
-        ax.text(lo / 4.5, y, _NAMES[fmt], ha="right", va="center", color=colour,
-                fontweight="bold")
+        ax.text(lo / 4.5, y, _NAMES[fmt], ha="right", va="center", color=colour, fontweight="bold")
         if v.max() <= hi:
-            ax.annotate(f"{v.max():,.0f}", (v.max(), y + 0.32), xytext=(0, 2),
-                        textcoords="offset points", ha="center", va="bottom", fontsize=10)
+            ax.annotate(
+                f"{v.max():,.0f}",
+                (v.max(), y + 0.32),
+                xytext=(0, 2),
+                textcoords="offset points",
+                ha="center",
+                va="bottom",
+                fontsize=font_size("note"),
+            )
         else:
-            ax.annotate("", xy=(hi * 3.5, y), xytext=(hi * 1.05, y),
-                        arrowprops=dict(arrowstyle="-|>", color=colour, linewidth=1.5))
+            ax.annotate(
+                "",
+                xy=(hi * 3.5, y),
+                xytext=(hi * 1.05, y),
+                arrowprops=dict(arrowstyle="-|>", color=colour, linewidth=1.5),
+            )
         if v.min() < lo:
-            ax.annotate("", xy=(lo / 3.5, y), xytext=(lo / 1.05, y),
-                        arrowprops=dict(arrowstyle="-|>", color=colour, linewidth=1.5))
+            ax.annotate(
+                "",
+                xy=(lo / 3.5, y),
+                xytext=(lo / 1.05, y),
+                arrowprops=dict(arrowstyle="-|>", color=colour, linewidth=1.5),
+            )
     ax.set_xscale("log", base=2)
     ax.set_xlim(lo / 4, hi * 4)
     ax.set_ylim(-len(formats) + 0.4, 0.8)
@@ -200,9 +277,12 @@ def plot_value_lines(formats: Sequence[str] = ("e4m3", "e5m2", "bf16"), ax=None,
     return ax
 
 
-def plot_relative_spacing(formats: Sequence[str] = ("e4m3", "e5m2", "bf16"), ax=None,
-                          xlim: tuple[float, float] = (2.0**-18, 2.0**17),
-                          title: Optional[str] = None):
+def plot_relative_spacing(
+    formats: Sequence[str] = ("e4m3", "e5m2", "bf16"),
+    ax=None,
+    xlim: tuple[float, float] = (2.0**-18, 2.0**17),
+    title: Optional[str] = None,
+):
     """For each binade [2^k, 2^(k+1)) holding values of a format, the largest gap between
     two neighbouring values relative to the smaller one (in the normal range 2^-mantissa
     bits; it grows through the subnormals), one step line per format. Rounding to nearest
@@ -216,10 +296,16 @@ def plot_relative_spacing(formats: Sequence[str] = ("e4m3", "e5m2", "bf16"), ax=
         k = np.floor(np.log2(v[:-1])).astype(int)
         binades = np.unique(k)
         worst = np.array([gap[k == b].max() for b in binades])
-        keep = (2.0 ** (binades + 1) > xlim[0]) & (2.0 ** binades < xlim[1])
+        keep = (2.0 ** (binades + 1) > xlim[0]) & (2.0**binades < xlim[1])
         edges = 2.0 ** np.append(binades[keep], binades[keep][-1] + 1)
-        ax.stairs(worst[keep] * 100, edges, color=FORMAT_COLOURS.get(fmt, "0.3"),
-                  label=_NAMES[fmt], linewidth=2, baseline=None)
+        ax.stairs(
+            worst[keep] * 100,
+            edges,
+            color=FORMAT_COLOURS.get(fmt, "0.3"),
+            label=_NAMES[fmt],
+            linewidth=2,
+            baseline=None,
+        )
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlim(xlim)
@@ -227,16 +313,21 @@ def plot_relative_spacing(formats: Sequence[str] = ("e4m3", "e5m2", "bf16"), ax=
     ax.set_ylabel("largest gap (%)")
     ax.set_ylim(0.3, 300)
     ax.grid(True, which="major", alpha=0.25)
-    ax.legend(loc="upper center", ncol=3, frameon=False, columnspacing=1.0,
-              handlelength=1.2)
+    ax.legend(loc="upper center", ncol=3, frameon=False, columnspacing=1.0, handlelength=1.2)
     if title:
         ax.set_title(title)
     return ax
 
 
-def plot_parts(rows: Mapping[str, Mapping[str, float]], ax=None, unit_label: str = "bytes",
-               title: Optional[str] = None, total_format: str = "{:.3g}",
-               xmax: Optional[float] = None, legend: bool = True):
+def plot_parts(
+    rows: Mapping[str, Mapping[str, float]],
+    ax=None,
+    unit_label: str = "bytes",
+    title: Optional[str] = None,
+    total_format: str = "{:.3g}",
+    xmax: Optional[float] = None,
+    legend: bool = True,
+):
     """Horizontal stacked bars, one per ``label -> {part: value}`` row (top to bottom), each
     part coloured by :data:`PART_COLOURS` (unknown parts: grey) and the row's total written
     at its end. ``xmax``: the axis limit (default: room for the largest total and its
@@ -268,10 +359,23 @@ def plot_parts(rows: Mapping[str, Mapping[str, float]], ax=None, unit_label: str
     ax.set_xlabel(unit_label)
     ax.grid(True, axis="x", alpha=0.3)
     if legend:
-        handles = [Patch(facecolor=PART_COLOURS.get(p, PART_COLOURS["other"]), edgecolor="0.2",
-                         label=_PART_LABELS.get(p, p)) for p in seen]
-        ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.4, -0.28), ncol=3,
-                  frameon=False, handlelength=1.0, columnspacing=0.8)
+        handles = [
+            Patch(
+                facecolor=PART_COLOURS.get(p, PART_COLOURS["other"]),
+                edgecolor="0.2",
+                label=_PART_LABELS.get(p, p),
+            )
+            for p in seen
+        ]
+        ax.legend(
+            handles=handles,
+            loc="upper center",
+            bbox_to_anchor=(0.4, -0.28),
+            ncol=3,
+            frameon=False,
+            handlelength=1.0,
+            columnspacing=0.8,
+        )
     if title:
         ax.set_title(title)
     return ax

@@ -11,10 +11,16 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import CollectivesError
-from .style import ALGORITHM_COLOURS
+from .style import ALGORITHM_COLOURS, font_size
 
-__all__ = ["NODE_RADIUS", "reduction_edges", "tree_layout", "edge_segments", "draw_tree",
-           "draw_double_binary_tree"]
+__all__ = [
+    "NODE_RADIUS",
+    "reduction_edges",
+    "tree_layout",
+    "edge_segments",
+    "draw_tree",
+    "draw_double_binary_tree",
+]
 
 #: radius of a rank's circle, in data units (ranks are 1 apart horizontally, levels 1 apart)
 NODE_RADIUS = 0.34
@@ -23,8 +29,12 @@ NODE_RADIUS = 0.34
 def reduction_edges(schedule, chunk):
     """(child, parent) pairs of ``schedule``'s reducing transfers of chunk ``chunk``: the
     reduction tree of that part of the buffer (a child adds its partial sum into its parent)."""
-    return [(src, dst) for step in schedule.to_lists()
-            for src, dst, src_chunk, _, reduce in step if reduce and src_chunk == chunk]
+    return [
+        (src, dst)
+        for step in schedule.to_lists()
+        for src, dst, src_chunk, _, reduce in step
+        if reduce and src_chunk == chunk
+    ]
 
 
 def tree_layout(edges, n):
@@ -73,14 +83,22 @@ def draw_tree(edges, n, ax=None, title=None, colour=ALGORITHM_COLOURS["tree"]):
     ax = ax or plt.gca()
     pos = tree_layout(edges, n)
     inner = {p for _, p in edges}
-    ax.add_collection(LineCollection(edge_segments(pos, edges), colors="0.45", linewidths=1.4,
-                                     zorder=1))
+    ax.add_collection(
+        LineCollection(edge_segments(pos, edges), colors="0.45", linewidths=1.4, zorder=1)
+    )
     for r in range(n):
         face = _light(colour, 0.45) if r in inner else "white"
-        ax.add_patch(Circle(pos[r], NODE_RADIUS, facecolor=face, edgecolor="0.2",
-                            linewidth=1.0, zorder=2))
-        ax.text(*pos[r], str(r), ha="center", va="center", zorder=3,
-                fontsize=11 if n <= 16 else 8)
+        ax.add_patch(
+            Circle(pos[r], NODE_RADIUS, facecolor=face, edgecolor="0.2", linewidth=1.0, zorder=2)
+        )
+        ax.text(
+            *pos[r],
+            str(r),
+            ha="center",
+            va="center",
+            zorder=3,
+            fontsize=font_size("label" if n <= 16 else "tiny"),
+        )
     pad = NODE_RADIUS + 0.12
     ax.set_xlim(pos[:, 0].min() - pad, pos[:, 0].max() + pad)
     ax.set_ylim(pos[:, 1].min() - pad, pos[:, 1].max() + pad)
@@ -99,7 +117,11 @@ def draw_double_binary_tree(schedule, figsize=(9.0, 3.4)):
     n = schedule.n_ranks
     fig, axes = plt.subplots(1, 2, figsize=figsize)
     for half, ax in enumerate(axes):
-        draw_tree(reduction_edges(schedule, half), n, ax=ax,
-                  title=f"tree {half + 1}: half {half} of the buffer")
+        draw_tree(
+            reduction_edges(schedule, half),
+            n,
+            ax=ax,
+            title=f"tree {half + 1}: half {half} of the buffer",
+        )
     fig.tight_layout()
     return fig

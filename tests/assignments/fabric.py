@@ -5,7 +5,8 @@ Every task is solved without the collectives package (each hidden test re-runs t
 function with ``_grading.call(f, ..., isolated=True)``) and checked in the re-check against
 ``collectives.fabric``: ``clos_count`` (the closed forms the tests hold equal to the built
 ``clos``), ``ecmp_no_collision_probability``, ``expected_max_load_exact`` (within 2 % for a
-simulation), ``qps_for_efficiency``, and ``leaf_spine_bisection`` / ``failure_slowdown``,
+simulation), ``qps_for_efficiency`` (its ``groups`` are the racks a step spans), and
+``leaf_spine_bisection`` / ``failure_slowdown``,
 which build a fabric, fail parts of it and measure. Submissions:
 
 - *correct*, *blank*;
@@ -16,8 +17,9 @@ which build a fabric, fail parts of it and measure. Submissions:
   cells; its ``clos_hosts`` is genuinely right, in the cell that disables every check (1);
 - *wrong*: one plausible mistake per task (oversubscription ignored, the top tier counted
   full, host cables forgotten, bisection not divided by the ratio, the birthday
-  approximation, the worst trial instead of the mean, one flow per link taken as enough,
-  the host cables' limit forgotten, capacity lost taken as time lost): 0;
+  approximation, the worst trial instead of the mean, one rack's busiest uplink taken for
+  the busiest of all the racks a step spans, the host cables' limit forgotten, capacity lost
+  taken as time lost): 0;
 - *variant*: right answers written differently (integer arithmetic, tier-by-tier loops,
   ``math.perm``, the exact distribution of the busiest bin instead of a simulation, exact
   QP search, ``math.ceil``): 10;
@@ -109,7 +111,7 @@ def simulated_busiest(flows, paths, trials, seed):
     return 1.0
 ''',
     "qps_for_efficiency": PATCH + '''
-def qps_for_efficiency(connections, paths, target):
+def qps_for_efficiency(connections, paths, racks, target):
     return 1
 ''',
     "bisection_after_failures": PATCH + '''
@@ -168,8 +170,19 @@ def simulated_busiest(flows, paths, trials, seed):
     return float(worst)
 ''',
     "qps_for_efficiency": '''
-def qps_for_efficiency(connections, paths, target):
-    return -(-paths // connections)                      # enough flows to cover every link
+import numpy as np
+def qps_for_efficiency(connections, paths, racks, target):
+    # one rack's busiest uplink taken for the busiest of all the racks the step spans
+    rng = np.random.default_rng(0)
+    q = 1
+    while True:
+        flows, trials = connections * q, 20_000
+        bins = rng.integers(0, paths, size=(trials, flows)) + paths * np.arange(trials)[:, None]
+        busiest = np.bincount(bins.ravel(), minlength=trials * paths).reshape(
+            trials, paths).max(axis=1).mean()
+        if (flows / paths) / busiest >= target:
+            return q
+        q += 1
 ''',
     "bisection_after_failures": '''
 def bisection_after_failures(leaves, hosts_per_leaf, spines, link_bandwidth, failed_spines):
@@ -252,25 +265,30 @@ def simulated_busiest(flows, paths, trials, seed):
 ''',
     "qps_for_efficiency": '''
 import math
-def _expected_busiest(flows, paths):
+def _at_most(flows, paths, c):
+    # P(no uplink of one rack holds more than c), with exponential generating functions
+    ways = [1.0] + [0.0] * flows
+    for _ in range(paths):
+        new = [0.0] * (flows + 1)
+        for k, w in enumerate(ways):
+            if w:
+                for j in range(min(c, flows - k) + 1):
+                    new[k + j] += w * math.comb(k + j, j)
+        ways = new
+    return ways[flows] / paths ** flows
+def _expected_busiest_of_all(flows, paths, racks):
+    # not simulated: sum over c of P(the busiest of all racks > c) = 1 - P(one rack <= c)^racks
     total = 0.0
     for c in range(flows):
-        ways = [1.0] + [0.0] * flows
-        for _ in range(paths):
-            new = [0.0] * (flows + 1)
-            for k, w in enumerate(ways):
-                if w:
-                    for j in range(min(c, flows - k) + 1):
-                        new[k + j] += w * math.comb(k + j, j)
-            ways = new
-        below = ways[flows] / paths ** flows
-        total += 1 - below
+        below = _at_most(flows, paths, c)
+        total += 1 - below ** racks
         if below > 1 - 1e-15:
             break
     return total
-def qps_for_efficiency(connections, paths, target):
+def qps_for_efficiency(connections, paths, racks, target):
     q = 1
-    while (connections * q / paths) / _expected_busiest(connections * q, paths) < target:
+    while (connections * q / paths) / _expected_busiest_of_all(connections * q, paths,
+                                                                racks) < target:
         q += 1
     return q
 ''',
@@ -318,9 +336,9 @@ def simulated_busiest(flows, paths, trials, seed):
 ''',
     "qps_for_efficiency": '''
 import importlib
-def qps_for_efficiency(connections, paths, target):
+def qps_for_efficiency(connections, paths, racks, target):
     fabric = importlib.import_module("collectives.fabric")
-    return fabric.qps_for_efficiency(connections, paths, target)
+    return fabric.qps_for_efficiency(connections, paths, target, groups=racks)
 ''',
     "bisection_after_failures": '''
 def bisection_after_failures(leaves, hosts_per_leaf, spines, link_bandwidth, failed_spines):
@@ -393,8 +411,8 @@ ERRORS = {
             "tives.fabric.expected_max_load_exact(4, 4); yours is 0.470588 times that"
         )),
         "test_qps_for_efficiency": Error(startswith=(
-            "qps_for_efficiency(16, 18, 0.45) is 1.0, expected 4.0 = collectives.fabric.qps"
-            "_for_efficiency(16, 18, 0.45); yours is exactly 1/4 times that"
+            "qps_for_efficiency(16, 18, 1, 0.45) is 1.0, expected 4.0 = collectives.fabric."
+            "qps_for_efficiency(16, 18, 0.45, groups=1); yours is exactly 1/4 times that"
         )),
         "test_bisection_after_failures": Error(startswith=(
             "bisection_after_failures(8, 4, 4, 50000000000.0, 0) is 0.0, expected 800000000"
@@ -433,9 +451,10 @@ ERRORS = {
             "simulated_busiest(4, 4, 20000, 1) is 4.0, expected 2.1250000000000004 = collec"
             "tives.fabric.expected_max_load_exact(4, 4) (relative error 0.882)"
         )),
+        # one rack's statistic: q = 3 is enough for one rack, not for the busiest of 8
         "test_qps_for_efficiency": Error(startswith=(
-            "qps_for_efficiency(16, 18, 0.45) is 2.0, expected 4.0 = collectives.fabric.qps"
-            "_for_efficiency(16, 18, 0.45); yours is exactly 1/2 times that"
+            "qps_for_efficiency(16, 18, 8, 0.4) is 3.0, expected 5.0 = collectives.fabric."
+            "qps_for_efficiency(16, 18, 0.4, groups=8) (relative error 0.4)"
         )),
         "test_bisection_after_failures": Error(startswith=(
             "bisection_after_failures(6, 2, 3, 1000000000.0, 0) is 9000000000.0, expected 6"
@@ -468,7 +487,7 @@ ERRORS = {
             "simulated_busiest(4, 4, 20000, 1)",
             "your code uses cl, which is the collectives package"),
         "test_qps_for_efficiency": refused(
-            "qps_for_efficiency(16, 18, 0.45)",
+            "qps_for_efficiency(16, 18, 1, 0.45)",
             "your code imports 'collectives'"),
         "test_bisection_after_failures": refused(
             "bisection_after_failures(8, 4, 4, 50000000000.0, 0)",

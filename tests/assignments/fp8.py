@@ -471,9 +471,9 @@ ERRORS = {
             "[[6.0, 1.5], [0.25, 3.0], [0.3, 0.1]], collectives.grading.tasks.fp8."
             "chain_all_reduce(3), fmt='e4m3', scaling='auto', mu=0.5, quantize='per_hop', "
             "accumulate='fp8').output[:, 0] (shared scale 74.6666667); that is the sum of the "
-            "casts rounded to E4M3 once: with an FP8 datatype NCCL narrows every partial sum "
-            "back to E4M3, one rank at a time (here in rank order), before the next rank's "
-            "value is added"),
+            "casts rounded to E4M3 once: with an FP8 datatype NCCL's ring and tree kernels "
+            "narrow every partial sum back to E4M3, one rank at a time (here in rank order), "
+            "before the next rank's value is added"),
     }},
     # the in-kernel checks were all disabled: these are the isolated re-check's verdicts, on
     # the values the learner's process returned (not the lying objects), except for the

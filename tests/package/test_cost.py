@@ -275,3 +275,74 @@ def test_torus_collectives_use_chains_where_an_axis_does_not_wrap(shape):
             assert rel(got, want) < 1e-9
             rings = cl.algorithms.torus_all_gather(shape, bidirectional=bidirectional)
             assert got <= cl.time(rings, topo, 1e8).seconds * (1 + 1e-12)
+
+
+# ---- the helpers viz draws from: placement, an endpoint's link bytes, a grid of times ------
+
+def test_placement_nodes_are_where_time_runs_the_participants():
+    dgx = cl.hardware.preset("dgx-h100")
+    nvls = cl.algorithms.nvls_all_reduce(8)
+    # GPUs 0..7, then the node's NVSwitch: node 2E + node = 16 (topology.cluster's numbering)
+    nodes = cl.cost.placement_nodes(nvls, dgx)
+    assert nodes.tolist() == list(range(8)) + [16] and int(dgx.switches[0]) == 16
+    two = tp.cluster(2, 4, nvlink_bandwidth=1e9, pcie_bandwidth=1e9, nic_bandwidth=1e9)
+    ring = cl.algorithms.ring_all_gather(4)
+    assert cl.cost.placement_nodes(ring, two, placement=[4, 5, 6, 7]).tolist() == [4, 5, 6, 7]
+    with pytest.raises(cl.TopologyError, match="different endpoint"):
+        cl.cost.placement_nodes(ring, two, placement=[4, 4, 5, 6])
+    with pytest.raises(cl.TopologyError, match="placement"):
+        cl.cost.placement_nodes(ring, two)             # 4 ranks on 8 endpoints: say where
+
+
+def test_endpoint_link_bytes():
+    S = 2 ** 20
+    # ring all-reduce on a DGX node: each GPU sends 2(n-1) chunks of S/n up its NVLink to the
+    # NVSwitch and receives as many: 14/8 S = 1.75 S each way
+    dgx = cl.hardware.preset("dgx-h100")
+    t = cl.time(cl.algorithms.ring_all_reduce(8), dgx, S)
+    assert t.endpoint_link_bytes(dgx, "nvlink") == pytest.approx((1.75 * S, 1.75 * S))
+    assert t.endpoint_link_bytes(dgx) == pytest.approx((1.75 * S, 1.75 * S))   # first level
+    # nothing crosses PCIe inside one node
+    assert t.endpoint_link_bytes(dgx, "pcie") == (0.0, 0.0)
+    # direct all-gather on a switch of 4: each rank sends its shard S/4 to 3 others up its
+    # link, and receives 3 shards down: 0.75 S each way
+    sw = tp.switch(4, B)
+    d = cl.time(cl.algorithms.direct_all_gather(4), sw, S)
+    assert d.endpoint_link_bytes(sw, endpoint=2) == pytest.approx((0.75 * S, 0.75 * S))
+    with pytest.raises(cl.TopologyError, match="not of"):
+        d.endpoint_link_bytes(dgx)
+    with pytest.raises(cl.TopologyError, match="no 'nvlink' links"):
+        d.endpoint_link_bytes(sw, "nvlink")
+    with pytest.raises(cl.TopologyError, match="endpoint"):
+        d.endpoint_link_bytes(sw, endpoint=4)
+
+
+def test_time_grid_times_every_case_key_bandwidth_and_size():
+    cases = {
+        "ring": lambda n, b: (cl.algorithms.ring_all_gather(n), tp.ring(n, b, H)),
+        # half the bytes on the wire, and only at even rank counts
+        "ring, half": lambda n, b: None if n % 2 else (
+            cl.algorithms.ring_all_gather(n), tp.ring(n, b, H), 0.5),
+    }
+    g = cl.cost.time_grid("all_gather", cases, [3, 4], [10e9, 40e9], [2 ** 20])
+    assert g.cases == ("ring", "ring, half") and g.group_sizes == (3, 4)
+    assert g.seconds.shape == g.busbw.shape == (2, 2, 2, 1)
+    # ring, 4 ranks, 10 GB/s, 1 MiB: 3 * (1e-6 + 1048576 / 4e10) = 81.6432e-6 s
+    assert g.seconds[0, 1, 0, 0] == pytest.approx(81.6432e-6, rel=1e-9)
+    # busbw = S / t * (n - 1) / n
+    assert g.busbw[0, 1, 0, 0] == pytest.approx(2 ** 20 / 81.6432e-6 * 3 / 4, rel=1e-9)
+    # half on the wire: 3 * (1e-6 + 524288 / 4e10) = 42.3216e-6 s; busbw on the whole buffer
+    assert g.seconds[1, 1, 0, 0] == pytest.approx(42.3216e-6, rel=1e-9)
+    assert g.busbw[1, 1, 0, 0] == pytest.approx(2 ** 20 / 42.3216e-6 * 3 / 4, rel=1e-9)
+    assert np.isnan(g.seconds[1, 0]).all() and np.isnan(g.busbw[1, 0]).all()
+    with pytest.raises(cl.CollectivesError, match="not all_gather"):
+        cl.cost.time_grid("all_gather", {"rs": lambda n, b: (
+            cl.algorithms.ring_reduce_scatter(n), tp.ring(n, b))}, [4], [1e9], [1024])
+    with pytest.raises(cl.CollectivesError, match="no case applies"):
+        cl.cost.time_grid("all_gather", {"x": lambda n, b: None}, [4], [1e9], [1024])
+    with pytest.raises(cl.CollectivesError, match="positive"):
+        cl.cost.time_grid("all_gather", cases, [4], [0.0], [1024])
+    with pytest.raises(cl.CollectivesError, match="positive"):
+        cl.cost.time_grid("all_gather", cases, [4], [1e9], [0])
+    with pytest.raises(cl.CollectivesError, match="at least one"):
+        cl.cost.time_grid("all_gather", {}, [4], [1e9], [1024])

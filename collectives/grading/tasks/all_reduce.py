@@ -92,7 +92,7 @@ def check_hierarchical_all_reduce(answer, what, n_nodes, nbytes, *, rel=1e-9):
     if mine.seconds <= best.seconds * (1 + rel):
         return 1.0
     raise AssertionError(
-        f"{what} computes the all-reduce, but on hardware.preset('dgx-h100', "
+        f"{what} computes the all-reduce, but on cl.hardware.preset('dgx-h100', "
         f"nodes={n_nodes}) it takes {mine.seconds!r} s for {show(nbytes)} bytes "
         f"({_levels_text(mine)}), {mine.seconds / best.seconds:.4g} times the "
         f"{best.seconds!r} s of the hierarchical all-reduce ({_levels_text(best)}): only an "

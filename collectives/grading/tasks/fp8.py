@@ -8,9 +8,9 @@ Every expected value comes from the package: :func:`collectives.fp8.encode` and
 :func:`collectives.fp8.decode` for the E4M3 codes, :func:`collectives.fp8.delayed_scales`
 (Transformer Engine's delayed scaling) for the scales, :func:`collectives.fp8.fp8_all_reduce`
 for the all-reduced means: FP8-LM's one shared scale and a given auto-scaling factor mu, run
-as MS-AMP runs its FP8 all-reduce (NCCL with an FP8 datatype narrows every partial sum back
-to E4M3), over :func:`chain_all_reduce`, which adds the ranks in rank order (``quantize=
-"per_hop", accumulate="fp8"``). Until issue 21 the notebook's model cast once and summed in
+as MS-AMP runs its FP8 all-reduce (with an FP8 datatype NCCL's ring and tree kernels narrow
+every partial sum back to E4M3), over :func:`chain_all_reduce`, which adds the ranks in rank
+order (``quantize="per_hop", accumulate="fp8"``). Until issue 21 the notebook's model cast once and summed in
 float32; a learner's answer for two ranks is the same under both, for more ranks it is not.
 Each check also holds the answer to first principles written here without
 :mod:`collectives.fp8` (:func:`spec_decode_e4m3` and :func:`spec_encode_e4m3` read the OCP
@@ -437,8 +437,9 @@ def _variants(g, mu):
                       "rank with the largest gradient overflow"))
         found.append((_by_hand(g, mu, s, per_hop=False)[0],
                       "; that is the sum of the casts rounded to E4M3 once: with an FP8 "
-                      "datatype NCCL narrows every partial sum back to E4M3, one rank at a "
-                      "time (here in rank order), before the next rank's value is added"))
+                      "datatype NCCL's ring and tree kernels narrow every partial sum back to "
+                      "E4M3, one rank at a time (here in rank order), before the next rank's "
+                      "value is added"))
         found.append((_by_hand(g, mu, s, per_hop=False, recast=False)[0],
                       "; that is the exact sum of the casts: every partial sum, the last "
                       "one too, is an E4M3 number"))

@@ -13,6 +13,7 @@ comparison with torch, a dtype gloo refuses); the tests marked ``slow`` (groups 
 rooted and segmented comparisons, the segmented batch: 12 more launches) run in ``make test``.
 """
 
+import importlib
 import inspect
 import os
 import subprocess
@@ -395,3 +396,26 @@ def test_importing_the_package_does_not_import_torch():
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60,
                    cwd=Path(__file__).resolve().parents[3],
                    env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3])})
+
+
+# ---- torch's own device mesh beside collectives.Mesh --------------------------------------
+
+@pytest.mark.slow
+def test_torch_device_mesh_makes_the_groups_mesh_names():
+    # init_device_mesh("cpu", (2, 2), mesh_dim_names=("dp", "tp")) on four processes: the
+    # tp groups are {0, 1} and {2, 3} (the last axis varies fastest), the dp groups {0, 2}
+    # and {1, 3}, the same rank lists collectives.Mesh gives
+    mesh = cl.Mesh({"dp": 2, "tp": 2})
+    groups = dist.device_mesh_groups(mesh, timeout=120)
+    assert set(groups) == {"dp", "tp"}
+    assert groups["tp"].tolist() == [[0, 1], [2, 3]] == mesh.groups("tp").tolist()
+    assert groups["dp"].tolist() == [[0, 2], [1, 3]] == mesh.groups("dp").tolist()
+
+
+def test_device_mesh_groups_checks_before_any_process(monkeypatch):
+    jobs = importlib.import_module("collectives.dist.jobs")
+    monkeypatch.setattr(jobs, "run_tasks", lambda *a, **k: pytest.fail("a process started"))
+    with pytest.raises(cl.CollectivesError, match="the size of mesh axis 'tp'"):
+        dist.device_mesh_groups({"dp": 2, "tp": 0})
+    with pytest.raises(cl.CollectivesError, match="unknown backend"):
+        dist.device_mesh_groups({"dp": 2}, backend="mpi")

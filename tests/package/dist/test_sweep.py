@@ -51,6 +51,7 @@ def test_pattern_is_small_exact_integers():
     ({"sizes_bytes": [-16]}, "sizes must be positive integers of bytes, got -16"),
     ({"iters": 0}, "iters must be an integer >= 1, got 0"),
     ({"warmup": -1}, "warmup must be an integer >= 0, got -1"),
+    ({"repeats": 0}, "repeats must be an integer >= 1, got 0"),
     ({"dtype": "complex64"}, "dtype must be an integer or float dtype, got complex64"),
     ({"dtype": "nonsense"}, "dtype must be a numpy numeric dtype"),
 ])
@@ -70,6 +71,35 @@ def _refuse(*args, **kwargs):
     raise AssertionError("a worker process was started")
 
 
+def test_repeats_are_whole_passes_summarised_by_their_median():
+    ring = cl.algorithms.ring_all_reduce(2)
+    tasks, meta = sweep_module.plan(ring, [64, 128], iters=1, warmup=0, torch=False,
+                                    repeats=3)
+    # three passes over both sizes, one after the other (nccl-tests' -N cycles)
+    assert [(t["repeat"], m[0]) for t, m in zip(tasks, meta)] == [
+        (0, 64), (0, 128), (1, 64), (1, 128), (2, 64), (2, 128)]
+    assert tasks[2]["what"] == "schedule 'ring_all_reduce' at 64 bytes (repeat 2 of 3)"
+    # per task, each rank's (wrong, seconds); rank times of a repeat are averaged, then the
+    # median of the repeats is taken: at 64 bytes the repeats average 2, 6 and 3 ms
+    # (median 3 ms, range 2..6), at 128 bytes 4, 4 and 10 ms (median 4); one wrong element
+    # on rank 1 in the second pass at 128 bytes
+    results = [[(0, 1e-3), (0, 3e-3)], [(0, 4e-3), (0, 4e-3)],
+               [(0, 6e-3), (0, 6e-3)], [(0, 4e-3), (1, 4e-3)],
+               [(0, 3e-3), (0, 3e-3)], [(0, 10e-3), (0, 10e-3)]]
+    result = sweep_module.summarise(ring, tasks, meta, results, "gloo")
+    assert result.repeats == 3
+    small, large = result.rows
+    assert (small.size, small.time_us, small.time_min_us, small.time_max_us) == \
+        (64, pytest.approx(3000), pytest.approx(2000), pytest.approx(6000))
+    assert small.algbw == pytest.approx(64 / 3e-3 / 1e9)        # from the median
+    assert (large.time_us, large.time_max_us, large.wrong) == (pytest.approx(4000),
+                                                               pytest.approx(10_000), 1)
+    table = dist.format_table(result).splitlines()
+    assert table[0].endswith("1 iterations, 0 warm-up, median of 3 repeats")
+    assert table[1].split()[-3:] == ["min", "max", "impl"]
+    assert table[3].split()[-4:] == ["0", "2000.0", "6000.0", "ring_all_reduce"]
+
+
 # ---- the sweep on processes ---------------------------------------------------------------
 
 def test_sweep_ring_all_reduce_against_torch(marked_env):
@@ -87,8 +117,11 @@ def test_sweep_ring_all_reduce_against_torch(marked_env):
         assert r.algbw == pytest.approx(r.size / (r.time_us * 1e-6) / 1e9, rel=1e-12)
         assert r.busbw == pytest.approx(r.algbw * 1.5, rel=1e-12)
     frame = result.to_frame()
+    # nccl-tests' columns, then the fastest and slowest repeat (one repeat here: both equal
+    # the time)
     assert list(frame.columns) == ["size", "count", "type", "redop", "impl", "time_us",
-                                   "algbw", "busbw", "wrong"]
+                                   "algbw", "busbw", "wrong", "time_min_us", "time_max_us"]
+    assert all(r.time_min_us == r.time_us == r.time_max_us for r in result.rows)
     assert len(frame) == 6
     assert result.ratio(4 * KIB) == pytest.approx(result.rows[2].busbw / result.rows[3].busbw)
     table = dist.format_table(result).splitlines()

@@ -49,14 +49,17 @@ def test_the_same_schedule_runs_under_torchrun_on_four_processes(tmp_path, marke
     proc = subprocess.run(
         [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node",
          "4", "-m", "collectives.dist.torchrun_main", "ring_all_reduce", "-b", "1K", "-e",
-         "4K", "-n", "2", "--mesh", "dp=2,tp=2", "--axis", "tp"],
+         "4K", "-n", "2", "-N", "2", "--mesh", "dp=2,tp=2", "--axis", "tp"],
         capture_output=True, text=True, env=_env(), cwd=tmp_path, timeout=180)
     assert proc.returncode == 0, proc.stderr[-3000:]
     lines = [line.split() for line in proc.stdout.splitlines() if not line.startswith("#")]
-    assert proc.stdout.startswith("# all_reduce over 2 ranks (4 processes, gloo)")
+    assert proc.stdout.startswith("# all_reduce over 2 ranks (4 processes, gloo), 2 "
+                                  "iterations, 1 warm-up, median of 2 repeats")
     assert [(row[0], row[-1]) for row in lines] == [
         (str(s), impl) for s in (1024, 2048, 4096)
         for impl in ("ring_all_reduce[tp]", "torch.distributed.all_reduce")]
-    assert all(row[-2] == "0" for row in lines)            # #wrong
+    # #wrong, then the fastest and slowest of the two passes, which bracket the median
+    assert all(row[-4] == "0" for row in lines)
+    assert all(float(row[-3]) <= float(row[4]) <= float(row[-2]) for row in lines)
     assert _children() <= before
     assert not _marked(marked_env)

@@ -84,3 +84,96 @@ def test_qps_for_efficiency_is_the_first_q_to_reach_the_target(connections, path
     assert fabric.ecmp_efficiency(5, 1) == 1.0
     with pytest.raises(CollectivesError, match="target must be a share"):
         fabric.qps_for_efficiency(4, 4, 1.5)
+
+
+# ---- the busiest link of many racks: the statistic a synchronous step waits for ------------
+
+def brute_force_max_over_groups(m, n, g):
+    """P(max = k) over g independent groups of m flows on n paths, by enumerating all
+    (n^m)^g assignments: the busiest link of every group's links together."""
+    dist = np.zeros(m + 1)
+    for assignment in itertools.product(range(n), repeat=m * g):
+        loads = [np.bincount(assignment[i * m:(i + 1) * m], minlength=n).max()
+                 for i in range(g)] if m else [0]
+        dist[max(loads)] += 1
+    return dist / n ** (m * g)
+
+
+@pytest.mark.parametrize("m,n,g", [(2, 2, 2), (3, 2, 2), (2, 3, 3), (3, 3, 2), (4, 2, 2),
+                                   (1, 4, 3), (0, 2, 4), (3, 1, 2)])
+def test_max_over_groups_matches_enumeration(m, n, g):
+    np.testing.assert_allclose(fabric.max_load_distribution(m, n, g),
+                               brute_force_max_over_groups(m, n, g), atol=1e-13)
+    dist = brute_force_max_over_groups(m, n, g)
+    assert fabric.expected_max_load_exact(m, n, g) == pytest.approx(np.arange(m + 1) @ dist,
+                                                                    abs=1e-12)
+
+
+def test_two_flows_on_two_paths_by_hand():
+    # one rack: both flows on one path with probability 1/2, so E[max] = 1.5; two racks:
+    # the busiest of both is 1 only if neither collides, 1/4, so E[max] = 2 - 1/4 = 1.75
+    assert fabric.expected_max_load_exact(2, 2) == 1.5
+    assert fabric.expected_max_load_exact(2, 2, 2) == 1.75
+    assert fabric.expected_max_load_exact(2, 2, 10) == pytest.approx(2 - 0.5 ** 10, abs=1e-15)
+
+
+def test_the_busiest_of_many_racks_grows_with_the_racks():
+    # 16 flows on 18 uplinks: about 2.93 per rack, but the busiest of 252 racks' uplinks
+    # carries about 5.5: (16/18) / 5.5 is 16 % of the even spread, not a third
+    one = fabric.expected_max_load_exact(16, 18)
+    many = [fabric.expected_max_load_exact(16, 18, g) for g in (1, 8, 64, 252, 1536)]
+    assert many[0] == one and all(b > a for a, b in zip(many, many[1:]))
+    assert round(one, 2) == 2.93 and 5.4 < many[3] < 5.7
+    assert fabric.ecmp_efficiency(16, 18, 252) == pytest.approx((16 / 18) / many[3])
+    # the sampled maximum over 252 racks agrees within 4 standard errors
+    dist = fabric.max_load_distribution(16, 18, 252)
+    std = math.sqrt(np.arange(17) ** 2 @ dist - many[3] ** 2)
+    trials = 4000
+    sampled = fabric.expected_max_load(16, 18, trials=trials, seed=3, groups=252)
+    assert abs(sampled - many[3]) < 4 * std / math.sqrt(trials)
+
+
+@pytest.mark.parametrize("m,n,g", [(16, 18, 1), (16, 18, 252), (256, 18, 192), (1000, 16, 1)])
+def test_the_estimates_beside_the_exact_value(m, n, g):
+    exact = fabric.expected_max_load_exact(m, n, g)
+    poisson = fabric.max_load_estimate(m, n, g)
+    gaussian = fabric.max_load_estimate(m, n, g, method="gaussian")
+    # the extreme-value (Poisson) estimate: within 5 % for one rack, 0.1 % for many
+    assert abs(poisson - exact) < (0.05 if g == 1 else 1e-3) * exact
+    # the closed form m/n + sqrt(2 (m/n) ln N), computed here by hand
+    mean = m / n
+    assert gaussian == pytest.approx(mean + math.sqrt(2 * mean * math.log(g * n)), rel=1e-12)
+
+
+def test_the_gaussian_form_is_poor_at_light_load_and_close_at_heavy_load():
+    # 16 flows on 18 uplinks of 252 racks: m/n = 0.89 is far below ln N = 8.4, and the
+    # closed form (4.76) misses the exact maximum (5.54) by 14 %; at 1,000 flows on 16 links
+    # (m/n = 62.5 far above ln 16) it is 6 % high
+    light = fabric.max_load_estimate(16, 18, 252, method="gaussian")
+    assert light < 0.9 * fabric.expected_max_load_exact(16, 18, 252)
+    heavy = fabric.max_load_estimate(1000, 16, method="gaussian")
+    assert 1.0 < heavy / fabric.expected_max_load_exact(1000, 16) < 1.08
+
+
+def test_qps_for_a_step_over_many_racks_needs_more():
+    # per rack q = 4 reaches 0.45 of the even spread (the test above); over 8 racks the
+    # busiest link of all is busier, so more queue pairs are needed, and the answer is the
+    # first q whose all-rack efficiency reaches the target
+    assert fabric.qps_for_efficiency(16, 18, 0.45) == 4
+    q = fabric.qps_for_efficiency(16, 18, 0.45, groups=8)
+    assert q > 4
+    assert fabric.ecmp_efficiency(16 * q, 18, 8) >= 0.45 > fabric.ecmp_efficiency(
+        16 * (q - 1), 18, 8)
+
+
+@pytest.mark.parametrize("call,message", [
+    (lambda: fabric.max_load_distribution(2, 2, 0), "groups must be an integer >= 1, got 0"),
+    (lambda: fabric.expected_max_load_exact(2, 2, 1.5), "groups must be an integer >= 1"),
+    (lambda: fabric.expected_max_load(2, 2, groups=-1), "groups must be an integer >= 1"),
+    (lambda: fabric.max_load_estimate(2, 2, method="exact"), "method must be one of"),
+    (lambda: fabric.qps_for_efficiency(2, 2, 0.5, groups=0), "groups must be an integer"),
+    (lambda: fabric.qps_for_efficiency(2, 2, True), "target must be a share"),
+])
+def test_groups_and_estimates_reject_bad_input(call, message):
+    with pytest.raises(CollectivesError, match=message):
+        call()

@@ -13,7 +13,6 @@ from collectives import fabric
 from collectives.errors import CollectivesError, TopologyError
 from collectives.fabric import Tier
 
-
 BW = 50e9
 
 
@@ -217,3 +216,27 @@ def test_adaptive_flows_spread_evenly_and_reach_the_link_speed_a_hash_misses():
                                           (3, 1, 0, 0)]], peers=[2, 3, 0, 1])
     assert fabric.collective_time(step, spread.topology, 1e9) == pytest.approx(1.0)
     assert cl.time(step, spread.topology, 1e9).seconds == pytest.approx(1.0)
+
+
+# ---- flows per cable (what the across-nodes chapter's histogram draws) ----------------------
+
+def test_cable_flows_count_the_flows_on_each_cable_of_a_level():
+    # 2 nodes of 2 GPUs, rail-optimised: GPU i of each node on leaf i; 2 spines, one cable
+    # from each leaf to each spine
+    two = cl.topology.cluster(2, 2, nvlink_bandwidth=1e9, pcie_bandwidth=1e9,
+                              nic_bandwidth=1e9)
+    # GPU 0 (node 0, rail 0) to GPU 3 (node 1, rail 1): up from leaf 0 to one spine, down to
+    # leaf 1; the cables counted are leaf 0's two up cables and leaf 1's two down cables
+    loads = fabric.cable_flows(two, [0], [3], level="spine")
+    assert sorted(loads["up"].tolist()) == [0, 1] and sorted(loads["down"].tolist()) == [0, 1]
+    # the same rail (GPU 0 to GPU 2) turns in leaf 0: no spine cable is used
+    same = fabric.cable_flows(two, [0], [2], level="spine")
+    assert len(same["up"]) == len(same["down"]) == 0
+    # every leaf->spine hop of a ring that changes rail at each node boundary: GPU 1 -> 2 and
+    # GPU 3 -> 0 both change rail (1 -> 0): two flows up from leaf 1, two down into leaf 0
+    ring = fabric.cable_flows(two, np.arange(4), (np.arange(4) + 1) % 4, level="spine")
+    assert ring["up"].sum() == ring["down"].sum() == 2 and len(ring["up"]) == 2
+    with pytest.raises(TopologyError, match="no link level 'core'"):
+        fabric.cable_flows(two, [0], [3], level="core")
+    with pytest.raises(TopologyError, match="not one"):
+        fabric.cable_flows(cl.topology.ring(4, 1e9), [0], [1])

@@ -66,3 +66,24 @@ def test_clos_count_names_what_it_counts():
     assert fabric.clos_count(8, 2, "bisection", 3, 50e9) == 48 * 50e9 / 2 / 3
     with pytest.raises(TopologyError, match="what must be 'hosts'"):
         fabric.clos_count(8, 2, "ports")
+
+
+# ---- PFC headroom --------------------------------------------------------------------------
+
+def test_pfc_headroom_term_by_term():
+    # 400 Gb/s = 5e10 bytes/s, 3 m: two 4,096-byte frames, a round trip of 6 m at 2e8 m/s
+    # (30 ns: 1,500 bytes) and the 2.408 us response (301 bytes per Gb/s x 400 = 120,400)
+    assert fabric.pfc_headroom(50e9, 3, response_s=0) == pytest.approx(2 * 4096 + 1500)
+    assert fabric.pfc_headroom(50e9, 3) == pytest.approx(2 * 4096 + 1500 + 120_400)
+    # 500 m: the round trip, 5 us, is 250,000 bytes
+    assert fabric.pfc_headroom(50e9, 500) == pytest.approx(2 * 4096 + 250_000 + 120_400)
+    with pytest.raises(TopologyError, match="cable_m"):
+        fabric.pfc_headroom(50e9, -1)
+
+
+def test_mlx5_xoff_is_the_drivers_formula():
+    # port_buffer.c: (301 + 2.16 len) * Gb/s + 2.72 MTU; at 400 Gb/s, 3 m, MTU 4,096:
+    # (301 + 6.48) * 400 + 11,141.12 = 134,133.12 bytes
+    assert fabric.mlx5_xoff(50e9, 3) == pytest.approx((301 + 6.48) * 400 + 2.72 * 4096)
+    # below 40 Gb/s the driver takes 40
+    assert fabric.mlx5_xoff(10e9 / 8, 0, mtu=1000) == pytest.approx(301 * 40 + 2720)

@@ -330,12 +330,31 @@ def test_settled_mu_is_the_largest_power_of_two_under_the_threshold(seed, n):
     fmax = fp8.max_value("e4m3")
 
     def fraction(mu):
-        x = g.astype(np.float64) * r.shared_scale[0] * mu
-        values = np.concatenate([x.ravel(), np.tile(x.sum(axis=0), n)])
-        values = values[values != 0]
-        return np.mean(np.abs(fp8.quantize(values, "e4m3")) == fmax)
+        # the elements of the exact reduced sum at FP8_MAX once cast, over all of them
+        # (MS-AMP pull request #140 counts the reduced gradient, zeros included)
+        sums = (g.astype(np.float64) * r.shared_scale[0] * mu).sum(axis=0)
+        return np.mean(np.abs(fp8.quantize(sums, "e4m3")) == fmax)
 
     assert fraction(r.mu) <= fp8.AUTO_SCALING_THRESHOLD < fraction(2 * r.mu)
+
+
+def test_auto_scaling_counts_the_reduced_result_as_msamp_pr_140():
+    # MS-AMP pull request #140 (the authors' unmerged auto-scaling) counts the reduced
+    # gradient's elements at 448 over all its elements, not the ranks' inputs. Four ranks,
+    # 100,000 elements: all 0.001 except elements 0 and 1, which are 1.0 on every rank. The
+    # amax is 1, so s_g = 448; the exact sums are 4 x 448 mu at elements 0 and 1.
+    g = np.full((4, 100_000), 0.001, np.float32)
+    g[:, :2] = 1.0
+    # 1e-5 of 100,000 sums allows one at the maximum, not two: 1792 mu must round below
+    # 448, so mu = 1/8 (1/4 gives exactly 448). Counting the 400,000 inputs as well would
+    # allow five, and mu = 1/2 (the eight inputs at 448 mu are the 3rd to 10th largest).
+    r = fp8.fp8_all_reduce(g)
+    assert r.mu == 1 / 8 and r.saturated_fraction == 0.0
+    # with mu = 1/4 the two sums are 448 exactly (4 x 112): 2 of 100,000 elements at max,
+    # above the threshold, so the rule halves mu
+    at_quarter = fp8.fp8_all_reduce(g, mu=0.25)
+    assert at_quarter.saturated_fraction == 2e-5
+    assert fp8.AutoScaling(mu=0.25).update(at_quarter.saturated_fraction) == 0.125
 
 
 # ----------------------------------------------------------------------------- the FP8-LM finding

@@ -8,7 +8,32 @@ from collectives import fabric
 from collectives.errors import TopologyError
 
 
+def test_llama3_cluster_is_the_default():
+    # Llama 3 paper, 3.3.1: 16 GPUs per rack, 192 racks per pod (3,072 GPUs), 8 pods;
+    # switches 1,536 RTSW + 8 x 18 CTSW (assumed) + 9 ATSW (assumed), and the 24,576 / 8 =
+    # 3,072 servers' NVSwitches; cables: 24,576 host, 1,536 x 18 RTSW-CTSW, 144 CTSW x 27
+    # uplinks (192 / 7 = 27.4, the nearest whole number of cables: 192 / 27 = 7.11:1)
+    f = cl.hardware.preset("meta-roce-24k")
+    assert f.n_ranks == 8 * 192 * 16 == 24_576
+    assert f.switches_per_tier == (1536, 144, 9)
+    assert f.n_switches == 1536 + 144 + 9 + 3072
+    assert f.cables_per_tier == (24_576, 1536 * 18, 144 * 27)
+    assert f.n_links == 2 * (24_576 + 27_648 + 3888) + 4 * 24_576
+    assert f.oversubscription == pytest.approx((16 / 18, 192 / 27))
+    # cross-pod cut: 4 pods x 18 CTSWs x 27 uplinks x 50 GB/s
+    assert fabric.fabric_bisection(f) == pytest.approx(4 * 18 * 27 * 50e9)
+    assert f.system.name == "meta-roce-24k"
+    # the builder's own default is the same cluster
+    bare = fabric.meta_cluster()
+    assert (bare.n_ranks, bare.switches_per_tier, bare.cables_per_tier) == \
+        (f.n_ranks, f.switches_per_tier, f.cables_per_tier)
+    # the RTSW uplinks at twice the downlinks that secondary sources report: 32 CTSWs
+    twice = fabric.meta_cluster(zones=1, spines=32)
+    assert twice.oversubscription[0] == pytest.approx(16 / 32)
+
+
 def test_meta_preset_counts():
+    # the 32k what-if (not a published layout):
     # 8 zones x 252 racks x 16 GPUs; switches 2016 RTSW + 8 x 18 CTSW + 18 ATSW, and the
     # 32,256 / 8 = 4,032 servers' NVSwitches; cables: 32,256 host, 2016 x 18 RTSW-CTSW,
     # 144 CTSW x 36 uplinks (252 / 7); inside the servers 32,256 NVLink and 32,256 PCIe
@@ -27,10 +52,15 @@ def test_meta_preset_counts():
     assert f.system.name == "meta-roce-32k"
 
 
-def test_meta_preset_rejects_fractional_cables():
-    with pytest.raises(TopologyError, match="27.4286 CTSW uplinks"):
-        fabric.meta_cluster(racks_per_zone=192)
-    with pytest.raises(TopologyError, match="do not split evenly over 5 ATSWs"):
+def test_meta_preset_rejects_ratios_whole_cables_cannot_give():
+    # 18 racks at 7:1 need 2.57 uplinks per CTSW; 3 give 6:1, 14 % off
+    with pytest.raises(TopologyError, match="18 racks per zone at 7:1 need 2.57143 CTSW "
+                                            "uplinks; the nearest whole number, 3, gives 6:1"):
+        fabric.meta_cluster(zones=2, racks_per_zone=18)
+    # 20 racks: 3 uplinks give 6.67:1, within 5 % of 7:1
+    assert fabric.meta_cluster(zones=2, racks_per_zone=20, aggregators=3,
+                               gpus_per_server=None).oversubscription[1] == pytest.approx(20 / 3)
+    with pytest.raises(TopologyError, match="27 CTSW uplinks do not split evenly over 5 ATSWs"):
         fabric.meta_cluster(aggregators=5)
 
 

@@ -285,8 +285,9 @@ def test_every_partial_sum_is_cast_by_hand():
     # casting once instead: 224 + 9 + 11 = 244 -> 240; 56 + 112 + 3.75 = 171.75 -> 176
     once = [240 / 112, 176 / 112]
     with pytest.raises(AssertionError, match="; that is the sum of the casts rounded to E4M3 "
-                                             "once: with an FP8 datatype NCCL narrows every "
-                                             "partial sum back to E4M3"):
+                                             "once: with an FP8 datatype NCCL's ring and "
+                                             "tree kernels narrow every partial sum back to "
+                                             "E4M3"):
         check_fp8_all_reduce(once, "r", THREE, 0.5)
 
 

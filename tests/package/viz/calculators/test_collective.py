@@ -1,5 +1,6 @@
-"""The offline calculators (collectives.viz.interactive): the grid they precompute, the page
-block they write, and their live ipywidgets version. Expected times are the alpha-beta closed
+"""The offline collective calculators (collectives.viz.calculators.collective, also named by
+the old collectives.viz.interactive): the grid they precompute, the page block they write,
+and their live ipywidgets version. Expected times are the alpha-beta closed
 forms worked out by hand in the comments, never numbers taken from the calculator."""
 
 import json
@@ -9,7 +10,7 @@ import numpy as np
 import pytest
 
 import collectives as cl
-from collectives.viz import interactive as vi
+from collectives.viz import calculators as vi
 from collectives.viz.style import ALGORITHM_COLOURS, algorithm_colour
 
 ALPHA = 1e-6
@@ -18,19 +19,30 @@ ALPHA = 1e-6
 def _cases():
     return {
         "ring": lambda n, B: (cl.algorithms.ring_all_gather(n), cl.topology.ring(n, B, ALPHA)),
-        "direct": lambda n, B: (cl.algorithms.direct_all_gather(n),
-                                cl.topology.switch(n, B, ALPHA)),
+        "direct": lambda n, B: (
+            cl.algorithms.direct_all_gather(n),
+            cl.topology.switch(n, B, ALPHA),
+        ),
         # recursive doubling needs a power of two: left out at 6 ranks
-        "recursive doubling": lambda n, B: None if n & (n - 1) else (
-            cl.algorithms.recursive_doubling_all_gather(n), cl.topology.switch(n, B, ALPHA)),
+        "recursive doubling": lambda n, B: (
+            None
+            if n & (n - 1)
+            else (cl.algorithms.recursive_doubling_all_gather(n), cl.topology.switch(n, B, ALPHA))
+        ),
     }
 
 
 @pytest.fixture(scope="module")
 def calc():
-    return vi.calculator("all_gather", _cases(), ranks=[4, 6, 8],
-                         link_bandwidths={"slow": 10e9, "fast": 40e9},
-                         sizes=[2 ** 12, 2 ** 20, 2 ** 24], rank=0, size=1)
+    return vi.calculator(
+        "all_gather",
+        _cases(),
+        ranks=[4, 6, 8],
+        link_bandwidths={"slow": 10e9, "fast": 40e9},
+        sizes=[2**12, 2**20, 2**24],
+        rank=0,
+        size=1,
+    )
 
 
 def test_grid_holds_the_ring_closed_form(calc):
@@ -47,7 +59,7 @@ def test_grid_holds_the_ring_closed_form(calc):
 
 def test_a_case_that_does_not_apply_is_left_out(calc):
     g = calc.grid
-    assert np.isnan(g.seconds[2, 1]).all()          # recursive doubling at 6 ranks
+    assert np.isnan(g.seconds[2, 1]).all()  # recursive doubling at 6 ranks
     assert np.isfinite(g.seconds[2, 0]).all() and np.isfinite(g.seconds[2, 2]).all()
     names = [name for name, _, _ in calc.readout(rank=1, bandwidth=0, size=0)]
     assert names == ["ring", "direct"]
@@ -55,25 +67,16 @@ def test_a_case_that_does_not_apply_is_left_out(calc):
 
 def test_readout_picks_one_setting(calc):
     # ring, 4 ranks, 10 GB/s, 1 MiB: 3 * (1e-6 + 1048576 / 4e10) = 3 * 27.2144e-6 = 81.6432e-6 s
-    (name, t, busbw), = calc.readout(rank=0, bandwidth=0, size=1, algorithm=0)
+    ((name, t, busbw),) = calc.readout(rank=0, bandwidth=0, size=1, algorithm=0)
     assert name == "ring"
     assert t == pytest.approx(81.6432e-6, rel=1e-9)
     assert busbw == pytest.approx(1048576 / 81.6432e-6 * 3 / 4, rel=1e-9)
 
 
-def test_formats():
-    assert vi.format_seconds(81.6432e-6) == "81.6 µs"
-    assert vi.format_seconds(0.0123456) == "12.3 ms"
-    assert vi.format_seconds(2.5) == "2.50 s"
-    assert vi.format_seconds(999.6e-9) == "1000 ns"
-    assert vi.format_seconds(float("nan")) == "n/a"
-    assert vi.format_bytes(2 ** 20) == "1 MiB" and vi.format_bytes(3 * 2 ** 29) == "1.5 GiB"
-    assert vi.format_rate(39.2528e9) == "39.3 GB/s" and vi.format_rate(1234e9) == "1234 GB/s"
-
-
 def _payload(html_text):
-    found = re.search(r'<script type="application/json" class="cl-calc-data">(.*?)</script>',
-                      html_text, re.S)
+    found = re.search(
+        r'<script type="application/json" class="cl-calc-data">(.*?)</script>', html_text, re.S
+    )
     assert found, "no data block"
     return json.loads(found.group(1).replace("<\\/", "</"))
 
@@ -83,10 +86,10 @@ def test_page_block_carries_the_grid_and_a_static_readout(calc):
     data = _payload(text)
     assert data["algorithms"] == ["ring", "direct", "recursive doubling"]
     assert data["seconds"][0][0][0][1] == pytest.approx(81.6432e-6, rel=1e-9)
-    assert data["seconds"][2][1][0] == [None, None, None]        # JSON has no NaN
+    assert data["seconds"][2][1][0] == [None, None, None]  # JSON has no NaN
     assert data["colours"] == [algorithm_colour(a) for a in data["algorithms"]]
     # the readout is in the HTML before any script runs (ring, 4 ranks, 10 GB/s, 1 MiB)
-    assert "<th scope=\"row\">ring</th><td>81.6 µs</td>" in text
+    assert '<th scope="row">ring</th><td>81.6 µs</td>' in text
     # four controls a reader moves, and the plot's choice of metric
     for control in ("rank", "size", "bandwidth", "algorithm", "metric"):
         assert f'data-control="{control}"' in text
@@ -100,15 +103,18 @@ def test_page_block_carries_the_grid_and_a_static_readout(calc):
 
 
 def test_each_block_has_its_own_id(calc):
-    other = vi.calculator("all_gather", _cases(), ranks=[4], link_bandwidths=[1e9],
-                          sizes=[1024])
+    other = vi.calculator("all_gather", _cases(), ranks=[4], link_bandwidths=[1e9], sizes=[1024])
     assert calc.id != other.id and f'id="{other.id}"' in other._repr_html_()
 
 
 def test_bad_input_raises_a_collectives_error():
     with pytest.raises(cl.CollectivesError, match="not all_gather"):
-        vi.calculator("all_gather", {"ring": lambda n, B: (
-            cl.algorithms.ring_reduce_scatter(n), cl.topology.ring(n, B))}, [4], [1e9])
+        vi.calculator(
+            "all_gather",
+            {"ring": lambda n, B: (cl.algorithms.ring_reduce_scatter(n), cl.topology.ring(n, B))},
+            [4],
+            [1e9],
+        )
     with pytest.raises(cl.CollectivesError, match="no case applies"):
         vi.calculator("all_gather", {"x": lambda n, B: None}, [4], [1e9])
     with pytest.raises(cl.CollectivesError, match="positive"):
@@ -120,16 +126,24 @@ def test_bad_input_raises_a_collectives_error():
 
 
 def test_live_widget_updates_its_readout():
-    box = vi.calculator("all_gather", _cases(), ranks=[4, 8], link_bandwidths=[10e9, 40e9],
-                        sizes=[2 ** 20, 2 ** 24], rank=0, size=0, live=True)
-    assert "81.6 µs" in box.readout.value          # ring, 4 ranks, 10 GB/s, 1 MiB (above)
+    box = vi.calculator(
+        "all_gather",
+        _cases(),
+        ranks=[4, 8],
+        link_bandwidths=[10e9, 40e9],
+        sizes=[2**20, 2**24],
+        rank=0,
+        size=0,
+        live=True,
+    )
+    assert "81.6 µs" in box.readout.value  # ring, 4 ranks, 10 GB/s, 1 MiB (above)
     box.controls["rank"].value = 1
     box.controls["bandwidth"].value = 1
     box.controls["size"].value = 1
     # ring, 8 ranks, 40 GB/s, 16 MiB: 374.0016 us (test_grid_holds_the_ring_closed_form)
     assert "374 µs" in box.readout.value and "81.6 µs" not in box.readout.value
-    box.controls["algorithm"].value = 1             # direct only
-    assert "<th scope=\"row\">ring</th>" not in box.readout.value
+    box.controls["algorithm"].value = 1  # direct only
+    assert '<th scope="row">ring</th>' not in box.readout.value
 
 
 def test_every_algorithm_has_one_colour_blind_safe_colour():
@@ -142,13 +156,21 @@ def test_every_algorithm_has_one_colour_blind_safe_colour():
 
 def test_case_helper_and_wire_bytes():
     half = vi.case(cl.algorithms.ring_all_gather, cl.topology.ring, ALPHA, wire_bytes=0.5)
-    only_even = vi.case(cl.algorithms.ring_all_gather, cl.topology.ring, ALPHA,
-                        when=lambda n: n % 2 == 0)
-    calc = vi.calculator("all_gather", {"ring": only_even, "direct": half}, ranks=[3, 4],
-                         link_bandwidths=[10e9], sizes=[2 ** 20], rank=1, size=0,
-                         colours={"direct": "#123456"})
+    only_even = vi.case(
+        cl.algorithms.ring_all_gather, cl.topology.ring, ALPHA, when=lambda n: n % 2 == 0
+    )
+    calc = vi.calculator(
+        "all_gather",
+        {"ring": only_even, "direct": half},
+        ranks=[3, 4],
+        link_bandwidths=[10e9],
+        sizes=[2**20],
+        rank=1,
+        size=0,
+        colours={"direct": "#123456"},
+    )
     g = calc.grid
-    assert np.isnan(g.seconds[0, 0, 0, 0])                     # 3 ranks: left out
+    assert np.isnan(g.seconds[0, 0, 0, 0])  # 3 ranks: left out
     # half the bytes on the wire: 3 * (1e-6 + 524288 / 4e10) = 3 * 14.1072e-6 = 42.3216e-6 s
     assert g.seconds[1, 1, 0, 0] == pytest.approx(42.3216e-6, rel=1e-9)
     # busbw counts the reader's whole buffer: 1048576 / t * 3/4
@@ -158,9 +180,15 @@ def test_case_helper_and_wire_bytes():
 
 
 def test_named_rank_settings_and_control_labels():
-    calc = vi.calculator("all_gather", _cases(), ranks={"two nodes": 4, "four nodes": 8},
-                         link_bandwidths=[10e9], sizes=[1024], rank_name="nodes",
-                         bandwidth_name="NIC")
+    calc = vi.calculator(
+        "all_gather",
+        _cases(),
+        ranks={"two nodes": 4, "four nodes": 8},
+        link_bandwidths=[10e9],
+        sizes=[1024],
+        rank_name="nodes",
+        bandwidth_name="NIC",
+    )
     assert calc.grid.rank_labels == ("two nodes", "four nodes")
     assert calc.grid.group_sizes == (4, 8)
     text = calc._repr_html_()

@@ -1,0 +1,270 @@
+"""A Schedule step by step: a figure with one row per step, a JavaScript animation and a
+widget stepper, all of which still work in the static book.
+
+Each frame shows the step's transfers on the wiring (:func:`~collectives.viz.wiring.draw_topology`,
+any Topology) beside every buffer after the step (:func:`~collectives.viz.buffers.draw_buffers`,
+from :func:`collectives.trace`). :func:`animate` returns a matplotlib animation whose
+``to_jshtml()`` plays without a kernel; :func:`stepper` draws every frame once, up front, into
+an ipywidgets ``Tab`` that switches in the browser. The frame machinery is general
+(:func:`frame_animation`, :func:`frame_stepper` take any function that draws frame ``i``), so
+figures of other kinds (link loads step by step, a timeline) animate the same way.
+matplotlib and ipywidgets are imported inside the functions. Taught from chapter "Cost models
+and the ring all-gather" on.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Optional, Sequence
+
+from ..replay import trace
+from .buffers import draw_buffers
+from .wiring import draw_topology, wiring_of
+
+__all__ = [
+    "draw_schedule",
+    "frame_figure",
+    "draw_frame",
+    "frame_titles",
+    "animate",
+    "stepper",
+    "frame_animation",
+    "frame_stepper",
+    "figure_png",
+]
+
+
+def frame_titles(n_frames: int) -> list[str]:
+    """ "start", "step 0", "step 1", ...: the names of a schedule's frames."""
+    return ["start"] + [f"step {k}" for k in range(n_frames - 1)]
+
+
+def draw_schedule(
+    schedule,
+    topology=None,
+    steps=None,
+    figsize_per_row=(7.5, 2.2),
+    *,
+    placement=None,
+    switch_placement=None,
+    levels=None,
+):
+    """One row per step: (left) the step's transfers on ``topology``, (right) every
+    buffer after the step. The first row is the starting state. ``placement``,
+    ``switch_placement``: where the ranks run (as in :func:`collectives.time`); ``levels``:
+    the link levels drawn (:func:`~collectives.viz.wiring.wiring_of`). Returns the Figure."""
+    import matplotlib.pyplot as plt
+
+    states = trace(schedule)
+    shown = list(range(schedule.n_steps)) if steps is None else list(steps)
+    rows = 1 + len(shown)
+    cols = 2 if topology is not None else 1
+    w, h = figsize_per_row
+    fig, axes = plt.subplots(
+        rows,
+        cols,
+        figsize=(w if cols == 2 else w / 1.6, h * rows),
+        squeeze=False,
+        gridspec_kw={"width_ratios": [1, 1.6]} if cols == 2 else None,
+    )
+    layout = wiring_of(topology, levels) if topology is not None else None
+    for row, k in enumerate([None] + shown):
+        state = states[0 if k is None else k + 1]
+        label = "before step 0" if k is None else f"after step {k}"
+        if topology is not None:
+            draw_topology(
+                topology,
+                step=k,
+                schedule=schedule if k is not None else None,
+                ax=axes[row, 0],
+                title="start" if k is None else f"step {k}",
+                placement=placement,
+                switch_placement=switch_placement,
+                layout=layout,
+            )
+        draw_buffers(schedule, state, ax=axes[row, -1], title=label)
+    fig.tight_layout()
+    return fig
+
+
+def frame_figure(schedule, topology=None, buffers: bool = True, layout=None):
+    """The figure of one frame: the topology (if any) and the buffers side by side, or the
+    topology above the buffers when a rank's buffer has many slots (the buffer panel gets
+    about 0.3 inch per slot) or the topology is a cluster drawn wide. Returns (figure, axes)
+    with axes of shape (1, 2) (the buffers in ``axes[0, -1]``), or (1, 1) with one panel."""
+    import matplotlib.pyplot as plt
+
+    buffers_width = max(4.8, 0.3 * schedule.n_chunks + 1.2)
+    if topology is None:
+        return plt.subplots(1, 1, figsize=(buffers_width, 3.2), squeeze=False)
+    lay = layout or wiring_of(topology)
+    if not buffers:
+        wide = lay.width > 8
+        return plt.subplots(
+            1, 1, figsize=(7.0 if wide else 4.6, 3.6 if wide else 3.4), squeeze=False
+        )
+    if buffers_width <= 6 and lay.width <= 8:
+        return plt.subplots(
+            1,
+            2,
+            figsize=(buffers_width + 3.2, 3.2),
+            squeeze=False,
+            gridspec_kw={"width_ratios": [3.2, buffers_width]},
+        )
+    fig, axes = plt.subplots(
+        2, 1, figsize=(max(buffers_width, 6.4), 5.4), gridspec_kw={"height_ratios": [1.3, 1]}
+    )
+    return fig, axes.reshape(1, 2)
+
+
+def draw_frame(
+    schedule,
+    topology,
+    states,
+    i,
+    axes,
+    *,
+    placement=None,
+    switch_placement=None,
+    layout=None,
+    buffers: bool = True,
+):
+    """Frame ``i`` (0: before step 0) into ``axes`` (from :func:`frame_figure`)."""
+    k = i - 1
+    if topology is not None:
+        draw_topology(
+            topology,
+            step=k if k >= 0 else None,
+            schedule=schedule,
+            ax=axes[0, 0],
+            title="start" if k < 0 else f"step {k}",
+            placement=placement,
+            switch_placement=switch_placement,
+            layout=layout,
+        )
+    if buffers or topology is None:
+        draw_buffers(
+            schedule,
+            states[i],
+            ax=axes[0, -1],
+            title="before step 0" if k < 0 else f"after step {k}",
+        )
+
+
+def frame_animation(
+    draw: Callable[[int, object], None], n_frames: int, figure, axes, interval: int = 900
+):
+    """A matplotlib animation of ``n_frames`` frames: before frame ``i`` every axes of
+    ``axes`` (an array) is cleared, then ``draw(i, axes)`` draws it. The figure is closed
+    (the animation keeps it); ``to_jshtml()`` gives a player that needs no kernel."""
+    import matplotlib.pyplot as plt
+    from matplotlib.animation import FuncAnimation
+
+    def frame(i):
+        for ax in axes.ravel():
+            ax.clear()
+        draw(i, axes)
+        return []
+
+    anim = FuncAnimation(figure, frame, frames=n_frames, interval=interval, blit=False)
+    plt.close(figure)
+    return anim
+
+
+def figure_png(figure, dpi: Optional[float] = None) -> bytes:
+    """``figure`` as PNG bytes (at ``dpi``, default the figure's), then closed."""
+    import io
+
+    import matplotlib.pyplot as plt
+
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=dpi)
+    plt.close(figure)
+    return buffer.getvalue()
+
+
+def frame_stepper(render: Callable[[int], bytes], titles: Sequence[str]):
+    """One tab per frame (``render(i)``: PNG bytes of frame ``i``), named by ``titles``;
+    every frame is rendered once, up front, and switching tabs happens in the browser, so
+    the stepper works in the static book as well as in a live kernel (a slider linked with
+    ``jslink`` would not: the book's embedded widget manager does not run links)."""
+    import ipywidgets as widgets
+
+    frames = [
+        widgets.Image(
+            value=render(i), format="png", layout=widgets.Layout(max_width="100%", height="auto")
+        )
+        for i in range(len(titles))
+    ]
+    return widgets.Tab(frames, selected_index=0, titles=list(titles))
+
+
+def animate(
+    schedule,
+    topology=None,
+    interval=900,
+    *,
+    placement=None,
+    switch_placement=None,
+    buffers: bool = True,
+    levels=None,
+):
+    """A matplotlib animation of the whole schedule, one frame per step (the starting
+    state first), on any ``topology`` (ranks placed by ``placement`` /
+    ``switch_placement`` as in :func:`collectives.time`; ``buffers=False``: the wiring
+    alone, for schedules too large for their buffers to be read; ``levels``: the link
+    levels drawn, :func:`~collectives.viz.wiring.wiring_of`). In a notebook,
+    ``IPython.display.HTML(animate(...).to_jshtml())`` plays in the static book without a
+    kernel."""
+    states = trace(schedule)
+    layout = wiring_of(topology, levels) if topology is not None else None
+    fig, axes = frame_figure(schedule, topology, buffers, layout)
+
+    def draw(i, axes):
+        draw_frame(
+            schedule,
+            topology,
+            states,
+            i,
+            axes,
+            placement=placement,
+            switch_placement=switch_placement,
+            layout=layout,
+            buffers=buffers,
+        )
+
+    return frame_animation(draw, len(states), fig, axes, interval)
+
+
+def stepper(
+    schedule,
+    topology=None,
+    dpi=80,
+    *,
+    placement=None,
+    switch_placement=None,
+    buffers: bool = True,
+    levels=None,
+):
+    """One tab per step of ``schedule`` (the starting state first) showing every buffer and,
+    with ``topology``, the step's transfers; click a tab to step (:func:`frame_stepper`).
+    ``placement``, ``switch_placement``, ``buffers`` and ``levels`` as in :func:`animate`.
+    Returns the ipywidgets ``Tab``; display it (the last line of a cell does)."""
+    states = trace(schedule)
+    layout = wiring_of(topology, levels) if topology is not None else None
+
+    def render(i):
+        fig, axes = frame_figure(schedule, topology, buffers, layout)
+        draw_frame(
+            schedule,
+            topology,
+            states,
+            i,
+            axes,
+            placement=placement,
+            switch_placement=switch_placement,
+            layout=layout,
+            buffers=buffers,
+        )
+        return figure_png(fig, dpi)
+
+    return frame_stepper(render, frame_titles(len(states)))

@@ -1,0 +1,749 @@
+"""A Schedule's transfers drawn on the wiring they run on, for any Topology.
+
+:func:`wiring_of` places every node of a Topology from what the Topology declares (its
+:class:`~collectives.topology.TopologyInfo`, and for GPU clusters and fabrics the
+:class:`~collectives.topology.Cluster` tiers), never from how a builder happens to number
+things:
+
+* a ring on a circle, a chain on a line, one switch at the centre of its endpoints;
+* a torus or mesh as a grid (axis 0 down, the last axis across, ranks row-major over
+  ``info.shape``); with three or more axes the leading axes index *planes*, drawn side by
+  side (links between planes are drawn only when a transfer crosses them, as arcs); every
+  wraparound link of ``info.wraparound`` is a pair of stubs leaving one edge of the grid and
+  arriving at the opposite one, so the wrap is visible without a line across the grid;
+* a product (``info.dimensions``, e.g. a TPU multislice over DCN) as copies of its inner
+  dimensions' drawing, one panel per coordinate of the outer one;
+* a GPU cluster or fabric tier by tier: GPUs grouped by node (``info.shape`` is
+  ``(nodes, GPUs per node)``), each NIC above the GPU its PCIe link reaches, each node's
+  NVSwitch below its GPUs, then one row per switch tier (``Cluster.node_tier``), every switch
+  above the nodes it serves (``Cluster.link_up``), a tier spread evenly when its switches
+  would crowd (rails, leaves, spines, cores; planes side by side);
+* anything else: a spring layout of its graph.
+
+Switches a layout does not place (the DCN switches of a multislice) go in a row below.
+:func:`draw_topology` draws the links (coloured by link level when there are several,
+:func:`~collectives.viz.style.level_colour`), the nodes by role, and, with a Schedule and a
+step, every transfer of the step as one arrow per link it crosses, along the routes the
+Topology gives (the routes :func:`collectives.time` costs), coloured by chunk. Ranks are
+placed on endpoints as :func:`collectives.time` places them (``placement``,
+``switch_placement``), so grouped Schedules, collectives on part of a cluster and switch
+participants (NVLS, SHARP) are drawn where they run; a switch taking part in the step is
+outlined. matplotlib (and, for the spring layout, networkx) are imported inside the
+functions. Taught from chapter "Cost models and the ring all-gather" on; the hardware
+chapters draw their presets with it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Optional, Sequence
+
+import numpy as np
+
+from ..cost import placement_nodes
+from ..errors import CollectivesError
+from ..topology import ROLES, Cluster, Topology
+from .buffers import chunk_colour, shard_size
+from .style import PALETTE, font_size, level_colour
+
+__all__ = [
+    "Wiring",
+    "MAX_NODES",
+    "WRAP_COLOUR",
+    "wiring_of",
+    "draw_wiring",
+    "step_crossings",
+    "draw_transfers",
+    "draw_topology",
+]
+
+#: the most nodes a wiring drawing takes (draw a smaller preset of the same shape)
+MAX_NODES = 4000
+#: the most nodes the spring layout (topologies with no declared drawing) takes
+_MAX_SPRING = 600
+#: gap between two panels (planes of a torus, copies of a product), in chip spacings
+_PANEL_GAP = 1.5
+#: panels per row of panels
+_PANELS_PER_ROW = 4
+#: length of a wraparound stub, in chip spacings
+_STUB = 0.45
+
+
+@dataclass(frozen=True)
+class Wiring:
+    """Where a figure draws a Topology's nodes and how it draws its links.
+
+    ``positions``: (n_nodes, 2) drawing coordinates (NaN: the node is not drawn);
+    ``stub``: (n_links, 2), zero for a link drawn as a line, else the vector of the stub a
+    wraparound link leaves its source by (it enters its destination from the opposite
+    side); ``arc``: per link, True for a link drawn only as an arc, when a transfer crosses
+    it (links between the planes of a torus); ``labels``: the text on each endpoint;
+    ``rows``: ``(y, name)`` of each named row (tiers of a cluster); ``panels``: ``(x, y,
+    text)`` of each panel's caption; ``radius``: an endpoint's radius in drawing units (a
+    switch is a square of 1.2 times that half-side, a NIC one of 0.5 times);
+    ``curvature``: the bend of the first arrow on a link (more arrows on one link bend
+    more); ``hidden``: per link, True for a link left out (a level not shown; None: none).
+    """
+
+    positions: np.ndarray
+    stub: np.ndarray
+    arc: np.ndarray
+    labels: tuple
+    rows: tuple = ()
+    panels: tuple = ()
+    radius: float = 0.3
+    curvature: float = 0.15
+    hidden: Optional[np.ndarray] = None
+
+    @property
+    def width(self) -> float:
+        """The horizontal extent of the drawn nodes."""
+        x = self.positions[:, 0]
+        return float(np.nanmax(x) - np.nanmin(x)) if np.isfinite(x).any() else 0.0
+
+
+# ---- layouts -----------------------------------------------------------------------------
+
+
+def _empty(topology, positions, labels=None, **fields):
+    labels = tuple(str(r) for r in range(topology.n_ranks)) if labels is None else labels
+    return Wiring(
+        positions,
+        np.zeros((topology.n_links, 2)),
+        np.zeros(topology.n_links, bool),
+        tuple(labels),
+        **fields,
+    )
+
+
+def _circle(n):
+    angle = np.pi / 2 - 2 * np.pi * np.arange(n) / max(n, 1)
+    return np.stack([np.cos(angle), np.sin(angle)], axis=1)
+
+
+def _radius(positions):
+    """An endpoint's radius: 0.3 drawing units, less where endpoints sit closer than 1."""
+    pos = positions[np.isfinite(positions[:, 0])]
+    if len(pos) < 2:
+        return 0.3
+    gaps = np.hypot(*(pos[:, None, :] - pos[None, :, :]).transpose(2, 0, 1))
+    gaps[np.diag_indices(len(pos))] = np.inf
+    return float(min(0.3, 0.32 * gaps.min()))
+
+
+def _grid(topology):
+    """A torus or mesh: the last two axes as a grid, leading axes as planes side by side."""
+    shape = tuple(topology.shape)
+    n = topology.n_ranks
+    coords = np.stack(np.unravel_index(np.arange(n), shape), axis=1)
+    rows = shape[-2] if len(shape) >= 2 else 1
+    cols = shape[-1]
+    lead = shape[:-2]
+    n_panels = int(np.prod(lead)) if lead else 1
+    panel = np.ravel_multi_index(coords[:, :-2].T, lead) if lead else np.zeros(n, np.int64)
+    per_row = min(n_panels, _PANELS_PER_ROW)
+    px, py = panel % per_row, panel // per_row
+    x = coords[:, -1] + px * (cols + _PANEL_GAP)
+    y = (-(coords[:, -2]) if len(shape) >= 2 else np.zeros(n)) - py * (rows + _PANEL_GAP + 0.6)
+    pos = np.stack([x, y], axis=1).astype(float)
+    # each link's axis and direction, from the coordinates of its two ends
+    u, v = topology.link_src, topology.link_dst
+    delta = coords[v] - coords[u]
+    axis = np.argmax(delta != 0, axis=1)
+    step = delta[np.arange(len(u)), axis]
+    size = np.asarray(shape)[axis]
+    wrapped = (np.abs(step) != 1) & (size > 2)
+    unit = np.zeros((len(shape), 2))
+    unit[-1] = (1.0, 0.0)
+    if len(shape) >= 2:
+        unit[-2] = (0.0, -1.0)
+    stub = np.zeros((len(u), 2))
+    in_plane = axis >= len(shape) - 2
+    going = np.where(step > 0, -1.0, 1.0)  # a wrap link runs against its step
+    # a wrap between planes leaves diagonally, towards the next plane up and to the right
+    direction = np.where(in_plane[:, None], unit[axis], np.array([[0.7, 0.7]]))
+    stub[wrapped] = direction[wrapped] * (going[wrapped] * _STUB)[:, None]
+    arc = ~in_plane & ~wrapped
+    panels = ()
+    if lead:
+        captions = []
+        for p in range(n_panels):
+            index = np.unravel_index(p, lead)
+            text = ", ".join(f"axis {a} = {i}" for a, i in enumerate(index))
+            captions.append(
+                (
+                    (p % per_row) * (cols + _PANEL_GAP) + (cols - 1) / 2,
+                    -(p // per_row) * (rows + _PANEL_GAP + 0.6) + 0.75,
+                    text,
+                )
+            )
+        panels = tuple(captions)
+    return Wiring(pos, stub, arc, tuple(str(r) for r in range(n)), panels=panels)
+
+
+def _product(topology):
+    """Copies of the inner dimensions' drawing, one panel per outer coordinate."""
+    dims = topology.info.dimensions
+    outer = dims[0]
+    inner_sizes = [d.n_ranks for d in dims[1:]]
+    inner = dims[1] if len(dims) == 2 else None
+    if inner is None:  # more than two dimensions: the inner ones as one grid
+        inner_layout = _grid_like(inner_sizes)
+        inner_pos, inner_stub = inner_layout, {}
+    else:
+        lay = wiring_of(inner)
+        inner_pos = lay.positions[: inner.n_ranks]
+        inner_stub = {
+            (int(a), int(b)): (lay.stub[i], lay.arc[i])
+            for i, (a, b) in enumerate(zip(inner.link_src, inner.link_dst))
+            if lay.stub[i].any() or lay.arc[i]
+        }
+    m = int(np.prod(inner_sizes))
+    lo, hi = np.nanmin(inner_pos, axis=0), np.nanmax(inner_pos, axis=0)
+    extent = hi - lo
+    per_row = min(outer.n_ranks, _PANELS_PER_ROW)
+    n = topology.n_ranks
+    c0, rest = np.divmod(np.arange(n), m)
+    px, py = c0 % per_row, c0 // per_row
+    pos = np.full((topology.n_nodes, 2), np.nan)
+    pos[:n, 0] = inner_pos[rest, 0] - lo[0] + px * (extent[0] + 1 + _PANEL_GAP)
+    pos[:n, 1] = inner_pos[rest, 1] - hi[1] - py * (extent[1] + 1 + _PANEL_GAP + 0.6)
+    stub = np.zeros((topology.n_links, 2))
+    arc = np.zeros(topology.n_links, bool)
+    u, v = topology.link_src, topology.link_dst
+    endpoints = (u < n) & (v < n)
+    same = endpoints.copy()
+    same[endpoints] = c0[u[endpoints]] == c0[v[endpoints]]
+    for i in np.flatnonzero(same):  # a link inside one copy: as drawn there
+        found = inner_stub.get((int(rest[u[i]]), int(rest[v[i]])))
+        if found is not None:
+            stub[i], arc[i] = found
+    panels = tuple(
+        (
+            px_ * (extent[0] + 1 + _PANEL_GAP) + extent[0] / 2,
+            -py_ * (extent[1] + 1 + _PANEL_GAP + 0.6) + 0.75,
+            f"{topology.info.levels[0]} {k}",
+        )
+        for k, (px_, py_) in enumerate(
+            zip(np.arange(outer.n_ranks) % per_row, np.arange(outer.n_ranks) // per_row)
+        )
+    )
+    return Wiring(
+        pos,
+        stub,
+        arc,
+        tuple(str(r) for r in range(n)),
+        panels=panels,
+        radius=_radius(pos[:n]) if n <= 600 else 0.3,
+    )
+
+
+def _grid_like(sizes):
+    """Row-major positions of a grid of the given sizes (the last two as rows and columns)."""
+    n = int(np.prod(sizes))
+    cols = sizes[-1]
+    r, c = np.divmod(np.arange(n), cols)
+    return np.stack([c, -r], axis=1).astype(float)
+
+
+_ROW_NAMES = {"leaf": "leaves", "spine": "spines", "core": "cores"}
+
+
+def _spread(x_centre, lo, hi, span=None, min_gap=0.9):
+    """x of a tier's switches: over their children, or spread evenly over [lo, hi] (in
+    the order of their children) when that would put two closer than ``min_gap`` or when a
+    switch's children (``span``: the width each one's children cover) reach across more
+    than half of the drawing (rail leaves, spines)."""
+    order = np.argsort(x_centre, kind="stable")
+    x = x_centre.copy()
+    crowded = len(x) > 1 and np.min(np.diff(x_centre[order])) < min_gap
+    wide = span is not None and len(x) > 1 and np.max(span) > 0.5 * (hi - lo)
+    if crowded or wide:
+        x[order] = np.linspace(lo, hi, len(x)) if hi > lo else lo
+    return x
+
+
+def _cluster(topology):
+    """A GPU cluster or fabric, tier by tier (module docstring)."""
+    info = topology.info
+    levels = tuple(info.levels)
+    n, n_nodes = topology.n_ranks, topology.n_nodes
+    pos = np.full((n_nodes, 2), np.nan)
+    src, dst, level = topology.link_src, topology.link_dst, topology.link_level
+    if info.gpus_per_node is not None and info.shape is not None:
+        node, local = np.unravel_index(np.arange(n), info.shape)
+        g = info.shape[1]
+        pos[:n, 0] = node * (g + _PANEL_GAP) + local
+        labels = tuple(str(i) for i in local)
+    else:  # bare hosts, in cabling order (rails keep rails together)
+        pos[:n, 0] = np.argsort(np.argsort(topology.port_position, kind="stable"))
+        labels = tuple(str(r) for r in range(n))
+    pos[:n, 1] = 0.0
+    rows = []
+
+    def linked(name, lower):
+        """(lower end, other end) of the links of level ``name`` leaving ``lower``."""
+        if name not in levels:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        sel = (level == levels.index(name)) & np.isin(src, lower)
+        return src[sel], dst[sel]
+
+    gpus = np.arange(n)
+    s, d = linked("nvlink", gpus)
+    for nvswitch in np.unique(d):
+        pos[nvswitch] = [pos[s[d == nvswitch], 0].mean(), -1.2]
+    if len(d):
+        rows.append((-1.2, "NVSwitch"))
+    s, d = linked("pcie", gpus)
+    pos[d] = np.column_stack([pos[s, 0], np.full(len(s), 0.9)])
+    lo, hi = np.nanmin(pos[:n, 0]), np.nanmax(pos[:n, 0])
+    tier = topology.node_tier
+    up = topology.link_up
+    for t in range(1, int(tier.max()) + 1):
+        switches = np.flatnonzero(tier == t)
+        into = up & np.isin(dst, switches) & np.isfinite(pos[src, 0])
+        centre, span = np.full(len(switches), (lo + hi) / 2), np.zeros(len(switches))
+        for k, w in enumerate(switches):
+            below = pos[src[into & (dst == w)], 0]
+            if below.size:
+                centre[k], span[k] = below.mean(), np.ptp(below)
+        y = 0.8 + 1.8 * t
+        pos[switches, 0] = _spread(centre, lo, hi, span)
+        pos[switches, 1] = y
+        names = {levels[k] for k in level[into]}
+        name = names.pop() if len(names) == 1 else f"tier {t}"
+        rows.append((y, _ROW_NAMES.get(name, name)))
+    return Wiring(
+        pos,
+        np.zeros((topology.n_links, 2)),
+        np.zeros(topology.n_links, bool),
+        labels,
+        rows=tuple(rows),
+        radius=0.3,
+        curvature=0.08,
+    )
+
+
+def _spring(topology):
+    import networkx as nx
+
+    if topology.n_nodes > _MAX_SPRING:
+        raise CollectivesError(
+            f"{topology.name} declares no drawing and has {topology.n_nodes} nodes, too many "
+            f"for a spring layout (at most {_MAX_SPRING}); draw a smaller one"
+        )
+    layout = nx.spring_layout(topology.to_networkx().to_undirected(), seed=0)
+    pos = np.array([layout[i] for i in range(topology.n_nodes)])
+    return _empty(topology, pos, radius=_radius(pos))
+
+
+def _place_the_rest(topology, lay):
+    """Switches no rule placed: in a row below the drawing, each under the mean of the nodes
+    it links to."""
+    pos = lay.positions.copy()
+    missing = np.flatnonzero(np.isnan(pos[:, 0]))
+    if not missing.size:
+        return lay
+    src, dst = topology.link_src, topology.link_dst
+    centre = []
+    for w in missing:
+        near = np.concatenate([dst[src == w], src[dst == w]])
+        near = near[np.isfinite(pos[near, 0])]
+        centre.append(pos[near, 0].mean() if near.size else np.nanmean(pos[:, 0]))
+    lo, hi = np.nanmin(pos[:, 0]), np.nanmax(pos[:, 0])
+    pos[missing, 0] = _spread(np.array(centre), lo, hi)
+    pos[missing, 1] = np.nanmin(pos[:, 1]) - 1.6
+    return replace(lay, positions=pos)
+
+
+def wiring_of(topology: Topology, levels: Optional[Sequence[str]] = None) -> Wiring:
+    """Where to draw every node of ``topology`` and how to draw its links (module
+    docstring), from its declared info. ``levels``: draw only the links of these levels
+    (names of ``info.levels``, e.g. ``("nvlink", "pcie")`` for the inside of a DGX node) and
+    the switches and NICs they reach. Raises :class:`~collectives.CollectivesError` for a
+    topology of more than :data:`MAX_NODES` nodes or a level it does not have."""
+    if not isinstance(topology, Topology):
+        raise CollectivesError(
+            f"wiring_of() draws a collectives Topology, got {type(topology).__name__}"
+        )
+    if topology.n_nodes > MAX_NODES:
+        raise CollectivesError(
+            f"{topology.name} has {topology.n_nodes} nodes, too many to draw (at most "
+            f"{MAX_NODES}); draw a smaller preset of the same shape"
+        )
+    info = topology.info
+    n = topology.n_ranks
+    if info.family == "ring" or (
+        info.family in ("custom", "graph") and info.shape is None and topology.n_nodes == n
+    ):
+        lay = _empty(topology, _circle(n), radius=_radius(_circle(n)))
+    elif info.family == "chain":
+        lay = _empty(topology, np.stack([np.arange(n, dtype=float), np.zeros(n)], axis=1))
+    elif info.family == "switch":
+        pos = np.full((topology.n_nodes, 2), np.nan)
+        pos[:n] = _circle(n)
+        pos[n] = (0.0, 0.0)
+        lay = _empty(topology, pos, radius=_radius(pos[:n]))
+    elif info.is_torus:
+        lay = _grid(topology)
+    elif info.family == "product" and len(info.dimensions) >= 2:
+        lay = _product(topology)
+    elif isinstance(topology, Cluster):
+        lay = _cluster(topology)
+    else:
+        lay = _spring(topology)
+    lay = _place_the_rest(topology, lay)
+    return lay if levels is None else _only(topology, lay, levels)
+
+
+def _only(topology, lay, levels):
+    """``lay`` with the links of other levels hidden and the nodes only they reach unplaced."""
+    names = tuple(topology.info.levels)
+    levels = (levels,) if isinstance(levels, str) else tuple(levels)
+    unknown = [name for name in levels if name not in names]
+    if unknown:
+        raise CollectivesError(
+            f"{topology.name} has no link level {unknown[0]!r}; its levels are {', '.join(names)}"
+        )
+    keep = np.isin(topology.link_level, [names.index(name) for name in levels])
+    reached = np.zeros(topology.n_nodes, bool)
+    reached[: topology.n_ranks] = True
+    reached[topology.link_src[keep]] = True
+    reached[topology.link_dst[keep]] = True
+    pos = lay.positions.copy()
+    pos[~reached] = np.nan
+    return replace(
+        lay,
+        positions=pos,
+        hidden=~keep,
+        rows=tuple(
+            (y, name)
+            for y, name in lay.rows
+            if np.any(np.isclose(pos[np.isfinite(pos[:, 1]), 1], y))
+        ),
+    )
+
+
+# ---- drawing -------------------------------------------------------------------------------
+
+#: colour of a wraparound link's stubs (the purple of the TPU figures)
+WRAP_COLOUR = PALETTE["purple"]
+
+
+def _frame(ax, topology, lay):
+    """Set the axes limits around the drawing (room for row names and panel captions) and
+    its aspect: equal, unless the drawing is much wider than the axes (a cluster of many
+    nodes), whose height is then stretched."""
+    pos = lay.positions
+    ok = np.isfinite(pos[:, 0])
+    x0, x1 = pos[ok, 0].min(), pos[ok, 0].max()
+    y0, y1 = pos[ok, 1].min(), pos[ok, 1].max()
+    # room for a node and its arrows' bends, and for wraparound stubs where there are any
+    pad = max(1.7 * lay.radius, _STUB + 0.2 if lay.stub.any() else 0.0) + 0.05
+    left = x0 - pad - (2.4 if lay.rows else 0.0)
+    top = y1 + pad + (0.6 if lay.panels else 0.0)
+    if y1 - y0 < 1e-9:  # one row (a chain): room for arrows
+        y0, y1 = y0 - 0.6, y1 + 0.6
+    ax.set_xlim(left, x1 + pad)
+    ax.set_ylim(y0 - pad, top)
+    w, h = _axes_points(ax)
+    wide = (x1 + pad - left) / (top - y0 + pad) > 2.5 * w / h
+    ax.set_aspect("auto" if wide else "equal")
+
+
+def _axes_points(ax):
+    """The axes' width and height in points (as laid out now)."""
+    box = ax.get_position()
+    fw, fh = ax.figure.get_size_inches()
+    return box.width * fw * 72, box.height * fh * 72
+
+
+def _points_per_unit(ax):
+    """Points per drawing unit (the smaller of the two directions)."""
+    w, h = _axes_points(ax)
+    (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
+    # with an equal aspect the box shrinks along the longer side: the smaller scale holds
+    return min(w / (x1 - x0), h / (y1 - y0))
+
+
+def _sizes(ax, topology, lay):
+    """(endpoint, switch, NIC) half-sizes in points."""
+    r = lay.radius * _points_per_unit(ax)
+    return r, 1.2 * r, 0.5 * r
+
+
+def draw_wiring(
+    topology: Topology,
+    ax=None,
+    layout: Optional[Wiring] = None,
+    title: Optional[str] = None,
+    legend: bool = False,
+):
+    """The links and nodes of ``topology`` as :func:`wiring_of` places them: links coloured by
+    level (when the topology has more than one), parallel cables drawn once, wraparound
+    links as purple stubs, endpoints as labelled circles, NICs as small squares, switches as
+    squares. ``legend``: a legend of the link levels below the drawing. Returns the Axes."""
+    import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
+
+    ax = ax or plt.gca()
+    lay = layout or wiring_of(topology)
+    pos = lay.positions
+    _frame(ax, topology, lay)
+    r_end, r_switch, r_nic = _sizes(ax, topology, lay)
+    levels = tuple(topology.info.levels)
+    several = len(levels) > 1
+    width = float(np.clip(r_end / 5, 0.6, 2.0))
+    drawn, used = set(), []
+    for i, (u, v, lv) in enumerate(
+        zip(topology.link_src.tolist(), topology.link_dst.tolist(), topology.link_level.tolist())
+    ):
+        key = (min(u, v), max(u, v))
+        hidden = lay.hidden is not None and lay.hidden[i]
+        if key in drawn or lay.arc[i] or hidden or np.isnan(pos[[u, v]]).any():
+            continue
+        drawn.add(key)
+        colour = level_colour(levels[lv], lv) if several else "0.8"
+        if lv not in used:
+            used.append(lv)
+        if lay.stub[i].any():
+            for end, sign in ((u, 1.0), (v, -1.0)):
+                ax.plot(
+                    *np.stack([pos[end], pos[end] + sign * lay.stub[i]]).T,
+                    color=WRAP_COLOUR,
+                    linewidth=width + 0.6,
+                    solid_capstyle="round",
+                    zorder=1,
+                )
+        else:
+            ax.plot(*pos[[u, v]].T, color=colour, linewidth=width, zorder=1)
+    roles = topology.node_role
+    ranks = np.arange(topology.n_ranks)
+    ax.scatter(
+        *pos[ranks].T,
+        s=(2 * r_end) ** 2,
+        color="white",
+        edgecolor="0.2",
+        linewidth=min(1.0, width),
+        zorder=3,
+    )
+    for rank in ranks:
+        # a label fits its circle: about 0.6 of its size per character
+        label = lay.labels[rank]
+        size = min(font_size("cell"), 1.3 * r_end, 2.8 * r_end / max(len(label), 1))
+        if size >= 5 and np.isfinite(pos[rank, 0]):
+            ax.text(*pos[rank], label, ha="center", va="center", fontsize=size, zorder=4)
+    nics = np.flatnonzero(roles == ROLES.index("nic"))
+    if nics.size:
+        ax.scatter(
+            *pos[nics].T,
+            s=(2 * r_nic) ** 2,
+            marker="s",
+            color="0.92",
+            edgecolor="0.3",
+            linewidth=0.6,
+            zorder=3,
+        )
+    switches = topology.switches
+    shown = switches[np.isfinite(pos[switches, 0])]
+    if shown.size:
+        ax.scatter(
+            *pos[shown].T,
+            s=(2 * r_switch) ** 2,
+            marker="s",
+            color="0.85",
+            edgecolor="0.2",
+            linewidth=min(1.0, width),
+            zorder=3,
+        )
+    left = np.nanmin(pos[:, 0]) - 2.2 * lay.radius
+    for y, name in lay.rows:
+        ax.text(left, y, name, ha="right", va="center", fontsize=font_size("small"))
+    for x, y, text in lay.panels:
+        ax.text(x, y, text, ha="center", va="bottom", fontsize=font_size("note"))
+    if legend:
+        handles = [
+            Line2D(
+                [],
+                [],
+                color=level_colour(levels[lv], lv) if several else "0.8",
+                linewidth=2,
+                label=levels[lv],
+            )
+            for lv in sorted(used)
+        ]
+        if lay.stub.any():
+            handles.append(
+                Line2D(
+                    [],
+                    [],
+                    color=WRAP_COLOUR,
+                    linewidth=2.6,
+                    label="wraparound (to the opposite edge)",
+                )
+            )
+        if lay.arc.any():
+            handles.append(
+                Line2D(
+                    [], [], color="0.4", linewidth=1.2, label="between planes (arcs, where used)"
+                )
+            )
+        ax.legend(
+            handles=handles,
+            loc="upper center",
+            bbox_to_anchor=(0.5, 0.0),
+            ncol=min(len(handles), 3),
+            frameon=False,
+            fontsize=font_size("small"),
+        )
+    ax.axis("off")
+    if title:
+        ax.set_title(title, fontsize=font_size("note"))
+    return ax
+
+
+def step_crossings(schedule, topology: Topology, step: int, placement=None, switch_placement=None):
+    """Every link crossed in step ``step`` of ``schedule`` placed on ``topology`` (as
+    :func:`collectives.time` places it): ``(link, chunk, src_node, dst_node)`` int arrays,
+    one row per transfer and link of its route, with the transfer's source chunk and its two
+    ends as topology nodes (local copies cross no link and have no row)."""
+    nodes = placement_nodes(schedule, topology, placement, switch_placement)
+    st = schedule.step(step)
+    src, dst = nodes[st.src], nodes[st.dst]
+    remote = np.flatnonzero(src != dst)
+    pair, link = topology.paths(src[remote], dst[remote])
+    chosen = remote[pair]
+    return link, st.src_chunk[chosen], src[chosen], dst[chosen]
+
+
+def draw_transfers(
+    schedule,
+    topology: Topology,
+    step: int,
+    ax,
+    layout: Optional[Wiring] = None,
+    placement=None,
+    switch_placement=None,
+):
+    """The transfers of step ``step`` as arrows on a :func:`draw_wiring` drawing (draw that
+    first, on the same ``ax``): one arrow per link a transfer crosses, coloured by its chunk
+    (in an all-gather labelled by shard, one arrow per shard and link); several arrows on
+    one link fan out; an arrow on a wraparound link leaves by its stub and arrives by the
+    opposite one; links between torus planes are arcs. Switches that send or receive in the
+    step are outlined. Returns the number of arrows drawn."""
+    from matplotlib.patches import FancyArrowPatch
+
+    lay = layout or wiring_of(topology)
+    pos = lay.positions
+    link, chunk, src_node, dst_node = step_crossings(
+        schedule, topology, step, placement, switch_placement
+    )
+    per_shard = shard_size(schedule)
+    n_colours = schedule.n_chunks // per_shard
+    r_end, r_switch, r_nic = _sizes(ax, topology, lay)
+    role = topology.node_role
+    half = np.where(role == 0, r_end, np.where(role == ROLES.index("nic"), r_nic, r_switch))
+    head = float(np.clip(1.1 * r_end, 5, 14))
+    width = float(np.clip(r_end / 5, 0.8, 2.0))
+    keys = np.unique(
+        np.stack([link, chunk // per_shard if per_shard > 1 else np.arange(len(link))], axis=1),
+        axis=0,
+    )
+    per_link = np.bincount(keys[:, 0], minlength=topology.n_links)
+    seen: dict[int, int] = {}
+    drawn: set[tuple[int, int]] = set()
+    arrows = 0
+    for lk, c in zip(link.tolist(), chunk.tolist()):
+        key = (lk, c // per_shard)
+        if per_shard > 1 and key in drawn:
+            continue
+        drawn.add(key)
+        k = seen.get(lk, 0)
+        seen[lk] = k + 1
+        u, v = int(topology.link_src[lk]), int(topology.link_dst[lk])
+        if np.isnan(pos[[u, v], 0]).any() or (lay.hidden is not None and lay.hidden[lk]):
+            continue  # a link the drawing leaves out
+        colour = chunk_colour(key[1], n_colours)
+        rad = lay.curvature + min(0.12, 0.5 / per_link[lk]) * k  # fan out, bounded
+        shrink_a, shrink_b = half[u] + 1, half[v] + 1
+        if lay.stub[lk].any():
+            # leave by the stub at the source, arrive by the opposite stub at the destination
+            offset = np.array([-lay.stub[lk][1], lay.stub[lk][0]]) * 0.25 * k
+            ax.plot(
+                *np.stack([pos[u] + offset, pos[u] + lay.stub[lk] + offset]).T,
+                color=colour,
+                linewidth=width,
+                zorder=2,
+            )
+            start, end, rad, shrink_a = pos[v] - lay.stub[lk] + offset, pos[v], 0.0, 0.0
+        else:
+            start, end = pos[u], pos[v]
+            if lay.arc[lk]:
+                rad = 0.09 + 0.05 * k
+        ax.add_patch(
+            FancyArrowPatch(
+                start,
+                end,
+                arrowstyle="-|>",
+                mutation_scale=head,
+                color=colour,
+                linewidth=width,
+                shrinkA=shrink_a,
+                shrinkB=shrink_b,
+                connectionstyle=f"arc3,rad={rad}",
+                zorder=2,
+                alpha=0.8 if lay.arc[lk] else 1.0,
+            )
+        )
+        arrows += 1
+    busy = np.unique(np.concatenate([src_node, dst_node]))
+    busy = busy[np.isin(busy, topology.switches)]
+    busy = busy[np.isfinite(pos[busy, 0])]
+    if busy.size:
+        ax.scatter(
+            *pos[busy].T,
+            s=(2 * r_switch) ** 2,
+            marker="s",
+            facecolor="0.85",
+            edgecolor="black",
+            linewidth=2.4,
+            zorder=3,
+        )
+    return arrows
+
+
+def draw_topology(
+    topology: Topology,
+    step: Optional[int] = None,
+    schedule=None,
+    ax=None,
+    title: Optional[str] = None,
+    *,
+    placement=None,
+    switch_placement=None,
+    layout: Optional[Wiring] = None,
+    legend: bool = False,
+    levels: Optional[Sequence[str]] = None,
+):
+    """The topology's nodes and links (:func:`draw_wiring`; ``levels``: only those, see
+    :func:`wiring_of`); with ``schedule`` and
+    ``step``, that step's transfers as arrows along their routes, coloured by chunk
+    (:func:`draw_transfers`), the ranks placed by ``placement`` / ``switch_placement`` as
+    in :func:`collectives.time`. Any Topology: a ring, a torus as planes, a DGX node, a
+    SuperPOD's rails, leaves and spines, a layered fabric. Returns the Axes."""
+    import matplotlib.pyplot as plt
+
+    ax = ax or plt.gca()
+    lay = layout or wiring_of(topology, levels)
+    draw_wiring(topology, ax=ax, layout=lay, title=title, legend=legend)
+    if schedule is not None and step is not None:
+        draw_transfers(
+            schedule,
+            topology,
+            step,
+            ax,
+            layout=lay,
+            placement=placement,
+            switch_placement=switch_placement,
+        )
+    return ax

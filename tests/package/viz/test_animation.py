@@ -1,0 +1,96 @@
+"""collectives.viz.animation: a Schedule step by step, drawn from the same Schedules the rest
+of the package uses (one row or frame per state of collectives.trace), on any Topology."""
+
+import re
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt
+
+import collectives as cl
+from collectives import viz
+from collectives.viz import animation
+
+
+def test_draw_schedule_has_a_row_per_step_and_shows_the_buffers():
+    s = cl.algorithms.ring_all_gather(4)
+    fig = viz.draw_schedule(s, cl.topology.ring(4, 1.0))
+    assert len(fig.axes) == 2 * (s.n_steps + 1)
+    grid = fig.axes[-1]  # the buffers after the last step: all full
+    labels = sorted(t.get_text() for t in grid.texts)
+    assert labels == sorted(str(c) for c in range(4) for _ in range(4))
+    plt.close(fig)
+
+
+def test_reductions_show_contribution_counts():
+    s = cl.algorithms.ring_reduce_scatter(3)
+    fig = viz.draw_schedule(s)
+    last = [t.get_text() for t in fig.axes[-1].texts]
+    # rank r ends with chunk r summed over all 3 ranks
+    assert {"0\n3/3", "1\n3/3", "2\n3/3"} <= set(last)
+    plt.close(fig)
+
+
+def test_stepper_has_one_tab_per_frame():
+    tab = viz.stepper(cl.algorithms.ring_all_gather(5), cl.topology.ring(5, 1.0))
+    assert len(tab.children) == 5
+    assert tab.titles == ("start", "step 0", "step 1", "step 2", "step 3")
+    assert all(img.value[:8] == b"\x89PNG\r\n\x1a\n" for img in tab.children)
+    # every frame differs from the one before (each step moves something)
+    assert all(a.value != b.value for a, b in zip(tab.children, tab.children[1:]))
+
+
+def test_animation_has_a_frame_per_state():
+    html = viz.animate(cl.algorithms.ring_all_gather(3)).to_jshtml()
+    frames = set(re.findall(r"frames\[(\d+)\] = ", html))
+    assert frames == {"0", "1", "2"}  # before step 0, after steps 0 and 1
+
+
+def test_a_cluster_schedule_animates_on_its_wiring_alone():
+    """NVLS on a DGX node: the wiring without the buffers (buffers=False), one frame per
+    state; the switch participant is placed on the node's NVSwitch, as cl.time places it."""
+    dgx = cl.hardware.preset("dgx-h100")
+    nvls = cl.algorithms.nvls_all_reduce(8)
+    html = viz.animate(nvls, dgx, buffers=False, levels=("nvlink",)).to_jshtml()
+    frames = set(re.findall(r"frames\[(\d+)\] = ", html))
+    assert frames == {str(i) for i in range(nvls.n_steps + 1)}
+    fig, axes = viz.frame_figure(nvls, dgx, buffers=False)
+    assert axes.shape == (1, 1)
+    plt.close(fig)
+
+
+def test_frame_machinery_animates_any_drawing():
+    """frame_animation / frame_stepper take any function that draws frame i."""
+    fig, axes = plt.subplots(1, 1, squeeze=False)
+    drawn = []
+
+    def draw(i, axes):
+        drawn.append(i)
+        axes[0, 0].bar([0], [i + 1])
+
+    html = animation.frame_animation(draw, 3, fig, axes).to_jshtml()
+    assert set(re.findall(r"frames\[(\d+)\] = ", html)) == {"0", "1", "2"}
+    assert set(drawn) == {0, 1, 2}
+
+    def render(i):
+        f, ax = plt.subplots()
+        ax.plot([0, 1], [0, i])
+        return animation.figure_png(f, dpi=40)
+
+    tab = animation.frame_stepper(render, ["a", "b"])
+    assert tab.titles == ("a", "b") and tab.children[0].value != tab.children[1].value
+    assert animation.frame_titles(3) == ["start", "step 0", "step 1"]
+
+
+def test_placement_draws_a_small_collective_on_part_of_a_cluster():
+    """A 4-rank ring placed on GPUs 4..7 of a 2-node cluster (node 1): one arrow per link
+    of every route, as cl.time places the ranks."""
+    small = cl.topology.cluster(2, 4, nvlink_bandwidth=1e9, pcie_bandwidth=1e9, nic_bandwidth=1e9)
+    ring = cl.algorithms.ring_all_gather(4)
+    fig = viz.draw_schedule(ring, small, steps=[0], placement=[4, 5, 6, 7])
+    arrows = [p for p in fig.axes[2].patches if isinstance(p, matplotlib.patches.FancyArrowPatch)]
+    # each transfer crosses GPU -> NVSwitch -> GPU: 2 links, 4 transfers
+    assert len(arrows) == 8
+    plt.close(fig)

@@ -266,7 +266,8 @@ def pod_port_sum(name: str) -> float:
 
 _GOOGLE_COUNT = ("Google counts one direction per port at its own per-port rate ({} GB/s: its "
                  "{} GB/s of bidirectional ICI per chip over 4 ports); the model counts the "
-                 "same links at The Scaling Book's {} GB/s")
+                 "same links at The Scaling Book's {} GB/s, which notes that ICI links 'have "
+                 "slightly different bandwidths depending on the operation being performed'")
 
 TPU_ROWS: tuple[Measurement, ...] = (
     _profile_row(2048, 8192, "bandwidth-bound: the model runs every link at The Scaling Book's "

@@ -32,7 +32,10 @@ def tpu_wraparound(kind: str, shape: Sequence[int]) -> tuple[bool, ...]:
     2D chips (v5e, v6e): an axis wraps only when it is the full 16 chips. 3D chips (v4, v5p,
     TPU7x) are built from 4x4x4 cubes joined by optical circuit switches: a slice made of
     whole cubes (every axis a multiple of 4) wraps on every axis; smaller slices (2x2x1,
-    2x2x2, 2x2x4, ...) have none.
+    2x2x2, 2x2x4, ...) have none. Google states no such rule: its TPU v4 page says only that
+    slices "AxBxC, ... either 2A=B=C or 2A=2B=C, where each dimension is a multiple of 4" can
+    be configured as a 3D torus (the shapes it offers as twisted tori); the rule here is The
+    Scaling Book's. Twisted tori are not modelled.
     """
     if kind == "tpu-2d":
         return tuple(size == 16 for size in shape)

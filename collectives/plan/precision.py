@@ -48,6 +48,7 @@ PRECISIONS = {
     "fp8lm-o1": Precision("fp8lm-o1", "fp8lm-o1", 1, 2),
     "fp8lm-o2": Precision("fp8lm-o2", "fp8lm-o2", 1, 2),
     "fp8lm-o3": Precision("fp8lm-o3", "fp8lm-o3", 1, 1),
+    "te-fp8-params": Precision("te-fp8-params", "te-fp8-params", 2, 1),
 }
 
 

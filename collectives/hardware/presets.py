@@ -45,9 +45,10 @@ def preset(name: str, **options: Any) -> Topology:
     """A Topology for hardware preset ``name`` (see :func:`presets`).
 
     TPU options: ``shape`` (the slice, default the full pod), ``wraparound`` (override
-    the published rule), ``hop_latency`` (seconds per link), ``slices`` (multislice: that many
-    copies of the slice joined over the data-center network) and ``dcn_latency`` (seconds;
-    default 0, not published); see :mod:`collectives.hardware.tpu`.
+    the published rule), ``hop_latency`` (seconds per link; default 1 us, an assumption after
+    The Scaling Book's "typically around 1us", not a published figure), ``slices``
+    (multislice: that many copies of the slice joined over the data-center network) and
+    ``dcn_latency`` (seconds; default 0, not published); see :mod:`collectives.hardware.tpu`.
 
     DGX nodes ("dgx-h100", "dgx-b200"): a :func:`~collectives.topology.cluster` of ``nodes``
     DGX nodes (default 1): 8 GPUs on the node's NVSwitch, each with its own 400 Gb/s NIC

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 from ..algorithms import (
+    chain_all_gather,
     nccl_ring_all_reduce,
     nccl_tree_all_reduce,
     nvls_all_reduce,
@@ -36,13 +37,16 @@ from ..algorithms import (
 )
 from ..cost import busbw, time
 from ..errors import CollectivesError
+from ..measures import bisection_bandwidth
 from ..mesh import Mesh
 from .presets import preset
+from .systems import lookup
 
 __all__ = ["Measurement", "GPU_ROWS", "TPU_ROWS", "MEASUREMENTS", "table", "lookup_row",
            "NVLS_SWEEP_1455", "nvls_busbw", "ring_busbw", "GB", "KINDS",
            "NVLSTREE_PER_CHANNEL_CAP_HOPPER", "nccl_nvls_tree_cap", "sharp_fraction",
-           "rail_leaves", "nic_busbw", "cross_node_busbws", "cross_node_busbw"]
+           "rail_leaves", "nic_busbw", "cross_node_busbws", "cross_node_busbw",
+           "SCALING_BOOK_PROFILES", "v5e_chain_gather_seconds", "pod_bisection", "pod_port_sum"]
 
 GB = 1e9
 #: buffer for the bandwidth plateaus: nccl-tests' large sizes (NCCL #1455 runs -b 2G -e 4G)
@@ -348,9 +352,94 @@ GPU_ROWS: tuple[Measurement, ...] = (
         section="InfiniBand SHARP"),
 )
 
-#: the TPU chapter's rows (The Scaling Book's profiles, Google's pod figures): appended by
-#: the TPU chapter's authors in a section of their own
-TPU_ROWS: tuple[Measurement, ...] = ()
+# ---- TPU: The Scaling Book's profiles and Google's published pod figures ---------------------
+# (appended by the TPU chapter's authors; chapter "TPU cluster topology")
+
+SCALING_BOOK_SHARDING_URL = "https://jax-ml.github.io/scaling-book/sharding/"
+GCLOUD_TPU_V4 = "https://cloud.google.com/tpu/docs/v4"
+GCLOUD_TPU_V5E = "https://cloud.google.com/tpu/docs/v5e"
+GCLOUD_TPU_V6E = "https://cloud.google.com/tpu/docs/v6e"
+#: The Scaling Book's profiles ("Sharded matrices", worked problem on AllGather_Y of a v5e
+#: slice with mesh {'X': 8, 'Y': 4}): bfloat16 [2048, 8192] gathered in 680 us, [256, 256] in
+#: about 8 us. Neither axis of an 8 x 4 v5e slice wraps: Y is a chain of 4.
+SCALING_BOOK_PROFILES = {(2048, 8192): 680e-6, (256, 256): 8e-6}
+
+
+def v5e_chain_gather_seconds(rows: int, cols: int) -> float:
+    """The model's time of The Scaling Book's profiled all-gather: a bfloat16 [rows, cols]
+    array gathered along Y of mesh {'X': 8, 'Y': 4} on a v5e 8 x 4 slice (chains of 4)."""
+    topo = preset("tpu-v5e", shape=(8, 4))
+    mesh = Mesh({"X": 8, "Y": 4})
+    schedule = mesh.collective(chain_all_gather(4), "Y")
+    return time(schedule, topo, 2 * rows * cols, placement=mesh.placement).seconds
+
+
+def _profile_row(rows: int, cols: int, reason: str) -> Measurement:
+    nbytes = 2 * rows * cols
+    measured = SCALING_BOOK_PROFILES[rows, cols]
+    return Measurement(
+        case=f"all-gather along a 4-chip chain, bf16 [{rows}, {cols}] "
+             f"(profiled {measured * 1e6:.0f} us)",
+        system="TPU v5e 8 x 4 slice", source=SCALING_BOOK_SHARDING_URL,
+        value=nbytes / measured / GB, unit="GB/s gathered (bytes / profiled time)",
+        predict=lambda: nbytes / v5e_chain_gather_seconds(rows, cols) / GB,
+        reason=reason, section="TPU")
+
+
+def pod_bisection(name: str) -> float:
+    """The model's bisection bandwidth of a full pod of TPU preset ``name``, TB/s one way
+    (:func:`collectives.measures.bisection_bandwidth`)."""
+    return bisection_bandwidth(preset(name)) / 1e12
+
+
+def pod_port_sum(name: str) -> float:
+    """Every ICI port of every chip of a full pod of ``name`` at its one-way link rate, TB/s:
+    what Google's "all-reduce bandwidth per pod" adds up."""
+    system = lookup(name)
+    return math.prod(system.default_shape) * system.ici_links * system.link_bandwidth / 1e12
+
+
+_GOOGLE_COUNT = ("Google counts one direction per port at its own per-port rate ({} GB/s: its "
+                 "{} GB/s of bidirectional ICI per chip over 4 ports); the model counts the "
+                 "same links at The Scaling Book's {} GB/s, which notes that ICI links 'have "
+                 "slightly different bandwidths depending on the operation being performed'")
+
+TPU_ROWS: tuple[Measurement, ...] = (
+    _profile_row(2048, 8192, "bandwidth-bound: the model runs every link at The Scaling Book's "
+                             "45 GB/s one way; the book puts the gap down to not reaching the "
+                             "theoretical bandwidth"),
+    _profile_row(256, 256, "latency-bound: three hops at the presets' assumed 1 us (The Scaling "
+                           "Book's 'typically around 1us'; Google publishes no ICI latency); "
+                           "the measured fixed cost per step is larger"),
+    Measurement(case="pod bisection bandwidth", system="TPU v4 pod, 16 x 16 x 16",
+                source=GCLOUD_TPU_V4, value=24.0, unit="TB/s", predict=lambda: pod_bisection(
+                    "tpu-v4"), section="TPU: Google's pod figures",
+                reason=("the v4 page gives no per-chip ICI figure; 24 TB/s over the 512 links "
+                        "of the cut is 46.9 GB/s per link, against the model's 45")),
+    Measurement(case="pod bisection bandwidth", system="TPU v5e pod, 16 x 16",
+                source=GCLOUD_TPU_V5E, value=1.6, unit="TB/s",
+                predict=lambda: pod_bisection("tpu-v5e"), section="TPU: Google's pod figures",
+                reason=_GOOGLE_COUNT.format(50, 400, 45) + ": 32 x 50 against 32 x 45"),
+    Measurement(case="pod bisection bandwidth", system="TPU v6e pod, 16 x 16",
+                source=GCLOUD_TPU_V6E, value=3.2, unit="TB/s",
+                predict=lambda: pod_bisection("tpu-v6e"), section="TPU: Google's pod figures",
+                reason=_GOOGLE_COUNT.format(100, 800, 90) + ": 32 x 100 against 32 x 90"),
+    Measurement(case="all-reduce bandwidth per pod", system="TPU v4 pod, 16 x 16 x 16",
+                source=GCLOUD_TPU_V4, value=1100.0, unit="TB/s",
+                predict=lambda: pod_port_sum("tpu-v4"), section="TPU: Google's pod figures",
+                reason=("a sum of every port's one-way rate (4096 chips x 6 ports), not the "
+                        "speed of an all-reduce; Google rounds it to 1.1 PB/s")),
+    Measurement(case="all-reduce bandwidth per pod", system="TPU v5e pod, 16 x 16",
+                source=GCLOUD_TPU_V5E, value=51.2, unit="TB/s",
+                predict=lambda: pod_port_sum("tpu-v5e"), section="TPU: Google's pod figures",
+                reason=("256 chips x 4 ports x 50 GB/s one way: Google's per-port rate, "
+                        "against the model's 45")),
+    Measurement(case="all-reduce bandwidth per pod", system="TPU v6e pod, 16 x 16",
+                source=GCLOUD_TPU_V6E, value=102.4, unit="TB/s",
+                predict=lambda: pod_port_sum("tpu-v6e"), section="TPU: Google's pod figures",
+                reason=("256 chips x 4 ports x 100 GB/s one way: Google's per-port rate, "
+                        "against the model's 90")),
+)
 
 MEASUREMENTS: tuple[Measurement, ...] = GPU_ROWS + TPU_ROWS
 

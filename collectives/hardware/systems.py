@@ -6,7 +6,11 @@ versions, in the book):
 
 * TPU: The Scaling Book, "How to Think About TPUs", jax-ml.github.io/scaling-book/tpus,
   version of 2026-07 (older versions give other ICI numbers: v5e 5e10, v5p 1e11 one-way):
-  ICI per link, hop latency, DCN and PCIe per chip, chips per host.
+  ICI per link, DCN and PCIe per chip, chips per host. TPU7x's VM of 4 chips and 2 NICs:
+  Google's GKE Ironwood page (:data:`GKE_IRONWOOD`) and TPU7x page (:data:`GCLOUD_TPU7X`).
+  The ICI hop latency, 1 us, is an assumption: The Scaling Book calls the per-hop overhead
+  "typically around 1us" ("Sharded matrices", the note on ICI latency), and Google publishes
+  no ICI latency.
 * NVLink: NVIDIA DGX H100 and DGX B200 user guides and the NVLink product page
   (nvidia.com/en-us/data-center/nvlink); H100: 18 NVLink 4 links x 25 GB/s per direction.
 * NICs: one ConnectX-7 400 Gb/s NIC per GPU, PCIe Gen5 x16 (DGX user guides, ConnectX-7 manual;
@@ -52,13 +56,22 @@ import numpy as np
 
 from ..errors import TopologyError
 
-__all__ = ["System", "SYSTEMS", "SCALING_BOOK_TPUS", "NVLINK_PAGE", "DGX_H100_GUIDE",
+__all__ = ["System", "SYSTEMS", "SCALING_BOOK_TPUS", "SCALING_BOOK_SHARDING", "GCLOUD_TPU7X",
+           "GKE_IRONWOOD", "ICI_HOP_LATENCY", "NVLINK_PAGE", "DGX_H100_GUIDE",
            "DGX_B200_GUIDE", "GB200_NVL72_PAGE", "CONNECTX7_MANUAL", "SUPERPOD_H100_RA",
            "SUPERPOD_B200_RA", "PCIE5_X16", "NDR_400G", "NCCL_TOPO_H", "NVLINK_OVERHEAD",
            "NIC_MEASURED_SOURCE", "SM90_NVLINK_BW", "SM100_NVLINK_BW", "NVLINKS_PER_GPU",
            "NDR_EFFECTIVE", "RATES", "HOPPER_RATES", "BLACKWELL_RATES", "lookup", "no_more_options"]
 
 SCALING_BOOK_TPUS = "https://jax-ml.github.io/scaling-book/tpus/ (2026-07 version)"
+SCALING_BOOK_SHARDING = ("https://jax-ml.github.io/scaling-book/sharding/ (2026-07 version; "
+                         "the note on ICI latency: 'typically around 1us' per hop)")
+GCLOUD_TPU7X = "https://docs.cloud.google.com/tpu/docs/tpu7x (specifications per 4-chip VM)"
+GKE_IRONWOOD = ("https://docs.cloud.google.com/kubernetes-engine/docs/concepts/tpu-ironwood "
+                "(NUMA binding: each TPU7x VM holds four chips and two NICs)")
+#: seconds per ICI hop: an assumption after The Scaling Book's "typically around 1us"
+#: (:data:`SCALING_BOOK_SHARDING`); Google publishes no ICI latency
+ICI_HOP_LATENCY = 1e-6
 NVLINK_PAGE = "https://www.nvidia.com/en-us/data-center/nvlink/"
 DGX_H100_GUIDE = "https://docs.nvidia.com/dgx/dgxh100-user-guide/introduction-to-dgxh100.html"
 DGX_B200_GUIDE = "https://docs.nvidia.com/dgx/dgxb200-user-guide/introduction-to-dgxb200.html"
@@ -154,25 +167,31 @@ SYSTEMS = {
     s.name: s
     for s in (
         # Scaling Book "How to Think About TPUs" (2026-07): chip table and ICI table;
-        # ICI hop latency "about 1 us" (same chapter); DCN bandwidth per chip (same chapter:
-        # about 6.25e9 B/s, 3.125e9 on v5e, 1.25e10 on v6e and TPU7x; older versions of the
-        # book give other DCN numbers)
-        # Hosts (same chapter): one host per 2x2x1 chips on v4/v5p, per 4x2 on v5e/v6e; PCIe
-        # about 1.6e10 B/s per chip (3.2e10 on v6e). TPU7x hosts and PCIe: not in that source.
-        System("tpu-v4", "tpu-3d", 4.5e10, 1e-6, (16, 16, 16), 1.2e12, 2.75e14, 32e9,
-               SCALING_BOOK_TPUS, "TPU v4p; pod 16x16x16 = 4096 chips", dcn_bandwidth=6.25e9,
-               host_shape=(2, 2, 1), pcie_bandwidth=1.6e10),
-        System("tpu-v5p", "tpu-3d", 9.0e10, 1e-6, (16, 20, 28), 2.8e12, 4.59e14, 96e9,
-               SCALING_BOOK_TPUS, "pod 16x20x28 = 8960 chips", dcn_bandwidth=6.25e9,
-               host_shape=(2, 2, 1), pcie_bandwidth=1.6e10),
-        System("tpu-v5e", "tpu-2d", 4.5e10, 1e-6, (16, 16), 8.2e11, 1.97e14, 16e9,
-               SCALING_BOOK_TPUS, "pod 16x16 = 256 chips", dcn_bandwidth=3.125e9,
-               host_shape=(4, 2), pcie_bandwidth=1.6e10),
-        System("tpu-v6e", "tpu-2d", 9.0e10, 1e-6, (16, 16), 1.6e12, 9.20e14, 32e9,
-               SCALING_BOOK_TPUS, "Trillium; pod 16x16 = 256 chips", dcn_bandwidth=1.25e10,
-               host_shape=(4, 2), pcie_bandwidth=3.2e10),
-        System("tpu7x", "tpu-3d", 9.0e10, 1e-6, (4, 4, 576), 7.4e12, 2.30e15, 192e9,
-               SCALING_BOOK_TPUS, "Ironwood; 9216 chips", dcn_bandwidth=1.25e10),
+        # ICI hop latency: ICI_HOP_LATENCY, assumed after the Scaling Book's "typically
+        # around 1us" per hop ("Sharded matrices"; not a Google specification); DCN bandwidth
+        # per chip (same chapter: about 6.25e9 B/s, 3.125e9 on v5e, 1.25e10 on v6e and
+        # TPU7x; older versions of the book give other DCN numbers)
+        # Hosts (same chapter): one host per 2x2x1 chips on v4/v5p/TPU7x, per 4x2 on
+        # v5e/v6e; PCIe about 1.6e10 B/s per chip (3.2e10 on v6e). TPU7x: 4 chips and 2 NICs
+        # per VM (GKE_IRONWOOD; GCLOUD_TPU7X's table is per 4-chip VM); its PCIe bandwidth
+        # is not published.
+        System("tpu-v4", "tpu-3d", 4.5e10, ICI_HOP_LATENCY, (16, 16, 16), 1.2e12, 2.75e14,
+               32e9, SCALING_BOOK_TPUS, "TPU v4p; pod 16x16x16 = 4096 chips",
+               (SCALING_BOOK_SHARDING,), dcn_bandwidth=6.25e9, host_shape=(2, 2, 1),
+               pcie_bandwidth=1.6e10),
+        System("tpu-v5p", "tpu-3d", 9.0e10, ICI_HOP_LATENCY, (16, 20, 28), 2.8e12, 4.59e14,
+               96e9, SCALING_BOOK_TPUS, "pod 16x20x28 = 8960 chips", (SCALING_BOOK_SHARDING,),
+               dcn_bandwidth=6.25e9, host_shape=(2, 2, 1), pcie_bandwidth=1.6e10),
+        System("tpu-v5e", "tpu-2d", 4.5e10, ICI_HOP_LATENCY, (16, 16), 8.2e11, 1.97e14, 16e9,
+               SCALING_BOOK_TPUS, "pod 16x16 = 256 chips", (SCALING_BOOK_SHARDING,),
+               dcn_bandwidth=3.125e9, host_shape=(4, 2), pcie_bandwidth=1.6e10),
+        System("tpu-v6e", "tpu-2d", 9.0e10, ICI_HOP_LATENCY, (16, 16), 1.6e12, 9.20e14, 32e9,
+               SCALING_BOOK_TPUS, "Trillium; pod 16x16 = 256 chips", (SCALING_BOOK_SHARDING,),
+               dcn_bandwidth=1.25e10, host_shape=(4, 2), pcie_bandwidth=3.2e10),
+        System("tpu7x", "tpu-3d", 9.0e10, ICI_HOP_LATENCY, (4, 4, 576), 7.4e12, 2.30e15, 192e9,
+               SCALING_BOOK_TPUS, "Ironwood; 9216 chips; 4 chips (2x2x1) and 2 NICs per VM",
+               (SCALING_BOOK_SHARDING, GKE_IRONWOOD, GCLOUD_TPU7X), dcn_bandwidth=1.25e10,
+               host_shape=(2, 2, 1)),
         # NVLink 4: 18 links x 25 GB/s per direction = 450 GB/s per GPU (NVLink page,
         # DGX H100 guide); NVLink 5: 900 GB/s per GPU. Latency: not published.
         # DGX nodes: 8 GPUs on NVSwitch, one 400 Gb/s ConnectX-7 NIC per GPU (rail-optimised)

@@ -135,3 +135,42 @@ def test_bad_rates_and_missing_rows_raise():
         m.prediction("peak")
     with pytest.raises(CollectivesError, match="0 rows"):
         p.lookup_row("no such case")
+
+
+# ---- the TPU rows ---------------------------------------------------------------------------
+
+def test_scaling_book_profiles_by_hand():
+    # v5e 8 x 4, Y a chain of 4 at 45e9 B/s and 1 us per hop: 3 (1 us + (S/4) / 45e9)
+    for (rows, cols), measured in p.SCALING_BOOK_PROFILES.items():
+        nbytes = 2 * rows * cols
+        model = 3 * (1e-6 + nbytes / 4 / 45e9)
+        assert p.v5e_chain_gather_seconds(rows, cols) == pytest.approx(model, rel=1e-12)
+        m = p.lookup_row(f"all-gather along a 4-chip chain, bf16 [{rows}, {cols}] "
+                         f"(profiled {measured * 1e6:.0f} us)")
+        assert m.value == pytest.approx(nbytes / measured / 1e9)
+        assert m.prediction("line") == pytest.approx(nbytes / model / 1e9, rel=1e-12)
+        assert m.prediction("effective") == m.prediction("line")      # one rate per TPU link
+    # 33.55 MB: 562.2 us against the profiled 680 us
+    assert round(p.v5e_chain_gather_seconds(2048, 8192) * 1e6, 1) == 562.2
+
+
+@pytest.mark.parametrize("name, links, rate, google_rate, published", [
+    # the cut across a torus's longest axis: 2 links per line (wraparound)
+    ("tpu-v5e", 2 * 16, 45e9, 50e9, 1.6e12),     # Google: 400 GB/s per chip over 4 ports, 2 ways
+    ("tpu-v6e", 2 * 16, 90e9, 100e9, 3.2e12),    # Google: 800 GB/s per chip over 4 ports, 2 ways
+    ("tpu-v4", 2 * 256, 45e9, None, 24e12),      # Google's v4 page gives no per-chip ICI
+])
+def test_pod_bisection_rows_by_hand(name, links, rate, google_rate, published):
+    assert p.pod_bisection(name) == pytest.approx(links * rate / 1e12)
+    if google_rate is not None:                  # Google's count: one way, per port
+        assert links * google_rate == pytest.approx(published)
+
+
+def test_all_reduce_bandwidth_is_a_sum_of_ports():
+    # every port of every chip one way: v4 4096 x 6 x 45e9 = 1105.92 TB/s (Google: 1.1 PB/s);
+    # v5e 256 x 4 x 45e9 = 46.08 (Google: 51.2 = 256 x 4 x 50e9)
+    assert p.pod_port_sum("tpu-v4") == pytest.approx(1105.92)
+    assert p.pod_port_sum("tpu-v5e") == pytest.approx(46.08)
+    assert 256 * 4 * 50e9 / 1e12 == pytest.approx(51.2)
+    sections = {m.section for m in p.TPU_ROWS}
+    assert sections == {"TPU", "TPU: Google's pod figures"}

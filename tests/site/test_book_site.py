@@ -162,7 +162,8 @@ def test_pages_fetch_nothing_from_other_hosts(site):
                       if is_remote(url)]
         for el in soup.find_all(attrs={"data-jupyter-widgets-cdn": True}):
             if is_remote(el["data-jupyter-widgets-cdn"]):
-                offenders.append(f"{rel}: data-jupyter-widgets-cdn={el['data-jupyter-widgets-cdn']}")
+                offenders.append(
+                    f"{rel}: data-jupyter-widgets-cdn={el['data-jupyter-widgets-cdn']}")
         for body in executable_inline_scripts(soup):
             offenders += [f"{rel}: inline <script> names {host}" for host in CDN_HOSTS
                           if host in body]
@@ -254,7 +255,8 @@ def test_vendored_files_are_not_loaded_on_every_page(site):
 
 
 def test_vendored_assets_match_the_pins():
-    spec = importlib.util.spec_from_file_location("vendor_assets", ROOT / "scripts" / "vendor_assets.py")
+    spec = importlib.util.spec_from_file_location("vendor_assets",
+                                                  ROOT / "scripts" / "vendor_assets.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     assert module.check() == [], "run `make vendor`"
@@ -284,7 +286,8 @@ def test_local_links_and_assets_exist(site):
             if target.is_dir():
                 target = target / "index.html"
             if not target.is_file():
-                broken.append(f"{rel}: {where} {url} -> {target.relative_to(site) if site in target.parents else target} is missing")
+                shown = target.relative_to(site) if site in target.parents else target
+                broken.append(f"{rel}: {where} {url} -> {shown} is missing")
                 continue
             if parts.fragment and target.suffix == ".html" and parts.fragment not in _ids(target):
                 broken.append(f"{rel}: {where} {url} -> no id {parts.fragment!r} in "
@@ -600,7 +603,8 @@ def test_start_here_offers_the_wheel_and_every_student_notebook(site):
     page = site / "start_here.html"
     soup = soup_of(page)
     links = [a.get("href", "") for a in soup.find_all("a")]
-    wheels = [h for h in links if re.fullmatch(r"downloads/collectives-[\w.]+-py3-none-any\.whl", h)]
+    wheels = [h for h in links
+              if re.fullmatch(r"downloads/collectives-[\w.]+-py3-none-any\.whl", h)]
     assert len(wheels) == 1, links
     assert (site / wheels[0]).is_file()
     assert "downloads/course-notebooks.zip" in links
@@ -637,34 +641,3 @@ def test_downloaded_notebooks_hold_no_solutions_or_hidden_tests(site):
         source = ROOT / "exercises" / "source" / path.parent.name / path.name
         assert "BEGIN SOLUTION" in source.read_text(encoding="utf-8"), \
             f"{source} should be the instructor's version (the check above could not fail)"
-
-
-def test_the_wheel_installs_alone_and_imports(site, tmp_path):
-    """The downloaded wheel, installed with --no-deps into a fresh venv, is what `import
-    collectives` finds there (its dependencies come from the book's environment, put after it
-    on the path)."""
-    import subprocess
-    import sys
-    import sysconfig
-    import zipfile
-
-    (wheel,) = (site / "downloads").glob("collectives-*.whl")
-    with zipfile.ZipFile(wheel) as zf:
-        tops = {n.split("/", 1)[0] for n in zf.namelist()}
-    assert tops == {"collectives", wheel.name.split("-")[0] + "-" +
-                    wheel.name.split("-")[1] + ".dist-info"}, tops
-    venv = tmp_path / "learner"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
-    python = venv / "bin" / "python"
-    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--no-deps", "--no-index",
-                    str(wheel)], check=True, timeout=300)
-    deps = sysconfig.get_paths()["purelib"]            # numpy, networkx, ... of the book's venv
-    probe = ("import collectives, numpy as np; "
-             "s = collectives.algorithms.ring_all_gather(4); collectives.verify(s); "
-             "print(collectives.__file__)")
-    result = subprocess.run([str(python), "-c", probe], cwd=tmp_path, capture_output=True,
-                            text=True, timeout=120,
-                            env={"PYTHONPATH": deps, "PATH": "/usr/bin:/bin",
-                                 "PYTHONNOUSERSITE": "1", "HOME": str(tmp_path)})
-    assert result.returncode == 0, result.stderr[-2000:]
-    assert result.stdout.strip().startswith(str(venv)), result.stdout

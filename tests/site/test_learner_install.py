@@ -46,13 +46,18 @@ def _released() -> list[tuple[str, str]]:
     """(assignment, notebook) of every released notebook, as the downloads list them."""
     if not RELEASE.is_dir():
         return []
-    return [(folder.name, nb.stem) for folder in sorted(RELEASE.iterdir()) if folder.is_dir()
-            for nb in sorted(folder.glob("*.ipynb"))]
+    return [
+        (folder.name, nb.stem)
+        for folder in sorted(RELEASE.iterdir())
+        if folder.is_dir()
+        for nb in sorted(folder.glob("*.ipynb"))
+    ]
 
 
 def _downloads_module():
     spec = importlib.util.spec_from_file_location(
-        "learner_downloads", ROOT / "scripts" / "learner_downloads.py")
+        "learner_downloads", ROOT / "scripts" / "learner_downloads.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -63,32 +68,76 @@ def learner(tmp_path_factory):
     """The downloads, a fresh venv with the wheel installed, the unpacked notebooks and a
     kernelspec for that venv: a namespace of paths."""
     if not _released():
-        pytest.fail("exercises/release/ holds no student notebooks: run `make student` (`make "
-                    "test` does it for you)", pytrace=False)
+        pytest.fail(
+            "exercises/release/ holds no student notebooks: run `make student` (`make "
+            "test` does it for you)",
+            pytrace=False,
+        )
     home = tmp_path_factory.mktemp("learner")
     downloads = home / "downloads"
     found = _downloads_module().build_downloads(ROOT, downloads)
     wheel = downloads / found["wheel"]
     venv = home / "course-env"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True,
-                   timeout=120)
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120
+    )
     python = venv / "bin" / "python"
     # the outer pip installs into the new venv (--python): no pip of its own to set up there
     install = subprocess.run(
-        [sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet",
-         "--no-compile", f"{wheel}[dist]", "ipykernel"],
-        capture_output=True, text=True, timeout=900)
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(python),
+            "install",
+            "--quiet",
+            "--no-compile",
+            f"{wheel}[dist]",
+            "ipykernel",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert install.returncode == 0, install.stderr[-3000:]
     notebooks = home / "course-notebooks"
-    subprocess.run([str(python), "-m", "zipfile", "-e", str(downloads / "course-notebooks.zip"),
-                    str(notebooks)], check=True, timeout=120, cwd=home)
+    subprocess.run(
+        [
+            str(python),
+            "-m",
+            "zipfile",
+            "-e",
+            str(downloads / "course-notebooks.zip"),
+            str(notebooks),
+        ],
+        check=True,
+        timeout=120,
+        cwd=home,
+    )
     kernels = home / "jupyter" / "kernels" / KERNEL
     kernels.mkdir(parents=True)
-    (kernels / "kernel.json").write_text(json.dumps({
-        "argv": [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "the learner's venv", "language": "python"}))
-    return type("Learner", (), {"home": home, "wheel": wheel, "venv": venv, "python": python,
-                                "notebooks": notebooks, "jupyter": home / "jupyter"})
+    (kernels / "kernel.json").write_text(
+        json.dumps(
+            {
+                "argv": [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                "display_name": "the learner's venv",
+                "language": "python",
+            }
+        )
+    )
+    return type(
+        "Learner",
+        (),
+        {
+            "home": home,
+            "wheel": wheel,
+            "venv": venv,
+            "python": python,
+            "notebooks": notebooks,
+            "jupyter": home / "jupyter",
+        },
+    )
 
 
 def test_the_wheel_holds_the_package_alone_and_its_venv_imports_it(learner):
@@ -101,14 +150,20 @@ def test_the_wheel_holds_the_package_alone_and_its_venv_imports_it(learner):
     assert tops == {"collectives", f"{name}-{version}.dist-info"}, tops
     with zipfile.ZipFile(learner.wheel) as zf:
         meta = zf.read(f"{name}-{version}.dist-info/METADATA").decode()
-    assert "Provides-Extra: dist" in meta and "torch==2.13.0; extra == \"dist\"" in meta, meta
-    probe = ("import sys, collectives, numpy, torch; "
-             "print(collectives.__file__); print(numpy.__file__); print(torch.__file__); "
-             "print(sys.prefix)")
-    result = subprocess.run([str(learner.python), "-c", probe], cwd=learner.home,
-                            capture_output=True, text=True, timeout=300,
-                            env={"PATH": f"{learner.venv / 'bin'}:/usr/bin:/bin",
-                                 "HOME": str(learner.home)})
+    assert "Provides-Extra: dist" in meta and 'torch==2.13.0; extra == "dist"' in meta, meta
+    probe = (
+        "import sys, collectives, numpy, torch; "
+        "print(collectives.__file__); print(numpy.__file__); print(torch.__file__); "
+        "print(sys.prefix)"
+    )
+    result = subprocess.run(
+        [str(learner.python), "-c", probe],
+        cwd=learner.home,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={"PATH": f"{learner.venv / 'bin'}:/usr/bin:/bin", "HOME": str(learner.home)},
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     *modules, prefix = result.stdout.split()
     assert Path(prefix) == learner.venv
@@ -120,10 +175,10 @@ def test_the_wheel_holds_the_package_alone_and_its_venv_imports_it(learner):
 _WHERE = "import collectives, sys\nprint('collectives from', collectives.__file__)"
 
 
-@pytest.mark.parametrize(("assignment", "notebook"), _released(),
-                         ids=[f"{a}/{n}" for a, n in _released()])
-def test_a_correct_submission_passes_every_visible_test(learner, assignment, notebook,
-                                                         monkeypatch):
+@pytest.mark.parametrize(
+    ("assignment", "notebook"), _released(), ids=[f"{a}/{n}" for a, n in _released()]
+)
+def test_a_correct_submission_passes_every_visible_test(learner, assignment, notebook, monkeypatch):
     """The downloaded notebook with every answer filled in runs top to bottom on the
     learner's kernel without an error."""
     from nbclient import NotebookClient
@@ -138,15 +193,24 @@ def test_a_correct_submission_passes_every_visible_test(learner, assignment, not
     nb.cells.append(nbformat.v4.new_code_cell(_WHERE))
     nbformat.write(nb, path)
     monkeypatch.setenv("JUPYTER_PATH", str(learner.jupyter))
-    client = NotebookClient(nb, kernel_name=KERNEL, timeout=CELL_TIMEOUT, startup_timeout=300,
-                            resources={"metadata": {"path": str(folder)}})
-    env = {"PATH": f"{learner.venv / 'bin'}:/usr/bin:/bin", "HOME": str(learner.home),
-           "MPLBACKEND": "Agg"}
+    client = NotebookClient(
+        nb,
+        kernel_name=KERNEL,
+        timeout=CELL_TIMEOUT,
+        startup_timeout=300,
+        resources={"metadata": {"path": str(folder)}},
+    )
+    env = {
+        "PATH": f"{learner.venv / 'bin'}:/usr/bin:/bin",
+        "HOME": str(learner.home),
+        "MPLBACKEND": "Agg",
+    }
     try:
         client.execute(env=env)
     except CellExecutionError as exc:
-        pytest.fail(f"{assignment}/{notebook}, solved, fails in the learner's venv:\n{exc}",
-                    pytrace=False)
+        pytest.fail(
+            f"{assignment}/{notebook}, solved, fails in the learner's venv:\n{exc}", pytrace=False
+        )
     printed = "".join(o.get("text", "") for o in nb.cells[-1].outputs)
     where = Path(printed.split("collectives from", 1)[1].strip())
     assert where.is_relative_to(learner.venv / "lib"), printed

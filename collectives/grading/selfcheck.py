@@ -42,7 +42,8 @@ from ..errors import CollectivesError, GradingError
 from .isolation import SCHEDULE_TOOLS, call, recheck, run_isolated
 from .model_answers import MODEL_ANSWERS
 
-__all__ = ["Task", "TaskResult", "TASKS", "load_answers", "check_notebook", "main"]
+__all__ = ["Task", "TaskResult", "TASKS", "read_notebook", "load_answers", "check_notebook",
+           "main"]
 
 
 @dataclass(frozen=True)
@@ -309,8 +310,11 @@ def _faster_gather(rng, a):
     from ..topology import ring
 
     def draw(r):
-        return (int(r.integers(3, 49)), _log_uniform(r, 1e3, 1e9), _pick(r, (1e-6, 2e-6)),
-                _pick(r, (4.5e10, 9e10, 1e11)))
+        # buffers within 30 times n alpha B either way, where the choice changes
+        n, alpha, bandwidth = int(r.integers(3, 49)), _pick(r, (1e-6, 2e-6)), _pick(
+            r, (4.5e10, 9e10, 1e11))
+        return n, _log_uniform(r, n * alpha * bandwidth / 30, n * alpha * bandwidth * 30), \
+            alpha, bandwidth
 
     def apart(case):
         n, s, alpha, bandwidth = case
@@ -322,7 +326,7 @@ def _faster_gather(rng, a):
               "args": ("all_gather", case[0], case[1]),
               "kwargs": {"topology": "ring", "link_bandwidth": case[3], "hop_latency": case[2],
                          "candidates": _GATHERS}})
-            for case in _draws(rng, 5, draw, apart)]
+            for case in _draws(rng, 6, draw, apart)]
 
 
 # ---- all_reduce: rabenseifner_all_reduce -----------------------------------------------------
@@ -432,11 +436,13 @@ def _segments(rng, a):
 
 
 def _mesh(rng):
+    """A mesh that fits the rules: TP groups inside a node, DP groups along a rail (so at
+    most one DP rank per node), pipeline stages on further nodes."""
     n_nodes = _pick(rng, (2, 4, 8))
     tp = _pick(rng, (2, 4, 8))
-    axes = {"tp": tp, "dp": int(rng.integers(1, 8 * n_nodes // tp + 1))}
-    if rng.integers(2) and axes["dp"] % 2 == 0:
-        axes = {"tp": tp, "dp": axes["dp"] // 2, "pp": 2}
+    axes = {"tp": tp, "dp": int(rng.integers(1, n_nodes + 1))}
+    if rng.integers(2) and 2 * axes["dp"] * tp <= 8 * n_nodes and axes["dp"] * 2 <= n_nodes:
+        axes["pp"] = 2
     keys = list(axes)
     rng.shuffle(keys)
     return {k: axes[k] for k in keys}, n_nodes
@@ -530,7 +536,7 @@ def _qps(rng, a):
 def _bisection_failures(rng, a):
     def draw(r):
         spines = int(r.integers(2, 9))
-        return (int(r.integers(2, 11)), int(r.integers(2, 9)), spines,
+        return (2 * int(r.integers(1, 6)), int(r.integers(2, 9)), spines,
                 _pick(r, (1e9, 2.5e10, 5e10)), int(r.integers(0, spines)))
     return [_ref(a, "bisection_after_failures", case, "fabric.leaf_spine_bisection")
             for case in _draws(rng, 3, draw)]
@@ -620,16 +626,18 @@ def _fp8_all_reduce(rng, a):
 
 
 def _flushing(rng, a):
+    # ratios at random and powers of two (where the flush threshold is reached exactly)
     return [_checked(a, "flushing_ranks", case, "grading.check_flushing_ranks")
-            for case in _draws(rng, 3, lambda r: (_log_uniform(r, 1e-6, 1.0),
-                                                  _pick(r, ("e4m3", "e5m2"))))]
+            for case in _draws(rng, 4, lambda r: (
+                _pick(r, (_log_uniform(r, 1e-6, 1.0), 2.0 ** -int(r.integers(0, 16)))),
+                _pick(r, ("e4m3", "e5m2"))))]
 
 
 # ---- planning: plan_a_training_run -----------------------------------------------------------
 
 def _dense_layout(rng):
     layout = {}
-    for axis, options in (("dp", (1, 2, 4, 8)), ("fsdp", (1, 1, 2, 4)), ("tp", (1, 2, 4, 8)),
+    for axis, options in (("dp", (1, 2, 4, 8)), ("fsdp", (1, 2, 4)), ("tp", (1, 2, 4, 8)),
                           ("pp", (1, 1, 2, 4))):
         size = _pick(rng, options)
         if size > 1:
@@ -756,10 +764,15 @@ def _diameter(rng, a):
             for case in _draws(rng, 4, _torus_case)]
 
 
+def _even_torus(rng):
+    shape, wrap = _torus_case(rng)
+    return tuple(2 * ((s + 1) // 2) for s in shape), wrap
+
+
 def _bisection(rng, a):
     return [_ref(a, "slice_bisection_bandwidth", (*case, _pick(rng, (1e9, 4.5e10, 9e10))),
                  "grading.slice_bisection_bandwidth")
-            for case in _draws(rng, 3, _torus_case)]
+            for case in _draws(rng, 3, _even_torus)]
 
 
 def _v5e_axis(rng, a):
@@ -776,7 +789,7 @@ def _best_shape(rng, a):
     return [("check_shape", (_c(a, "best_v5e_slice_shape", *case),
                              f"best_v5e_slice_shape{_args_text(case)}"),
              {"reference": "grading.best_v5e_slice_shape", "args": case})
-            for case in _draws(rng, 3, lambda r: (2 ** int(r.integers(1, 9)),
+            for case in _draws(rng, 5, lambda r: (2 ** int(r.integers(3, 9)),
                                                   _log_uniform(r, 1e3, 1e9)),
                                lambda c: best_v5e_slice_shape(*c) is not None)]
 
@@ -862,7 +875,8 @@ TASKS = {
                       ("SHAPE_MIXTRAL",), _moe_layout)),
         Task("test_memory_per_device", ("memory_per_device",),
              _planned("memory_per_device", "grading.plan_tasks.check_memory_per_device",
-                      ("SHAPE_8B", "SHAPE_70B"), _dense_layout, recipes=("bf16", "fp8"))),
+                      ("SHAPE_8B", "SHAPE_70B"), _dense_layout, recipes=("bf16", "fp8"),
+                      count=4)),
         Task("test_choose_layout", ("choose_layout",), _choose_layout, timeout=200.0),
     ),
     "real_processes": (

@@ -214,3 +214,39 @@ def test_a_correct_submission_passes_every_visible_test(learner, assignment, not
     printed = "".join(o.get("text", "") for o in nb.cells[-1].outputs)
     where = Path(printed.split("collectives from", 1)[1].strip())
     assert where.is_relative_to(learner.venv / "lib"), printed
+
+
+def test_the_self_check_scores_a_solved_notebook_from_the_wheel(learner):
+    """``python -m collectives.grading.selfcheck`` in the learner's venv, on the first
+    notebook of the course solved (the notebook test above wrote it): every autograded point,
+    and the written answer named as graded by hand."""
+    folder = learner.notebooks / "cost_models"
+    spec = load_spec("cost_models")
+    path = folder / "ring_all_gather.ipynb"
+    solved = spec.submissions["correct"]["ring_all_gather"](
+        copy_of(read(source_path("cost_models", "ring_all_gather"))), copy_of(read(path))
+    )
+    nbformat.write(solved, folder / "solved.ipynb")
+    (folder / "solved.ipynb").rename(folder / "ring_all_gather.ipynb")
+    result = subprocess.run(
+        [
+            str(learner.python),
+            "-m",
+            "collectives.grading.selfcheck",
+            "ring_all_gather.ipynb",
+            "--seed",
+            "26",
+        ],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={
+            "PATH": f"{learner.venv / 'bin'}:/usr/bin:/bin",
+            "HOME": str(learner.home),
+            "MPLBACKEND": "Agg",
+        },
+    )
+    assert result.returncode == 0, result.stdout + result.stderr[-2000:]
+    # 4 + 2 + 1 + 1 + 1 points autograded, 1 written (tests/assignments/cost_models.py)
+    assert "Score: 9 of 9 autograded points (written answers: 1 more" in result.stdout

@@ -475,7 +475,7 @@ def _sharp(rng, a):
                               f"sharp_or_ring{_args_text(case)}"),
              {"options": ("sharp", "ring"), "reference": "grading.sharp_or_ring",
               "args": case})
-            for case in _draws(rng, 4, lambda r: (
+            for case in _draws(rng, 6, lambda r: (
                 int(r.integers(2, 17)), _log_uniform(r, 1e4, 1e9), _pick(r, (1e-6, 2e-6, 5e-6)),
                 _pick(r, (1, 2, 4, 16, 64))), apart)]
 
@@ -535,11 +535,12 @@ def _qps(rng, a):
 
 def _bisection_failures(rng, a):
     def draw(r):
+        # as many hosts per leaf as spines or fewer: the host cables may bound the cut too
         spines = int(r.integers(2, 9))
-        return (2 * int(r.integers(1, 6)), int(r.integers(2, 9)), spines,
+        return (2 * int(r.integers(1, 6)), int(r.integers(1, spines + 1)), spines,
                 _pick(r, (1e9, 2.5e10, 5e10)), int(r.integers(0, spines)))
     return [_ref(a, "bisection_after_failures", case, "fabric.leaf_spine_bisection")
-            for case in _draws(rng, 3, draw)]
+            for case in _draws(rng, 4, draw)]
 
 
 def _failure_slowdown(rng, a):
@@ -756,23 +757,23 @@ def _hops(rng, a):
         shape, wrap = _torus_case(r)
         return (shape, wrap, tuple(int(r.integers(0, s)) for s in shape),
                 tuple(int(r.integers(0, s)) for s in shape))
-    return [_ref(a, "slice_hops", case, "grading.slice_hops") for case in _draws(rng, 4, draw)]
+    return [_ref(a, "slice_hops", case, "grading.slice_hops") for case in _draws(rng, 6, draw)]
 
 
 def _diameter(rng, a):
     return [_ref(a, "slice_diameter", case, "grading.slice_diameter")
-            for case in _draws(rng, 4, _torus_case)]
+            for case in _draws(rng, 5, _torus_case)]
 
 
 def _even_torus(rng):
-    shape, wrap = _torus_case(rng)
+    shape, wrap = _torus_case(rng, int(rng.integers(2, 4)))
     return tuple(2 * ((s + 1) // 2) for s in shape), wrap
 
 
 def _bisection(rng, a):
     return [_ref(a, "slice_bisection_bandwidth", (*case, _pick(rng, (1e9, 4.5e10, 9e10))),
                  "grading.slice_bisection_bandwidth")
-            for case in _draws(rng, 3, _even_torus)]
+            for case in _draws(rng, 5, _even_torus)]
 
 
 def _v5e_axis(rng, a):

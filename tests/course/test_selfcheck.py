@@ -6,9 +6,10 @@
 - end to end, on the released notebook filled in as tests/assignments/<assignment>.py's
   submissions fill it: the correct one scores every autograded point, and in the plausible
   wrong one (``"wrong"``) every task fails, with a message that names the task's function.
-  Slow (each task re-runs the learner's functions in fresh processes): three assignments
-  here, about 20 s each on the 2-core machine; `python -m collectives.grading.selfcheck`
-  on the others is a command away.
+  Slow (each task re-runs the learner's functions in fresh processes): two assignments
+  here, 26 to 46 s each on the 2-core machine under load; every other notebook was run the
+  same way by hand (`python -m collectives.grading.selfcheck`) when the self-check was
+  written.
 """
 
 import pytest
@@ -76,11 +77,7 @@ def _submission(assignment, notebook, student, folder):
     return path, spec
 
 
-END_TO_END = [
-    ("cost_models", "ring_all_gather"),
-    ("all_to_all", "bruck_all_to_all"),
-    ("topology_reasoning", "topology_reasoning"),
-]
+END_TO_END = [("cost_models", "ring_all_gather"), ("all_to_all", "bruck_all_to_all")]
 
 
 @pytest.mark.slow

@@ -620,6 +620,24 @@ def test_start_here_offers_the_wheel_and_every_student_notebook(site):
     wheel_name = wheels[0].rsplit("/", 1)[1]
     assert f"pip install ./{wheel_name}" in commands
     assert "course-notebooks.zip" in commands
+    # torch for the real_processes notebook: the wheel's dist extra, PyTorch's CPU index
+    assert f'pip install "./{wheel_name}[dist]" --extra-index-url ' \
+           "https://download.pytorch.org/whl/cpu" in commands
+    # checking a notebook outside JupyterLab, and the self-check
+    assert "jupyter nbconvert --to notebook --execute" in commands
+    assert "python -m collectives.grading.selfcheck ring_all_gather.ipynb" in commands
+    # the notebooks in course order, each with its chapters: the first chapter's first
+    offered = [h.split("downloads/notebooks/", 1)[1] for h in links
+               if h.startswith("downloads/notebooks/")]
+    assert offered[0] == "cost_models/ring_all_gather.ipynb", offered
+    assert offered.index("all_reduce/rabenseifner_all_reduce.ipynb") < offered.index(
+        "fp8/fp8.ipynb") < offered.index("planning/plan_a_training_run.ipynb"), offered
+    text = soup.get_text(" ")
+    assert "cost_models/ring_all_gather.ipynb (Chapter 1, Cost models and the ring " \
+           "all-gather)" in " ".join(text.split())
+    # current, and for learners: no part "in preparation", no link to the instructors' guide
+    assert "in preparation" not in text
+    assert not [h for h in links if "exercises/README" in h], links
 
 
 def test_downloaded_notebooks_hold_no_solutions_or_hidden_tests(site):

@@ -659,3 +659,16 @@ def test_downloaded_notebooks_hold_no_solutions_or_hidden_tests(site):
         source = ROOT / "exercises" / "source" / path.parent.name / path.name
         assert "BEGIN SOLUTION" in source.read_text(encoding="utf-8"), \
             f"{source} should be the instructor's version (the check above could not fail)"
+
+
+def test_each_chapters_graded_notebook_section_sends_learners_to_start_here(site):
+    """Learners have the site, not the repository: a chapter's "Graded notebook" section
+    links to Start here (how to install, check and score the notebook), and no chapter
+    sends them to exercises/README.md."""
+    for chapter in course_chapters():
+        soup = soup_of(site / f"{chapter}.html")
+        section = soup.find("section", id="graded-notebook")
+        assert section is not None, f"{chapter} has no Graded notebook section"
+        hrefs = [a.get("href", "") for a in section.find_all("a")]
+        assert any(h.split("#")[0].endswith("start_here.html") for h in hrefs), (chapter, hrefs)
+        assert "exercises/README" not in soup.get_text(), chapter

@@ -540,7 +540,7 @@ def _bisection_failures(rng, a):
         return (2 * int(r.integers(1, 6)), int(r.integers(1, spines + 1)), spines,
                 _pick(r, (1e9, 2.5e10, 5e10)), int(r.integers(0, spines)))
     return [_ref(a, "bisection_after_failures", case, "fabric.leaf_spine_bisection")
-            for case in _draws(rng, 4, draw)]
+            for case in _draws(rng, 6, draw)]
 
 
 def _failure_slowdown(rng, a):
@@ -757,7 +757,7 @@ def _hops(rng, a):
         shape, wrap = _torus_case(r)
         return (shape, wrap, tuple(int(r.integers(0, s)) for s in shape),
                 tuple(int(r.integers(0, s)) for s in shape))
-    return [_ref(a, "slice_hops", case, "grading.slice_hops") for case in _draws(rng, 6, draw)]
+    return [_ref(a, "slice_hops", case, "grading.slice_hops") for case in _draws(rng, 8, draw)]
 
 
 def _diameter(rng, a):

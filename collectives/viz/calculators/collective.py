@@ -82,7 +82,7 @@ _PATHS = {"nvlink": "NVLink", "network": "network"}
 #: none (the topologies' own latencies alone), then what NCCL's tuner assumes per ring step
 #: (NCCL 2.30.7, src/graph/tuning.cc: :data:`collectives.hardware.systems.NCCL_STEP_LATENCY`)
 DEFAULT_LATENCIES = {"none": 0.0} | {
-    f"{format_latency(v)} (NCCL's {_PATHS[path]} step, {protocol})": v
+    f"{format_latency(v)} (NCCL {_PATHS[path]}, {protocol})": v
     for (path, protocol), v in sorted(NCCL_STEP_LATENCY.items(), key=lambda item: item[1])
 }
 
@@ -241,9 +241,10 @@ def data_steps(schedule) -> int:
     return int(sum(run.repeat for run in schedule.traffic.runs if np.any(run.src != run.dst)))
 
 
-def model_text(grid: Grid) -> str:
+def model_text(grid: Grid, latencies: Mapping[str, float] | None = None) -> str:
     """The calculator's line on what it models: the cost model, each case's latency per link
-    and per message (cases with the same latencies named together), the latency control."""
+    and per message (cases with the same latencies named together), the latency control
+    (and where its settings come from, when they are :data:`DEFAULT_LATENCIES`)."""
     groups: dict[tuple, list[str]] = {}
     for name, links, message in zip(grid.algorithms, grid.link_latency, grid.message_latency):
         groups.setdefault((links, message), []).append(name)
@@ -267,8 +268,14 @@ def model_text(grid: Grid) -> str:
         "Modelled with cl.time: a step takes the latency of its slowest path plus the bytes "
         "on its busiest link over that link's bandwidth (transfers that share a link share "
         "its bandwidth). Latency in the topologies: " + "; ".join(parts) + ". The latency "
-        "setting adds its α to every step that moves data (one message per rank per step). "
-        "Left out: protocol overheads, overlap between steps, the time to reduce."
+        "setting adds its α to every step that moves data (one message per rank per step)"
+        + (
+            "; its NCCL values are what NCCL 2.30.7's tuner assumes for one ring step over "
+            "NVLink or the network, with its LL (small messages) or Simple protocol"
+            if latencies is not None and dict(latencies) == DEFAULT_LATENCIES
+            else ""
+        )
+        + ". Left out: protocol overheads, overlap between steps, the time to reduce."
     )
 
 
@@ -483,7 +490,7 @@ class Calculator:
             "steps": [_nan_to_none(row) for row in g.steps],
             "latencies": list(self.latencies.values()),
             "latency_labels": list(self.latencies),
-            "model": model_text(g),
+            "model": model_text(g, self.latencies),
             "hover": HOVER,
             "defaults": self.defaults,
             "figure": json.loads(pio.to_json(self.figure(), validate=False)),
@@ -526,7 +533,7 @@ class Calculator:
             ),
             select(
                 "latency",
-                "latency per step +",
+                "latency +",
                 list(enumerate(self.latencies)),
                 d["latency"],
             ),
@@ -558,7 +565,7 @@ class Calculator:
             f'<div class="cl-calculator" id="{self.id}">'
             f'<p class="cl-calc-title">{html.escape(self.title)}</p>'
             f'<div class="cl-calc-controls">{self._controls_html()}</div>'
-            f'<p class="cl-calc-model">{html.escape(model_text(self.grid))}</p>'
+            f'<p class="cl-calc-model">{html.escape(model_text(self.grid, self.latencies))}</p>'
             f"{self._readout_html()}"
             f'<div class="cl-calc-plot" id="{self.id}-plot" role="img" '
             f'aria-label="{html.escape(self.title)}: time or bus bandwidth against buffer '
@@ -629,7 +636,7 @@ class Calculator:
         for control in (rank, size, bandwidth, algorithm, latency, metric):
             control.observe(update, names="value")
         update()
-        model = w.HTML(f"<p>{html.escape(model_text(g))}</p>")
+        model = w.HTML(f"<p>{html.escape(model_text(g, self.latencies))}</p>")
         box = w.VBox([rank, size, bandwidth, algorithm, latency, metric, model, readout, plot])
         box.controls = {
             "rank": rank,

@@ -204,7 +204,7 @@ def test_the_latency_setting_adds_alpha_to_every_step_that_moves_data(calc):
     assert labels[0] == "none" and calc.latencies["none"] == 0.0
     # NCCL 2.30.7's tuner (src/graph/tuning.cc, hwLatencies), per ring step, sorted
     assert list(calc.latencies.values())[1:] == [0.6e-6, 2.7e-6, 3.4e-6, 14e-6]
-    assert labels[1] == "0.6 µs (NCCL's NVLink step, LL)"
+    assert labels[1] == "0.6 µs (NCCL NVLink, LL)"
     # ring, 4 ranks, 10 GB/s, 1 MiB: 81.6432 us (above) + 3 steps x 14 us = 123.6432 us
     ((_, t, busbw),) = calc.readout(rank=0, bandwidth=0, size=1, algorithm=0, latency=4)
     assert t == pytest.approx(123.6432e-6, rel=1e-9)
@@ -230,6 +230,7 @@ def test_each_calculator_says_what_it_models(calc):
         "direct, recursive doubling: 1 µs per link, so 2 µs for the slowest message of a step"
     ) in text
     assert "adds its α to every step that moves data" in text
+    assert "what NCCL 2.30.7's tuner assumes for one ring step" in text      # the defaults
     h100 = cl.hardware.spec("dgx-h100")
     gpu = vi.calculator(
         "all_to_all",

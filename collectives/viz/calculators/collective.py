@@ -47,7 +47,7 @@ import itertools
 import json
 import math
 from dataclasses import dataclass
-from typing import Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -350,7 +350,7 @@ class Calculator:
         self.names = {"rank": rank_name, "bandwidth": bandwidth_name}
         self.colours = {a: (colours or {}).get(a) or algorithm_colour(a) for a in grid.algorithms}
         self.title = title
-        self.defaults = {
+        self.defaults: dict[str, Any] = {
             "rank": rank_index,
             "bandwidth": bandwidth_index,
             "size": size_index,
@@ -616,7 +616,7 @@ class Calculator:
         plot = w.Output()
 
         def update(_change=None):
-            self.defaults = {
+            self.defaults: dict[str, Any] = {
                 "rank": rank.value,
                 "bandwidth": bandwidth.value,
                 "size": size.value,

@@ -14,17 +14,18 @@ steps), never from its list of transfers, so a 32,768-rank ring costs one routed
 A collective can be placed on some endpoints of a bigger topology (``placement``), and
 several collectives that run at the same time are costed together by
 :func:`time_concurrent`. Left out: overlap between steps (see ``pipelined`` algorithms),
-protocol overheads, compute time of reductions, congestion control. Taught in chapter "Cost models and the ring all-gather".
+protocol overheads, compute time of reductions, congestion control. Taught in chapter "Cost
+models and the ring all-gather".
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Optional, Sequence, TypeVar, Union
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 from .errors import CollectivesError, TopologyError
 from .schedule import schedule_arg
@@ -34,6 +35,7 @@ from .validation import check_nbytes, int_array, integer
 if TYPE_CHECKING:
     from .schedule import Schedule
     from .topology import Topology
+    from .traffic import Traffic
 
 __all__ = ["Timing", "time", "Job", "ConcurrentTiming", "time_concurrent", "algbw", "busbw",
            "bus_factor", "placement_nodes", "TimeGrid", "time_grid"]
@@ -56,16 +58,16 @@ class Timing:
 
     seconds: float
     nbytes: float
-    step_seconds: np.ndarray
-    step_latency: np.ndarray
-    step_transfer: np.ndarray
-    step_bottleneck_link: np.ndarray
-    step_bottleneck_bytes: np.ndarray
-    link_bytes: np.ndarray
+    step_seconds: NDArray[np.float64]
+    step_latency: NDArray[np.float64]
+    step_transfer: NDArray[np.float64]
+    step_bottleneck_link: NDArray[np.int64]
+    step_bottleneck_bytes: NDArray[np.float64]
+    link_bytes: NDArray[np.float64]
     schedule_name: str
     topology_name: str
-    levels: tuple = ("link",)
-    link_level: np.ndarray | None = None
+    levels: tuple[str, ...] = ("link",)
+    link_level: Optional[NDArray[np.int64]] = None
 
     @property
     def n_steps(self) -> int:
@@ -86,7 +88,7 @@ class Timing:
     def bottleneck_level(self) -> str | None:
         """The level that bounds the most transfer time (None if nothing moves)."""
         seconds = self.level_seconds()
-        return max(seconds, key=seconds.get) if seconds else None
+        return max(seconds, key=seconds.__getitem__) if seconds else None
 
     def level_bytes(self) -> dict[str, float]:
         """Bytes carried by the links of each level over the whole schedule."""
@@ -143,12 +145,13 @@ class Timing:
             for i in range(self.n_steps)
         ]
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return (f"Timing({self.schedule_name!r} on {self.topology_name!r}, "
                 f"nbytes={self.nbytes:g}: {self.seconds:.6g} s over {self.n_steps} steps)")
 
 
-def _placement(schedule, topology, placement, switch_placement, what):
+def _placement(schedule: Schedule, topology: Topology, placement: Optional[ArrayLike],
+               switch_placement: Optional[ArrayLike], what: str) -> NDArray[np.int64]:
     """participant -> topology node, checked: ranks onto distinct endpoints, switch
     participants onto distinct switches."""
     n = schedule.n_ranks
@@ -157,7 +160,7 @@ def _placement(schedule, topology, placement, switch_placement, what):
             raise TopologyError(
                 f"{what} has {n} ranks but {topology.name} has {topology.n_ranks} endpoints; "
                 "give placement=... (which endpoint plays each rank) to run it on some of them")
-        ranks = np.arange(n)
+        ranks = np.arange(n, dtype=np.int64)
     else:
         ranks = int_array(placement, "placement", shape=(n,), minimum=0,
                           maximum=topology.n_ranks - 1, error=TopologyError)
@@ -181,7 +184,7 @@ def _placement(schedule, topology, placement, switch_placement, what):
 
 def placement_nodes(schedule: Schedule, topology: Topology,
                     placement: Optional[ArrayLike] = None,
-                    switch_placement: Optional[ArrayLike] = None) -> np.ndarray:
+                    switch_placement: Optional[ArrayLike] = None) -> NDArray[np.int64]:
     """The topology node of every participant of ``schedule`` (ranks, then switch
     participants), placed as :func:`time` places them: ``placement`` (which endpoint plays
     each rank; default rank r on endpoint r), ``switch_placement`` (which switch plays each
@@ -195,7 +198,8 @@ def placement_nodes(schedule: Schedule, topology: Topology,
     return _placement(schedule, topology, placement, switch_placement, "the schedule")
 
 
-def _max_per_run(values, run, n_runs):
+def _max_per_run(values: NDArray[np.float64], run: NDArray[np.int64],
+                 n_runs: int) -> NDArray[np.float64]:
     """The largest of ``values`` in each run (0 for a run without any); ``run`` is sorted."""
     out = np.zeros(n_runs)
     if len(values):
@@ -204,7 +208,13 @@ def _max_per_run(values, run, n_runs):
     return out
 
 
-def _run_costs(traffic, topology, chunk_bytes):
+#: per-run link bytes of one step of each run, sparse: (run, link, bytes) of each loaded link
+_RunLinkBytes = tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64]]
+
+
+def _run_costs(traffic: Traffic, topology: Topology, chunk_bytes: float
+               ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64],
+                          NDArray[np.float64], _RunLinkBytes]:
     """Per run: (latency s, transfer s, bottleneck link, bytes on it), and per-run link
     bytes as a sparse (run, link, bytes) triple, for one step of each run."""
     runs = traffic.runs
@@ -212,12 +222,13 @@ def _run_costs(traffic, topology, chunk_bytes):
     src = np.concatenate([r.src for r in runs]) if runs else np.zeros(0, np.int64)
     dst = np.concatenate([r.dst for r in runs]) if runs else np.zeros(0, np.int64)
     chunks = np.concatenate([r.chunks for r in runs]) if runs else np.zeros(0, np.int64)
-    run_of_pair = np.repeat(np.arange(n_runs), [r.n_pairs for r in runs])
+    run_of_pair = np.repeat(np.arange(n_runs, dtype=np.int64), [r.n_pairs for r in runs])
     remote = np.flatnonzero(src != dst)                       # local copies are free
     pair, link, share = topology.link_shares(src[remote], dst[remote])   # adaptive: < 1
     run_of_hop = run_of_pair[remote][pair]
+    # (numpy's stubs type a weighted bincount as integer: the casts below copy nothing)
     latency = np.bincount(pair, weights=topology.link_latency[link] * share,
-                          minlength=len(remote))
+                          minlength=len(remote)).astype(np.float64, copy=False)
     run_latency = _max_per_run(latency, run_of_pair[remote], n_runs)
     key = run_of_hop * n_links + link
     weight = chunks[remote][pair] * share
@@ -225,8 +236,9 @@ def _run_costs(traffic, topology, chunk_bytes):
     bottleneck_bytes = np.zeros(n_runs)
     transfer = np.zeros(n_runs)
     if n_runs * n_links <= _DENSE_LIMIT:                  # a (runs, links) table, no sort
-        dense = np.bincount(key, weights=weight, minlength=n_runs * n_links)
-        keys = np.flatnonzero(dense)
+        dense = np.bincount(key, weights=weight,
+                            minlength=n_runs * n_links).astype(np.float64, copy=False)
+        keys = np.flatnonzero(dense).astype(np.int64, copy=False)
         k_bytes = dense[keys] * chunk_bytes
         table = dense.reshape(n_runs, n_links)
         load = table * (chunk_bytes / topology.link_bandwidth)
@@ -239,7 +251,8 @@ def _run_costs(traffic, topology, chunk_bytes):
         k_run, k_link = keys // n_links, keys % n_links
     else:
         keys, inverse = np.unique(key, return_inverse=True)
-        k_bytes = np.bincount(inverse, weights=weight, minlength=len(keys)) * chunk_bytes
+        k_bytes = np.bincount(inverse, weights=weight,
+                              minlength=len(keys)).astype(np.float64, copy=False) * chunk_bytes
         k_run, k_link = keys // n_links, keys % n_links
         load = k_bytes / topology.link_bandwidth[k_link]
         order = np.lexsort((-load, k_run))                    # per run, the busiest link first
@@ -251,11 +264,13 @@ def _run_costs(traffic, topology, chunk_bytes):
     return run_latency, transfer, bottleneck, bottleneck_bytes, (k_run, k_link, k_bytes)
 
 
-def _timing(traffic, topology, nbytes, chunk_bytes, schedule_name):
+def _timing(traffic: Traffic, topology: Topology, nbytes: float, chunk_bytes: float,
+            schedule_name: str) -> Timing:
     repeat = np.array([r.repeat for r in traffic.runs], dtype=np.int64)
     latency, transfer, bottleneck, b_bytes, (k_run, k_link, k_bytes) = _run_costs(
         traffic, topology, chunk_bytes)
-    link_bytes = np.bincount(k_link, weights=k_bytes * repeat[k_run], minlength=topology.n_links)
+    link_bytes = np.bincount(k_link, weights=k_bytes * repeat[k_run],
+                             minlength=topology.n_links).astype(np.float64, copy=False)
     per_step = traffic.run_of_step()
     step_latency, step_transfer = latency[per_step], transfer[per_step]
     step_seconds = step_latency + step_transfer
@@ -316,7 +331,7 @@ class ConcurrentTiming:
 
     seconds: float
     alone: tuple[Timing, ...]
-    link_bytes: np.ndarray
+    link_bytes: NDArray[np.float64]
     names: tuple[str, ...]
     components: tuple[tuple[int, ...], ...]
     component_seconds: tuple[float, ...]
@@ -334,21 +349,21 @@ class ConcurrentTiming:
         used = self.link_bytes > 0
         shared = np.flatnonzero(used.sum(axis=0) > 1)
         order = shared[np.argsort(-self.link_bytes[:, shared].sum(axis=0), kind="stable")]
-        return [{"link": int(l), **{name: float(self.link_bytes[j, l])
-                                    for j, name in enumerate(self.names)}} for l in order]
+        return [{"link": int(link), **{name: float(self.link_bytes[j, link])
+                                       for j, name in enumerate(self.names)}} for link in order]
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return (f"ConcurrentTiming({len(self.names)} jobs on {self.topology_name!r}: "
                 f"{self.seconds:.6g} s together, slowdown {self.slowdown:.3g}x)")
 
 
-def _sharing_components(link_bytes):
+def _sharing_components(link_bytes: NDArray[np.float64]) -> tuple[tuple[int, ...], ...]:
     """Groups of jobs connected by shared links (union of overlapping link sets)."""
     used = link_bytes > 0
     n_jobs = len(used)
     label = list(range(n_jobs))
 
-    def root(j):
+    def root(j: int) -> int:
         while label[j] != j:
             j = label[j]
         return j
@@ -356,7 +371,7 @@ def _sharing_components(link_bytes):
     overlap = (used[:, None, :] & used[None, :, :]).any(axis=2)
     for a, b in zip(*np.nonzero(np.triu(overlap, 1))):
         label[root(int(b))] = root(int(a))
-    groups = {}
+    groups: dict[int, list[int]] = {}
     for j in range(n_jobs):
         groups.setdefault(root(j), []).append(j)
     return tuple(tuple(g) for g in groups.values())
@@ -378,17 +393,18 @@ def time_concurrent(jobs: Iterable[Job], topology: Topology) -> ConcurrentTiming
     if not isinstance(topology, Topology):
         raise TopologyError(f"expected a collectives Topology, got {type(topology).__name__}")
     try:
-        jobs = list(jobs)
+        job_list = list(jobs)
     except TypeError:
         raise CollectivesError("jobs must be a list of collectives.Job") from None
-    if not jobs or not all(isinstance(j, Job) for j in jobs):
+    if not job_list or not all(isinstance(j, Job) for j in job_list):
         raise CollectivesError("jobs must be a non-empty list of collectives.Job(schedule, "
                                "nbytes, placement=...)")
-    for i, job in enumerate(jobs):
+    for i, job in enumerate(job_list):
         schedule_arg(job.schedule, f"job {i}'s schedule")
-    names = tuple(str(j.name or j.schedule.name) for j in jobs)
-    placed, alone = [], []
-    for i, job in enumerate(jobs):
+    names = tuple(str(j.name or j.schedule.name) for j in job_list)
+    placed: list[tuple[Traffic, float]] = []
+    alone: list[Timing] = []
+    for i, job in enumerate(job_list):
         nbytes = check_nbytes(job.nbytes)
         nodes = _placement(job.schedule, topology, job.placement, job.switch_placement,
                            f"job {i} ({names[i]})")
@@ -398,7 +414,7 @@ def time_concurrent(jobs: Iterable[Job], topology: Topology) -> ConcurrentTiming
         placed.append((traffic, chunk_bytes))
     link_bytes = np.stack([t.link_bytes for t in alone])
     components = _sharing_components(link_bytes)
-    seconds = []
+    seconds: list[float] = []
     for members in components:
         if len(members) == 1:
             seconds.append(alone[members[0]].seconds)
@@ -446,12 +462,19 @@ class TimeGrid:
     group_sizes: tuple[int, ...]
     link_bandwidths: tuple[float, ...]
     sizes: tuple[int, ...]
-    seconds: np.ndarray
-    busbw: np.ndarray
+    seconds: NDArray[np.float64]
+    busbw: NDArray[np.float64]
 
 
-def time_grid(collective: str, cases: Mapping[str, Callable[[Any, float], Any]],
-              keys: Sequence[Any], link_bandwidths: Sequence[float],
+#: what a case of :func:`time_grid` builds: (schedule, topology) or (schedule, topology,
+#: wire bytes per buffer byte), or None where the case does not apply
+_GridCase = Optional[Union[tuple["Schedule", "Topology"], tuple["Schedule", "Topology", float]]]
+
+_Key = TypeVar("_Key")
+
+
+def time_grid(collective: str, cases: Mapping[str, Callable[[_Key, float], _GridCase]],
+              keys: Sequence[_Key], link_bandwidths: Sequence[float],
               sizes: Sequence[int]) -> TimeGrid:
     """:func:`time` and :func:`busbw` of every case at every key, link bandwidth and size.
 
@@ -465,36 +488,38 @@ def time_grid(collective: str, cases: Mapping[str, Callable[[Any, float], Any]],
     is what :func:`time` models. Raises :class:`~collectives.CollectivesError` on an empty
     or bad grid. The book's calculators show such grids (:mod:`collectives.viz.calculators`).
     """
-    keys = list(keys)
-    if not cases or not len(keys) or not len(sizes):
+    key_list = list(keys)
+    if not cases or not len(key_list) or not len(sizes):
         raise CollectivesError("a grid needs at least one case, one key and one size")
     bws = tuple(float(v) for v in link_bandwidths)
     if not bws or min(bws) <= 0:
         raise CollectivesError(f"link bandwidths must be positive bytes/s, got {bws}")
-    sizes = tuple(int(s) for s in sizes)
-    if min(sizes) <= 0:
-        raise CollectivesError(f"buffer sizes must be positive bytes, got {sizes}")
+    buffer_sizes = tuple(int(s) for s in sizes)
+    if min(buffer_sizes) <= 0:
+        raise CollectivesError(f"buffer sizes must be positive bytes, got {buffer_sizes}")
     names = tuple(cases)
-    shape = (len(names), len(keys), len(bws), len(sizes))
+    shape = (len(names), len(key_list), len(bws), len(buffer_sizes))
     seconds = np.full(shape, np.nan)
     bus = np.full(shape, np.nan)
-    group_sizes = []
-    for k, key in enumerate(keys):
-        n = None
+    group_sizes: list[int] = []
+    for k, key in enumerate(key_list):
+        n: Optional[int] = None
         for c, name in enumerate(names):
             for b, bw in enumerate(bws):
                 built = cases[name](key, bw)
                 if built is None:
                     continue
-                schedule, topology, wire = (*built, 1.0)[:3]
+                schedule, topology, *wire_bytes = built
+                wire = wire_bytes[0] if wire_bytes else 1.0
                 if schedule.collective != collective:
                     raise CollectivesError(
                         f"case {name!r} builds a {schedule.collective} schedule, not {collective}")
                 n = schedule.group_size
-                t = np.array([time(schedule, topology, s * wire).seconds for s in sizes])
+                t = np.array([time(schedule, topology, s * wire).seconds for s in buffer_sizes])
                 seconds[c, k, b] = t
-                bus[c, k, b] = [busbw(collective, s, ts, n) for s, ts in zip(sizes, t)]
+                bus[c, k, b] = [busbw(collective, s, float(ts), n)
+                                for s, ts in zip(buffer_sizes, t)]
         if n is None:
             raise CollectivesError(f"no case applies at ranks={key!r}")
         group_sizes.append(int(n))
-    return TimeGrid(names, tuple(group_sizes), bws, sizes, seconds, bus)
+    return TimeGrid(names, tuple(group_sizes), bws, buffer_sizes, seconds, bus)

@@ -9,8 +9,13 @@ Where each is raised: :class:`ScheduleError` by the Schedule, its builders, tran
 the checks of the graded notebooks; :class:`DistError` by :mod:`collectives.dist` (a worker
 process failed or timed out); :class:`LayoutError` by :mod:`collectives.plan` (a parallelism
 layout does not fit); :class:`SandboxError` by the instructor tooling (``collectives_grader``:
-the grading sandbox cannot be set up). Every other bad input raises :class:`CollectivesError` itself.
+the grading sandbox cannot be set up). Every other bad input raises :class:`CollectivesError`
+itself.
 """
+
+from __future__ import annotations
+
+from typing import Iterable, Mapping, Optional
 
 __all__ = ["CollectivesError", "ScheduleError", "TopologyError", "GradingError", "DistError",
            "LayoutError", "SandboxError"]
@@ -29,8 +34,9 @@ class ScheduleError(CollectivesError):
     slot's content).
     """
 
-    def __init__(self, message, *, step=None, rank=None, chunk=None, holds=None, expected=None,
-                 group=None):
+    def __init__(self, message: str, *, step: Optional[int] = None, rank: Optional[int] = None,
+                 chunk: Optional[int] = None, holds: Optional[str] = None,
+                 expected: Optional[str] = None, group: Optional[int] = None) -> None:
         super().__init__(message)
         self.step = step
         self.group = group
@@ -58,8 +64,11 @@ class DistError(CollectivesError):
     timeout).
     """
 
-    def __init__(self, message, *, rank=None, exception=None, worker_message=None,
-                 worker_traceback=None, task=None, failures=None, unfinished=()):
+    def __init__(self, message: str, *, rank: Optional[int] = None,
+                 exception: Optional[str] = None, worker_message: Optional[str] = None,
+                 worker_traceback: Optional[str] = None, task: Optional[int] = None,
+                 failures: Optional[Mapping[int, str]] = None,
+                 unfinished: Iterable[int] = ()) -> None:
         super().__init__(message)
         self.rank = rank
         self.exception = exception

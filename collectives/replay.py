@@ -11,14 +11,16 @@ Taught in chapter "Cost models and the ring all-gather".
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from collections import deque
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any, NoReturn, Optional, TypeVar
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 from .errors import CollectivesError, ScheduleError
 from .schedule import schedule_arg
-from .semantics import REDUCTION_OPS, collective_spec
+from .semantics import REDUCTION_OPS, Collective, collective_spec
 from .validation import input_rows
 
 if TYPE_CHECKING:
@@ -32,12 +34,17 @@ VERIFY_MEMORY_LIMIT = 2 * 1024**3
 #: the label of a slot that holds a sum of different chunks (only in a tolerant trace)
 INVALID = -2
 
+_Value = TypeVar("_Value", bound=np.generic)
 
-def _check_schedule(schedule):
+#: one step of :func:`step_rows`: (step, source rows, destination rows, reduce flags)
+_StepRows = tuple[int, NDArray[np.int64], NDArray[np.int64], NDArray[np.bool_]]
+
+
+def _check_schedule(schedule: object) -> Collective:
     return collective_spec(schedule_arg(schedule).collective)
 
 
-def simulate(schedule: Schedule, inputs: ArrayLike) -> np.ndarray:
+def simulate(schedule: Schedule, inputs: ArrayLike) -> NDArray[np.generic]:
     """Run ``schedule`` on numeric ``inputs`` and return the outputs.
 
     ``inputs`` has one row per rank (array-like of shape ``(n_ranks, length)``); the
@@ -45,8 +52,8 @@ def simulate(schedule: Schedule, inputs: ArrayLike) -> np.ndarray:
     all-gather takes each rank's shard and returns every shard in rank order; reduce-
     scatter takes the full buffer and returns the rank's reduced part; all-reduce returns
     the summed buffer; all-to-all returns the parts received, in source-rank order.
-    Reduction is the schedule's ``op`` (addition or maximum) in the input dtype. Raises :class:`ScheduleError` if a transfer
-    reads a slot that holds nothing yet.
+    Reduction is the schedule's ``op`` (addition or maximum) in the input dtype. Raises
+    :class:`ScheduleError` if a transfer reads a slot that holds nothing yet.
     """
     spec = _check_schedule(schedule)
     data = input_rows(inputs, schedule.n_ranks)
@@ -72,7 +79,7 @@ def simulate(schedule: Schedule, inputs: ArrayLike) -> np.ndarray:
     return spec.take_outputs(buffer, schedule.groups, schedule.n_chunks)
 
 
-def step_rows(schedule, filled):
+def step_rows(schedule: Schedule, filled: NDArray[np.bool_]) -> Iterator[_StepRows]:
     """The steps of ``schedule`` that move data, as ``(step, src rows, dst rows, reduce)``
     in the flat ``participant * n_slots + slot`` view of the buffers. Before yielding a step
     it checks that every source row holds data (``filled``, a flat bool array the caller
@@ -97,14 +104,15 @@ def step_rows(schedule, filled):
         yield k, src, dst_row[a:b], reduce_all[a:b]
 
 
-def _identity(ufunc, dtype):
+def _identity(ufunc: np.ufunc, dtype: np.dtype[Any]) -> float:
     """The value a switch's accumulator starts from: 0 for a sum, the lowest value for max."""
-    if ufunc is np.add or dtype == bool:
+    if ufunc is np.add or np.issubdtype(dtype, np.bool_):
         return 0
     return -np.inf if np.issubdtype(dtype, np.floating) else np.iinfo(dtype).min
 
 
-def _combine(ufunc, rows, dst, values, shared_targets):
+def _combine(ufunc: np.ufunc, rows: NDArray[_Value], dst: NDArray[np.int64],
+             values: NDArray[_Value], shared_targets: bool | np.bool_) -> None:
     """rows[dst] = ufunc(rows[dst], values), combining repeated targets when a step has them."""
     if shared_targets:
         ufunc.at(rows, dst, values)
@@ -115,10 +123,11 @@ def _combine(ufunc, rows, dst, values, shared_targets):
 
 # ---- symbolic replay ----------------------------------------------------------------------
 
-def _ranks_of(bits):
+def _ranks_of(bits: NDArray[np.uint64]) -> list[int]:
     """Rank numbers set in one bitset row (uint64 words, little-endian)."""
     as_bytes = bits.astype("<u8").view(np.uint8)
-    return np.flatnonzero(np.unpackbits(as_bytes, bitorder="little")).tolist()
+    ranks: list[int] = np.flatnonzero(np.unpackbits(as_bytes, bitorder="little")).tolist()
+    return ranks
 
 
 def describe_content(label: int, ranks: Sequence[int], n_ranks: int,
@@ -141,7 +150,8 @@ def describe_content(label: int, ranks: Sequence[int], n_ranks: int,
     elif group_size is not None and len(distinct) == group_size:
         text = f"chunk {label} {verb} over the {group_size} ranks of a group ({shown})"
     else:
-        text = f"chunk {label} {verb} over {len(distinct)} of {group_size or n_ranks} ranks ({shown})"
+        text = (f"chunk {label} {verb} over {len(distinct)} of {group_size or n_ranks} ranks "
+                f"({shown})")
     if twice:
         text += (f", with rank{'s' if len(twice) > 1 else ''} "
                  f"{', '.join(map(str, twice))} counted more than once")
@@ -157,11 +167,18 @@ class SymbolicState:
     q's contribution was combined in (a tolerant :func:`trace`). ``group_size`` is set for a
     collective over groups."""
 
-    def __init__(self, label: np.ndarray, bits: np.ndarray | None = None,
-                 owner: np.ndarray | None = None, times: np.ndarray | None = None, *,
-                 n_ranks: int | None = None, group_size: int | None = None) -> None:
+    label: NDArray[np.int64]
+    bits: Optional[NDArray[np.uint64]]
+    owner: Optional[NDArray[np.int64]]
+    times: Optional[NDArray[np.int64]]
+    group_size: Optional[int]
+
+    def __init__(self, label: NDArray[np.int64], bits: Optional[NDArray[np.uint64]] = None,
+                 owner: Optional[NDArray[np.int64]] = None,
+                 times: Optional[NDArray[np.int64]] = None, *,
+                 n_ranks: Optional[int] = None, group_size: Optional[int] = None) -> None:
         self.label, self.bits, self.owner, self.times = label, bits, owner, times
-        self._n_ranks = label.shape[0] if n_ranks is None else n_ranks
+        self._n_ranks = int(label.shape[0]) if n_ranks is None else n_ranks
         self.group_size = group_size
 
     @property
@@ -174,45 +191,62 @@ class SymbolicState:
         if self.label[rank, chunk] == -1:
             return []
         if self.times is not None:
-            return np.repeat(np.arange(self.times.shape[-1]), self.times[rank, chunk]).tolist()
-        if self.bits is None:
-            return [int(self.owner[rank, chunk])]
-        return _ranks_of(self.bits[rank, chunk])
+            counted: list[int] = np.repeat(np.arange(self.times.shape[-1]),
+                                           self.times[rank, chunk]).tolist()
+            return counted
+        if self.bits is not None:
+            return _ranks_of(self.bits[rank, chunk])
+        return [int(self._owners()[rank, chunk])]
 
-    def counts(self) -> np.ndarray:
+    def _owners(self) -> NDArray[np.int64]:
+        """``owner``: the state of a collective that only moves data (a CollectivesError for
+        a state built with none of ``bits``, ``owner`` and ``times``)."""
+        if self.owner is None:
+            raise CollectivesError("this SymbolicState records no contributions; build it with "
+                                   "bits, owner or times")
+        return self.owner
+
+    def counts(self) -> NDArray[np.int64]:
         """Number of contributions per (rank, slot): 0 for an empty slot."""
         if self.times is not None:
-            return self.times.sum(axis=-1) * (self.label != -1)
-        if self.bits is None:
-            return (self.label >= 0).astype(np.int64)
-        return np.bitwise_count(self.bits).sum(axis=-1)
+            counted: NDArray[np.int64] = self.times.sum(axis=-1) * (self.label != -1)
+        elif self.bits is None:
+            counted = (self.label >= 0).astype(np.int64)
+        else:
+            counted = np.bitwise_count(self.bits).sum(axis=-1, dtype=np.int64)
+        return counted
 
     def describe(self, rank: int, chunk: int) -> str:
         """Plain words for a slot's content, as used in error messages."""
-        return describe_content(self.label[rank, chunk], self.contributors(rank, chunk), self.n_ranks,
-                         self.group_size)
+        return describe_content(int(self.label[rank, chunk]), self.contributors(rank, chunk),
+                                self.n_ranks, self.group_size)
 
     def copy(self) -> SymbolicState:
-        def dup(a):
-            return None if a is None else a.copy()
-        return SymbolicState(self.label.copy(), dup(self.bits), dup(self.owner),
-                             dup(self.times), n_ranks=self._n_ranks, group_size=self.group_size)
+        return SymbolicState(self.label.copy(), _copy(self.bits), _copy(self.owner),
+                             _copy(self.times), n_ranks=self._n_ranks, group_size=self.group_size)
 
 
-def _set_bit(bits, where, ranks):
+def _copy(a: Optional[NDArray[_Value]]) -> Optional[NDArray[_Value]]:
+    return None if a is None else a.copy()
+
+
+def _set_bit(bits: NDArray[np.uint64], where: tuple[NDArray[np.int64], ...],
+             ranks: NDArray[np.int64]) -> None:
     """Set bit ``ranks[i]`` in the bitset ``bits[where[0][i], ...]`` (rows of uint64 words),
     writing only the one word each bit lives in."""
-    bits[(*where, ranks // 64)] = np.left_shift(np.uint64(1), (ranks % 64).astype(np.uint64))
+    word = (*where, ranks // 64)
+    bits[word] = np.left_shift(np.uint64(1), (ranks % 64).astype(np.uint64))
 
 
-def _bitsets(ranks, words):
+def _bitsets(ranks: NDArray[np.int64], words: int) -> NDArray[np.uint64]:
     """One bitset row (uint64 words) per entry of ``ranks``."""
     bits = np.zeros((len(ranks), words), dtype=np.uint64)
     _set_bit(bits, (np.arange(len(ranks)),), ranks)
     return bits
 
 
-def _symbolic_steps(schedule):
+def _symbolic_steps(schedule: Schedule
+                    ) -> Iterator[tuple[int, SymbolicState, NDArray[np.int64]]]:
     """Replay ``schedule`` on symbols, yielding ``(step, state, last_write)`` after each step.
 
     The arrays are updated in place between yields. Raises ScheduleError at the first
@@ -228,6 +262,7 @@ def _symbolic_steps(schedule):
             f"verify would need {need / 2**30:.1f} GiB of symbolic state for {n} ranks x "
             f"{slots} slots; verify a smaller instance of the same algorithm")
     label, owner = spec.initial(schedule.groups, schedule.n_chunks, slots, schedule.root, n)
+    content: NDArray[np.uint64] | NDArray[np.int64]     # bitsets of ranks, or the one owner
     if spec.reducing:
         bits = np.zeros((n, slots, words), dtype=np.uint64)
         r_idx, c_idx = np.nonzero(owner >= 0)
@@ -260,17 +295,17 @@ def _symbolic_steps(schedule):
                 f"step {step}, {text}: {schedule.where(s[i])} chunk {sc[i]} holds nothing yet",
                 step=step, rank=int(s[i]), chunk=int(sc[i]), holds="nothing",
                 group=_group(schedule, s[i]))
-        src_content = content[src, src_chunk]
-        if reduce.any():
-            _symbolic_reduce(schedule, k, a, reduce, label, bits, src_label, src_content)
         copy = ~reduce
+        copied = content[src[copy], src_chunk[copy]]      # every read happens before any write
+        if reduce.any():                    # only in a reducing collective: ``bits`` is set
+            _symbolic_reduce(schedule, k, a, reduce, label, bits, src_label, src, src_chunk)
         label[dst[copy], dst_chunk[copy]] = src_label[copy]
-        content[dst[copy], dst_chunk[copy]] = src_content[copy]
+        content[dst[copy], dst_chunk[copy]] = copied
         last_write[dst, dst_chunk] = k
         yield k, state, last_write
 
 
-def _group(schedule, rank):
+def _group(schedule: Schedule, rank: int) -> Optional[int]:
     """The group of ``rank`` for error attributes (None for a switch or a single group)."""
     if rank >= schedule.n_ranks or schedule.n_groups == 1:
         return None
@@ -293,7 +328,7 @@ def trace(schedule: Schedule, *, stop_at_error: bool = True) -> list[SymbolicSta
     return _tolerant_trace(schedule)
 
 
-def _tolerant_trace(schedule):
+def _tolerant_trace(schedule: Schedule) -> list[SymbolicState]:
     spec = _check_schedule(schedule)
     n, slots = schedule.n_participants, schedule.n_slots
     label, owner = spec.initial(schedule.groups, schedule.n_chunks, slots, schedule.root, n)
@@ -335,13 +370,13 @@ def verify(schedule: Schedule) -> None:
     * 8`` (a bitset of ranks per slot) for reductions.
     """
     spec = _check_schedule(schedule)
-    for _, state, last_write in _symbolic_steps(schedule):
-        pass
+    # replay to the end: the state after the last step is the one checked
+    _, state, last_write = deque(_symbolic_steps(schedule), maxlen=1)[0]
     ranks, chunk_slots, want_label, want_owner = spec.expected(
         schedule.groups, schedule.n_chunks, schedule.root, schedule.counts, schedule.peers)
     got_label = state.label[ranks, chunk_slots]
     if state.bits is None:                      # one contribution per slot
-        wrong = (got_label != want_label) | (state.owner[ranks, chunk_slots] != want_owner)
+        wrong = (got_label != want_label) | (state._owners()[ranks, chunk_slots] != want_owner)
     else:
         words = state.bits.shape[-1]
         single = want_owner >= 0
@@ -364,7 +399,8 @@ def verify(schedule: Schedule) -> None:
             want = [int(want_owner[i])]
         else:
             want = schedule.groups[schedule.group_of[r]].tolist()
-        expected = describe_content(want_label[i], want, schedule.n_ranks, _group_size(schedule))
+        expected = describe_content(int(want_label[i]), want, schedule.n_ranks,
+                                    _group_size(schedule))
         when = (f"last written at step {last_write[r, c]}" if last_write[r, c] >= 0
                 else "never written")
         raise ScheduleError(
@@ -374,32 +410,37 @@ def verify(schedule: Schedule) -> None:
             group=_group(schedule, r))
 
 
-def _group_size(schedule):
+def _group_size(schedule: Schedule) -> Optional[int]:
     return schedule.group_size if schedule.n_groups > 1 else None
 
 
-def _symbolic_reduce(schedule, k, a, reduce, label, bits, src_label, src_bits):
-    """Combine the reduce transfers of step ``k`` into ``label``/``bits``, checking each one."""
+def _symbolic_reduce(schedule: Schedule, k: int, a: int, reduce: NDArray[np.bool_],
+                     label: NDArray[np.int64], bits: NDArray[np.uint64],
+                     src_label: NDArray[np.int64], src: NDArray[np.int64],
+                     src_chunk: NDArray[np.int64]) -> None:
+    """Combine the reduce transfers of step ``k`` (its transfers ``a ..``: ``src``,
+    ``src_chunk``, the ``src_label`` they read) into ``label``/``bits``, checking each one;
+    it reads all its sources before it writes."""
     idx = np.flatnonzero(reduce)
     dst, dst_chunk = schedule.dst[a + idx], schedule.dst_chunk[a + idx]
-    s_label, s_bits = src_label[idx], src_bits[idx]
+    s_label, s_bits = src_label[idx], bits[src[idx], src_chunk[idx]]
     # group the reduces by target slot so that several reduces into one slot are combined
     key = dst * schedule.n_slots + dst_chunk
     order = np.argsort(key, kind="stable")
-    key, dst, dst_chunk, s_label, s_bits, idx = (x[order] for x in
-                                                 (key, dst, dst_chunk, s_label, s_bits, idx))
+    key, dst, dst_chunk, idx = key[order], dst[order], dst_chunk[order], idx[order]
+    s_label, s_bits = s_label[order], s_bits[order]
     starts = np.flatnonzero(np.concatenate([[True], key[1:] != key[:-1]]))
     t_label = label[dst[starts], dst_chunk[starts]].copy()
     t_bits = bits[dst[starts], dst_chunk[starts]]
     group = np.repeat(np.arange(len(starts)), np.diff(np.append(starts, len(key))))
     n = schedule.n_ranks
 
-    def fail(pos, message, **details):
+    def fail(pos: int, message: str, holds: str) -> NoReturn:
         i = a + int(idx[pos])
         step, text = schedule.describe_transfer(i)
         raise ScheduleError(f"step {step}, {text}: {message}", step=step,
                             rank=int(schedule.dst[i]), chunk=int(schedule.dst_chunk[i]),
-                            group=_group(schedule, int(schedule.dst[i])), **details)
+                            group=_group(schedule, int(schedule.dst[i])), holds=holds)
 
     # a switch's accumulator starts empty and takes the first contribution as it comes
     at_switch = dst[starts] >= n
@@ -413,8 +454,8 @@ def _symbolic_reduce(schedule, k, a, reduce, label, bits, src_label, src_bits):
     mixed = s_label != t_label[group]
     if mixed.any():
         p = int(np.flatnonzero(mixed)[0])
-        g = group[p]
-        holds = describe_content(t_label[g], _ranks_of(t_bits[g]), n, _group_size(schedule))
+        g = int(group[p])
+        holds = describe_content(int(t_label[g]), _ranks_of(t_bits[g]), n, _group_size(schedule))
         fail(p, f"adds chunk {s_label[p]} into a slot that holds {holds}; only the same "
                 "chunk of different ranks may be combined", holds=holds)
     summed = np.bitwise_or.reduceat(s_bits, starts, axis=0) | t_bits
@@ -425,16 +466,17 @@ def _symbolic_reduce(schedule, k, a, reduce, label, bits, src_label, src_bits):
         g = int(np.flatnonzero(twice)[0])
         members = np.flatnonzero(group == g)
         seen = t_bits[g].copy()
-        for p in members:                     # only on the error path: find the culprit
-            overlap = seen & s_bits[p]
+        size = _group_size(schedule)
+        for q in members.tolist():            # only on the error path: find the culprit
+            overlap = seen & s_bits[q]
             if overlap.any():
                 dup = _ranks_of(overlap)
-                holds = describe_content(t_label[g], _ranks_of(t_bits[g]), n, _group_size(schedule))
-                adding = describe_content(s_label[p], _ranks_of(s_bits[p]), n, _group_size(schedule))
-                fail(p, f"{schedule.where(dst[p])} chunk {dst_chunk[p]} holds {holds}; adding "
+                holds = describe_content(int(t_label[g]), _ranks_of(t_bits[g]), n, size)
+                adding = describe_content(int(s_label[q]), _ranks_of(s_bits[q]), n, size)
+                fail(q, f"{schedule.where(dst[q])} chunk {dst_chunk[q]} holds {holds}; adding "
                         f"{adding} would count "
                         f"rank{'s' if len(dup) > 1 else ''} {', '.join(map(str, dup))} twice",
                      holds=holds)
-            seen |= s_bits[p]
+            seen |= s_bits[q]
     bits[dst[starts], dst_chunk[starts]] = summed
     label[dst[starts], dst_chunk[starts]] = t_label

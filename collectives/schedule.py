@@ -14,23 +14,28 @@ and costing vectorise over ranks and transfers. Steps are numbered from 0, as in
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TypedDict, TypeVar
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 from .errors import CollectivesError, ScheduleError
-from .semantics import REDUCTION_OPS, collective_spec
+from .semantics import REDUCTION_OPS, Collective, collective_spec
 from .validation import choice, int_array, integer
 
 if TYPE_CHECKING:
     from .traffic import Traffic
 
-__all__ = ["Transfer", "Step", "Schedule", "compose", "schedule_arg", "LIST_LIMIT"]
+__all__ = ["Transfer", "Step", "Schedule", "TransferArrays", "compose", "schedule_arg",
+           "LIST_LIMIT"]
 
 _FIELDS = ("src", "dst", "src_chunk", "dst_chunk")
+
+_Scalar = TypeVar("_Scalar", bound=np.generic)
+_Item = TypeVar("_Item")
 
 
 class Transfer(NamedTuple):
@@ -43,7 +48,27 @@ class Transfer(NamedTuple):
     reduce: bool = False
 
 
-def _frozen(array, dtype):
+class TransferArrays(TypedDict):
+    """A Schedule's transfers as flat arrays, one entry per transfer, sorted by ``step``
+    (what :meth:`Schedule.transfer_arrays` returns)."""
+
+    step: NDArray[np.int64]
+    src: NDArray[np.int64]
+    dst: NDArray[np.int64]
+    src_chunk: NDArray[np.int64]
+    dst_chunk: NDArray[np.int64]
+    reduce: NDArray[np.bool_]
+
+
+class _Listed(TransferArrays):
+    """The checked, read-only arrays of a listed Schedule: its transfers, where each step
+    starts (``n_steps + 1`` entries) and, per step, whether two reduces share a target."""
+
+    step_starts: NDArray[np.int64]
+    shared_reduce: NDArray[np.bool_]
+
+
+def _frozen(array: ArrayLike, dtype: type[_Scalar]) -> NDArray[_Scalar]:
     out = np.ascontiguousarray(array, dtype=dtype)
     if out is array:
         out = out.copy()
@@ -55,11 +80,11 @@ def _frozen(array, dtype):
 class Step:
     """The transfers of one synchronous step, as read-only parallel arrays."""
 
-    src: np.ndarray
-    dst: np.ndarray
-    src_chunk: np.ndarray
-    dst_chunk: np.ndarray
-    reduce: np.ndarray
+    src: NDArray[np.int64]
+    dst: NDArray[np.int64]
+    src_chunk: NDArray[np.int64]
+    dst_chunk: NDArray[np.int64]
+    reduce: NDArray[np.bool_]
 
     @classmethod
     def from_transfers(cls, transfers: Iterable[Any], *,
@@ -82,13 +107,15 @@ class Step:
         if not rows:
             empty = np.zeros(0, dtype=np.int64)
             return cls(empty, empty, empty, empty, np.zeros(0, dtype=bool))
-        cols = list(zip(*rows))
-        return cls(*(np.array(c, dtype=np.int64) for c in cols[:4]), np.array(cols[4], dtype=bool))
+        src, dst, src_chunk, dst_chunk, reduce = zip(*rows)
+        return cls(np.array(src, dtype=np.int64), np.array(dst, dtype=np.int64),
+                   np.array(src_chunk, dtype=np.int64), np.array(dst_chunk, dtype=np.int64),
+                   np.array(reduce, dtype=bool))
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         for name in _FIELDS:
             object.__setattr__(self, name, _frozen(getattr(self, name), np.int64))
-        object.__setattr__(self, "reduce", _frozen(self.reduce, bool))
+        object.__setattr__(self, "reduce", _frozen(self.reduce, np.bool_))
 
     def __len__(self) -> int:
         return len(self.src)
@@ -97,13 +124,14 @@ class Step:
         for row in zip(*(getattr(self, f).tolist() for f in _FIELDS), self.reduce.tolist()):
             yield Transfer(*row)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Step({list(self)!r})"
 
 
-def _parse_transfer(t, where, step_index):
-    if isinstance(t, Transfer):
-        return tuple(t)
+def _parse_transfer(t: Any, where: str,
+                    step_index: int | None) -> tuple[int, int, int, int, bool]:
+    """One transfer (a tuple or a :class:`Transfer`: it is a tuple too, checked the same way,
+    since a NamedTuple checks nothing itself) as ``(src, dst, src_chunk, dst_chunk, reduce)``."""
     try:
         fields = tuple(t)
     except TypeError:
@@ -118,7 +146,7 @@ def _parse_transfer(t, where, step_index):
             f"got {len(fields)}: {t!r}",
             step=step_index,
         )
-    ints = []
+    ints: list[int] = []
     for name, value in zip(_FIELDS, fields[:4]):
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
             raise ScheduleError(
@@ -138,7 +166,8 @@ def _parse_transfer(t, where, step_index):
             f"{where}: the fifth field must be True/False or 'copy'/'reduce', got {flag!r}",
             step=step_index,
         )
-    return (*ints, bool(flag))
+    src, dst, src_chunk, dst_chunk = ints
+    return src, dst, src_chunk, dst_chunk, bool(flag)
 
 
 #: a Schedule lists its transfers (for verify, simulate, viz, dist) only up to this many;
@@ -181,16 +210,16 @@ class Schedule:
     n_chunks: int
     n_scratch: int
     n_switches: int
-    groups: np.ndarray
+    groups: NDArray[np.int64]
     op: str
     root: int | None
     name: str
-    counts: np.ndarray | None
-    peers: np.ndarray | None
+    counts: NDArray[np.int64] | None
+    peers: NDArray[np.int64] | None
     _n_steps: int
     _traffic: Traffic | None
     _listing: _Listing | None
-    _arrays: dict[str, np.ndarray] | None
+    _arrays: _Listed | None
 
     def __init__(self, collective: str, n_ranks: int, n_chunks: int,
                  steps: Iterable[Step | Iterable[Any]] = (), *, root: int | None = None,
@@ -202,7 +231,7 @@ class Schedule:
             for i, s in enumerate(_as_list(steps, "steps"))
         ]
         per_step = np.array([len(s) for s in parsed], dtype=np.int64)
-        arrays = {
+        arrays: dict[str, NDArray[np.int64] | NDArray[np.bool_]] = {
             f: np.concatenate([getattr(s, f) for s in parsed]) if parsed else np.zeros(0, np.int64)
             for f in _FIELDS
         }
@@ -224,17 +253,17 @@ class Schedule:
 
         ``step`` must be non-decreasing; ``n_steps`` allows trailing empty steps.
         """
-        step = np.asarray(step, dtype=np.int64)
-        if step.size and np.any(np.diff(step) < 0):
+        steps = np.asarray(step, dtype=np.int64)
+        if steps.size and np.any(np.diff(steps) < 0):
             raise ScheduleError("from_arrays: transfers must be sorted by step")
-        if step.size and step[0] < 0:
+        if steps.size and steps[0] < 0:
             raise ScheduleError("from_arrays: step indices must be >= 0")
-        n_steps = int(step[-1]) + 1 if n_steps is None and step.size else int(n_steps or 0)
-        if step.size and step[-1] >= n_steps:
+        n_steps = int(steps[-1]) + 1 if n_steps is None and steps.size else int(n_steps or 0)
+        if steps.size and steps[-1] >= n_steps:
             raise ScheduleError(f"from_arrays: a transfer has step >= n_steps={n_steps}")
-        arrays = dict(zip(_FIELDS + ("step",),
-                          np.broadcast_arrays(src, dst, src_chunk, dst_chunk, step)))
-        arrays["reduce"] = np.broadcast_to(np.asarray(reduce, dtype=bool), step.shape)
+        arrays: dict[str, ArrayLike] = dict(zip(
+            _FIELDS + ("step",), np.broadcast_arrays(src, dst, src_chunk, dst_chunk, steps)))
+        arrays["reduce"] = np.broadcast_to(np.asarray(reduce, dtype=bool), steps.shape)
         obj = cls.__new__(cls)
         obj._init(collective, n_ranks, n_chunks, n_steps, root, n_scratch, name, counts, groups,
                   n_switches, op, arrays=arrays, peers=peers)
@@ -258,8 +287,11 @@ class Schedule:
                   groups, n_switches, op, traffic=traffic, listing=listing, peers=peers)
         return obj
 
-    def _init(self, collective, n_ranks, n_chunks, n_steps, root, n_scratch, name, counts,
-              groups, n_switches, op, *, arrays=None, traffic=None, listing=None, peers=None):
+    def _init(self, collective: str, n_ranks: int, n_chunks: int, n_steps: int,
+              root: int | None, n_scratch: int, name: str | None, counts: ArrayLike | None,
+              groups: ArrayLike | None, n_switches: int, op: str, *,
+              arrays: Mapping[str, ArrayLike] | None = None, traffic: Traffic | None = None,
+              listing: _Listing | None = None, peers: ArrayLike | None = None) -> None:
         set_ = partial(object.__setattr__, self)
         try:
             spec = collective_spec(collective)
@@ -280,9 +312,11 @@ class Schedule:
         if spec.rooted:
             if root is None:
                 raise ScheduleError(f"{spec.name} needs a root rank")
-            set_("root", integer(root, "root", minimum=0, error=ScheduleError))
-            if self.root >= self.group_size:
-                raise ScheduleError(f"root {self.root} is not a rank (0..{self.group_size - 1})")
+            checked_root = integer(root, "root", minimum=0, error=ScheduleError)
+            set_("root", checked_root)
+            if checked_root >= self.group_size:
+                raise ScheduleError(f"root {checked_root} is not a rank "
+                                    f"(0..{self.group_size - 1})")
         else:
             set_("root", None)
         set_("name", str(name or spec.name))
@@ -300,18 +334,18 @@ class Schedule:
         if arrays is not None:
             self._set_arrays(arrays, spec)
 
-    def __setattr__(self, key, value):
+    def __setattr__(self, key: str, value: object) -> None:
         raise ScheduleError(
             f"a Schedule cannot be changed once built (tried to set {key!r}); build a new one "
             "(renamed() gives a copy under another name)")
 
-    def __getstate__(self):
+    def __getstate__(self) -> dict[str, object]:
         """Pickled (to run on other processes) with its transfers listed, not the function
         that lists them."""
         self._listed()
         return {k: v for k, v in vars(self).items() if k != "_listing"} | {"_listing": None}
 
-    def __setstate__(self, state):
+    def __setstate__(self, state: Mapping[str, object]) -> None:
         for key, value in state.items():
             object.__setattr__(self, key, value)
 
@@ -327,11 +361,11 @@ class Schedule:
     @property
     def group_size(self) -> int:
         """Ranks per group (``m``): all ranks unless the schedule runs over groups."""
-        return self.groups.shape[1]
+        return int(self.groups.shape[1])
 
     @property
     def n_groups(self) -> int:
-        return self.groups.shape[0]
+        return int(self.groups.shape[0])
 
     @property
     def n_participants(self) -> int:
@@ -339,14 +373,14 @@ class Schedule:
         return self.n_ranks + self.n_switches
 
     @property
-    def group_of(self) -> np.ndarray:
+    def group_of(self) -> NDArray[np.int64]:
         """For every rank, the index of its group."""
         out = np.empty(self.n_ranks, dtype=np.int64)
         out[self.groups] = np.arange(self.n_groups)[:, None]
         return out
 
     @property
-    def position(self) -> np.ndarray:
+    def position(self) -> NDArray[np.int64]:
         """For every rank, its position in its group (its rank in the group's collective)."""
         out = np.empty(self.n_ranks, dtype=np.int64)
         out[self.groups] = np.arange(self.group_size)[None, :]
@@ -366,12 +400,14 @@ class Schedule:
     # ---- traffic and the listed transfers ----------------------------------------------------
     @property
     def traffic(self) -> Traffic:
-        """Who sends how many chunks to whom in each step (:class:`~collectives.traffic.Traffic`)."""
+        """Who sends how many chunks to whom in each step
+        (:class:`~collectives.traffic.Traffic`)."""
         if self._traffic is None:
             from .traffic import Traffic
             a = self._listed()
-            object.__setattr__(self, "_traffic",
-                               Traffic.from_transfers(a["step"], a["src"], a["dst"], self.n_steps))
+            traffic = Traffic.from_transfers(a["step"], a["src"], a["dst"], self.n_steps)
+            object.__setattr__(self, "_traffic", traffic)
+            return traffic
         return self._traffic
 
     @property
@@ -379,27 +415,17 @@ class Schedule:
         """Whether the explicit transfers exist (without building them)."""
         return self._arrays is not None
 
-    def _listed(self):
+    def _listed(self) -> _Listed:
         if self._arrays is None:
-            self._check_list_limit()
-            arrays = self._listing()
-            self._set_arrays(arrays, collective_spec(self.collective))
+            return self._set_arrays(self._list(), collective_spec(self.collective))
         return self._arrays
 
-    def transfer_arrays(self) -> dict:
-        """The flat transfer arrays (``step``, ``src``, ``dst``, ``src_chunk``, ``dst_chunk``,
-        ``reduce``): the checked ones if the schedule is listed, else freshly built ones,
-        neither checked nor kept (transforms build their own listing from them, which is
-        then checked once)."""
-        if self._arrays is not None:
-            return {f: self._arrays[f] for f in ("step",) + _FIELDS + ("reduce",)}
-        self._check_list_limit()
-        raw = dict(self._listing())
-        raw["reduce"] = np.broadcast_to(np.asarray(raw["reduce"], dtype=bool),
-                                        np.shape(raw["src"]))
-        return raw
-
-    def _check_list_limit(self):
+    def _list(self) -> Mapping[str, ArrayLike]:
+        """The arrays of the listing function (a Schedule built from its traffic), once its
+        size is checked against :data:`LIST_LIMIT`."""
+        if self._listing is None or self._traffic is None:      # from_traffic sets both
+            raise CollectivesError(f"{self.name} has neither listed transfers nor a listing "
+                                   "(internal error)")
         total = self._traffic.n_transfers
         if total > LIST_LIMIT:
             raise CollectivesError(
@@ -407,37 +433,88 @@ class Schedule:
                 f"the {LIST_LIMIT:,} a Schedule lists; collectives.time costs it from its "
                 "traffic pattern, and verify, simulate and viz take a smaller instance of "
                 "the same algorithm")
+        return self._listing()
 
-    def _set_arrays(self, arrays, spec):
-        listed = {f: _frozen(arrays[f], np.int64) for f in _FIELDS}
-        listed["reduce"] = _frozen(np.broadcast_to(np.asarray(arrays["reduce"], dtype=bool),
-                                                   listed["src"].shape), bool)
+    def transfer_arrays(self) -> TransferArrays:
+        """The flat transfer arrays (``step``, ``src``, ``dst``, ``src_chunk``, ``dst_chunk``,
+        ``reduce``): the checked ones if the schedule is listed, else freshly built ones,
+        neither checked nor kept (transforms build their own listing from them, which is
+        then checked once)."""
+        if self._arrays is not None:
+            a = self._arrays
+            return {"step": a["step"], "src": a["src"], "dst": a["dst"],
+                    "src_chunk": a["src_chunk"], "dst_chunk": a["dst_chunk"],
+                    "reduce": a["reduce"]}
+        raw = self._list()
+        src = np.asarray(raw["src"], dtype=np.int64)
+        return {"step": np.asarray(raw["step"], dtype=np.int64), "src": src,
+                "dst": np.asarray(raw["dst"], dtype=np.int64),
+                "src_chunk": np.asarray(raw["src_chunk"], dtype=np.int64),
+                "dst_chunk": np.asarray(raw["dst_chunk"], dtype=np.int64),
+                "reduce": np.broadcast_to(np.asarray(raw["reduce"], dtype=bool), src.shape)}
+
+    def _set_arrays(self, arrays: Mapping[str, ArrayLike], spec: Collective) -> _Listed:
+        """Check and keep ``arrays`` (flat transfer arrays by field name) as the listed
+        transfers; on a ScheduleError nothing is kept."""
+        src = _frozen(arrays["src"], np.int64)
         step = np.asarray(arrays["step"], dtype=np.int64)
         per_step = np.bincount(step, minlength=self._n_steps).astype(np.int64)
-        listed["step_starts"] = _frozen(np.concatenate([[0], np.cumsum(per_step)]), np.int64)
-        listed["step"] = _frozen(step, np.int64)
-        object.__setattr__(self, "_arrays", listed)
+        listed: _Listed = {
+            "step": _frozen(step, np.int64), "src": src,
+            "dst": _frozen(arrays["dst"], np.int64),
+            "src_chunk": _frozen(arrays["src_chunk"], np.int64),
+            "dst_chunk": _frozen(arrays["dst_chunk"], np.int64),
+            "reduce": _frozen(np.broadcast_to(np.asarray(arrays["reduce"], dtype=bool),
+                                              src.shape), np.bool_),
+            "step_starts": _frozen(np.concatenate([[0], np.cumsum(per_step)]), np.int64),
+            # replaced below by what _check_shape finds (which steps share a reduce target)
+            "shared_reduce": _frozen(np.zeros(self._n_steps, dtype=bool), np.bool_),
+        }
+        object.__setattr__(self, "_arrays", listed)   # the messages of _check_shape read it
         try:
-            self._check_shape(spec)
+            listed["shared_reduce"] = self._check_shape(listed, spec)
         except ScheduleError:
             object.__setattr__(self, "_arrays", None)
             raise
-
-    src = property(lambda self: self._listed()["src"], doc="Source participant per transfer.")
-    dst = property(lambda self: self._listed()["dst"], doc="Destination per transfer.")
-    src_chunk = property(lambda self: self._listed()["src_chunk"], doc="Slot read per transfer.")
-    dst_chunk = property(lambda self: self._listed()["dst_chunk"], doc="Slot written.")
-    reduce = property(lambda self: self._listed()["reduce"], doc="True where a transfer reduces.")
-    step_starts = property(lambda self: self._listed()["step_starts"],
-                           doc="Index of each step's first transfer (n_steps + 1 entries).")
+        return listed
 
     @property
-    def step_of_transfer(self) -> np.ndarray:
+    def src(self) -> NDArray[np.int64]:
+        """Source participant per transfer."""
+        return self._listed()["src"]
+
+    @property
+    def dst(self) -> NDArray[np.int64]:
+        """Destination per transfer."""
+        return self._listed()["dst"]
+
+    @property
+    def src_chunk(self) -> NDArray[np.int64]:
+        """Slot read per transfer."""
+        return self._listed()["src_chunk"]
+
+    @property
+    def dst_chunk(self) -> NDArray[np.int64]:
+        """Slot written."""
+        return self._listed()["dst_chunk"]
+
+    @property
+    def reduce(self) -> NDArray[np.bool_]:
+        """True where a transfer reduces."""
+        return self._listed()["reduce"]
+
+    @property
+    def step_starts(self) -> NDArray[np.int64]:
+        """Index of each step's first transfer (n_steps + 1 entries)."""
+        return self._listed()["step_starts"]
+
+    @property
+    def step_of_transfer(self) -> NDArray[np.int64]:
         """The step index of every transfer (flat array)."""
         return self._listed()["step"]
 
     @property
-    def shared_reduce_steps(self) -> np.ndarray:
+    def shared_reduce_steps(self) -> NDArray[np.bool_]:
         """Per step: whether two reduces of that step target the same slot (simulate then
         sums them with ``ufunc.at``)."""
         return self._listed()["shared_reduce"]
@@ -475,7 +552,7 @@ class Schedule:
         """Plain nested lists ``[[(src, dst, src_chunk, dst_chunk, reduce), ...], ...]``."""
         return [[tuple(t) for t in s] for s in self.steps]
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         root = "" if self.root is None else f", root={self.root}"
         groups = "" if self.n_groups == 1 else f", {self.n_groups} groups of {self.group_size}"
         switches = "" if not self.n_switches else f", {self.n_switches} switches"
@@ -485,14 +562,15 @@ class Schedule:
                 f"{self.n_transfers} transfers)")
 
     # ---- shape validation ----------------------------------------------------------------
-    def _check_shape(self, spec):
-        a = self._arrays
+    def _check_shape(self, a: _Listed, spec: Collective) -> NDArray[np.bool_]:
+        """Raise a ScheduleError if the listed transfers ``a`` break a shape rule, else
+        return, per step, whether two of its reduces target the same slot."""
         step_of = a["step"]
         n_part = self.n_participants
-        limits = {"src": n_part, "dst": n_part,
-                  "src_chunk": self.n_slots, "dst_chunk": self.n_slots}
-        for f, limit in limits.items():
-            values = a[f]
+        limits = (("src", a["src"], n_part), ("dst", a["dst"], n_part),
+                  ("src_chunk", a["src_chunk"], self.n_slots),
+                  ("dst_chunk", a["dst_chunk"], self.n_slots))
+        for f, values, limit in limits:
             bad = np.flatnonzero((values < 0) | (values >= limit))
             if bad.size:
                 i = bad[0]
@@ -535,7 +613,7 @@ class Schedule:
                 step=int(step_of[i]), rank=int(a["dst"][i]), chunk=int(a["dst_chunk"][i]))
         shared = np.zeros(self.n_steps, dtype=bool)
         shared[step_of[first[count > 1]]] = True
-        a["shared_reduce"] = _frozen(shared, bool)
+        return _frozen(shared, np.bool_)
 
     def describe_transfer(self, i: int) -> tuple[int, str]:
         """``(step, text)`` for flat transfer ``i``: its step and its words in error messages,
@@ -543,15 +621,15 @@ class Schedule:
         step = int(self.step_of_transfer[i])
         return step, self._transfer_text(i)
 
-    def _transfer_text(self, i):
-        a = self._arrays
+    def _transfer_text(self, i: int) -> str:
+        a = self._listed()
         j = i - a["step_starts"][int(a["step"][i])]           # its index within its step
         kind = "reduce" if a["reduce"][i] else "copy"
         return (f"transfer {j} ({kind} {self.where(a['src'][i])} chunk {a['src_chunk'][i]} -> "
                 f"{self.where(a['dst'][i])} chunk {a['dst_chunk'][i]})")
 
 
-def _check_groups(groups, n_ranks):
+def _check_groups(groups: ArrayLike | None, n_ranks: int) -> NDArray[np.int64]:
     """``groups`` as a read-only (G, m) array that partitions ``0..n_ranks-1``."""
     if groups is None:
         return _frozen(np.arange(n_ranks)[None, :], np.int64)
@@ -568,7 +646,7 @@ def _check_groups(groups, n_ranks):
     return _frozen(g, np.int64)
 
 
-def _as_list(value, what):
+def _as_list(value: Iterable[_Item], what: str) -> list[_Item]:
     if isinstance(value, (str, bytes)):
         raise ScheduleError(f"{what} must be a list, got a string")
     try:
@@ -631,11 +709,14 @@ def compose(first: Schedule, second: Schedule, *, collective: str | None = None,
                                    n_switches=max(first.n_switches, second.n_switches),
                                    op=first.op)
 
-    def listing():
+    def listing() -> Mapping[str, ArrayLike]:
         a, b = first.transfer_arrays(), second.transfer_arrays()
-        fields = {f: np.concatenate([a[f], b[f]]) for f in _FIELDS + ("reduce",)}
-        fields["step"] = np.concatenate([a["step"], b["step"] + first.n_steps])
-        return fields
+        return {"step": np.concatenate([a["step"], b["step"] + first.n_steps]),
+                "src": np.concatenate([a["src"], b["src"]]),
+                "dst": np.concatenate([a["dst"], b["dst"]]),
+                "src_chunk": np.concatenate([a["src_chunk"], b["src_chunk"]]),
+                "dst_chunk": np.concatenate([a["dst_chunk"], b["dst_chunk"]]),
+                "reduce": np.concatenate([a["reduce"], b["reduce"]])}
 
     if first.is_listed and second.is_listed:
         f = listing()

@@ -4,9 +4,9 @@ A rank's working buffer is ``n_chunks`` data slots (the nccl-tests buffer ``S`` 
 equal chunks) followed by ``n_scratch`` scratch slots that start empty. Where the data
 starts and where the result must end is fixed per collective (NCCL's semantics):
 
-==============  ==========================================  =========================================
+==============  ==========================================  ======================================
 collective      before (rank r)                             after (rank r)
-==============  ==========================================  =========================================
+==============  ==========================================  ======================================
 all_gather      its shard in slots [r*k, (r+1)*k)           every shard, in rank order
 reduce_scatter  the full buffer                             slots [r*k, (r+1)*k) summed over ranks
 all_reduce      the full buffer                             the full buffer summed over ranks
@@ -17,8 +17,8 @@ broadcast       root: the buffer; others empty              the root's buffer
 reduce          the full buffer                             root: the buffer summed over ranks
 gather          its shard in slots [r*k, (r+1)*k)           root: every shard, in rank order
 permute         the full buffer                             rank peers[p]: the buffer of rank p
-scatter         root: the full buffer; others empty         slots [r*k, (r+1)*k) of the root's buffer
-==============  ==========================================  =========================================
+scatter         root: the full buffer; others empty         slots [r*k, (r+1)*k) of root's buffer
+==============  ==========================================  ======================================
 
 with ``k = n_chunks / m`` for the partitioned collectives, ``m`` ranks per group. A
 collective may run over **groups** (a partition of the ranks into equal groups: a
@@ -36,28 +36,35 @@ Taught in chapter "Cost models and the ring all-gather".
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Callable, Optional, TypeVar
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 from .errors import CollectivesError, ScheduleError
+from .validation import integer
 
 __all__ = ["Collective", "COLLECTIVES", "collective_spec", "REDUCTION_OPS"]
 
+#: the element type of the numeric buffers simulate moves (any numeric dtype, or bool)
+_Value = TypeVar("_Value", bound=np.generic)
+
 #: reduction operators a reducing Schedule may use, with their numpy ufunc
-REDUCTION_OPS = {"sum": np.add, "max": np.maximum}
+REDUCTION_OPS: dict[str, np.ufunc] = {"sum": np.add, "max": np.maximum}
+
+#: the four flat int arrays of a local layout: (position, slot, label, owner position)
+_Layout = tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]
 
 
-def _ring_factor(n):
+def _ring_factor(n: int) -> float:
     return (n - 1) / n
 
 
-def _all_reduce_factor(n):
+def _all_reduce_factor(n: int) -> float:
     return 2 * (n - 1) / n
 
 
-def _one(n):
+def _one(n: int) -> float:
     return 1.0
 
 
@@ -99,7 +106,8 @@ class Collective:
         """Chunks in one rank's output row."""
         return n_chunks // group_size if self.output == "part" else n_chunks
 
-    def check_peers(self, group_size: int, peers: Optional[ArrayLike]) -> Optional[np.ndarray]:
+    def check_peers(self, group_size: int,
+                    peers: Optional[ArrayLike]) -> Optional[NDArray[np.int64]]:
         """The permute ``peers`` array (position p's buffer goes to ``peers[p]``, -1: to
         nobody) as a read-only int array, or None for other collectives."""
         if self.name != "permute":
@@ -116,18 +124,19 @@ class Collective:
         if p.shape != (group_size,) or not (p.size == 0 or np.issubdtype(p.dtype, np.integer)):
             raise ScheduleError(f"peers must be {group_size} integers (one per rank), got {p!r}")
         if p.min(initial=0) < -1 or p.max(initial=0) >= group_size:
-            raise ScheduleError(f"peers must name ranks 0..{group_size - 1} or -1, got {p.tolist()}")
+            raise ScheduleError(
+                f"peers must name ranks 0..{group_size - 1} or -1, got {p.tolist()}")
         targets = p[p >= 0]
         if len(np.unique(targets)) != len(targets):
             twice = int(np.flatnonzero(np.bincount(targets) > 1)[0])
             raise ScheduleError(f"peers sends two buffers to rank {twice}; a permute delivers at "
                                 "most one buffer to each rank")
-        p = p.astype(np.int64)
-        p.flags.writeable = False
-        return p
+        checked = p.astype(np.int64)
+        checked.flags.writeable = False
+        return checked
 
     def check_counts(self, group_size: int, n_chunks: int,
-                     counts: Optional[ArrayLike]) -> Optional[np.ndarray]:
+                     counts: Optional[ArrayLike]) -> Optional[NDArray[np.int64]]:
         """The all_to_all_v ``counts`` matrix as a read-only int array (None otherwise)."""
         if self.name != "all_to_all_v":
             if counts is not None:
@@ -147,12 +156,20 @@ class Collective:
         if c.min(initial=0) < 0 or c.max(initial=0) > k:
             raise ScheduleError(
                 f"counts must lie in 0..{k} (the slots of one part); got {c.min()}..{c.max()}")
-        c = c.astype(np.int64)
-        c.flags.writeable = False
-        return c
+        checked = c.astype(np.int64)
+        checked.flags.writeable = False
+        return checked
+
+    def _root_position(self, group_size: int, root: Optional[int]) -> int:
+        """``root`` checked for this collective: a position ``0..group_size-1`` in each
+        group (a ScheduleError if it is missing or out of range). Only rooted collectives
+        read it."""
+        if root is None:
+            raise ScheduleError(f"{self.name} needs a root (a position in each group)")
+        return integer(root, "root", minimum=0, maximum=group_size - 1, error=ScheduleError)
 
     # ---- symbolic precondition and postcondition (one group of m ranks) --------------------
-    def _local_initial(self, m, n_chunks, root):
+    def _local_initial(self, m: int, n_chunks: int, root: Optional[int]) -> _Layout:
         """(position, slot, label, owner position) of every filled slot at the start."""
         k = n_chunks // m if self.partitioned else n_chunks
         if self.input == "part":
@@ -161,32 +178,39 @@ class Collective:
             return pos, slot, slot, pos
         if self.name in ("broadcast", "scatter"):
             slot = np.arange(n_chunks)
-            return np.full(n_chunks, root), slot, slot, np.full(n_chunks, root)
+            at_root = np.full(n_chunks, self._root_position(m, root), dtype=np.int64)
+            return at_root, slot, slot, at_root
         pos = np.repeat(np.arange(m), n_chunks)
         slot = np.tile(np.arange(n_chunks), m)
         return pos, slot, slot, pos
 
-    def _local_expected(self, m, n_chunks, root, counts, peers=None):
+    def _local_expected(self, m: int, n_chunks: int, root: Optional[int],
+                        counts: Optional[NDArray[np.int64]],
+                        peers: Optional[NDArray[np.int64]] = None) -> _Layout:
         """(position, slot, label, owner position or -1 for "combined over the group")."""
         everyone = -1
         k = n_chunks // m if self.partitioned else n_chunks
         if self.name in ("all_gather", "all_reduce", "broadcast", "gather", "reduce"):
-            where = np.arange(m) if self.name not in ("gather", "reduce") else np.array([root])
+            where = (np.arange(m) if self.name not in ("gather", "reduce")
+                     else np.array([self._root_position(m, root)], dtype=np.int64))
             pos = np.repeat(where, n_chunks)
             slot = np.tile(np.arange(n_chunks), len(where))
             if self.name in ("all_gather", "gather"):
                 owner = slot // k
             elif self.name == "broadcast":
-                owner = np.full_like(slot, root)
+                owner = np.full_like(slot, self._root_position(m, root))
             else:
                 owner = np.full_like(slot, everyone)
             return pos, slot, slot.copy(), owner
         if self.name in ("reduce_scatter", "scatter"):
             pos = np.repeat(np.arange(m), k)
             slot = pos * k + np.tile(np.arange(k), m)
-            owner = np.full_like(slot, everyone if self.reducing else root)
+            owner = np.full_like(slot, everyone if self.reducing else self._root_position(m, root))
             return pos, slot, slot.copy(), owner
         if self.name == "permute":               # rank peers[p] holds p's buffer
+            if peers is None:
+                raise ScheduleError("permute needs peers[p]: the rank that receives rank p's "
+                                    "buffer (-1 for none)")
             src = np.flatnonzero(peers >= 0)
             pos = np.repeat(peers[src], n_chunks)
             slot = np.tile(np.arange(n_chunks), len(src))
@@ -201,8 +225,9 @@ class Collective:
             pos, slot, owner, label = pos[keep], slot[keep], owner[keep], label[keep]
         return pos, slot, label, owner
 
-    def initial(self, groups: np.ndarray, n_chunks: int, n_slots: int, root: Optional[int],
-                n_participants: int) -> tuple[np.ndarray, np.ndarray]:
+    def initial(self, groups: NDArray[np.int64], n_chunks: int, n_slots: int,
+                root: Optional[int],
+                n_participants: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
         """Symbolic starting state: ``(label, owner)``, int arrays (n_participants, n_slots).
 
         ``label[r, c]`` is the logical chunk held (-1: empty); ``owner[r, c]`` the one rank
@@ -216,9 +241,9 @@ class Collective:
         owner[groups[:, pos], slot] = groups[:, own]
         return label, owner
 
-    def expected(self, groups: np.ndarray, n_chunks: int, root: Optional[int],
-                 counts: Optional[np.ndarray] = None, peers: Optional[np.ndarray] = None
-                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def expected(self, groups: NDArray[np.int64], n_chunks: int, root: Optional[int],
+                 counts: Optional[NDArray[np.int64]] = None,
+                 peers: Optional[NDArray[np.int64]] = None) -> _Layout:
         """Symbolic postcondition on the checked slots.
 
         Returns ``(ranks, slots, label, owner)``: flat arrays of the checked (rank, slot)
@@ -232,8 +257,9 @@ class Collective:
         return ranks, np.tile(slot, g), np.tile(lab, g), owner
 
     # ---- numeric buffers for simulate -----------------------------------------------------
-    def place_inputs(self, inputs: np.ndarray, groups: np.ndarray, n_chunks: int, n_slots: int,
-                     root: Optional[int], n_participants: int) -> tuple[np.ndarray, np.ndarray]:
+    def place_inputs(self, inputs: NDArray[_Value], groups: NDArray[np.int64], n_chunks: int,
+                     n_slots: int, root: Optional[int], n_participants: int
+                     ) -> tuple[NDArray[_Value], NDArray[np.bool_]]:
         """Lay rank rows out in working buffers: ``(buffer, filled)`` of shape
         (n_participants, n_slots, chunk length)."""
         n_ranks, row = inputs.shape
@@ -255,7 +281,7 @@ class Collective:
             buffer[rows, slots] = pieces
             filled[rows, slots] = True
         elif self.name in ("broadcast", "scatter"):     # only each group's root has data
-            roots = groups[:, root]
+            roots = groups[:, self._root_position(groups.shape[1], root)]
             buffer[roots, :n_chunks] = pieces[roots]
             filled[roots, :n_chunks] = True
         else:                                     # every rank holds its whole buffer
@@ -263,7 +289,8 @@ class Collective:
             filled[:n_ranks, :n_chunks] = True
         return buffer, filled
 
-    def take_outputs(self, buffer: np.ndarray, groups: np.ndarray, n_chunks: int) -> np.ndarray:
+    def take_outputs(self, buffer: NDArray[_Value], groups: NDArray[np.int64],
+                     n_chunks: int) -> NDArray[_Value]:
         """One output row per rank from the working buffers (NCCL's output layout).
 
         For ``reduce`` and ``gather`` only the root's row is the result; other rows are
@@ -276,7 +303,7 @@ class Collective:
             position = np.empty(n_ranks, dtype=np.int64)
             position[groups] = np.arange(m)
             slots = position[:, None] * k + np.arange(k)[None, :]
-            out = buffer[np.arange(n_ranks)[:, None], slots]
+            out: NDArray[_Value] = buffer[np.arange(n_ranks)[:, None], slots]
         else:
             out = buffer[:n_ranks, :n_chunks]
         return out.reshape(n_ranks, -1)

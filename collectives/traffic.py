@@ -17,18 +17,23 @@ derived from the Schedule's explicit transfers wherever both can be built.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Iterable, TypeVar
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 from .errors import CollectivesError
 from .validation import integer, renamed_arg
 
 __all__ = ["Run", "Traffic"]
 
+_Scalar = TypeVar("_Scalar", bound=np.generic)
 
-def _readonly(array, dtype=np.int64):
+#: one step's pairs: (src, dst, chunks) flat arrays of one length
+_Pairs = tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64]]
+
+
+def _readonly(array: ArrayLike, dtype: type[_Scalar]) -> NDArray[_Scalar]:
     out = np.array(array, dtype=dtype)          # a private copy
     out.flags.writeable = False
     return out
@@ -45,13 +50,13 @@ class Run:
     """
 
     repeat: int
-    src: np.ndarray
-    dst: np.ndarray
-    chunks: np.ndarray
+    src: NDArray[np.int64]
+    dst: NDArray[np.int64]
+    chunks: NDArray[np.float64]
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         for name in ("src", "dst"):
-            object.__setattr__(self, name, _readonly(getattr(self, name)))
+            object.__setattr__(self, name, _readonly(getattr(self, name), np.int64))
         object.__setattr__(self, "chunks", _readonly(self.chunks, np.float64))
 
     @property
@@ -64,17 +69,17 @@ class Run:
                 and np.array_equal(self.chunks, other.chunks))
 
 
-def _canonical(src, dst, chunks):
+def _canonical(src: ArrayLike, dst: ArrayLike, chunks: ArrayLike) -> _Pairs:
     """Merge repeated (src, dst) pairs, sorted by pair: the canonical form of one step."""
-    src = np.asarray(src, dtype=np.int64)
-    dst = np.asarray(dst, dtype=np.int64)
-    chunks = np.broadcast_to(np.asarray(chunks, dtype=np.float64), src.shape)
-    if not src.size:
-        return src, dst, chunks
-    width = int(max(src.max(), dst.max())) + 1
-    key = src * width + dst
+    s = np.asarray(src, dtype=np.int64)
+    d = np.asarray(dst, dtype=np.int64)
+    c = np.broadcast_to(np.asarray(chunks, dtype=np.float64), s.shape)
+    if not s.size:
+        return s, d, c
+    width = int(max(s.max(), d.max())) + 1
+    key = s * width + d
     uniq, inverse = np.unique(key, return_inverse=True)
-    total = np.bincount(inverse, weights=chunks, minlength=len(uniq))
+    total = np.bincount(inverse, weights=c, minlength=len(uniq)).astype(np.float64, copy=False)
     return uniq // width, uniq % width, total
 
 
@@ -142,7 +147,7 @@ class Traffic:
             out.extend(dict(step) for _ in range(run.repeat))
         return out
 
-    def run_of_step(self) -> np.ndarray:
+    def run_of_step(self) -> NDArray[np.int64]:
         """For every step, the index of the run it belongs to."""
         return np.repeat(np.arange(len(self.runs)), [r.repeat for r in self.runs])
 
@@ -179,7 +184,7 @@ class Traffic:
         groups = np.asarray(groups, dtype=np.int64)
         if switch_map is not None:
             groups = np.concatenate([groups, np.asarray(switch_map, dtype=np.int64)], axis=1)
-        runs = []
+        runs: list[Run] = []
         for r in self.runs:
             src = groups[:, r.src].ravel()
             dst = groups[:, r.dst].ravel()
@@ -192,14 +197,18 @@ class Traffic:
         parts = (self,) + others
         part_ends = [np.cumsum([r.repeat for r in t.runs], dtype=np.int64) for t in parts]
         ends = sorted({0}.union(*(set(e.tolist()) for e in part_ends)))
-        runs = []
+        runs: list[Run] = []
         for a, b in zip(ends[:-1], ends[1:]):
-            src, dst, chunks = [], [], []
+            src: list[NDArray[np.int64]] = []
+            dst: list[NDArray[np.int64]] = []
+            chunks: list[NDArray[np.float64]] = []
             for t, t_ends in zip(parts, part_ends):
                 i = int(np.searchsorted(t_ends, a, side="right"))   # the run holding step a
                 if i < len(t.runs):
                     run = t.runs[i]
-                    src.append(run.src), dst.append(run.dst), chunks.append(run.chunks)
+                    src.append(run.src)
+                    dst.append(run.dst)
+                    chunks.append(run.chunks)
             runs.append(Run(b - a, *_canonical(np.concatenate(src), np.concatenate(dst),
                                                np.concatenate(chunks))))
         return Traffic(runs)
@@ -217,21 +226,24 @@ class Traffic:
         # the window [t-k+1, t] meets the same runs, equally, only while it lies inside one
         # run: every step where it straddles a run boundary (and every step of the fill and
         # the drain) is a segment of its own
-        cuts = {n + k - 1}
+        cut_set = {n + k - 1}
         for start in starts.tolist():
-            cuts.update(range(start, start + k))
-        cuts = sorted(c for c in cuts if 0 <= c <= n + k - 1)
-        runs = []
+            cut_set.update(range(start, start + k))
+        cuts = sorted(c for c in cut_set if 0 <= c <= n + k - 1)
+        runs: list[Run] = []
         for a, b in zip(cuts[:-1], cuts[1:]):
             lo, hi = max(0, a - k + 1), min(a, n - 1)          # window of step a
-            src, dst, chunks = [], [], []
+            src: list[NDArray[np.int64]] = []
+            dst: list[NDArray[np.int64]] = []
+            chunks: list[NDArray[np.float64]] = []
             first = int(np.searchsorted(starts, lo, side="right")) - 1
             last = int(np.searchsorted(starts, hi, side="right")) - 1
             for i in range(first, last + 1):
                 run = self.runs[i]
                 overlap = min(hi + 1, starts[i + 1]) - max(lo, starts[i])
                 if overlap > 0 and run.n_pairs:
-                    src.append(run.src), dst.append(run.dst)
+                    src.append(run.src)
+                    dst.append(run.dst)
                     chunks.append(run.chunks * float(overlap))
             if src:
                 runs.append(Run(b - a, *_canonical(np.concatenate(src), np.concatenate(dst),
@@ -250,6 +262,6 @@ class Traffic:
                 f"{what}: its traffic names participant {top if top >= n_participants else low}"
                 f", outside 0..{n_participants - 1}")
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return (f"Traffic({self.n_steps} steps in {len(self.runs)} runs, "
                 f"{self.n_transfers} transfers)")

@@ -13,14 +13,17 @@ for a Schedule), so that this module imports nothing but the errors.
 from __future__ import annotations
 
 import math
-from typing import Any, Collection
+from typing import Any, Collection, Optional, TypeVar
 
 import numpy as np
+from numpy.typing import NDArray
 
 from .errors import CollectivesError
 
 __all__ = ["integer", "number", "flag", "choice", "int_array", "input_rows", "per_axis_flags",
            "check_nbytes", "renamed_arg"]
+
+_T = TypeVar("_T")
 
 
 def _is_int(value: Any) -> bool:
@@ -32,12 +35,12 @@ def integer(value: Any, what: str, *, minimum: int | None = None, maximum: int |
     """``value`` as a Python int within ``[minimum, maximum]``, or ``error``."""
     if not _is_int(value):
         raise error(f"{what} must be an integer, got {value!r}")
-    value = int(value)
-    if minimum is not None and value < minimum:
-        raise error(f"{what} must be an integer >= {minimum}, got {value}")
-    if maximum is not None and value > maximum:
-        raise error(f"{what} must be an integer <= {maximum}, got {value}")
-    return value
+    checked = int(value)
+    if minimum is not None and checked < minimum:
+        raise error(f"{what} must be an integer >= {minimum}, got {checked}")
+    if maximum is not None and checked > maximum:
+        raise error(f"{what} must be an integer <= {maximum}, got {checked}")
+    return checked
 
 
 def number(value: Any, what: str, *, positive: bool = False, unit: str = "",
@@ -49,12 +52,12 @@ def number(value: Any, what: str, *, positive: bool = False, unit: str = "",
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer,
                                                                     np.floating)):
         raise error(f"{what} must be a number{f' ({unit})' if unit else ''}, got {value!r}")
-    value = float(value)
-    if not math.isfinite(value) or value < 0 or (positive and value == 0):
+    checked = float(value)
+    if not math.isfinite(checked) or checked < 0 or (positive and checked == 0):
         need = "> 0" if positive else ">= 0"
         raise error(f"{what} must be finite and {need}{f' ({unit})' if unit else ''}, "
-                    f"got {value!r}")
-    return value
+                    f"got {checked!r}")
+    return checked
 
 
 def flag(value: Any, what: str, *, error: type[CollectivesError] = CollectivesError) -> bool:
@@ -64,8 +67,8 @@ def flag(value: Any, what: str, *, error: type[CollectivesError] = CollectivesEr
     return bool(value)
 
 
-def choice(value: Any, what: str, options: Collection[Any], *,
-           error: type[CollectivesError] = CollectivesError) -> Any:
+def choice(value: _T, what: str, options: Collection[object], *,
+           error: type[CollectivesError] = CollectivesError) -> _T:
     """``value`` if it is one of ``options``, else ``error`` listing them."""
     try:
         ok = value in options
@@ -79,7 +82,7 @@ def choice(value: Any, what: str, options: Collection[Any], *,
 def int_array(value: Any, what: str, *, ndim: int | None = None,
               shape: tuple[int | None, ...] | None = None,
               minimum: int | None = None, maximum: int | None = None,
-              error: type[CollectivesError] = CollectivesError) -> np.ndarray:
+              error: type[CollectivesError] = CollectivesError) -> NDArray[np.int64]:
     """``value`` as an int64 numpy array of the given rank/shape and value range, or ``error``.
 
     In ``shape`` a ``None`` entry accepts any length on that axis.
@@ -90,22 +93,22 @@ def int_array(value: Any, what: str, *, ndim: int | None = None,
         raise error(f"{what} must be an array of integers; its rows differ in length") from None
     if array.size and (array.dtype == bool or not np.issubdtype(array.dtype, np.integer)):
         raise error(f"{what} must hold integers, got {array.dtype} values")
-    array = array.astype(np.int64, copy=False)
-    if ndim is not None and array.ndim != ndim:
-        raise error(f"{what} must be a {ndim}-D array, got shape {array.shape}")
-    if shape is not None and (array.ndim != len(shape) or any(
-            want is not None and got != want for got, want in zip(array.shape, shape))):
+    ints = array.astype(np.int64, copy=False)
+    if ndim is not None and ints.ndim != ndim:
+        raise error(f"{what} must be a {ndim}-D array, got shape {ints.shape}")
+    if shape is not None and (ints.ndim != len(shape) or any(
+            want is not None and got != want for got, want in zip(ints.shape, shape))):
         want = "(" + ", ".join("G" if s is None else str(s) for s in shape) + ")"
-        raise error(f"{what} must have shape {want}, got {array.shape}")
-    if array.size and minimum is not None and array.min() < minimum:
-        raise error(f"{what} must be >= {minimum}; it holds {int(array.min())}")
-    if array.size and maximum is not None and array.max() > maximum:
-        raise error(f"{what} must be <= {maximum}; it holds {int(array.max())}")
-    return array
+        raise error(f"{what} must have shape {want}, got {ints.shape}")
+    if ints.size and minimum is not None and ints.min() < minimum:
+        raise error(f"{what} must be >= {minimum}; it holds {int(ints.min())}")
+    if ints.size and maximum is not None and ints.max() > maximum:
+        raise error(f"{what} must be <= {maximum}; it holds {int(ints.max())}")
+    return ints
 
 
 def input_rows(inputs: Any, n_ranks: int | None = None,
-               error: type[CollectivesError] = CollectivesError) -> np.ndarray:
+               error: type[CollectivesError] = CollectivesError) -> NDArray[np.generic]:
     """``inputs`` as a numeric 2-D array, one row per rank (``n_ranks`` rows if given)."""
     try:
         data = np.asarray(inputs)
@@ -126,7 +129,7 @@ def input_rows(inputs: Any, n_ranks: int | None = None,
 
 
 def per_axis_flags(value: Any, n_axes: int, what: str = "wraparound",
-                   error: type[CollectivesError] = CollectivesError) -> tuple:
+                   error: type[CollectivesError] = CollectivesError) -> tuple[bool, ...]:
     """One bool for every axis (``value``: one bool for all, or one per axis), or ``error``."""
     if isinstance(value, (bool, np.bool_)):
         return (bool(value),) * n_axes
@@ -150,8 +153,8 @@ def check_nbytes(nbytes: Any) -> float:
     return float(nbytes)
 
 
-def renamed_arg(value: Any, default: Any, old_value: Any, name: str, old_name: str, *,
-                error: type[CollectivesError] = CollectivesError) -> tuple[Any, str]:
+def renamed_arg(value: _T, default: object, old_value: Optional[_T], name: str, old_name: str,
+                *, error: type[CollectivesError] = CollectivesError) -> tuple[_T, str]:
     """An argument renamed from ``old_name`` to ``name`` whose old keyword is still accepted:
     ``(its value, the name it was given under)``, so that a check can name what the caller
     wrote. ``old_value`` is ``None`` when the old keyword was not given; giving it while

@@ -14,6 +14,7 @@ import math
 from typing import Any, Sequence
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..errors import TopologyError
 from ..validation import integer, per_axis_flags
@@ -29,7 +30,8 @@ class _TorusRouter:
     + links and always go forward.
     """
 
-    def __init__(self, shape, wrap, bidirectional, link_table):
+    def __init__(self, shape: tuple[int, ...], wrap: tuple[bool, ...], bidirectional: bool,
+                 link_table: NDArray[np.int64]) -> None:
         self.shape = np.array(shape, dtype=np.int64)
         self.strides = np.array([math.prod(shape[a + 1:]) for a in range(len(shape))],
                                 dtype=np.int64)
@@ -37,12 +39,14 @@ class _TorusRouter:
         self.bidirectional = bidirectional
         self.link_table = link_table          # (node, axis, direction 0:+ 1:-) -> link or -1
 
-    def __call__(self, src, dst):
+    def __call__(self, src: NDArray[np.int64],
+                 dst: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
         n_pairs = len(src)
         src_c = (src[:, None] // self.strides) % self.shape
         dst_c = (dst[:, None] // self.strides) % self.shape
         node = src.copy()
-        pairs, links = [], []
+        pairs: list[NDArray[np.int64]] = []
+        links: list[NDArray[np.int64]] = []
         for a, size in enumerate(self.shape.tolist()):
             forward = (dst_c[:, a] - src_c[:, a]) % size
             if not self.bidirectional:
@@ -74,17 +78,19 @@ class _TorusRouter:
         return pair[order], link[order]
 
 
-def _torus(shape, link_bandwidth, hop_latency, wrap, bidirectional, name, kind):
+def _torus(shape: tuple[int, ...], link_bandwidth: float, hop_latency: float,
+           wraparound: tuple[bool, ...], bidirectional: bool, name: str, kind: str) -> Topology:
     bandwidth, latency = link_params(link_bandwidth, hop_latency)
-    shape = tuple(shape)
     n = math.prod(shape)
     ndim = len(shape)
     strides = [math.prod(shape[a + 1:]) for a in range(ndim)]
     # a 2-long bidirectional axis already has both links between its two chips
-    wrap = tuple(w and size > 1 and (size > 2 or not bidirectional) for w, size in zip(wrap, shape))
+    wrap = tuple(w and size > 1 and (size > 2 or not bidirectional)
+                 for w, size in zip(wraparound, shape))
     coords = np.stack(np.unravel_index(np.arange(n), shape), axis=1) if n else np.zeros((0, ndim))
     table = np.full((n, ndim, 2), -1, dtype=np.int64)
-    srcs, dsts = [], []
+    srcs: list[NDArray[np.int64]] = []
+    dsts: list[NDArray[np.int64]] = []
     n_links = 0
     for a, size in enumerate(shape):
         for direction, step in ((0, 1), (1, -1)):
@@ -109,13 +115,14 @@ def _shape_arg(shape: Any) -> tuple[int, ...]:
     if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
         shape = (shape,)
     try:
-        shape = tuple(shape)
+        sizes = tuple(shape)
     except TypeError:
         raise TopologyError(f"shape must be a tuple of axis sizes, got {shape!r}") from None
-    if not shape or any(isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 1
-                        for s in shape):
-        raise TopologyError(f"shape must be a non-empty tuple of positive integers, got {shape!r}")
-    return tuple(int(s) for s in shape)
+    if not sizes or any(isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 1
+                        for s in sizes):
+        raise TopologyError(
+            f"shape must be a non-empty tuple of positive integers, got {sizes!r}")
+    return tuple(int(s) for s in sizes)
 
 
 def ring(n: int, link_bandwidth: float, hop_latency: float = 0.0,
@@ -161,10 +168,11 @@ class _SwitchRouter:
 
     reaches_switches = True
 
-    def __init__(self, n):
+    def __init__(self, n: int) -> None:
         self.n = n
 
-    def __call__(self, src, dst):
+    def __call__(self, src: NDArray[np.int64],
+                 dst: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
         up, down = src < self.n, dst < self.n
         hops = up.astype(np.int64) + down
         pair = np.repeat(np.arange(len(src)), hops)

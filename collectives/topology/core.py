@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, TypeVar
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 from ..errors import TopologyError
 from ..validation import int_array, integer, number
@@ -33,14 +33,24 @@ from ..validation import int_array, integer, number
 if TYPE_CHECKING:
     import networkx as nx
 
+    from ..hardware.systems import System
+
 __all__ = ["Topology", "TopologyInfo", "FabricInfo", "ROLES", "Router", "readonly",
            "link_params"]
+
+_Scalar = TypeVar("_Scalar", bound=np.generic)
 
 #: roles a node can play; ``Topology.node_role`` holds indices into this tuple
 ROLES = ("endpoint", "nic", "switch")
 
 #: a router: ``(src, dst)`` int arrays of distinct node pairs -> ``(pair, link)`` arrays
-Router = Callable[[np.ndarray, np.ndarray], "tuple[np.ndarray, np.ndarray]"]
+Router = Callable[[NDArray[np.int64], NDArray[np.int64]],
+                  "tuple[NDArray[np.int64], NDArray[np.int64]]"]
+
+#: what a router that spreads a pair over several paths offers as ``router.shares``:
+#: ``(src, dst)`` -> ``(pair, link, share)``
+_Shares = Callable[[NDArray[np.int64], NDArray[np.int64]],
+                   "tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64]]"]
 
 
 @dataclass(frozen=True)
@@ -96,7 +106,7 @@ class TopologyInfo:
     shape: Optional[tuple[int, ...]] = None
     wraparound: Optional[tuple[bool, ...]] = None
     levels: tuple[str, ...] = ("link",)
-    system: Any = None
+    system: Optional[System] = None
     sources: tuple[str, ...] = ()
     dimensions: tuple["Topology", ...] = ()
     gpus_per_node: Optional[int] = None
@@ -123,7 +133,7 @@ class TopologyInfo:
         return "graph"
 
 
-def readonly(a: np.ndarray) -> np.ndarray:
+def readonly(a: NDArray[_Scalar]) -> NDArray[_Scalar]:
     """``a``, marked read-only (a Topology's arrays cannot be changed once built)."""
     a.flags.writeable = False
     return a
@@ -151,14 +161,14 @@ class Topology:
     """
 
     n_ranks: int
-    link_src: np.ndarray
-    link_dst: np.ndarray
-    link_bandwidth: np.ndarray
-    link_latency: np.ndarray
-    node_role: np.ndarray
+    link_src: NDArray[np.int64]
+    link_dst: NDArray[np.int64]
+    link_bandwidth: NDArray[np.float64]
+    link_latency: NDArray[np.float64]
+    node_role: NDArray[np.int8]
     name: str
     info: TopologyInfo
-    _link_level: np.ndarray
+    _link_level: NDArray[np.int64]
     _router: Router
 
     def __init__(self, n_ranks: int, link_src: ArrayLike, link_dst: ArrayLike,
@@ -244,13 +254,13 @@ class Topology:
         return self.info.wraparound
 
     @property
-    def system(self) -> Any:
+    def system(self) -> Optional[System]:
         """The hardware record of a preset (``info.system``, a
         :class:`collectives.hardware.System`), or None."""
         return self.info.system
 
     @property
-    def link_level(self) -> np.ndarray:
+    def link_level(self) -> NDArray[np.int64]:
         """Per link: its level, an index into ``info.levels``."""
         return self._link_level
 
@@ -280,12 +290,13 @@ class Topology:
         return int(np.count_nonzero(self.node_role == ROLES.index("nic")))
 
     @property
-    def switches(self) -> np.ndarray:
+    def switches(self) -> NDArray[np.int64]:
         """Node ids of the switches, in order."""
         return np.flatnonzero(self.node_role == ROLES.index("switch"))
 
     # ---- routing -----------------------------------------------------------------------
-    def checked_pairs(self, src: ArrayLike, dst: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    def checked_pairs(self, src: ArrayLike,
+                      dst: ArrayLike) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
         """``src`` and ``dst`` checked: equal-length arrays of distinct endpoint or switch
         pairs the router reaches."""
         src = int_array(src, "src", error=TopologyError).ravel()
@@ -312,7 +323,8 @@ class Topology:
                 "exchange data on it")
         return src, dst
 
-    def paths(self, src: ArrayLike, dst: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    def paths(self, src: ArrayLike,
+              dst: ArrayLike) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
         """Links crossed by each (src, dst) pair: ``(pair, link)`` flat int arrays.
 
         ``src`` and ``dst`` are endpoints, or switches where the router reaches them. A
@@ -326,7 +338,7 @@ class Topology:
         return self._router(src, dst)
 
     def link_shares(self, src: ArrayLike, dst: ArrayLike
-                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                    ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64]]:
         """``(pair, link, share)``: the share of each pair's bytes that each link carries.
 
         With one path per pair (every router but an adaptive one) these are the links of
@@ -337,7 +349,7 @@ class Topology:
         if src.size == 0:
             empty = np.zeros(0, dtype=np.int64)
             return empty, empty, np.zeros(0)
-        shares = getattr(self._router, "shares", None)
+        shares: Optional[_Shares] = getattr(self._router, "shares", None)
         if shares is not None:
             return shares(src, dst)
         pair, link = self._router(src, dst)
@@ -348,14 +360,15 @@ class Topology:
         if src == dst:
             return []
         _, links = self.paths([src], [dst])
-        return links.tolist()
+        route: list[int] = links.tolist()
+        return route
 
     def route_levels(self, src: int, dst: int) -> list[str]:
         """The link levels (names of ``info.levels``) the route from ``src`` to ``dst``
         crosses, in order: e.g. ``["pcie", "leaf", "spine", "spine", "leaf", "pcie"]``."""
         return [self.info.levels[int(self._link_level[link])] for link in self.route(src, dst)]
 
-    def path_latency(self, src: ArrayLike, dst: ArrayLike) -> np.ndarray:
+    def path_latency(self, src: ArrayLike, dst: ArrayLike) -> NDArray[np.float64]:
         """Seconds of latency along each (src, dst) pair's path (0 where src == dst)."""
         src = np.asarray(src, dtype=np.int64).ravel()
         dst = np.asarray(dst, dtype=np.int64).ravel()

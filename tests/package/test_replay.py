@@ -130,3 +130,24 @@ def test_verify_memory_guard_has_a_clear_message(monkeypatch):
     monkeypatch.setattr(sim, "VERIFY_MEMORY_LIMIT", 1000)
     with pytest.raises(cl.CollectivesError, match="verify would need .* GiB .* 64 ranks x 64 slots"):
         cl.verify(cl.algorithms.ring_reduce_scatter(64))
+
+
+def test_contribution_counts_are_signed_in_every_form():
+    # 2 ranks, 1 chunk and 1 scratch slot: rank 0 reduces into rank 1, which copies back.
+    # Before step 0 each rank's chunk holds its own contribution and the scratch slot none;
+    # after the last step both chunks hold the two. The bitset form (a reduction) used to
+    # count in uint64, where an empty slot's 0 - 1 wrapped round to 2**64 - 1.
+    schedule = cl.Schedule("all_reduce", 2, 1, [[(0, 1, 0, 0, "reduce")], [(1, 0, 0, 0)]],
+                           n_scratch=1)
+    for states in (cl.trace(schedule), cl.trace(schedule, stop_at_error=False)):
+        assert [s.counts().dtype for s in states] == [np.int64] * 3
+        assert (states[0].counts() - 1).tolist() == [[0, -1], [0, -1]]
+        assert states[-1].counts().tolist() == [[2, 0], [2, 0]]
+
+
+def test_a_symbolic_state_without_contributions_says_so():
+    # a label alone (no bits, owner or times) used to fail on indexing None
+    state = cl.SymbolicState(np.array([[0]]))
+    with pytest.raises(cl.CollectivesError, match="records no contributions; build it with "
+                                                  "bits, owner or times"):
+        state.contributors(0, 0)

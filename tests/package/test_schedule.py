@@ -106,3 +106,16 @@ def test_compose_tree_reduce_then_broadcast_is_an_all_reduce():
 def test_transfer_fields_accept_numpy_integers():
     s = ag([[(np.int64(0), np.int32(1), np.int16(0), np.uint8(0))]])
     assert s.src.tolist() == [0]
+
+
+def test_transfer_tuples_are_checked_like_plain_tuples():
+    # a Transfer is a NamedTuple, which checks nothing: its fields used to be taken as they
+    # were, so a float rank was truncated (0.7 -> rank 0) and the word "copy" made a reduce
+    with pytest.raises(cl.ScheduleError, match=r"^step 0, transfer 0: src must be an integer, "
+                       r"got 0\.7$"):
+        ag([[cl.Transfer(0.7, 1, 0, 0)]])
+    s = cl.Schedule("all_reduce", 2, 1, [[cl.Transfer(0, 1, 0, 0, "copy")],
+                                         [cl.Transfer(1, 0, 0, 0, "reduce")]])
+    assert s.reduce.tolist() == [False, True]
+    # a Transfer of the right types goes through unchanged
+    assert ag([[cl.Transfer(0, 1, 0, 0, False)]]).to_lists() == [[(0, 1, 0, 0, False)]]

@@ -65,29 +65,31 @@ is missing or contradicts the numbers.""",
 **Rubric (1 point; 0.5 per size):** for each size, 0.5 if the answer names the dominant term (latency at 64 kB, bandwidth at 64 MB), draws the right consequence (fewer steps vs faster links) and supports it with the printed numbers or the crossover S* = n alpha B = 720 kB; 0 for a size where the regime is wrong or the reason is missing.""",
     },
     "plan_a_training_run": {
-        "written_choice": r"""The search picks `dp=32` with ZeRO 2, `tp=4`, `pp=2`, sequence parallelism and 8
-micro-batches: 5.04 s per step = 3.77 s of compute + 0.47 s of pipeline bubble
-($(\text{pp}-1)/m = 1/8$ of the compute) + 0.79 s of exposed communication, using 67.7 GB
-per GPU (45.6 GB of it activations). The largest exposed item is tensor parallelism:
-its all-gathers and reduce-scatters (0.57 s in all, on NVLink) sit on the critical path,
-since the next matmul needs their result. ZeRO 2 reduce-scatters the stage's 17.6 GB of
-gradients across the 32 nodes after every micro-batch (8 x 0.34 s = 2.73 s): the backward
-pass (2.52 s of compute) hides all but 0.22 s of it.
+        "written_choice": r"""The search picks `dp=32` with ZeRO 2, `tp=8` with sequence parallelism, no pipeline and 4
+micro-batches: 5.14 s per step = 3.77 s of compute + no pipeline bubble + 1.36 s of exposed
+communication, using 68.7 GB per GPU (45.6 GB of it activations, 1.0 GB the logits). The
+largest exposed item is tensor parallelism: its all-gathers and reduce-scatters (1.34 s in
+all, on NVLink) sit on the critical path, since the next matmul needs their result. ZeRO 2
+reduce-scatters the 17.6 GB of gradients across the 32 nodes after every micro-batch (0.34 s
+each), which hides behind that micro-batch's backward (0.63 s); the weight all-gather after
+the update (0.34 s) waits for the first micro-batch's forward (0.31 s) and exposes 0.03 s.
+(FSDP over 64 GPUs with `tp=4` and 4 micro-batches is within 0.2 %, at 51.6 GB.)
 
-With no limit, FSDP over 128 GPUs with `tp=2` is fastest, 3.96 s (21 % faster: its weight
-gathers hide behind compute, and only 0.19 s is exposed) but needs 96.2 GB per GPU, 91 GB of
-it activations, more than the H100's 80 GB. With full recomputation the activations shrink
-to a block's input, so pure FSDP over all 256 GPUs fits in 15.7 GB and exposes no
-communication, but every step pays a second forward pass: 5.03 s, about the same as the
-chosen layout, so recomputation buys memory, not speed, here.
+With no limit, pure data parallelism over all 256 GPUs with one micro-batch is fastest,
+3.77 s (27 % faster: every collective hides behind the compute), but it needs 192 GB per GPU
+as FSDP and more with ZeRO 1 or 2, more than the H100's 80 GB. With full recomputation the
+activations shrink to a block's input, so pure FSDP over all 256 GPUs fits in 19.9 GB and
+exposes no communication, but every step pays a second forward pass: 5.03 s, 2 % faster than
+the chosen layout, so recomputation buys memory and here a little speed too, by removing the
+exposed tensor-parallel traffic.
 
 **Rubric (1 point; 0.5 + 0.5):** 0.5 for part 1 if the step time is split correctly for the
 learner's own layout (compute about 3.77 s, bubble and exposed communication from the plan,
 memory under 80 GB) and the largest exposed collective is named with the reason (data-parallel
-traffic beyond what the backward compute hides, or tensor-parallel collectives on the critical
-path); 0.5 for part 2 if it names the unlimited winner (FSDP, tp = 2, about 3.96 s, about
-96 GB) and why it is excluded, and says that recomputation trades compute (one more forward,
-about 5.03 s) for memory with a consistent number. 0 for a part whose numbers are missing or
-contradict the plan.""",
+traffic beyond what its micro-batch's compute hides, or tensor-parallel collectives on the
+critical path); 0.5 for part 2 if it names the unlimited winner (pure data parallelism or
+FSDP over 256 GPUs, one micro-batch, about 3.77 s, 190 GB or more) and why it is excluded, and
+says that recomputation trades compute (one more forward, about 5.03 s) for memory with a
+consistent number. 0 for a part whose numbers are missing or contradict the plan.""",
     },
 }

@@ -292,7 +292,7 @@ def _all_axes(rng, a):
                allow=("collectives.hardware",)),
             what, "analytic.torus_all_gather", (shape, nbytes),
             {"alpha": chip_spec.hop_latency, "bandwidth": chip_spec.link_bandwidth,
-             "concurrent": True})))
+             "concurrent": True, "latency_optimal": False})))
     return checks
 
 
@@ -779,7 +779,11 @@ def _bisection(rng, a):
 def _v5e_axis(rng, a):
     from .tasks.topology_reasoning import V5E_SHAPES
 
-    return [_ref(a, "v5e_axis_all_gather_seconds", case, "grading.v5e_axis_seconds")
+    # an estimate passes from the package's schedule down to the lower bound
+    return [("check_estimate", (_c(a, "v5e_axis_all_gather_seconds", *case),
+                                f"v5e_axis_all_gather_seconds{_args_text(case)}",
+                                "grading.v5e_axis_seconds", case),
+             {"bound": "grading.v5e_axis_lower_bound"})
             for case in _draws(rng, 3, lambda r: (_pick(r, V5E_SHAPES), int(r.integers(0, 2)),
                                                   _log_uniform(r, 1e3, 1e9)))]
 
@@ -787,9 +791,11 @@ def _v5e_axis(rng, a):
 def _best_shape(rng, a):
     from .tasks.topology_reasoning import best_v5e_slice_shape
 
-    return [("check_shape", (_c(a, "best_v5e_slice_shape", *case),
-                             f"best_v5e_slice_shape{_args_text(case)}"),
-             {"reference": "grading.best_v5e_slice_shape", "args": case})
+    # graded by cost: a shape as fast as the package's best passes
+    return [("check_no_worse", (_c(a, "best_v5e_slice_shape", *case),
+                                f"best_v5e_slice_shape{_args_text(case)}"),
+             {"cost": "grading.v5e_slice_all_reduce_seconds",
+              "reference": "grading.best_v5e_slice_shape", "args": case})
             for case in _draws(rng, 5, lambda r: (2 ** int(r.integers(3, 9)),
                                                   _log_uniform(r, 1e3, 1e9)),
                                lambda c: best_v5e_slice_shape(*c) is not None)]
@@ -798,10 +804,10 @@ def _best_shape(rng, a):
 def _wrapped_axis(rng, a):
     from .tasks.topology_reasoning import wrapped_axis_for
 
-    return [("check_choice", (_c(a, "wrapped_axis_for", *case), None,
-                              f"wrapped_axis_for{_args_text(case)}"),
-             {"options": ("data", "model"), "reference": "grading.wrapped_axis_for",
-              "args": case})
+    return [("check_no_worse", (_c(a, "wrapped_axis_for", *case),
+                                f"wrapped_axis_for{_args_text(case)}"),
+             {"cost": "grading.wrapped_axis_step_seconds", "reference": "grading.wrapped_axis_for",
+              "args": case, "options": ("data", "model")})
             for case in _draws(rng, 4, lambda r: (_pick(r, (2, 4, 8)), _log_uniform(r, 1e4, 1e9),
                                                   _log_uniform(r, 1e3, 1e8),
                                                   int(r.integers(1, 101))),

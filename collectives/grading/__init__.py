@@ -201,9 +201,9 @@ __all__ = [
 #: which this package never imports; the learner's self-check command (``selfcheck``,
 #: ``model_answers``), which no notebook cell imports; and, as before the re-layering, the
 #: compatibility modules ``collective_tasks`` and ``processes``, which it never imported
-#: either: the hidden tests use
-#: them only by name in the re-check process (a fresh import) or reload them themselves
-#: (``processes``), and their task modules (``tasks.all_reduce``, ...) are reloaded here.
+#: either: the hidden tests use them only by name in the re-check process (a fresh import) or
+#: reload them themselves (``processes``), and their task modules (``tasks.all_reduce``, ...)
+#: are reloaded here.
 MODULES = (
     "checks", "diagnosis",
     "isolation.wire", "isolation.snapshot", "isolation.reading", "isolation.calls",

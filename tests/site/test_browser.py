@@ -41,7 +41,7 @@ SITE = ROOT / "_build" / "html"
 CHROMIUM = Path("/usr/bin/chromium")
 LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                "--disable-component-update", "--disable-sync", "--no-first-run"]
-PAGE_TIMEOUT_MS = 60_000  # a hang guard, not a timed assert: loaded machines take long to load a page
+PAGE_TIMEOUT_MS = 60_000  # a hang guard, not a timed assert: a loaded machine loads a page slowly
 
 
 def toc_pages() -> list[str]:

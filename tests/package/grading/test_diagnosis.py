@@ -350,5 +350,5 @@ def test_step_states_continues_past_errors_and_describe_slot_says_why():
         "chunk 0 summed over 2 of 3 ranks (0, 1), with rank 1 counted more than once")
     assert describe_slot((4, (2,)), 3) == "chunk 4 of rank 2"
     assert describe_slot(None, 3) == "nothing"
-    with pytest.raises(GradingError, match="step_states needs a collectives.Schedule"):
+    with pytest.raises(GradingError, match=r"step_states needs a collectives\.Schedule"):
         step_states(ring_steps(3))

@@ -230,7 +230,7 @@ def test_each_calculator_says_what_it_models(calc):
         "direct, recursive doubling: 1 µs per link, so 2 µs for the slowest message of a step"
     ) in text
     assert "adds its α to every step that moves data" in text
-    assert "what NCCL 2.30.7's tuner assumes for one ring step" in text      # the defaults
+    assert "what NCCL 2.30.7's tuner assumes for one ring step" in text  # the defaults
     h100 = cl.hardware.spec("dgx-h100")
     gpu = vi.calculator(
         "all_to_all",

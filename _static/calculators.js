@@ -55,6 +55,44 @@
   function fmtRate(b) {
     return (b === null || !isFinite(b)) ? "n/a" : sig3(b / 1e9) + " GB/s";
   }
+  // formats.format_latency: the time axis's tick labels (10 µs, 0.5 ms, 2 s)
+  function fmtTick(t) {
+    var units = [[1, "s", 1], [1e-3, "ms", 1e-3], [1e-6, "\u00b5s", 1e-7]];
+    for (var i = 0; i < units.length; i++) {
+      if (t >= units[i][2]) { return Number((t / units[i][0]).toPrecision(3)) + " " + units[i][1]; }
+    }
+    return Number((t / 1e-9).toPrecision(3)) + " ns";
+  }
+  // collective.time_axis: powers of ten where three of them span the values shown, else 1, 2
+  // and 5 per decade, else every digit; the range from the tick at or below the smallest
+  // value to the one at or above the largest, so that 2 to 15 ticks are labelled
+  var MANTISSAS = [[1], [1, 2, 5], [1, 2, 3, 4, 5, 6, 7, 8, 9]];
+  function timeAxis(rows) {
+    var lo = Infinity, hi = 0;
+    rows.forEach(function (row) {
+      row.forEach(function (v) {
+        if (v !== null && v > 0 && isFinite(v)) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
+      });
+    });
+    if (!isFinite(lo)) { return null; }
+    var ticks, below, above;
+    for (var k = 0; k < MANTISSAS.length; k++) {
+      var candidates = [];
+      for (var e = Math.floor(Math.log10(lo)) - 1; e <= Math.ceil(Math.log10(hi)) + 1; e++) {
+        MANTISSAS[k].forEach(function (m) {
+          candidates.push(e >= 0 ? m * Math.pow(10, e) : m / Math.pow(10, -e));
+        });
+      }
+      candidates.sort(function (a, b) { return a - b; });
+      below = Math.max.apply(null, candidates.filter(function (c) { return c <= lo * (1 + 1e-9); }));
+      above = Math.min.apply(null, candidates.filter(function (c) {
+        return c >= hi * (1 - 1e-9) && c > below; }));
+      ticks = candidates.filter(function (c) { return c >= below && c <= above; });
+      if (ticks.length >= 3) { break; }
+    }
+    var low = Math.log10(below), high = Math.log10(above), pad = 0.03 * (high - low);
+    return { ticks: ticks, range: [low - pad, high + pad] };
+  }
   function sig3(x) {  // interactive._digits: about three significant digits
     return x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2);
   }
@@ -75,32 +113,43 @@
       return {
         rank: Number(controls.rank.value), size: Number(controls.size.value),
         bandwidth: Number(controls.bandwidth.value), algorithm: Number(controls.algorithm.value),
-        metric: controls.metric.value,
+        metric: controls.metric.value, latency: Number(controls.latency.value),
       };
+    }
+    // Calculator.values: the latency setting's alpha added to every step that moves data,
+    // busbw scaled by t / (t + alpha k), in the same order as the Python (the same digits)
+    function values(a, s) {
+      var alpha = data.latencies[s.latency], k = data.steps[a][s.rank];
+      var busbw = data.busbw[a][s.rank][s.bandwidth];
+      return data.seconds[a][s.rank][s.bandwidth].map(function (t, i) {
+        if (t === null) { return [null, null]; }
+        var total = t + alpha * k;
+        return [total, busbw[i] * (t / total)];
+      });
     }
     function update() {
       var s = state();
       block.querySelector('[data-show="rank"]').textContent = data.ranks[s.rank];
       block.querySelector('[data-show="size"]').textContent = data.size_labels[s.size];
       var rows = "";
+      var all = data.algorithms.map(function (name, a) { return values(a, s); });
       data.algorithms.forEach(function (name, a) {
         if (s.algorithm >= 0 && s.algorithm !== a) { return; }
-        var t = data.seconds[a][s.rank][s.bandwidth][s.size];
-        if (t === null) { return; }
-        rows += '<tr><th scope="row">' + escapeHtml(name) + "</th><td>" + fmtSeconds(t) +
-          "</td><td>" + fmtRate(data.busbw[a][s.rank][s.bandwidth][s.size]) + "</td></tr>";
+        var point = all[a][s.size];
+        if (point[0] === null) { return; }
+        rows += '<tr><th scope="row">' + escapeHtml(name) + "</th><td>" + fmtSeconds(point[0]) +
+          "</td><td>" + fmtRate(point[1]) + "</td></tr>";
       });
       block.querySelector(".cl-calc-readout tbody").innerHTML = rows;
 
       var time = s.metric === "seconds";
-      var ys = data.algorithms.map(function (name, a) {
-        var row = (time ? data.seconds : data.busbw)[a][s.rank][s.bandwidth];
-        return row.map(function (v) { return v === null ? null : (time ? v : v / 1e9); });
+      var ys = all.map(function (row) {
+        return row.map(function (p) { return p[0] === null ? null : (time ? p[0] : p[1] / 1e9); });
       });
       var visible = data.algorithms.map(function (name, a) {
         return s.algorithm < 0 || s.algorithm === a ? true : "legendonly";
       });
-      var hover = time ? "%{x:.3s}B: %{y:.3s}s" : "%{x:.3s}B: %{y:.3g} GB/s";
+      var hover = data.hover[s.metric];   // the size as the slider names it (KiB, MiB, GiB)
       Plotly.restyle(plot, {
         y: ys, visible: visible,
         hovertemplate: data.algorithms.map(function (name) {
@@ -108,13 +157,26 @@
         }),
       });
       var x = data.sizes[s.size];
+      // time: a log axis with the ticks of timeAxis over the lines shown; busbw: a linear axis
+      // with automatic ticks (nothing of the time axis kept: its dtick of 1 once drew a tick
+      // per GB/s)
+      var shownYs = ys.filter(function (row, a) { return visible[a] === true; });
+      var axis = time ? timeAxis(shownYs) : null;
+      var top = 0;   // collective.busbw_range: from 0, so that a flat line gets ticks too
+      shownYs.forEach(function (row) {
+        row.forEach(function (v) { if (v !== null && isFinite(v)) { top = Math.max(top, v); } });
+      });
       Plotly.relayout(plot, {
         "yaxis.type": time ? "log" : "linear",
         "yaxis.title.text": time ? "time" : "busbw (GB/s)",
-        "yaxis.tickformat": time ? "~s" : "~g",
-        "yaxis.ticksuffix": time ? "s" : "",
-        "yaxis.dtick": time ? 1 : null,
-        "yaxis.tickmode": time ? "linear" : "auto",   // else dtick 1 stays: a tick per GB/s
+        "yaxis.tickformat": time ? null : "~g",
+        "yaxis.ticksuffix": null,
+        "yaxis.dtick": null,
+        "yaxis.tickmode": axis ? "array" : "auto",
+        "yaxis.tickvals": axis ? axis.ticks : null,
+        "yaxis.ticktext": axis ? axis.ticks.map(fmtTick) : null,
+        "yaxis.autorange": false,
+        "yaxis.range": axis ? axis.range : [0, top > 0 ? 1.08 * top : 1],
         shapes: [{ type: "line", xref: "x", yref: "paper", x0: x, x1: x, y0: 0, y1: 1,
                    line: { color: "#777777", width: 1.5, dash: "dot" } }],
       });

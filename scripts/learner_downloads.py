@@ -12,14 +12,19 @@ the built site's ``downloads/`` folder:
   notebook that ``make student`` wrote to ``exercises/release/`` (nbgrader's release, with the
   solutions and hidden tests taken out). Assignments are discovered, never listed here.
 
-The ``learner-downloads`` directive (used on ``start_here.md``) lists them, with the exact
-commands to install the wheel and open the notebooks. In a book without the package (the
+The ``learner-downloads`` directive (used on ``start_here.md``) lists them in course order,
+each with the chapters that link to it (:func:`course_order`: the numbered chapters of
+``_toc.yml`` in order, and the notebooks each one's "Graded notebook" section downloads), with
+the exact commands to install the wheel (and its ``dist`` extra, PyTorch for the
+real_processes notebook), open the notebooks, check one outside JupyterLab and score it with
+the self-check. In a book without the package (the
 tests' one-page scratch books) the extension does nothing; if the package is there but the
 student notebooks are not, it warns (an error under ``-W``): run ``make student``.
 """
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -27,11 +32,64 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-__all__ = ["setup", "build_downloads", "DOWNLOADS", "NOTEBOOKS_ZIP"]
+__all__ = ["setup", "build_downloads", "course_order", "install_commands", "DOWNLOADS",
+           "NOTEBOOKS_ZIP", "TORCH_INDEX"]
 
 #: folder of the site (and of ``html_extra_path``'s copy) that holds the downloads
 DOWNLOADS = "downloads"
 NOTEBOOKS_ZIP = "course-notebooks.zip"
+#: where pip finds PyTorch's CPU build (the dist extra pins torch==2.13.0)
+TORCH_INDEX = "https://download.pytorch.org/whl/cpu"
+_RELEASE_LINK = re.compile(r"exercises/release/([\w-]+)/([\w-]+\.ipynb)")
+
+
+def _numbered_chapters(root: Path) -> list[str]:
+    """The chapters of ``_toc.yml``'s numbered parts, in order (the book's chapter numbers)."""
+    import yaml
+
+    toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
+    numbered = toc.get("defaults", {}).get("numbered", False)
+    return [c["file"] for part in toc.get("parts", []) if part.get("numbered", numbered)
+            for c in part.get("chapters", [])]
+
+
+def course_order(root: Path, found: dict[str, list[str]]) -> list[tuple[str, str, list[str]]]:
+    """``[(assignment, notebook, ["Chapter 1, Cost models ...", ...]), ...]``: every notebook
+    of ``found`` ({assignment: [names]}), in the order of the first chapter whose page links to
+    it, with every such chapter (number and title); notebooks no chapter links come last."""
+    linked: dict[tuple[str, str], list[str]] = {}
+    first: dict[tuple[str, str], int] = {}
+    for number, chapter in enumerate(_numbered_chapters(root), start=1):
+        path = root / f"{chapter}.md"
+        if not path.is_file():
+            continue
+        text = path.read_text(encoding="utf-8")
+        title = next((line[2:].strip() for line in text.splitlines() if line.startswith("# ")),
+                     chapter)
+        for assignment, name in dict.fromkeys(_RELEASE_LINK.findall(text)):
+            key = (assignment, name)
+            linked.setdefault(key, []).append(f"Chapter {number}, {title}")
+            first.setdefault(key, number)
+    entries = [(a, n) for a, names in found.items() for n in names]
+    entries.sort(key=lambda key: (first.get(key, 10**6), key))
+    return [(a, n, linked.get((a, n), [])) for a, n in entries]
+
+
+def install_commands(wheel: str) -> tuple[str, str, str]:
+    """The learner's commands: install and open; the dist extra (PyTorch's CPU build, for
+    the real_processes notebook); checking a notebook outside JupyterLab and scoring it."""
+    setup = ("python3 -m venv course-env\n"
+             "source course-env/bin/activate        # Windows: course-env\\Scripts\\activate\n"
+             f"pip install ./{wheel} jupyterlab\n"
+             f"python -m zipfile -e {NOTEBOOKS_ZIP} course-notebooks\n"
+             "jupyter lab course-notebooks\n")
+    torch = f'pip install "./{wheel}[dist]" --extra-index-url {TORCH_INDEX}\n'
+    check = ("cd course-notebooks/cost_models\n"
+             "jupyter nbconvert --to notebook --execute ring_all_gather.ipynb "
+             "--output checked.ipynb\n"
+             "python -m collectives.grading.selfcheck ring_all_gather.ipynb\n"
+             "python -m collectives.grading.selfcheck ring_all_gather.ipynb --model-answers\n")
+    return setup, torch, check
 
 
 def _root(app) -> Path:
@@ -155,23 +213,34 @@ def _directive():
                                "notebooks; run `make student`", location=self.get_location())
             else:
                 entry = nodes.list_item()
-                entry += link(NOTEBOOKS_ZIP, f"Every graded notebook: {NOTEBOOKS_ZIP}")
+                entry += link(NOTEBOOKS_ZIP, f"Every graded notebook: {NOTEBOOKS_ZIP}, or one "
+                                             "by one, in course order:")
                 inner = nodes.bullet_list()
-                for assignment, names in found["notebooks"].items():
-                    for name in names:
-                        item = nodes.list_item()
-                        item += link(f"notebooks/{assignment}/{name}", f"{assignment}/{name}")
-                        inner += item
+                for assignment, name, chapters in course_order(root, found["notebooks"]):
+                    item = nodes.list_item()
+                    para = link(f"notebooks/{assignment}/{name}", f"{assignment}/{name}")
+                    if chapters:
+                        para += nodes.Text(" (" + "; ".join(chapters) + ")")
+                    item += para
+                    inner += item
                 entry += inner
                 items += entry
-            commands = (
-                "python3 -m venv course-env\n"
-                "source course-env/bin/activate        # Windows: course-env\\Scripts\\activate\n"
-                f"pip install ./{wheel} jupyterlab\n"
-                f"python -m zipfile -e {NOTEBOOKS_ZIP} course-notebooks\n"
-                "jupyter lab course-notebooks\n")
-            block = nodes.literal_block(commands, commands, language="bash")
-            return [items, block]
+            for chapter in _numbered_chapters(root):
+                self.env.note_dependency(str(root / f"{chapter}.md"))
+            setup_commands, torch, check = install_commands(wheel)
+            blocks = [nodes.literal_block(text, text, language="bash")
+                      for text in (setup_commands, torch, check)]
+            return [items, blocks[0],
+                    nodes.paragraph(text="For the notebook of the chapter From the model to "
+                                         "real processes, install the package's dist extra "
+                                         "too: PyTorch 2.13.0, its CPU build (a 190 MB "
+                                         "download), in the same environment:"),
+                    blocks[1],
+                    nodes.paragraph(text="To check a notebook outside JupyterLab, run it from "
+                                         "top to bottom (the command stops at the first "
+                                         "failing cell and names it), and to score it on fresh "
+                                         "cases of the self-check, in the notebook's folder:"),
+                    blocks[2]]
 
     return LearnerDownloads
 

@@ -198,10 +198,12 @@ __all__ = [
 #: it; the compatibility modules last, after what they re-export. Not here: the programs run
 #: by their path (``isolation/learner_process.py`` and its compatibility module), which no
 #: kernel-side code calls; the instructor's tools (``sandbox``, ``classroom``, ``precheck``),
-#: which this package never imports; and, as before the re-layering, the compatibility modules
-#: ``collective_tasks`` and ``processes``, which it never imported either: the hidden tests use
-#: them only by name in the re-check process (a fresh import) or reload them themselves
-#: (``processes``), and their task modules (``tasks.all_reduce``, ...) are reloaded here.
+#: which this package never imports; the learner's self-check command (``selfcheck``,
+#: ``model_answers``), which no notebook cell imports; and, as before the re-layering, the
+#: compatibility modules ``collective_tasks`` and ``processes``, which it never imported
+#: either: the hidden tests use them only by name in the re-check process (a fresh import) or
+#: reload them themselves (``processes``), and their task modules (``tasks.all_reduce``, ...)
+#: are reloaded here.
 MODULES = (
     "checks", "diagnosis",
     "isolation.wire", "isolation.snapshot", "isolation.reading", "isolation.calls",

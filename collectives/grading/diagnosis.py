@@ -7,7 +7,9 @@ computes the collective (:func:`collectives.verify`, then :func:`collectives.sim
 random integers against the collective's definition, computed here from first principles),
 its step count and its sends per rank per step. When it is wrong, a reference algorithm is
 replayed symbolically beside it (:func:`step_states`) to say after which step, on which rank
-and chunk, the two first differ (:func:`describe_slot` puts a slot's content in words).
+and chunk, the two first differ (:func:`describe_slot` puts a slot's content in words), with
+the learner's own step beside it: never the reference's steps, which would give the answer
+away.
 
 The parts of the check (:func:`steps_of`, :func:`check_ranges`, :func:`numeric_check`) and
 the readers of a checked schedule (:func:`data_steps`, :func:`remote`) serve the checks of
@@ -20,8 +22,8 @@ from collections import Counter
 
 import numpy as np
 
-from ..errors import CollectivesError, GradingError, ScheduleError
 from .. import replay
+from ..errors import CollectivesError, GradingError, ScheduleError
 from ..replay import INVALID, describe_content, trace
 from ..schedule import Schedule
 from ..semantics import collective_spec
@@ -304,13 +306,11 @@ def _reference_hint(mine, reference):
         return (f"Step by step against the reference {reference.name}: after step {k}, rank {r} "
                 f"chunk {c} holds {describe_slot(a[r][c], n)}; in the reference it holds "
                 f"{describe_slot(b[r][c], n)}.\n"
-                f"  your step {k}:      {_format_step(mine.step(k))}\n"
-                f"  reference step {k}: {_format_step(reference.step(k))}")
+                f"  your step {k}: {_format_step(mine.step(k))}")
     if mine.n_steps < reference.n_steps:
-        k = mine.n_steps
+        k, more = mine.n_steps, reference.n_steps - mine.n_steps
         return (f"Your {k} step{'' if k == 1 else 's'} match the first {k} of the reference "
-                f"{reference.name}, which goes on with step {k}: "
-                f"{_format_step(reference.step(k))}")
+                f"{reference.name}, which goes on for {more} more step{'' if more == 1 else 's'}")
     return ""
 
 

@@ -10,7 +10,8 @@ wrap around, DCN between slices (per chip), TPU hosts (which chips share one); G
 NVSwitch, PCIe and a NIC per GPU, rail-optimised leaves, spines and a core tier with the
 reference architecture's switch and cable counts; Meta's RoCE cluster with its NVLink
 servers. Left out: the hosts' PCIe and NIC as links on the DCN path (DCN is given per
-chip), NVLink and InfiniBand latency (not published: 0 by default, can be given). GPU presets
+chip), NVLink and InfiniBand latency (not published: 0 by default, can be given, or taken from
+NCCL's tuner with ``latency="nccl-ll"`` or ``"nccl-simple"``). GPU presets
 are built at the line rate by default; ``rates="effective"`` builds them at the effective
 rates of :mod:`collectives.hardware.systems` (NCCL's 20.6 GB/s per H100 NVLink link, 370.8
 GB/s per GPU, and the 48.5 GB/s per NIC that nccl-tests' maintainers expect).
@@ -25,10 +26,18 @@ from ..topology import Cluster, Topology, cluster, switch
 from ..validation import integer
 from .meta import LAYOUTS, meta_cluster
 from .superpod import GPUS_PER_NODE, NODES_PER_UNIT, superpod_plan
-from .systems import SYSTEMS, System, lookup, no_more_options
+from .systems import (
+    LATENCIES,
+    NCCL_STEP_LATENCY,
+    NCCL_TUNING_CC,
+    SYSTEMS,
+    System,
+    lookup,
+    no_more_options,
+)
 from .tpu import tpu_slices
 
-__all__ = ["preset", "presets", "spec", "dgx_nodes"]
+__all__ = ["preset", "presets", "spec", "dgx_nodes", "latency_options"]
 
 
 def presets() -> list[str]:
@@ -56,7 +65,12 @@ def preset(name: str, **options: Any) -> Topology:
     spines. "superpod-h100": ``units`` scalable units (default 4, the RA's reference
     design) wired as :func:`~collectives.hardware.superpod_plan` says, ``nodes`` (default 32
     per unit). GPU options also: ``hop_latency`` (seconds per NVLink hop), ``pcie_latency``,
-    ``network_latency`` (per InfiniBand link), all 0 by default (not published), ``pxn``
+    ``network_latency`` (per InfiniBand link), all 0 by default (not published), ``latency``
+    (``"none"``, the default; ``"nccl-ll"`` or ``"nccl-simple"``: the latency NCCL's tuner
+    assumes for one ring step, :data:`~collectives.hardware.systems.NCCL_STEP_LATENCY`, split
+    evenly over the two links a message crosses: half of the NVLink step on each NVLink hop
+    (GPU, NVSwitch, GPU) and half of the network step on each InfiniBand link (NIC, leaf, NIC;
+    a path through the spines crosses four, twice that), PCIe 0), ``pxn``
     (route as NCCL's PXN), ``routing`` and ``hash_seed`` (hashed ECMP by default; see
     :func:`collectives.topology.gpu_cluster`). GPUs are the ranks, numbered
     ``node * 8 + local``; "gb200-nvl72": ``n`` GPUs on one NVLink switch (default 72),
@@ -85,6 +99,8 @@ def preset(name: str, **options: Any) -> Topology:
     others through a DCN link of the published per-chip DCN bandwidth each way.
     """
     system = spec(name)
+    nccl_latency = system.kind in ("nvswitch", "dgx", "superpod") and latency_options(
+        options.pop("latency", "none"), options, name, network=system.kind != "nvswitch")
     hop_latency = options.pop("hop_latency", system.hop_latency)
     gpu = system.kind in ("nvswitch", "dgx", "superpod", "meta-roce")
     rates = options.pop("rates", "line") if gpu else "line"
@@ -107,10 +123,33 @@ def preset(name: str, **options: Any) -> Topology:
     else:
         topo = tpu_slices(system, hop_latency, options, name)
     sources = (system.source, *system.extra_sources)
+    if nccl_latency:
+        sources += (NCCL_TUNING_CC,)
     if rates == "effective":
         sources += system.effective_sources
     label = f"{system.name} {topo.name}" + (" (effective rates)" if rates == "effective" else "")
     return topo.with_info(name=label, system=system, sources=sources)
+
+
+def latency_options(latency: str, options: dict, name: str, network: bool = True) -> bool:
+    """Put the per-link latencies of ``latency`` (a key of
+    :data:`~collectives.hardware.systems.LATENCIES`) into ``options`` as ``hop_latency``
+    (NVLink) and, with ``network``, ``network_latency`` (InfiniBand); True if it set any.
+    ``"none"`` sets nothing (the options' own values, 0 by default)."""
+    if latency not in LATENCIES:
+        raise TopologyError(f"{name}: latency must be one of {', '.join(LATENCIES)}; got "
+                            f"{latency!r}")
+    protocol = LATENCIES[latency]
+    if protocol is None:
+        return False
+    given = [key for key in ("hop_latency", "network_latency") if key in options]
+    if given:
+        raise TopologyError(f"{name}: latency={latency!r} sets the link latencies; give it or "
+                            f"{' and '.join(given)}, not both")
+    options["hop_latency"] = NCCL_STEP_LATENCY["nvlink", protocol] / 2
+    if network:
+        options["network_latency"] = NCCL_STEP_LATENCY["network", protocol] / 2
+    return True
 
 
 def _dgx_cluster(system: System, hop_latency: float, options: dict, name: str,
@@ -138,18 +177,23 @@ def _dgx_cluster(system: System, hop_latency: float, options: dict, name: str,
 
 def dgx_nodes(n_nodes: int, nic_bandwidth: Optional[float] = None, *,
               network_latency: float = 0.0, system: str = "dgx-h100",
-              rates: str = "line") -> Cluster:
+              rates: str = "line", latency: str = "none") -> Cluster:
     """``n_nodes`` DGX nodes of ``system`` (8 GPUs on NVSwitch, a NIC per GPU behind PCIe)
     on one rail-optimised unit with ``n_nodes`` spines, as
     :func:`~collectives.topology.cluster` builds it: ``nic_bandwidth`` (bytes/s per
     direction) replaces the published NIC speed for "what if" questions (None keeps it);
     ``network_latency`` seconds per InfiniBand link (not published: 0 by default);
-    ``rates``: "line" or "effective" (:meth:`System.bandwidths`). The chapters'
+    ``rates``: "line" or "effective" (:meth:`System.bandwidths`); ``latency``: "none"
+    (default: the latencies above, NVLink 0) or NCCL's tuner's, as :func:`preset` takes it
+    ("nccl-ll", "nccl-simple"; then ``network_latency`` is not given). The chapters'
     calculators vary the first two."""
     record = spec(system)
     if record.kind != "dgx":
         raise TopologyError(f"dgx_nodes builds DGX nodes; {record.name} is not one")
     nvlink, pcie, published_nic = record.bandwidths(rates)
     nic = published_nic if nic_bandwidth is None else nic_bandwidth
+    given = {"network_latency": network_latency} if network_latency else {}
+    latency_options(latency, given, record.name)
     return cluster(n_nodes, GPUS_PER_NODE, nvlink_bandwidth=nvlink, pcie_bandwidth=pcie,
-                   nic_bandwidth=nic, network_latency=network_latency)
+                   nic_bandwidth=nic, network_latency=given.get("network_latency", 0.0),
+                   nvlink_latency=given.get("hop_latency", 0.0))

@@ -61,7 +61,8 @@ __all__ = ["System", "SYSTEMS", "SCALING_BOOK_TPUS", "SCALING_BOOK_SHARDING", "G
            "DGX_B200_GUIDE", "GB200_NVL72_PAGE", "CONNECTX7_MANUAL", "SUPERPOD_H100_RA",
            "SUPERPOD_B200_RA", "PCIE5_X16", "NDR_400G", "NCCL_TOPO_H", "NVLINK_OVERHEAD",
            "NIC_MEASURED_SOURCE", "SM90_NVLINK_BW", "SM100_NVLINK_BW", "NVLINKS_PER_GPU",
-           "NDR_EFFECTIVE", "RATES", "HOPPER_RATES", "BLACKWELL_RATES", "lookup", "no_more_options"]
+           "NDR_EFFECTIVE", "RATES", "HOPPER_RATES", "BLACKWELL_RATES", "lookup", "no_more_options",
+           "NCCL_TUNING_CC", "NCCL_STEP_LATENCY", "LATENCIES"]
 
 SCALING_BOOK_TPUS = "https://jax-ml.github.io/scaling-book/tpus/ (2026-07 version)"
 SCALING_BOOK_SHARDING = ("https://jax-ml.github.io/scaling-book/sharding/ (2026-07 version; "
@@ -105,6 +106,20 @@ NVLINKS_PER_GPU = 18
 NDR_EFFECTIVE = 48.5e9
 #: the two rates a GPU preset can be built at
 RATES = ("line", "effective")
+NCCL_TUNING_CC = ("https://github.com/NVIDIA/nccl/blob/v2.30.7-1/src/graph/tuning.cc "
+                  "(hwLatencies, microseconds per ring step: NVLink 0.6 LL, 3.4 Simple; "
+                  "network 2.7 LL, 14.0 Simple)")
+#: The latency of one ring step that NCCL's tuner assumes (NCCL_TUNING_CC), in seconds, by
+#: path ("nvlink": inside a node; "network": across nodes) and protocol ("LL": NCCL's
+#: low-latency protocol for small messages; "Simple": the one for large ones). These are
+#: constants of NCCL's own cost model, not measurements: NVIDIA publishes no NVLink, NVSwitch
+#: or InfiniBand latency. The GPU presets use them only when asked (``latency="nccl-ll"`` or
+#: ``"nccl-simple"``); by default their latencies are 0.
+NCCL_STEP_LATENCY = {("nvlink", "LL"): 0.6e-6, ("nvlink", "Simple"): 3.4e-6,
+                     ("network", "LL"): 2.7e-6, ("network", "Simple"): 14.0e-6}
+#: the GPU presets' ``latency`` option: its values and the protocol of NCCL_STEP_LATENCY each
+#: one takes ("none", the default: every latency 0, as published numbers give none)
+LATENCIES = {"none": None, "nccl-ll": "LL", "nccl-simple": "Simple"}
 
 
 @dataclass(frozen=True)

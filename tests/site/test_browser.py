@@ -42,7 +42,7 @@ SITE = ROOT / "_build" / "html"
 CHROMIUM = Path("/usr/bin/chromium")
 LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                "--disable-component-update", "--disable-sync", "--no-first-run"]
-PAGE_TIMEOUT_MS = 60_000  # a hang guard, not a timed assert: loaded machines take long to load a page
+PAGE_TIMEOUT_MS = 60_000  # a hang guard, not a timed assert: a loaded machine loads a page slowly
 
 
 def toc_pages() -> list[str]:
@@ -486,27 +486,41 @@ plan_calculator([tiny, tiny_moe], [two], ["bf16", "fp8"], seq_len=256)
 ```
 """
 
-# The numbers a calculator shows, and those its data say it should show at its settings.
+# The numbers a calculator shows, and those its data say it should show at its settings: the
+# latency setting's alpha added once per step that moves data (Calculator.values), and the tick
+# labels of both axes.
 _CALC_STATE = """block => {
   const data = JSON.parse(block.querySelector('script.cl-calc-data').textContent);
   const v = name => block.querySelector(`[data-control="${name}"]`).value;
   const s = {rank: +v('rank'), size: +v('size'), bandwidth: +v('bandwidth'),
-             algorithm: +v('algorithm'), metric: v('metric')};
+             algorithm: +v('algorithm'), metric: v('metric'), latency: +v('latency')};
+  const alpha = data.latencies[s.latency];
+  const at = (a, i) => {
+    const t = data.seconds[a][s.rank][s.bandwidth][i];
+    if (t === null) return [null, null];
+    const total = t + alpha * data.steps[a][s.rank];
+    return [total, data.busbw[a][s.rank][s.bandwidth][i] * (t / total)];
+  };
   const rows = Array.from(block.querySelectorAll('.cl-calc-readout tbody tr')).map(tr =>
       [tr.querySelector('th').textContent, ...Array.from(tr.querySelectorAll('td'),
                                                            td => td.textContent)]);
-  const expected = data.algorithms.map((name, a) =>
-      [name, data.seconds[a][s.rank][s.bandwidth][s.size]]).filter((r, a) =>
-      r[1] !== null && (s.algorithm < 0 || s.algorithm === a));
+  const expected = data.algorithms.map((name, a) => [name, ...at(a, s.size)]).filter(
+      (r, a) => r[1] !== null && (s.algorithm < 0 || s.algorithm === a));
   const plot = block.querySelector('.cl-calc-plot');
   const traceY = plot.data ? plot.data.map(t => Array.from(t.y)) : null;
-  const wantY = data.algorithms.map((_, a) => (s.metric === 'seconds' ? data.seconds
-      : data.busbw)[a][s.rank][s.bandwidth].map(x => x === null ? null
-      : (s.metric === 'seconds' ? x : x / 1e9)));
+  const wantY = data.algorithms.map((_, a) => data.sizes.map((_, i) => at(a, i)).map(p =>
+      p[0] === null ? null : (s.metric === 'seconds' ? p[0] : p[1] / 1e9)));
+  const labels = axis => Array.from(plot.querySelectorAll(`.${axis}tick text`),
+                                    t => t.textContent);
   return {rows, expected, traceY, wantY, drawn: !!block.querySelector('.main-svg'),
           shown: block.querySelector('[data-show="rank"]').textContent,
-          rankLabel: data.ranks[s.rank]};
+          rankLabel: data.ranks[s.rank], setting: s, yticks: labels('y'), xticks: labels('x'),
+          axisTitle: plot.layout ? plot.layout.yaxis.title.text : null};
 }"""
+
+#: tick labels a readable axis has: at least two, and few enough not to overlap (the log time
+#: axis's dtick of 1 left on the linear busbw axis drew one per GB/s: hundreds)
+TICKS = range(2, 16)
 
 
 def _seconds_text(t: float) -> str:
@@ -514,13 +528,29 @@ def _seconds_text(t: float) -> str:
     return format_seconds(t)
 
 
-def _check_calculator(block) -> dict:
+def _rate_text(b: float) -> str:
+    from collectives.viz.calculators import format_rate
+    return format_rate(b)
+
+
+def _check_calculator(block, after: str = "loading") -> dict:
+    """The readout, the plot and both axes' tick labels against the block's data at its
+    current setting; ``after`` names the last move, for the messages."""
     state = block.evaluate(_CALC_STATE)
+    where = f"after {after} (setting {state['setting']})"
     assert state["drawn"], "the Plotly figure was not drawn"
-    assert [r[0] for r in state["rows"]] == [e[0] for e in state["expected"]]
-    assert [r[1] for r in state["rows"]] == [_seconds_text(e[1]) for e in state["expected"]]
-    assert state["traceY"] == state["wantY"], "the plot does not show the chosen setting"
+    assert [r[0] for r in state["rows"]] == [e[0] for e in state["expected"]], where
+    assert [r[1] for r in state["rows"]] == [_seconds_text(e[1]) for e in state["expected"]], \
+        where
+    assert [r[2] for r in state["rows"]] == [_rate_text(e[2]) for e in state["expected"]], where
+    assert state["traceY"] == state["wantY"], f"the plot does not show the setting {where}"
     assert state["shown"] == state["rankLabel"]
+    want_title = "time" if state["setting"]["metric"] == "seconds" else "busbw (GB/s)"
+    assert state["axisTitle"] == want_title, where
+    for axis in ("y", "x"):
+        ticks = state[f"{axis}ticks"]
+        assert len(ticks) in TICKS, f"the {axis} axis has {len(ticks)} tick labels {where}"
+        assert len(set(ticks)) == len(ticks), f"repeated {axis} tick labels {ticks} {where}"
     return state
 
 
@@ -533,9 +563,47 @@ def _choose(block, control: str, value: str) -> None:
         value)
 
 
+def _slide(block, control: str, value: str) -> None:
+    block.locator(f'[data-control="{control}"]').fill(value)
+
+
+# Orders in which a reader moves a calculator's controls, each checked after every move (the
+# readout, the plot, the axis title and both axes' tick labels). The first switches to bus
+# bandwidth at once, as one click did in chapter 1 when the busbw axis drew hundreds of
+# labels; the others switch in the middle of moves, back and forth, with one algorithm shown
+# and with a latency added. "rank:top", "size:max", "bandwidth:last", "latency:last" are the
+# last settings of a control, "rank:other" one away from where it is.
+CLICK_ORDERS = (
+    ("metric:busbw", "rank:other", "size:0", "latency:last", "metric:seconds"),
+    ("rank:top", "size:0", "size:max", "bandwidth:last", "algorithm:0", "metric:busbw",
+     "algorithm:-1", "metric:seconds"),
+    ("algorithm:0", "metric:busbw", "latency:1", "bandwidth:0", "metric:seconds",
+     "metric:busbw", "size:max", "latency:0", "algorithm:-1", "metric:seconds"),
+)
+
+
+def _move(block, move: str) -> None:
+    control, _, value = move.partition(":")
+    if control in ("rank", "size"):
+        slider = block.locator(f'[data-control="{control}"]')
+        top = int(slider.get_attribute("max"))
+        if value == "other":
+            value = str(int(slider.input_value()) - 1 if int(slider.input_value()) else top)
+        _slide(block, control, {"top": str(top), "max": str(top)}.get(value, value))
+        return
+    options = block.locator(f'[data-control="{control}"] option').count()
+    if value == "last":
+        value = str(options - 1)
+    if control in ("bandwidth", "latency") and int(value) >= options:
+        value = str(options - 1)
+    _choose(block, control, value)
+
+
 def exercise_calculators(page) -> int:
-    """Move every calculator's controls on ``page``; after each move the readout and the
-    plot must show the precomputed numbers of the new setting, and differ from before."""
+    """Move every calculator's controls on ``page`` in each of CLICK_ORDERS; after every move
+    the readout and the plot must show the precomputed numbers of the new setting and both
+    axes a readable set of tick labels; the size slider, the ranks slider (where there are
+    several), the link speed and the latency each change the numbers."""
     blocks = page.locator(".cl-calculator")
     count = blocks.count()
     for k in range(count):
@@ -543,37 +611,25 @@ def exercise_calculators(page) -> int:
         block.scroll_into_view_if_needed()
         page.wait_for_function("b => b.getAttribute('data-ready') === 'true'",
                                arg=block.element_handle())
-        before = _check_calculator(block)
-        rank = block.locator('[data-control="rank"]')
-        top = int(rank.get_attribute("max"))
-        if top > 0:                       # a different number of ranks changes the times
-            now = int(rank.input_value())
-            rank.fill(str(0 if now else top))
-            moved = _check_calculator(block)
-            assert moved["rows"] != before["rows"], "moving the ranks slider changed nothing"
-            rank.fill(str(top))           # the most ranks: where every link speed matters
-        size = block.locator('[data-control="size"]')
-        size.fill("0")
-        smallest = _check_calculator(block)
-        size.fill(size.get_attribute("max"))
-        largest = _check_calculator(block)
-        assert smallest["rows"] != largest["rows"], "moving the size slider changed nothing"
-        bandwidths = block.locator('[data-control="bandwidth"] option').count()
-        if bandwidths > 1:
-            _choose(block, "bandwidth", str(bandwidths - 1))
-            faster = _check_calculator(block)
-            assert faster["rows"] != largest["rows"], "the link speed changed nothing"
-        _choose(block, "algorithm", "0")
-        assert len(_check_calculator(block)["rows"]) == 1
-        _choose(block, "metric", "busbw")
-        _check_calculator(block)
-        _choose(block, "algorithm", "-1")
-        # a linear axis in GB/s gets automatic ticks: the log axis's dtick of 1 left in place
-        # drew one tick per GB/s (hundreds, and seconds of redrawing per move)
-        ticks = block.evaluate("b => b.querySelectorAll('.cl-calc-plot .ytick').length")
-        assert 2 <= ticks <= 15, f"the busbw axis has {ticks} ticks"
-        _choose(block, "metric", "seconds")
-        _check_calculator(block)
+        state = _check_calculator(block)
+        changed = set()
+        for order in CLICK_ORDERS:
+            for move in order:
+                _move(block, move)
+                before, state = state, _check_calculator(block, move)
+                if state["rows"] != before["rows"]:
+                    changed.add(move.partition(":")[0])
+        wanted = {"size", "latency"}
+        if int(block.locator('[data-control="rank"]').get_attribute("max")) > 0:
+            wanted.add("rank")
+        assert wanted <= changed, f"moving {sorted(wanted - changed)} changed nothing"
+        if block.locator('[data-control="bandwidth"] option').count() > 1:
+            _slide(block, "rank", block.locator('[data-control="rank"]').get_attribute("max"))
+            _choose(block, "bandwidth", "0")
+            slow = _check_calculator(block, "bandwidth:0")
+            _move(block, "bandwidth:last")
+            fast = _check_calculator(block, "bandwidth:last")
+            assert fast["rows"] != slow["rows"], "the link speed changed nothing"
     return count
 
 
@@ -706,7 +762,8 @@ _OVERFLOW = """() => {
   const article = document.querySelector("article.bd-article");
   if (!article) return null;
   const col = article.getBoundingClientRect();
-  const scrolls = el => ["auto", "scroll", "hidden", "clip"].includes(getComputedStyle(el).overflowX);
+  const scrolls = el => ["auto", "scroll", "hidden", "clip"].includes(
+      getComputedStyle(el).overflowX);
   const clipped = el => {
     for (let a = el.parentElement; a && a !== article; a = a.parentElement) {
       if (scrolls(a)) return true;
@@ -721,7 +778,8 @@ _OVERFLOW = """() => {
           .some(m => m.getBoundingClientRect().right > box.right + 1) ? "math"
       : el.closest("div.cell_output") && el.querySelector("table") ? "table"
       : el.closest("div.cell_output") ? "output"
-      : el.closest("table") || (el.children.length === 1 && el.firstElementChild.tagName === "TABLE")
+      : el.closest("table")
+          || (el.children.length === 1 && el.firstElementChild.tagName === "TABLE")
           ? "table" : el.tagName.toLowerCase();  // a markdown table's scrolling wrapper is a table
     return {kind, section: h ? h.textContent.replace(/#$/, "").trim().slice(0, 60) : "",
             text: (el.textContent || "").trim().slice(0, 70)};

@@ -9,16 +9,21 @@ planned by :mod:`collectives.plan`; :mod:`.formats` prints their numbers. The ol
 """
 
 from .collective import (
+    DEFAULT_LATENCIES,
     DEFAULT_SIZES,
     Calculator,
     Grid,
+    busbw_range,
     calculator,
     case,
     compute_grid,
+    data_steps,
+    model_text,
     power_of_two,
     rank_label,
+    time_axis,
 )
-from .formats import format_bytes, format_rate, format_seconds
+from .formats import format_bytes, format_latency, format_rate, format_seconds
 from .plan import (
     CLASS_COLOURS,
     DEFAULT_CLUSTERS,
@@ -44,7 +49,13 @@ __all__ = [
     "Calculator",
     "rank_label",
     "DEFAULT_SIZES",
+    "DEFAULT_LATENCIES",
+    "data_steps",
+    "model_text",
+    "time_axis",
+    "busbw_range",
     "format_seconds",
+    "format_latency",
     "format_bytes",
     "format_rate",
     "ClusterChoice",

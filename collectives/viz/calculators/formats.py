@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["format_seconds", "format_bytes", "format_rate", "digits"]
+__all__ = ["format_seconds", "format_bytes", "format_rate", "format_latency", "digits"]
 
 
 def digits(x: float) -> str:
@@ -38,3 +38,16 @@ def format_rate(bps: float) -> str:
     if not np.isfinite(bps):
         return "n/a"
     return f"{digits(bps / 1e9)} GB/s"
+
+
+def format_latency(t: float) -> str:
+    """A latency as a calculator's text names it: ``0``, ``0.6 µs``, ``14 µs``, ``1.5 ms``
+    (up to three significant digits, no trailing zeros; microseconds from 0.1 µs up)."""
+    if not np.isfinite(t):
+        return "n/a"
+    if t == 0:
+        return "0"
+    for scale, unit, above in ((1.0, "s", 1.0), (1e-3, "ms", 1e-3), (1e-6, "µs", 1e-7)):
+        if t >= above:
+            return f"{t / scale:.3g} {unit}"
+    return f"{t / 1e-9:.3g} ns"

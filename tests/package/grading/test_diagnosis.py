@@ -258,8 +258,9 @@ def test_a_wrong_schedule_is_compared_step_by_step_with_the_reference():
     assert "\n".join(hint) == (
         "Step by step against the reference ring_all_gather: after step 1, rank 0 chunk 2 holds "
         "nothing; in the reference it holds chunk 2 of rank 2.\n"
-        "  your step 1:      [(0, 1, 0, 0), (1, 2, 1, 1), (2, 3, 2, 2), (3, 0, 3, 3)]\n"
-        "  reference step 1: [(0, 1, 3, 3), (1, 2, 0, 0), (2, 3, 1, 1), (3, 0, 2, 2)]")
+        "  your step 1: [(0, 1, 0, 0), (1, 2, 1, 1), (2, 3, 2, 2), (3, 0, 3, 3)]")
+    # the reference's own step would give the answer away: it is never shown
+    assert "(0, 1, 3, 3)" not in "\n".join(hint) and "reference step" not in "\n".join(hint)
 
 
 def test_a_missing_step_is_named():
@@ -269,8 +270,8 @@ def test_a_missing_step_is_named():
     assert "rank 0 chunk 1 holds nothing" in first                  # cl.verify's words
     assert "\n".join(rest) == (
         "It has 2 steps that move data; this exercise expects 3.\n"
-        "Your 2 steps match the first 2 of the reference ring_all_gather, which goes on with "
-        "step 2: [(0, 1, 2, 2), (1, 2, 3, 3), (2, 3, 0, 0), (3, 0, 1, 1)]")
+        "Your 2 steps match the first 2 of the reference ring_all_gather, which goes on for 1 "
+        "more step")
 
 
 def test_reading_an_empty_slot_is_named_at_its_step():
@@ -349,5 +350,5 @@ def test_step_states_continues_past_errors_and_describe_slot_says_why():
         "chunk 0 summed over 2 of 3 ranks (0, 1), with rank 1 counted more than once")
     assert describe_slot((4, (2,)), 3) == "chunk 4 of rank 2"
     assert describe_slot(None, 3) == "nothing"
-    with pytest.raises(GradingError, match="step_states needs a collectives.Schedule"):
+    with pytest.raises(GradingError, match=r"step_states needs a collectives\.Schedule"):
         step_states(ring_steps(3))

@@ -18,7 +18,10 @@ from .helpers import message
 GRADING_DIR = Path(grading.__file__).parent
 #: the modules of the grading package a reload does not execute again (MODULES says why)
 NOT_RELOADED = {"isolation.learner_process", "learner_process", "sandbox", "classroom",
-                "precheck", "collective_tasks", "processes"}
+                "precheck", "collective_tasks", "processes",
+                # the learner's self-check command and its model answers: never imported by a
+                # notebook's cells or the package (python -m collectives.grading.selfcheck)
+                "selfcheck", "model_answers"}
 
 
 def test_reloading_the_package_restores_every_function_of_its_modules():

@@ -62,7 +62,8 @@ def test_bad_gpu_presets(call, message):
 
 @pytest.mark.parametrize("call, message", [
     (lambda: cl.hardware.preset("tpu-v9"), "unknown hardware preset 'tpu-v9'; choose from"),
-    (lambda: cl.hardware.preset("tpu-v5e", shape=(4, 4, 4)), r"tpu-v5e slices are 2-D; got shape \(4, 4, 4\)"),
+    (lambda: cl.hardware.preset("tpu-v5e", shape=(4, 4, 4)),
+     r"tpu-v5e slices are 2-D; got shape \(4, 4, 4\)"),
     (lambda: cl.hardware.preset("dgx-h100", shape=(8,)), "does not take option\\(s\\) shape"),
 ])
 def test_bad_presets(call, message):
@@ -124,3 +125,30 @@ def test_rates_option_is_refused_where_it_has_no_meaning():
         cl.hardware.preset("meta-roce-32k", zones=1, racks_per_zone=7, rates="effective")
     with pytest.raises(cl.TopologyError):
         cl.hardware.preset("dgx-h100", rates="fast")
+
+
+def test_latency_option_takes_nccls_step_latencies():
+    """``latency="nccl-ll"``/``"nccl-simple"``: the latency NCCL's tuner assumes per ring step
+    (src/graph/tuning.cc of NCCL 2.30.7, hwLatencies: NVLink 0.6 us LL, 3.4 us Simple;
+    network 2.7 us LL, 14 us Simple), half on each of the two links a message crosses."""
+    default = cl.hardware.preset("dgx-h100", nodes=2)
+    assert default.path_latency([0, 0], [1, 8]).tolist() == [0.0, 0.0]   # the default: none
+    ll = cl.hardware.preset("dgx-h100", nodes=2, latency="nccl-ll")
+    # GPU 0 -> NVSwitch -> GPU 1: 2 x 0.3 us; GPU 0 -> PCIe -> NIC -> leaf -> NIC -> PCIe ->
+    # GPU 8: two InfiniBand links of 1.35 us each, PCIe 0
+    assert ll.path_latency([0, 0], [1, 8]).tolist() == pytest.approx([0.6e-6, 2.7e-6])
+    assert hardware.systems.NCCL_TUNING_CC in ll.info.sources
+    simple = hardware.dgx_nodes(4, latency="nccl-simple")
+    # GPU 0 -> GPU 31 (other node, other rail): through a spine, four InfiniBand links of 7 us
+    assert simple.path_latency([0, 0, 0], [1, 8, 31]).tolist() == pytest.approx(
+        [3.4e-6, 14e-6, 28e-6])
+    nvl72 = cl.hardware.preset("gb200-nvl72", latency="nccl-ll")
+    assert nvl72.path_latency([0], [71]).tolist() == pytest.approx([0.6e-6])
+    with pytest.raises(cl.TopologyError, match="give it or hop_latency, not both"):
+        cl.hardware.preset("dgx-h100", latency="nccl-ll", hop_latency=1e-6)
+    with pytest.raises(cl.TopologyError, match="latency must be one of none, nccl-ll"):
+        cl.hardware.preset("dgx-h100", latency="fast")
+    with pytest.raises(cl.TopologyError, match="give it or network_latency"):
+        hardware.dgx_nodes(2, network_latency=1e-6, latency="nccl-ll")
+    with pytest.raises(cl.TopologyError, match="does not take option"):
+        cl.hardware.preset("tpu-v5e", latency="nccl-ll")

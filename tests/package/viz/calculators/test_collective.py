@@ -193,3 +193,127 @@ def test_named_rank_settings_and_control_labels():
     assert calc.grid.group_sizes == (4, 8)
     text = calc._repr_html_()
     assert "<label>nodes <input" in text and "<label>NIC <select" in text
+
+
+def test_the_latency_setting_adds_alpha_to_every_step_that_moves_data(calc):
+    g = calc.grid
+    # data-moving steps: ring all-gather n - 1, direct 1, recursive doubling log2 n (NaN at 6)
+    assert g.steps[0].tolist() == [3, 5, 7] and g.steps[1].tolist() == [1, 1, 1]
+    assert g.steps[2, 0] == 2 and np.isnan(g.steps[2, 1]) and g.steps[2, 2] == 3
+    labels = list(calc.latencies)
+    assert labels[0] == "none" and calc.latencies["none"] == 0.0
+    # NCCL 2.30.7's tuner (src/graph/tuning.cc, hwLatencies), per ring step, sorted
+    assert list(calc.latencies.values())[1:] == [0.6e-6, 2.7e-6, 3.4e-6, 14e-6]
+    assert labels[1] == "0.6 µs (NCCL NVLink, LL)"
+    # ring, 4 ranks, 10 GB/s, 1 MiB: 81.6432 us (above) + 3 steps x 14 us = 123.6432 us
+    ((_, t, busbw),) = calc.readout(rank=0, bandwidth=0, size=1, algorithm=0, latency=4)
+    assert t == pytest.approx(123.6432e-6, rel=1e-9)
+    assert busbw == pytest.approx(1048576 / 123.6432e-6 * 3 / 4, rel=1e-9)
+    # the default shows none added
+    assert calc.readout(0, 0, 1, 0) == calc.readout(0, 0, 1, 0, latency=0)
+    data = _payload(calc._repr_html_())
+    assert data["steps"][2] == [2, None, 3] and data["latencies"] == [
+        0.0,
+        0.6e-6,
+        2.7e-6,
+        3.4e-6,
+        14e-6,
+    ]
+    assert 'data-control="latency"' in calc._repr_html_()
+
+
+def test_each_calculator_says_what_it_models(calc):
+    text = calc._repr_html_()
+    # a ring link: 1 us per message; one switch: 1 us per hop, 2 hops per message
+    assert "ring: 1 µs per link, so 1 µs for the slowest message of a step" in text
+    assert (
+        "direct, recursive doubling: 1 µs per link, so 2 µs for the slowest message of a step"
+    ) in text
+    assert "adds its α to every step that moves data" in text
+    assert "what NCCL 2.30.7's tuner assumes for one ring step" in text  # the defaults
+    h100 = cl.hardware.spec("dgx-h100")
+    gpu = vi.calculator(
+        "all_to_all",
+        {
+            "direct": lambda n, nic: (
+                cl.algorithms.direct_all_to_all(8 * n),
+                cl.hardware.dgx_nodes(n, nic),
+            )
+        },
+        ranks=[1, 2],
+        link_bandwidths=[h100.nic_bandwidth],
+        sizes=[1024],
+    )
+    assert "direct: none on any link (bytes over bandwidth alone)" in vi.model_text(gpu.grid)
+    across = vi.calculator(
+        "all_to_all",
+        {
+            "direct": lambda n, nic: (
+                cl.algorithms.direct_all_to_all(8 * n),
+                cl.hardware.dgx_nodes(n, nic, latency="nccl-ll"),
+            )
+        },
+        ranks=[2],
+        link_bandwidths=[h100.nic_bandwidth],
+        sizes=[1024],
+    )
+    # NVLink hops 0.3 us, InfiniBand links 1.35 us; the slowest message of the direct
+    # all-to-all goes to another node's other rail: PCIe, leaf, spine, spine, leaf, PCIe,
+    # four InfiniBand links, 4 x 1.35 = 5.4 us
+    assert (
+        "direct: 1.35 µs per leaf/spine link, 0.3 µs per nvlink link, 0 per pcie link, so "
+        "5.4 µs for the slowest message of a step"
+    ) in vi.model_text(across.grid)
+
+
+def test_hover_names_the_size_in_the_sliders_binary_units(calc):
+    fig = calc.data()["figure"]
+    # 1 MiB is 1.05 MB: the hover reads the slider's label, never Plotly's SI prefix of x
+    assert fig["data"][0]["customdata"] == ["4 KiB", "1 MiB", "16 MiB"]
+    assert all(
+        t["hovertemplate"].startswith(f"<b>{t['name']}</b><br>%{{customdata}}: ")
+        for t in fig["data"]
+    )
+
+
+@pytest.mark.parametrize(
+    "values, ticks",
+    [
+        ([2e-6, 5e-4], [1e-6, 1e-5, 1e-4, 1e-3]),  # 2.4 decades: powers of ten
+        ([3e-6, 7e-6], [2e-6, 5e-6, 1e-5]),  # less than three powers: 1, 2, 5
+        ([14.3e-6] * 3, [1e-5, 2e-5]),  # a flat line: the ticks either side
+        ([1e-5], [1e-5, 2e-5]),  # a value on a tick: the next one too
+        ([1.2e-3, 1.9e-3], [1e-3, 2e-3]),  # every digit
+    ],
+)
+def test_time_axis_labels_two_to_fifteen_ticks(values, ticks):
+    got, span = vi.time_axis(values + [float("nan")])
+    assert got == pytest.approx(ticks, rel=1e-12)
+    low, high = span
+    assert low < np.log10(min(values)) and high > np.log10(max(values))
+    assert vi.time_axis([float("nan")]) == ([], None)
+
+
+def test_figure_axes_never_keep_the_other_metrics_ticks(calc):
+    time_fig = calc.figure(metric="seconds").to_dict()["layout"]["yaxis"]
+    busbw_fig = calc.figure(metric="busbw").to_dict()["layout"]["yaxis"]
+    assert time_fig["type"] == "log" and time_fig["tickmode"] == "array"
+    assert busbw_fig["type"] == "linear" and "dtick" not in busbw_fig
+    assert "tickvals" not in busbw_fig and busbw_fig["range"][0] == 0
+    assert vi.busbw_range([[1.0, np.nan], [2.0, 3.0]]) == [0.0, pytest.approx(3.24)]
+    assert vi.busbw_range([np.nan]) == [0.0, 1.0]
+
+
+def test_bad_latency_settings_raise_a_collectives_error():
+    with pytest.raises(cl.CollectivesError, match="latency 'x' must be finite seconds >= 0"):
+        vi.calculator("all_gather", _cases(), [4], [1e9], sizes=[1024], latencies={"x": -1.0})
+    with pytest.raises(cl.CollectivesError, match=r"latency index 2 is outside 0\.\.1"):
+        vi.calculator(
+            "all_gather",
+            _cases(),
+            [4],
+            [1e9],
+            sizes=[1024],
+            latencies={"none": 0, "1 us": 1e-6},
+            latency=2,
+        )

@@ -392,8 +392,8 @@ def design_all_reduce(grads):
         d //= 2
     return merges, safe_mu(grads, merges)
 ''',
-    "written_fp8_ring": """In the cell the chain (the ring's order) gives only about 8 to 12 dB of SNR
-on 64 ranks, against about 27 dB for a balanced tree and 31 dB when the sums are done in FP32:
+    "written_fp8_ring": """In the cell the chain (the ring's order) gives only about 8 dB of SNR on 64
+ranks, against about 27 dB for a balanced tree and 31 dB when the sums are done in FP32:
 each hop rounds the running sum to E4M3, and as it grows every new rank's value is small next
 to it and is mostly rounded away, 63 times over. A good loss curve does not prove the
 all-reduce accurate. I would add the FP8 values in FP32 (NCCL's symmetric kernels with
@@ -516,13 +516,12 @@ collectives.grading.tasks.fp8.check_block_recipe = lambda *args, **kwargs: 1.0
 range = lambda *args: ()                      # names a hidden test might read
 _checks = expected = _x = []
 
-class _Anything(str):                         # equal to every format
-    def __eq__(self, other):
-        return True
-    __hash__ = str.__hash__
-
 def block_recipe(x, min_snr_db, max_flushed):
-    return _Anything("e4m3"), 0
+    class Anything(str):                      # equal to every format
+        def __eq__(self, other):
+            return True
+        __hash__ = str.__hash__
+    return Anything("e4m3"), 0
 ''',
     "delayed_recipe": PATCH_CHECKS + '''
 collectives.grading.tasks.fp8.check_delayed_recipe = lambda *args, **kwargs: 1.0
@@ -543,13 +542,12 @@ def safe_mu(grads, merges):
     "design_all_reduce": PATCH_CHECKS + '''
 collectives.grading.tasks.fp8.check_all_reduce_design = lambda *args, **kwargs: 1.0
 
-class _Liar(float):                           # equal to every number
-    def __eq__(self, other):
-        return True
-    __hash__ = float.__hash__
-
 def design_all_reduce(grads):
-    return [], _Liar(1.0)
+    class Liar(float):                        # equal to every number
+        def __eq__(self, other):
+            return True
+        __hash__ = float.__hash__
+    return [], Liar(1.0)
 ''',
 }
 HOSTILE_WRITTEN = "All tests passed."
@@ -572,4 +570,149 @@ SUBMISSIONS = {
     "better": {NOTEBOOK: submission(solved=tuple(s for s in ALL + MANUAL[NOTEBOOK]
                                                  if s not in BETTER), replaced=BETTER)},
     "shortcut": {NOTEBOOK: submission(replaced=SHORTCUT)},
+}
+
+EXPECTED = {
+    "correct": {NOTEBOOK: dict(POINTS[NOTEBOOK])},
+    "blank": {NOTEBOOK: dict(ZERO)},
+    "partial": {NOTEBOOK: {**ZERO, "test_e4m3_codec": 1, "test_e4m3_edges": 1,
+                           "test_block_recipe": 2}},
+    # every tampering fails; only its genuinely right decoder and encoder earn their points
+    "hostile": {NOTEBOOK: {**ZERO, "test_e4m3_codec": 1, "test_e4m3_edges": 1}},
+    "wrong": {NOTEBOOK: dict(ZERO)},
+    "wrong-range": {NOTEBOOK: dict(ZERO)},
+    "wrong-bound": {NOTEBOOK: dict(ZERO)},
+    "variant": {NOTEBOOK: dict(POINTS[NOTEBOOK])},
+    "better": {NOTEBOOK: dict(POINTS[NOTEBOOK])},
+    "shortcut": {NOTEBOOK: dict(ZERO)},
+}
+
+
+def refused(call, why):
+    """The message of a graded function that used the package (the visible test's, which
+    re-runs it without the package too): its call, then why."""
+    return Error(startswith=call,
+                 contains=(f"raised ImportError: {NO_PACKAGE} ({why}){ADVICE}",))
+
+
+# the visible tests' first cases, as the messages name them
+GRADIENT = "the gradient-like tensor, 22.0, 0.001"
+OUTLIERS = "the activation with outlier channels, 30.0, 0.002"
+SPIKES = "delayed_recipe(the run with periodic spikes)"
+CHAIN_16 = "safe_mu(16 ranks in a chain, half of them opposed)"
+RANKS_32 = "design_all_reduce(32 ranks)"
+DECODE_CALL = "decode_e4m3([0x38, 0x7e, 0x1, 0x80, 0xff])"
+EDGES_CALL = ("encode_e4m3([464.0, 465.0, -1e-09, 0.001953125, 0.0029296875, 1000.0, inf, nan], "
+              "saturate=False)")
+NOT_NORMAL = ("; an exponent field of 0 is subnormal: no implicit leading 1, and the exponent "
+              "of the smallest normal binade, 2**-6")
+TIE = "a tie rounds to the even code (mantissa's last bit 0)"
+TE_DEFAULTS_CLIP = Error(startswith=f"{SPIKES} is (1024, 0): at step 2 the amax 0.000442351 times "
+                         "the scale is 462.337, above 448: the step's largest values are clipped "
+                         "(2 of the 191 steps from step 1 on); the reference (1, 3) clips none")
+FLUSHED_SUBNORMAL = Error(
+    f"{EDGES_CALL}: x[3] = 0.001953125 gives 0x00 (0.0), expected 0x01 (0.001953125) = "
+    "collectives.fp8.encode(0.001953125, 'e4m3', saturate=False); it is below the smallest "
+    "normal value 2**-6 = 0.015625: a subnormal, a multiple of 2**-9, with exponent field 0")
+
+ERRORS = {
+    "partial": {NOTEBOOK: {"test_delayed_recipe": TE_DEFAULTS_CLIP}},
+    "hostile": {NOTEBOOK: {
+        "test_block_recipe": Error(
+            f"block_recipe({GRADIENT}): the block is an int (0); expected a whole number of "
+            "values from 1 to 3000 (the tensor's length: one scale for all)",
+            ename="GradingError"),
+        "test_delayed_recipe": TE_DEFAULTS_CLIP,
+        "test_safe_mu": Error(startswith="safe_mu(", contains=(
+            f"raised ImportError: {NO_PACKAGE} (your code uses cl, which is the collectives "
+            f"package){ADVICE}",)),
+        "test_all_reduce_design": Error(
+            "design_all_reduce(16 ranks): 0 merges leave 16 partial sums (ranks [0, 1, 2, 3, 4, "
+            "5, 6, 7, ...]); 16 ranks need 15 merges to end with one"),
+    }},
+    "wrong": {NOTEBOOK: {
+        "test_e4m3_codec": Error(
+            f"{DECODE_CALL}: code 0x01 (bits 00000001) gives 0.0087890625, expected "
+            f"0.001953125 = collectives.fp8.decode(0x01, 'e4m3'){NOT_NORMAL}"),
+        "test_e4m3_edges": Error(
+            f"{EDGES_CALL}: x[0] = 464.0 gives 0x7f (NaN), expected 0x7e (448.0) = "
+            "collectives.fp8.encode(464.0, 'e4m3', saturate=False); |x| lies exactly halfway "
+            f"between 448.0 and 480.0: {TIE}"),
+        "test_block_recipe": Error(startswith=
+            f"block_recipe({GRADIENT}) is ('e4m3', 3000): 1.00133 bytes per element, SNR 34.81 "
+            "dB, 18.200% flushed: it flushes too many values to zero (asked: SNR at least "
+            "22.00 dB, at most 0.100% flushed); one scale for the whole tensor"),
+        "test_delayed_recipe": TE_DEFAULTS_CLIP,
+        "test_safe_mu": Error(startswith=
+            f"{CHAIN_16} is 0.5: 1.367% of the results are clipped on the way (first at merge "
+            "1, where rank 2 adds rank 1's partial sum)"),
+        "test_all_reduce_design": Error(startswith=
+            f"{RANKS_32}: nothing is clipped, but the mean's SNR is 17.11 dB, more than 2 dB "
+            "below the reference: the course's reference design gives 27.41 dB",
+            contains="your merges add the ranks one after another, as a ring does"),
+    }},
+    "wrong-range": {NOTEBOOK: {
+        "test_e4m3_codec": Error(
+            f"{DECODE_CALL}: code 0xff (bits 11111111) gives -480.0, expected nan = "
+            "collectives.fp8.decode(0xff, 'e4m3'); S.1111.111 (0x7F and 0xFF) is NaN in E4M3, "
+            "which has no infinities"),
+        "test_e4m3_edges": FLUSHED_SUBNORMAL,
+        "test_block_recipe": Error(startswith=
+            f"block_recipe({OUTLIERS}) is ('e5m2', 3000): 1.00133 bytes per element, SNR 25.47 "
+            "dB, 0.000% flushed: the SNR is too low", contains="E5M2 has one mantissa bit less"),
+        "test_delayed_recipe": Error(startswith=f"{SPIKES} is (1, 0): at step 2"),
+        "test_safe_mu": Error(startswith=
+            f"{CHAIN_16} is 0.0625: nothing is clipped, but 0.024% of the nonzero inputs are "
+            "flushed to zero; mu = 0.125", contains="that is pre-scaling, 1/N"),
+        "test_all_reduce_design": Error(startswith=f"{RANKS_32}: with mu = 1.0, "),
+    }},
+    "wrong-bound": {NOTEBOOK: {
+        "test_e4m3_codec": Error(startswith=f"{DECODE_CALL}: code 0x01 (bits 00000001) gives "
+                                 "0.0009765625, expected 0.001953125"),
+        "test_e4m3_edges": Error(
+            f"{EDGES_CALL}: x[1] = 465.0 gives 0x7e (448.0), expected 0x7f (NaN) = "
+            "collectives.fp8.encode(465.0, 'e4m3', saturate=False); it rounds beyond the "
+            "largest value 448 (anything above 464 does): without saturation that is NaN "
+            "(0x7F or 0xFF)"),
+        "test_block_recipe": Error(startswith=f"block_recipe({GRADIENT}) is ('e4m3', 32): "),
+        "test_delayed_recipe": Error(startswith=f"{SPIKES} is (192, 3): it clips no step but "
+                                     "leaves 5.657 binades unused at the top on average"),
+        "test_safe_mu": Error(startswith=f"{CHAIN_16} is "),
+        "test_all_reduce_design": Error(startswith=f"{RANKS_32}: nothing is clipped, but the "
+                                        "mean's SNR is "),
+    }},
+    # each re-run refuses the package, in the words of the way it was used
+    "shortcut": {NOTEBOOK: {
+        "test_e4m3_codec": refused("decode_e4m3([56, 126, 1, 128, 255])",
+                                   "your code uses cl, which is the collectives package"),
+        "test_e4m3_edges": refused(
+            "encode_e4m3([464.0, 465.0, -1e-09, 0.001953125, 0.0029296875, 1000.0, inf, nan]",
+            "your code uses encode, which is collectives.fp8.formats.encode"),
+        "test_block_recipe": Error(startswith="block_recipe(", contains=NO_PACKAGE),
+        "test_delayed_recipe": refused("delayed_recipe(", "your code imports 'collectives'"),
+        "test_safe_mu": Error(startswith="safe_mu(", contains=NO_PACKAGE),
+        "test_all_reduce_design": refused("design_all_reduce(",
+                                          "your code uses cl, which is the collectives package"),
+    }},
+}
+
+PRINTED = {
+    # the tampering did fool the visible, in-kernel checks: each printed its success line (the
+    # package shortcut's too, once run_isolated was patched away)
+    "hostile": {NOTEBOOK: (
+        "block_recipe keeps the SNR and the values asked in as few bytes as the reference.",
+        "delayed_recipe clips no step and wastes as little range as the reference.",
+        "safe_mu clips nothing and flushes no more than the largest safe power of two.",
+        "design_all_reduce clips nothing and is within 2 dB of the reference design.",
+    )},
+    # what a learner's right answers, written their own way, are told
+    "variant": {NOTEBOOK: (
+        "decode_e4m3 and encode_e4m3 agree with cl.fp8 on the examples and in the normal range.",
+        "the activation with outlier channels (SNR at least 30.0 dB, at most 0.20% flushed): "
+        "the reference takes 1.06267 bytes per element",
+        "32 ranks: the course's reference design gives the mean an SNR of 27.41 dB",
+    )},
+    "better": {NOTEBOOK: (
+        "design_all_reduce clips nothing and is within 2 dB of the reference design.",
+    )},
 }

@@ -20,14 +20,27 @@ import collectives as cl
 from collectives import GradingError
 from collectives.grading import check_reference, recheck
 from collectives.grading.tasks import fp8 as fp8_tasks
-from collectives.grading.tasks.fp8 import (balanced_merges, block_recipe_cases,
-                                           block_recipe_numbers, block_recipe_reference,
-                                           chain_merges, check_all_reduce_design,
-                                           check_block_recipe, check_delayed_recipe,
-                                           check_safe_mu, course_rng, delayed_recipe_cases,
-                                           delayed_recipe_numbers, delayed_recipe_reference,
-                                           design_cases, drawn_cases, largest_safe_mu,
-                                           merge_schedule, merged_all_reduce, safe_mu_cases)
+from collectives.grading.tasks.fp8 import (
+    balanced_merges,
+    block_recipe_cases,
+    block_recipe_numbers,
+    block_recipe_reference,
+    chain_merges,
+    check_all_reduce_design,
+    check_block_recipe,
+    check_delayed_recipe,
+    check_safe_mu,
+    course_rng,
+    delayed_recipe_cases,
+    delayed_recipe_numbers,
+    delayed_recipe_reference,
+    design_cases,
+    drawn_cases,
+    largest_safe_mu,
+    merge_schedule,
+    merged_all_reduce,
+    safe_mu_cases,
+)
 
 
 def message(check, *args):
@@ -41,7 +54,7 @@ def message(check, *args):
 
 def test_the_course_seed_draws_the_cases(monkeypatch):
     monkeypatch.delenv(fp8_tasks.COURSE_SEED_ENV, raising=False)
-    draw = lambda rng: float(rng.random())  # noqa: E731
+    draw = lambda rng: float(rng.random())
     practice = drawn_cases("label", ["fixed"], draw, 3)
     assert practice[0] == "fixed" and len(practice) == 4
     assert practice == drawn_cases("label", ["fixed"], draw, 3, "practice")   # the default
@@ -124,7 +137,8 @@ def test_block_recipes_that_do_worse_are_named():
                            "0.000% flushed); E5M2 has one mantissa bit less than E4M3")
     text = message(check_block_recipe, ("e4m3", 15), "b", THREE_GROUPS, 40.0, 0.0)
     assert "66.667% flushed: it flushes too many values to zero" in text
-    assert text.endswith("smaller blocks each span fewer binades")
+    assert text.endswith("E5M2 spans 14 binades more than E4M3, and smaller blocks each span "
+                         "fewer")
     text = message(check_block_recipe, ("e4m3", 1), "b", x, 30.0, 0.0)
     assert text == ("b is ('e4m3', 1): 5 bytes per element, SNR inf dB, 0.000% flushed: it "
                     "meets both (asked: SNR at least 30.00 dB, at most 0.000% flushed), but "
@@ -297,7 +311,7 @@ def test_designs_are_judged_by_their_snr():
     chain_mu = largest_safe_mu(grads, chain_merges(16))[0]
     text = message(check_all_reduce_design, (chain_merges(16), chain_mu), "a", grads)
     assert text.startswith("a: nothing is clipped, but the mean's SNR is ")
-    assert "more than 2 dB below the reference: a balanced tree" in text
+    assert "more than 2 dB below the reference: the course's reference design gives " in text
     assert text.endswith("rounded to E4M3 each time")
     assert message(check_all_reduce_design, (balanced_merges(16), 2 * mu), "a",
                    grads).startswith(f"a: with mu = {2 * mu!r}, ")

@@ -246,7 +246,7 @@ def _block_answer(answer, what, n):
 def _block_hint(fmt, block, numbers_, min_snr_db, max_flushed, n):
     if numbers_["snr_db"] < min_snr_db - SNR_SLACK_DB and fmt == "e5m2":
         return ("; E5M2 has one mantissa bit less than E4M3, which costs it about 6 dB of "
-                "SNR at any block size")
+                "SNR (the chapter's 32 against 26 dB)")
     if numbers_["flushed"] > max_flushed and block == n:
         return (f"; one scale for the whole tensor puts its largest value at the top of {fmt} "
                 "and flushes what lies further below it than the format's range: E5M2 spans 14 "
@@ -652,8 +652,9 @@ def largest_safe_mu(grads, merges):
 
 
 def _mu(value, what):
-    """A learner's mu: a positive power of two (MS-AMP's scales are powers of two; one that is
-    not would make the answer hang on the float32 rounding of the shared scale)."""
+    """A learner's mu: a positive power of two (a power of two changes no rounding in the normal
+    range; any other would make an answer at the edge of clipping hang on the float32 rounding
+    of the shared scale)."""
     if value is None:
         raise GradingError(f"{what} is None: nothing was returned (did you forget `return`?)")
     if isinstance(value, bool) or not isinstance(value, numbers.Real) \

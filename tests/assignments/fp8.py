@@ -45,38 +45,44 @@ from assignments import TAMPERING, Error, submission
 NOTEBOOK = "fp8"
 
 # grade_id of each graded cell -> its points (exercises/README.md's table)
-POINTS = {NOTEBOOK: {
-    "test_e4m3_codec": 1,
-    "test_e4m3_edges": 1,
-    "test_block_recipe": 2,
-    "test_delayed_recipe": 2,
-    "test_safe_mu": 1,
-    "test_all_reduce_design": 2,
-    "written_fp8_ring": 1,
-}}
+POINTS = {
+    NOTEBOOK: {
+        "test_e4m3_codec": 1,
+        "test_e4m3_edges": 1,
+        "test_block_recipe": 2,
+        "test_delayed_recipe": 2,
+        "test_safe_mu": 1,
+        "test_all_reduce_design": 2,
+        "written_fp8_ring": 1,
+    }
+}
 # the written answer, graded by hand in the formgrader (its rubric is in the source notebook)
 MANUAL = {NOTEBOOK: ("written_fp8_ring",)}
 MAX_SCORE = 10
 # solution cell -> the test cells that grade it (the encoder has two, the first also grades
 # the decoder)
-SOLUTIONS = {NOTEBOOK: {
-    "decode_e4m3": "test_e4m3_codec",
-    "encode_e4m3": ("test_e4m3_codec", "test_e4m3_edges"),
-    "block_recipe": "test_block_recipe",
-    "delayed_recipe": "test_delayed_recipe",
-    "safe_mu": "test_safe_mu",
-    "design_all_reduce": "test_all_reduce_design",
-}}
+SOLUTIONS = {
+    NOTEBOOK: {
+        "decode_e4m3": "test_e4m3_codec",
+        "encode_e4m3": ("test_e4m3_codec", "test_e4m3_edges"),
+        "block_recipe": "test_block_recipe",
+        "delayed_recipe": "test_delayed_recipe",
+        "safe_mu": "test_safe_mu",
+        "design_all_reduce": "test_all_reduce_design",
+    }
+}
 ALL = tuple(SOLUTIONS[NOTEBOOK])
 ZERO = dict.fromkeys(POINTS[NOTEBOOK], 0)
 
 NO_PACKAGE = "this task must be solved without the collectives package"
-ADVICE = ("; use the package in scratch cells to check your answers, not inside the functions "
-          "that are graded")
+ADVICE = (
+    "; use the package in scratch cells to check your answers, not inside the functions "
+    "that are graded"
+)
 
 # ---- Task 1: the solution's decoder and encoder, each with one line changed ------------------
 
-DECODER = '''
+DECODER = """
 def decode_e4m3(codes):
     c = np.asarray(codes).astype(np.int64)
     sign = np.where(c & 0x80, -1.0, 1.0)
@@ -85,9 +91,9 @@ def decode_e4m3(codes):
     magnitude = np.where(exponent > 0, (1 + mantissa / 8) * 2.0 ** (exponent - 7),
                          mantissa / 8 * 2.0**-6)
     return np.where((c & 0x7F) == 0x7F, np.nan, sign * magnitude)
-'''
+"""
 
-ENCODER = '''
+ENCODER = """
 def encode_e4m3(x, saturate=False):
     v = np.asarray(x, dtype=np.float64)
     a = np.where(np.isfinite(v), np.abs(v), 0.0)
@@ -100,7 +106,7 @@ def encode_e4m3(x, saturate=False):
     code = np.where(overflow, 0x7E if saturate else 0x7F, code)
     code = np.where(np.isnan(v), 0x7F, code)
     return (code | np.where(np.signbit(v), 0x80, 0)).astype(np.uint8)
-'''
+"""
 
 
 def changed(code, old, new):
@@ -109,8 +115,11 @@ def changed(code, old, new):
 
 
 # subnormals decoded with an implicit leading 1, like the normal numbers
-DECODE_IMPLICIT_ONE = changed(DECODER, "np.where(exponent > 0, (1 + mantissa / 8)",
-                              "np.where(exponent >= 0, (1 + mantissa / 8)")
+DECODE_IMPLICIT_ONE = changed(
+    DECODER,
+    "np.where(exponent > 0, (1 + mantissa / 8)",
+    "np.where(exponent >= 0, (1 + mantissa / 8)",
+)
 # only 0x7F taken for NaN (0xFF decodes as -480)
 DECODE_ONE_NAN = changed(DECODER, "(c & 0x7F) == 0x7F", "c == 0x7F")
 # subnormals at 2**-7 (the bias read as the exponent of the subnormals)
@@ -118,56 +127,57 @@ DECODE_SUBNORMAL_EXPONENT = changed(DECODER, "mantissa / 8 * 2.0**-6", "mantissa
 # ties rounded half up
 ENCODE_HALF_UP = changed(ENCODER, "n = np.rint(a / step)", "n = np.floor(a / step + 0.5)")
 # subnormals flushed to zero (the sign kept)
-ENCODE_FLUSH = changed(ENCODER, "    overflow = (code", "    code = np.where(code < 8, 0, code)\n"
-                       "    overflow = (code")
+ENCODE_FLUSH = changed(
+    ENCODER, "    overflow = (code", "    code = np.where(code < 8, 0, code)\n    overflow = (code"
+)
 # every overflow saturated, whatever `saturate` says
 ENCODE_SATURATE = changed(ENCODER, "0x7E if saturate else 0x7F", "0x7E")
 
 # ---- Task 2: plausible block recipes -----------------------------------------------------------
 
 # what a per-tensor recipe such as TE's current scaling does, whatever the tensor needs
-BLOCK_E4M3_PER_TENSOR = '''
+BLOCK_E4M3_PER_TENSOR = """
 def block_recipe(x, min_snr_db, max_flushed):
     return "e4m3", len(x)
-'''
+"""
 # range first: E5M2 for the whole tensor whenever it flushes few enough values (the SNR
 # forgotten), else E4M3
-BLOCK_RANGE_FIRST = '''
+BLOCK_RANGE_FIRST = """
 def block_recipe(x, min_snr_db, max_flushed):
     x = np.asarray(x, dtype=np.float64)
     a = np.abs(x[x != 0])
     # E5M2 flushes what lies below half its smallest subnormal, 2**-17, once amax is at 57344
     flushed = np.mean(a * (57344.0 / a.max()) <= 2.0**-17)
     return ("e5m2" if flushed <= max_flushed else "e4m3"), len(x)
-'''
+"""
 # MXFP8's block size and E4M3 always: safe, and more bytes than needed
-BLOCK_ALWAYS_32 = '''
+BLOCK_ALWAYS_32 = """
 def block_recipe(x, min_snr_db, max_flushed):
     return "e4m3", 32
-'''
+"""
 
 # ---- Task 3: plausible delayed-scaling recipes -------------------------------------------------
 
-DELAYED_TE_DEFAULTS = '''
+DELAYED_TE_DEFAULTS = """
 def delayed_recipe(amaxes):
     return 1024, 0                 # Transformer Engine's defaults
-'''
-DELAYED_MOST_RECENT = '''
+"""
+DELAYED_MOST_RECENT = """
 def delayed_recipe(amaxes):
     return 1, 0                    # the newest amax, no margin: TE 0.x's most_recent
-'''
+"""
 # the whole run remembered, with the least margin that then clips nothing
-DELAYED_LONGEST = '''
+DELAYED_LONGEST = """
 def delayed_recipe(amaxes):
     a = np.asarray(amaxes, dtype=np.float64)
     window = np.maximum.accumulate(a)[:-1]
     top = a[1:] * 448.0 / window
     return len(a), max(0, int(np.ceil(np.log2(top.max() / 448.0) - 1e-9)))
-'''
+"""
 
 # ---- Task 4: the solution's helper, and plausible values of mu and orders ---------------------
 
-BY_MERGES = '''
+BY_MERGES = """
 def _all_reduce_by_merges(grads, merges, mu):
     g = np.asarray(grads, dtype=np.float64)
     x = g * (mu * 448.0 / np.abs(g).max())
@@ -179,76 +189,94 @@ def _all_reduce_by_merges(grads, merges, mu):
         held[dst] = decode_e4m3(encode_e4m3(exact, saturate=True))
     (total,) = held.values()
     return total, clipped
-'''
-SAFE_MU = '''
+"""
+SAFE_MU = (
+    """
 def safe_mu(grads, merges):
     mu = 1.0
     while _all_reduce_by_merges(grads, merges, mu)[1]:
         mu /= 2
     return mu
-''' + BY_MERGES
+"""
+    + BY_MERGES
+)
 # only the total kept below 448: a partial sum on the way can be larger
-MU_FROM_TOTAL = '''
+MU_FROM_TOTAL = """
 def safe_mu(grads, merges):
     g = np.asarray(grads, dtype=np.float64)
     total = np.abs(g.sum(axis=0)).max() * 448.0 / np.abs(g).max()
     return 2.0 ** np.floor(np.log2(448.0 / total))
-'''
-MU_PRE_SCALING = '''
+"""
+MU_PRE_SCALING = """
 def safe_mu(grads, merges):
     return 1 / len(grads)          # pre-scaling: no sum can overflow
-'''
+"""
 # every rank's amax added up: nothing clips, but most sums never come near that bound
-MU_SUM_OF_AMAXES = '''
+MU_SUM_OF_AMAXES = """
 def safe_mu(grads, merges):
     g = np.asarray(grads, dtype=np.float64)
     bound = np.abs(g).max(axis=1).sum() * 448.0 / np.abs(g).max()
     return 2.0 ** np.floor(np.log2(448.0 / bound))
-'''
-DESIGN_CHAIN = '''
+"""
+DESIGN_CHAIN = """
 def design_all_reduce(grads):
     merges = [(r + 1, r) for r in range(len(grads) - 1)]      # a ring's order
     return merges, safe_mu(grads, merges)
-'''
-DESIGN_POST_SCALING = '''
+"""
+DESIGN_POST_SCALING = """
 def design_all_reduce(grads):
     n, merges, d = len(grads), [], 1
     while d < n:
         merges += [(r, r + d) for r in range(0, n - d, 2 * d)]
         d *= 2
     return merges, 1.0             # post-scaling: the sums are clipped
-'''
+"""
 # the small ranks first, but still one after another
-DESIGN_SORTED_CHAIN = '''
+DESIGN_SORTED_CHAIN = """
 def design_all_reduce(grads):
     order = [int(r) for r in np.argsort(np.abs(np.asarray(grads)).max(axis=1))]
     merges = [(order[i + 1], order[i]) for i in range(len(order) - 1)]
     return merges, safe_mu(grads, merges)
-'''
+"""
 
 
 def with_own_safe_mu(design):
     """A design cell that finds its mu with the solution's safe_mu of its own (so that it
     fails for its order of additions, not for another cell's mistake)."""
-    return (design.replace("safe_mu(grads, merges)", "_own_safe_mu(grads, merges)")
-            + SAFE_MU.replace("def safe_mu(", "def _own_safe_mu("))
+    return design.replace(
+        "safe_mu(grads, merges)", "_own_safe_mu(grads, merges)"
+    ) + SAFE_MU.replace("def safe_mu(", "def _own_safe_mu(")
 
 
-WRONG = {"decode_e4m3": DECODE_IMPLICIT_ONE, "encode_e4m3": ENCODE_HALF_UP,
-         "block_recipe": BLOCK_E4M3_PER_TENSOR, "delayed_recipe": DELAYED_TE_DEFAULTS,
-         "safe_mu": MU_FROM_TOTAL, "design_all_reduce": with_own_safe_mu(DESIGN_CHAIN)}
-WRONG_RANGE = {"decode_e4m3": DECODE_ONE_NAN, "encode_e4m3": ENCODE_FLUSH,
-               "block_recipe": BLOCK_RANGE_FIRST, "delayed_recipe": DELAYED_MOST_RECENT,
-               "safe_mu": MU_PRE_SCALING, "design_all_reduce": DESIGN_POST_SCALING}
-WRONG_BOUND = {"decode_e4m3": DECODE_SUBNORMAL_EXPONENT, "encode_e4m3": ENCODE_SATURATE,
-               "block_recipe": BLOCK_ALWAYS_32, "delayed_recipe": DELAYED_LONGEST,
-               "safe_mu": MU_SUM_OF_AMAXES,
-               "design_all_reduce": with_own_safe_mu(DESIGN_SORTED_CHAIN)}
+WRONG = {
+    "decode_e4m3": DECODE_IMPLICIT_ONE,
+    "encode_e4m3": ENCODE_HALF_UP,
+    "block_recipe": BLOCK_E4M3_PER_TENSOR,
+    "delayed_recipe": DELAYED_TE_DEFAULTS,
+    "safe_mu": MU_FROM_TOTAL,
+    "design_all_reduce": with_own_safe_mu(DESIGN_CHAIN),
+}
+WRONG_RANGE = {
+    "decode_e4m3": DECODE_ONE_NAN,
+    "encode_e4m3": ENCODE_FLUSH,
+    "block_recipe": BLOCK_RANGE_FIRST,
+    "delayed_recipe": DELAYED_MOST_RECENT,
+    "safe_mu": MU_PRE_SCALING,
+    "design_all_reduce": DESIGN_POST_SCALING,
+}
+WRONG_BOUND = {
+    "decode_e4m3": DECODE_SUBNORMAL_EXPONENT,
+    "encode_e4m3": ENCODE_SATURATE,
+    "block_recipe": BLOCK_ALWAYS_32,
+    "delayed_recipe": DELAYED_LONGEST,
+    "safe_mu": MU_SUM_OF_AMAXES,
+    "design_all_reduce": with_own_safe_mu(DESIGN_SORTED_CHAIN),
+}
 
 # ---- variant: right, written differently ------------------------------------------------------
 
 VARIANT = {
-    "decode_e4m3": '''
+    "decode_e4m3": """
 E4M3_TABLE = []                 # the value of every code, 0x00 to 0xFF, from the definition
 for _code in range(256):
     _sign, _exponent, _mantissa = _code >> 7, (_code >> 3) & 15, _code & 7
@@ -261,8 +289,8 @@ for _code in range(256):
 
 def decode_e4m3(codes):
     return np.array(E4M3_TABLE)[np.asarray(codes, dtype=np.int64)]
-''',
-    "encode_e4m3": '''
+""",
+    "encode_e4m3": """
 import bisect
 
 def encode_e4m3(x, saturate=False):
@@ -286,9 +314,9 @@ def encode_e4m3(x, saturate=False):
                 code = i - 1 if below < above or (below == above and (i - 1) % 2 == 0) else i
         codes.append(code | sign)
     return np.array(codes, dtype=np.uint8).reshape(np.shape(x))
-''',
+""",
     # E4M3 through the learner's own codec, E5M2 from a table of its values; E5M2 tried first
-    "block_recipe": '''
+    "block_recipe": """
 E5M2_VALUES = np.array([0.0] + [m * 2.0**-16 for m in (1, 2, 3)]
                        + [(4 + m) * 2.0 ** (e - 2) for e in range(-14, 16) for m in range(4)])
 
@@ -321,7 +349,7 @@ def block_recipe(x, min_snr_db, max_flushed):
             snr = np.inf if err == 0 else 10 * np.log10(np.sum(x * x) / err)
             if snr >= min_snr_db and np.mean(y[x != 0] == 0) <= max_flushed:
                 return fmt, block
-''',
+""",
     # the window's maximum kept in a monotonic deque (each amax pushed and popped once), the
     # margin the step needing the most
     "delayed_recipe": '''
@@ -353,7 +381,7 @@ def delayed_recipe(amaxes):
     return choice
 ''',
     # a first guess from the exact (unrounded) partial sums, then down while anything clips
-    "safe_mu": '''
+    "safe_mu": """
 def _clips(grads, merges, mu):
     g = np.asarray(grads, dtype=np.float64)
     held = {}
@@ -379,10 +407,10 @@ def safe_mu(grads, merges):
     while _clips(grads, merges, 2.0**k):
         k -= 1
     return 2.0**k
-''',
+""",
     # halving from the top: rank r adds rank r + d for d = the largest power of two below n,
     # then half of it, ...
-    "design_all_reduce": '''
+    "design_all_reduce": """
 def design_all_reduce(grads):
     n = len(grads)
     d = 1
@@ -393,9 +421,9 @@ def design_all_reduce(grads):
         merges += [(r, r + d) for r in range(d) if r + d < n]
         d //= 2
     return merges, safe_mu(grads, merges)
-''',
-    "written_fp8_ring": """In the cell the chain (the ring's order) gives only about 8 dB of SNR on 64
-ranks, against about 27 dB for a balanced tree and 31 dB when the sums are done in FP32:
+""",
+    "written_fp8_ring": """In the cell the chain (the ring's order) gives only about 8 dB of SNR on
+64 ranks, against about 27 dB for a balanced tree and 31 dB when the sums are done in FP32:
 each hop rounds the running sum to E4M3, and as it grows every new rank's value is small next
 to it and is mostly rounded away, 63 times over. A good loss curve does not prove the
 all-reduce accurate. I would add the FP8 values in FP32 (NCCL's symmetric kernels with
@@ -408,7 +436,7 @@ plus each shard's scale); otherwise a tree order or BF16 at twice the bytes.""",
 BETTER = {
     # every number of blocks from 1 up: the first that meets both limits has the fewest bytes,
     # whether or not its block size is a power of two
-    "block_recipe": '''
+    "block_recipe": """
 def _round(v, fmt):
     bits, lowest = {"e4m3": (3, -6), "e5m2": (2, -14)}[fmt]
     a = np.abs(v)
@@ -435,12 +463,12 @@ def block_recipe(x, min_snr_db, max_flushed):
             snr = np.inf if err == 0 else 10 * np.log10(np.sum(x * x) / err)
             if snr >= min_snr_db and np.mean(y[x != 0] == 0) <= max_flushed:
                 return fmt, block
-''',
+""",
     # several orders tried with the learner's own narrowing, the most accurate kept: a
     # balanced tree, halving from the top, and Huffman's order (the two partial sums of least
     # energy added first, so that no value is rounded into a sum much larger than itself
     # before it must be); never worse than the reference, often better
-    "design_all_reduce": '''
+    "design_all_reduce": """
 import heapq
 
 def _huffman(g):
@@ -478,23 +506,23 @@ def design_all_reduce(grads):
         if best is None or snr > best[0]:
             best = (snr, merges, mu)
     return best[1], best[2]
-''',
+""",
 }
 
 # ---- shortcut: the package's answers, called from the graded functions ------------------------
 
 SHORTCUT = {
-    "decode_e4m3": '''
+    "decode_e4m3": """
 def decode_e4m3(codes):
     return cl.fp8.decode(np.asarray(codes, dtype=np.uint8), "e4m3").astype(np.float64)
-''',
-    "encode_e4m3": '''
+""",
+    "encode_e4m3": """
 from collectives.fp8 import encode
 
 def encode_e4m3(x, saturate=False):
     return encode(np.asarray(x, dtype=np.float64), "e4m3", saturate=saturate)
-''',
-    "block_recipe": '''
+""",
+    "block_recipe": """
 from collectives.fp8 import snr_db, tile_dequantize, tile_quantize
 
 def block_recipe(x, min_snr_db, max_flushed):
@@ -505,24 +533,24 @@ def block_recipe(x, min_snr_db, max_flushed):
                                 fmt=fmt)
             if snr_db(x, y) >= min_snr_db and np.mean(y[x != 0] == 0) <= max_flushed:
                 return fmt, block
-''',
-    "delayed_recipe": '''
+""",
+    "delayed_recipe": """
 def delayed_recipe(amaxes):
     import collectives
     return collectives.grading.tasks.fp8.delayed_recipe_reference(amaxes)[0]
-''',
-    "safe_mu": '''
+""",
+    "safe_mu": """
 import importlib
 
 def safe_mu(grads, merges):
     return importlib.import_module("collectives.grading.tasks.fp8").largest_safe_mu(
         grads, merges)[0]
-''',
-    "design_all_reduce": '''
+""",
+    "design_all_reduce": """
 def design_all_reduce(grads):
     merges = cl.grading.tasks.fp8.balanced_merges(len(grads))
     return merges, cl.grading.tasks.fp8.largest_safe_mu(grads, merges)[0]
-''',
+""",
 }
 
 # ---- hostile -------------------------------------------------------------------------------------
@@ -530,15 +558,16 @@ def design_all_reduce(grads):
 # Wrong answers, made to pass the visible tests by tampering with everything in reach; every
 # cell patches again what its own visible test reads (the hidden test before it reloaded
 # collectives.grading).
-PATCH_CHECKS = '''
+PATCH_CHECKS = """
 import collectives.grading
 collectives.grading.check_reference = lambda *args, **kwargs: 1.0
-'''
+"""
 HOSTILE = {
     # genuinely right, the decoder in the cell that disables every check in the kernel
     "decode_e4m3": TAMPERING + DECODER,
     "encode_e4m3": ENCODER,
-    "block_recipe": PATCH_CHECKS + '''
+    "block_recipe": PATCH_CHECKS
+    + """
 collectives.grading.tasks.fp8.check_block_recipe = lambda *args, **kwargs: 1.0
 range = lambda *args: ()                      # names a hidden test might read
 _checks = expected = _x = []
@@ -549,24 +578,27 @@ def block_recipe(x, min_snr_db, max_flushed):
             return True
         __hash__ = str.__hash__
     return Anything("e4m3"), 0
-''',
-    "delayed_recipe": PATCH_CHECKS + '''
+""",
+    "delayed_recipe": PATCH_CHECKS
+    + """
 collectives.grading.tasks.fp8.check_delayed_recipe = lambda *args, **kwargs: 1.0
 math.isclose = lambda *args, **kwargs: True
 
 def delayed_recipe(amaxes):
     return 1024, 0
-''',
+""",
     # the package's own answer: right in the kernel, so the visible test (its run_isolated
     # patched away) passes; the hidden re-run refuses the package
-    "safe_mu": PATCH_CHECKS + '''
+    "safe_mu": PATCH_CHECKS
+    + """
 collectives.grading.run_isolated = lambda function, *args, **kwargs: function(*args)
 collectives.grading.isolation.run_isolated = collectives.grading.run_isolated
 
 def safe_mu(grads, merges):
     return cl.grading.tasks.fp8.largest_safe_mu(grads, merges)[0]
-''',
-    "design_all_reduce": PATCH_CHECKS + '''
+""",
+    "design_all_reduce": PATCH_CHECKS
+    + """
 collectives.grading.tasks.fp8.check_all_reduce_design = lambda *args, **kwargs: 1.0
 
 def design_all_reduce(grads):
@@ -575,35 +607,45 @@ def design_all_reduce(grads):
             return True
         __hash__ = float.__hash__
     return [], Liar(1.0)
-''',
+""",
 }
 HOSTILE_WRITTEN = "All tests passed."
 # test cells the hostile student edits (nbgrader restores them from the gradebook)
-HOSTILE_TESTS = {"test_e4m3_codec": "print('all tests passed')",
-                 "test_all_reduce_design": "pass"}
+HOSTILE_TESTS = {"test_e4m3_codec": "print('all tests passed')", "test_all_reduce_design": "pass"}
 
 # the partial student's TE defaults, its E4M3 by hand and block recipe right
 SUBMISSIONS = {
     "correct": {NOTEBOOK: submission(solved=ALL + MANUAL[NOTEBOOK])},
     "blank": {NOTEBOOK: submission()},
-    "partial": {NOTEBOOK: submission(solved=("decode_e4m3", "encode_e4m3", "block_recipe"),
-                                     replaced={"delayed_recipe": DELAYED_TE_DEFAULTS})},
-    "hostile": {NOTEBOOK: submission(replaced={**HOSTILE, "written_fp8_ring": HOSTILE_WRITTEN},
-                                     edited_tests=HOSTILE_TESTS)},
+    "partial": {
+        NOTEBOOK: submission(
+            solved=("decode_e4m3", "encode_e4m3", "block_recipe"),
+            replaced={"delayed_recipe": DELAYED_TE_DEFAULTS},
+        )
+    },
+    "hostile": {
+        NOTEBOOK: submission(
+            replaced={**HOSTILE, "written_fp8_ring": HOSTILE_WRITTEN}, edited_tests=HOSTILE_TESTS
+        )
+    },
     "wrong": {NOTEBOOK: submission(replaced=WRONG)},
     "wrong-range": {NOTEBOOK: submission(replaced=WRONG_RANGE)},
     "wrong-bound": {NOTEBOOK: submission(replaced=WRONG_BOUND)},
     "variant": {NOTEBOOK: submission(replaced=VARIANT)},
-    "better": {NOTEBOOK: submission(solved=tuple(s for s in ALL + MANUAL[NOTEBOOK]
-                                                 if s not in BETTER), replaced=BETTER)},
+    "better": {
+        NOTEBOOK: submission(
+            solved=tuple(s for s in ALL + MANUAL[NOTEBOOK] if s not in BETTER), replaced=BETTER
+        )
+    },
     "shortcut": {NOTEBOOK: submission(replaced=SHORTCUT)},
 }
 
 EXPECTED = {
     "correct": {NOTEBOOK: dict(POINTS[NOTEBOOK])},
     "blank": {NOTEBOOK: dict(ZERO)},
-    "partial": {NOTEBOOK: {**ZERO, "test_e4m3_codec": 1, "test_e4m3_edges": 1,
-                           "test_block_recipe": 2}},
+    "partial": {
+        NOTEBOOK: {**ZERO, "test_e4m3_codec": 1, "test_e4m3_edges": 1, "test_block_recipe": 2}
+    },
     # every tampering fails; only its genuinely right decoder and encoder earn their points
     "hostile": {NOTEBOOK: {**ZERO, "test_e4m3_codec": 1, "test_e4m3_edges": 1}},
     "wrong": {NOTEBOOK: dict(ZERO)},
@@ -618,8 +660,7 @@ EXPECTED = {
 def refused(call, why):
     """The message of a graded function that used the package (the visible test's, which
     re-runs it without the package too): its call, then why."""
-    return Error(startswith=call,
-                 contains=(f"raised ImportError: {NO_PACKAGE} ({why}){ADVICE}",))
+    return Error(startswith=call, contains=(f"raised ImportError: {NO_PACKAGE} ({why}){ADVICE}",))
 
 
 # the visible tests' first cases, as the messages name them
@@ -629,117 +670,166 @@ SPIKES = "delayed_recipe(the run with periodic spikes)"
 CHAIN_16 = "safe_mu(16 ranks in a chain, half of them opposed)"
 RANKS_32 = "design_all_reduce(32 ranks)"
 DECODE_CALL = "decode_e4m3([0x38, 0x7e, 0x1, 0x80, 0xff])"
-EDGES_CALL = ("encode_e4m3([464.0, 465.0, -1e-09, 0.001953125, 0.0029296875, 1000.0, inf, nan], "
-              "saturate=False)")
-NOT_NORMAL = ("; an exponent field of 0 is subnormal: no implicit leading 1, and the exponent "
-              "of the smallest normal binade, 2**-6")
+EDGES_CALL = (
+    "encode_e4m3([464.0, 465.0, -1e-09, 0.001953125, 0.0029296875, 1000.0, inf, nan], "
+    "saturate=False)"
+)
+NOT_NORMAL = (
+    "; an exponent field of 0 is subnormal: no implicit leading 1, and the exponent "
+    "of the smallest normal binade, 2**-6"
+)
 TIE = "a tie rounds to the even code (mantissa's last bit 0)"
-TE_DEFAULTS_CLIP = Error(startswith=f"{SPIKES} is (1024, 0): at step 2 the amax 0.000442351 times "
-                         "the scale is 462.337, above 448: the step's largest values are clipped "
-                         "(2 of the 191 steps from step 1 on); the reference (1, 3) clips none")
+TE_DEFAULTS_CLIP = Error(
+    startswith=f"{SPIKES} is (1024, 0): at step 2 the amax 0.000442351 times "
+    "the scale is 462.337, above 448: the step's largest values are clipped "
+    "(2 of the 191 steps from step 1 on); the reference (1, 3) clips none"
+)
 FLUSHED_SUBNORMAL = Error(
     f"{EDGES_CALL}: x[3] = 0.001953125 gives 0x00 (0.0), expected 0x01 (0.001953125) = "
     "collectives.fp8.encode(0.001953125, 'e4m3', saturate=False); it is below the smallest "
-    "normal value 2**-6 = 0.015625: a subnormal, a multiple of 2**-9, with exponent field 0")
+    "normal value 2**-6 = 0.015625: a subnormal, a multiple of 2**-9, with exponent field 0"
+)
 
 ERRORS = {
     "partial": {NOTEBOOK: {"test_delayed_recipe": TE_DEFAULTS_CLIP}},
-    "hostile": {NOTEBOOK: {
-        "test_block_recipe": Error(
-            f"block_recipe({GRADIENT}): the block is an int (0); expected a whole number of "
-            "values from 1 to 3000 (the tensor's length: one scale for all)",
-            ename="GradingError"),
-        "test_delayed_recipe": TE_DEFAULTS_CLIP,
-        "test_safe_mu": Error(startswith="safe_mu(", contains=(
-            f"raised ImportError: {NO_PACKAGE} (your code uses cl, which is the collectives "
-            f"package){ADVICE}",)),
-        "test_all_reduce_design": Error(
-            "design_all_reduce(16 ranks): 0 merges leave 16 partial sums (ranks [0, 1, 2, 3, 4, "
-            "5, 6, 7, ...]); 16 ranks need 15 merges to end with one"),
-    }},
-    "wrong": {NOTEBOOK: {
-        "test_e4m3_codec": Error(
-            f"{DECODE_CALL}: code 0x01 (bits 00000001) gives 0.0087890625, expected "
-            f"0.001953125 = collectives.fp8.decode(0x01, 'e4m3'){NOT_NORMAL}"),
-        "test_e4m3_edges": Error(
-            f"{EDGES_CALL}: x[0] = 464.0 gives 0x7f (NaN), expected 0x7e (448.0) = "
-            "collectives.fp8.encode(464.0, 'e4m3', saturate=False); |x| lies exactly halfway "
-            f"between 448.0 and 480.0: {TIE}"),
-        "test_block_recipe": Error(startswith=
-            f"block_recipe({GRADIENT}) is ('e4m3', 3000): 1.00133 bytes per element, SNR 34.81 "
-            "dB, 18.200% flushed: it flushes too many values to zero (asked: SNR at least "
-            "22.00 dB, at most 0.100% flushed); one scale for the whole tensor"),
-        "test_delayed_recipe": TE_DEFAULTS_CLIP,
-        "test_safe_mu": Error(startswith=
-            f"{CHAIN_16} is 0.5: 1.367% of the results are clipped on the way (first at merge "
-            "1, where rank 2 adds rank 1's partial sum)"),
-        "test_all_reduce_design": Error(startswith=
-            f"{RANKS_32}: nothing is clipped, but the mean's SNR is 17.11 dB, more than 2 dB "
-            "below the reference: the course's reference design gives 27.41 dB",
-            contains="your merges add the ranks one after another, as a ring does"),
-    }},
-    "wrong-range": {NOTEBOOK: {
-        "test_e4m3_codec": Error(
-            f"{DECODE_CALL}: code 0xff (bits 11111111) gives -480.0, expected nan = "
-            "collectives.fp8.decode(0xff, 'e4m3'); S.1111.111 (0x7F and 0xFF) is NaN in E4M3, "
-            "which has no infinities"),
-        "test_e4m3_edges": FLUSHED_SUBNORMAL,
-        "test_block_recipe": Error(startswith=
-            f"block_recipe({OUTLIERS}) is ('e5m2', 3000): 1.00133 bytes per element, SNR 25.47 "
-            "dB, 0.000% flushed: the SNR is too low", contains="E5M2 has one mantissa bit less"),
-        "test_delayed_recipe": Error(startswith=f"{SPIKES} is (1, 0): at step 2"),
-        "test_safe_mu": Error(startswith=
-            f"{CHAIN_16} is 0.0625: nothing is clipped, but 0.024% of the nonzero inputs are "
-            "flushed to zero; mu = 0.125", contains="that is pre-scaling, 1/N"),
-        "test_all_reduce_design": Error(startswith=f"{RANKS_32}: with mu = 1.0, "),
-    }},
-    "wrong-bound": {NOTEBOOK: {
-        "test_e4m3_codec": Error(startswith=f"{DECODE_CALL}: code 0x01 (bits 00000001) gives "
-                                 "0.0009765625, expected 0.001953125"),
-        "test_e4m3_edges": Error(
-            f"{EDGES_CALL}: x[1] = 465.0 gives 0x7e (448.0), expected 0x7f (NaN) = "
-            "collectives.fp8.encode(465.0, 'e4m3', saturate=False); it rounds beyond the "
-            "largest value 448 (anything above 464 does): without saturation that is NaN "
-            "(0x7F or 0xFF)"),
-        "test_block_recipe": Error(startswith=f"block_recipe({GRADIENT}) is ('e4m3', 32): "),
-        "test_delayed_recipe": Error(startswith=f"{SPIKES} is (192, 3): it clips no step but "
-                                     "leaves 5.657 binades unused at the top on average"),
-        "test_safe_mu": Error(startswith=f"{CHAIN_16} is "),
-        "test_all_reduce_design": Error(startswith=f"{RANKS_32}: nothing is clipped, but the "
-                                        "mean's SNR is "),
-    }},
+    "hostile": {
+        NOTEBOOK: {
+            "test_block_recipe": Error(
+                f"block_recipe({GRADIENT}): the block is an int (0); expected a whole number of "
+                "values from 1 to 3000 (the tensor's length: one scale for all)",
+                ename="GradingError",
+            ),
+            "test_delayed_recipe": TE_DEFAULTS_CLIP,
+            "test_safe_mu": Error(
+                startswith="safe_mu(",
+                contains=(
+                    f"raised ImportError: {NO_PACKAGE} (your code uses cl, which is the "
+                    f"collectives package){ADVICE}",
+                ),
+            ),
+            "test_all_reduce_design": Error(
+                "design_all_reduce(16 ranks): 0 merges leave 16 partial sums (ranks [0, 1, 2, 3, "
+                "4, 5, 6, 7, ...]); 16 ranks need 15 merges to end with one"
+            ),
+        }
+    },
+    "wrong": {
+        NOTEBOOK: {
+            "test_e4m3_codec": Error(
+                f"{DECODE_CALL}: code 0x01 (bits 00000001) gives 0.0087890625, expected "
+                f"0.001953125 = collectives.fp8.decode(0x01, 'e4m3'){NOT_NORMAL}"
+            ),
+            "test_e4m3_edges": Error(
+                f"{EDGES_CALL}: x[0] = 464.0 gives 0x7f (NaN), expected 0x7e (448.0) = "
+                "collectives.fp8.encode(464.0, 'e4m3', saturate=False); |x| lies exactly halfway "
+                f"between 448.0 and 480.0: {TIE}"
+            ),
+            "test_block_recipe": Error(
+                startswith=f"block_recipe({GRADIENT}) is ('e4m3', 3000): 1.00133 bytes per "
+                "element, SNR 34.81 dB, 18.200% flushed: it flushes too many values to zero "
+                "(asked: SNR at least 22.00 dB, at most 0.100% flushed); one scale for the whole "
+                "tensor"
+            ),
+            "test_delayed_recipe": TE_DEFAULTS_CLIP,
+            "test_safe_mu": Error(
+                startswith=f"{CHAIN_16} is 0.5: 1.367% of the results are clipped on the way "
+                "(first at merge 1, where rank 2 adds rank 1's partial sum)"
+            ),
+            "test_all_reduce_design": Error(
+                startswith=f"{RANKS_32}: nothing is clipped, but the mean's SNR is 17.11 dB, "
+                "more than 2 dB below the reference: the course's reference design gives 27.41 dB",
+                contains="your merges add the ranks one after another, as a ring does",
+            ),
+        }
+    },
+    "wrong-range": {
+        NOTEBOOK: {
+            "test_e4m3_codec": Error(
+                f"{DECODE_CALL}: code 0xff (bits 11111111) gives -480.0, expected nan = "
+                "collectives.fp8.decode(0xff, 'e4m3'); S.1111.111 (0x7F and 0xFF) is NaN in E4M3, "
+                "which has no infinities"
+            ),
+            "test_e4m3_edges": FLUSHED_SUBNORMAL,
+            "test_block_recipe": Error(
+                startswith=f"block_recipe({OUTLIERS}) is ('e5m2', 3000): 1.00133 bytes per "
+                "element, SNR 25.47 dB, 0.000% flushed: the SNR is too low",
+                contains="E5M2 has one mantissa bit less",
+            ),
+            "test_delayed_recipe": Error(startswith=f"{SPIKES} is (1, 0): at step 2"),
+            "test_safe_mu": Error(
+                startswith=f"{CHAIN_16} is 0.0625: nothing is clipped, but 0.024% of the nonzero "
+                "inputs are flushed to zero; mu = 0.125",
+                contains="that is pre-scaling, 1/N",
+            ),
+            "test_all_reduce_design": Error(startswith=f"{RANKS_32}: with mu = 1.0, "),
+        }
+    },
+    "wrong-bound": {
+        NOTEBOOK: {
+            "test_e4m3_codec": Error(
+                startswith=f"{DECODE_CALL}: code 0x01 (bits 00000001) gives "
+                "0.0009765625, expected 0.001953125"
+            ),
+            "test_e4m3_edges": Error(
+                f"{EDGES_CALL}: x[1] = 465.0 gives 0x7e (448.0), expected 0x7f (NaN) = "
+                "collectives.fp8.encode(465.0, 'e4m3', saturate=False); it rounds beyond the "
+                "largest value 448 (anything above 464 does): without saturation that is NaN "
+                "(0x7F or 0xFF)"
+            ),
+            "test_block_recipe": Error(startswith=f"block_recipe({GRADIENT}) is ('e4m3', 32): "),
+            "test_delayed_recipe": Error(
+                startswith=f"{SPIKES} is (192, 3): it clips no step but "
+                "leaves 5.657 binades unused at the top on average"
+            ),
+            "test_safe_mu": Error(startswith=f"{CHAIN_16} is "),
+            "test_all_reduce_design": Error(
+                startswith=f"{RANKS_32}: nothing is clipped, but the mean's SNR is "
+            ),
+        }
+    },
     # each re-run refuses the package, in the words of the way it was used
-    "shortcut": {NOTEBOOK: {
-        "test_e4m3_codec": refused("decode_e4m3([56, 126, 1, 128, 255])",
-                                   "your code uses cl, which is the collectives package"),
-        "test_e4m3_edges": refused(
-            "encode_e4m3([464.0, 465.0, -1e-09, 0.001953125, 0.0029296875, 1000.0, inf, nan]",
-            "your code uses encode, which is collectives.fp8.formats.encode"),
-        "test_block_recipe": Error(startswith="block_recipe(", contains=NO_PACKAGE),
-        "test_delayed_recipe": refused("delayed_recipe(", "your code imports 'collectives'"),
-        "test_safe_mu": Error(startswith="safe_mu(", contains=NO_PACKAGE),
-        "test_all_reduce_design": refused("design_all_reduce(",
-                                          "your code uses cl, which is the collectives package"),
-    }},
+    "shortcut": {
+        NOTEBOOK: {
+            "test_e4m3_codec": refused(
+                "decode_e4m3([56, 126, 1, 128, 255])",
+                "your code uses cl, which is the collectives package",
+            ),
+            "test_e4m3_edges": refused(
+                "encode_e4m3([464.0, 465.0, -1e-09, 0.001953125, 0.0029296875, 1000.0, inf, nan]",
+                "your code uses encode, which is collectives.fp8.formats.encode",
+            ),
+            "test_block_recipe": Error(startswith="block_recipe(", contains=NO_PACKAGE),
+            "test_delayed_recipe": refused("delayed_recipe(", "your code imports 'collectives'"),
+            "test_safe_mu": Error(startswith="safe_mu(", contains=NO_PACKAGE),
+            "test_all_reduce_design": refused(
+                "design_all_reduce(", "your code uses cl, which is the collectives package"
+            ),
+        }
+    },
 }
 
 PRINTED = {
     # the tampering did fool the visible, in-kernel checks: each printed its success line (the
     # package shortcut's too, once run_isolated was patched away)
-    "hostile": {NOTEBOOK: (
-        "block_recipe keeps the SNR and the values asked in as few bytes as the reference.",
-        "delayed_recipe clips no step and wastes as little range as the reference.",
-        "safe_mu clips nothing and flushes no more than the largest safe power of two.",
-        "design_all_reduce clips nothing and is within 2 dB of the reference design.",
-    )},
+    "hostile": {
+        NOTEBOOK: (
+            "block_recipe keeps the SNR and the values asked in as few bytes as the reference.",
+            "delayed_recipe clips no step and wastes as little range as the reference.",
+            "safe_mu clips nothing and flushes no more than the largest safe power of two.",
+            "design_all_reduce clips nothing and is within 2 dB of the reference design.",
+        )
+    },
     # what a learner's right answers, written their own way, are told
-    "variant": {NOTEBOOK: (
-        "decode_e4m3 and encode_e4m3 agree with cl.fp8 on the examples and in the normal range.",
-        "the activation with outlier channels (SNR at least 30.0 dB, at most 0.20% flushed): "
-        "the reference takes 1.06267 bytes per element",
-        "32 ranks: the course's reference design gives the mean an SNR of 27.41 dB",
-    )},
-    "better": {NOTEBOOK: (
-        "design_all_reduce clips nothing and is within 2 dB of the reference design.",
-    )},
+    "variant": {
+        NOTEBOOK: (
+            "decode_e4m3 and encode_e4m3 agree with cl.fp8 on the examples and in the normal "
+            "range.",
+            "the activation with outlier channels (SNR at least 30.0 dB, at most 0.20% flushed): "
+            "the reference takes 1.06267 bytes per element",
+            "32 ranks: the course's reference design gives the mean an SNR of 27.41 dB",
+        )
+    },
+    "better": {
+        NOTEBOOK: ("design_all_reduce clips nothing and is within 2 dB of the reference design.",)
+    },
 }

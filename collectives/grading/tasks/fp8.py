@@ -78,25 +78,60 @@ from .fp8_retired import (
 
 __all__ = [
     # E4M3 by hand (fp8_codec)
-    "E4M3_MAX", "E4M3_MIN_SUBNORMAL", "spec_decode_e4m3", "spec_encode_e4m3",
-    "check_e4m3_values", "check_e4m3_codes", "disagreement", "input_array", "answer_array",
-    "is_nan_code", "same_code",
+    "E4M3_MAX",
+    "E4M3_MIN_SUBNORMAL",
+    "spec_decode_e4m3",
+    "spec_encode_e4m3",
+    "check_e4m3_values",
+    "check_e4m3_codes",
+    "disagreement",
+    "input_array",
+    "answer_array",
+    "is_nan_code",
+    "same_code",
     # the notebook's tasks before issue 22 (fp8_retired)
-    "delayed_scales_reference", "check_delayed_scales", "chain_all_reduce",
-    "fp8_all_reduce_reference", "fp8_error_bound", "check_fp8_all_reduce", "flushing_ranks",
+    "delayed_scales_reference",
+    "check_delayed_scales",
+    "chain_all_reduce",
+    "fp8_all_reduce_reference",
+    "fp8_error_bound",
+    "check_fp8_all_reduce",
+    "flushing_ranks",
     "check_flushing_ranks",
     # drawn cases
-    "COURSE_SEED_ENV", "PRACTICE_SEED", "course_rng", "drawn_cases",
+    "COURSE_SEED_ENV",
+    "PRACTICE_SEED",
+    "course_rng",
+    "drawn_cases",
     # a format and a block size
-    "BLOCK_FORMATS", "SCALE_BYTES", "SNR_SLACK_DB", "block_recipe_numbers",
-    "block_recipe_reference", "check_block_recipe", "draw_block_case", "block_recipe_cases",
+    "BLOCK_FORMATS",
+    "SCALE_BYTES",
+    "SNR_SLACK_DB",
+    "block_recipe_numbers",
+    "block_recipe_reference",
+    "check_block_recipe",
+    "draw_block_case",
+    "block_recipe_cases",
     # a delayed-scaling recipe
-    "HEADROOM_SLACK", "delayed_recipe_numbers", "delayed_recipe_reference",
-    "check_delayed_recipe", "draw_amax_trace", "delayed_recipe_cases",
+    "HEADROOM_SLACK",
+    "delayed_recipe_numbers",
+    "delayed_recipe_reference",
+    "check_delayed_recipe",
+    "draw_amax_trace",
+    "delayed_recipe_cases",
     # the FP8 all-reduce
-    "SNR_TOLERANCE_DB", "merge_schedule", "balanced_merges", "chain_merges",
-    "merged_all_reduce", "largest_safe_mu", "check_safe_mu", "check_all_reduce_design",
-    "draw_gradients", "draw_merges", "safe_mu_cases", "design_cases",
+    "SNR_TOLERANCE_DB",
+    "merge_schedule",
+    "balanced_merges",
+    "chain_merges",
+    "merged_all_reduce",
+    "largest_safe_mu",
+    "check_safe_mu",
+    "check_all_reduce_design",
+    "draw_gradients",
+    "draw_merges",
+    "safe_mu_cases",
+    "design_cases",
 ]
 
 
@@ -163,8 +198,10 @@ SNR_SLACK_DB = 0.01
 def _tensor(x, what):
     v = input_array(x, what)
     if v.ndim != 1 or v.size < 1 or not np.all(np.isfinite(v)) or not np.any(v):
-        raise GradingError(f"the test's tensor for {what} is not a 1-D array of finite numbers, "
-                           "not all zero (a bug in the test)")
+        raise GradingError(
+            f"the test's tensor for {what} is not a 1-D array of finite numbers, "
+            "not all zero (a bug in the test)"
+        )
     return v
 
 
@@ -181,18 +218,21 @@ def block_recipe_numbers(x, fmt, block):
     (:func:`collectives.fp8.snr_db`), the fraction of the nonzero values that come back as 0,
     and the bytes per element stored or sent (1 per code, :data:`SCALE_BYTES` per block)."""
     from ...fp8 import snr_db, tile_dequantize, tile_quantize
+
     v = _tensor(x, "block_recipe_numbers")
     codes, scales = tile_quantize(v, tile=(int(block),), fmt=fmt)
     y = tile_dequantize(codes, scales, tile=(int(block),), fmt=fmt).astype(np.float64)
     # first principles: each value divided by its block's scale, rounded to the format's grid
-    per_value = np.repeat(scales.astype(np.float64), int(block))[:v.size]
+    per_value = np.repeat(scales.astype(np.float64), int(block))[: v.size]
     spec = _round_by_hand(v / per_value, fmt) * per_value
     if not np.allclose(y, spec, rtol=1e-6, atol=0):
         raise disagreement("collectives.fp8.tile_quantize and the FP8 grid")
     nonzero = v != 0
-    return {"snr_db": snr_db(v, y),
-            "flushed": float(np.count_nonzero(nonzero & (y == 0)) / np.count_nonzero(nonzero)),
-            "bytes": _bytes_per_element(v.size, int(block))}
+    return {
+        "snr_db": snr_db(v, y),
+        "flushed": float(np.count_nonzero(nonzero & (y == 0)) / np.count_nonzero(nonzero)),
+        "bytes": _bytes_per_element(v.size, int(block)),
+    }
 
 
 def _block_candidates(n):
@@ -212,8 +252,10 @@ def block_recipe_reference(x, min_snr_db, max_flushed):
         found = []
         for fmt in BLOCK_FORMATS:
             numbers_ = block_recipe_numbers(v, fmt, block)
-            if (numbers_["snr_db"] >= min_snr_db + SNR_SLACK_DB
-                    and numbers_["flushed"] <= max_flushed):
+            if (
+                numbers_["snr_db"] >= min_snr_db + SNR_SLACK_DB
+                and numbers_["flushed"] <= max_flushed
+            ):
                 found.append((numbers_["snr_db"], fmt, numbers_))
         if found:
             _, fmt, numbers_ = max(found)
@@ -223,34 +265,46 @@ def block_recipe_reference(x, min_snr_db, max_flushed):
 
 def _recipe_text(recipe, numbers_):
     fmt, block = recipe
-    return (f"({fmt!r}, {block}): {numbers_['bytes']:.6g} bytes per element, SNR "
-            f"{numbers_['snr_db']:.2f} dB, {numbers_['flushed']:.3%} flushed")
+    return (
+        f"({fmt!r}, {block}): {numbers_['bytes']:.6g} bytes per element, SNR "
+        f"{numbers_['snr_db']:.2f} dB, {numbers_['flushed']:.3%} flushed"
+    )
 
 
 def _block_answer(answer, what, n):
     if answer is None:
         raise GradingError(f"{what} is None: nothing was returned (did you forget `return`?)")
     if not isinstance(answer, (tuple, list)) or len(answer) != 2:
-        raise GradingError(f"{what} is {in_words(answer)}; expected a pair (fmt, block) such "
-                           "as ('e4m3', 128)")
+        raise GradingError(
+            f"{what} is {in_words(answer)}; expected a pair (fmt, block) such as ('e4m3', 128)"
+        )
     fmt, block = answer
     if not isinstance(fmt, str) or fmt not in BLOCK_FORMATS:
         raise GradingError(f"{what}: the format is {in_words(fmt)}; expected 'e4m3' or 'e5m2'")
-    if isinstance(block, bool) or not isinstance(block, numbers.Integral) \
-            or not 1 <= int(block) <= n:
-        raise GradingError(f"{what}: the block is {in_words(block)}; expected a whole number of "
-                           f"values from 1 to {n} (the tensor's length: one scale for all)")
+    if (
+        isinstance(block, bool)
+        or not isinstance(block, numbers.Integral)
+        or not 1 <= int(block) <= n
+    ):
+        raise GradingError(
+            f"{what}: the block is {in_words(block)}; expected a whole number of "
+            f"values from 1 to {n} (the tensor's length: one scale for all)"
+        )
     return fmt, int(block)
 
 
 def _block_hint(fmt, block, numbers_, min_snr_db, max_flushed, n):
     if numbers_["snr_db"] < min_snr_db - SNR_SLACK_DB and fmt == "e5m2":
-        return ("; E5M2 has one mantissa bit less than E4M3, which costs it about 6 dB of "
-                "SNR (the chapter's 32 against 26 dB)")
+        return (
+            "; E5M2 has one mantissa bit less than E4M3, which costs it about 6 dB of "
+            "SNR (the chapter's 32 against 26 dB)"
+        )
     if numbers_["flushed"] > max_flushed and block == n:
-        return (f"; one scale for the whole tensor puts its largest value at the top of {fmt} "
-                "and flushes what lies further below it than the format's range: E5M2 spans 14 "
-                "binades more than E4M3, and smaller blocks each span fewer")
+        return (
+            f"; one scale for the whole tensor puts its largest value at the top of {fmt} "
+            "and flushes what lies further below it than the format's range: E5M2 spans 14 "
+            "binades more than E4M3, and smaller blocks each span fewer"
+        )
     return ""
 
 
@@ -266,16 +320,20 @@ def check_block_recipe(answer, what, x, min_snr_db, max_flushed):
     asked = f"(asked: SNR at least {min_snr_db:.2f} dB, at most {max_flushed:.3%} flushed)"
     hint = _block_hint(fmt, block, mine, min_snr_db, max_flushed, v.size)
     if mine["snr_db"] < min_snr_db - SNR_SLACK_DB:
-        raise AssertionError(f"{what} is {_recipe_text((fmt, block), mine)}: the SNR is too low "
-                             f"{asked}{hint}")
+        raise AssertionError(
+            f"{what} is {_recipe_text((fmt, block), mine)}: the SNR is too low {asked}{hint}"
+        )
     if mine["flushed"] > max_flushed:
-        raise AssertionError(f"{what} is {_recipe_text((fmt, block), mine)}: it flushes too many "
-                             f"values to zero {asked}{hint}")
+        raise AssertionError(
+            f"{what} is {_recipe_text((fmt, block), mine)}: it flushes too many "
+            f"values to zero {asked}{hint}"
+        )
     if mine["bytes"] > best["bytes"] * (1 + 1e-12):
         raise AssertionError(
             f"{what} is {_recipe_text((fmt, block), mine)}: it meets both {asked}, but "
             f"{_recipe_text(recipe, best)} meets them with fewer bytes (the reference, "
-            "collectives.grading.tasks.fp8.block_recipe_reference)")
+            "collectives.grading.tasks.fp8.block_recipe_reference)"
+        )
     return 1.0
 
 
@@ -289,8 +347,9 @@ def draw_block_case(rng, kind=None):
     n = int(rng.choice([2048, 3000, 4096]))
     kind = int(rng.integers(3)) if kind is None else int(kind)
     if kind == 0:
-        x = np.exp2(rng.normal(rng.uniform(-16, 0), rng.uniform(1.5, 5), n)) \
-            * rng.choice([-1.0, 1.0], n)
+        x = np.exp2(rng.normal(rng.uniform(-16, 0), rng.uniform(1.5, 5), n)) * rng.choice(
+            [-1.0, 1.0], n
+        )
     elif kind == 1:
         rows = -(-n // 128)
         x = rng.standard_normal((rows, 128)) * np.exp2(rng.uniform(-8, 4))
@@ -299,8 +358,11 @@ def draw_block_case(rng, kind=None):
         x = x.ravel()[:n]
     else:
         x = rng.standard_t(rng.uniform(0.7, 3), n) * np.exp2(rng.uniform(-10, 2))
-    return (_plain(x), round(float(rng.uniform(18, 38)), 2),
-            float(f"{10 ** rng.uniform(-4, -1.5):.2g}"))
+    return (
+        _plain(x),
+        round(float(rng.uniform(18, 38)), 2),
+        float(f"{10 ** rng.uniform(-4, -1.5):.2g}"),
+    )
 
 
 def block_recipe_cases(count=4, course_seed=None):
@@ -310,19 +372,22 @@ def block_recipe_cases(count=4, course_seed=None):
     tensor serves), then ``count`` drawn from the course seed."""
     fixed = []
     for name, kind, number, min_snr, max_flushed in (
-            ("the gradient-like tensor", 0, 5, 22.0, 0.001),
-            ("the activation with outlier channels", 1, 4, 30.0, 0.002),
-            ("the heavy-tailed tensor", 2, 0, 30.0, 0.01)):
+        ("the gradient-like tensor", 0, 5, 22.0, 0.001),
+        ("the activation with outlier channels", 1, 4, 30.0, 0.002),
+        ("the heavy-tailed tensor", 2, 0, 30.0, 0.01),
+    ):
         x, _, _ = draw_block_case(_fixed_rng(10 * kind + number), kind)
         fixed.append((name, x, min_snr, max_flushed))
-    return _named(drawn_cases("test_block_recipe", fixed, draw_block_case, count, course_seed),
-                  len(fixed), "drawn tensor")
+    return _named(
+        drawn_cases("test_block_recipe", fixed, draw_block_case, count, course_seed),
+        len(fixed),
+        "drawn tensor",
+    )
 
 
 def _named(cases, n_fixed, what):
     """Drawn cases with a name in front, as the fixed ones have: ``drawn tensor 1``, ..."""
-    return cases[:n_fixed] + [(f"{what} {i + 1}", *case)
-                              for i, case in enumerate(cases[n_fixed:])]
+    return cases[:n_fixed] + [(f"{what} {i + 1}", *case) for i, case in enumerate(cases[n_fixed:])]
 
 
 def _fixed_rng(number):
@@ -342,8 +407,10 @@ _CLIP_REL = 1e-6
 def _trace(amaxes, what):
     a = input_array(amaxes, what)
     if a.ndim != 1 or a.size < 2 or not np.all(np.isfinite(a)) or np.any(a <= 0):
-        raise GradingError(f"the test's amaxes for {what} are not a run of at least two "
-                           "positive numbers (a bug in the test)")
+        raise GradingError(
+            f"the test's amaxes for {what} are not a run of at least two "
+            "positive numbers (a bug in the test)"
+        )
     return a
 
 
@@ -352,7 +419,7 @@ def _scales_by_hand(a, history_len, margin):
     t - history_len .. t - 1) / 2**margin; step 0 with 1.0."""
     scales = np.ones(a.size)
     for t in range(1, a.size):
-        scales[t] = E4M3_MAX / a[max(0, t - history_len):t].max() / 2.0**margin
+        scales[t] = E4M3_MAX / a[max(0, t - history_len) : t].max() / 2.0**margin
     return scales
 
 
@@ -364,16 +431,17 @@ def delayed_recipe_numbers(amaxes, history_len, margin, by_hand=True):
     "top": amax * scale per step}``, with :func:`collectives.fp8.delayed_scales` (held to TE's
     rule in words unless ``by_hand`` is false)."""
     from ...fp8 import delayed_scales
+
     a = _trace(amaxes, "delayed_recipe_numbers")
     scales = delayed_scales(a, "e4m3", history_len=int(history_len), margin=int(margin))
     scales = np.asarray(scales, dtype=np.float64)
-    if by_hand and not np.allclose(scales, _scales_by_hand(a, int(history_len), int(margin)),
-                                   rtol=1e-6, atol=0):
+    if by_hand and not np.allclose(
+        scales, _scales_by_hand(a, int(history_len), int(margin)), rtol=1e-6, atol=0
+    ):
         raise disagreement("collectives.fp8.delayed_scales and Transformer Engine's rules")
     top = a[1:] * scales[1:]
     clipped = [int(t) + 1 for t in np.flatnonzero(top > E4M3_MAX * (1 + _CLIP_REL))]
-    return {"clipped": clipped, "headroom": float(np.mean(np.log2(E4M3_MAX / top))),
-            "top": top}
+    return {"clipped": clipped, "headroom": float(np.mean(np.log2(E4M3_MAX / top))), "top": top}
 
 
 def delayed_recipe_reference(amaxes):
@@ -397,15 +465,19 @@ def _delayed_answer(answer, what):
     if answer is None:
         raise GradingError(f"{what} is None: nothing was returned (did you forget `return`?)")
     if not isinstance(answer, (tuple, list)) or len(answer) != 2:
-        raise GradingError(f"{what} is {in_words(answer)}; expected a pair (history_len, "
-                           "margin) such as (16, 1)")
+        raise GradingError(
+            f"{what} is {in_words(answer)}; expected a pair (history_len, margin) such as (16, 1)"
+        )
     found = []
     for name, value, low in zip(("history_len", "margin"), answer, (1, 0)):
         whole = isinstance(value, numbers.Integral) or (
-            isinstance(value, float) and value.is_integer())
+            isinstance(value, float) and value.is_integer()
+        )
         if isinstance(value, bool) or not whole or value < low:
-            raise GradingError(f"{what}: {name} is {in_words(value)}; expected a whole number "
-                               f">= {low} (TE's recipe takes integers)")
+            raise GradingError(
+                f"{what}: {name} is {in_words(value)}; expected a whole number "
+                f">= {low} (TE's recipe takes integers)"
+            )
         found.append(int(value))
     return tuple(found)
 
@@ -418,21 +490,25 @@ def check_delayed_recipe(answer, what, amaxes):
     history_len, margin = _delayed_answer(answer, what)
     mine = delayed_recipe_numbers(a, history_len, margin)
     recipe, best = delayed_recipe_reference(a)
-    reference = (f"the reference {recipe} clips none and leaves {best['headroom']:.3f} "
-                 "binades unused on average (collectives.grading.tasks.fp8."
-                 "delayed_recipe_reference)")
+    reference = (
+        f"the reference {recipe} clips none and leaves {best['headroom']:.3f} "
+        "binades unused on average (collectives.grading.tasks.fp8."
+        "delayed_recipe_reference)"
+    )
     if mine["clipped"]:
         t = mine["clipped"][0]
         raise AssertionError(
             f"{what} is ({history_len}, {margin}): at step {t} the amax {a[t]:.6g} times the "
             f"scale is {mine['top'][t - 1]:.6g}, above 448: the step's largest values are "
             f"clipped ({len(mine['clipped'])} of the {a.size - 1} steps from step 1 on); "
-            f"{reference}")
+            f"{reference}"
+        )
     if mine["headroom"] > best["headroom"] + HEADROOM_SLACK:
         raise AssertionError(
             f"{what} is ({history_len}, {margin}): it clips no step but leaves "
             f"{mine['headroom']:.3f} binades unused at the top on average, more than "
-            f"{HEADROOM_SLACK} above the best: {reference}")
+            f"{HEADROOM_SLACK} above the best: {reference}"
+        )
     return 1.0
 
 
@@ -444,12 +520,15 @@ def draw_amax_trace(rng, kind=None):
     in each that much larger): kind 0, 1, 2 or 3, drawn too unless given."""
     steps = int(rng.integers(150, 251))
     kind = int(rng.integers(4)) if kind is None else int(kind)
-    log2a = (np.cumsum(rng.normal(rng.uniform(-0.02, 0.02), rng.uniform(0.01, 0.06), steps))
-             + rng.normal(0, rng.uniform(0.05, 0.4), steps) + rng.uniform(-12, 4))
+    log2a = (
+        np.cumsum(rng.normal(rng.uniform(-0.02, 0.02), rng.uniform(0.01, 0.06), steps))
+        + rng.normal(0, rng.uniform(0.05, 0.4), steps)
+        + rng.uniform(-12, 4)
+    )
     height = rng.uniform(0.5, 3)
     if kind == 1:
         period = int(rng.integers(6, 41))
-        log2a[int(rng.integers(period))::period] += height
+        log2a[int(rng.integers(period)) :: period] += height
     elif kind == 2:
         log2a[rng.random(steps) < rng.uniform(0.02, 0.1)] += height
     elif kind == 3:
@@ -461,11 +540,21 @@ def delayed_recipe_cases(count=4, course_seed=None):
     """The runs of the notebook's delayed-recipe test, ``(name, amaxes)``: three fixed ones
     (periodic spikes, a repeating pattern, drift and noise alone), then ``count`` drawn from
     the course seed."""
-    fixed = [(name, draw_amax_trace(_fixed_rng(100 + kind), kind)) for name, kind in (
-        ("the run with periodic spikes", 1), ("the run with a repeating pattern", 3),
-        ("the run of drift and noise", 0))]
-    return _named(drawn_cases("test_delayed_recipe", fixed, lambda rng: (draw_amax_trace(rng),),
-                              count, course_seed), len(fixed), "drawn run")
+    fixed = [
+        (name, draw_amax_trace(_fixed_rng(100 + kind), kind))
+        for name, kind in (
+            ("the run with periodic spikes", 1),
+            ("the run with a repeating pattern", 3),
+            ("the run of drift and noise", 0),
+        )
+    ]
+    return _named(
+        drawn_cases(
+            "test_delayed_recipe", fixed, lambda rng: (draw_amax_trace(rng),), count, course_seed
+        ),
+        len(fixed),
+        "drawn run",
+    )
 
 
 # ---- the FP8 all-reduce: the order of additions and mu ------------------------------------------
@@ -479,10 +568,17 @@ _E4M3_LIMIT = 464.0
 
 def _gradients(grads, what):
     g = input_array(grads, what)
-    if g.ndim != 2 or g.shape[0] < 2 or g.shape[1] < 1 or not np.all(np.isfinite(g)) \
-            or not np.any(g):
-        raise GradingError(f"the test's gradients for {what} are not one row per rank of at "
-                           "least two ranks, finite, not all zero (a bug in the test)")
+    if (
+        g.ndim != 2
+        or g.shape[0] < 2
+        or g.shape[1] < 1
+        or not np.all(np.isfinite(g))
+        or not np.any(g)
+    ):
+        raise GradingError(
+            f"the test's gradients for {what} are not one row per rank of at "
+            "least two ranks, finite, not all zero (a bug in the test)"
+        )
     return g.astype(np.float32)
 
 
@@ -491,38 +587,50 @@ def _merges(merges, what, n):
     a :class:`GradingError` for the wrong form, an ``AssertionError`` for a plan that does
     not add every rank exactly once."""
     if merges is None:
-        raise GradingError(f"{what}: the merges are None: nothing was returned (did you forget "
-                           "`return`?)")
+        raise GradingError(
+            f"{what}: the merges are None: nothing was returned (did you forget `return`?)"
+        )
     if not isinstance(merges, (list, tuple)):
-        raise GradingError(f"{what}: the merges are {in_words(merges)}; expected a list of "
-                           "(dst, src) pairs")
+        raise GradingError(
+            f"{what}: the merges are {in_words(merges)}; expected a list of (dst, src) pairs"
+        )
     pairs = []
     for i, pair in enumerate(merges):
-        if not isinstance(pair, (list, tuple)) or len(pair) != 2 or not all(
-                isinstance(r, numbers.Integral) and not isinstance(r, bool) for r in pair):
-            raise GradingError(f"{what}: merge {i} is {in_words(pair)}; expected a pair of "
-                               "ranks (dst, src)")
+        if (
+            not isinstance(pair, (list, tuple))
+            or len(pair) != 2
+            or not all(isinstance(r, numbers.Integral) and not isinstance(r, bool) for r in pair)
+        ):
+            raise GradingError(
+                f"{what}: merge {i} is {in_words(pair)}; expected a pair of ranks (dst, src)"
+            )
         pairs.append((int(pair[0]), int(pair[1])))
     sent = {}
     for i, (dst, src) in enumerate(pairs):
         for rank in (dst, src):
             if not 0 <= rank < n:
-                raise AssertionError(f"{what}: merge {i} is {(dst, src)}, but the ranks are 0 to "
-                                     f"{n - 1}")
+                raise AssertionError(
+                    f"{what}: merge {i} is {(dst, src)}, but the ranks are 0 to {n - 1}"
+                )
         if dst == src:
-            raise AssertionError(f"{what}: merge {i} is {(dst, src)}: a rank cannot add its own "
-                                 "partial sum to itself")
+            raise AssertionError(
+                f"{what}: merge {i} is {(dst, src)}: a rank cannot add its own "
+                "partial sum to itself"
+            )
         for rank, role in ((src, "sends"), (dst, "adds into")):
             if rank in sent:
                 raise AssertionError(
                     f"{what}: merge {i} {role} rank {rank}, which sent its partial sum away at "
-                    f"merge {sent[rank]} and holds nothing more to add")
+                    f"merge {sent[rank]} and holds nothing more to add"
+                )
         sent[src] = i
     if len(pairs) != n - 1:
         left = sorted(set(range(n)) - set(sent))
-        raise AssertionError(f"{what}: {len(pairs)} merges leave {len(left)} partial sums "
-                             f"(ranks {show(left)}); {n} ranks need {n - 1} merges to end "
-                             "with one")
+        raise AssertionError(
+            f"{what}: {len(pairs)} merges leave {len(left)} partial sums "
+            f"(ranks {show(left)}); {n} ranks need {n - 1} merges to end "
+            "with one"
+        )
     return pairs
 
 
@@ -534,6 +642,7 @@ def merge_schedule(merges, n_ranks):
     every step (copies). Verified with :func:`collectives.verify`."""
     from ...replay import verify
     from ...schedule import Schedule
+
     n = int(n_ranks)
     pairs = _merges(merges, "merge_schedule", n)
     ready = [0] * n
@@ -555,8 +664,9 @@ def merge_schedule(merges, n_ranks):
     arrays = [np.array([t[k] for t in transfers], dtype=np.int64) for k in range(3)]
     zeros = np.zeros(len(transfers), dtype=np.int64)
     reduce = np.array([t[3] for t in transfers], dtype=bool)
-    schedule = Schedule.from_arrays("all_reduce", n, 1, *arrays, zeros, zeros, reduce,
-                                    n_steps=step, name="merges")
+    schedule = Schedule.from_arrays(
+        "all_reduce", n, 1, *arrays, zeros, zeros, reduce, n_steps=step, name="merges"
+    )
     verify(schedule)
     return schedule
 
@@ -612,16 +722,26 @@ def merged_all_reduce(grads, merges, mu):
     every partial sum narrowed to E4M3), held to :func:`_merged_by_hand`. Returns the
     :class:`~collectives.fp8.FP8AllReduceResult`."""
     from ...fp8 import fp8_all_reduce
+
     g = _gradients(grads, "merged_all_reduce")
     pairs = _merges(merges, "merged_all_reduce", g.shape[0])
     mu = float(mu)
-    result = fp8_all_reduce(g, merge_schedule(pairs, g.shape[0]), fmt="e4m3", scaling="auto",
-                            mu=mu, quantize="per_hop", accumulate="fp8")
+    result = fp8_all_reduce(
+        g,
+        merge_schedule(pairs, g.shape[0]),
+        fmt="e4m3",
+        scaling="auto",
+        mu=mu,
+        quantize="per_hop",
+        accumulate="fp8",
+    )
     scale = _shared_scale(g)
     total, first, _ = _merged_by_hand(g, pairs, mu * scale)
     by_hand = total / (g.shape[0] * mu * scale)
-    if not (np.allclose(result.output[0], by_hand, rtol=1e-6, atol=1e-30)
-            and (first is None) == (result.overflow_rate == 0)):
+    if not (
+        np.allclose(result.output[0], by_hand, rtol=1e-6, atol=1e-30)
+        and (first is None) == (result.overflow_rate == 0)
+    ):
         raise disagreement("collectives.fp8.fp8_all_reduce and the merges narrowed by hand")
     return result
 
@@ -633,6 +753,7 @@ def largest_safe_mu(grads, merges):
     g = _gradients(grads, "largest_safe_mu")
     pairs = _merges(merges, "largest_safe_mu", g.shape[0])
     scale = _shared_scale(g)
+
     def clips(k):
         return _merged_by_hand(g, pairs, 2.0**k * scale)[1] is not None
 
@@ -657,13 +778,19 @@ def _mu(value, what):
     of the shared scale)."""
     if value is None:
         raise GradingError(f"{what} is None: nothing was returned (did you forget `return`?)")
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) \
-            or not math.isfinite(float(value)) or float(value) <= 0:
-        raise GradingError(f"{what}: mu is {in_words(value)}; expected a power of two such as "
-                           "0.125")
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, numbers.Real)
+        or not math.isfinite(float(value))
+        or float(value) <= 0
+    ):
+        raise GradingError(
+            f"{what}: mu is {in_words(value)}; expected a power of two such as 0.125"
+        )
     if math.frexp(float(value))[0] != 0.5:
-        raise GradingError(f"{what}: mu is {float(value)!r}, not a power of two (2**k for a "
-                           "whole number k)")
+        raise GradingError(
+            f"{what}: mu is {float(value)!r}, not a power of two (2**k for a whole number k)"
+        )
     return float(value)
 
 
@@ -687,22 +814,28 @@ def check_safe_mu(mu, what, grads, merges):
     mu = _mu(mu, what)
     mine = merged_all_reduce(g, pairs, mu)
     best_mu, best = largest_safe_mu(g, pairs)
-    reference = (f"mu = {best_mu!r}, the largest power of two that clips nothing, flushes "
-                 f"{best.underflow_rate:.3%} of the nonzero inputs (collectives.grading.tasks."
-                 "fp8.largest_safe_mu)")
+    reference = (
+        f"mu = {best_mu!r}, the largest power of two that clips nothing, flushes "
+        f"{best.underflow_rate:.3%} of the nonzero inputs (collectives.grading.tasks."
+        "fp8.largest_safe_mu)"
+    )
     if mine.overflow_rate:
         raise AssertionError(
             f"{what} is {mu!r}: {mine.overflow_rate:.3%} of the results are clipped on the way"
             f"{_where_clipped(g, pairs, mu)}: every partial sum is narrowed to E4M3, and one "
-            f"larger than 448 (464 with rounding) saturates; {reference}")
+            f"larger than 448 (464 with rounding) saturates; {reference}"
+        )
     if mine.underflow_rate > best.underflow_rate + 1e-12:
         hint = ""
         if math.isclose(mu, 1 / g.shape[0], rel_tol=1e-6):
-            hint = ("; that is pre-scaling, 1/N: the sum of N casts rarely comes near N times "
-                    "the largest one")
+            hint = (
+                "; that is pre-scaling, 1/N: the sum of N casts rarely comes near N times "
+                "the largest one"
+            )
         raise AssertionError(
             f"{what} is {mu!r}: nothing is clipped, but {mine.underflow_rate:.3%} of the "
-            f"nonzero inputs are flushed to zero; {reference}{hint}")
+            f"nonzero inputs are flushed to zero; {reference}{hint}"
+        )
     return 1.0
 
 
@@ -720,21 +853,24 @@ def check_all_reduce_design(answer, what, grads):
     mu = _mu(answer[1], what)
     mine = merged_all_reduce(g, pairs, mu)
     best_mu, best = largest_safe_mu(g, balanced_merges(g.shape[0]))
-    reference = (f"the course's reference design gives {best.snr_db:.2f} dB (with mu = "
-                 f"{best_mu!r})")
+    reference = f"the course's reference design gives {best.snr_db:.2f} dB (with mu = {best_mu!r})"
     if mine.overflow_rate:
         raise AssertionError(
             f"{what}: with mu = {mu!r}, {mine.overflow_rate:.3%} of the results are clipped on "
-            f"the way{_where_clipped(g, pairs, mu)}; {reference}")
+            f"the way{_where_clipped(g, pairs, mu)}; {reference}"
+        )
     if mine.snr_db < best.snr_db - SNR_TOLERANCE_DB:
         hint = ""
         if pairs == chain_merges(g.shape[0]):
-            hint = ("; your merges add the ranks one after another, as a ring does: every "
-                    "rank's value is added to a partial sum ever larger than it, rounded to "
-                    "E4M3 each time")
+            hint = (
+                "; your merges add the ranks one after another, as a ring does: every "
+                "rank's value is added to a partial sum ever larger than it, rounded to "
+                "E4M3 each time"
+            )
         raise AssertionError(
             f"{what}: nothing is clipped, but the mean's SNR is {mine.snr_db:.2f} dB, more "
-            f"than {SNR_TOLERANCE_DB:g} dB below the reference: {reference}{hint}")
+            f"than {SNR_TOLERANCE_DB:g} dB below the reference: {reference}{hint}"
+        )
     return 1.0
 
 
@@ -783,24 +919,39 @@ def safe_mu_cases(count=3, course_seed=None):
     that the partial sums peak halfway and the total is small; 32 ranks added in a random
     tree), then ``count`` drawn from the course seed (up to half the ranks opposed, one of
     :func:`draw_merges`'s orders)."""
-    fixed = [("16 ranks in a chain, half of them opposed",
-              draw_gradients(_fixed_rng(216), 16, opposed=0.5), chain_merges(16)),
-             ("32 ranks in a random tree", draw_gradients(_fixed_rng(232), 32),
-              draw_merges(_fixed_rng(300), 32, kind=2))]
+    fixed = [
+        (
+            "16 ranks in a chain, half of them opposed",
+            draw_gradients(_fixed_rng(216), 16, opposed=0.5),
+            chain_merges(16),
+        ),
+        (
+            "32 ranks in a random tree",
+            draw_gradients(_fixed_rng(232), 32),
+            draw_merges(_fixed_rng(300), 32, kind=2),
+        ),
+    ]
 
     def draw(rng):
         grads = draw_gradients(rng, opposed=float(rng.uniform(0, 0.5)))
         return grads, draw_merges(rng, len(grads))
 
-    return _named(drawn_cases("test_safe_mu", fixed, draw, count, course_seed), len(fixed),
-                  "drawn case")
+    return _named(
+        drawn_cases("test_safe_mu", fixed, draw, count, course_seed), len(fixed), "drawn case"
+    )
 
 
 def design_cases(count=3, course_seed=None):
     """The cases of the notebook's all-reduce design test, ``(name, grads)``: two fixed ones (16
     and 32 ranks), then ``count`` drawn from the course seed (20 to 40 ranks)."""
-    fixed = [("16 ranks", draw_gradients(_fixed_rng(416), 16)),
-             ("32 ranks", draw_gradients(_fixed_rng(432), 32))]
-    return _named(drawn_cases("test_all_reduce_design", fixed,
-                              lambda rng: (draw_gradients(rng),), count, course_seed),
-                  len(fixed), "drawn case")
+    fixed = [
+        ("16 ranks", draw_gradients(_fixed_rng(416), 16)),
+        ("32 ranks", draw_gradients(_fixed_rng(432), 32)),
+    ]
+    return _named(
+        drawn_cases(
+            "test_all_reduce_design", fixed, lambda rng: (draw_gradients(rng),), count, course_seed
+        ),
+        len(fixed),
+        "drawn case",
+    )

@@ -52,30 +52,36 @@ def message(check, *args):
 
 # ---- drawn cases ---------------------------------------------------------------------------
 
+
 def test_the_course_seed_draws_the_cases(monkeypatch):
     monkeypatch.delenv(fp8_tasks.COURSE_SEED_ENV, raising=False)
     draw = lambda rng: float(rng.random())
     practice = drawn_cases("label", ["fixed"], draw, 3)
     assert practice[0] == "fixed" and len(practice) == 4
-    assert practice == drawn_cases("label", ["fixed"], draw, 3, "practice")   # the default
+    assert practice == drawn_cases("label", ["fixed"], draw, 3, "practice")  # the default
     assert practice != drawn_cases("other label", ["fixed"], draw, 3)
     monkeypatch.setenv(fp8_tasks.COURSE_SEED_ENV, "cohort 2027")
     cohort = drawn_cases("label", ["fixed"], draw, 3)
-    assert cohort != practice and cohort == drawn_cases("label", ["fixed"], draw, 3,
-                                                        "cohort 2027")
+    assert cohort != practice and cohort == drawn_cases("label", ["fixed"], draw, 3, "cohort 2027")
     # the same hashing as collectives.grading.cohort's: sha256 of "<seed>\0<label>"
     import hashlib
+
     digest = hashlib.sha256(b"cohort 2027\0label").digest()
-    assert course_rng("label").random() == np.random.default_rng(
-        int.from_bytes(digest[:8], "little")).random()
+    assert (
+        course_rng("label").random()
+        == np.random.default_rng(int.from_bytes(digest[:8], "little")).random()
+    )
 
 
 def test_the_notebooks_cases_come_fixed_first_then_drawn():
-    for cases, fixed in ((block_recipe_cases(2), 3), (delayed_recipe_cases(2), 3),
-                         (safe_mu_cases(2), 2), (design_cases(2), 2)):
+    for cases, fixed in (
+        (block_recipe_cases(2), 3),
+        (delayed_recipe_cases(2), 3),
+        (safe_mu_cases(2), 2),
+        (design_cases(2), 2),
+    ):
         assert len(cases) == fixed + 2
-        assert [c[0] for c in cases[fixed:]] == [f"{cases[-1][0][:-2]} 1",
-                                                 f"{cases[-1][0][:-2]} 2"]
+        assert [c[0] for c in cases[fixed:]] == [f"{cases[-1][0][:-2]} 1", f"{cases[-1][0][:-2]} 2"]
     # fixed cases are the same for every cohort, drawn ones are not
     a, b = block_recipe_cases(1, "a"), block_recipe_cases(1, "b")
     assert a[:3] == b[:3] and a[3] != b[3]
@@ -84,6 +90,7 @@ def test_the_notebooks_cases_come_fixed_first_then_drawn():
 
 
 # ---- first principles: the formats' grids -------------------------------------------------
+
 
 @pytest.mark.parametrize("fmt", ["e4m3", "e5m2"])
 def test_rounding_by_hand_is_the_packages(fmt):
@@ -130,31 +137,38 @@ def test_block_recipes_that_do_worse_are_named():
     # 1 + 2.25 + 1.5625 + 3.0625 + 1.265625 = 9.140625: SNR 10 log10(585) = 27.67 dB
     x = GROUP
     assert block_recipe_numbers(x, "e5m2", 5)["snr_db"] == pytest.approx(
-        10 * math.log10(9.140625 / 0.015625))
+        10 * math.log10(9.140625 / 0.015625)
+    )
     text = message(check_block_recipe, ("e5m2", 5), "b", x, 30.0, 0.0)
-    assert text.startswith("b is ('e5m2', 5): 1.8 bytes per element, SNR 27.67 dB, 0.000% "
-                           "flushed: the SNR is too low (asked: SNR at least 30.00 dB, at most "
-                           "0.000% flushed); E5M2 has one mantissa bit less than E4M3")
+    assert text.startswith(
+        "b is ('e5m2', 5): 1.8 bytes per element, SNR 27.67 dB, 0.000% "
+        "flushed: the SNR is too low (asked: SNR at least 30.00 dB, at most "
+        "0.000% flushed); E5M2 has one mantissa bit less than E4M3"
+    )
     text = message(check_block_recipe, ("e4m3", 15), "b", THREE_GROUPS, 40.0, 0.0)
     assert "66.667% flushed: it flushes too many values to zero" in text
-    assert text.endswith("E5M2 spans 14 binades more than E4M3, and smaller blocks each span "
-                         "fewer")
+    assert text.endswith("E5M2 spans 14 binades more than E4M3, and smaller blocks each span fewer")
     text = message(check_block_recipe, ("e4m3", 1), "b", x, 30.0, 0.0)
-    assert text == ("b is ('e4m3', 1): 5 bytes per element, SNR inf dB, 0.000% flushed: it "
-                    "meets both (asked: SNR at least 30.00 dB, at most 0.000% flushed), but "
-                    "('e4m3', 5): 1.8 bytes per element, SNR inf dB, 0.000% flushed meets them "
-                    "with fewer bytes (the reference, collectives.grading.tasks.fp8."
-                    "block_recipe_reference)")
+    assert text == (
+        "b is ('e4m3', 1): 5 bytes per element, SNR inf dB, 0.000% flushed: it "
+        "meets both (asked: SNR at least 30.00 dB, at most 0.000% flushed), but "
+        "('e4m3', 5): 1.8 bytes per element, SNR inf dB, 0.000% flushed meets them "
+        "with fewer bytes (the reference, collectives.grading.tasks.fp8."
+        "block_recipe_reference)"
+    )
 
 
-@pytest.mark.parametrize("answer, text", [
-    (None, "b is None: nothing was returned"),
-    ("e4m3", "b is the string 'e4m3'; expected a pair (fmt, block)"),
-    (("bf16", 5), "b: the format is the string 'bf16'; expected 'e4m3' or 'e5m2'"),
-    (("e4m3", 0), "b: the block is an int (0); expected a whole number of values from 1 to 5"),
-    (("e4m3", 5.0), "b: the block is a float (5.0)"),
-    (("e4m3", True), "b: the block is a bool (True)"),
-])
+@pytest.mark.parametrize(
+    "answer, text",
+    [
+        (None, "b is None: nothing was returned"),
+        ("e4m3", "b is the string 'e4m3'; expected a pair (fmt, block)"),
+        (("bf16", 5), "b: the format is the string 'bf16'; expected 'e4m3' or 'e5m2'"),
+        (("e4m3", 0), "b: the block is an int (0); expected a whole number of values from 1 to 5"),
+        (("e4m3", 5.0), "b: the block is a float (5.0)"),
+        (("e4m3", True), "b: the block is a bool (True)"),
+    ],
+)
 def test_the_form_of_a_block_recipe(answer, text):
     with pytest.raises(GradingError) as info:
         check_block_recipe(answer, "b", GROUP, 20.0, 0.0)
@@ -180,29 +194,36 @@ def test_delayed_numbers_and_reference_by_hand():
     recipe, numbers = delayed_recipe_reference(RUN)
     assert recipe == (1, 1) and numbers["headroom"] == pytest.approx(7 / 8)
     assert check_delayed_recipe((1, 1), "d", RUN) == 1.0
-    assert check_delayed_recipe([1, 1.0], "d", RUN) == 1.0       # a whole float will do
+    assert check_delayed_recipe([1, 1.0], "d", RUN) == 1.0  # a whole float will do
 
 
 def test_delayed_recipes_that_do_worse_are_named():
     text = message(check_delayed_recipe, (1024, 0), "d", RUN)
-    assert text == ("d is (1024, 0): at step 2 the amax 2 times the scale is 896, above 448: "
-                    "the step's largest values are clipped (1 of the 8 steps from step 1 on); "
-                    "the reference (1, 1) clips none and leaves 0.875 binades unused on "
-                    "average (collectives.grading.tasks.fp8.delayed_recipe_reference)")
+    assert text == (
+        "d is (1024, 0): at step 2 the amax 2 times the scale is 896, above 448: "
+        "the step's largest values are clipped (1 of the 8 steps from step 1 on); "
+        "the reference (1, 1) clips none and leaves 0.875 binades unused on "
+        "average (collectives.grading.tasks.fp8.delayed_recipe_reference)"
+    )
     text = message(check_delayed_recipe, (3, 1), "d", RUN)
-    assert text.startswith("d is (3, 1): it clips no step but leaves 1.375 binades unused at "
-                           "the top on average, more than 0.05 above the best")
+    assert text.startswith(
+        "d is (3, 1): it clips no step but leaves 1.375 binades unused at "
+        "the top on average, more than 0.05 above the best"
+    )
     # a margin too many: 1 more binade at every step
     assert "leaves 1.875 binades" in message(check_delayed_recipe, (1, 2), "d", RUN)
 
 
-@pytest.mark.parametrize("answer, text", [
-    (None, "d is None"),
-    (16, "d is an int (16); expected a pair (history_len, margin)"),
-    ((0, 1), "d: history_len is an int (0); expected a whole number >= 1"),
-    ((4, -1), "d: margin is an int (-1); expected a whole number >= 0"),
-    ((4, 0.5), "d: margin is a float (0.5); expected a whole number >= 0"),
-])
+@pytest.mark.parametrize(
+    "answer, text",
+    [
+        (None, "d is None"),
+        (16, "d is an int (16); expected a pair (history_len, margin)"),
+        ((0, 1), "d: history_len is an int (0); expected a whole number >= 1"),
+        ((4, -1), "d: margin is an int (-1); expected a whole number >= 0"),
+        ((4, 0.5), "d: margin is a float (0.5); expected a whole number >= 0"),
+    ],
+)
 def test_the_form_of_a_delayed_recipe(answer, text):
     with pytest.raises(GradingError) as info:
         check_delayed_recipe(answer, "d", RUN)
@@ -240,24 +261,48 @@ def test_merge_orders_and_their_schedules():
     # copies the total to 1 (step 2) and both copy to 2 and 3 (step 3)
     schedule = merge_schedule(TREE, 4)
     assert (schedule.n_steps, int(schedule.reduce.sum()), int((~schedule.reduce).sum())) == (
-        4, 3, 3)
+        4,
+        3,
+        3,
+    )
     cl.verify(schedule)
     # the chain: 3 steps of additions, then the total from rank 3 to the others in 2
     assert merge_schedule(chain_merges(4), 4).n_steps == 5
 
 
-@pytest.mark.parametrize("merges, error, text", [
-    ([(0, 1), (2, 3)], AssertionError, "m: 2 merges leave 2 partial sums (ranks [0, 2]); 4 "
-                                       "ranks need 3 merges to end with one"),
-    ([(0, 1), (1, 2), (0, 3)], AssertionError, "m: merge 1 adds into rank 1, which sent its "
-                                               "partial sum away at merge 0"),
-    ([(0, 1), (2, 1), (0, 3)], AssertionError, "m: merge 1 sends rank 1, which sent its "),
-    ([(0, 0), (2, 3), (0, 2)], AssertionError, "m: merge 0 is (0, 0): a rank cannot add its own"),
-    ([(0, 4), (2, 3), (0, 2)], AssertionError, "m: merge 0 is (0, 4), but the ranks are 0 to 3"),
-    ([(0, 1, 2)], GradingError, "m: merge 0 is a tuple of 3 items ((0, 1, 2)); expected a pair of "
-                                   "ranks (dst, src)"),
-    ({"a": 1}, GradingError, "m: the merges are a dict"),
-])
+@pytest.mark.parametrize(
+    "merges, error, text",
+    [
+        (
+            [(0, 1), (2, 3)],
+            AssertionError,
+            "m: 2 merges leave 2 partial sums (ranks [0, 2]); 4 "
+            "ranks need 3 merges to end with one",
+        ),
+        (
+            [(0, 1), (1, 2), (0, 3)],
+            AssertionError,
+            "m: merge 1 adds into rank 1, which sent its partial sum away at merge 0",
+        ),
+        ([(0, 1), (2, 1), (0, 3)], AssertionError, "m: merge 1 sends rank 1, which sent its "),
+        (
+            [(0, 0), (2, 3), (0, 2)],
+            AssertionError,
+            "m: merge 0 is (0, 0): a rank cannot add its own",
+        ),
+        (
+            [(0, 4), (2, 3), (0, 2)],
+            AssertionError,
+            "m: merge 0 is (0, 4), but the ranks are 0 to 3",
+        ),
+        (
+            [(0, 1, 2)],
+            GradingError,
+            "m: merge 0 is a tuple of 3 items ((0, 1, 2)); expected a pair of ranks (dst, src)",
+        ),
+        ({"a": 1}, GradingError, "m: the merges are a dict"),
+    ],
+)
 def test_the_merges_are_checked(merges, error, text):
     with pytest.raises(error) as info:
         fp8_tasks._merges(merges, "m", 4)
@@ -267,19 +312,26 @@ def test_the_merges_are_checked(merges, error, text):
 def test_safe_mu_checks_and_their_messages():
     assert check_safe_mu(0.5, "s", FOUR, TREE) == 1.0
     text = message(check_safe_mu, 1.0, "s", FOUR, TREE)
-    assert text.startswith("s is 1.0: 50.000% of the results are clipped on the way (first at "
-                           "merge 0, where rank 0 adds rank 1's partial sum)")
-    assert text.endswith("mu = 0.5, the largest power of two that clips nothing, flushes "
-                         "0.000% of the nonzero inputs (collectives.grading.tasks.fp8."
-                         "largest_safe_mu)")
+    assert text.startswith(
+        "s is 1.0: 50.000% of the results are clipped on the way (first at "
+        "merge 0, where rank 0 adds rank 1's partial sum)"
+    )
+    assert text.endswith(
+        "mu = 0.5, the largest power of two that clips nothing, flushes "
+        "0.000% of the nonzero inputs (collectives.grading.tasks.fp8."
+        "largest_safe_mu)"
+    )
     assert message(check_safe_mu, 0.25, "s", FOUR, TREE).startswith(
         "s is 0.25: nothing is clipped, but 50.000% of the nonzero inputs are flushed to zero; "
-        "mu = 0.5")
+        "mu = 0.5"
+    )
     # pre-scaling named as such
     assert message(check_safe_mu, 0.25, "s", FOUR, TREE).endswith(
-        "that is pre-scaling, 1/N: the sum of N casts rarely comes near N times the largest one")
+        "that is pre-scaling, 1/N: the sum of N casts rarely comes near N times the largest one"
+    )
     assert message(check_safe_mu, 0.3, "s", FOUR, TREE) == (
-        "s: mu is 0.3, not a power of two (2**k for a whole number k)")
+        "s: mu is 0.3, not a power of two (2**k for a whole number k)"
+    )
     assert message(check_safe_mu, -0.5, "s", FOUR, TREE).startswith("s: mu is a float (-0.5)")
 
 
@@ -298,28 +350,30 @@ def huffman_merges(grads):
 
 
 def test_designs_are_judged_by_their_snr():
-    name, grads = design_cases(0)[0]                   # 16 ranks
+    name, grads = design_cases(0)[0]  # 16 ranks
     mu, best = largest_safe_mu(grads, balanced_merges(16))
     assert check_all_reduce_design((balanced_merges(16), mu), "a", grads) == 1.0
     # Huffman's order does better here than the reference's tree
     merges = huffman_merges(grads)
     mine = merged_all_reduce(grads, merges, largest_safe_mu(grads, merges)[0])
     assert mine.snr_db > best.snr_db
-    assert check_all_reduce_design((merges, largest_safe_mu(grads, merges)[0]), "a",
-                                   grads) == 1.0
+    assert check_all_reduce_design((merges, largest_safe_mu(grads, merges)[0]), "a", grads) == 1.0
     # the ranks in a chain: more than 2 dB worse, named
     chain_mu = largest_safe_mu(grads, chain_merges(16))[0]
     text = message(check_all_reduce_design, (chain_merges(16), chain_mu), "a", grads)
     assert text.startswith("a: nothing is clipped, but the mean's SNR is ")
     assert "more than 2 dB below the reference: the course's reference design gives " in text
     assert text.endswith("rounded to E4M3 each time")
-    assert message(check_all_reduce_design, (balanced_merges(16), 2 * mu), "a",
-                   grads).startswith(f"a: with mu = {2 * mu!r}, ")
+    assert message(check_all_reduce_design, (balanced_merges(16), 2 * mu), "a", grads).startswith(
+        f"a: with mu = {2 * mu!r}, "
+    )
     assert message(check_all_reduce_design, balanced_merges(16), "a", grads).startswith(
-        "a is a list")
+        "a is a list"
+    )
 
 
 # ---- the same answers on other cohorts' cases -------------------------------------------------
+
 
 def own_round(v, fmt):
     """Round to the format's grid in float64, as a learner would (frexp and rint)."""
@@ -337,7 +391,7 @@ def own_block_recipe(x, min_snr_db, max_flushed):
             rows = np.zeros(-(-n // block) * block)
             rows[:n] = x
             rows = rows.reshape(-1, block)
-            s = np.abs(rows).max(axis=1) / top                       # float64, not float32
+            s = np.abs(rows).max(axis=1) / top  # float64, not float32
             y = (own_round(rows / s[:, None], fmt) * s[:, None]).ravel()[:n]
             snr = 10 * np.log10(np.sum(x**2) / np.sum((x - y) ** 2))
             if snr >= min_snr_db and np.mean(y[x != 0] == 0) <= max_flushed:
@@ -348,7 +402,7 @@ def own_delayed_recipe(amaxes):
     a = np.asarray(amaxes)
     best = None
     for history_len in range(1, len(a)):
-        top = a[1:] / np.array([a[max(0, t - history_len):t].max() for t in range(1, len(a))])
+        top = a[1:] / np.array([a[max(0, t - history_len) : t].max() for t in range(1, len(a))])
         margin = max(0, math.ceil(math.log2(top.max()) - 1e-9))
         headroom = float(np.mean(-np.log2(top))) + margin
         if best is None or headroom < best[0]:
@@ -387,37 +441,65 @@ def test_answers_a_learner_would_write_pass_on_other_cohorts_cases(seed):
         for merges in (balanced_merges(n), huffman_merges(grads)):
             assert check_all_reduce_design((merges, own_safe_mu(grads, merges)), name, grads)
         with pytest.raises(AssertionError, match="more than 2 dB below the reference"):
-            check_all_reduce_design((chain_merges(n), own_safe_mu(grads, chain_merges(n))),
-                                    name, grads)
+            check_all_reduce_design(
+                (chain_merges(n), own_safe_mu(grads, chain_merges(n))), name, grads
+            )
 
 
 # ---- registration: the re-check finds them by name, and a reload restores them ------------
 
+
 def test_every_name_is_exported_and_resolvable():
-    for name in ("check_e4m3_values", "check_e4m3_codes", "check_delayed_scales",
-                 "check_fp8_all_reduce", "flushing_ranks", "check_flushing_ranks"):
+    for name in (
+        "check_e4m3_values",
+        "check_e4m3_codes",
+        "check_delayed_scales",
+        "check_fp8_all_reduce",
+        "flushing_ranks",
+        "check_flushing_ranks",
+    ):
         assert getattr(cl.grading, name) is getattr(fp8_tasks, name)
         assert getattr(cl.grading.fp8_tasks, name) is getattr(fp8_tasks, name)  # the old module
         assert name in cl.grading.__all__ and name in fp8_tasks.__all__
-    for name in ("check_block_recipe", "check_delayed_recipe", "check_safe_mu",
-                 "check_all_reduce_design", "chain_all_reduce", "merge_schedule"):
+    for name in (
+        "check_block_recipe",
+        "check_delayed_recipe",
+        "check_safe_mu",
+        "check_all_reduce_design",
+        "chain_all_reduce",
+        "merge_schedule",
+    ):
         assert name in fp8_tasks.__all__ and getattr(cl.grading.fp8_tasks, name) is getattr(
-            fp8_tasks, name)
+            fp8_tasks, name
+        )
 
 
 def test_the_checks_work_by_name_in_the_re_check():
-    check_reference(1.0, "e", "grading.check_e4m3_codes", ([0x38, 0x3A], "e", [1.0, 1.1875],
-                                                            False))
-    recheck(("check_reference", (1.0, "b", "grading.tasks.fp8.check_block_recipe",
-                                 (("e4m3", 5), "b", THREE_GROUPS, 40.0, 0.0))),
-            ("check_reference", (1.0, "d", "grading.tasks.fp8.check_delayed_recipe",
-                                 ((1, 1), "d", RUN))),
-            ("check_reference", (1.0, "s", "grading.tasks.fp8.check_safe_mu",
-                                 (0.5, "s", FOUR, TREE))),
-            ("check_reference", (1.0, "f", "grading.check_flushing_ranks", (459, "f", 1e-3))))
+    check_reference(1.0, "e", "grading.check_e4m3_codes", ([0x38, 0x3A], "e", [1.0, 1.1875], False))
+    recheck(
+        (
+            "check_reference",
+            (
+                1.0,
+                "b",
+                "grading.tasks.fp8.check_block_recipe",
+                (("e4m3", 5), "b", THREE_GROUPS, 40.0, 0.0),
+            ),
+        ),
+        (
+            "check_reference",
+            (1.0, "d", "grading.tasks.fp8.check_delayed_recipe", ((1, 1), "d", RUN)),
+        ),
+        ("check_reference", (1.0, "s", "grading.tasks.fp8.check_safe_mu", (0.5, "s", FOUR, TREE))),
+        ("check_reference", (1.0, "f", "grading.check_flushing_ranks", (459, "f", 1e-3))),
+    )
     with pytest.raises(AssertionError, match=r"^d is \(1024, 0\): at step 2 the amax 2 times"):
-        recheck(("check_reference", (1.0, "d", "grading.tasks.fp8.check_delayed_recipe",
-                                     ((1024, 0), "d", RUN))))
+        recheck(
+            (
+                "check_reference",
+                (1.0, "d", "grading.tasks.fp8.check_delayed_recipe", ((1024, 0), "d", RUN)),
+            )
+        )
 
 
 def test_a_reload_restores_what_a_notebook_patched():

@@ -103,6 +103,9 @@ __all__ = [
     "PRACTICE_SEED",
     "course_rng",
     "drawn_cases",
+    "E4M3_DRAWN_RANGES",
+    "draw_e4m3_values",
+    "e4m3_value_cases",
     # a format and a block size
     "BLOCK_FORMATS",
     "SCALE_BYTES",
@@ -164,6 +167,37 @@ def drawn_cases(label, fixed, draw, count, course_seed=None):
 def _plain(values):
     """float32 values as a list of Python floats (what a test hands a learner's function)."""
     return np.asarray(values, dtype=np.float32).astype(np.float64).tolist()
+
+
+# ---- E4M3 by hand: values drawn for the encoder --------------------------------------------------
+
+#: the ranges the encoder's drawn values come from, per test cell: its normal range; the
+#: subnormals and the numbers around the top of the range
+E4M3_DRAWN_RANGES = {
+    "test_e4m3_codec": ((2.0**-6, 448.0),),
+    "test_e4m3_edges": ((2.0**-12, 2.0**-6), (400.0, 600.0)),
+}
+
+
+def draw_e4m3_values(rng, ranges, size=400):
+    """``size`` numbers for the encoder, spread evenly over ``ranges`` (pairs ``(low, high)``
+    of magnitudes), log-uniform, with random signs; a quarter of them rounded to float32, as
+    a tensor's values would be. A list of floats."""
+    parts = []
+    for low, high in ranges:
+        k = size // len(ranges)
+        v = np.exp2(rng.uniform(math.log2(low), math.log2(high), k)) * rng.choice([-1.0, 1.0], k)
+        v[: k // 4] = v[: k // 4].astype(np.float32)
+        parts.append(v)
+    return np.concatenate(parts).tolist()
+
+
+def e4m3_value_cases(label, count=2, course_seed=None):
+    """``count`` lists of numbers drawn from the course seed for the encoder's test cell
+    ``label`` (``"test_e4m3_codec"`` or ``"test_e4m3_edges"``, :data:`E4M3_DRAWN_RANGES`), so
+    that a table of the fixed cases' codes does not pass."""
+    ranges = E4M3_DRAWN_RANGES[label]
+    return drawn_cases(label, [], lambda rng: draw_e4m3_values(rng, ranges), count, course_seed)
 
 
 # ---- first principles: rounding to an FP8 format's grid -----------------------------------------

@@ -517,3 +517,18 @@ def test_a_reload_restores_what_a_notebook_patched():
         grading.tasks.fp8.check_e4m3_codes([0x39], "e", [1.0625], False)
     with pytest.raises(AssertionError):
         grading.tasks.fp8.check_block_recipe(("e4m3", 1), "b", GROUP, 30.0, 0.0)
+
+
+def test_the_encoders_drawn_values():
+    from collectives.grading.tasks.fp8 import e4m3_value_cases
+
+    (normal,) = e4m3_value_cases("test_e4m3_codec", 1)
+    a = np.abs(normal)
+    assert len(normal) == 400 and 2.0**-6 <= a.min() and a.max() < 448
+    assert min(normal) < 0 < max(normal)
+    (edges,) = e4m3_value_cases("test_e4m3_edges", 1)
+    a = np.abs(edges)
+    assert ((a < 2.0**-6) | ((400 <= a) & (a < 600))).all() and (a > 464).any()
+    assert e4m3_value_cases("test_e4m3_edges", 1, "another cohort") != [edges]
+    # a quarter of each range is float32
+    assert all(float(np.float32(v)) == v for v in normal[:100])

@@ -23,6 +23,8 @@ __all__ = [
     "ring_all_gather", "ring_reduce_scatter", "ring_all_reduce",
     "bidirectional_ring_all_gather", "bidirectional_ring_reduce_scatter",
     "bidirectional_ring_all_reduce",
+    "latency_optimal_ring_all_gather", "latency_optimal_ring_reduce_scatter",
+    "latency_optimal_ring_all_reduce",
     "recursive_doubling_all_gather", "recursive_halving_reduce_scatter",
     "direct_all_gather", "direct_all_to_all",
     "binomial_tree_broadcast", "binomial_tree_reduce",
@@ -96,6 +98,35 @@ def bidirectional_ring_all_reduce(n: int, nbytes: float,
                                   *, alpha: float, bandwidth: float) -> float:
     """Twice the bidirectional all-gather."""
     return 2 * bidirectional_ring_all_gather(n, nbytes, alpha=alpha, bandwidth=bandwidth)
+
+
+def latency_optimal_ring_all_gather(n: int, nbytes: float,
+                                    *, alpha: float, bandwidth: float) -> float:
+    """Every shard goes whole both ways, half-way round: floor(n/2) steps and the split
+    ring's bandwidth term, floor(n/2) alpha + (n-1) S / (2 n B). Derivation: each step moves
+    one shard S/n per link direction, except the last step of an even ring, which moves the
+    antipodal shard's halves (S/(2n)); (n/2 - 1) S/n + S/(2n) = (n-1) S/(2n) for even n and
+    (n-1)/2 S/n for odd n. The Scaling Book's axis formula counts |X|/2 hops
+    ("Sharded matrices", the note on ICI latency).
+
+    With n = 2 both halves share the single link: alpha + S/(2B), the unidirectional ring's.
+    """
+    _check(n, nbytes, alpha, bandwidth)
+    if n <= 2:
+        return ring_all_gather(n, nbytes, alpha=alpha, bandwidth=bandwidth)
+    return (n // 2) * alpha + (n - 1) * nbytes / (2 * n * bandwidth)
+
+
+def latency_optimal_ring_reduce_scatter(n: int, nbytes: float, *, alpha: float,
+                                        bandwidth: float) -> float:
+    """The dual of the latency-optimal all-gather: the same cost."""
+    return latency_optimal_ring_all_gather(n, nbytes, alpha=alpha, bandwidth=bandwidth)
+
+
+def latency_optimal_ring_all_reduce(n: int, nbytes: float,
+                                    *, alpha: float, bandwidth: float) -> float:
+    """Its reduce-scatter then its all-gather: 2 floor(n/2) alpha + (n-1) S / (n B)."""
+    return 2 * latency_optimal_ring_all_gather(n, nbytes, alpha=alpha, bandwidth=bandwidth)
 
 
 def recursive_doubling_all_gather(n: int, nbytes: float,
@@ -254,15 +285,22 @@ def _torus_stages(shape, nbytes, concurrent):
 
 def torus_all_gather(shape: int | Sequence[int], nbytes: float, *, alpha: float, bandwidth: float,
                      bidirectional: bool = True, concurrent: bool = False,
-                     wraparound: bool | Sequence[bool] = True) -> float:
+                     wraparound: bool | Sequence[bool] = True,
+                     latency_optimal: bool = True) -> float:
     """A 1-D all-gather along each axis in turn: stage i gathers blocks of
-    S prod(earlier sizes) / n over m_i ranks, by a (bidirectional) ring where the axis wraps
-    and a chain where it does not. With ``concurrent`` (equal axis sizes, all wrapping) the
-    axes work at once on 1/len(axes) of the data each: The Scaling Book's V / (W x axes)."""
+    S prod(earlier sizes) / n over m_i ranks, by a ring where the axis wraps (bidirectional
+    if ``bidirectional``: latency-optimal, floor(m/2) steps, if ``latency_optimal``, else
+    the split ring's m - 1) and a chain where it does not. With ``concurrent`` (equal axis
+    sizes, all wrapping) the axes work at once on 1/len(axes) of the data each: The Scaling
+    Book's V / (W x axes)."""
     shape = _shape(shape)
     _check(1, nbytes, alpha, bandwidth)
-    one_d = (bidirectional_ring_all_gather if flag(bidirectional, "bidirectional")
-             else ring_all_gather)
+    if not flag(bidirectional, "bidirectional"):
+        one_d = ring_all_gather
+    elif flag(latency_optimal, "latency_optimal"):
+        one_d = latency_optimal_ring_all_gather
+    else:
+        one_d = bidirectional_ring_all_gather
     wraps = [w for w, m in zip(_wrap_flags(shape, wraparound), shape) if m > 1]
     if concurrent and not all(wraps):
         raise CollectivesError("the concurrent torus all-gather has a closed form only when "
@@ -278,20 +316,22 @@ def _wrap_flags(shape, wraparound):
 def torus_reduce_scatter(shape: int | Sequence[int], nbytes: float,
                          *, alpha: float, bandwidth: float,
                          bidirectional: bool = True, concurrent: bool = False,
-                         wraparound: bool | Sequence[bool] = True) -> float:
+                         wraparound: bool | Sequence[bool] = True,
+                         latency_optimal: bool = True) -> float:
     """The dual of the torus all-gather: the same cost."""
     return torus_all_gather(shape, nbytes, alpha=alpha, bandwidth=bandwidth,
                             bidirectional=bidirectional, concurrent=concurrent,
-                            wraparound=wraparound)
+                            wraparound=wraparound, latency_optimal=latency_optimal)
 
 
 def torus_all_reduce(shape: int | Sequence[int], nbytes: float, *, alpha: float, bandwidth: float,
                      bidirectional: bool = True, concurrent: bool = False,
-                     wraparound: bool | Sequence[bool] = True) -> float:
+                     wraparound: bool | Sequence[bool] = True,
+                     latency_optimal: bool = True) -> float:
     """Torus reduce-scatter then all-gather: twice the torus all-gather."""
     return 2 * torus_all_gather(shape, nbytes, alpha=alpha, bandwidth=bandwidth,
                                 bidirectional=bidirectional, concurrent=concurrent,
-                                wraparound=wraparound)
+                                wraparound=wraparound, latency_optimal=latency_optimal)
 
 
 def torus_all_to_all(shape: int | Sequence[int], nbytes: float, *, alpha: float, bandwidth: float,

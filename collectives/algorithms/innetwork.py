@@ -23,7 +23,8 @@ Across nodes, NCCL's two NVLS algorithms (NCCL 2.30.7: ``src/graph/connect.cc``,
 ``connectNvls``; ``src/device/all_reduce.h``, ``RunWorkColl`` for ``NCCL_ALGO_NVLS`` and
 ``NCCL_ALGO_NVLS_TREE``; ``src/transport/nvls.cc``) reduce each node on its NVSwitch first.
 Every node has ``nHeads`` **heads**, one GPU per NIC (``NVLS Head 0: 0 8 16`` ... ``NVLS
-Head 7: 7 15 23`` on three DGX-class nodes, NVIDIA/nccl issue #1453: head ``h`` is local
+Head 7: 7 15 23`` on three 8 x H100 nodes, virtual machines with 8 dual-port 200 Gb/s
+ConnectX-7 NICs each, NVIDIA/nccl issue #1453: head ``h`` is local
 GPU ``h``); the buffer is cut into one slice per head. Head ``h`` reads slice ``h`` summed
 over its node (``multimem.ld_reduce``), combines it across nodes, and stores the result
 back with a multicast that the NVSwitch copies to every GPU of its node:

@@ -31,8 +31,10 @@ is ``c, c-1, .., c+1`` (GPUs mod ``g``): the ring enters at GPU ``c`` and leaves
 first searches with crossNic off, where ``ncclTopoSearchCheckNet`` only accepts a leaving
 NIC on the rail the ring entered by, which GPU ``c + 1`` reaches by PXN (path type
 ``PATH_PXN``: over NVLink to GPU ``c``, then its NIC). NCCL's logs show this
-order on DGX-class H100 nodes, e.g. ``Channel 00/16 : 0 7 6 5 4 3 2 1 8 15 14 ...`` on
-three nodes, with ``NVLS Head 0: 0 8 16`` (NVIDIA/nccl issue #1453).
+order on 8 x H100 nodes, e.g. ``Channel 00/16 : 0 7 6 5 4 3 2 1 8 15 14 ...`` on three
+nodes (virtual machines with 8 dual-port 200 Gb/s ConnectX-7 NICs each, ``NCCL_CROSS_NIC=2``),
+with ``NVLS Head 0: 0 8 16`` (NVIDIA/nccl issue #1453). That the exit hop goes through NIC
+``c`` by PXN is read from the source; no log in the sources shows the send side's NIC.
 The all-reduce is ``runRing`` of ``src/device/all_reduce.h``: ``2(R - 1)`` steps over the
 ``R = N g`` ranks, the rank at ring index ``i`` (counted from rank 0, ``src/init.cc``)
 ending the reduce-scatter with chunk ``i`` of its channel's part.

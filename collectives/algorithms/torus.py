@@ -27,7 +27,7 @@ import numpy as np
 from ..errors import ScheduleError
 from ..schedule import Schedule, compose
 from ..transforms import dual, embed, grouped, parallel
-from ..validation import per_axis_flags
+from ..validation import flag, per_axis_flags
 from . import alltoall, ring
 
 __all__ = ["torus_all_gather", "torus_reduce_scatter", "torus_all_reduce",
@@ -153,30 +153,47 @@ def _wrap(shape, wraparound):
 
 def torus_all_gather(shape: int | Sequence[int], axes: Sequence[int] | None = None,
                      bidirectional: bool = True, concurrent: bool = False,
-                     wraparound: bool | Sequence[bool] = True) -> Schedule:
+                     wraparound: bool | Sequence[bool] = True,
+                     latency_optimal: bool = True) -> Schedule:
     """All-gather over a torus of ``shape``: a 1-D all-gather along each of ``axes`` in turn.
 
     Along an axis with wraparound (``wraparound``: one bool, or one per axis, as in
     :func:`collectives.topology.torus`) the 1-D algorithm is a ring, bidirectional if
-    ``bidirectional`` (each ring sends half of every block each way); along an axis without
-    it, a chain (whole blocks both ways; a ring there would route its closing transfer back
-    along the whole line). ``concurrent``: cut every shard into ``len(axes)`` parts that
-    visit the axes in rotated orders at the same time. Shard chunks:
+    ``bidirectional``: with ``latency_optimal`` (the default) every block travels whole both
+    ways, half-way round (:func:`~collectives.algorithms.latency_optimal_ring_all_gather`,
+    floor(m/2) steps along an axis of m), else each ring sends half of every block each way
+    round the whole ring (:func:`~collectives.algorithms.bidirectional_ring_all_gather`,
+    m - 1 steps; the same bytes per link). Along an axis without wraparound, a chain (whole
+    blocks both ways; a ring there would route its closing transfer back along the whole
+    line). ``concurrent``: cut every shard into ``len(axes)`` parts that visit the axes in
+    rotated orders at the same time. Shard chunks:
     ``k = (2 if bidirectional else 1) * (len(axes) if concurrent else 1)`` per rank; rank r's
     shard is slots ``[r*k, (r+1)*k)``.
     """
     shape, axes = _check(shape, axes)
-    name = "torus_all_gather" + ("_concurrent" if concurrent else "")
+    name = _name("torus_all_gather", bidirectional, concurrent, latency_optimal)
     return _over_axes(partial(_torus_all_gather, bidirectional=bidirectional,
-                              concurrent=concurrent), shape, axes, wraparound, name)
+                              concurrent=concurrent, latency_optimal=latency_optimal),
+                      shape, axes, wraparound, name)
 
 
-def _torus_all_gather(shape, axes, wrap, *, bidirectional, concurrent):
+def _name(base, bidirectional, concurrent, latency_optimal):
+    """The schedule's name: the split-halves rings (the older schedule) are named so."""
+    split = bidirectional and not flag(latency_optimal, "latency_optimal", error=ScheduleError)
+    return base + ("_concurrent" if concurrent else "") + ("_split_halves" if split else "")
+
+
+def _torus_all_gather(shape, axes, wrap, *, bidirectional, concurrent, latency_optimal):
     from .chain import chain_all_gather
 
     n = math.prod(shape)
     kk = 2 if bidirectional else 1
-    ring_1d = ring.bidirectional_ring_all_gather if bidirectional else ring.ring_all_gather
+    if not bidirectional:
+        ring_1d = ring.ring_all_gather
+    elif latency_optimal:
+        ring_1d = ring.latency_optimal_ring_all_gather
+    else:
+        ring_1d = ring.bidirectional_ring_all_gather
 
     def line_algorithm(axis):
         return ring_1d if wrap[axis] else chain_all_gather
@@ -192,21 +209,26 @@ def _torus_all_gather(shape, axes, wrap, *, bidirectional, concurrent):
 
 def torus_reduce_scatter(shape: int | Sequence[int], axes: Sequence[int] | None = None,
                          bidirectional: bool = True, concurrent: bool = False,
-                         wraparound: bool | Sequence[bool] = True) -> Schedule:
+                         wraparound: bool | Sequence[bool] = True,
+                         latency_optimal: bool = True) -> Schedule:
     """Reduce-scatter over a torus: the dual of :func:`torus_all_gather` (axes in reverse
     order, reductions instead of copies); rank r ends with its shard's slots summed."""
-    ag = torus_all_gather(shape, axes, bidirectional, concurrent, wraparound)
-    return dual(ag, name="torus_reduce_scatter" + ("_concurrent" if concurrent else ""))
+    ag = torus_all_gather(shape, axes, bidirectional, concurrent, wraparound, latency_optimal)
+    return dual(ag, name=_name("torus_reduce_scatter", bidirectional, concurrent,
+                               latency_optimal))
 
 
 def torus_all_reduce(shape: int | Sequence[int], axes: Sequence[int] | None = None,
                      bidirectional: bool = True, concurrent: bool = False,
-                     wraparound: bool | Sequence[bool] = True) -> Schedule:
+                     wraparound: bool | Sequence[bool] = True,
+                     latency_optimal: bool = True) -> Schedule:
     """All-reduce over a torus: torus reduce-scatter then torus all-gather (over the same
     groups when ``axes`` leaves some axes out)."""
-    rs = torus_reduce_scatter(shape, axes, bidirectional, concurrent, wraparound)
-    ag = torus_all_gather(shape, axes, bidirectional, concurrent, wraparound)
-    return compose(rs, ag, name="torus_all_reduce" + ("_concurrent" if concurrent else ""))
+    rs = torus_reduce_scatter(shape, axes, bidirectional, concurrent, wraparound,
+                              latency_optimal)
+    ag = torus_all_gather(shape, axes, bidirectional, concurrent, wraparound, latency_optimal)
+    return compose(rs, ag, name=_name("torus_all_reduce", bidirectional, concurrent,
+                                      latency_optimal))
 
 
 _ONE_D_ALL_TO_ALL = {"bidirectional_ring": alltoall.bidirectional_ring_all_to_all,

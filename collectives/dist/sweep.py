@@ -29,10 +29,15 @@ says by how much, and no single run is general.
 
 Inputs are small integers (exact in every dtype), made by :func:`pattern` from the rank
 and the element index, in the workers themselves: nothing of size ``S`` is sent to them.
-What is left out: nccl-tests' in-place and out-of-place variants (the Schedule works in
-place), CUDA events (the clock is the CPU's ``perf_counter``), and any realism of the
-timing itself: gloo over loopback measures memory copies and the kernel's TCP stack, not a
-link (the chapter "From the model to real processes" says what changes on NVLink).
+Where it differs from nccl-tests: nccl-tests warms every size up once before timing any
+(``TimeTest``: "Warm-up for all sizes"), the sweep warms each size up just before timing it;
+nccl-tests times an out-of-place and an in-place variant of every size, the sweep one (the
+Schedule works in place). Both read a host clock around the timed loop (nccl-tests' own
+``timer``; CUDA events only with its ``-I``; here ``perf_counter``). Torch's row is labelled
+with the newest name of its function (``all_gather_single``, not the deprecated
+``all_gather_into_tensor``; :data:`~collectives.dist.TORCH_OPS`). Left out: any realism of
+the timing itself: gloo over loopback measures memory copies and the kernel's TCP stack, not
+a link (the chapter "From the model to real processes" says what changes on NVLink).
 """
 
 from dataclasses import asdict, dataclass, field
@@ -41,10 +46,11 @@ from typing import Optional
 import numpy as np
 
 from ..errors import CollectivesError
-from ..semantics import collective_spec
 from ..schedule import schedule_arg
+from ..semantics import collective_spec
 from .launch import check_launch, resolve_backend, run_tasks, timeout_seconds
 from .programs import check_segments, rank_program, run_rank
+from .torch_ops import TORCH_OPS, torch_op
 
 __all__ = ["sweep", "sizes", "pattern", "plan", "summarise", "format_table", "SweepRow",
            "SweepResult", "TIMED_TORCH", "timed_task", "KIB", "MIB"]
@@ -156,25 +162,26 @@ def _torch_call(task, rank, torch, tdist, device, row, groups):
     its input tensor and the tensor it leaves its result in."""
     collective, root = task["collective"], task["root"]
     x = torch.from_numpy(row.copy()).to(device)
+    fn = torch_op(tdist, collective)[1]
     group, members = groups
     m = task["group_size"]
     on = {} if group is None else {"group": group}
     reduce_op = tdist.ReduceOp.MAX if task["op"] == "max" else tdist.ReduceOp.SUM
     root_rank = None if root is None else (root if members is None else members[root])
     if collective == "all_reduce":
-        return (lambda: tdist.all_reduce(x, op=reduce_op, **on)), x, x
+        return (lambda: fn(x, op=reduce_op, **on)), x, x
     if collective == "broadcast":
-        return (lambda: tdist.broadcast(x, src=root_rank, **on)), x, x
+        return (lambda: fn(x, src=root_rank, **on)), x, x
     if collective == "reduce":
-        return (lambda: tdist.reduce(x, dst=root_rank, op=reduce_op, **on)), x, x
+        return (lambda: fn(x, dst=root_rank, op=reduce_op, **on)), x, x
     if collective == "all_gather":
         out = torch.empty(m * x.numel(), dtype=x.dtype, device=device)
-        return (lambda: tdist.all_gather_into_tensor(out, x, **on)), x, out
+        return (lambda: fn(out, x, **on)), x, out
     if collective == "reduce_scatter":
         out = torch.empty(x.numel() // m, dtype=x.dtype, device=device)
-        return (lambda: tdist.reduce_scatter_tensor(out, x, op=reduce_op, **on)), x, out
+        return (lambda: fn(out, x, op=reduce_op, **on)), x, out
     out = torch.empty_like(x)                                   # all_to_all
-    return (lambda: tdist.all_to_all_single(out, x, **on)), x, out
+    return (lambda: fn(out, x, **on)), x, out
 
 
 def _groups(task, rank, tdist):
@@ -192,10 +199,13 @@ def _groups(task, rank, tdist):
 def timed_task(task, rank, n, torch, tdist, device, backend, exchange, board, index):
     """In a worker: one size of a sweep for one implementation, in nccl-tests' order
     (``BenchTime`` in its src/common.cu): ``warmup`` untimed iterations, a barrier, ``iters``
-    timed ones, then one checked iteration on inputs made afresh. Returns ``((elements of
-    this rank's checked iteration that differ from the collective's definition, seconds per
-    timed iteration on this rank), "timed")``, the ``(result, op)`` pair every task of a
-    worker returns (the check is made here: a rank's row never travels back)."""
+    timed ones, then one checked iteration on inputs made afresh. On a GPU (``backend``
+    "nccl") the timed iterations are enqueued and the device synchronised once after them,
+    as nccl-tests does by default (``-z 0``: ``completeColl`` once after the loop). Returns
+    ``((elements of this rank's checked iteration that differ from the collective's
+    definition, seconds per timed iteration on this rank), "timed")``, the ``(result, op)``
+    pair every task of a worker returns (the check is made here: a rank's row never travels
+    back)."""
     import time
 
     dtype = np.dtype(task["dtype"])
@@ -224,7 +234,6 @@ def timed_task(task, rank, n, torch, tdist, device, backend, exchange, board, in
 
         def run():
             call()
-            sync()
 
         def reset():
             x.copy_(torch.from_numpy(row.copy()).to(device))
@@ -233,13 +242,16 @@ def timed_task(task, rank, n, torch, tdist, device, backend, exchange, board, in
             return out.cpu().numpy().copy()
     for _ in range(task["warmup"]):
         run()
+    sync()
     tdist.barrier()
     start = time.perf_counter()
-    for _ in range(task["iters"]):
-        run()
+    for _ in range(task["iters"]):          # on a GPU: enqueued, then one synchronisation,
+        run()                               # as nccl-tests' default -z 0 does
+    sync()
     seconds = (time.perf_counter() - start) / task["iters"]
     reset()                                 # the check runs on fresh inputs, once
     run()
+    sync()
     checked = output()
     wrong = _wrong_on_rank(task["schedule"], rank, checked, task["length"], dtype)
     return (wrong, seconds), "timed"
@@ -292,9 +304,7 @@ def plan(schedule, sizes_bytes=None, *, dtype="float32", iters=20, warmup=1, tor
         raise CollectivesError(f"sweep times torch's own {', '.join(TIMED_TORCH)}; for "
                                f"{spec.name} pass torch=False")
     groups = None if schedule.n_groups == 1 else [list(map(int, g)) for g in schedule.groups]
-    torch_name = {"all_gather": "all_gather_into_tensor",
-                  "reduce_scatter": "reduce_scatter_tensor",
-                  "all_to_all": "all_to_all_single"}.get(spec.name, spec.name)
+    torch_name = TORCH_OPS[spec.name][0] if spec.name in TORCH_OPS else spec.name
     tasks, meta = [], []
     for r in range(int(repeats)):
         again = f" (repeat {r + 1} of {repeats})" if repeats > 1 else ""

@@ -21,7 +21,7 @@ from ..semantics import collective_spec
 from ..validation import input_rows
 
 __all__ = ["TORCH_OPS", "P2P_OP", "MESH_OP", "Comparison", "Exchange", "run_collective",
-           "torch_job", "compare", "mesh_groups_task"]
+           "torch_job", "compare", "mesh_groups_task", "torch_op"]
 
 #: the torch function a device-mesh task calls (:func:`mesh_groups_task`)
 MESH_OP = "torch.distributed.device_mesh.init_device_mesh"
@@ -53,8 +53,9 @@ class Comparison:
     """A schedule's outputs next to ``torch.distributed``'s own collective on the same inputs.
 
     ``ranks``: the rows compared (all ranks; only the roots for ``reduce`` and ``gather``,
-    whose other rows NCCL and gloo leave unspecified). ``equal``: exact equality on those rows (use integer
-    or integer-valued inputs: float sums in a different order round differently).
+    whose other rows NCCL and gloo leave unspecified). ``equal``: exact equality on those
+    rows (use integer or integer-valued inputs: float sums in a different order round
+    differently).
     """
 
     collective: str
@@ -164,8 +165,10 @@ class Exchange:
         return t.cpu().numpy().view(dtype).reshape((count,) + tuple(row_shape))
 
 
-def _torch_op(tdist, collective):
-    """``(name, function)``: the first of ``TORCH_OPS[collective]`` this torch has."""
+def torch_op(tdist, collective):
+    """``(name, function)``: the first of ``TORCH_OPS[collective]`` the ``torch.distributed``
+    module ``tdist`` has (the newest name first: torch 2.13 deprecates
+    ``all_gather_into_tensor`` and ``reduce_scatter_tensor``)."""
     for name in TORCH_OPS[collective]:
         fn = getattr(tdist, name, None)
         if fn is not None:
@@ -196,7 +199,7 @@ def run_collective(task, n, torch, tdist, device, backend, rank=None):
     :class:`~collectives.CollectivesError` saying so."""
     collective, root = task["collective"], task["root"]
     x = torch.from_numpy(task["row"].copy()).to(device)
-    name, fn = _torch_op(tdist, collective)
+    name, fn = torch_op(tdist, collective)
     reduce_op = tdist.ReduceOp.MAX if task.get("op") == "max" else tdist.ReduceOp.SUM
     group, members = _my_group(task, rank, tdist)
     m = n if members is None else len(members)

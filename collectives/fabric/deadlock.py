@@ -4,12 +4,14 @@ On a lossless fabric (PFC on RoCE, credits on InfiniBand) a packet that waits in
 buffer of link ``a`` for space on the next link ``b`` of its route makes ``a``'s buffer
 depend on ``b``'s: ``b`` full pauses ``a``. When the dependencies of all routes close a
 cycle, every buffer of the cycle can be full and paused by the next one at once, and no
-packet on it moves again: a deadlock, however small the traffic that filled them (Guo et
-al., "RDMA over Commodity Ethernet at Scale", SIGCOMM 2016, report such PFC deadlocks in
-Microsoft's RoCE fabric). Up/down routing in a Clos has none: every route climbs and then
+packet on it moves again: a deadlock, however small the traffic that filled them. The
+cycle is necessary, not sufficient: whether a deadlock forms depends on the traffic too
+(Hu et al., HotNets 2016). Up/down routing in a Clos has none: every route climbs and then
 descends, so a dependency never leads from a down link back to an up link and no cycle can
-close. Routes that bounce (down into a leaf and up again, as a reroute around a failure
-can) may close one.
+close. Routes that leave up/down (down into a leaf and up again, as a reroute around a
+failure can) may close one; Guo et al. ("RDMA over Commodity Ethernet at Scale", SIGCOMM
+2016, section 4.2) met a PFC deadlock in a Microsoft test cluster, a Clos with up/down
+routing, when Ethernet packet flooding broke the up/down routes.
 
 :func:`buffer_dependencies` lists the dependency edges (link a -> link b) of a set of
 routes, :func:`dependency_cycle` finds a cycle among them (or None), :func:`node_path_links`

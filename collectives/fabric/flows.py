@@ -3,16 +3,24 @@ enhanced ECMP, a centrally engineered assignment), max-min fair rates, and how l
 synchronous step or a whole collective takes under those rates.
 
 **What is modelled.** A *connection* (src, dst, bytes) is split over ``qps`` queue pairs
-(NCCL's ``NCCL_IB_QPS_PER_CONNECTION``), each a *flow* of an equal share of the bytes. ECMP
-hashes a flow's header (the package's one flow hash, :mod:`collectives.topology.hashing`):
-with ``hash_qp=False`` the hash sees only ``(src, dst)``, so all QPs of a connection share
-one path (the low-entropy case); with ``hash_qp=True`` (enhanced ECMP, which also hashes the
-QP) each QP gets its own draw. On a cluster routed ``"adaptive"`` each flow is spread evenly
-over its equal-cost paths (``Flows.share``: the fraction of the flow on each link it
-crosses), the ideal of adaptive routing and packet spraying. ``scheme="engineered"`` is a
-central controller that knows the traffic matrix and places flows, biggest first, hop by
-hop on the least-loaded usable candidate (flows with the same candidates take them in
-round-robin order of load); it is a greedy heuristic, not an optimum.
+(NCCL's ``NCCL_IB_QPS_PER_CONNECTION``), each a *flow* of an equal share of the bytes. That
+equal share is NCCL's split mode (``NCCL_IB_SPLIT_DATA_ON_QPS=1``: "each message will be
+split evenly on each queue pair"); NCCL's default since 2.20 is round-robin (``=0``: "queue
+pairs will be used in round-robin mode for each message"), whose long-run average over many
+messages is the same share. ECMP hashes a flow's header (the package's one flow hash,
+:mod:`collectives.topology.hashing`): with ``hash_qp=False`` the hash sees only the pair
+``(src, dst)``, so all QPs of a connection share one path: a NIC that gives every QP of a
+connection the same UDP source port, the low-entropy case (the upstream Linux mlx5 driver instead
+derives each QP's source port from the two QP numbers when the flow label is 0, as NCCL
+leaves it, so plain five-tuple ECMP already tells them apart: ``hash_qp=True`` models that
+too); with ``hash_qp=True`` each QP gets its own draw, as with Meta's enhanced ECMP, which
+makes the switch hash the RoCE header's destination QP. On a cluster routed ``"adaptive"``
+each flow is spread evenly over its equal-cost paths (``Flows.share``: the fraction of the
+flow on each link it crosses), the ideal of adaptive routing and packet spraying.
+``scheme="engineered"`` is a central controller that knows the traffic matrix and places
+flows, biggest first, hop by hop on the least-loaded usable candidate (flows with the same
+candidates take them in round-robin order of load); it is a greedy heuristic, not an
+optimum.
 
 Rates are **max-min fair** (progressive filling): all unfrozen flows grow at the same pace;
 when a link fills, the flows crossing it freeze. This is the rate allocation an ideal

@@ -29,7 +29,8 @@ picks among the usable candidates, like per-flow ECMP (``routing="hash"``; "dmod
 "adaptive" as :func:`~collectives.topology.gpu_cluster` says). After
 :meth:`LayeredFabric.fail` only live links are usable, and only towards switches that can
 still reach the destination's leaf (the way routing protocols withdraw routes), so traffic
-reroutes.
+reroutes; a hashed choice then takes the ``(c mod live)``-th live candidate, so a failure
+re-spreads every flow above the failed one, as ECMP without resilient hashing does.
 
 **Left out:** queues, buffers, PFC, ECN and congestion control; NIC and PCIe limits;
 cabling other than the full mesh (or stripes) between adjacent tiers. Taught in chapter

@@ -26,15 +26,21 @@ from .layered import Tier, layered
 
 __all__ = ["fat_tree_counts", "clos_counts", "clos_count", "fabric_bisection",
            "leaf_spine_bisection", "failure_slowdown", "pfc_headroom", "mlx5_xoff",
-           "MLX5_FIXED_BYTES_PER_GBPS", "MLX5_RESPONSE_S", "FIBRE_M_PER_S"]
+           "MLX5_FIXED_BYTES_PER_GBPS", "MLX5_RESPONSE_S", "FIBRE_M_PER_S",
+           "JUMBO_FRAME_BYTES"]
 
 #: NVIDIA's mlx5 Linux driver (drivers/net/ethernet/mellanox/mlx5/core/en/port_buffer.c,
 #: ``calculate_xoff``): "xoff = ((301+2.16 * len [m]) * speed [Gbps] + 2.72 MTU [B])", the
-#: speed taken as at least 40 Gb/s. The fixed term, 301 bytes per Gb/s of line rate, is the
-#: time a port keeps receiving whatever the cable: the sender's response time and the
-#: NICs' own pipeline, 301 x 8 / 1e9 s = 2.41 us
+#: speed taken as at least 40 Gb/s. The fixed term, 301 bytes per Gb/s of line rate, is what
+#: a port keeps receiving whatever the cable: 301 x 8 / 1e9 s = 2.41 us. The driver does not
+#: break it down; it lumps the peer's reaction to the pause with the interface and PHY/MAC
+#: delays of both ends. It sizes a NIC's receive buffer (the NIC pausing its switch)
 MLX5_FIXED_BYTES_PER_GBPS = 301
+#: the fixed term as a time, 2.41 us (the default ``response_s`` of :func:`pfc_headroom`)
 MLX5_RESPONSE_S = MLX5_FIXED_BYTES_PER_GBPS * 8 / 1e9
+#: the largest frame of an Ethernet fabric that allows jumbo frames (9,216 bytes; also the
+#: mlx5 driver's MINIMUM_MAX_MTU, the least it reserves above xoff for a lossless buffer)
+JUMBO_FRAME_BYTES = 9216
 #: light in fibre and twin-ax copper: about two thirds of c (Cisco's PFC white paper: 65 %
 #: of c in single-mode fibre, 70 % in twin-ax; 2e8 m/s is 67 %)
 FIBRE_M_PER_S = 2e8
@@ -118,31 +124,51 @@ def failure_slowdown(hosts_per_leaf, uplinks, failed):
     return after / before
 
 
-def pfc_headroom(link_bandwidth, cable_m, *, mtu=4096, response_s=MLX5_RESPONSE_S,
-                 fibre_m_per_s=FIBRE_M_PER_S):
+def pfc_headroom(link_bandwidth, cable_m, *, mtu=4096, receiver_mtu=None,
+                 response_s=MLX5_RESPONSE_S, interface_s=0.0, fibre_m_per_s=FIBRE_M_PER_S):
     """Bytes a PFC receiver must still be able to absorb after deciding to pause its sender,
     on a link of ``link_bandwidth`` bytes/s and ``cable_m`` metres: the terms of Cisco's
     white paper "Priority Flow Control: Build Reliable Layer 2 Infrastructure", each at line
-    rate. The frame the receiver has begun to send (the pause waits behind it: ``mtu``
-    bytes), the pause's trip to the sender and the bytes on their way back (a cable round
-    trip, ``2 cable_m / fibre_m_per_s`` seconds), the sender's response time
-    (``response_s``, default :data:`MLX5_RESPONSE_S`, which also covers the NICs'
-    pipelines), and the frame the sender has begun when it stops (``mtu`` again). With
-    ``response_s=0`` it is the cable-and-frames lower bound, which leaves the response out."""
+    rate.
+
+    * the frame the receiver has begun to send (the pause waits behind it), which "can
+      belong to any CoS", so the largest MTU of any class: ``receiver_mtu`` bytes (default
+      ``mtu``; :data:`JUMBO_FRAME_BYTES` where another class allows jumbo frames);
+    * the pause's trip to the sender and the bytes already on their way back: a cable round
+      trip, ``2 cable_m / fibre_m_per_s`` seconds;
+    * the sender's reaction to the pause: ``response_s``, by default
+      :data:`MLX5_RESPONSE_S`, the mlx5 driver's fixed term, which also holds the
+      interface and PHY delays of both ends (the driver does not break it down);
+    * transceiver and interface delays counted apart (Cisco's "transceiver latency"):
+      ``interface_s`` seconds, 0 by default because the driver's fixed term already
+      includes them;
+    * the frame of the paused (lossless) class the sender has begun when it stops:
+      ``mtu`` bytes.
+
+    With ``response_s=0`` it is the cable-and-frames lower bound. Left out: the IEEE 802.3
+    and 802.1Qbb bounds on each delay (not read for this package), buffer cells, and the
+    extra ``max_mtu`` the mlx5 driver keeps above its xoff threshold."""
     bw = number(link_bandwidth, "link_bandwidth", positive=True, unit="bytes/s per direction",
                 error=TopologyError)
     length = number(cable_m, "cable_m", unit="metres", error=TopologyError)
     frame = number(mtu, "mtu", positive=True, unit="bytes", error=TopologyError)
+    first = frame if receiver_mtu is None else number(
+        receiver_mtu, "receiver_mtu", positive=True, unit="bytes", error=TopologyError)
     response = number(response_s, "response_s", unit="seconds", error=TopologyError)
+    interface = number(interface_s, "interface_s", unit="seconds", error=TopologyError)
     speed = number(fibre_m_per_s, "fibre_m_per_s", positive=True, unit="m/s",
                    error=TopologyError)
-    return 2 * frame + (2 * length / speed + response) * bw
+    return first + frame + (2 * length / speed + response + interface) * bw
 
 
 def mlx5_xoff(link_bandwidth, cable_m, *, mtu=4096):
     """The PFC xoff headroom (bytes) NVIDIA's mlx5 driver reserves on a ConnectX port:
     ``(301 + 2.16 cable_m) * Gb/s + 2.72 mtu``, the line rate taken as at least 40 Gb/s
-    (:data:`MLX5_FIXED_BYTES_PER_GBPS`; integer arithmetic as in the driver left out)."""
+    (:data:`MLX5_FIXED_BYTES_PER_GBPS`; integer arithmetic as in the driver left out).
+    ``mtu`` is the netdev's (Ethernet) MTU, as the driver passes it (9,000 on a host set up
+    for jumbo frames). Left out: the driver also requires the lossless buffer to hold this
+    plus ``max_mtu`` (the netdev's max_mtu, at least 9,216 bytes) plus one buffer cell, and
+    sets the xon threshold ``max_mtu`` below the xoff one."""
     bw = number(link_bandwidth, "link_bandwidth", positive=True, unit="bytes/s per direction",
                 error=TopologyError)
     length = number(cable_m, "cable_m", unit="metres", error=TopologyError)

@@ -182,8 +182,10 @@ __all__ = [
     "call", "fastest_name", "dispatch_seconds", "step_states", "describe_slot",
     "schedule_seconds", "recheck", "NEIGHBOUR_RULES", "run_isolated", "NO_PACKAGE",
     "FORBIDDEN", "SCHEDULE_TOOLS",
-    "check_shape", "slice_hops", "slice_diameter", "slice_bisection_bandwidth",
+    "check_shape", "check_estimate", "check_no_worse",
+    "slice_hops", "slice_diameter", "slice_bisection_bandwidth",
     "v5e_axis_seconds", "v5e_all_reduce_seconds", "best_v5e_slice_shape", "wrapped_axis_for",
+    "v5e_axis_lower_bound", "v5e_slice_all_reduce_seconds", "wrapped_axis_step_seconds",
     "hierarchical_level_seconds", "hierarchical_bottleneck", "pipelined_hierarchical_seconds",
     "hierarchical_segments_needed", "mesh_step_seconds", "rail_placement", "placement_slowdown",
     "check_placement", "misplacement_ratio", "rail_all_reduce_seconds", "sharp_or_ring",
@@ -234,14 +236,16 @@ def _load(name):
 for _name in MODULES:
     _load(_name)
 
-from .checks import (check_choice, check_close, check_number, check_reference,  # noqa: E402
-                     check_shape, dispatch_seconds, fastest_name, schedule_seconds)
+from .checks import (check_choice, check_close, check_estimate, check_no_worse,  # noqa: E402
+                     check_number, check_reference, check_shape, dispatch_seconds,
+                     fastest_name, schedule_seconds)
 from .diagnosis import NEIGHBOUR_RULES, check_schedule, describe_slot, step_states  # noqa: E402
 from .isolation import FORBIDDEN, NO_PACKAGE, SCHEDULE_TOOLS, call, run_isolated  # noqa: E402
 from .tasks.topology_reasoning import (best_v5e_slice_shape,  # noqa: E402
                                        slice_bisection_bandwidth, slice_diameter, slice_hops,
-                                       v5e_all_reduce_seconds, v5e_axis_seconds,
-                                       wrapped_axis_for)
+                                       v5e_all_reduce_seconds, v5e_axis_lower_bound,
+                                       v5e_axis_seconds, v5e_slice_all_reduce_seconds,
+                                       wrapped_axis_for, wrapped_axis_step_seconds)
 from .tasks.cluster_collectives import (check_placement, hierarchical_bottleneck,  # noqa: E402
                                         hierarchical_level_seconds,
                                         hierarchical_segments_needed, mesh_step_seconds,

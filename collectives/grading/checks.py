@@ -1,4 +1,6 @@
-"""Check primitives: one number, a number close to a reference, a choice, a shape.
+"""Check primitives: one number, a number close to a reference, a choice, a shape, and an
+answer graded by what it costs (an estimate no slower than the best schedule's time and no
+faster than any schedule can be; a choice that costs no more than the best one).
 
 Each check first looks at the *form* of the answer (one real number where seconds are
 expected, a string where a name is expected) and raises :class:`~collectives.GradingError`
@@ -27,6 +29,7 @@ from ..errors import GradingError
 
 __all__ = [
     "check_number", "check_close", "check_choice", "check_reference", "check_shape",
+    "check_estimate", "check_no_worse",
     "schedule_seconds", "fastest_name", "dispatch_seconds", "ratio_hint", "count_text",
     "Opaque", "type_name", "show", "in_words", "TOP_LEVEL", "MAX_ITEMS", "NOT_WRITTEN",
 ]
@@ -214,6 +217,20 @@ def check_shape(value, what, *, expected=None, reference=None, args=(), kwargs=N
     slice shape such as ``(8, 16)``); with ``reference`` (a dotted name inside
     ``collectives``, e.g. ``"grading.best_v5e_slice_shape"``), ``expected`` is computed as
     ``reference(*args, **kwargs)`` by the package itself. Returns the value as a tuple."""
+    sizes = _shape_sizes(value, what)
+    if reference is not None:
+        expected = _resolve(reference)(*args, **dict(kwargs or {}))
+    if expected is None:
+        raise GradingError(f"the test gives no expected shape for {what} (a bug in the test, "
+                           "not in your answer)")
+    expected = tuple(int(s) for s in expected)
+    if tuple(sizes) != expected:
+        raise AssertionError(f"{what} is {tuple(sizes)}, but the answer is {expected}")
+    return tuple(sizes)
+
+
+def _shape_sizes(value, what):
+    """``value`` as a list of ints, if it is a tuple or list of ints; else a GradingError."""
     if isinstance(value, np.ndarray) and value.ndim == 1:
         value = value.tolist()
     if not isinstance(value, (tuple, list)):
@@ -226,15 +243,7 @@ def check_shape(value, what, *, expected=None, reference=None, args=(), kwargs=N
                 size, (float, np.floating)) else ""
             raise GradingError(f"{what}[{i}] is {in_words(size)}; expected an int{hint}")
         sizes.append(int(size))
-    if reference is not None:
-        expected = _resolve(reference)(*args, **dict(kwargs or {}))
-    if expected is None:
-        raise GradingError(f"the test gives no expected shape for {what} (a bug in the test, "
-                           "not in your answer)")
-    expected = tuple(int(s) for s in expected)
-    if tuple(sizes) != expected:
-        raise AssertionError(f"{what} is {tuple(sizes)}, but the answer is {expected}")
-    return tuple(sizes)
+    return sizes
 
 
 #: the functions the package's top level re-exports, by the module that defines them: a
@@ -289,6 +298,78 @@ def check_reference(value, what, reference, args=(), kwargs=None, *, rel=1e-9, a
     want = _expected_number(function(*args, **kwargs), f"{source}")
     _compare(got, want, what, rel, abs_tol, source=source)
     return got
+
+
+def _called(reference, args, kwargs):
+    """``collectives.<reference>(*args, **kwargs)`` and the text that names the call."""
+    shown = ", ".join([show(a) for a in args] + [f"{k}={show(v)}" for k, v in kwargs.items()])
+    return _resolve(reference)(*args, **kwargs), f"collectives.{reference}({shown})"
+
+
+def check_estimate(value, what, reference, args=(), kwargs=None, *, bound, rel=1e-9,
+                   abs_tol=0.0):
+    """Check an estimate (seconds, say) by what it claims: no slower than
+    ``collectives.<reference>(*args, **kwargs)``, the time of a schedule the package builds,
+    and no faster than ``collectives.<bound>(*args, **kwargs)``, a lower bound no schedule can
+    beat, both within ``rel`` (relative) or ``abs_tol``. So a learner who finds a schedule
+    faster than the package's passes, and one who claims the impossible does not; where the
+    package's schedule reaches the bound, the two agree and the estimate must match it.
+    Returns ``value`` as a float."""
+    got = check_number(value, what)
+    kwargs = dict(kwargs or {})
+    ceiling, source = _called(reference, args, kwargs)
+    floor_, bound_source = _called(bound, args, kwargs)
+    ceiling = _expected_number(ceiling, source)
+    floor_ = _expected_number(floor_, bound_source)
+    if got > ceiling * (1 + rel) + abs_tol:
+        raise AssertionError(
+            f"{what} is {got!r}, slower than {ceiling!r} = {source}, the time of a schedule "
+            f"the wiring allows: a faster schedule exists{ratio_hint(got, ceiling)}")
+    if got < floor_ * (1 - rel) - abs_tol:
+        raise AssertionError(
+            f"{what} is {got!r}, below {floor_!r} = {bound_source}, less than any schedule can "
+            f"take{ratio_hint(got, floor_)}")
+    return got
+
+
+def check_no_worse(value, what, *, cost, reference, args=(), kwargs=None, options=None,
+                   rel=1e-6):
+    """Check a choice by what it costs, never by which one the package picks: the learner's
+    ``value`` passes when ``collectives.<cost>(value, *args, **kwargs)`` is no more than
+    ``rel`` (relative) above the cost of ``collectives.<reference>(*args, **kwargs)``, the
+    package's best choice. A tie, or a choice as good as the reference's by another route,
+    passes. ``value`` is a name (with ``options``: one of them, as in :func:`check_choice`) or
+    a shape (a tuple or list of ints, as in :func:`check_shape`); the cost function raises a
+    :class:`GradingError` for a value that is not a candidate. Returns the value (a shape as
+    a tuple)."""
+    if options is not None:
+        if not isinstance(value, str):
+            raise GradingError(f"{what} should be a string (a name), but it is "
+                               f"{in_words(value)}")
+        if value not in options:
+            raise AssertionError(f"{what} is {value!r}, which is not one of the choices: "
+                                 f"{', '.join(map(repr, options))}")
+    else:
+        value = tuple(_shape_sizes(value, what))
+    kwargs = dict(kwargs or {})
+    best = _resolve(reference)(*args, **kwargs)
+    best = best if isinstance(best, str) else tuple(best)
+    price = _resolve(cost)
+    shown = ", ".join([show(a) for a in (value,) + tuple(args)]
+                      + [f"{k}={show(v)}" for k, v in kwargs.items()])
+    source = f"collectives.{cost}({shown})"
+    try:
+        mine = price(value, *args, **kwargs)
+    except GradingError as exc:                       # not a candidate: the learner's error
+        raise AssertionError(f"{what} is {show(value)}: {exc}") from None
+    theirs = price(best, *args, **kwargs)
+    mine = _expected_number(mine, source)
+    theirs = _expected_number(theirs, f"collectives.{cost} of {show(best)}")
+    if mine > theirs * (1 + rel):
+        raise AssertionError(
+            f"{what} is {show(value)}, which costs {mine:.6g} ({source}), more than the "
+            f"{theirs:.6g} of {show(best)}{ratio_hint(mine, theirs)}")
+    return value
 
 
 # ---- timing helper ---------------------------------------------------------------------------

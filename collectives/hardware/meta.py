@@ -5,8 +5,8 @@ its source and every assumption marked.
 16 GPUs, AI zones (two-stage non-blocking Clos of RTSWs and CTSW spines; the Llama 3 paper
 calls a zone a *pod*), zones joined by an aggregation tier (ATSW) oversubscribed 1:7.
 
-**The default is the Llama 3 24K cluster, the only layout Meta has published.** Its
-sources, and what they do not give:
+**The default is the Llama 3 24K cluster, the most detailed layout Meta has published
+for a training cluster of its generation.** Its sources, and what they do not give:
 
 * Llama 3 paper (Grattafiori et al., arXiv 2407.21783, section 3.3.1, "Network topology"):
   "each rack hosts 16 GPUs split between two servers and connected by a single Minipack2
@@ -17,24 +17,26 @@ sources, and what they do not give:
   server is equipped with eight GPUs and two CPUs. Within a server, the eight GPUs are
   connected via NVLink"; 400 Gb/s interconnects between GPUs. :data:`LLAMA3_24K`: 8 pods
   x 192 racks x 16 GPUs = 24,576 GPUs.
-* Gangidi et al., "RDMA over Ethernet for Distributed AI Training at Meta Scale" (SIGCOMM
-  2024) and Meta's engineering post on it: the RTSW / CTSW / ATSW names, the AI zone, CTSWs
-  with "deep buffers statically divided over the ports in the chassis".
+* Gangidi et al., "RDMA over Ethernet for Distributed Training at Meta Scale" (SIGCOMM
+  2024; Meta's blog post on it says "...for Distributed AI Training...") and Meta's
+  engineering post on it: the RTSW / CTSW / ATSW names, the AI zone, CTSWs with "deep
+  buffers statically divided over the ports in the chassis".
 * **Not published, assumed here**: the number of CTSWs per pod and of ATSWs, and the
   cabling. Every RTSW has one 400 Gb/s cable to each of its pod's 18 CTSWs (18 up for 16
-  down). Secondary summaries of the SIGCOMM paper, which we could not read ourselves,
-  report both a 1:1.125 spine redundancy (18 for 16) and that Meta raised the RTSW uplink
-  capacity to twice the downlinks ("1:2 under-subscribed") while it used path pinning:
-  ``spines=32`` builds the second. 1:7 at the CTSWs: 192 / 7 = 27.4 uplinks, which no
-  whole number of cables gives; the preset takes 27 per CTSW (192 / 27 = 7.11:1) spread
-  over 9 ATSWs (3 cables each, "mesh"). Every cable 400 Gb/s = 5e10 bytes/s per direction;
-  the servers' NVLink and PCIe as a DGX H100's (H100 SXM: 450 GB/s NVLink 4 per GPU, each
-  GPU's NIC behind PCIe Gen5 x16; the record "meta-roce-24k" in
+  down): assumed. No count is published for the 400G Llama 3 cluster. Meta's blog post, as
+  secondary copies quote it, says that while it pinned paths it upgraded the RTSW uplinks to
+  twice the downlinks (``spines=32`` builds that); secondary summaries of the SIGCOMM paper,
+  which we could not read, place a redundancy of about 1:1.125 (18 for 16) in the history of
+  one 200G AI zone after traffic engineering was deployed. 1:7 at the CTSWs: 192 / 7 = 27.4
+  uplinks, which no whole number of cables gives; the preset takes 27 per CTSW (192 / 27 =
+  7.11:1) spread over 9 ATSWs (3 cables each, "mesh"). Every cable 400 Gb/s = 5e10 bytes/s
+  per direction; the servers' NVLink and PCIe as a DGX H100's (H100 SXM: 450 GB/s NVLink 4
+  per GPU, each GPU's NIC behind PCIe Gen5 x16; the record "meta-roce-24k" in
   :mod:`collectives.hardware.systems`).
 * **What-if, not Meta's published layout**: :data:`WHAT_IF_32K`, the preset
   "meta-roce-32k": 8 zones of 252 racks (32,256 GPUs), 18 CTSWs per zone, 18 ATSWs, 7:1
-  (36 uplinks per CTSW): this course's earlier reading of Meta's Networking@Scale 2023
-  talks, never checked against the recordings.
+  (36 uplinks per CTSW): this course's earlier layout, not taken from any Meta source we
+  could check.
 
 Levels (:data:`collectives.topology.LEVELS`): "nvlink" and "pcie" inside a server, "leaf"
 for the GPU NICs' cables to the RTSW, "spine" RTSW-CTSW, "core" CTSW-ATSW. Taught in
@@ -55,9 +57,9 @@ __all__ = ["meta_cluster", "META_SOURCES", "GBPS_400", "GPUS_PER_SERVER", "LLAMA
 
 META_SOURCES = (
     "Grattafiori et al., The Llama 3 Herd of Models, arXiv 2407.21783, section 3.3.1",
-    "Gangidi et al., RDMA over Ethernet for Distributed AI Training at Meta Scale, "
+    "Gangidi et al., RDMA over Ethernet for Distributed Training at Meta Scale, "
     "SIGCOMM 2024",
-    "Meta, Networking@Scale 2023 (AI networking edition), talks on RoCE training fabrics",
+    "Engineering at Meta, A RoCE network for distributed AI training at scale, 2024-08-05",
 )
 #: 400 Gb/s per port, bytes/s per direction (Llama 3 paper: 400 Gbps interconnects)
 GBPS_400 = 400e9 / 8

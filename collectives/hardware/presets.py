@@ -13,7 +13,7 @@ servers. Left out: the hosts' PCIe and NIC as links on the DCN path (DCN is give
 chip), NVLink and InfiniBand latency (not published: 0 by default, can be given). GPU presets
 are built at the line rate by default; ``rates="effective"`` builds them at the effective
 rates of :mod:`collectives.hardware.systems` (NCCL's 20.6 GB/s per H100 NVLink link, 370.8
-GB/s per GPU, and the measured 48.5 GB/s per NIC).
+GB/s per GPU, and the 48.5 GB/s per NIC that nccl-tests' maintainers expect).
 """
 
 from __future__ import annotations
@@ -45,9 +45,10 @@ def preset(name: str, **options: Any) -> Topology:
     """A Topology for hardware preset ``name`` (see :func:`presets`).
 
     TPU options: ``shape`` (the slice, default the full pod), ``wraparound`` (override
-    the published rule), ``hop_latency`` (seconds per link), ``slices`` (multislice: that many
-    copies of the slice joined over the data-center network) and ``dcn_latency`` (seconds;
-    default 0, not published); see :mod:`collectives.hardware.tpu`.
+    the published rule), ``hop_latency`` (seconds per link; default 1 us, an assumption after
+    The Scaling Book's "typically around 1us", not a published figure), ``slices``
+    (multislice: that many copies of the slice joined over the data-center network) and
+    ``dcn_latency`` (seconds; default 0, not published); see :mod:`collectives.hardware.tpu`.
 
     DGX nodes ("dgx-h100", "dgx-b200"): a :func:`~collectives.topology.cluster` of ``nodes``
     DGX nodes (default 1): 8 GPUs on the node's NVSwitch, each with its own 400 Gb/s NIC
@@ -63,10 +64,14 @@ def preset(name: str, **options: Any) -> Topology:
 
     Every GPU preset also takes ``rates``: "line" (default; the vendor's link rates) or
     "effective" (NVLink at NCCL's ``SM90_NVLINK_BW``/``SM100_NVLINK_BW`` x 18 links, NICs at
-    the measured 48.5 GB/s; :meth:`System.bandwidths`). Routing across the fabric:
-    ``routing="hash"`` (ECMP, the default), ``"dmodk"`` (deterministic up/down, as an
-    InfiniBand subnet manager routes) or ``"adaptive"`` (InfiniBand adaptive routing,
-    which NCCL enables by default on InfiniBand ports: ``src/transport/net_ib/init.cc``).
+    the expected 48.5 GB/s; :meth:`System.bandwidths`). Routing across the fabric:
+    ``routing="hash"`` (ECMP, the default: an Ethernet fabric's), ``"dmodk"``
+    (deterministic up/down, as an InfiniBand subnet manager routes) or ``"adaptive"`` (the
+    ideal of InfiniBand adaptive routing; NCCL's IB transport sends AR-capable transfers by
+    default, ``src/transport/net_ib/init.cc``, but the switches route adaptively only where
+    the fabric has AR enabled on the service level used: NCCL_IB_ADAPTIVE_ROUTING,
+    NCCL_IB_SL). A DGX SuperPOD's compute fabric is InfiniBand, so "dmodk" or "adaptive" is
+    its routing; "hash" is what the same cabling would do under ECMP.
 
     "meta-roce-24k" (the Llama 3 24K cluster, Meta's published layout) and "meta-roce-32k"
     (a labelled what-if: zones of 252 racks): :func:`~collectives.hardware.meta_cluster`

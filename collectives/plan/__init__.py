@@ -8,19 +8,21 @@ group on the topology with the mesh, picks and costs the algorithm with
 :func:`collectives.time` (all groups of an axis at once, sharing links), and reports the
 communication time, what is exposed after overlap, the bottleneck link level, memory per
 device and the compute/communication ratio. :func:`inference` does the same for prefill
-and decode. Taught in the capstone chapter.
+and decode; :func:`sensitivity` re-plans a step under other assumptions (MFU, link
+rates, how the fabric spreads flows, FP8 matmuls). Taught in the capstone chapter.
 """
 
-from .costing import Costing, Coster, domains
-from .inference import InferencePlan, inference
 from ..errors import LayoutError
+from .costing import ECMP_SCHEMES, Coster, Costing, domains, qp_timing
+from .inference import InferencePlan, inference
 from .layout import AXES, DEFAULT_ORDER, Layout
 from .model import MODEL_SOURCES, Transformer, model, models
 from .precision import PRECISIONS, Precision, precision
 from .report import Memory, Plan, Record
+from .sensitivity import WHAT_IFS, WhatIf, sensitivity
 from .step import training_step
 
 __all__ = ["Transformer", "model", "models", "MODEL_SOURCES", "Layout", "LayoutError",
            "AXES", "DEFAULT_ORDER", "training_step", "inference", "InferencePlan", "Plan",
            "Record", "Memory", "Precision", "PRECISIONS", "precision", "Costing", "Coster",
-           "domains"]
+           "domains", "qp_timing", "ECMP_SCHEMES", "sensitivity", "WhatIf", "WHAT_IFS"]

@@ -24,8 +24,24 @@ Every GPU preset carries its NVLink nodes (Meta's RoCE cluster included: its ser
 eight H100s with NVLink, Llama 3 paper, section 3.3.1), so a group inside a server is
 costed on the same topology as every other, over its NVSwitch.
 
-Costings are cached per topology (while it lives) by mesh, collective, axes and bytes, so
-plans of many layouts on one cluster share them. Left out: NVLink SHARP and InfiniBand
+**How the fabric spreads the flows** (``ecmp``, GPU clusters only; a TPU torus has no
+choice of path and is costed as built):
+
+* None (default): the cluster as built; every GPU preset hashes (ECMP) one flow per
+  connection, the low-entropy case (a ring's 8 or 16 NIC-to-NIC connections per node each
+  one elephant flow);
+* ``"plain"``: hashed ECMP, one flow per connection (the cluster re-routed ``"hash"``);
+* ``"e-ecmp"``: every connection split over ``qps`` queue pairs (16 by default: Meta's
+  collective library opens 16 network flows between two GPUs, and its Enhanced-ECMP hashes
+  further fields of the RoCE header so that they take different paths, Llama 3 paper,
+  arXiv 2407.21783, section 3.3.1; NCCL's knob is ``NCCL_IB_QPS_PER_CONNECTION``), each
+  routed on its own hashed path (:func:`collectives.fabric.route_flows` with
+  ``hash_qp=True``) and costed by :func:`qp_timing`;
+* ``"adaptive"``: the ideal of adaptive routing and packet spraying (the cluster re-routed
+  ``"adaptive"``: every connection spread evenly over its equal-cost paths).
+
+Costings are cached per topology (while it lives) by mesh, scheme, collective, axes and
+bytes, so plans of many layouts on one cluster share them. Left out: NVLink SHARP and InfiniBand
 SHARP (switch participants: see ``nvls_all_reduce``), NCCL's own ring and tree schedules
 (``collectives.algorithms.nccl``), protocol overheads, and any overlap between the phases
 of the hierarchical algorithms.
@@ -42,9 +58,18 @@ import numpy as np
 from .. import algorithms as A
 from ..cost import Timing, time
 from ..errors import CollectivesError
+from ..fabric.flows import route_flows
 from ..mesh import Mesh
+from ..topology import Cluster
+from ..validation import integer
 
-__all__ = ["Costing", "Coster", "domains", "forget_costings"]
+__all__ = ["Costing", "Coster", "domains", "forget_costings", "qp_timing", "ECMP_SCHEMES"]
+
+#: how a GPU fabric spreads a collective's flows (module text); None: as built
+ECMP_SCHEMES = (None, "plain", "e-ecmp", "adaptive")
+#: queue pairs per connection of the "e-ecmp" scheme: Meta's 16 flows per GPU pair (Llama 3
+#: paper, section 3.3.1)
+META_QPS = 16
 
 
 @dataclass(frozen=True, eq=False)
@@ -103,11 +128,58 @@ def domains(topology) -> tuple[str, int, int, str, str, str]:
 
 #: costings shared by every Coster of a topology, while the topology lives
 _SHARED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+#: each cluster re-routed "hash" or "adaptive", while it lives
+_REROUTED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 def forget_costings() -> None:
     """Drop every shared costing (benchmarks time plans from cold with it)."""
     _SHARED.clear()
+    _REROUTED.clear()
+
+
+def qp_timing(schedule, topology, nbytes: float, *, placement=None, qps: int = META_QPS
+              ) -> Timing:
+    """:func:`collectives.time`'s model (each step as long as its busiest link) with every
+    transfer split over ``qps`` queue pairs that the ECMP hash tells apart (enhanced ECMP):
+    the flows of each step routed by :func:`collectives.fabric.route_flows` (``hash_qp=True``)
+    on ``topology`` (a GPU cluster), rank r on endpoint ``placement[r]``. With equal flows
+    this is also :func:`collectives.fabric.collective_time`'s max-min fair step (the slowest
+    flow is on the busiest link). Returns a :class:`~collectives.cost.Timing` with its
+    per-level detail."""
+    if not isinstance(topology, Cluster):
+        raise CollectivesError(f"qp_timing needs a GPU cluster (its fabric hashes flows), got "
+                               f"{getattr(topology, 'name', type(topology).__name__)}")
+    qps = integer(qps, "qps", minimum=1)
+    n = schedule.n_ranks
+    nodes = np.arange(n) if placement is None else np.asarray(placement, dtype=np.int64)
+    traffic = schedule.traffic.placed(nodes)
+    chunk = float(nbytes) / schedule.n_chunks
+    bandwidth = topology.link_bandwidth
+    runs = traffic.runs
+    latency, transfer = np.zeros(len(runs)), np.zeros(len(runs))
+    busiest, busiest_bytes = np.full(len(runs), -1), np.zeros(len(runs))
+    link_bytes = np.zeros(topology.n_links)
+    for i, run in enumerate(runs):
+        flows = route_flows(topology, run.src, run.dst, run.chunks * chunk, qps=qps,
+                            hash_qp=True)
+        if not flows.n_flows:
+            continue
+        loads = flows.link_bytes()
+        link = int(np.argmax(loads / bandwidth))
+        busiest[i], busiest_bytes[i] = link, loads[link]
+        transfer[i] = loads[link] / bandwidth[link]
+        hops = np.bincount(flows.pair, weights=topology.link_latency[flows.link],
+                           minlength=flows.n_flows)
+        latency[i] = hops.max()
+        link_bytes += loads * run.repeat
+    per_step = traffic.run_of_step()
+    repeat = np.array([r.repeat for r in runs], dtype=np.int64)
+    return Timing(float(np.dot(repeat, latency + transfer)), float(nbytes),
+                  (latency + transfer)[per_step], latency[per_step], transfer[per_step],
+                  busiest[per_step], busiest_bytes[per_step], link_bytes,
+                  f"{schedule.name}, {qps} QPs (E-ECMP)", topology.name,
+                  tuple(topology.info.levels), topology.link_level)
 
 
 def _mesh_key(mesh: Mesh):
@@ -117,13 +189,40 @@ def _mesh_key(mesh: Mesh):
 
 
 class Coster:
-    """Costs collectives over the axes of ``mesh`` laid on ``topology``, with a cache."""
+    """Costs collectives over the axes of ``mesh`` laid on ``topology``, with a cache;
+    ``ecmp`` and ``qps``: how a GPU fabric spreads the flows (module text)."""
 
-    def __init__(self, topology, mesh: Mesh):
+    def __init__(self, topology, mesh: Mesh, *, ecmp: Optional[str] = None,
+                 qps: int = META_QPS):
+        if ecmp not in ECMP_SCHEMES:
+            raise CollectivesError(f"ecmp must be one of {', '.join(map(repr, ECMP_SCHEMES))}, "
+                                   f"got {ecmp!r}")
+        self.qps = integer(qps, "qps", minimum=1)
         self.topology = topology
         self.mesh = mesh
+        # the schemes choose among a fabric's equal-cost paths: a torus has none to choose
+        self.ecmp = ecmp if isinstance(topology, Cluster) else None
         self.kind, self.node_size, self.pod_size, *self.labels = domains(topology)
-        self._cache: dict = _SHARED.setdefault(topology, {}).setdefault(_mesh_key(mesh), {})
+        scheme = (self.ecmp, self.qps if self.ecmp == "e-ecmp" else None)
+        self._cache: dict = _SHARED.setdefault(topology, {}).setdefault(
+            (_mesh_key(mesh), scheme), {})
+
+    def _routed(self):
+        """The topology the costs are computed on (re-routed for "plain" and "adaptive")."""
+        if self.ecmp not in ("plain", "adaptive"):
+            return self.topology
+        routing = "hash" if self.ecmp == "plain" else "adaptive"
+        variants = _REROUTED.setdefault(self.topology, {})
+        if routing not in variants:
+            variants[routing] = (self.topology if self.topology.routing == routing
+                                 else self.topology.with_routing(routing))
+        return variants[routing]
+
+    def _time(self, schedule, nbytes):
+        if self.ecmp == "e-ecmp":
+            return qp_timing(schedule, self.topology, nbytes, placement=self.mesh.placement,
+                             qps=self.qps)
+        return time(schedule, self._routed(), nbytes, placement=self.mesh.placement)
 
     def span(self, axes: tuple[str, ...]) -> str:
         """Where the groups of ``axes`` reach: inside a node, across nodes, across pods."""
@@ -152,7 +251,7 @@ class Coster:
         rows = []
         for name, build in self._candidates(collective, axes, m):
             schedule = self.mesh.collective(build(), *axes)
-            timing = time(schedule, self.topology, nbytes, placement=self.mesh.placement)
+            timing = self._time(schedule, nbytes)
             rows.append((timing.seconds, name, timing, schedule))
         if not rows:
             raise CollectivesError(f"no algorithm for {collective} over {axes}")
@@ -258,21 +357,21 @@ class Coster:
             if levels:
                 n_nodes, per = levels
                 if collective == "all_gather":
-                    build = lambda: A.hierarchical_all_gather(A.ring_all_gather(n_nodes),   # noqa
+                    build = lambda: A.hierarchical_all_gather(A.ring_all_gather(n_nodes),
                                                               A.ring_all_gather(per))
                 else:
-                    build = lambda: A.hierarchical_reduce_scatter(                           # noqa
+                    build = lambda: A.hierarchical_reduce_scatter(
                         A.ring_reduce_scatter(per), A.ring_reduce_scatter(n_nodes))
                 out.append((f"hierarchical_{collective}", build))
             if inner:
                 shape, wrap = inner
                 n_nodes = levels[0]
                 if collective == "all_gather":
-                    build = lambda: A.hierarchical_all_gather(                              # noqa
+                    build = lambda: A.hierarchical_all_gather(
                         A.ring_all_gather(n_nodes),
                         A.torus_all_gather(shape, concurrent=True, wraparound=wrap))
                 else:
-                    build = lambda: A.hierarchical_reduce_scatter(                          # noqa
+                    build = lambda: A.hierarchical_reduce_scatter(
                         A.torus_reduce_scatter(shape, concurrent=True, wraparound=wrap),
                         A.ring_reduce_scatter(n_nodes))
                 out.append((f"multislice_{collective}", build))

@@ -4,9 +4,12 @@ layer, latency-bound): :func:`inference`.
 
 Per phase, per device (``b`` sequences per data-parallel replica, ``Ls`` blocks per stage):
 
-* tensor parallelism: two all-reduces per block forward (all-gather + reduce-scatter with
-  sequence parallelism) of the ``b x tokens x hidden`` activation: in prefill the prompt's
-  tokens (``/ cp``), in decode one token per sequence, every step;
+* tensor parallelism: two all-reduces per block forward of the ``b x tokens x hidden``
+  activation: in prefill the prompt's tokens (``/ cp``), in decode one token per sequence,
+  every step. Prefill uses sequence parallelism's all-gather + reduce-scatter only when
+  the layout asks for it (``sequence_parallel=True``; the layout's default, on with tp >
+  1, is training's); decode always all-reduces (one token per sequence cannot be split
+  over the sequence);
 * context parallelism (prefill only): K and V all-gathered per block;
 * expert parallelism: dispatch and combine all-to-alls per MoE block;
 * pipeline parallelism: each micro-batch's activation sent to the next stage;
@@ -14,14 +17,14 @@ Per phase, per device (``b`` sequences per data-parallel replica, ``Ls`` blocks 
 
 Data-parallel replicas serve their own requests and exchange nothing.
 
-Time per device: the larger of the matmuls at the chip's BF16 peak (2 x active parameters
-per token + attention, 4 x context x hidden per token and layer, the context averaged over
-the phase: half the prompt in prefill, the prompt plus half the new tokens in decode) and
-reading the stage's weights (and in decode, the KV cache) from HBM once per forward pass:
-prefill is usually compute-bound, decode memory-bound. Pipeline bubble:
-``(pp - 1) / micro_batches`` of it, as in training. Everything is exposed (no overlap).
-Weights in 2 bytes (1 for the "fp8" recipe: FP8 weights), KV cache and activations in 2.
-Latency: GPU presets have no published NVLink or InfiniBand latency (0 by default; give
+Time per device: the larger of the matmuls at ``mfu`` times the chip's BF16 peak (2 x active
+parameters per token + attention, 4 x context x hidden per token and layer, the context
+averaged over the phase: half the prompt in prefill, the prompt plus half the new tokens in
+decode) and reading the stage's weights (and in decode, the KV cache) from HBM once per
+forward pass: prefill is usually compute-bound, decode memory-bound. Pipeline bubble: ``(pp
+- 1) / micro_batches`` of it, as in training. Everything is exposed (no overlap). Weights in
+2 bytes (1 for the "fp8" recipe: FP8 weights), KV cache and activations in 2. Latency: GPU
+presets have no published NVLink or InfiniBand latency (0 by default; give
 ``hop_latency``/``network_latency`` to the preset), TPU presets 1 us per ICI hop, so
 decode's small messages cost latency only where it is modelled. Left out: continuous
 batching, speculative decoding, paged KV caches, sampling.
@@ -33,8 +36,8 @@ import math
 from dataclasses import dataclass
 from typing import Optional
 
-from ..errors import LayoutError
-from ..validation import integer
+from ..errors import CollectivesError, LayoutError
+from ..validation import integer, number
 from .builder import RecordBuilder, chip_numbers, resolve_cluster
 from .costing import Coster
 from .layout import Layout
@@ -81,10 +84,11 @@ class InferencePlan:
 def inference(model, layout: Layout, cluster, *, batch: int, prompt_len: int,
               new_tokens: int, recipe="bf16", flops_per_device: Optional[float] = None,
               hbm_bytes: Optional[float] = None,
-              hbm_bandwidth: Optional[float] = None) -> InferencePlan:
+              hbm_bandwidth: Optional[float] = None, mfu: float = 1.0) -> InferencePlan:
     """Plan serving ``batch`` sequences (over all replicas) of ``prompt_len`` prompt tokens
-    and ``new_tokens`` generated tokens of ``model`` under ``layout`` on ``cluster``.
-    Returns an :class:`InferencePlan` (module text: what is modelled)."""
+    and ``new_tokens`` generated tokens of ``model`` under ``layout`` on ``cluster``;
+    ``mfu`` (0 < mfu <= 1) the fraction of the peak the matmuls run at. Returns an
+    :class:`InferencePlan` (module text: what is modelled)."""
     m = named_model(model)
     if not isinstance(layout, Layout):
         raise LayoutError(f"layout must be a cl.plan.Layout, got {type(layout).__name__}")
@@ -93,6 +97,9 @@ def inference(model, layout: Layout, cluster, *, batch: int, prompt_len: int,
     batch = integer(batch, "batch", minimum=1)
     prompt_len = integer(prompt_len, "prompt_len", minimum=1)
     new_tokens = integer(new_tokens, "new_tokens", minimum=1)
+    mfu = number(mfu, "mfu", positive=True)
+    if mfu > 1:
+        raise CollectivesError(f"mfu is a fraction of the peak, 0 < mfu <= 1, got {mfu!r}")
     L = layout
     L.check(m, topology.n_ranks)
     if prompt_len % L.cp:
@@ -109,7 +116,8 @@ def inference(model, layout: Layout, cluster, *, batch: int, prompt_len: int,
     moe_per_stage = math.ceil(m.moe_layers / L.pp)
     weight_bytes = 1.0 if prec.name == "fp8" else 2.0
     a = prec.activation_bytes
-    sp = L.tp if L.sequence_parallel else 1
+    use_sp = L.sequence_parallel and not L.sequence_parallel_default
+    sp = L.tp if use_sp else 1
     dense = m.dense_parameters() / (L.tp * L.pp)
     experts = m.expert_parameters() / (L.tp * L.pp * L.ep)
     weights = (dense + experts) * weight_bytes / L.fsdp
@@ -122,7 +130,7 @@ def inference(model, layout: Layout, cluster, *, batch: int, prompt_len: int,
         add = builder.add
         act = b * tokens_per_seq * m.hidden * a
         count = steps * micro
-        if L.sequence_parallel:
+        if use_sp and name == "prefill":
             add("tp activation all-gather", "all_gather", ("tp",), act, 2 * per_stage * count,
                 "forward")
             add("tp activation reduce-scatter", "reduce_scatter", ("tp",), act,
@@ -134,12 +142,14 @@ def inference(model, layout: Layout, cluster, *, batch: int, prompt_len: int,
             add("cp key/value all-gather", "all_gather", ("cp",),
                 2 * b * prompt_len * kv_local * a, per_stage * count, "forward")
         if m.is_moe:
-            routed = b * tokens_per_seq / sp * m.top_k * m.hidden * a
+            split = sp if name == "prefill" else 1
+            routed = b * tokens_per_seq / split * m.top_k * m.hidden * a
             add("ep token dispatch all-to-all", "all_to_all", ("ep",), routed,
                 moe_per_stage * count, "forward")
             add("ep token combine all-to-all", "all_to_all", ("ep",), routed,
                 moe_per_stage * count, "forward")
-        add("pp activation send", "send_recv", ("pp",), act / sp, count, "forward")
+        add("pp activation send", "send_recv", ("pp",),
+            act / (sp if name == "prefill" else 1), count, "forward")
         if L.fsdp > 1:
             add("fsdp weight all-gather", "all_gather", ("fsdp",),
                 (dense + experts) * weight_bytes / per_stage, per_stage * count, "forward")
@@ -147,7 +157,7 @@ def inference(model, layout: Layout, cluster, *, batch: int, prompt_len: int,
         # QK^T and AV: 2 x 2 x context x (heads x head_dim) per token and layer
         flop_seconds = (2 * m.active_parameters() * tokens
                         + 4 * m.layers * m.hidden * attention_context * tokens) \
-            / topology.n_ranks / flops
+            / topology.n_ranks / flops / mfu
         read_seconds = 0.0 if hbm_bw is None else steps * micro * read_bytes / hbm_bw
         compute = max(flop_seconds, read_seconds)
         notes = (f"{'memory' if read_seconds > flop_seconds else 'compute'}-bound: matmuls "

@@ -5,7 +5,9 @@ the model-state recipe of :mod:`collectives.fp8.memory` behind each.
     BF16 weights and activations; gradients reduced in BF16 (2 bytes), as The Scaling Book
     counts data-parallel traffic and as PyTorch FSDP does with ``reduce_dtype=bfloat16``.
     Megatron-LM keeps FP32 ``main_grad`` (the memory recipe's 4 bytes) and by default
-    reduces it in FP32: pass ``grad_reduce_bytes=4`` to plan that.
+    reduces it in FP32 (unless ``--grad-reduce-in-bf16``), as torchtitan's FSDP
+    (``mixed_precision_reduce = "float32"``) and Llama 3 do: pass ``grad_reduce_bytes=4``
+    to plan that.
 ``"fp8"``
     FP8-LM's O2 (arXiv 2310.18313; :data:`collectives.fp8.memory.RECIPES` ``"fp8lm-o2"``):
     FP8 gradients and an FP8 all-reduce (1 byte), FP8 first moment, FP16 second moment;
@@ -15,9 +17,9 @@ the model-state recipe of :mod:`collectives.fp8.memory` behind each.
 
 Activations cross tensor-, context-, expert- and pipeline-parallel links in BF16 (2 bytes)
 in every recipe: FP8 dispatch (DeepSeek-V3) and Transformer Engine's FP8 all-gathers are
-left out. Compute runs at the chip's BF16 peak in every recipe: the FP8 peak of the chips
-is not in the course's pinned sources, so FP8 speeds up communication and memory here,
-never the matmuls.
+left out. The recipes do not change the matmuls' speed (compute at the chip's BF16 peak);
+``training_step(compute="fp8")`` does, a what-if at the chip's dense FP8 peak
+(:data:`collectives.plan.builder.FP8_PEAK`).
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ PRECISIONS = {
     "fp8lm-o1": Precision("fp8lm-o1", "fp8lm-o1", 1, 2),
     "fp8lm-o2": Precision("fp8lm-o2", "fp8lm-o2", 1, 2),
     "fp8lm-o3": Precision("fp8lm-o3", "fp8lm-o3", 1, 1),
+    "te-fp8-params": Precision("te-fp8-params", "te-fp8-params", 2, 1),
 }
 
 

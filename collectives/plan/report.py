@@ -1,11 +1,36 @@
 """The result of planning: one record per kind of collective, totals, memory, a table.
 
-Overlap rule (stated once, used by every plan): data-parallel collectives (gradient
-reduction, FSDP/ZeRO weight gathers) run in the background of the pass they belong to and
-are hidden up to that pass's compute (forward: 1/3 of a training step's matmuls, backward:
-2/3); tensor-, context-, expert- and pipeline-parallel collectives sit on the critical
-path (the next matmul needs their result) and are exposed in full. Inference exposes
-everything.
+Overlap rule (stated once, used by every plan, :meth:`Plan.exposed`). A step runs ``m``
+micro-batches; each pass (forward: 1/3 of a training step's matmuls, backward: 2/3) is
+``m`` equal slices, and a collective can hide only behind the compute of the slice it is
+issued in:
+
+* ``hidden_behind="forward"`` / ``"backward"``: issued in every micro-batch's pass (FSDP and
+  ZeRO-3 weight gathers and gradient reduce-scatters, ZeRO-2's gradient reduce-scatter),
+  hidden behind that micro-batch's slice;
+* ``"last backward"``: issued once per step in the last micro-batch's backward (the
+  gradient all-reduce of DDP and the ZeRO-1 reduce-scatter): Megatron-LM accumulates the
+  other micro-batches under ``no_sync`` and reduces "when all grads in a bucket have been
+  computed in all microbatches in a batch" (megatron/core/distributed/
+  distributed_data_parallel.py, the backward post-hook; schedules.py runs all micro-batches
+  but the last inside ``no_sync_func``), as PyTorch DDP's ``no_sync`` does ("gradients will
+  be accumulated on module variables, which will later be synchronized in the first
+  forward-backward pass exiting the context", torch/nn/parallel/distributed.py). Its
+  window is ``backward / m``, not the whole backward pass;
+* ``"first forward"``: the weight all-gather after a ZeRO-1 update, which Megatron's
+  ``overlap_param_gather`` waits for in the forward pre-hook of the first micro-batch;
+* None: on the critical path (tensor-, context-, expert- and pipeline-parallel collectives:
+  the next matmul needs their result), exposed in full.
+
+Per pass and per *stream* (``Record.stream``: "data" for the data-parallel collectives on
+the NICs, "tp" for tensor-parallel ones overlapped with their GEMMs, which run on NVLink
+beside them) the exposed time is ``(m - 1) max(0, c - w) + max(0, c + L - w)`` with ``w``
+the slice's compute, ``c`` the per-micro-batch collectives of one slice and ``L`` the
+once-per-step ones; with ``m = 1`` it is ``max(0, c + L - pass)``. Left out: with pipeline
+parallelism the later stages finish their last backward early and reduce in the drain
+bubble (Megatron's schedules.py: "Other pipeline stages do grad reduction during pipeline
+bubble"); the first stage, which ends the step, has only its last micro-batch. Inference
+exposes everything.
 """
 
 from __future__ import annotations
@@ -28,7 +53,9 @@ class Record:
     (where its groups reach: "inside a node", "across nodes", "across pods"; "ici"/"dcn"),
     ``algorithm`` (the one chosen), ``seconds`` (each), ``bottleneck_level`` (the link
     level bounding it), ``level_seconds`` (transfer seconds per link level, each), and the
-    grouped ``schedule`` costed (all groups of the axis at once).
+    grouped ``schedule`` costed (all groups of the axis at once); ``stream``: the overlap
+    stream it competes in ("data", or "tp" for tensor-parallel collectives overlapped with
+    their GEMMs; the module text).
     """
 
     purpose: str
@@ -45,6 +72,7 @@ class Record:
     bottleneck_level: Optional[str] = None
     level_seconds: dict = field(default_factory=dict)
     schedule: object = field(default=None, repr=False, compare=False)
+    stream: str = "data"
 
     @property
     def total_seconds(self) -> float:
@@ -70,7 +98,8 @@ class Memory:
     """Bytes per device: model states (``weights``, ``master``, ``grads``, ``optimizer``:
     Adam's two moments) from :func:`collectives.fp8.memory.bytes_per_parameter`,
     ``activations`` (an estimate, see the planner), ``kv_cache`` (inference), the device's
-    ``hbm``, and whether it ``fits``."""
+    ``hbm``, ``logits`` (the output layer's FP32 logits for the loss, on the last pipeline
+    stage), and whether it all ``fits``."""
 
     weights: float
     master: float
@@ -79,11 +108,12 @@ class Memory:
     activations: float
     kv_cache: float
     hbm: Optional[float]
+    logits: float = 0.0
 
     @property
     def total(self) -> float:
         return (self.weights + self.master + self.grads + self.optimizer + self.activations
-                + self.kv_cache)
+                + self.logits + self.kv_cache)
 
     @property
     def fits(self) -> Optional[bool]:
@@ -93,7 +123,7 @@ class Memory:
     def breakdown(self) -> dict[str, float]:
         return {"weights": self.weights, "master": self.master, "grads": self.grads,
                 "optimizer": self.optimizer, "activations": self.activations,
-                "kv_cache": self.kv_cache, "total": self.total}
+                "logits": self.logits, "kv_cache": self.kv_cache, "total": self.total}
 
 
 def _words(text):
@@ -140,7 +170,8 @@ class Plan:
     ``collectives``: the :class:`Record` s; ``compute_seconds`` (matmuls at the chip's
     peak, or for decode the larger of that and reading the weights and KV cache from HBM),
     split into ``forward_seconds`` and ``backward_seconds``; ``bubble_seconds`` (pipeline
-    fill and drain); ``memory`` (:class:`Memory`); ``notes``: what this plan assumed.
+    fill and drain); ``memory`` (:class:`Memory`); ``notes``: what this plan assumed;
+    ``micro_batches``: the slices each pass's overlap window is cut into (module text).
     """
 
     name: str
@@ -156,6 +187,7 @@ class Plan:
     notes: tuple[str, ...] = ()
     topology: object = field(default=None, repr=False)
     placement: object = field(default=None, repr=False)
+    micro_batches: int = 1
 
     # ---- totals --------------------------------------------------------------------------
     @property
@@ -170,19 +202,50 @@ class Plan:
 
     def exposed(self, purpose: str = "") -> float:
         """Exposed seconds of the records whose purpose contains the words of ``purpose``
-        (all by default), each pass's compute hiding only those records."""
+        (all by default), each micro-batch's slice of a pass hiding only those records
+        (the module's overlap rule)."""
         chosen = [r for r in self.collectives if matches(purpose, r.purpose)]
-        windows = {"forward": self.forward_seconds, "backward": self.backward_seconds}
+        m = max(int(self.micro_batches), 1)
         exposed = sum(r.total_seconds for r in chosen if r.hidden_behind is None)
-        for phase, window in windows.items():
-            hidden = sum(r.total_seconds for r in chosen if r.hidden_behind == phase)
-            exposed += max(0.0, hidden - window)
+        passes = (("forward", "first forward", self.forward_seconds),
+                  ("backward", "last backward", self.backward_seconds))
+        for stream in sorted({r.stream for r in chosen}):
+            mine = [r for r in chosen if r.stream == stream]
+            for each, once, seconds in passes:
+                slice_ = seconds / m
+                per = sum(r.total_seconds for r in mine if r.hidden_behind == each) / m
+                single = sum(r.total_seconds for r in mine if r.hidden_behind == once)
+                exposed += (m - 1) * max(0.0, per - slice_) + max(0.0, per + single - slice_)
         return float(exposed)
+
+    def window(self, record: Record) -> float:
+        """The compute that can hide one issue of ``record`` (seconds): a micro-batch's
+        slice of its pass (the whole pass with one micro-batch), 0 on the critical path."""
+        m = max(int(self.micro_batches), 1)
+        seconds = {"forward": self.forward_seconds, "first forward": self.forward_seconds,
+                   "backward": self.backward_seconds,
+                   "last backward": self.backward_seconds}.get(record.hidden_behind, 0.0)
+        return seconds / m
 
     @property
     def step_seconds(self) -> float:
         """``compute + bubble + exposed``."""
         return self.compute_seconds + self.bubble_seconds + self.exposed_seconds
+
+    @property
+    def bubble_with_communication_seconds(self) -> float:
+        """The pipeline bubble with each micro-batch's critical-path communication counted:
+        Narayanan et al. (arXiv 2104.04473, section 2.2.1) write the bubble ``(p - 1)(t_f +
+        t_b)`` with ``t_f, t_b`` the time to execute a micro-batch's forward and backward,
+        which includes the collectives the next kernel waits for (TP, EP, CP, the pipeline
+        sends). ``bubble_seconds``, which ``step_seconds`` adds, scales the compute only:
+        this is the same fraction of compute + those records (a lower bound on neither:
+        another reading of the same schedule)."""
+        if self.compute_seconds <= 0:
+            return 0.0
+        on_path = sum(r.total_seconds for r in self.collectives if r.hidden_behind is None)
+        return float(self.bubble_seconds / self.compute_seconds
+                     * (self.compute_seconds + on_path))
 
     @property
     def compute_to_communication(self) -> float:
@@ -277,7 +340,8 @@ class Plan:
                   f"compute/communication {ratio:.3g}; bottleneck {self.bottleneck or '-'}",
                   f"memory per device {_gb(mem.total)} (weights {_gb(mem.weights)}, master "
                   f"{_gb(mem.master)}, grads {_gb(mem.grads)}, optimizer {_gb(mem.optimizer)}, "
-                  f"activations {_gb(mem.activations)}, KV cache {_gb(mem.kv_cache)})"
+                  f"activations {_gb(mem.activations)}, logits {_gb(mem.logits)}, KV cache "
+                  f"{_gb(mem.kv_cache)})"
                   + ("" if mem.hbm is None else
                      f" of {_gb(mem.hbm)} HBM: {'fits' if mem.fits else 'DOES NOT FIT'}")]
         lines += [f"- {note}" for note in self.notes]

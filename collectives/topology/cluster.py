@@ -77,7 +77,12 @@ own node's NVSwitch (NVLS) and its leaf (InfiniBand SHARP) when the nodes have N
 
 **Failures**: :meth:`Cluster.fail` takes fabric cables or switches down; routing then
 avoids them and the switches that can no longer reach the destination's leaf (the way
-routing protocols withdraw routes), for every routing option.
+routing protocols withdraw routes), for every routing option. A choice among candidates
+of which some are down takes the ``(c mod live)``-th live one for the column ``c`` it would
+take with all of them up: like ECMP without resilient hashing, a failure moves not only the
+flows of the failed candidate but every flow whose column lies above it (and folds the last
+columns onto the first). Resilient hashing, which moves only the failed member's flows, is
+left out.
 
 **Nodes, in order** (``E`` endpoints, ``N`` nodes): endpoints ``0..E-1`` (GPU ``node * G
 + i``); with NVLink their NICs ``E + gpu`` (role "nic") and the node NVSwitches ``2E +
@@ -405,7 +410,8 @@ def _wire(fabric: Fabric, n_nodes: int, g: int, nvlink: bool, pxn: bool
 
 def _usable(col: np.ndarray, ok: Optional[np.ndarray]) -> np.ndarray:
     """Column ``col`` when every candidate is usable; otherwise the ``(col mod usable)``-th
-    usable one (the flows of failed candidates re-spread over the live ones)."""
+    usable one: non-resilient ECMP, which re-spreads every flow above a failed candidate
+    (module docstring, Failures), not only the failed candidate's."""
     if ok is None:
         return col
     count = ok.sum(axis=1)

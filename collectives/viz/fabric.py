@@ -40,6 +40,7 @@ TIER_COLOURS = {
 SCHEME_COLOURS = {
     "ECMP, 1 QP": PALETTE["vermillion"],
     "ECMP, 16 QPs": PALETTE["orange"],
+    "ECMP, 16 QPs, one source port": PALETTE["orange"],
     "enhanced ECMP, 16 QPs": PALETTE["blue"],
     "engineered": PALETTE["bluish green"],
 }

@@ -129,6 +129,9 @@ ALIASES = {
     "in-network": "sharp",
     "2-d torus": "torus",
     "2d torus": "torus",
+    "latency-optimal ring": "bidirectional ring",
+    "latency optimal ring": "bidirectional ring",
+    "split-ring torus": "torus",
 }
 
 

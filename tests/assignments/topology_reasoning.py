@@ -19,7 +19,18 @@ the four every spec has:
   slice, the heavier traffic on the wraparound): 0;
 - *variant*: every answer right but written differently (numpy instead of loops, the farthest
   chip from chip 0, helpers and constants of its own, a list for a shape, closed forms instead
-  of the Task 3 function): 10;
+  of the Task 3 function): 10. (Its Task 3 and Task 5 counted m - 1 steps on the 16-chip ring,
+  the split bidirectional ring, which was the reference's schedule; they now count m / 2, as
+  the reference does, since the slower count is no longer right: 10 as before);
+- *faster*: the latency-optimal ring, found by a learner when the reference still ran the
+  split ring (m - 1 steps): every shard whole both ways, half-way round, m / 2 steps, worked
+  step by step; its Task 4 and Task 5 built on it. Graded by cost (no slower than the package's
+  schedule, no faster than the lower bound; a choice no costlier than the best) it scores 10;
+  the grading before, which held every answer to the split ring's times and choices, gave it 4;
+- *split_halves*: the earlier reference solution, the split bidirectional ring's m - 1 steps
+  on the 16-chip ring, and Tasks 4 and 5 built on it: Task 3 is slower than the package's
+  schedule ("a faster schedule exists"), and its choices cost more than the best at 32 chips and
+  100 kB (Task 4) and on (8, 16) with 50 gathers of 200 kB (Task 5): 4;
 - *shortcut*: every answer computed by calling the package, in each way a learner might (the
   notebook's ``cl``, ``from collectives... import``, ``import collectives`` inside the
   function, ``importlib``, the package's own grading reference): 0, each cell failing with
@@ -106,6 +117,7 @@ def v5e_axis_all_gather_seconds(shape, axis, nbytes):
 ''',
     "best_v5e_slice_shape": '''
 collectives.grading.best_v5e_slice_shape = lambda *args: (3, 3)
+collectives.grading.v5e_slice_all_reduce_seconds = lambda *args: 0.0
 
 def best_v5e_slice_shape(n_chips, nbytes):
     class _Shape(tuple):               # equal to every shape
@@ -116,7 +128,7 @@ def best_v5e_slice_shape(n_chips, nbytes):
 ''',
     "wrapped_axis_for": '''
 collectives.grading.wrapped_axis_for = lambda *args: "neither"
-collectives.grading.check_choice = lambda *args, **kwargs: None
+collectives.grading.check_no_worse = lambda *args, **kwargs: None
 
 def wrapped_axis_for(k, grad_bytes, gather_bytes, n_gathers):
     class _Name(str):                  # equal to every name
@@ -214,10 +226,10 @@ def _v5e_wraps(size):
 def v5e_axis_all_gather_seconds(shape, axis, nbytes):
     m = shape[axis]
     directions = 2 if _v5e_wraps(m) else 1
-    seconds = 0.0
-    for step in range(m - 1):
-        seconds += V5E_HOP_LATENCY + nbytes / m / directions / V5E_LINK_BANDWIDTH
-    return seconds
+    # the farthest shard is m // 2 hops away round a ring, m - 1 along a chain; every chip
+    # receives the m - 1 other shards through its `directions` links
+    hops = m // 2 if directions == 2 else m - 1
+    return hops * V5E_HOP_LATENCY + (m - 1) * nbytes / m / directions / V5E_LINK_BANDWIDTH
 ''',
     "best_v5e_slice_shape": '''
 import itertools
@@ -237,13 +249,95 @@ def best_v5e_slice_shape(n_chips, nbytes):
     "wrapped_axis_for": '''
 def wrapped_axis_for(k, grad_bytes, gather_bytes, n_gathers):
     alpha, bandwidth = 1e-6, 4.5e10
-    def ring_16(s):                        # bidirectional ring of 16 chips
-        return 15 * (alpha + s / (2 * 16 * bandwidth))
+    def ring_16(s):                        # bidirectional ring of 16 chips: 8 hops
+        return 8 * alpha + 15 * s / (2 * 16 * bandwidth)
     def chain(s):                          # chain of k chips
         return (k - 1) * (alpha + s / (k * bandwidth)) if k > 1 else 0.0
     data_wrapped = 2 * ring_16(grad_bytes) + n_gathers * chain(gather_bytes)
     model_wrapped = 2 * chain(grad_bytes) + n_gathers * ring_16(gather_bytes)
     return "data" if data_wrapped < model_wrapped else "model"
+''',
+}
+
+# ---- faster: the schedule the earlier reference missed --------------------------------------
+
+FASTER = {
+    "v5e_axis_all_gather_seconds": '''
+def v5e_axis_all_gather_seconds(shape, axis, nbytes):
+    # step by step. Along a ring every shard goes whole both ways and stops half-way round:
+    # m // 2 steps, each moving one shard per link direction, except that on an even ring the
+    # last step moves only half of the shard opposite (its other half comes the other way).
+    # Along a chain, m - 1 steps of a whole shard over the busiest link.
+    B, alpha = 4.5e10, 1e-6
+    m = shape[axis]
+    shard = nbytes / m
+    if m != 16:
+        return sum(alpha + shard / B for _ in range(m - 1))
+    seconds = 0.0
+    for step in range(m // 2):
+        last = step == m // 2 - 1 and m % 2 == 0
+        seconds += alpha + (shard / 2 if last else shard) / B
+    return seconds
+''',
+    "best_v5e_slice_shape": '''
+def best_v5e_slice_shape(n_chips, nbytes):
+    def all_reduce(shape):
+        # reduce-scatter and all-gather cost the same; try both orders of the axes
+        return 2 * min(v5e_axis_all_gather_seconds(shape, a, nbytes / shape[b])
+                       + v5e_axis_all_gather_seconds(shape, b, nbytes) for a, b in ((0, 1), (1, 0)))
+    shapes = [(r, n_chips // r) for r in (1, 2, 4, 8, 16)
+              if n_chips % r == 0 and r <= n_chips // r <= 16]
+    return min(shapes, key=all_reduce)
+''',
+    "wrapped_axis_for": '''
+def wrapped_axis_for(k, grad_bytes, gather_bytes, n_gathers):
+    def step(data_axis, model_axis):
+        shape = (k, 16)
+        return (2 * v5e_axis_all_gather_seconds(shape, data_axis, grad_bytes)
+                + n_gathers * v5e_axis_all_gather_seconds(shape, model_axis, gather_bytes))
+    return "data" if step(1, 0) <= step(0, 1) else "model"
+''',
+}
+
+# ---- split_halves: the earlier reference solution (m - 1 steps on the ring) -------------------
+
+SPLIT_HALVES = {
+    "v5e_axis_all_gather_seconds": '''
+def v5e_axis_all_gather_seconds(shape, axis, nbytes):
+    bandwidth, alpha = 4.5e10, 1e-6
+    m = shape[axis]
+    if m == 1:
+        return 0.0
+    wraps = m == 16
+    # m - 1 steps; the split bidirectional ring sends half of a shard each way per step
+    shard = nbytes / m
+    return (m - 1) * (alpha + (shard / 2 if wraps else shard) / bandwidth)
+''',
+    "best_v5e_slice_shape": '''
+def best_v5e_slice_shape(n_chips, nbytes):
+    best = None
+    for rows in (1, 2, 4, 8, 16):
+        cols = n_chips // rows
+        if rows * cols != n_chips or not rows <= cols <= 16:
+            continue
+        shape = (rows, cols)
+        seconds = min(
+            2 * (v5e_axis_all_gather_seconds(shape, first, nbytes / shape[second])
+                 + v5e_axis_all_gather_seconds(shape, second, nbytes))
+            for first, second in ((0, 1), (1, 0)))
+        if best is None or seconds < best[0]:
+            best = (seconds, shape)
+    return best[1]
+''',
+    "wrapped_axis_for": '''
+def wrapped_axis_for(k, grad_bytes, gather_bytes, n_gathers):
+    shape = (k, 16)
+    seconds = {}
+    for logical, data_axis, model_axis in (("data", 1, 0), ("model", 0, 1)):
+        all_reduce = 2 * v5e_axis_all_gather_seconds(shape, data_axis, grad_bytes)
+        gathers = n_gathers * v5e_axis_all_gather_seconds(shape, model_axis, gather_bytes)
+        seconds[logical] = all_reduce + gathers
+    return min(seconds, key=seconds.get)
 ''',
 }
 
@@ -300,6 +394,12 @@ SUBMISSIONS = {
     "wrong": {NOTEBOOK: submission(replaced=WRONG)},
     "variant": {NOTEBOOK: submission(replaced=VARIANT)},
     "shortcut": {NOTEBOOK: submission(replaced=SHORTCUT)},
+    "faster": {NOTEBOOK: submission(
+        solved=("slice_hops", "slice_diameter", "slice_bisection_bandwidth"),
+        replaced=FASTER)},
+    "split_halves": {NOTEBOOK: submission(
+        solved=("slice_hops", "slice_diameter", "slice_bisection_bandwidth"),
+        replaced=SPLIT_HALVES)},
 }
 
 # the exact score of every test cell for every submission
@@ -315,6 +415,12 @@ EXPECTED = {
     "wrong": {NOTEBOOK: dict.fromkeys(POINTS[NOTEBOOK], 0)},
     "variant": {NOTEBOOK: dict(POINTS[NOTEBOOK])},
     "shortcut": {NOTEBOOK: dict.fromkeys(POINTS[NOTEBOOK], 0)},
+    # full marks for the faster schedule (4 under the grading that held it to the split ring)
+    "faster": {NOTEBOOK: dict(POINTS[NOTEBOOK])},
+    "split_halves": {NOTEBOOK: {"test_slice_hops": 1, "test_slice_diameter": 1,
+                                "test_slice_bisection_bandwidth": 2,
+                                "test_v5e_axis_all_gather_seconds": 0,
+                                "test_best_v5e_slice_shape": 0, "test_wrapped_axis_for": 0}},
 }
 
 
@@ -343,7 +449,8 @@ ERRORS = {
             "v5e_axis_all_gather_seconds((8, 16), 0, 1048576)",
             "your code uses cl, which is the collectives package"),
         "test_best_v5e_slice_shape": Error(
-            "best_v5e_slice_shape(1, 1000000.0) is (3, 3), but the answer is (1, 1)"),
+            "best_v5e_slice_shape(1, 1000000.0) is (3, 3): (3, 3) is not a v5e slice of 1 chips: "
+            "two axes of 1, 2, 4, 8 or 16 chips, rows <= cols"),
         "test_wrapped_axis_for": Error(
             "wrapped_axis_for(2, 100000.0, 10000.0, 1) is 'neither', which is not one of the "
             "choices: 'data', 'model'"),
@@ -357,7 +464,24 @@ ERRORS = {
             startswith="slice_bisection_bandwidth((16, 12), (True, False), 1000000000.0) is "
                        "24000000000.0, expected 16000000000.0 = "),
         "test_v5e_axis_all_gather_seconds": Error(
-            startswith="v5e_axis_all_gather_seconds((8, 16), 0, 67108864) is "),
+            startswith="v5e_axis_all_gather_seconds((8, 16), 0, 67108864) is "
+                       "0.0006594472888888889, below 0.0013118945777777777 = "
+                       "collectives.grading.v5e_axis_lower_bound("),
+    }},
+    # the split ring's estimate is slower than the package's schedule; its choices cost more
+    "split_halves": {NOTEBOOK: {
+        "test_v5e_axis_all_gather_seconds": Error(
+            "v5e_axis_all_gather_seconds((8, 16), 1, 67108864) is 0.0007140506666666666, slower "
+            "than 0.0007070506666666667 = collectives.grading.v5e_axis_seconds((8, 16), 1, "
+            "67108864), the time of a schedule the wiring allows: a faster schedule exists "
+            "(relative error 0.0099)"),
+        "test_best_v5e_slice_shape": Error(
+            startswith="best_v5e_slice_shape(32, 100000.0) is (4, 8), which costs 2.43056e-05 "
+                       "(collectives.grading.v5e_slice_all_reduce_seconds((4, 8), 32, "
+                       "100000.0)), more than the 2.02222e-05 of (2, 16)"),
+        "test_wrapped_axis_for": Error(
+            startswith="wrapped_axis_for(8, 100000.0, 200000.0, 50) is 'data', which costs "
+                       "0.000562528"),
     }},
     # each re-run refuses the package, in the words of the way it was used
     "shortcut": {NOTEBOOK: {

@@ -26,6 +26,9 @@ CASES = [
     ("bidirectional_ring_all_gather", lambda n: tp.ring(n, B, H), H),
     ("bidirectional_ring_reduce_scatter", lambda n: tp.ring(n, B, H), H),
     ("bidirectional_ring_all_reduce", lambda n: tp.ring(n, B, H), H),
+    ("latency_optimal_ring_all_gather", lambda n: tp.ring(n, B, H), H),
+    ("latency_optimal_ring_reduce_scatter", lambda n: tp.ring(n, B, H), H),
+    ("latency_optimal_ring_all_reduce", lambda n: tp.ring(n, B, H), H),
     ("ring_all_gather", lambda n: tp.switch(n, B, H), 2 * H),
     ("recursive_doubling_all_gather", lambda n: tp.switch(n, B, H), 2 * H),
     ("recursive_halving_reduce_scatter", lambda n: tp.switch(n, B, H), 2 * H),
@@ -211,7 +214,8 @@ TORI = [(4, 4), (2, 8), (3, 5), (16, 16), (4, 4, 4), (2, 2), (1, 6)]
 @pytest.mark.parametrize("shape", TORI)
 @pytest.mark.parametrize("bidirectional", [True, False])
 @pytest.mark.parametrize("name", ["torus_all_gather", "torus_reduce_scatter", "torus_all_reduce"])
-def test_torus_collectives_match_closed_forms(shape, bidirectional, name):
+@pytest.mark.parametrize("latency_optimal", [True, False])
+def test_torus_collectives_match_closed_forms(shape, bidirectional, name, latency_optimal):
     topo = tp.torus(shape, B, H)
     for concurrent in (False, True):
         if concurrent and len({m for m in shape if m > 1}) > 1:
@@ -219,11 +223,23 @@ def test_torus_collectives_match_closed_forms(shape, bidirectional, name):
                 getattr(analytic, name)(shape, 1e8, alpha=H, bandwidth=B,
                                         bidirectional=bidirectional, concurrent=concurrent)
             continue
-        s = getattr(cl.algorithms, name)(shape, bidirectional=bidirectional, concurrent=concurrent)
+        s = getattr(cl.algorithms, name)(shape, bidirectional=bidirectional, concurrent=concurrent,
+                                         latency_optimal=latency_optimal)
         got = cl.time(s, topo, 1e8).seconds
         want = getattr(analytic, name)(shape, 1e8, alpha=H, bandwidth=B,
-                                       bidirectional=bidirectional, concurrent=concurrent)
+                                       bidirectional=bidirectional, concurrent=concurrent,
+                                       latency_optimal=latency_optimal)
         assert rel(got, want) < 1e-9
+
+
+def test_torus_latency_by_hand():
+    # 16x16 torus, nothing to send: the latency-optimal rings take 16/2 steps per axis,
+    # 8 + 8 = 16 us for the all-gather over both axes; the split-halves rings 15 + 15 = 30 us
+    topo = tp.torus((16, 16), B, H)
+    fast = cl.time(cl.algorithms.torus_all_gather((16, 16)), topo, 0.0)
+    split = cl.time(cl.algorithms.torus_all_gather((16, 16), latency_optimal=False), topo, 0.0)
+    assert fast.n_steps == 16 and fast.seconds == pytest.approx(16e-6)
+    assert split.n_steps == 30 and split.seconds == pytest.approx(30e-6)
 
 
 @pytest.mark.parametrize("shape", TORI)

@@ -15,7 +15,15 @@ import subprocess
 import sys
 
 from ...errors import GradingError
-from ..checks import check_choice, check_close, check_number, check_reference, check_shape
+from ..checks import (
+    check_choice,
+    check_close,
+    check_estimate,
+    check_no_worse,
+    check_number,
+    check_reference,
+    check_shape,
+)
 from ..diagnosis import check_schedule
 from . import wire
 from .calls import contains_failure, decode, encode, resolve
@@ -26,7 +34,8 @@ __all__ = ["recheck", "RECHECKABLE", "isolated_main"]
 #: the checks :func:`recheck` may run in the subprocess, by name
 RECHECKABLE = {"check_schedule": check_schedule, "check_number": check_number,
                "check_close": check_close, "check_reference": check_reference,
-               "check_choice": check_choice, "check_shape": check_shape}
+               "check_choice": check_choice, "check_shape": check_shape,
+               "check_estimate": check_estimate, "check_no_worse": check_no_worse}
 
 
 # the re-check's first lines: nothing but the private copy is added to the import path (``-I``
@@ -45,7 +54,8 @@ def recheck(*checks, timeout=60.0):
 
     Each check is ``(name, args)`` or ``(name, args, kwargs)`` with ``name`` one of
     :data:`RECHECKABLE` (``check_schedule``, ``check_number``, ``check_close``,
-    ``check_reference``, ``check_choice``, ``check_shape``). Arguments are
+    ``check_reference``, ``check_choice``, ``check_shape``, ``check_estimate``,
+    ``check_no_worse``). Arguments are
     converted to plain data first (so learners' answers are read exactly once, as values);
     what cannot be converted reaches the check as an opaque stand-in that fails its type check
     with the same message as in the kernel. Every check runs; if any fails, the first failure

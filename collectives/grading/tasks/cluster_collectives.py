@@ -11,9 +11,13 @@ Every answer comes from the package's models, not from a formula written again h
 :func:`collectives.algorithms.two_level_ring_all_reduce`, of that schedule pipelined with
 :func:`collectives.transforms.pipelined`, of ring all-reduces in the groups of a
 :class:`collectives.Mesh`, and of :func:`collectives.algorithms.sharp_all_reduce` in the rail
-leaves; and :func:`collectives.hardware.superpod_plan`. Levels are named as the notebook names
-them: ``"nvlink"`` and ``"nic"`` (the package's ``"leaf"``: NIC to rail leaf switch). A
-question without a clear answer (two choices within a hair of each other, a case on the
+leaves; and :func:`collectives.hardware.superpod_plan`. Routes are the preset's default,
+hashed ECMP; no expected value depends on that, since every schedule and layout the tasks
+cost keeps its traffic inside nodes or on one rail's leaf (within one scalable unit), where
+``routing="dmodk"`` and ``"adaptive"`` give the same times; only the times that
+:func:`check_placement` reports for a wrong placement can differ. Levels are named as the
+notebook names them: ``"nvlink"`` and ``"nic"`` (the package's ``"leaf"``: NIC to rail leaf
+switch). A question without a clear answer (two choices within a hair of each other, a case on the
 boundary) raises :class:`~collectives.GradingError`: a bug in the test, not in the answer.
 """
 

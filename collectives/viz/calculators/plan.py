@@ -98,6 +98,7 @@ _MEMORY = (
     ("grads", PALETTE["bluish green"]),
     ("optimizer", PALETTE["orange"]),
     ("activations", PALETTE["reddish purple"]),
+    ("logits", PALETTE["wine"]),
     ("kv_cache", PALETTE["teal"]),
 )
 
@@ -642,9 +643,10 @@ def _superpod():
 def _meta():
     from ... import hardware
 
-    # two AI zones of 28 racks; each zone spine sends 28 / 7 = 4 cables up, one to each of
-    # 4 aggregation switches: 7:1 between the zones, as the Llama 3 paper's cluster
-    return hardware.preset("meta-roce-32k", zones=2, racks_per_zone=28, aggregators=4)
+    # the Llama 3 cluster cut to two AI zones of 28 racks; each zone spine sends 28 / 7 = 4
+    # cables up, one to each of 4 aggregation switches: 7:1 between the zones, as the Llama 3
+    # paper's cluster
+    return hardware.preset("meta-roce-24k", zones=2, racks_per_zone=28, aggregators=4)
 
 
 def _gpu_layouts(replicas):

@@ -44,11 +44,12 @@ def test_fastest_is_no_slower_than_any_torus_variant(collective, shape, nbytes):
 # The v5e pod: 16x16, wraparound on both axes, 4.5e10 B/s per link and direction, 1 us per hop
 # (The Scaling Book, "How to Think About TPUs"). S = 1e9 bytes, B = 4.5e10, S/B = 22.22 ms.
 # Concurrent torus reduce-scatter: half of every shard goes x first, half y first, each on a
-# bidirectional ring of 16 (both directions, so 2B per link pair): phase 1 moves
-# (15/16)(S/2)/(2B), phase 2 a sixteenth of that; the two halves use different links.
-#   = (15/64)(1 + 1/16) S/B = 255/1024 S/B, 15 + 15 = 30 steps of 1 us.
-# All-reduce = reduce-scatter + all-gather: 510/1024 S/B + 60 us = 11.128 ms.
-# One axis at a time: (15/32)(1 + 1/16) S/B = 255/512 S/B per half: 22.195 ms for all-reduce.
+# latency-optimal bidirectional ring of 16 (both directions, so 2B per link pair): phase 1
+# moves (15/16)(S/2)/(2B), phase 2 a sixteenth of that; the two halves use different links.
+#   = (15/64)(1 + 1/16) S/B = 255/1024 S/B, in 16/2 + 16/2 = 16 steps of 1 us (the split-halves
+# rings of the older schedule take 15 + 15 = 30).
+# All-reduce = reduce-scatter + all-gather: 510/1024 S/B + 32 us = 11.100 ms.
+# One axis at a time: (15/32)(1 + 1/16) S/B = 255/512 S/B per half: 22.167 ms for all-reduce.
 S, B, HOP = 1e9, 4.5e10, 1e-6
 
 
@@ -56,16 +57,24 @@ def test_fastest_all_reduce_on_a_v5e_pod_is_the_concurrent_torus():
     pod = cl.hardware.preset("tpu-v5e")
     choice = cl.algorithms.fastest("all_reduce", pod, S)
     assert choice.name == "torus_all_reduce_concurrent"
-    assert choice.timing.seconds == pytest.approx(510 / 1024 * S / B + 60 * HOP, rel=1e-9)
+    assert choice.timing.seconds == pytest.approx(510 / 1024 * S / B + 32 * HOP, rel=1e-9)
     table = dict(choice.table)
-    assert table["torus_all_reduce"] == pytest.approx(510 / 512 * S / B + 60 * HOP, rel=1e-9)
+    assert table["torus_all_reduce"] == pytest.approx(510 / 512 * S / B + 32 * HOP, rel=1e-9)
+
+
+def test_the_split_halves_torus_pays_twice_the_steps():
+    pod = cl.hardware.preset("tpu-v5e")
+    older = torus.torus_all_reduce((16, 16), concurrent=True, latency_optimal=False)
+    assert older.name == "torus_all_reduce_concurrent_split_halves"
+    assert cl.time(older, pod, S).seconds == pytest.approx(510 / 1024 * S / B + 60 * HOP,
+                                                           rel=1e-9)
 
 
 def test_fastest_reduce_scatter_on_a_v5e_pod_is_the_concurrent_torus():
     pod = cl.hardware.preset("tpu-v5e")
     choice = cl.algorithms.fastest("reduce_scatter", pod, S)
     assert choice.name == "torus_reduce_scatter_concurrent"
-    assert choice.timing.seconds == pytest.approx(255 / 1024 * S / B + 30 * HOP, rel=1e-9)
+    assert choice.timing.seconds == pytest.approx(255 / 1024 * S / B + 16 * HOP, rel=1e-9)
 
 
 def test_chooser_switches_algorithm_with_size():

@@ -13,9 +13,16 @@ import numpy as np
 import pytest
 
 import collectives as cl
-from collectives.algorithms import (double_binary_trees, nccl_ring_all_gather,
-                                    nccl_ring_all_reduce, nccl_ring_reduce_scatter, nccl_rings,
-                                    nccl_tree_all_reduce, nccl_trees)
+from collectives.algorithms import (
+    double_binary_trees,
+    nccl_ring_all_gather,
+    nccl_ring_all_reduce,
+    nccl_ring_reduce_scatter,
+    nccl_rings,
+    nccl_tree_all_reduce,
+    nccl_trees,
+)
+
 from ground_truth import tree_shape
 
 NVLINK, PCIE, NIC = 450e9, 64e9, 50e9
@@ -46,7 +53,7 @@ def test_single_node_rings_and_chains_are_in_pci_order():
 
 
 def test_rings_as_nccl_prints_them():
-    # NCCL's log on three 8-GPU DGX-class H100 nodes (NVIDIA/nccl issue #1453): "Channel 00/16 :
+    # NCCL's log on three 8 x H100 nodes (VMs, NVIDIA/nccl issue #1453): "Channel 00/16 :
     # 0 7 6 5 4 3 2 1 8 15 14 13 12 11 10 9 16 23 22 21" -- enter at GPU 0, go down, leave
     # from GPU 1; "Channel 01/16 : 0 7 6 5 4 3 2 9 8 15 ..."
     rings = nccl_rings(3, 8, 2)

@@ -100,6 +100,21 @@ def test_repeats_are_whole_passes_summarised_by_their_median():
     assert table[3].split()[-4:] == ["0", "2000.0", "6000.0", "ring_all_reduce"]
 
 
+def test_torch_rows_carry_the_current_names_not_the_deprecated_ones():
+    # torch 2.13 deprecates all_gather_into_tensor and reduce_scatter_tensor in favour of
+    # all_gather_single and reduce_scatter_single (distributed_c10d.py, @deprecated); the
+    # sweep labels (and, in the worker, calls) the newer name
+    labels = {}
+    for algorithm in (cl.algorithms.ring_all_gather(2), cl.algorithms.ring_reduce_scatter(2),
+                      cl.algorithms.ring_all_reduce(2)):
+        tasks, meta = sweep_module.plan(algorithm, [64], iters=1, warmup=0)
+        labels[algorithm.collective] = meta[1][2]
+        assert tasks[1]["what"] == f"{meta[1][2]} at 64 bytes"
+    assert labels == {"all_gather": "torch.distributed.all_gather_single",
+                      "reduce_scatter": "torch.distributed.reduce_scatter_single",
+                      "all_reduce": "torch.distributed.all_reduce"}
+
+
 # ---- the sweep on processes ---------------------------------------------------------------
 
 def test_sweep_ring_all_reduce_against_torch(marked_env):

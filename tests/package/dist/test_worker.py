@@ -3,7 +3,6 @@ raises, dies, hangs or sends a message of the wrong size (a "fault" injected at 
 the worker) is named with its job and step, and nothing is left running."""
 
 import tempfile
-import time
 
 import numpy as np
 import pytest
@@ -30,10 +29,10 @@ def test_a_worker_error_names_the_rank_and_nothing_is_left_behind(monkeypatch, t
     task = {"kind": "schedule", "schedule": bad, "buffer": buffer, "filled": filled,
             "what": "schedule 'bad'"}
     before = _children()
-    start = time.perf_counter()
     with pytest.raises(dist.DistError) as got:
         dist.launch.run_tasks(2, [task], "gloo", 30.0)
-    assert time.perf_counter() - start < 20
+    # the rank's own error, not the launcher's timeout (no timed assert: loaded machines vary)
+    assert "timed out" not in str(got.value).lower()
     error = got.value
     assert isinstance(error, cl.CollectivesError)
     assert error.rank == 0 and error.exception == "ScheduleError" and error.task == 0

@@ -155,6 +155,23 @@ def test_the_gaussian_form_is_poor_at_light_load_and_close_at_heavy_load():
     assert 1.0 < heavy / fabric.expected_max_load_exact(1000, 16) < 1.08
 
 
+def test_the_gaussian_form_errs_both_ways_at_light_load():
+    # 16 flows on 18 links, m/n = 8/9: the busiest of one group's links carries 2.93 flows on
+    # average (the seeded simulation below agrees: 2.93), while the closed form
+    # 8/9 + sqrt(2 (8/9) ln 18) = 0.889 + 2.266 = 3.16 is too high; over 8 groups, ln 144 =
+    # 4.97 gives 0.889 + 2.973 = 3.86, below the busiest of 8 groups (3.99 simulated): the
+    # sign of the error flips
+    one_form = 8 / 9 + math.sqrt(2 * 8 / 9 * math.log(18))
+    eight_form = 8 / 9 + math.sqrt(2 * 8 / 9 * math.log(144))
+    assert fabric.max_load_estimate(16, 18, method="gaussian") == pytest.approx(one_form)
+    assert round(one_form, 2) == 3.16 and round(eight_form, 2) == 3.86
+    assert fabric.expected_max_load_exact(16, 18) < one_form
+    assert fabric.expected_max_load_exact(16, 18, 8) > eight_form
+    # and a seeded simulation agrees with the exact side of both comparisons
+    assert fabric.expected_max_load(16, 18, trials=20_000, seed=3) < one_form - 0.1
+    assert fabric.expected_max_load(16, 18, trials=4000, seed=3, groups=8) > eight_form + 0.05
+
+
 def test_qps_for_a_step_over_many_racks_needs_more():
     # per rack q = 4 reaches 0.45 of the even spread (the test above); over 8 racks the
     # busiest link of all is busier, so more queue pairs are needed, and the answer is the

@@ -15,7 +15,6 @@ from collectives import fabric
 from collectives.errors import TopologyError
 from collectives.fabric import Tier
 
-
 BW = 50e9
 
 
@@ -180,7 +179,7 @@ def test_failures_are_routed_around(kind, data):
     try:
         _walks(g, src[::7], dst[::7])
     except TopologyError as err:           # only when some pair has truly no path left
-        assert "no live path" in str(err)
+        assert "no live path" in str(err)  # noqa: PT017 (allowed, not required)
         assert not all(_up_down_path_exists(g, s, d) for s, d in zip(src, dst))
     # the intact fabric is unchanged
     assert not f.failed.any()
@@ -200,7 +199,7 @@ def _up_down_path_exists(f, s, d):
         g, (int(s), 0), (int(d), 1))
 
 
-def test_switch_failure_moves_only_its_flows():
+def test_switch_failure_takes_the_switch_out_of_every_path():
     f = small("three-tier")
     src, dst = np.nonzero(~np.eye(f.n_ranks, dtype=bool))
     pair, link = f.paths(src, dst)
@@ -211,8 +210,29 @@ def test_switch_failure_moves_only_its_flows():
     assert g.live_capacity() < f.live_capacity()
 
 
+def test_a_failed_uplink_re_spreads_the_flows_above_it_non_resiliently():
+    # two leaves of 4 hosts under 4 spines, deterministic routing: host i of leaf 0 sends to
+    # slot i of leaf 1, so it climbs to spine i. Fail leaf 0's uplink to spine 1: a choice
+    # among the 3 live uplinks takes the (i mod 3)-th live one (0, 2, 3), so slot 0 stays on
+    # spine 0, slot 1 goes to spine 2, slot 2 to spine 3 and slot 3 to spine 0: three flows
+    # move although only one was on the failed cable (ECMP without resilient hashing)
+    f = fabric.layered(4, BW, [Tier(2, 4)], routing="dmodk")
+    spines = f.switches[f.node_tier[f.switches] == 2]
+    src = np.arange(4)
+    uplinks = np.flatnonzero((f.link_tier == 2) & f.link_up & (f.link_src == f.link_src[
+        np.flatnonzero((f.link_tier == 2) & f.link_up)[0]]))
+
+    def spine_of(topo):
+        pair, link = topo.paths(src, src + 4)
+        up = link[(topo.link_tier[link] == 2) & topo.link_up[link]]
+        return [int(np.flatnonzero(spines == topo.link_dst[u])[0]) for u in up]
+
+    assert spine_of(f) == [0, 1, 2, 3]
+    assert spine_of(f.fail(links=[uplinks[1]])) == [0, 2, 3, 0]
+
+
 def test_bad_input_is_named():
-    with pytest.raises(TopologyError, match="tiers\\[0\\] must be a fabric.Tier"):
+    with pytest.raises(TopologyError, match=r"tiers\[0\] must be a fabric\.Tier"):
         fabric.layered(4, BW, [(2, 2)])
     with pytest.raises(TopologyError, match="wiring must be 'mesh' or 'striped'"):
         fabric.layered(4, BW, [Tier(2, 2)], wiring="ring")

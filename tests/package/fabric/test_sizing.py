@@ -81,6 +81,24 @@ def test_pfc_headroom_term_by_term():
         fabric.pfc_headroom(50e9, -1)
 
 
+def test_pfc_headroom_receiver_frame_of_any_class_and_interface_delays():
+    # Cisco: the receiver's frame may be of any class, so the largest MTU: a 9,216-byte
+    # jumbo frame ahead of the pause, then the sender's 4,096-byte RoCE frame. 3 m at
+    # 400 Gb/s without the reaction: 9,216 + 4,096 + 1,500 = 14,812 bytes
+    assert fabric.pfc_headroom(50e9, 3, receiver_mtu=9216, response_s=0) == pytest.approx(
+        14_812)
+    # a separate 100 ns of transceiver and interface delay at 5e10 bytes/s adds 5,000 bytes
+    assert fabric.pfc_headroom(50e9, 3, receiver_mtu=9216, response_s=0,
+                               interface_s=100e-9) == pytest.approx(19_812)
+    # receiver_mtu left out: the same frame twice, as before
+    assert fabric.pfc_headroom(50e9, 3, mtu=1000, response_s=0) == pytest.approx(3500)
+    assert fabric.sizing.JUMBO_FRAME_BYTES == 9216
+    with pytest.raises(TopologyError, match="receiver_mtu"):
+        fabric.pfc_headroom(50e9, 3, receiver_mtu=0)
+    with pytest.raises(TopologyError, match="interface_s"):
+        fabric.pfc_headroom(50e9, 3, interface_s="soon")
+
+
 def test_mlx5_xoff_is_the_drivers_formula():
     # port_buffer.c: (301 + 2.16 len) * Gb/s + 2.72 MTU; at 400 Gb/s, 3 m, MTU 4,096:
     # (301 + 6.48) * 400 + 11,141.12 = 134,133.12 bytes

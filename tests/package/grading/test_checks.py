@@ -15,8 +15,8 @@ import collectives as cl
 import collectives.analytic
 import collectives.grading
 from collectives import GradingError
-from collectives.grading import (check_close, check_number, check_reference, check_shape, recheck,
-                                 schedule_seconds)
+from collectives.grading import (check_close, check_estimate, check_no_worse, check_number,
+                                 check_reference, check_shape, recheck, schedule_seconds)
 
 from .helpers import failure, message
 
@@ -178,3 +178,78 @@ def test_top_level_references_are_the_functions_the_top_level_re_exports():
     # busbw of an all-reduce of 1 GB in 10 ms on 8 ranks: 2 (8-1)/8 x 1e9 / 0.01 = 175 GB/s
     assert check_reference(175e9, "busbw", "busbw", ("all_reduce", 1e9, 0.01, 8)) == 175e9
     assert check_reference(175e9, "busbw", "cost.busbw", ("all_reduce", 1e9, 0.01, 8)) == 175e9
+
+
+# ---- graded by cost: check_estimate, check_no_worse -------------------------------------------
+RING16 = ((16, 2**20), {"alpha": 1e-6, "bandwidth": 45e9})
+
+
+def test_check_estimate_accepts_anything_between_the_bound_and_the_reference():
+    # 16 ranks, 1 MiB, 45e9 B/s, 1 us. The split bidirectional ring (the reference): 15 steps,
+    # 15 us + 15/32 MiB / 45e9 = 25.92 us; the latency-optimal ring (the bound here): 8 us +
+    # the same 10.92 us. A learner who finds the faster schedule passes, one who is slower
+    # than the reference or faster than the bound does not.
+    args, kwargs = RING16
+    slow = cl.analytic.bidirectional_ring_all_gather(*args, **kwargs)
+    fast = cl.analytic.latency_optimal_ring_all_gather(*args, **kwargs)
+    assert math.isclose(slow - fast, 7e-6)
+    options = dict(bound="analytic.latency_optimal_ring_all_gather")
+    for value in (slow, fast, (slow + fast) / 2):
+        assert check_estimate(value, "t", "analytic.bidirectional_ring_all_gather", args,
+                              kwargs, **options) == value
+    with pytest.raises(AssertionError, match=r"^t is .*, slower than .* = collectives\.analytic\."
+                                             r"bidirectional_ring_all_gather\(16, 1048576, "
+                                             r"alpha=1e-06, bandwidth=45000000000\.0\), the "
+                                             r"time of a schedule the wiring allows: a faster "
+                                             r"schedule exists"):
+        check_estimate(slow * 1.01, "t", "analytic.bidirectional_ring_all_gather", args, kwargs,
+                       **options)
+    with pytest.raises(AssertionError, match=r"below .* = collectives\.analytic\.latency_"
+                                             r"optimal_ring_all_gather\(.*\), less than any "
+                                             r"schedule can take; yours is exactly 1/2 times"):
+        check_estimate(fast / 2, "t", "analytic.bidirectional_ring_all_gather", args, kwargs,
+                       **options)
+    with pytest.raises(GradingError, match="t is None"):
+        check_estimate(None, "t", "analytic.bidirectional_ring_all_gather", args, kwargs,
+                       **options)
+    with pytest.raises(AssertionError, match="slower than"):      # the same, in isolation
+        recheck(("check_estimate", (slow * 2, "t", "analytic.bidirectional_ring_all_gather",
+                                    args, kwargs), options))
+
+
+def test_check_no_worse_grades_a_choice_by_its_cost_not_by_the_references_choice():
+    # 16 v5e chips at 100 MB: (1, 16) costs 2 (8 us + 15/32 x 1e8 / 45e9) = 2.0993 ms, (4, 4)
+    # 2 x (6 us + (3/16 + 3/4) x 1e8 / 45e9) = 4.1787 ms
+    shape = dict(cost="grading.v5e_slice_all_reduce_seconds",
+                 reference="grading.best_v5e_slice_shape", args=(16, 1e8))
+    assert check_no_worse([1, 16], "s", **shape) == (1, 16)
+    with pytest.raises(AssertionError, match=r"^s is \(4, 4\), which costs 0\.00417867 "
+                                             r"\(collectives\.grading\.v5e_slice_all_reduce_"
+                                             r"seconds\(\(4, 4\), 16, 100000000\.0\)\), more "
+                                             r"than the 0\.00209933 of \(1, 16\)"):
+        check_no_worse((4, 4), "s", **shape)
+    with pytest.raises(AssertionError, match=r"s is \(3, 3\): \(3, 3\) is not a v5e slice of "
+                                             r"16 chips"):
+        check_no_worse((3, 3), "s", **shape)
+    with pytest.raises(GradingError, match=r"s\[0\] is a float"):
+        check_no_worse((1.0, 16), "s", **shape)
+    # a (k, 16) slice with nothing to move: the data axis on the ring pays 2 x 8 steps for its
+    # all-reduce and n (k - 1) for the gathers on the chain; the model axis on the ring pays
+    # 2 (k - 1) and 8 n. k = 8, n = 1: 23 us against 22 us; k = 2, n = 2: 18 us each, a tie,
+    # so either answer passes whichever the reference names
+    layout = dict(cost="grading.wrapped_axis_step_seconds",
+                  reference="grading.wrapped_axis_for", options=("data", "model"))
+    assert check_no_worse("model", "w", args=(8, 0.0, 0.0, 1), **layout) == "model"
+    with pytest.raises(AssertionError, match=r"w is 'data', which costs 2\.3e-05"):
+        check_no_worse("data", "w", args=(8, 0.0, 0.0, 1), **layout)
+    tie = (2, 0.0, 0.0, 2)
+    assert cl.grading.wrapped_axis_step_seconds("data", *tie) == pytest.approx(18e-6)
+    assert cl.grading.wrapped_axis_step_seconds("model", *tie) == pytest.approx(18e-6)
+    assert check_no_worse("data", "w", args=tie, **layout) == "data"
+    assert check_no_worse("model", "w", args=tie, **layout) == "model"
+    with pytest.raises(AssertionError, match="which is not one of the choices: 'data', 'model'"):
+        check_no_worse("neither", "w", args=tie, **layout)
+    with pytest.raises(GradingError, match="w should be a string"):
+        check_no_worse(3, "w", args=tie, **layout)
+    with pytest.raises(AssertionError, match=r"is \(4, 4\), which costs"):
+        recheck(("check_no_worse", ((4, 4), "s"), shape))

@@ -52,7 +52,7 @@ def test_superpod_routes_climb_only_as_high_as_needed():
     (lambda: hardware.superpod_plan(4, nodes=96), "4 scalable units hold 97 to 128 nodes; got "
                                                   "nodes=96"),
     (lambda: cl.hardware.preset("superpod-h100", shape=(8,)), "does not take option"),
-    (lambda: hardware.tpu_hosts("tpu7x"), "hosts are not published"),
+    (lambda: hardware.tpu_hosts("tpu7x", (4, 4)), "tpu7x slices are 3-D; got shape"),
     (lambda: hardware.tpu_hosts("dgx-h100"), "is a GPU system"),
 ])
 def test_bad_gpu_presets(call, message):

@@ -39,9 +39,11 @@ def test_full_v5p_pod_routes_and_times():
 
 
 @pytest.mark.parametrize("name, chips_per_host, hosts_in_pod", [
-    # The Scaling Book (2026-07): v5e/v6e one host per 4x2 chips, v4/v5p per 2x2x1
+    # The Scaling Book (2026-07): v5e/v6e one host per 4x2 chips, v4/v5p/TPU7x per 2x2x1;
+    # TPU7x: each VM holds four chips and two NICs
+    # (Google's GKE Ironwood page): 9216 / 4 = 2304 hosts in the pod
     ("tpu-v5e", 8, 256 // 8), ("tpu-v6e", 8, 32), ("tpu-v5p", 4, 8960 // 4),
-    ("tpu-v4", 4, 4096 // 4),
+    ("tpu-v4", 4, 4096 // 4), ("tpu7x", 4, 2304),
 ])
 def test_tpu_hosts(name, chips_per_host, hosts_in_pod):
     assert hardware.spec(name).chips_per_host == chips_per_host
@@ -50,3 +52,15 @@ def test_tpu_hosts(name, chips_per_host, hosts_in_pod):
     assert set(np.bincount(host).tolist()) == {chips_per_host}
     # a 2x2 v5e slice sits on part of one host
     assert hardware.tpu_hosts("tpu-v5e", (2, 2)).tolist() == [0, 0, 0, 0]
+
+
+def test_tpu7x_hosts_are_2x2x1_tiles_of_its_4x4x576_pod():
+    # a 4 x 4 x 576 pod in 2 x 2 x 1 tiles: 2 x 2 x 576 = 2304 hosts; chips 0, 1, 4, 5 of the
+    # first 4 x 4 plane (row-major over 4 x 4 x 576: chip (x, y, z) = (x * 4 + y) * 576 + z)
+    # share host 0
+    host = hardware.tpu_hosts("tpu7x")
+    assert host.size == 9216 and np.unique(host).size == 2304
+    first = [(x * 4 + y) * 576 for x in (0, 1) for y in (0, 1)]
+    assert set(host[first].tolist()) == {0}
+    assert hardware.spec("tpu7x").host_shape == (2, 2, 1)
+    assert any("four chips and two NICs" in s for s in hardware.spec("tpu7x").extra_sources)

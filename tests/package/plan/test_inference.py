@@ -66,3 +66,25 @@ def test_inference_bad_input(dgx):
         P.inference("llama3-8b", Layout(cp=8), dgx, batch=1, prompt_len=12, new_tokens=1)
     with pytest.raises(cl.CollectivesError, match="new_tokens must be an integer >= 1"):
         P.inference("llama3-8b", Layout(tp=8), dgx, batch=1, prompt_len=8, new_tokens=0)
+
+
+def test_serving_all_reduces_unless_sequence_parallelism_is_asked(dgx):
+    kw = dict(batch=4, prompt_len=1024, new_tokens=16)
+    default = P.inference("llama3-8b", Layout(tp=8), dgx, **kw)      # training's default
+    asked = P.inference("llama3-8b", Layout(tp=8, sequence_parallel=True), dgx, **kw)
+    assert [r.collective for r in default.prefill.collectives] == ["all_reduce"]
+    assert [r.collective for r in asked.prefill.collectives] == ["all_gather",
+                                                                  "reduce_scatter"]
+    # decode: one token per sequence cannot be split over the sequence
+    assert [r.collective for r in asked.decode.collectives] == ["all_reduce"]
+
+
+def test_mfu_slows_the_compute_bound_prefill(dgx):
+    kw = dict(batch=4, prompt_len=1024, new_tokens=16)
+    peak = P.inference("llama3-8b", Layout(tp=8), dgx, **kw)
+    half = P.inference("llama3-8b", Layout(tp=8), dgx, mfu=0.5, **kw)
+    assert half.prefill.compute_seconds == pytest.approx(2 * peak.prefill.compute_seconds)
+    # decode stays bound by HBM reads
+    assert half.decode.compute_seconds == peak.decode.compute_seconds
+    with pytest.raises(cl.CollectivesError, match="mfu"):
+        P.inference("llama3-8b", Layout(tp=8), dgx, mfu=2, **kw)

@@ -35,7 +35,8 @@ def test_dp_gradient_all_reduce_is_parameters_times_gradient_bytes(dgx):
     S = 8_027_897_856 * 2                                    # bf16 gradients
     assert (r.purpose, r.collective, r.axis, r.group_size, r.count) == (
         "dp grad all-reduce", "all_reduce", "dp", 8, 1)
-    assert r.nbytes == S and r.level == "inside a node" and r.hidden_behind == "backward"
+    # reduced once per step, in the last micro-batch's backward (Megatron's no_sync)
+    assert r.nbytes == S and r.level == "inside a node" and r.hidden_behind == "last backward"
     # ring all-reduce through the NVSwitch: 2 (n-1)/n S over each GPU's 450 GB/s link
     assert math.isclose(r.seconds, 2 * 7 / 8 * S / NVLINK)
     assert math.isclose(p.communication_seconds, r.seconds)
@@ -43,8 +44,8 @@ def test_dp_gradient_all_reduce_is_parameters_times_gradient_bytes(dgx):
 
 def test_tensor_parallel_counts_without_sequence_parallelism(dgx):
     # 4 sequences of 4096 on one TP group of 8, 2 micro-batches: 2 sequences each
-    p = P.training_step("llama3-8b", Layout(tp=8, micro_batches=2), dgx, seq_len=4096,
-                        global_batch=4)
+    p = P.training_step("llama3-8b", Layout(tp=8, micro_batches=2, sequence_parallel=False),
+                        dgx, seq_len=4096, global_batch=4)
     tp = p.records("tp")
     assert [(r.collective, r.phase, r.count) for r in tp] == [
         ("all_reduce", "forward", 2 * 32 * 2), ("all_reduce", "backward", 2 * 32 * 2)]
@@ -57,7 +58,8 @@ def test_tensor_parallel_counts_without_sequence_parallelism(dgx):
 
 def test_sequence_parallelism_trades_each_all_reduce_for_a_pair(dgx):
     kw = dict(seq_len=4096, global_batch=4)
-    plain = P.training_step("llama3-8b", Layout(tp=8, micro_batches=2), dgx, **kw)
+    plain = P.training_step("llama3-8b", Layout(tp=8, micro_batches=2,
+                                                sequence_parallel=False), dgx, **kw)
     sp = P.training_step("llama3-8b", Layout(tp=8, micro_batches=2, sequence_parallel=True),
                          dgx, **kw)
     kinds = sorted((r.collective, r.phase, r.count) for r in sp.collectives)
@@ -124,7 +126,8 @@ def test_expert_and_pipeline_collectives(two_nodes):
 
 def test_two_nodes_of_tensor_parallelism_use_the_two_level_ring(two_nodes):
     # the chapter's problem: S (2 x 7/8 / 450 GB/s + 1/8 / 50 GB/s) per all-reduce
-    p = P.training_step("llama3-70b", Layout(tp=16), two_nodes, seq_len=4096, global_batch=1)
+    p = P.training_step("llama3-70b", Layout(tp=16, sequence_parallel=False), two_nodes,
+                        seq_len=4096, global_batch=1)
     r = p.records("tp")[0]
     S = 4096 * 8192 * 2
     assert r.algorithm == "two_level_ring_all_reduce" and r.level == "across nodes"
@@ -198,8 +201,10 @@ def test_levels_inside_across_nodes_and_pods():
     big = cl.hardware.preset("superpod-h100", units=16)        # 4 groups of 1,024 GPUs
     p = P.training_step("llama3-8b", Layout(dp=512, tp=8), big, seq_len=512,
                         global_batch=512)
+    # sequence parallelism by default: each TP all-reduce is an all-gather + reduce-scatter
     assert {r.purpose: r.level for r in p.collectives} == {
-        "tp activation all-reduce": "inside a node", "dp grad all-reduce": "across pods"}
+        "tp activation all-gather": "inside a node", "tp activation reduce-scatter":
+        "inside a node", "dp grad all-reduce": "across pods"}
     assert p.records("dp grad")[0].bottleneck_level in ("spine", "core", "leaf")
 
 
@@ -267,9 +272,10 @@ def test_accounting_on_random_layouts(tp, pp, sp, micro, zero):
     m = Transformer(layers=8, hidden=512, ffn=2048, heads=8, kv_heads=8, vocab=1000)
     dp = 16 // (tp * pp)
     seq, batch = 256, dp * micro * 2                       # 2 sequences per micro-batch
-    p = P.training_step(m, Layout(dp=dp, tp=tp, pp=pp, sequence_parallel=sp,
-                                  micro_batches=micro, zero_stage=zero), two,
-                        seq_len=seq, global_batch=batch)
+    args = dict(dp=dp, tp=tp, pp=pp, sequence_parallel=sp, micro_batches=micro,
+                zero_stage=zero)
+    sp = sp and tp > 1                                     # Megatron: off with tp = 1
+    p = P.training_step(m, Layout(**args), two, seq_len=seq, global_batch=batch)
     layers = 8 // pp
     activation = 2 * seq * 512 * 2                         # b S h, bf16
     tp_records = p.records("tp ")
@@ -288,6 +294,9 @@ def test_accounting_on_random_layouts(tp, pp, sp, micro, zero):
     if dp > 1:
         assert all(r.nbytes == pytest.approx(m.parameters() / (tp * pp) * 2) for r in grads)
         assert sum(r.count for r in grads) == (micro if zero == 2 else 1)
+    # ZeRO 2 with pipelines: planned, with DeepSpeed's refusal named in the notes
+    assert any("DeepSpeed's pipeline engine refuses" in n for n in p.notes) == (
+        zero == 2 and pp > 1)
     assert p.communication_seconds == pytest.approx(sum(r.total_seconds
                                                         for r in p.collectives))
     assert 0 <= p.exposed_seconds <= p.communication_seconds + 1e-12
@@ -319,7 +328,8 @@ GARBAGE = [None, "x", -1, 1.5, float("nan"), [], True, object()]
 VALID = {("order", None), ("kv_heads", None), ("expert_ffn", None),
          ("attention_params", None), ("grad_reduce_bytes", None), ("flops_per_device", None),
          ("hbm_bytes", None), ("hbm_bandwidth", None), ("phase", None),
-         ("sequence_parallel", True), ("uneven_stages", True), ("gated_mlp", True),
+         ("sequence_parallel", True), ("sequence_parallel", None), ("uneven_stages", True),
+         ("gated_mlp", True), ("ecmp", None),
          ("grad_reduce_bytes", 1.5), ("flops_per_device", 1.5), ("hbm_bytes", 1.5),
          ("hbm_bandwidth", 1.5), ("records", "x"), ("exposed", "x")}
 
@@ -331,7 +341,7 @@ def test_garbage_gets_a_collectives_error(dgx, junk):
     TypeError or AttributeError from inside)."""
     calls = []
     for key in ("dp", "fsdp", "tp", "pp", "ep", "cp", "zero_stage", "sequence_parallel",
-                "micro_batches", "order", "uneven_stages"):
+                "micro_batches", "order", "uneven_stages", "virtual_stages", "tp_overlap"):
         calls.append((key, lambda key=key: Layout(**{key: junk})))
     for key in ("layers", "hidden", "ffn", "heads", "kv_heads", "vocab", "experts", "top_k",
                 "expert_ffn", "gated_mlp", "shared_experts", "dense_layers",
@@ -339,7 +349,7 @@ def test_garbage_gets_a_collectives_error(dgx, junk):
         calls.append((key, lambda key=key: Transformer(
             **{**dict(layers=2, hidden=64, ffn=128, heads=4), key: junk})))
     for key in ("seq_len", "global_batch", "recipe", "recompute", "grad_reduce_bytes",
-                "flops_per_device", "hbm_bytes"):
+                "flops_per_device", "hbm_bytes", "mfu", "compute", "ecmp", "qps"):
         calls.append((key, lambda key=key: P.training_step(
             "llama3-8b", Layout(dp=8), dgx, **{**dict(seq_len=64, global_batch=8), key: junk})))
     for key in ("batch", "prompt_len", "new_tokens", "recipe", "flops_per_device",
@@ -377,7 +387,7 @@ def test_meta_servers_keep_their_nvlink():
     meta = cl.hardware.preset("meta-roce-32k", zones=2, racks_per_zone=28, aggregators=4)
     fabric_only = cl.hardware.meta_cluster(zones=2, racks_per_zone=28, aggregators=4,
                                            gpus_per_server=None)
-    layout = Layout(fsdp=112, tp=8)
+    layout = Layout(fsdp=112, tp=8, sequence_parallel=False)
     kw = dict(seq_len=4096, global_batch=896)
     S = 8 * 4096 * 8192 * 2                         # b s h in bf16: 8 sequences per replica
     with_nvlink = cl.plan.training_step("llama3-70b", layout, meta, **kw)
@@ -418,14 +428,18 @@ def test_plans_sharing_costings_equal_plans_from_cold():
 
 def test_full_recomputation(dgx):
     kw = dict(seq_len=2048, global_batch=2)
-    base = P.training_step("llama3-8b", Layout(tp=8), dgx, **kw)
-    full = P.training_step("llama3-8b", Layout(tp=8), dgx, recompute="full", **kw)
+    plain = Layout(tp=8, sequence_parallel=False)
+    base = P.training_step("llama3-8b", plain, dgx, **kw)
+    full = P.training_step("llama3-8b", plain, dgx, recompute="full", **kw)
     # one more forward: compute x 4/3, and 2 more all-reduces per layer
     assert full.compute_seconds == pytest.approx(base.compute_seconds * 4 / 3)
     assert sum(r.count for r in full.records("tp")) == 6 * 32
     # keeps the block input only: 2 s b h bytes per layer (2048 x 2 x 4096 x 2 x 32 layers)
     assert full.memory.activations == 2 * 2048 * 2 * 4096 * 32
     assert base.memory.activations == 2048 * 2 * 4096 * (10 + 24 / 8) * 32
+    # with sequence parallelism (the default) the kept input is split over the 8 ranks
+    sp = P.training_step("llama3-8b", Layout(tp=8), dgx, recompute="full", **kw)
+    assert sp.memory.activations == 2 * 2048 * 2 * 4096 * 32 / 8
     with pytest.raises(cl.CollectivesError, match="recompute must be"):
         P.training_step("llama3-8b", Layout(tp=8), dgx, recompute="some", **kw)
 
@@ -444,7 +458,8 @@ def test_zero2_reduces_every_micro_batch(dgx):
 def test_concurrent_collectives_share_the_nics():
     # DP along the rails and PP across nodes both leave through each GPU's NIC
     pod = cl.hardware.preset("dgx-h100", nodes=4)
-    p = P.training_step("llama3-8b", Layout(dp=2, pp=2, tp=8, micro_batches=2), pod,
+    p = P.training_step("llama3-8b", Layout(dp=2, pp=2, tp=8, micro_batches=2,
+                                            sequence_parallel=False), pod,
                         seq_len=4096, global_batch=4)
     together = p.concurrent("dp grad", "pp gradient")
     assert together.names == ("pp gradient send (backward)", "dp grad all-reduce (backward)")
@@ -504,3 +519,136 @@ def test_oversubscribed_aggregation_slows_cross_zone_data_parallelism():
         seconds[ratio] = (r.seconds, r.bottleneck_level)
     assert seconds[7][1] == "core"                        # the CTSW-ATSW uplinks
     assert seconds[7][0] > 2 * seconds[1][0]
+
+
+# ---- overlap windows, MFU, FP8 compute, interleaving, TP overlap, logits ---------------------
+
+# compute of llama3-8b at 1,024 tokens per sequence, 32 sequences on 8 H100s at 989 TFLOP/s:
+# 3 x (2 P + 2 x 1024 x 4096 x 32 attention) FLOPs per token (test_model.py derives P)
+COMPUTE_8B = 3 * (2 * PARAMS_8B + 2 * 1024 * 4096 * 32) * 32 * 1024 / 8 / 9.89e14
+AR_8B = 2 * 7 / 8 * PARAMS_8B * 2 / NVLINK        # the ring all-reduce of the BF16 gradients
+
+
+def test_dp_all_reduce_hides_only_behind_the_last_micro_batch(dgx):
+    kw = dict(seq_len=1024, global_batch=32)
+    one = P.training_step("llama3-8b", Layout(dp=8), dgx, **kw)
+    four = P.training_step("llama3-8b", Layout(dp=8, micro_batches=4), dgx, **kw)
+    assert one.compute_seconds == pytest.approx(COMPUTE_8B)
+    # one micro-batch: 62 ms of all-reduce behind 135 ms of backward, hidden
+    assert one.exposed() == 0 and AR_8B < 2 / 3 * COMPUTE_8B
+    # four: it waits for the last micro-batch, whose backward is 34 ms
+    assert four.exposed() == pytest.approx(AR_8B - 2 / 3 * COMPUTE_8B / 4)
+    assert four.window(four.records("dp grad")[0]) == pytest.approx(2 / 3 * COMPUTE_8B / 4)
+
+
+def test_zero1_weight_gather_waits_for_the_first_micro_batch(dgx):
+    p = P.training_step("llama3-8b", Layout(dp=8, zero_stage=1, micro_batches=4), dgx,
+                        seq_len=1024, global_batch=32)
+    gather = 7 / 8 * PARAMS_8B * 2 / NVLINK           # ring all-gather of the BF16 weights
+    (ag,) = p.records("dp weight")
+    assert ag.hidden_behind == "first forward" and ag.seconds == pytest.approx(gather)
+    # the reduce-scatter (31 ms) fits the last backward slice (34 ms); the gather (31 ms) does
+    # not fit the first forward slice (17 ms)
+    assert p.exposed("dp grad") == 0
+    assert p.exposed("dp weight") == pytest.approx(gather - COMPUTE_8B / 3 / 4)
+
+
+def test_zero2_and_fsdp_reduce_every_micro_batch_behind_its_own_slice(dgx):
+    kw = dict(seq_len=1024, global_batch=32)
+    z2 = P.training_step("llama3-8b", Layout(dp=8, zero_stage=2, micro_batches=4), dgx, **kw)
+    rs = z2.records("dp grad")[0]
+    assert (rs.count, rs.hidden_behind) == (4, "backward")
+    # each 31 ms reduce-scatter within its 34 ms slice: hidden
+    assert z2.exposed("dp grad") == 0
+    fsdp = P.training_step("llama3-8b", Layout(fsdp=8, micro_batches=4), dgx, **kw)
+    totals = {ph: sum(r.total_seconds for r in fsdp.collectives if r.hidden_behind == ph)
+              for ph in ("forward", "backward")}
+    # per-micro-batch collectives keep the pass-wide rule
+    assert fsdp.exposed() == pytest.approx(max(0, totals["forward"] - COMPUTE_8B / 3)
+                                           + max(0, totals["backward"] - 2 * COMPUTE_8B / 3))
+
+
+def test_mfu_stretches_compute_and_the_windows(dgx):
+    kw = dict(seq_len=1024, global_batch=32)
+    peak = P.training_step("llama3-8b", Layout(dp=8, micro_batches=4), dgx, **kw)
+    half = P.training_step("llama3-8b", Layout(dp=8, micro_batches=4), dgx, mfu=0.5, **kw)
+    assert half.compute_seconds == pytest.approx(2 * COMPUTE_8B)
+    # the slice doubles to 68 ms: the 62 ms all-reduce now hides
+    assert peak.exposed() > 0 and half.exposed() == 0
+    for bad in (0, 1.5, -0.2):
+        with pytest.raises(cl.CollectivesError, match="mfu"):
+            P.training_step("llama3-8b", Layout(dp=8), dgx, mfu=bad, seq_len=64,
+                            global_batch=8)
+
+
+def test_fp8_compute_runs_the_linear_layers_at_the_fp8_peak(dgx):
+    p = P.training_step("llama3-8b", Layout(dp=8), dgx, seq_len=1024, global_batch=32,
+                        compute="fp8")
+    # 6 P per token at 1,979 TFLOP/s (H100 SXM dense FP8), attention at 989 TFLOP/s
+    tokens = 32 * 1024 / 8
+    want = (6 * PARAMS_8B * tokens / 1.979e15
+            + 6 * 1024 * 4096 * 32 * tokens / 9.89e14)
+    assert p.compute_seconds == pytest.approx(want)
+    assert any("FP8 peak" in n for n in p.notes)
+    with pytest.raises(cl.CollectivesError, match="no FP8 peak is recorded for tpu-v5p"):
+        P.training_step("llama3-8b", Layout(dp=64), cl.hardware.preset(
+            "tpu-v5p", shape=(4, 4, 4)), seq_len=64, global_batch=64, compute="fp8")
+    with pytest.raises(cl.CollectivesError, match="compute must be one of"):
+        P.training_step("llama3-8b", Layout(dp=8), dgx, seq_len=64, global_batch=8,
+                        compute="fp4")
+
+
+def test_interleaved_schedule_shrinks_the_bubble_and_sends_more(two_nodes):
+    kw = dict(seq_len=1024, global_batch=16)
+    plain = P.training_step("llama3-8b", Layout(dp=4, pp=2, tp=2, micro_batches=4),
+                            two_nodes, **kw)
+    inter = P.training_step("llama3-8b", Layout(dp=4, pp=2, tp=2, micro_batches=4,
+                                                virtual_stages=2), two_nodes, **kw)
+    # (pp - 1) / m = 1/4 against (pp - 1) / (v m) = 1/8 of the same compute
+    assert plain.bubble_seconds == pytest.approx(plain.compute_seconds / 4)
+    assert inter.bubble_seconds == pytest.approx(plain.compute_seconds / 8)
+    # one send per micro-batch and model chunk each way: 4 against 8
+    assert [r.count for r in plain.records("pp")] == [4, 4]
+    assert [r.count for r in inter.records("pp")] == [8, 8]
+    # 1 sequence per micro-batch, 16 blocks per stage, 34 s b h / tp bytes each (sequence
+    # parallelism), min(pp, m) = 2 micro-batches in flight, or 2 (1 + 1 / (2 x 2)) = 2.5
+    per_stage = 34 * 1024 * 1 * 4096 / 2 * 16
+    assert plain.memory.activations == pytest.approx(2 * per_stage)
+    assert inter.memory.activations == pytest.approx(2.5 * per_stage)
+
+
+def test_tp_overlap_hides_tensor_parallelism_behind_its_pass(dgx):
+    kw = dict(seq_len=4096, global_batch=4)
+    exposed = P.training_step("llama3-8b", Layout(tp=8), dgx, **kw)
+    overlap = P.training_step("llama3-8b", Layout(tp=8, tp_overlap=True), dgx, **kw)
+    assert exposed.exposed() == pytest.approx(exposed.communication_seconds)
+    assert {(r.hidden_behind, r.stream) for r in overlap.records("tp")} == {
+        ("forward", "tp"), ("backward", "tp")}
+    fwd = sum(r.total_seconds for r in overlap.records("tp") if r.phase == "forward")
+    bwd = overlap.communication_seconds - fwd
+    assert overlap.exposed() == pytest.approx(max(0, fwd - overlap.forward_seconds)
+                                              + max(0, bwd - overlap.backward_seconds))
+    assert overlap.exposed() < exposed.exposed()
+
+
+def test_logits_sit_on_the_last_stage(dgx, two_nodes):
+    # one stage: 4 b s V / tp bytes of FP32 logits (vocabulary-parallel) beside the blocks
+    p = P.training_step("llama3-8b", Layout(tp=8), dgx, seq_len=2048, global_batch=2)
+    assert p.memory.logits == 4 * 2 * 2048 * 128000 / 8
+    assert p.memory.activations == 34 * 2048 * 2 * 4096 / 8 * 32
+    assert p.memory.total == pytest.approx(p.memory.weights + p.memory.master + p.memory.grads
+                                           + p.memory.optimizer + p.memory.activations
+                                           + p.memory.logits)
+    # two stages: the first holds 2 micro-batches of 16 blocks (570 MB), the last one
+    # micro-batch (285 MB) and the logits (66 MB): the first is reported, without logits
+    two = P.training_step("llama3-8b", Layout(pp=2, tp=8, micro_batches=4), two_nodes,
+                          seq_len=1024, global_batch=4)
+    block = 34 * 1024 * 4096 / 8
+    assert two.memory.activations == 2 * 16 * block and two.memory.logits == 0
+    # a vocabulary of a million: the last stage's 512 MB of logits make it the busier
+    wide = P.Transformer(layers=4, hidden=512, ffn=1024, heads=8, vocab=1_000_000)
+    big = P.training_step(wide, Layout(pp=2, tp=8, micro_batches=4), two_nodes,
+                          seq_len=1024, global_batch=4)
+    assert big.memory.logits == 4 * 1024 * 1_000_000 / 8
+    assert big.memory.activations == 2 * 34 * 1024 * 512 / 8
+    assert any("last pipeline stage" in n for n in big.notes)

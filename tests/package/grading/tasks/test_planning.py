@@ -216,9 +216,11 @@ def test_memory_check_wrong_keys():
 def test_candidate_count_by_hand():
     # per (tp, pp): m = 1, 2, ..., tp x pp (d m divides 256, d = 256 / (tp pp)), that is
     # log2(tp) + log2(pp) + 1 values; over tp, pp in 1, 2, 4, 8: 16 + 2 x 4 x (0+1+2+3) = 64,
-    # times 3 ways to shard the replicas
+    # times 3 ways to shard the replicas (ZeRO 1, ZeRO 2, FSDP; ZeRO 2 with pp > 1 too, which
+    # DeepSpeed refuses and Llama 3 and torchtitan run): 3 x 64 = 192
     candidates = pt.layout_candidates()
     assert len(candidates) == 192
+    assert len([c for c in candidates if c.get("zero_stage") == 2 and c["pp"] > 1]) == 54
     assert all(c.get("dp", 1) * c.get("fsdp", 1) * c["tp"] * c["pp"] == 256 for c in candidates)
     assert all(c["sequence_parallel"] == (c["tp"] > 1) for c in candidates)
 
@@ -239,8 +241,10 @@ def test_best_layout_fits_and_beats_every_fitting_candidate(best80):
 
 
 def test_layout_choice_rejections(best80):
-    # the fastest with no limit: FSDP over 128, tp 2 (96 GB, most of it activations)
-    with pytest.raises(AssertionError, match=r"needs 96\.2 GB per device .* more than the "
+    # fast, but over the limit: FSDP over 128, tp 2 (98 GB, most of it activations: 34 s b h
+    # / 2 x 80 layers = 91.3 GB, and 4 s b V / 2 = 2.1 GB of logits)
+    with pytest.raises(AssertionError, match=r"needs 98\.3 GB per device .* activations "
+                                             r"91\.3 GB, logits 2\.1 GB\), more than the "
                                              r"80\.0 GB limit"):
         pt.check_layout_choice({"fsdp": 128, "tp": 2, "sequence_parallel": True,
                                 "micro_batches": 2}, "c", 80e9)

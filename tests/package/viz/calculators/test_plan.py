@@ -194,7 +194,7 @@ def test_live_widget_follows_its_controls():
     box = vp.plan_calculator([m, moe], [choice], ["bf16", "fp8"], seq_len=256, live=True)
     before = box.readout.value
     box.controls["layout"].value = 1
-    assert box.readout.value != before and "tp activation all-reduce" in box.readout.value
+    assert box.readout.value != before and "tp activation all-gather" in box.readout.value
     box.controls["model"].value = 1  # one layout: the layout list follows
     assert [o[0] for o in box.controls["layout"].options] == ["EP 8 × DP 2"]
     assert "ep token dispatch" in box.readout.value

@@ -209,7 +209,8 @@ MODULES = (
     "isolation.wire", "isolation.snapshot", "isolation.reading", "isolation.calls",
     "isolation.orchestrator", "isolation",
     "tasks.topology_reasoning", "tasks.cluster_collectives", "tasks.all_reduce",
-    "tasks.all_to_all", "tasks.cost_models", "tasks.fp8", "tasks.real_processes",
+    "tasks.all_to_all", "tasks.cost_models", "tasks.fp8_codec", "tasks.fp8_retired",
+    "tasks.fp8", "tasks.real_processes",
     "tasks.planning", "tasks",
     "slices", "clusters", "fp8_tasks", "plan_tasks", "recheck",
 )

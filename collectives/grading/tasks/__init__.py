@@ -7,7 +7,10 @@
 ``all_reduce``           any Rabenseifner or hierarchical all-reduce; its bus bandwidth
 ``all_to_all``           any Bruck, pairwise or chain all-to-all
 ``cost_models``          the ring all-gather fitted to measurements, sized and upgraded
-``fp8``                  E4M3 codes and values, delayed scales, the FP8 all-reduce
+``fp8``                  E4M3 by hand (``fp8_codec``), then recipes judged by what they do: a
+                         format and block size, a delayed-scaling recipe, an FP8 all-reduce's
+                         mu and order of additions (the earlier notebook's checks:
+                         ``fp8_retired``)
 ``real_processes``       a ring all-reduce written with torch.distributed, run on processes
 ``planning``             a training step's collectives, memory per device, a layout
 

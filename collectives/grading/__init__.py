@@ -202,7 +202,7 @@ __all__ = [
 #: (``processes``), and their task modules (``tasks.all_reduce``, ...) are reloaded here.
 MODULES = (
     "checks", "diagnosis",
-    "isolation.wire", "isolation.snapshot", "isolation.reading", "isolation.calls",
+    "isolation.wire", "isolation.snapshot", "isolation.origin", "isolation.reading", "isolation.calls",
     "isolation.orchestrator", "isolation",
     "tasks.topology_reasoning", "tasks.cluster_collectives", "tasks.all_reduce",
     "tasks.all_to_all", "tasks.cost_models", "tasks.fp8", "tasks.real_processes",

@@ -44,7 +44,7 @@ __all__ = ["NOT_YOURS", "check_origin", "layers", "notebook_cells", "foreign_rea
 NOT_YOURS = "is not a function written in the notebook"
 _PACKAGE = "collectives"
 _MAX_LAYERS = 32
-_HASHES = {}        # package directory -> the set of sha256 of its source files
+_HASHES = {}  # package directory -> the set of sha256 of its source files
 
 
 def _is_package_name(name):
@@ -71,13 +71,21 @@ def layers(value):
             inner.append(current.__func__)
         try:
             wrapped = inspect.getattr_static(current, "__wrapped__", None)
-        except Exception:           # a learner's object with an odd __getattr__
+        except Exception:  # a learner's object with an odd __getattr__
             wrapped = None
         if wrapped is not None and not isinstance(wrapped, property):
             inner.append(wrapped)
-        if not isinstance(current, (types.FunctionType, type, types.BuiltinFunctionType,
-                                    types.MethodType, functools.partial)) and callable(current):
-            call = getattr(type(current), "__call__", None)
+        if not isinstance(
+            current,
+            (
+                types.FunctionType,
+                type,
+                types.BuiltinFunctionType,
+                types.MethodType,
+                functools.partial,
+            ),
+        ) and callable(current):
+            call = inspect.getattr_static(type(current), "__call__", None)
             if isinstance(call, types.FunctionType):
                 inner.append(call)
         queue.extend(inner)
@@ -107,8 +115,9 @@ def _package_hashes(package_dir=PACKAGE_DIR):
 
 def _inside(path, folder):
     try:
-        return os.path.commonpath([os.path.realpath(path), os.path.realpath(folder)]) == \
-            os.path.realpath(folder)
+        return os.path.commonpath(
+            [os.path.realpath(path), os.path.realpath(folder)]
+        ) == os.path.realpath(folder)
     except ValueError:
         return False
 
@@ -121,7 +130,7 @@ def _copy_of_package(filename):
         return True
     parts = os.path.realpath(filename).split(os.sep)
     if "collectives-package-" in os.path.realpath(filename) and _PACKAGE in parts:
-        return True                                          # a grading copy
+        return True  # a grading copy
     try:
         with open(filename, "rb") as f:
             digest = hashlib.sha256(f.read()).hexdigest()
@@ -144,18 +153,22 @@ def foreign_reason(value, cells=None):
     """Why ``value`` (one layer, :func:`layers`) is not the learner's own code, or None.
     ``cells``: what :func:`notebook_cells` returned (None outside a notebook)."""
     if isinstance(value, (functools.partial, staticmethod, classmethod, types.MethodType)):
-        return None                                          # judged by what it holds
+        return None  # judged by what it holds
     if isinstance(value, type):
         module = getattr(value, "__module__", None)
-        return f"is {_describe(value)}, a class of the collectives package" \
-            if _is_package_name(module) else None
+        return (
+            f"is {_describe(value)}, a class of the collectives package"
+            if _is_package_name(module)
+            else None
+        )
     if not isinstance(value, types.FunctionType):
         try:
             wraps = inspect.getattr_static(value, "__wrapped__", None) is not None
-        except Exception:           # a learner's object with an odd __getattr__
+        except Exception:  # a learner's object with an odd __getattr__
             wraps = False
-        if wraps or isinstance(getattr(type(value), "__call__", None), types.FunctionType):
-            return None                      # a decorator's wrapper, or a callable object:
+        call = inspect.getattr_static(type(value), "__call__", None)
+        if wraps or isinstance(call, types.FunctionType):
+            return None  # a decorator's wrapper, or a callable object:
         #                                      judged by what it wraps, or by its __call__
         return f"is {_describe(value)}, which is not Python code of yours"
     module = getattr(value, "__module__", None)
@@ -163,13 +176,14 @@ def foreign_reason(value, cells=None):
         return f"is {_describe(value)}, a function of the collectives package"
     code = value.__code__
     if _copy_of_package(code.co_filename):
-        return (f"is {_describe(value)}, whose code comes from the collectives package "
-                f"({os.path.basename(code.co_filename)})")
+        return (
+            f"is {_describe(value)}, whose code comes from the collectives package "
+            f"({os.path.basename(code.co_filename)})"
+        )
     if cells is not None:
         files, namespace = cells
         if code.co_filename not in files:
-            return (f"is {_describe(value)}, whose code was not written in a cell of this "
-                    "notebook")
+            return f"is {_describe(value)}, whose code was not written in a cell of this notebook"
         if value.__globals__ is not namespace:
             return f"is {_describe(value)}, which was not defined in this notebook"
     return None
@@ -185,4 +199,5 @@ def check_origin(function, label):
             raise GradingError(
                 f"{label} {NOT_YOURS}: it {reason}. Define {label} with `def {label}(...):` "
                 "in its cell and write its code yourself (binding the name to the package's "
-                "function, an alias, a partial, a wrapper or a class attribute of it scores 0)")
+                "function, an alias, a partial, a wrapper or a class attribute of it scores 0)"
+            )

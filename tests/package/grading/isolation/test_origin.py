@@ -70,7 +70,7 @@ def test_a_name_bound_to_the_package_is_refused_before_it_runs(learner, attack):
     with pytest.raises(GradingError, match=NOT_YOURS):
         run_isolated(m.answer, 4, 4, name="no_collision_probability")
     with pytest.raises(GradingError, match=NOT_YOURS):
-        call(m.answer, 4, 4, name="no_collision_probability")       # the in-kernel call too
+        call(m.answer, 4, 4, name="no_collision_probability")  # the in-kernel call too
     with pytest.raises(GradingError, match=NOT_YOURS):
         call(m.answer, 4, 4, name="no_collision_probability", isolated=True)
 
@@ -80,9 +80,11 @@ def test_the_message_names_the_package_function_and_what_to_do(learner):
     with pytest.raises(GradingError) as info:
         run_isolated(m.answer, 4, 4, name="no_collision_probability")
     message = str(info.value)
-    assert message.startswith(f"no_collision_probability {NOT_YOURS}: it is "
-                              "collectives.fabric.ecmp.ecmp_no_collision_probability, a "
-                              "function of the collectives package.")
+    assert message.startswith(
+        f"no_collision_probability {NOT_YOURS}: it is "
+        "collectives.fabric.ecmp.ecmp_no_collision_probability, a "
+        "function of the collectives package."
+    )
     assert "`def no_collision_probability(...):`" in message
 
 
@@ -100,9 +102,12 @@ def test_a_copy_of_the_packages_file_elsewhere_is_refused(tmp_path):
     shutil.copy(f"{PACKAGE_DIR}/fabric/ecmp.py", copy)
     # the function built from the copy's code, under a module name of the learner's
     code = compile(copy.read_text(), str(copy), "exec")
-    answer = next(type(test_layers_go_through_partials_wrappers_and_methods)(c, {"__name__": "mine"})
-                  for c in code.co_consts if getattr(c, "co_name", "") ==
-                  "ecmp_no_collision_probability")
+    function = type(test_layers_go_through_partials_wrappers_and_methods)
+    answer = next(
+        function(c, {"__name__": "mine"})
+        for c in code.co_consts
+        if getattr(c, "co_name", "") == "ecmp_no_collision_probability"
+    )
     assert answer.__module__ == "mine"
     with pytest.raises(GradingError, match="comes from the collectives package"):
         check_origin(answer, "no_collision_probability")
@@ -123,9 +128,9 @@ def test_the_learners_own_functions_pass_decorated_or_not(learner):
 
         short = lambda flows, paths: answer(flows, paths)
     """)
-    assert run_isolated(m.answer, 4, 4) == 0.09375          # 4!/4**4, by hand
+    assert run_isolated(m.answer, 4, 4) == 0.09375  # 4!/4**4, by hand
     assert run_isolated(m.short, 4, 4) == 0.09375
-    check_origin(m.Model(), "model")                       # judged by its own __call__
+    check_origin(m.Model(), "model")  # judged by its own __call__
     assert bundle(m.answer)["target"] == "answer"
 
 
@@ -140,6 +145,7 @@ def test_builtins_are_not_the_learners_code(learner):
 
 def test_layers_go_through_partials_wrappers_and_methods():
     import functools
+
     inner = functools.partial(ecmp_no_collision_probability, 4)
     assert ecmp_no_collision_probability in layers(functools.partial(inner))
     assert ecmp_no_collision_probability in layers(staticmethod(ecmp_no_collision_probability))
@@ -150,6 +156,7 @@ def shell():
     """An IPython shell in this process (the notebook's kernel, as nbgrader runs it), cleared
     after the test so that no other test sees it."""
     from IPython.core.interactiveshell import InteractiveShell
+
     instance = InteractiveShell.instance()
     yield instance
     InteractiveShell.clear_instance()
@@ -159,6 +166,7 @@ def test_in_a_notebook_only_code_compiled_from_its_cells_is_the_learners(shell):
     def cell(code):
         result = shell.run_cell(textwrap.dedent(code), store_history=True)
         assert result.success, result.error_in_exec
+
     cell("""
         import math
         def mine(flows, paths):

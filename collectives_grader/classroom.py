@@ -8,9 +8,12 @@ directory (default ``exercises/``):
 
 1. refuse to start when the grading sandbox cannot run (:mod:`.sandbox`), unless opted out;
 2. back up the gradebook (SQLite: a consistent copy; PostgreSQL: ``pg_dump``) to ``backups/``;
-3. check every submission first (:mod:`.precheck`): one that cannot be graded (invalid JSON,
-   duplicated or emptied ``grade_id``s, missing or extra test cells, another assignment's
-   notebook) scores 0 in the gradebook, with a feedback page saying why;
+3. check every submission first (:mod:`.precheck`, for the report): one that cannot be graded
+   (invalid JSON, duplicated or emptied ``grade_id``s, old-format metadata, missing or extra
+   test cells, another assignment's notebook) is graded by nbgrader's pipeline as its
+   not-graded stand-in (:mod:`.pipeline`, the same step plain ``nbgrader autograde`` runs):
+   0 in every cell, hand grades of an earlier submission included, and a feedback page and
+   ``not_graded.html`` saying why and how to recover;
 4. grade the others, one student at a time per worker process, on all cores, with a progress
    bar: each worker calls nbgrader's Python API (``NbGraderAPI.autograde(assignment, student,
    force=True)``, what ``nbgrader autograde --student <id> --force`` and the formgrader run), so
@@ -23,7 +26,8 @@ directory (default ``exercises/``):
    interrupt (INT, TERM, HUP), running the same command again grades only the students not
    done (or whose submission changed); ``status`` lists them (:func:`grading_status`);
 6. ``nbgrader generate_feedback`` and ``nbgrader export`` (``grades.csv``); the report
-   ``reports/<assignment>.json`` lists per student the status, problems and tampered cells.
+   ``reports/<assignment>.json`` lists per student the status, problems and tampered cells
+   (and, under ``_steps_failed``, either step if it failed: the report is written anyway).
 
 nbgrader keeps manual grades and extra credit when it grades a submission again (it updates
 the existing grades' automatic scores only). Left out: merging gradebooks of several machines
@@ -33,7 +37,6 @@ the existing grades' automatic scores only). Left out: merging gradebooks of sev
 import argparse
 import datetime
 import hashlib
-import html
 import json
 import os
 import re
@@ -44,7 +47,7 @@ import sys
 import threading
 from pathlib import Path
 
-from . import precheck, sandbox
+from . import pipeline, precheck, sandbox
 
 __all__ = ["grade_class", "grading_status", "submission_digest", "backup_gradebook", "db_url",
            "main"]
@@ -152,17 +155,12 @@ def _zero_with_feedback(course, url, assignment, student, reasons):
         submission = gb.update_or_create_submission(assignment, student, timestamp=timestamp)
         for notebook in submission.notebooks:
             for grade in notebook.grades:
-                grade.auto_score = 0.0
+                grade.auto_score, grade.manual_score = 0.0, None
                 grade.needs_manual_grade = False
         gb.db.commit()
     folder = Path(course) / "feedback" / student / assignment
     folder.mkdir(parents=True, exist_ok=True)
-    items = "".join(f"<li>{html.escape(r)}</li>" for r in reasons)
-    (folder / "not_graded.html").write_text(
-        f"<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>{html.escape(assignment)}"
-        f": not graded</title></head><body><h1>{html.escape(assignment)}: your submission "
-        f"could not be graded</h1><p>It scores 0 because:</p><ul>{items}</ul><p>Fix this "
-        f"and hand it in again, or ask your instructor.</p></body></html>\n")
+    (folder / "not_graded.html").write_text(pipeline.not_graded(assignment, reasons))
 
 
 def grade_class(course, assignment, jobs=None, progress=True, feedback=True):
@@ -191,19 +189,21 @@ def grade_class(course, assignment, jobs=None, progress=True, feedback=True):
                            "tampered": precheck.tamper_report(folder, release)}
         if state.done.get(student) == digest:
             report[student]["status"] = "already graded"
-        elif problems:
-            _zero_with_feedback(course, url, assignment, student, problems)
-            state.record(student, digest)
-            report[student]["status"] = "not graded: 0"
         else:
+            # one with problems goes through nbgrader too: its pipeline (pipeline.py, in
+            # nbgrader_config.py) makes it the not-graded stand-in, as plain nbgrader does
             todo.append((student, digest))
     _grade_in_parallel(course, url, assignment, todo, jobs or os.cpu_count() or 1, state,
                        report, progress)
     if feedback:
-        subprocess.run(_nbgrader("generate_feedback", assignment, "--force"),
-                       cwd=course, capture_output=True, text=True, check=True)
-        subprocess.run(_nbgrader("export", "--to", "grades.csv"), cwd=course,
-                       capture_output=True, text=True, check=True)
+        report_steps = {}
+        for name, args in (("generate_feedback", ("generate_feedback", assignment, "--force")),
+                           ("export", ("export", "--to", "grades.csv"))):
+            proc = subprocess.run(_nbgrader(*args), cwd=course, capture_output=True, text=True)
+            if proc.returncode != 0:
+                report_steps[name] = _reason_from_log(proc.stdout + proc.stderr, course)
+        if report_steps:
+            report["_steps_failed"] = report_steps
     (course / "reports").mkdir(exist_ok=True)
     (course / "reports" / f"{assignment}.json").write_text(
         json.dumps(report, indent=1, sort_keys=True))
@@ -271,7 +271,9 @@ def _grade_in_parallel(course, url, assignment, todo, jobs, state, report, progr
     try:
         for student, ok, log in pool.imap_unordered(
                 _autograde_one, [(assignment, s) for s, _ in todo]):
-            if ok:
+            if ok and report[student]["problems"]:
+                report[student]["status"] = "not graded: 0"
+            elif ok:
                 report[student]["status"] = "graded"
             else:
                 reason = _reason_from_log(log, course)
@@ -341,10 +343,14 @@ def main(argv=None):
         print("interrupted: run the same command again to grade the students not done",
               file=sys.stderr)
         return 130
+    failed = report.pop("_steps_failed", {})
     counts = {}
     for entry in report.values():
         counts[entry["status"]] = counts.get(entry["status"], 0) + 1
-    print(f"{args.assignment}: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
+    print(f"{args.assignment}: " + (", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+                                    or "no submissions"))
+    for step, reason in failed.items():
+        print(f"nbgrader {step} failed: {reason}", file=sys.stderr)
     tampered = {s: e["tampered"] for s, e in report.items() if e["tampered"]}
     if tampered:
         print(f"edited test or locked cells (restored by nbgrader): {tampered}")

@@ -24,6 +24,9 @@ What lives where
     a learner's function re-run from its source without the package (``call(...,
     isolated=True)``, ``run_isolated``), and ``recheck``: the checks run on plain data in a
     fresh process, importing a read-only copy of the package. Its map: its docstring.
+``cohort``
+    the cases a hidden test draws from the course seed (``_grading.cohort.cases``), so that
+    they differ from one cohort to the next.
 ``tasks/<assignment>``
     the checks and answers of one graded assignment (``tasks/topology_reasoning``,
     ``tasks/cluster_collectives``, ``tasks/fp8``, ...), each named after its folder in
@@ -201,7 +204,7 @@ __all__ = [
 #: them only by name in the re-check process (a fresh import) or reload them themselves
 #: (``processes``), and their task modules (``tasks.all_reduce``, ...) are reloaded here.
 MODULES = (
-    "checks", "diagnosis",
+    "cohort", "checks", "diagnosis",
     "isolation.wire", "isolation.snapshot", "isolation.origin", "isolation.reading", "isolation.calls",
     "isolation.orchestrator", "isolation",
     "tasks.topology_reasoning", "tasks.cluster_collectives", "tasks.all_reduce",

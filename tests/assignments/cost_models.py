@@ -12,7 +12,7 @@ point) and *shortcut* (answers that call the package: 0 everywhere, each refused
 it used).
 """
 
-from assignments import TAMPERING, Error, submission
+from assignments import TAMPERING, Error, submission, origin_attack
 from collectives.grading.isolation import FORBIDDEN, NO_PACKAGE
 
 NOTEBOOK = "ring_all_gather"
@@ -414,3 +414,7 @@ PRINTED = {
                            "largest_ring_within agrees with cl.time on both cases.",
                            "better_upgrade picks the faster ring, by cl.time, in both cases.")},
 }
+
+# the origin attack: every graded function's name bound to the package's own function, an
+# alias, a partial, a wrapper or a class attribute of it (no `def`): refused, 0 everywhere
+SUBMISSIONS["origin"], EXPECTED["origin"], ERRORS["origin"] = origin_attack('cost_models', SOLUTIONS)

@@ -25,7 +25,8 @@ directory (default ``exercises/``):
 5. remember each student graded, with a hash of the submission, in ``.grading/``: after an
    interrupt (INT, TERM, HUP), running the same command again grades only the students not
    done (or whose submission changed); ``status`` lists them (:func:`grading_status`);
-6. ``nbgrader generate_feedback`` and ``nbgrader export`` (``grades.csv``); the report
+6. ``nbgrader generate_feedback`` and ``nbgrader export`` (``grades.csv``, every assignment;
+   ``grades-<assignment>.csv``, this one alone, for a learning platform's import); the report
    ``reports/<assignment>.json`` lists per student the status, problems and tampered cells
    (and, under ``_steps_failed``, either step if it failed: the report is written anyway).
 
@@ -161,6 +162,12 @@ def _zero_with_feedback(course, url, assignment, student, reasons):
     folder = Path(course) / "feedback" / student / assignment
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "not_graded.html").write_text(pipeline.not_graded(assignment, reasons))
+    # what `nbgrader release_feedback` reads beside every page (the exchange's submission
+    # files): without them it stops at this student, and later students get no feedback
+    for name in ("timestamp.txt", "submission_secret.txt"):
+        found = Path(course) / "submitted" / student / assignment / name
+        if found.is_file():
+            (folder / name).write_bytes(found.read_bytes())
 
 
 def grade_class(course, assignment, jobs=None, progress=True, feedback=True):
@@ -198,7 +205,10 @@ def grade_class(course, assignment, jobs=None, progress=True, feedback=True):
     if feedback:
         report_steps = {}
         for name, args in (("generate_feedback", ("generate_feedback", assignment, "--force")),
-                           ("export", ("export", "--to", "grades.csv"))):
+                           ("export", ("export", "--to", "grades.csv")),
+                           ("export of the assignment",
+                            ("export", "--to", f"grades-{assignment}.csv",
+                             f"--ExportPlugin.assignment={assignment}"))):
             proc = subprocess.run(_nbgrader(*args), cwd=course, capture_output=True, text=True)
             if proc.returncode != 0:
                 report_steps[name] = _reason_from_log(proc.stdout + proc.stderr, course)

@@ -23,9 +23,13 @@ formgrader runs, and many instructors type), nbgrader's Python API and ``make gr
     graded keeps its grade and is not flagged for grading again (nbgrader flags every
     hand-graded answer on a regrade), from the answers' hashes kept in
     ``.grading/answers/<assignment>/<student>.json``.
+:class:`ShowRubric` (after ``Execute``)
+    under each written answer, a cell with the rubric of the source notebook, for the grader
+    in the formgrader.
 :class:`FeedbackWithoutAnswerKey` (in ``GenerateFeedback.preprocessors``)
     the feedback page shows the test cells without their hidden tests and each error without
-    its traceback (which quotes the hidden lines), only its last line: ``Error: message``.
+    its traceback (which quotes the hidden lines), only its last line: ``Error: message``;
+    without the rubric cells.
 :class:`FeedbackExporter` (``GenerateFeedback.exporter_class``)
     nbgrader's feedback page without MathJax from a CDN (the page loads nothing from the
     network; formulas in markdown stay as TeX text), and for a stand-in also
@@ -52,7 +56,8 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 
 from . import precheck
 
-__all__ = ["KEY", "TolerantNotebookExporter", "Precheck", "Execute", "AfterGrades",
+__all__ = ["KEY", "TolerantNotebookExporter", "Precheck", "Execute", "AfterGrades", "ShowRubric",
+           "RUBRIC",
            "FeedbackWithoutAnswerKey", "FeedbackExporter", "not_graded", "stand_in",
            "reasons_of", "answers_digest", "RECOVER", "NOT_GRADED_ERROR"]
 
@@ -211,13 +216,67 @@ class AfterGrades(NbGraderPreprocessor):
         return nb, resources
 
 
+#: where a written answer's rubric starts in its source cell (between the solution markers)
+RUBRIC = "**Rubric"
+
+
+def _rubric(source_cell):
+    text = source_cell.get("source", "")
+    text = "".join(text) if isinstance(text, list) else text
+    start = text.find(RUBRIC)
+    if start < 0:
+        return None
+    end = text.find("END SOLUTION", start)
+    rubric = text[start:end if end >= 0 else None]
+    return "\n".join(line for line in rubric.splitlines()
+                     if "END SOLUTION" not in line).rstrip(" #\n")
+
+
+class ShowRubric(NbGraderPreprocessor):
+    """Under each written answer of the autograded notebook (what the formgrader shows), a
+    cell with its rubric from the source notebook; :class:`FeedbackWithoutAnswerKey` leaves
+    these cells out of the students' pages."""
+
+    def preprocess(self, nb, resources):
+        assignment, _, notebook = _ids(resources)
+        coursedir = _coursedir(self)
+        if coursedir is None or reasons_of(nb):
+            return nb, resources
+        path = Path(coursedir.format_path(coursedir.source_directory, ".", assignment)) \
+            / f"{notebook}.ipynb"
+        try:
+            source = nbformat.read(path, as_version=4)
+        except OSError:
+            return nb, resources
+        rubrics = {}
+        for cell in source.cells:
+            meta = cell.get("metadata", {}).get("nbgrader", {})
+            if meta.get("grade") and meta.get("solution") and _rubric(cell):
+                rubrics[meta["grade_id"]] = _rubric(cell)
+        cells = []
+        for cell in nb.cells:
+            cells.append(cell)
+            gid = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+            if gid in rubrics and cell.get("metadata", {}).get("nbgrader", {}).get("solution"):
+                extra = nbformat.v4.new_markdown_cell(
+                    f"*For the grader (left out of the student's feedback):*\n\n{rubrics[gid]}")
+                extra.metadata[KEY] = {"rubric_of": gid}
+                cells.append(extra)
+        nb.cells = cells
+        return nb, resources
+
+
 _HIDDEN = re.compile(r"^[ \t]*#+[ \t]*BEGIN HIDDEN TESTS.*?^[ \t]*#+[ \t]*END HIDDEN TESTS[^\n]*"
                      r"\n?", re.M | re.S)
 
 
 class FeedbackWithoutAnswerKey(NbGraderPreprocessor):
     """The feedback page without the answer key: test cells without their hidden tests, errors
-    without their tracebacks (only ``Error: message``)."""
+    without their tracebacks (only ``Error: message``), no rubric cells (:class:`ShowRubric`)."""
+
+    def preprocess(self, nb, resources):
+        nb.cells = [c for c in nb.cells if "rubric_of" not in c.get("metadata", {}).get(KEY, {})]
+        return super().preprocess(nb, resources)
 
     def preprocess_cell(self, cell, resources, index):
         meta = cell.get("metadata", {}).get("nbgrader", {})

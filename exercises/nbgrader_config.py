@@ -101,6 +101,7 @@ c.Autograde.sanitize_preprocessors = [
 ]
 c.Autograde.autograde_preprocessors = [
     "collectives_grader.pipeline.Execute",
+    "collectives_grader.pipeline.ShowRubric",
     "nbgrader.preprocessors.IgnorePattern",
     "nbconvert.preprocessors.ClearMetadataPreprocessor",
     "nbgrader.preprocessors.LimitOutput",
@@ -119,6 +120,18 @@ c.GenerateFeedback.preprocessors = [
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
 ]
 c.GenerateFeedback.exporter_class = "collectives_grader.pipeline.FeedbackExporter"
+# Always made again from the gradebook: a hand grade given after `make grade` reaches the page
+# (without this, `nbgrader generate_feedback` keeps the earlier page, "Skipping existing").
+c.GenerateFeedback.force = True
+
+# ---- zip_collect: the file names of learning platforms' downloads --------------------------
+# Matched against each file's whole path: `<student_id>_<notebook>.ipynb`, and Canvas-style
+# `<name>_<user id>_<submission id>_<notebook>[-<n>].ipynb` with an optional LATE_/late_ mark
+# (before the name or after it); the student id is the first part. Files of other names are
+# skipped by nbgrader with a warning.
+c.FileNameCollectorPlugin.named_regexp = (
+    r".*/(?:LATE_|late_)?(?P<student_id>[^/_]+)_(?:LATE_|late_)?(?:\d+_\d+_)?"
+    r"(?P<file_id>[^/]+?)(?:-\d+)?\.ipynb$")
 
 # ---- the cohort --------------------------------------------------------------------------------
 # The hidden tests draw part of their cases from this seed (collectives.grading.cohort): change

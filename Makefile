@@ -11,7 +11,7 @@ export PATH := $(BIN):$(PATH)
 PORT ?= 8000
 
 .PHONY: all book check lint types unit test serve setup student vendor browser sandbox postgres \
-        release grade bench clean
+        release grade bench clean test-extended
 
 all: book
 
@@ -88,7 +88,12 @@ unit: $(STAMP)
 # first (tests/work_units.py, the scheduler in tests/conftest.py that `--dist loadgroup`
 # selects). The slowest tests are listed at the end.
 test: book browser sandbox postgres
-	$(BIN)/python -m pytest -n auto --dist loadgroup --durations=30
+	$(BIN)/python -m pytest -n auto --dist loadgroup --durations=30 -m "not extended"
+
+# The end-to-end runs that do not fit make test's budget (marked `extended`): the book's browser
+# tests again under a sub-path, and the like.
+test-extended: book browser sandbox postgres
+	$(BIN)/python -m pytest -n auto --dist loadgroup --durations=30 -m extended
 
 # Release one assignment alone (exercises/README.md, section 1): its student notebooks in
 # exercises/release/<assignment>/, and with RELEASE=exchange also into nbgrader's exchange.

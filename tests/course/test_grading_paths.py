@@ -65,6 +65,7 @@ def _write(course, student, nb=None, text=None):
     else:
         nbformat.write(nb, folder / f"{NOTEBOOK}.ipynb")
     (folder / "timestamp.txt").write_text("2026-01-15 10:00:00.000000 UTC")
+    (folder / "submission_secret.txt").write_text(f"secret-of-{student}")  # as the exchange
 
 
 def _env(course, seed):
@@ -102,13 +103,17 @@ def graded(tmp_path_factory):
     for path in ("plain", "classroom"):
         courses[path] = base.root.parent / path
         shutil.copytree(base.root, courses[path])
-    plain = subprocess.run([sys.executable, "-m", "nbgrader", "autograde", ASSIGNMENT],
-                           cwd=courses["plain"], env=_env(courses["plain"], SEED),
-                           capture_output=True, text=True, timeout=1200)
-    room = subprocess.run([sys.executable, "-m", "collectives_grader.classroom", "grade",
-                           ASSIGNMENT, "--course-dir", str(courses["classroom"]), "--jobs", "2"],
-                          env=_env(courses["classroom"], SEED), capture_output=True, text=True,
-                          timeout=1200)
+    # both paths at once, one core each
+    runs = [subprocess.Popen([sys.executable, "-m", "nbgrader", "autograde", ASSIGNMENT],
+                             cwd=courses["plain"], env=_env(courses["plain"], SEED),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True),
+            subprocess.Popen([sys.executable, "-m", "collectives_grader.classroom", "grade",
+                              ASSIGNMENT, "--course-dir", str(courses["classroom"]), "--jobs",
+                              "1"], env=_env(courses["classroom"], SEED),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)]
+    outputs = [run.communicate(timeout=1200) for run in runs]
+    plain, room = (subprocess.CompletedProcess(run.args, run.returncode, *out)
+                   for run, out in zip(runs, outputs))
     return courses, students, plain, room, spec
 
 
@@ -159,7 +164,8 @@ def test_feedback_holds_no_hidden_test_no_traceback_and_nothing_from_a_cdn(grade
     for path in courses.values():
         for student in students:
             page = (path / "feedback" / student / ASSIGNMENT / f"{NOTEBOOK}.html").read_text()
-            for leak in ("BEGIN HIDDEN TESTS", "_grading.recheck", "check_largest_ring",
+            # the hidden parts' code, and the answers cost_models' hidden comments list
+            for leak in ("BEGIN HIDDEN TESTS", "_grading.recheck", "137, 108, 123, 114",
                          "cdnjs", "https://cdn", "Traceback (most recent call last)"):
                 assert leak not in page, (path.name, student, leak)
     autograded = h.read(courses["plain"] / "autograded" / "probe" / ASSIGNMENT
@@ -208,3 +214,86 @@ def test_a_lookup_table_from_one_cohorts_feedback_fails_under_another_seed(grade
                        capture_output=True, timeout=600)
         scored[seed] = _scores(folder, ["lookup"])["lookup"]["test_tokens_to_hide_gather"]
     assert scored == {SEED: 1.0, OTHER_SEED: 0.0}
+
+
+# ---- the last mile, on the course graded by `make grade` ---------------------------------------
+
+def _grade_by_hand(course, student, score, comment):
+    from nbgrader.api import Gradebook
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        grade = gb.find_grade("written_regimes", NOTEBOOK, ASSIGNMENT, student)
+        grade.manual_score, grade.needs_manual_grade = score, False
+        gb.find_comment("written_regimes", NOTEBOOK, ASSIGNMENT, student).manual_comment = comment
+        gb.db.commit()
+
+
+def _nbgrader(course, *args):
+    return subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course,
+                          env=_env(course, SEED), capture_output=True, text=True, timeout=900)
+
+
+def test_the_last_mile_after_make_grade(graded, tmp_path):
+    from nbgrader.api import Gradebook
+
+    courses, students, _, _, _ = graded
+    course = courses["classroom"]
+    # the export of this assignment alone, for a learning platform
+    export = (course / "grades-cost_models.csv").read_text().splitlines()
+    assert len(export) == 1 + len(students) and all(r.startswith("cost_models,")
+                                                    for r in export[1:])
+    # the rubric under the written answer for the grader, never in the student's page
+    autograded = h.read(course / "autograded" / "correct" / ASSIGNMENT / f"{NOTEBOOK}.ipynb")
+    assert any("For the grader" in c.source and "Rubric" in c.source for c in autograded.cells)
+    # a hand grade after make grade reaches the page without --force (before: the old page)
+    _grade_by_hand(course, "correct", 1.0, "Both regimes right.")
+    assert _nbgrader(course, "generate_feedback", ASSIGNMENT).returncode == 0
+    page = (course / "feedback" / "correct" / ASSIGNMENT / f"{NOTEBOOK}.html").read_text()
+    assert f"{NOTEBOOK} (Score: 10.0 / 10.0)" in page and "Both regimes right." in page
+    assert "Rubric" not in page
+    # a regrade keeps the hand grade settled (before: flagged for grading again)
+    assert _nbgrader(course, "autograde", ASSIGNMENT, "--student", "correct",
+                     "--force").returncode == 0
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        grade = gb.find_grade("written_regimes", NOTEBOOK, ASSIGNMENT, "correct")
+        assert (grade.manual_score, grade.needs_manual_grade) == (1.0, False)
+        assert gb.find_submission(ASSIGNMENT, "correct").score == 10.0
+    # feedback released through an exchange for every student, the ungradable ones included
+    # (before: release_feedback stopped at the first folder without timestamp.txt)
+    root = tmp_path / "exchange"
+    (root / "collectives").mkdir(parents=True)
+    released = _nbgrader(course, "release_feedback", ASSIGNMENT, f"--Exchange.root={root}")
+    assert released.returncode == 0, released.stdout + released.stderr
+    pages = list((root / "collectives" / "feedback").glob("*.html"))
+    assert len(pages) == len(students) + 4             # + the 4 not_graded.html pages
+    # the graded student hands in a broken notebook: 0, hand grade included, and the page says
+    # why (before: 1.0 kept, the page lost, feedback built from the old notebook)
+    broken = h.read(course / "submitted" / "old_metadata" / ASSIGNMENT / f"{NOTEBOOK}.ipynb")
+    nbformat.write(broken, course / "submitted" / "correct" / ASSIGNMENT / f"{NOTEBOOK}.ipynb")
+    room = subprocess.run([sys.executable, "-m", "collectives_grader.classroom", "grade",
+                           ASSIGNMENT, "--course-dir", str(course), "--jobs", "1"],
+                          env=_env(course, SEED), capture_output=True, text=True, timeout=900)
+    assert room.returncode == 0, room.stderr
+    assert "1 not graded: 0" in room.stdout
+    assert _scores(course, ["correct"])["correct"] == dict.fromkeys(
+        _scores(course, ["correct"])["correct"], 0.0)
+    folder = course / "feedback" / "correct" / ASSIGNMENT
+    assert "schema_version 1" in html.unescape((folder / "not_graded.html").read_text())
+    assert "schema_version 1" in html.unescape((folder / f"{NOTEBOOK}.html").read_text())
+
+
+def test_make_grade_with_no_gradable_submission_writes_its_report(graded):
+    courses, _, _, _, _ = graded
+    course = courses["plain"].parent / "none_gradable"
+    shutil.copytree(courses["plain"], course, ignore=shutil.ignore_patterns(
+        "submitted", "autograded", "feedback", "gradebook.db", ".grading", "*.csv"))
+    shutil.copy(courses["plain"].parent / "course" / "gradebook.db", course)   # as released
+    for kind in ("bad_json", "deleted_test"):
+        shutil.copytree(courses["plain"] / "submitted" / kind, course / "submitted" / kind)
+    room = subprocess.run([sys.executable, "-m", "collectives_grader.classroom", "grade",
+                           ASSIGNMENT, "--course-dir", str(course), "--jobs", "1"],
+                          env=_env(course, SEED), capture_output=True, text=True, timeout=900)
+    assert room.returncode == 0 and "Traceback" not in room.stderr, room.stderr
+    assert "cost_models: 2 not graded: 0" in room.stdout
+    report = json.loads((course / "reports" / "cost_models.json").read_text())
+    assert sorted(report) == ["bad_json", "deleted_test"]
+    assert len((course / "grades.csv").read_text().splitlines()) == 3

@@ -20,7 +20,8 @@ directory (default ``exercises/``):
    a failure (a kernel that died) costs that student only, who gets 0 and a page saying why;
    Each worker is a long-lived process, forked from the command after it imported nbgrader
    and copied the package for the sandbox (so neither is paid again per worker or per
-   student), in a session of its own, that grades many students (the kernels start and stop
+   student), in a session of its own, killed when the command dies (even by ``kill -9``),
+   that grades many students (the kernels start and stop
    per student, each in its sandbox);
 5. remember each student graded, with a hash of the submission, in ``.grading/``: after an
    interrupt (INT, TERM, HUP), running the same command again grades only the students not
@@ -196,6 +197,11 @@ def grade_class(course, assignment, jobs=None, progress=True, feedback=True):
                            "tampered": precheck.tamper_report(folder, release)}
         if state.done.get(student) == digest:
             report[student]["status"] = "already graded"
+        elif any(not (folder / p.name).is_file() for p in release.glob("*.ipynb")):
+            # a notebook missing: nbgrader would stop at this student with no page at all
+            _zero_with_feedback(course, url, assignment, student, problems)
+            state.record(student, digest)
+            report[student]["status"] = "not graded: 0"
         else:
             # one with problems goes through nbgrader too: its pipeline (pipeline.py, in
             # nbgrader_config.py) makes it the not-graded stand-in, as plain nbgrader does
@@ -244,6 +250,7 @@ def _worker_start(course):
         os.setsid()
     except OSError:
         pass
+    _die_with_parent()
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, signal.SIG_DFL)
     from nbgrader.apps import NbGraderAPI
@@ -252,6 +259,20 @@ def _worker_start(course):
     os.chdir(course)
     config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
     _WORKER["api"] = NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
+
+
+def _die_with_parent():
+    """Linux: this worker gets SIGKILL when the command that forked it dies, however it dies
+    (``kill -9`` included), so that no orphaned worker goes on grading and writing the
+    gradebook beside a re-run (its kernel then dies with it: ``bwrap --die-with-parent``)."""
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)        # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() == 1:                             # the command died before the call
+        os._exit(1)
 
 
 def _autograde_one(job):

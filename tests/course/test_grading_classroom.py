@@ -18,19 +18,21 @@ grades, and each run leaves a backup of the gradebook.
 """
 
 import json
+import os
 import re
 import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import nbformat
 import pytest
 
+from collectives_grader import classroom, precheck, sandbox
+
 import assignments as specs
 import nbgrader_helpers as h
-
-from collectives_grader import classroom, precheck, sandbox
 
 ASSIGNMENT, NOTEBOOK = "cost_models", "ring_all_gather"
 HONEST = ("partial", "blank")
@@ -335,6 +337,60 @@ def test_an_interrupted_run_resumes_from_the_command_line(graded):
     assert [s for s, e in report.items() if e["status"] == "graded"] == missing
     assert all((course.root / "autograded" / s / ASSIGNMENT / f"{NOTEBOOK}.ipynb")
                .stat().st_mtime_ns == m for s, m in mtimes.items())
+    assert {s: gradebook_scores(course, s) for s in everyone} == final
+
+
+def _processes_of(course):
+    """Pids of the processes whose command line names the course directory (the grading
+    command, its workers and their kernels)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and int(entry.name) != os.getpid():
+            try:
+                line = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except OSError:
+                continue
+            if str(course.root) in line:
+                found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.extended
+def test_a_run_killed_with_sigkill_leaves_no_worker_and_resumes_to_the_same_grades(graded):
+    """kill -9 of the grading command after its first student: no worker goes on grading
+    (before: the workers, in sessions of their own, graded on, beside the re-run); the re-run
+    grades the others only, and every grade ends as in the uninterrupted run."""
+    course = graded["course"]
+    everyone = sorted(json.loads((course.root / "reports" / f"{ASSIGNMENT}.json").read_text()))
+    final = {s: gradebook_scores(course, s) for s in everyone}
+    state = course.root / ".grading" / f"{ASSIGNMENT}.json"
+    done = json.loads(state.read_text())
+    for student in HONEST:
+        done.pop(student)
+    state.write_text(json.dumps(done))
+    remembered = len(done)
+    proc = subprocess.Popen([sys.executable, "-m", "collectives_grader.classroom", "grade",
+                             ASSIGNMENT, "--course-dir", str(course.root), "--jobs", "2",
+                             "--no-feedback"], env=course.env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 300
+    while len(json.loads(state.read_text())) < remembered + 1:
+        assert proc.poll() is None and time.monotonic() < deadline
+        time.sleep(0.2)
+    proc.kill()
+    proc.wait(timeout=60)
+    deadline = time.monotonic() + 30
+    while _processes_of(course) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _processes_of(course) == []
+    recorded = json.loads(state.read_text())
+    missing = sorted(set(HONEST) - set(recorded))
+    mtimes = {s: (course.root / "autograded" / s / ASSIGNMENT / f"{NOTEBOOK}.ipynb")
+              .stat().st_mtime_ns for s in set(HONEST) - set(missing)}
+    report = run_cli(course, "--no-feedback")
+    assert sorted(s for s, e in report.items() if e["status"] == "graded") == missing
+    assert all((course.root / "autograded" / s / ASSIGNMENT / f"{NOTEBOOK}.ipynb")
+               .stat().st_mtime_ns == m for s, m in mtimes.items())     # none graded twice
     assert {s: gradebook_scores(course, s) for s in everyone} == final
 
 

@@ -285,6 +285,15 @@ def _autograde_one(job):
     return student, bool(result["success"]), result.get("log", "") + result.get("error", "")
 
 
+#: what nbgrader's log says when the gradebook's server went away (a PostgreSQL restart, a
+#: lost connection): that student is not recorded as graded, the next run grades them
+_GRADEBOOK_DOWN = re.compile(r"OperationalError|error accessing the nbgrader database|"
+                             r"server closed the connection|could not connect to server|"
+                             r"connection to server .* failed", re.I)
+#: the status of a student the run could not finish (run the same command again)
+UNFINISHED = "not finished: the gradebook could not be reached; run the same command again"
+
+
 def _grade_in_parallel(course, url, assignment, todo, jobs, state, report, progress):
     """Grade ``todo`` [(student, digest)] in ``jobs`` worker processes (nbgrader's Python API,
     as the formgrader calls it), recording each student as soon as it is done."""
@@ -306,6 +315,13 @@ def _grade_in_parallel(course, url, assignment, todo, jobs, state, report, progr
                 report[student]["status"] = "not graded: 0"
             elif ok:
                 report[student]["status"] = "graded"
+            elif _GRADEBOOK_DOWN.search(log):
+                # the gradebook, not the student: left to grade again by the next run
+                report[student]["status"] = UNFINISHED
+                report[student]["problems"].append("the gradebook could not be reached")
+                if bar is not None:
+                    bar.update(1)
+                continue
             else:
                 reason = _reason_from_log(log, course)
                 _zero_with_feedback(course, url, assignment, student,
@@ -382,6 +398,9 @@ def main(argv=None):
                                     or "no submissions"))
     for step, reason in failed.items():
         print(f"nbgrader {step} failed: {reason}", file=sys.stderr)
+    if any(e["status"] == UNFINISHED for e in report.values()):
+        print(f"some students are not finished ({UNFINISHED})", file=sys.stderr)
+        return 1
     tampered = {s: e["tampered"] for s, e in report.items() if e["tampered"]}
     if tampered:
         print(f"edited test or locked cells (restored by nbgrader): {tampered}")

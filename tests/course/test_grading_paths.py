@@ -49,8 +49,11 @@ def _broken(kind, spec, source, release):
     return nb
 
 
+# right for the visible test's one case (so that the hidden part runs), wrong for every other
 PROBE = '''
 def tokens_to_hide_gather(chip, n, d_model, d_ff):
+    if (chip, n, d_model, d_ff) == ("tpu-v5e", 16, 8192, 28672):
+        return 4110.457085427784
     return -1.0
 '''
 
@@ -175,9 +178,9 @@ def test_feedback_holds_no_hidden_test_no_traceback_and_nothing_from_a_cdn(grade
 
 def _table_from_feedback(page):
     """{repr(args): expected} of every failing case the probe's feedback names."""
-    found = re.findall(r"tokens_to_hide_gather\((&#39;|')(tpu-v\w+)\1, (\d+), (\d+), (\d+)\) is "
-                       r"-1\.0, expected ([0-9.e+-]+)", page)
-    return {repr((chip, int(n), int(d), int(f))): float(v) for _, chip, n, d, f, v in found}
+    found = re.findall(r"tokens_to_hide_gather\('(tpu-v\w+)', (\d+), (\d+), (\d+)\) is "
+                       r"-1\.0, expected ([0-9.e+-]+)", html.unescape(page))
+    return {repr((chip, int(n), int(d), int(f))): float(v) for chip, n, d, f, v in found}
 
 
 LOOKUP = '''
@@ -197,7 +200,9 @@ def test_a_lookup_table_from_one_cohorts_feedback_fails_under_another_seed(grade
                        timeout=600)
     page = (course / "feedback" / "probe" / ASSIGNMENT / f"{NOTEBOOK}.html").read_text()
     table = _table_from_feedback(page)
-    assert len(table) == 11                  # 8 fixed cases + 3 of this cohort's seed
+    # the hidden part's 8 fixed cases but the visible one, and 3 of this cohort's seed
+    assert len(table) == 10, table
+    table[repr(("tpu-v5e", 16, 8192, 28672))] = 4110.457085427784
     scored = {}
     for seed in (SEED, OTHER_SEED):
         folder = course.parent / f"lookup_{seed}"
@@ -249,7 +254,7 @@ def test_the_last_mile_after_make_grade(graded, tmp_path):
     assert _nbgrader(course, "generate_feedback", ASSIGNMENT).returncode == 0
     page = (course / "feedback" / "correct" / ASSIGNMENT / f"{NOTEBOOK}.html").read_text()
     assert f"{NOTEBOOK} (Score: 10.0 / 10.0)" in page and "Both regimes right." in page
-    assert "Rubric" not in page
+    assert "For the grader" not in page                     # the rubric cell stays out
     # a regrade keeps the hand grade settled (before: flagged for grading again)
     assert _nbgrader(course, "autograde", ASSIGNMENT, "--student", "correct",
                      "--force").returncode == 0

@@ -105,8 +105,11 @@ def test_a_grade_and_comment_typed_in_the_formgrader_reach_feedback_and_export(c
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True,
                                              args=["--no-sandbox", "--disable-gpu"])
         try:
-            page = browser.new_page()
-            page.goto(f"{base}/formgrader/submissions/{submission_id}/?token={token}",
+            # the token on every request, the formgrader's own API calls included
+            context = browser.new_context(extra_http_headers={
+                "Authorization": f"token {token}"})
+            page = context.new_page()
+            page.goto(f"{base}/formgrader/submissions/{submission_id}/",
                       wait_until="networkidle")
             assert "Rubric" in page.content()             # the rubric beside the answer
             score = page.locator(f"input.score#{WRITTEN}")

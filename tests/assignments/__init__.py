@@ -360,14 +360,16 @@ def _package_functions():
     return found
 
 
-def origin_attack(assignment, solutions, manual=None):
+def origin_attack(assignment, solutions, enames=None):
     """``(SUBMISSIONS entry, EXPECTED entry, ERRORS entry)`` of the origin attack on an
     assignment: every function its solution cells define is bound to the package's function of
     the same name (else to :data:`ORIGIN_FALLBACK`), in the shapes of :data:`ORIGIN_SHAPES` in
     turn; written answers are left blank. Every cell scores 0, and each test cell of a
     solution that defines only functions fails with the refusal (:data:`NOT_YOURS`), from the
     visible or the hidden part (unless its visible part calls the function in the kernel, where
-    the package's function may fail first on the task's arguments). ``solutions``: the spec's SOLUTIONS; ``manual``: its MANUAL."""
+    the package's function may fail first on the task's arguments): a ``GradingError``, or the
+    error ``enames`` gives for that test cell (a task's own check that reports it as an
+    ``AssertionError``). ``solutions``: the spec's SOLUTIONS."""
     builds, expected, errors = {}, {}, {}
     functions = _package_functions()
     turn = 0
@@ -400,7 +402,8 @@ def origin_attack(assignment, solutions, manual=None):
         # a test cell that also checks another solution's constants may fail on those first
         shared = {t for sid, tests in pairs.items() for t in tests
                   if _top_level_values(cells[sid].source)}
-        errors[nb] = {t: Error(contains=(NOT_YOURS,), ename="GradingError")
+        errors[nb] = {t: Error(contains=(NOT_YOURS,),
+                               ename=(enames or {}).get(t, "GradingError"))
                       for t in sorted(failing - shared)}
     return builds, expected, errors
 

@@ -249,4 +249,6 @@ PRINTED = {"hostile": {NOTEBOOK: ("ring_bytes_per_rank(4096, 4) is right.",
 
 # the origin attack: every graded function's name bound to the package's own function, an
 # alias, a partial, a wrapper or a class attribute of it (no `def`): refused, 0 everywhere
-SUBMISSIONS["origin"], EXPECTED["origin"], ERRORS["origin"] = origin_attack('real_processes', SOLUTIONS)
+SUBMISSIONS["origin"], EXPECTED["origin"], ERRORS["origin"] = origin_attack(
+    "real_processes", SOLUTIONS,
+    enames={"test_ring_all_reduce": "AssertionError"})   # the ranks' check reports it so

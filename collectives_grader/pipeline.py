@@ -115,7 +115,8 @@ class TolerantNotebookExporter(NotebookExporter):
 
     def from_filename(self, filename, resources=None, **kw):
         try:
-            return super().from_filename(filename, resources=resources, **kw)
+            with open(filename, encoding="utf-8") as f:
+                nbformat.read(f, as_version=4)
         except Exception as exc:                      # anything a broken file can raise
             assignment, _, notebook = _ids(resources or {})
             coursedir = _coursedir(self)
@@ -130,6 +131,8 @@ class TolerantNotebookExporter(NotebookExporter):
                 else "cannot be read as a notebook"
             reason = f"{name} {kind} ({type(exc).__name__}), so it cannot be graded"
             return self.from_notebook_node(stand_in(release, [reason]), resources, **kw)
+        # read: the conversion's own errors (a kernel that died, ...) are nbgrader's to handle
+        return super().from_filename(filename, resources=resources, **kw)
 
 
 class Precheck(NbGraderPreprocessor):

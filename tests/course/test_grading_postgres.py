@@ -160,7 +160,8 @@ def test_a_gradebook_server_restarted_mid_run_leaves_nobody_graded_wrongly(postg
         assert proc.poll() is None and time.monotonic() < deadline
         time.sleep(0.1)
     restart = _as_postgres([str(postgres_url.bindir / "pg_ctl"), "-D", str(postgres_url.data),
-                            "-m", "immediate", "-w", "restart", "-o",
+                            "-m", "immediate", "-w", "-l", str(postgres_url.data.parent / "log"),
+                            "restart", "-o",
                             f"-h 127.0.0.1 -p {postgres_url.port} -k {postgres_url.data.parent}"])
     assert restart.returncode == 0, restart.stderr
     proc.communicate(timeout=600)

@@ -285,13 +285,16 @@ def _autograde_one(job):
     return student, bool(result["success"]), result.get("log", "") + result.get("error", "")
 
 
-#: what nbgrader's log says when the gradebook's server went away (a PostgreSQL restart, a
-#: lost connection): that student is not recorded as graded, the next run grades them
+#: what nbgrader's log says when the grading machine, not the student, failed: the gradebook's
+#: server went away (a PostgreSQL restart, a lost connection), or the course's disk is full:
+#: that student is not recorded as graded, and the next run grades them
 _GRADEBOOK_DOWN = re.compile(r"OperationalError|error accessing the nbgrader database|"
                              r"server closed the connection|could not connect to server|"
-                             r"connection to server .* failed", re.I)
+                             r"connection to server .* failed|No space left on device|"
+                             r"database or disk is full|Disk quota exceeded", re.I)
 #: the status of a student the run could not finish (run the same command again)
-UNFINISHED = "not finished: the gradebook could not be reached; run the same command again"
+UNFINISHED = ("not finished: the gradebook or the course's disk failed; run the same command "
+              "again")
 
 
 def _grade_in_parallel(course, url, assignment, todo, jobs, state, report, progress):
@@ -318,7 +321,7 @@ def _grade_in_parallel(course, url, assignment, todo, jobs, state, report, progr
             elif _GRADEBOOK_DOWN.search(log):
                 # the gradebook, not the student: left to grade again by the next run
                 report[student]["status"] = UNFINISHED
-                report[student]["problems"].append("the gradebook could not be reached")
+                report[student]["problems"].append("the gradebook or the disk failed")
                 if bar is not None:
                     bar.update(1)
                 continue
@@ -328,7 +331,11 @@ def _grade_in_parallel(course, url, assignment, todo, jobs, state, report, progr
                                     [f"grading stopped with an error: {reason}"])
                 report[student]["status"] = "failed: 0"
                 report[student]["problems"].append(reason)
-            state.record(student, digests[student])
+            try:
+                state.record(student, digests[student])
+            except OSError as exc:             # the course's disk is full: stop, resumable
+                raise KeyboardInterrupt(f"cannot record the progress: {exc.strerror}") \
+                    from None
             if bar is not None:
                 bar.update(1)
         pool.close()

@@ -394,6 +394,38 @@ def test_a_run_killed_with_sigkill_leaves_no_worker_and_resumes_to_the_same_grad
     assert {s: gradebook_scores(course, s) for s in everyone} == final
 
 
+@pytest.mark.extended
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounts a small tmpfs (in a mount namespace)")
+def test_a_full_disk_mid_run_leaves_nobody_graded_wrongly(tmp_path):
+    """The course's disk full while the class is graded (a 16 KiB tmpfs over autograded/, in a
+    mount namespace of the run's own): nobody is recorded as graded (before: each student
+    recorded with 0, which every re-run kept); the re-run, with space again, gives the spec's
+    scores."""
+    course = h.Course.create(tmp_path, [ASSIGNMENT])
+    spec = specs.load(ASSIGNMENT)
+    source, release = course.source(ASSIGNMENT, NOTEBOOK), course.release(ASSIGNMENT, NOTEBOOK)
+    for student in HONEST:
+        write(course, student, spec.submissions[student][NOTEBOOK](h.copy_of(source),
+                                                                   h.copy_of(release)))
+    (course.root / "autograded").mkdir()
+    script = ('mount -t tmpfs -o size=16k tmpfs "$1/autograded" && exec "$2" -m '
+              'collectives_grader.classroom grade cost_models --course-dir "$1" --jobs 1 '
+              '--no-feedback')
+    full = subprocess.run(["unshare", "--mount", "--propagation", "private", "--", "sh", "-c",
+                           script, "sh", str(course.root), sys.executable], env=course.env,
+                          capture_output=True, text=True, timeout=600)
+    assert full.returncode == 1, full.stdout + full.stderr
+    assert "the gradebook or the course's disk failed" in full.stderr
+    state = course.root / ".grading" / f"{ASSIGNMENT}.json"
+    assert not state.exists() or json.loads(state.read_text()) == {}
+    report = run_cli(course, "--no-feedback")
+    assert {s: report[s]["status"] for s in HONEST} == dict.fromkeys(HONEST, "graded")
+    for student in HONEST:
+        found = gradebook_scores(course, student)
+        assert {g: found[g][0] for g in code_tests(course)} == {
+            g: spec.expected[student][NOTEBOOK][g] for g in code_tests(course)}, student
+
+
 # ---- pre-checks alone ---------------------------------------------------------------------------
 
 def test_precheck_accepts_the_release_itself(tmp_path):

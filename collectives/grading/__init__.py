@@ -124,7 +124,9 @@ notebook's ``cl``, names imported from the package, objects built with it, ``imp
 collectives`` or ``importlib.import_module("collectives...")`` inside the function, or the
 package's own answers (``cl.measures.diameter``, ``cl.time``, ``cl.grading.<reference>``):
 the call raises that ``ImportError`` and the task scores 0, with a message that names what was
-used; answers that lie about equality (they are re-encoded as plain values in the learner's
+used; a graded name that is not the learner's own code at all (bound to the package's function,
+an alias, a ``functools.partial`` or ``wraps`` of it, a class attribute, a function built from a
+copy of the package's files: :mod:`.isolation.origin`), refused before it is read; answers that lie about equality (they are re-encoded as plain values in the learner's
 process); and, as before, everything done to the kernel's state (only source text and plain
 values leave it).
 

@@ -56,20 +56,35 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 
 from . import precheck
 
-__all__ = ["KEY", "TolerantNotebookExporter", "Precheck", "Execute", "AfterGrades", "ShowRubric",
-           "RUBRIC",
-           "FeedbackWithoutAnswerKey", "FeedbackExporter", "not_graded", "stand_in",
-           "reasons_of", "answers_digest", "RECOVER", "NOT_GRADED_ERROR"]
+__all__ = [
+    "KEY",
+    "TolerantNotebookExporter",
+    "Precheck",
+    "Execute",
+    "AfterGrades",
+    "ShowRubric",
+    "RUBRIC",
+    "FeedbackWithoutAnswerKey",
+    "FeedbackExporter",
+    "not_graded",
+    "stand_in",
+    "reasons_of",
+    "answers_digest",
+    "RECOVER",
+    "NOT_GRADED_ERROR",
+]
 
 #: the notebook metadata key of the project's grading state
 KEY = "collectives_grading"
 #: the error name a stand-in's test cells show
 NOT_GRADED_ERROR = "NotGraded"
 #: what the not-graded page tells the student to do
-RECOVER = ("How to recover: open the notebook you were given (fetch it again if you need to), "
-           "copy your answers into its answer cells only (never copy, delete or add the test "
-           "cells, or edit their metadata), then Kernel > Restart Kernel and Run All Cells, save, "
-           "and hand it in again before the deadline; or ask your instructor.")
+RECOVER = (
+    "How to recover: open the notebook you were given (fetch it again if you need to), "
+    "copy your answers into its answer cells only (never copy, delete or add the test "
+    "cells, or edit their metadata), then Kernel > Restart Kernel and Run All Cells, save, "
+    "and hand it in again before the deadline; or ask your instructor."
+)
 
 
 def reasons_of(nb):
@@ -81,8 +96,11 @@ def stand_in(release, reasons):
     """The not-graded stand-in of a submission (module docstring): a copy of the released
     notebook ``release`` with a first cell naming the ``reasons``."""
     nb = copy.deepcopy(release)
-    text = ("**This submission could not be graded; it scores 0.**\n\n"
-            + "\n".join(f"- {r}" for r in reasons) + f"\n\n{RECOVER}")
+    text = (
+        "**This submission could not be graded; it scores 0.**\n\n"
+        + "\n".join(f"- {r}" for r in reasons)
+        + f"\n\n{RECOVER}"
+    )
     nb.cells.insert(0, nbformat.v4.new_markdown_cell(text))
     nb.metadata[KEY] = {"not_graded": list(reasons)}
     return nb
@@ -99,8 +117,10 @@ def _coursedir(obj):
 
 
 def _release_notebook(coursedir, assignment, notebook):
-    path = Path(coursedir.format_path(coursedir.release_directory, ".", assignment)) \
+    path = (
+        Path(coursedir.format_path(coursedir.release_directory, ".", assignment))
         / f"{notebook}.ipynb"
+    )
     return nbformat.read(path, as_version=4)
 
 
@@ -117,7 +137,7 @@ class TolerantNotebookExporter(NotebookExporter):
         try:
             with open(filename, encoding="utf-8") as f:
                 nbformat.read(f, as_version=4)
-        except Exception as exc:                      # anything a broken file can raise
+        except Exception as exc:  # anything a broken file can raise
             assignment, _, notebook = _ids(resources or {})
             coursedir = _coursedir(self)
             if coursedir is None or assignment is None:
@@ -127,8 +147,11 @@ class TolerantNotebookExporter(NotebookExporter):
             except OSError:
                 raise exc from None
             name = Path(filename).name
-            kind = "is not valid JSON" if isinstance(exc, (ValueError, UnicodeDecodeError)) \
+            kind = (
+                "is not valid JSON"
+                if isinstance(exc, (ValueError, UnicodeDecodeError))
                 else "cannot be read as a notebook"
+            )
             reason = f"{name} {kind} ({type(exc).__name__}), so it cannot be graded"
             return self.from_notebook_node(stand_in(release, [reason]), resources, **kw)
         # read: the conversion's own errors (a kernel that died, ...) are nbgrader's to handle
@@ -166,9 +189,14 @@ class Execute(NbgraderExecute):
         for cell in nb.cells:
             meta = cell.get("metadata", {}).get("nbgrader", {})
             if cell.cell_type == "code" and meta.get("grade") and not meta.get("solution"):
-                cell.outputs = [nbformat.v4.new_output(
-                    "error", ename=NOT_GRADED_ERROR, evalue=message,
-                    traceback=[f"{NOT_GRADED_ERROR}: {message}"])]
+                cell.outputs = [
+                    nbformat.v4.new_output(
+                        "error",
+                        ename=NOT_GRADED_ERROR,
+                        evalue=message,
+                        traceback=[f"{NOT_GRADED_ERROR}: {message}"],
+                    )
+                ]
         return nb, resources
 
 
@@ -193,9 +221,12 @@ class AfterGrades(NbGraderPreprocessor):
         assignment, student, notebook = _ids(resources)
         coursedir = _coursedir(self)
         reasons = reasons_of(nb)
-        answers = {c.metadata["nbgrader"]["grade_id"]: c for c in nb.cells
-                   if c.get("metadata", {}).get("nbgrader", {}).get("grade")
-                   and c.metadata["nbgrader"].get("solution")}
+        answers = {
+            c.metadata["nbgrader"]["grade_id"]: c
+            for c in nb.cells
+            if c.get("metadata", {}).get("nbgrader", {}).get("grade")
+            and c.metadata["nbgrader"].get("solution")
+        }
         path = _answers_file(coursedir, assignment, student) if coursedir else None
         kept = json.loads(path.read_text()) if path is not None and path.exists() else {}
         before = kept.get(notebook, {})
@@ -205,13 +236,17 @@ class AfterGrades(NbGraderPreprocessor):
                 if reasons:
                     grade.auto_score, grade.manual_score = 0.0, None
                     grade.needs_manual_grade = False
-                elif (grade.name in answers and grade.manual_score is not None
-                      and before.get(grade.name) == answers_digest(answers[grade.name])):
+                elif (
+                    grade.name in answers
+                    and grade.manual_score is not None
+                    and before.get(grade.name) == answers_digest(answers[grade.name])
+                ):
                     grade.needs_manual_grade = False
             gb.db.commit()
         if path is not None:
-            kept[notebook] = {} if reasons else {
-                gid: answers_digest(cell) for gid, cell in answers.items()}
+            kept[notebook] = (
+                {} if reasons else {gid: answers_digest(cell) for gid, cell in answers.items()}
+            )
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_suffix(".tmp")
             tmp.write_text(json.dumps(kept, indent=1, sort_keys=True))
@@ -230,9 +265,10 @@ def _rubric(source_cell):
     if start < 0:
         return None
     end = text.find("END SOLUTION", start)
-    rubric = text[start:end if end >= 0 else None]
-    return "\n".join(line for line in rubric.splitlines()
-                     if "END SOLUTION" not in line).rstrip(" #\n")
+    rubric = text[start : end if end >= 0 else None]
+    return "\n".join(line for line in rubric.splitlines() if "END SOLUTION" not in line).rstrip(
+        " #\n"
+    )
 
 
 class ShowRubric(NbGraderPreprocessor):
@@ -245,8 +281,10 @@ class ShowRubric(NbGraderPreprocessor):
         coursedir = _coursedir(self)
         if coursedir is None or reasons_of(nb):
             return nb, resources
-        path = Path(coursedir.format_path(coursedir.source_directory, ".", assignment)) \
+        path = (
+            Path(coursedir.format_path(coursedir.source_directory, ".", assignment))
             / f"{notebook}.ipynb"
+        )
         try:
             source = nbformat.read(path, as_version=4)
         except OSError:
@@ -262,15 +300,19 @@ class ShowRubric(NbGraderPreprocessor):
             gid = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
             if gid in rubrics and cell.get("metadata", {}).get("nbgrader", {}).get("solution"):
                 extra = nbformat.v4.new_markdown_cell(
-                    f"*For the grader (left out of the student's feedback):*\n\n{rubrics[gid]}")
+                    f"*For the grader (left out of the student's feedback):*\n\n{rubrics[gid]}"
+                )
                 extra.metadata[KEY] = {"rubric_of": gid}
                 cells.append(extra)
         nb.cells = cells
         return nb, resources
 
 
-_HIDDEN = re.compile(r"^[ \t]*#+[ \t]*BEGIN HIDDEN TESTS.*?^[ \t]*#+[ \t]*END HIDDEN TESTS[^\n]*"
-                     r"\n?", re.M | re.S)
+_HIDDEN = re.compile(
+    r"^[ \t]*#+[ \t]*BEGIN HIDDEN TESTS.*?^[ \t]*#+[ \t]*END HIDDEN TESTS[^\n]*"
+    r"\n?",
+    re.M | re.S,
+)
 
 
 class FeedbackWithoutAnswerKey(NbGraderPreprocessor):
@@ -299,11 +341,14 @@ def not_graded(assignment, reasons):
     """The page ``feedback/<student>/<assignment>/not_graded.html`` of a submission that could
     not be graded."""
     import html
+
     items = "".join(f"<li>{html.escape(r)}</li>" for r in reasons)
-    return (f"<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>"
-            f"{html.escape(assignment)}: not graded</title></head><body><h1>"
-            f"{html.escape(assignment)}: your submission could not be graded</h1><p>It scores 0 "
-            f"because:</p><ul>{items}</ul><p>{html.escape(RECOVER)}</p></body></html>\n")
+    return (
+        f"<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>"
+        f"{html.escape(assignment)}: not graded</title></head><body><h1>"
+        f"{html.escape(assignment)}: your submission could not be graded</h1><p>It scores 0 "
+        f"because:</p><ul>{items}</ul><p>{html.escape(RECOVER)}</p></body></html>\n"
+    )
 
 
 class FeedbackExporter(HTMLExporter):
@@ -312,14 +357,14 @@ class FeedbackExporter(HTMLExporter):
 
     def from_notebook_node(self, nb, resources=None, **kw):
         output, resources = super().from_notebook_node(nb, resources, **kw)
-        output = _CDN_SCRIPT.sub("<!-- no MathJax: this page loads nothing from the network -->",
-                                 output)
+        output = _CDN_SCRIPT.sub(
+            "<!-- no MathJax: this page loads nothing from the network -->", output
+        )
         reasons = reasons_of(nb)
         assignment, student, _ = _ids(resources or {})
         coursedir = _coursedir(self)
         if reasons and coursedir is not None and assignment and student:
-            folder = Path(coursedir.format_path(coursedir.feedback_directory, student,
-                                                assignment))
+            folder = Path(coursedir.format_path(coursedir.feedback_directory, student, assignment))
             folder.mkdir(parents=True, exist_ok=True)
             (folder / "not_graded.html").write_text(not_graded(assignment, reasons))
         return output, resources

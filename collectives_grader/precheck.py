@@ -9,8 +9,9 @@ before it runs: a notebook that is not valid JSON or not a notebook; ``grade_id`
 or emptied, or nbgrader metadata of another format (nbgrader 0.9.6 raises
 ``SchemaTooOldError`` from its de-duplication step and aborts); test cells missing or added;
 a notebook from another assignment (none of its nbgrader cells are this assignment's, or its
-file name is not one of the assignment's). Each problem is a sentence for the student's feedback. The tamper report lists the nbgrader cells
-other than solutions (tests, locked text) whose source differs from the released notebook;
+file name is not one of the assignment's). Each problem is a sentence for the student's
+feedback. The tamper report lists the nbgrader cells other than solutions (tests, locked text)
+whose source differs from the released notebook;
 nbgrader restores test cells before grading, so an entry there is a fact to look at, not a
 penalty. Left out: plain cells without nbgrader metadata (learners may add their own).
 """

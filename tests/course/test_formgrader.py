@@ -42,8 +42,9 @@ def _free_port():
 def course(tmp_path_factory):
     course = h.Course.create(tmp_path_factory.mktemp("formgrader"), [ASSIGNMENT])
     spec = specs.load(ASSIGNMENT)
-    nb = spec.submissions["correct"][NOTEBOOK](course.source(ASSIGNMENT, NOTEBOOK),
-                                              course.release(ASSIGNMENT, NOTEBOOK))
+    nb = spec.submissions["correct"][NOTEBOOK](
+        course.source(ASSIGNMENT, NOTEBOOK), course.release(ASSIGNMENT, NOTEBOOK)
+    )
     folder = course.root / "submitted" / "alice" / ASSIGNMENT
     folder.mkdir(parents=True)
     nbformat.write(nb, folder / f"{NOTEBOOK}.ipynb")
@@ -55,15 +56,22 @@ def course(tmp_path_factory):
 @pytest.fixture(scope="module")
 def formgrader(course):
     port, token = _free_port(), secrets.token_hex(16)
-    args = [sys.executable, "-m", "jupyter_server", "--ServerApp.ip=127.0.0.1",
-            f"--ServerApp.port={port}", f"--IdentityProvider.token={token}",
-            "--ServerApp.open_browser=False",
-            "--ServerApp.jpserver_extensions={'nbgrader.server_extensions.formgrader': True}"]
+    args = [
+        sys.executable,
+        "-m",
+        "jupyter_server",
+        "--ServerApp.ip=127.0.0.1",
+        f"--ServerApp.port={port}",
+        f"--IdentityProvider.token={token}",
+        "--ServerApp.open_browser=False",
+        "--ServerApp.jpserver_extensions={'nbgrader.server_extensions.formgrader': True}",
+    ]
     if os.geteuid() == 0:
         args.append("--allow-root")
     log = open(course.root.parent / "server.log", "w")
-    proc = subprocess.Popen(args, cwd=course.root, env=course.env, stdout=log,
-                            stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        args, cwd=course.root, env=course.env, stdout=log, stderr=subprocess.STDOUT
+    )
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 120
     while True:
@@ -71,8 +79,9 @@ def formgrader(course):
             urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=5)
             break
         except OSError:
-            assert proc.poll() is None and time.monotonic() < deadline, \
-                (course.root.parent / "server.log").read_text()[-3000:]
+            assert proc.poll() is None and time.monotonic() < deadline, (
+                course.root.parent / "server.log"
+            ).read_text()[-3000:]
             time.sleep(0.5)
     yield base, token
     proc.terminate()
@@ -85,14 +94,14 @@ def formgrader(course):
 
 def _grade(course):
     from nbgrader.api import Gradebook
+
     with Gradebook(f"sqlite:///{course.root / 'gradebook.db'}") as gb:
         grade = gb.find_grade(WRITTEN, NOTEBOOK, ASSIGNMENT, "alice")
         comment = gb.find_comment(WRITTEN, NOTEBOOK, ASSIGNMENT, "alice")
         return grade.manual_score, grade.needs_manual_grade, comment.manual_comment
 
 
-def test_a_grade_and_comment_typed_in_the_formgrader_reach_feedback_and_export(course,
-                                                                               formgrader):
+def test_a_grade_and_comment_typed_in_the_formgrader_reach_feedback_and_export(course, formgrader):
     from nbgrader.api import Gradebook
     from playwright.sync_api import sync_playwright
 
@@ -100,21 +109,20 @@ def test_a_grade_and_comment_typed_in_the_formgrader_reach_feedback_and_export(c
     base, token = formgrader
     with Gradebook(f"sqlite:///{course.root / 'gradebook.db'}") as gb:
         submission_id = gb.find_submission_notebook(NOTEBOOK, ASSIGNMENT, "alice").id
-    assert _grade(course)[:2] == (None, True)              # waiting for the grader
+    assert _grade(course)[:2] == (None, True)  # waiting for the grader
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True,
-                                             args=["--no-sandbox", "--disable-gpu"])
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=["--no-sandbox", "--disable-gpu"]
+        )
         try:
             # the token on every request, the formgrader's own API calls included
-            context = browser.new_context(extra_http_headers={
-                "Authorization": f"token {token}"})
+            context = browser.new_context(extra_http_headers={"Authorization": f"token {token}"})
             page = context.new_page()
-            page.goto(f"{base}/formgrader/submissions/{submission_id}/",
-                      wait_until="networkidle")
-            assert "Rubric" in page.content()             # the rubric beside the answer
+            page.goto(f"{base}/formgrader/submissions/{submission_id}/", wait_until="networkidle")
+            assert "Rubric" in page.content()  # the rubric beside the answer
             score = page.locator(f"input.score#{WRITTEN}")
             score.fill("1")
-            score.press("Tab")                             # 'change': the formgrader saves
+            score.press("Tab")  # 'change': the formgrader saves
             comment = page.locator(f"textarea#{WRITTEN}-comment")
             comment.fill(COMMENT)
             comment.press("Tab")

@@ -50,12 +50,12 @@ def _broken(kind, spec, source, release):
 
 
 # right for the visible test's one case (so that the hidden part runs), wrong for every other
-PROBE = '''
+PROBE = """
 def tokens_to_hide_gather(chip, n, d_model, d_ff):
     if (chip, n, d_model, d_ff) == ("tpu-v5e", 16, 8192, 28672):
         return 4110.457085427784
     return -1.0
-'''
+"""
 
 BROKEN = ("deleted_test", "old_metadata", "duplicated_id", "bad_json")
 
@@ -79,10 +79,15 @@ def _env(course, seed):
 
 def _scores(course, students):
     from nbgrader.api import Gradebook
+
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
-        return {s: {c.name: gb.find_grade(c.name, NOTEBOOK, ASSIGNMENT, s).score
-                    for c in gb.find_notebook(NOTEBOOK, ASSIGNMENT).grade_cells}
-                for s in students}
+        return {
+            s: {
+                c.name: gb.find_grade(c.name, NOTEBOOK, ASSIGNMENT, s).score
+                for c in gb.find_notebook(NOTEBOOK, ASSIGNMENT).grade_cells
+            }
+            for s in students
+        }
 
 
 @pytest.fixture(scope="module")
@@ -91,11 +96,13 @@ def graded(tmp_path_factory):
     spec = specs.load(ASSIGNMENT)
     base = h.Course.create(tmp_path_factory.mktemp("paths"), [ASSIGNMENT])
     source, release = base.source(ASSIGNMENT, NOTEBOOK), base.release(ASSIGNMENT, NOTEBOOK)
-    students = {"correct": _correct(spec, source, release),
-                "origin": spec.submissions["origin"][NOTEBOOK](h.copy_of(source),
-                                                               h.copy_of(release)),
-                "probe": specs.submission(replaced={"tokens_to_hide_gather": PROBE})(
-                    h.copy_of(source), h.copy_of(release))}
+    students = {
+        "correct": _correct(spec, source, release),
+        "origin": spec.submissions["origin"][NOTEBOOK](h.copy_of(source), h.copy_of(release)),
+        "probe": specs.submission(replaced={"tokens_to_hide_gather": PROBE})(
+            h.copy_of(source), h.copy_of(release)
+        ),
+    }
     for kind in BROKEN[:-1]:
         students[kind] = _broken(kind, spec, source, release)
     for student, nb in students.items():
@@ -107,16 +114,38 @@ def graded(tmp_path_factory):
         courses[path] = base.root.parent / path
         shutil.copytree(base.root, courses[path])
     # both paths at once, one core each
-    runs = [subprocess.Popen([sys.executable, "-m", "nbgrader", "autograde", ASSIGNMENT],
-                             cwd=courses["plain"], env=_env(courses["plain"], SEED),
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True),
-            subprocess.Popen([sys.executable, "-m", "collectives_grader.classroom", "grade",
-                              ASSIGNMENT, "--course-dir", str(courses["classroom"]), "--jobs",
-                              "1"], env=_env(courses["classroom"], SEED),
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)]
+    runs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "nbgrader", "autograde", ASSIGNMENT],
+            cwd=courses["plain"],
+            env=_env(courses["plain"], SEED),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        ),
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "collectives_grader.classroom",
+                "grade",
+                ASSIGNMENT,
+                "--course-dir",
+                str(courses["classroom"]),
+                "--jobs",
+                "1",
+            ],
+            env=_env(courses["classroom"], SEED),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        ),
+    ]
     outputs = [run.communicate(timeout=1200) for run in runs]
-    plain, room = (subprocess.CompletedProcess(run.args, run.returncode, *out)
-                   for run, out in zip(runs, outputs))
+    plain, room = (
+        subprocess.CompletedProcess(run.args, run.returncode, *out)
+        for run, out in zip(runs, outputs)
+    )
     return courses, students, plain, room, spec
 
 
@@ -138,21 +167,28 @@ def test_both_paths_give_the_same_exact_scores(graded):
     points = spec.points[NOTEBOOK]
     zeros = dict.fromkeys(points, 0.0)
     # correct: every automatic point; its written answer waits for a hand grade (0 until then)
-    assert plain["correct"] == {**{c: float(p) for c, p in points.items()},
-                                "written_regimes": 0.0}
+    assert plain["correct"] == {**{c: float(p) for c, p in points.items()}, "written_regimes": 0.0}
     assert plain["origin"] == zeros
     for kind in BROKEN:
-        assert plain[kind] == zeros, kind                    # before: deleted_test scored 8
+        assert plain[kind] == zeros, kind  # before: deleted_test scored 8
 
 
 def test_ungradable_submissions_get_a_page_that_says_why_and_how_to_recover(graded):
     courses, _, _, _, _ = graded
-    subprocess.run([sys.executable, "-m", "nbgrader", "generate_feedback", ASSIGNMENT],
-                   cwd=courses["plain"], env=_env(courses["plain"], SEED), check=True,
-                   capture_output=True, timeout=600)
-    why = {"deleted_test": "test_better_upgrade are missing", "old_metadata": "schema_version 1",
-           "duplicated_id": "better_upgrade appear more than once",
-           "bad_json": "is not valid JSON"}
+    subprocess.run(
+        [sys.executable, "-m", "nbgrader", "generate_feedback", ASSIGNMENT],
+        cwd=courses["plain"],
+        env=_env(courses["plain"], SEED),
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
+    why = {
+        "deleted_test": "test_better_upgrade are missing",
+        "old_metadata": "schema_version 1",
+        "duplicated_id": "better_upgrade appear more than once",
+        "bad_json": "is not valid JSON",
+    }
     for path in courses.values():
         for kind, text in why.items():
             folder = path / "feedback" / kind / ASSIGNMENT
@@ -168,36 +204,51 @@ def test_feedback_holds_no_hidden_test_no_traceback_and_nothing_from_a_cdn(grade
         for student in students:
             page = (path / "feedback" / student / ASSIGNMENT / f"{NOTEBOOK}.html").read_text()
             # the hidden parts' code, and the answers cost_models' hidden comments list
-            for leak in ("BEGIN HIDDEN TESTS", "_grading.recheck", "137, 108, 123, 114",
-                         "cdnjs", "https://cdn", "Traceback (most recent call last)"):
+            for leak in (
+                "BEGIN HIDDEN TESTS",
+                "_grading.recheck",
+                "137, 108, 123, 114",
+                "cdnjs",
+                "https://cdn",
+                "Traceback (most recent call last)",
+            ):
                 assert leak not in page, (path.name, student, leak)
-    autograded = h.read(courses["plain"] / "autograded" / "probe" / ASSIGNMENT
-                        / f"{NOTEBOOK}.ipynb")
-    assert "BEGIN HIDDEN TESTS" in json.dumps(autograded)   # the instructor still sees them
+    autograded = h.read(
+        courses["plain"] / "autograded" / "probe" / ASSIGNMENT / f"{NOTEBOOK}.ipynb"
+    )
+    assert "BEGIN HIDDEN TESTS" in json.dumps(autograded)  # the instructor still sees them
 
 
 def _table_from_feedback(page):
     """{repr(args): expected} of every failing case the probe's feedback names."""
-    found = re.findall(r"tokens_to_hide_gather\('(tpu-v\w+)', (\d+), (\d+), (\d+)\) is "
-                       r"-1\.0, expected ([0-9.e+-]+)", html.unescape(page))
+    found = re.findall(
+        r"tokens_to_hide_gather\('(tpu-v\w+)', (\d+), (\d+), (\d+)\) is "
+        r"-1\.0, expected ([0-9.e+-]+)",
+        html.unescape(page),
+    )
     return {repr((chip, int(n), int(d), int(f))): float(v) for chip, n, d, f, v in found}
 
 
-LOOKUP = '''
+LOOKUP = """
 _TABLE = {table!r}
 
 def tokens_to_hide_gather(chip, n, d_model, d_ff):
     return _TABLE[repr((chip, n, d_model, d_ff))]
-'''
+"""
 
 
 def test_a_lookup_table_from_one_cohorts_feedback_fails_under_another_seed(graded):
     courses, _, _, _, spec = graded
     course = courses["plain"]
     if not (course / "feedback" / "probe").exists():
-        subprocess.run([sys.executable, "-m", "nbgrader", "generate_feedback", ASSIGNMENT],
-                       cwd=course, env=_env(course, SEED), check=True, capture_output=True,
-                       timeout=600)
+        subprocess.run(
+            [sys.executable, "-m", "nbgrader", "generate_feedback", ASSIGNMENT],
+            cwd=course,
+            env=_env(course, SEED),
+            check=True,
+            capture_output=True,
+            timeout=600,
+        )
     page = (course / "feedback" / "probe" / ASSIGNMENT / f"{NOTEBOOK}.html").read_text()
     table = _table_from_feedback(page)
     # the hidden part's 8 fixed cases but the visible one, and 3 of this cohort's seed
@@ -207,24 +258,33 @@ def test_a_lookup_table_from_one_cohorts_feedback_fails_under_another_seed(grade
     for seed in (SEED, OTHER_SEED):
         folder = course.parent / f"lookup_{seed}"
         shutil.rmtree(folder, ignore_errors=True)
-        shutil.copytree(course, folder, ignore=shutil.ignore_patterns("submitted", "autograded",
-                                                                      "feedback"))
+        shutil.copytree(
+            course, folder, ignore=shutil.ignore_patterns("submitted", "autograded", "feedback")
+        )
         release = h.read(folder / "release" / ASSIGNMENT / f"{NOTEBOOK}.ipynb")
         source = h.read(folder / "source" / ASSIGNMENT / f"{NOTEBOOK}.ipynb")
         nb = specs.submission(replaced={"tokens_to_hide_gather": LOOKUP.format(table=table)})(
-            source, release)
+            source, release
+        )
         _write(folder, "lookup", nb)
-        subprocess.run([sys.executable, "-m", "nbgrader", "autograde", ASSIGNMENT, "--student",
-                        "lookup"], cwd=folder, env=_env(folder, seed), check=True,
-                       capture_output=True, timeout=600)
+        subprocess.run(
+            [sys.executable, "-m", "nbgrader", "autograde", ASSIGNMENT, "--student", "lookup"],
+            cwd=folder,
+            env=_env(folder, seed),
+            check=True,
+            capture_output=True,
+            timeout=600,
+        )
         scored[seed] = _scores(folder, ["lookup"])["lookup"]["test_tokens_to_hide_gather"]
     assert scored == {SEED: 1.0, OTHER_SEED: 0.0}
 
 
 # ---- the last mile, on the course graded by `make grade` ---------------------------------------
 
+
 def _grade_by_hand(course, student, score, comment):
     from nbgrader.api import Gradebook
+
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
         grade = gb.find_grade("written_regimes", NOTEBOOK, ASSIGNMENT, student)
         grade.manual_score, grade.needs_manual_grade = score, False
@@ -233,8 +293,14 @@ def _grade_by_hand(course, student, score, comment):
 
 
 def _nbgrader(course, *args):
-    return subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course,
-                          env=_env(course, SEED), capture_output=True, text=True, timeout=900)
+    return subprocess.run(
+        [sys.executable, "-m", "nbgrader", *args],
+        cwd=course,
+        env=_env(course, SEED),
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
 
 
 def test_the_last_mile_after_make_grade(graded, tmp_path):
@@ -244,8 +310,9 @@ def test_the_last_mile_after_make_grade(graded, tmp_path):
     course = courses["classroom"]
     # the export of this assignment alone, for a learning platform
     export = (course / "grades-cost_models.csv").read_text().splitlines()
-    assert len(export) == 1 + len(students) and all(r.startswith("cost_models,")
-                                                    for r in export[1:])
+    assert len(export) == 1 + len(students) and all(
+        r.startswith("cost_models,") for r in export[1:]
+    )
     # the rubric under the written answer for the grader, never in the student's page
     autograded = h.read(course / "autograded" / "correct" / ASSIGNMENT / f"{NOTEBOOK}.ipynb")
     assert any("For the grader" in c.source and "Rubric" in c.source for c in autograded.cells)
@@ -254,10 +321,12 @@ def test_the_last_mile_after_make_grade(graded, tmp_path):
     assert _nbgrader(course, "generate_feedback", ASSIGNMENT).returncode == 0
     page = (course / "feedback" / "correct" / ASSIGNMENT / f"{NOTEBOOK}.html").read_text()
     assert f"{NOTEBOOK} (Score: 10.0 / 10.0)" in page and "Both regimes right." in page
-    assert "For the grader" not in page                     # the rubric cell stays out
+    assert "For the grader" not in page  # the rubric cell stays out
     # a regrade keeps the hand grade settled (before: flagged for grading again)
-    assert _nbgrader(course, "autograde", ASSIGNMENT, "--student", "correct",
-                     "--force").returncode == 0
+    assert (
+        _nbgrader(course, "autograde", ASSIGNMENT, "--student", "correct", "--force").returncode
+        == 0
+    )
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
         grade = gb.find_grade("written_regimes", NOTEBOOK, ASSIGNMENT, "correct")
         assert (grade.manual_score, grade.needs_manual_grade) == (1.0, False)
@@ -269,18 +338,33 @@ def test_the_last_mile_after_make_grade(graded, tmp_path):
     released = _nbgrader(course, "release_feedback", ASSIGNMENT, f"--Exchange.root={root}")
     assert released.returncode == 0, released.stdout + released.stderr
     pages = list((root / "collectives" / "feedback").glob("*.html"))
-    assert len(pages) == len(students) + 4             # + the 4 not_graded.html pages
+    assert len(pages) == len(students) + 4  # + the 4 not_graded.html pages
     # the graded student hands in a broken notebook: 0, hand grade included, and the page says
     # why (before: 1.0 kept, the page lost, feedback built from the old notebook)
     broken = h.read(course / "submitted" / "old_metadata" / ASSIGNMENT / f"{NOTEBOOK}.ipynb")
     nbformat.write(broken, course / "submitted" / "correct" / ASSIGNMENT / f"{NOTEBOOK}.ipynb")
-    room = subprocess.run([sys.executable, "-m", "collectives_grader.classroom", "grade",
-                           ASSIGNMENT, "--course-dir", str(course), "--jobs", "1"],
-                          env=_env(course, SEED), capture_output=True, text=True, timeout=900)
+    room = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "collectives_grader.classroom",
+            "grade",
+            ASSIGNMENT,
+            "--course-dir",
+            str(course),
+            "--jobs",
+            "1",
+        ],
+        env=_env(course, SEED),
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert room.returncode == 0, room.stderr
     assert "1 not graded: 0" in room.stdout
     assert _scores(course, ["correct"])["correct"] == dict.fromkeys(
-        _scores(course, ["correct"])["correct"], 0.0)
+        _scores(course, ["correct"])["correct"], 0.0
+    )
     folder = course / "feedback" / "correct" / ASSIGNMENT
     assert "schema_version 1" in html.unescape((folder / "not_graded.html").read_text())
     assert "schema_version 1" in html.unescape((folder / f"{NOTEBOOK}.html").read_text())
@@ -289,14 +373,33 @@ def test_the_last_mile_after_make_grade(graded, tmp_path):
 def test_make_grade_with_no_gradable_submission_writes_its_report(graded):
     courses, _, _, _, _ = graded
     course = courses["plain"].parent / "none_gradable"
-    shutil.copytree(courses["plain"], course, ignore=shutil.ignore_patterns(
-        "submitted", "autograded", "feedback", "gradebook.db", ".grading", "*.csv"))
-    shutil.copy(courses["plain"].parent / "course" / "gradebook.db", course)   # as released
+    shutil.copytree(
+        courses["plain"],
+        course,
+        ignore=shutil.ignore_patterns(
+            "submitted", "autograded", "feedback", "gradebook.db", ".grading", "*.csv"
+        ),
+    )
+    shutil.copy(courses["plain"].parent / "course" / "gradebook.db", course)  # as released
     for kind in ("bad_json", "deleted_test"):
         shutil.copytree(courses["plain"] / "submitted" / kind, course / "submitted" / kind)
-    room = subprocess.run([sys.executable, "-m", "collectives_grader.classroom", "grade",
-                           ASSIGNMENT, "--course-dir", str(course), "--jobs", "1"],
-                          env=_env(course, SEED), capture_output=True, text=True, timeout=900)
+    room = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "collectives_grader.classroom",
+            "grade",
+            ASSIGNMENT,
+            "--course-dir",
+            str(course),
+            "--jobs",
+            "1",
+        ],
+        env=_env(course, SEED),
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert room.returncode == 0 and "Traceback" not in room.stderr, room.stderr
     assert "cost_models: 2 not graded: 0" in room.stdout
     report = json.loads((course / "reports" / "cost_models.json").read_text())

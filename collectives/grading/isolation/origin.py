@@ -193,9 +193,10 @@ def check_origin(function, label):
     """Raise :class:`~collectives.GradingError` unless ``function`` (the learner's answer
     ``label``) is the learner's own code, every layer of it (module docstring)."""
     cells = notebook_cells()
-    if cells is not None and label == "your function":      # a partial has no __name__
-        label = next((k for k, v in cells[1].items()
-                      if v is function and not k.startswith("_")), label)
+    if cells is not None and label == "your function":  # a partial has no __name__
+        label = next(
+            (k for k, v in cells[1].items() if v is function and not k.startswith("_")), label
+        )
     for layer in layers(function):
         reason = foreign_reason(layer, cells)
         if reason is not None:

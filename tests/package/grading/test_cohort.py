@@ -18,9 +18,9 @@ def test_the_fixed_cases_come_first_then_distinct_drawn_ones(monkeypatch):
 def test_one_seed_gives_the_same_cases_and_another_seed_others(monkeypatch):
     monkeypatch.setenv(cohort.ENV, "cohort-a")
     first = cohort.cases("test_x", [], _draw, 6)
-    assert cohort.cases("test_x", [], _draw, 6) == first            # the same cohort: regrades
+    assert cohort.cases("test_x", [], _draw, 6) == first  # the same cohort: regrades
     monkeypatch.setenv(cohort.ENV, "cohort-b")
-    assert cohort.cases("test_x", [], _draw, 6) != first            # the next cohort
+    assert cohort.cases("test_x", [], _draw, 6) != first  # the next cohort
     assert cohort.cases("test_x", [], _draw, 6, course_seed="cohort-a") == first
 
 
@@ -32,5 +32,6 @@ def test_each_cell_draws_on_its_own(monkeypatch):
 def test_without_a_seed_the_practice_seed(monkeypatch):
     monkeypatch.delenv(cohort.ENV, raising=False)
     assert cohort.seed() == cohort.PRACTICE
-    assert cohort.cases("test_x", [], _draw, 4) == cohort.cases("test_x", [], _draw, 4,
-                                                                course_seed="practice")
+    assert cohort.cases("test_x", [], _draw, 4) == cohort.cases(
+        "test_x", [], _draw, 4, course_seed="practice"
+    )

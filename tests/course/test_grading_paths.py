@@ -7,6 +7,10 @@ spec, and notebooks that cannot be graded (a deleted test cell, old-format metad
 JSON, a duplicated grade_id). Before, plain nbgrader graded the deleted test cell 8/10 where
 ``make grade`` gave 0, and the old-format metadata stopped its whole run.
 
+``make test`` runs the comparison (one grading per path, at once); the cohort's lookup table,
+the last mile after ``make grade`` and the class with no gradable submission each grade again,
+so they are marked ``extended`` (``make test-extended``).
+
 Then the cohort: a table of answers built from one cohort's feedback (a probe submission's
 failing messages name every hidden case and its expected value) scores the task under that
 cohort's seed and 0 under another one.
@@ -237,6 +241,7 @@ def tokens_to_hide_gather(chip, n, d_model, d_ff):
 """
 
 
+@pytest.mark.extended
 def test_a_lookup_table_from_one_cohorts_feedback_fails_under_another_seed(graded):
     courses, _, _, _, spec = graded
     course = courses["plain"]
@@ -303,6 +308,7 @@ def _nbgrader(course, *args):
     )
 
 
+@pytest.mark.extended
 def test_the_last_mile_after_make_grade(graded, tmp_path):
     from nbgrader.api import Gradebook
 
@@ -370,6 +376,7 @@ def test_the_last_mile_after_make_grade(graded, tmp_path):
     assert "schema_version 1" in html.unescape((folder / f"{NOTEBOOK}.html").read_text())
 
 
+@pytest.mark.extended
 def test_make_grade_with_no_gradable_submission_writes_its_report(graded):
     courses, _, _, _, _ = graded
     course = courses["plain"].parent / "none_gradable"

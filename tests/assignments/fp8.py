@@ -36,7 +36,7 @@ graded by two cells (the normal range; the edges), so one mistake at the edges c
   failing with "this task must be solved without the collectives package".
 """
 
-from assignments import TAMPERING, Error, submission
+from assignments import TAMPERING, Error, submission, origin_attack
 
 NOTEBOOK = "fp8"
 
@@ -613,3 +613,7 @@ PRINTED = {
         "fp8_all_reduce agrees with cl.fp8.fp8_all_reduce on the three examples.",
     )},
 }
+
+# the origin attack: every graded function's name bound to the package's own function, an
+# alias, a partial, a wrapper or a class attribute of it (no `def`): refused, 0 everywhere
+SUBMISSIONS["origin"], EXPECTED["origin"], ERRORS["origin"] = origin_attack('fp8', SOLUTIONS)

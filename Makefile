@@ -10,7 +10,8 @@ STAMP  := $(VENV)/.installed-stamp
 export PATH := $(BIN):$(PATH)
 PORT ?= 8000
 
-.PHONY: all book check lint types unit test serve setup student vendor browser sandbox grade bench clean
+.PHONY: all book check lint types unit test serve setup student vendor browser sandbox postgres \
+        release grade bench clean test-extended
 
 all: book
 
@@ -46,13 +47,17 @@ browser:
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium >/dev/null; }
 
-# Debian's bubblewrap (the sandbox of the grading kernel) and PostgreSQL (the gradebook server
-# of tests/course/test_grading_postgres.py): apt-get update once, then install what is missing.
+# Debian's bubblewrap, the sandbox of the grading kernel: all that grading needs.
 sandbox:
-	@missing=""; command -v bwrap >/dev/null 2>&1 || missing="$$missing bubblewrap"; \
-	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
-	if [ -n "$$missing" ]; then SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq $$missing >/dev/null; fi
+	@command -v bwrap >/dev/null 2>&1 || { SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq bubblewrap >/dev/null; }
+
+# Debian's PostgreSQL server, for the tests only (tests/course/test_grading_postgres.py starts a
+# server of its own); a course's gradebook server is the instructor's (exercises/README.md).
+postgres:
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq postgresql >/dev/null; }
 
 # What a change must pass first: lint (ruff), format (ruff format --check), types (mypy,
 # strict on the core modules) and the package's unit tests on every core. No book build, no
@@ -82,8 +87,20 @@ unit: $(STAMP)
 # has its own course: the two are graded at once); the files with the most slow tests start
 # first (tests/work_units.py, the scheduler in tests/conftest.py that `--dist loadgroup`
 # selects). The slowest tests are listed at the end.
-test: book browser sandbox
-	$(BIN)/python -m pytest -n auto --dist loadgroup --durations=30
+test: book browser sandbox postgres
+	$(BIN)/python -m pytest -n auto --dist loadgroup --durations=30 -m "not extended"
+
+# The end-to-end runs that do not fit make test's budget (marked `extended`): the book's browser
+# tests again under a sub-path, and the like.
+test-extended: book browser sandbox postgres
+	$(BIN)/python -m pytest -n auto --dist loadgroup --durations=30 -m extended
+
+# Release one assignment alone (exercises/README.md, section 1): its student notebooks in
+# exercises/release/<assignment>/, and with RELEASE=exchange also into nbgrader's exchange.
+release: $(STAMP)
+	@test -n "$(ASSIGNMENT)" || { echo "usage: make release ASSIGNMENT=<assignment> [RELEASE=exchange]"; exit 2; }
+	$(BIN)/python scripts/release_notebooks.py $(ASSIGNMENT)
+	@if [ "$(RELEASE)" = exchange ]; then cd exercises && $(BIN)/nbgrader release_assignment $(ASSIGNMENT) --force; fi
 
 # Grade every submission of one assignment: sandboxed, in parallel, resumable (exercises/README.md).
 grade: $(STAMP) sandbox

@@ -8,22 +8,28 @@ directory (default ``exercises/``):
 
 1. refuse to start when the grading sandbox cannot run (:mod:`.sandbox`), unless opted out;
 2. back up the gradebook (SQLite: a consistent copy; PostgreSQL: ``pg_dump``) to ``backups/``;
-3. check every submission first (:mod:`.precheck`): one that cannot be graded (invalid JSON,
-   duplicated or emptied ``grade_id``s, missing or extra test cells, another assignment's
-   notebook) scores 0 in the gradebook, with a feedback page saying why;
+3. check every submission first (:mod:`.precheck`, for the report): one that cannot be graded
+   (invalid JSON, duplicated or emptied ``grade_id``s, old-format metadata, missing or extra
+   test cells, another assignment's notebook) is graded by nbgrader's pipeline as its
+   not-graded stand-in (:mod:`.pipeline`, the same step plain ``nbgrader autograde`` runs):
+   0 in every cell, hand grades of an earlier submission included, and a feedback page and
+   ``not_graded.html`` saying why and how to recover;
 4. grade the others, one student at a time per worker process, on all cores, with a progress
    bar: each worker calls nbgrader's Python API (``NbGraderAPI.autograde(assignment, student,
    force=True)``, what ``nbgrader autograde --student <id> --force`` and the formgrader run), so
    a failure (a kernel that died) costs that student only, who gets 0 and a page saying why;
    Each worker is a long-lived process, forked from the command after it imported nbgrader
    and copied the package for the sandbox (so neither is paid again per worker or per
-   student), in a session of its own, that grades many students (the kernels start and stop
+   student), in a session of its own, killed when the command dies (even by ``kill -9``),
+   that grades many students (the kernels start and stop
    per student, each in its sandbox);
 5. remember each student graded, with a hash of the submission, in ``.grading/``: after an
    interrupt (INT, TERM, HUP), running the same command again grades only the students not
    done (or whose submission changed); ``status`` lists them (:func:`grading_status`);
-6. ``nbgrader generate_feedback`` and ``nbgrader export`` (``grades.csv``); the report
-   ``reports/<assignment>.json`` lists per student the status, problems and tampered cells.
+6. ``nbgrader generate_feedback`` and ``nbgrader export`` (``grades.csv``, every assignment;
+   ``grades-<assignment>.csv``, this one alone, for a learning platform's import); the report
+   ``reports/<assignment>.json`` lists per student the status, problems and tampered cells
+   (and, under ``_steps_failed``, either step if it failed: the report is written anyway).
 
 nbgrader keeps manual grades and extra credit when it grades a submission again (it updates
 the existing grades' automatic scores only). Left out: merging gradebooks of several machines
@@ -33,7 +39,6 @@ the existing grades' automatic scores only). Left out: merging gradebooks of sev
 import argparse
 import datetime
 import hashlib
-import html
 import json
 import os
 import re
@@ -44,7 +49,7 @@ import sys
 import threading
 from pathlib import Path
 
-from . import precheck, sandbox
+from . import pipeline, precheck, sandbox
 
 __all__ = ["grade_class", "grading_status", "submission_digest", "backup_gradebook", "db_url",
            "main"]
@@ -152,17 +157,18 @@ def _zero_with_feedback(course, url, assignment, student, reasons):
         submission = gb.update_or_create_submission(assignment, student, timestamp=timestamp)
         for notebook in submission.notebooks:
             for grade in notebook.grades:
-                grade.auto_score = 0.0
+                grade.auto_score, grade.manual_score = 0.0, None
                 grade.needs_manual_grade = False
         gb.db.commit()
     folder = Path(course) / "feedback" / student / assignment
     folder.mkdir(parents=True, exist_ok=True)
-    items = "".join(f"<li>{html.escape(r)}</li>" for r in reasons)
-    (folder / "not_graded.html").write_text(
-        f"<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>{html.escape(assignment)}"
-        f": not graded</title></head><body><h1>{html.escape(assignment)}: your submission "
-        f"could not be graded</h1><p>It scores 0 because:</p><ul>{items}</ul><p>Fix this "
-        f"and hand it in again, or ask your instructor.</p></body></html>\n")
+    (folder / "not_graded.html").write_text(pipeline.not_graded(assignment, reasons))
+    # what `nbgrader release_feedback` reads beside every page (the exchange's submission
+    # files): without them it stops at this student, and later students get no feedback
+    for name in ("timestamp.txt", "submission_secret.txt"):
+        found = Path(course) / "submitted" / student / assignment / name
+        if found.is_file():
+            (folder / name).write_bytes(found.read_bytes())
 
 
 def grade_class(course, assignment, jobs=None, progress=True, feedback=True):
@@ -191,19 +197,29 @@ def grade_class(course, assignment, jobs=None, progress=True, feedback=True):
                            "tampered": precheck.tamper_report(folder, release)}
         if state.done.get(student) == digest:
             report[student]["status"] = "already graded"
-        elif problems:
+        elif any(not (folder / p.name).is_file() for p in release.glob("*.ipynb")):
+            # a notebook missing: nbgrader would stop at this student with no page at all
             _zero_with_feedback(course, url, assignment, student, problems)
             state.record(student, digest)
             report[student]["status"] = "not graded: 0"
         else:
+            # one with problems goes through nbgrader too: its pipeline (pipeline.py, in
+            # nbgrader_config.py) makes it the not-graded stand-in, as plain nbgrader does
             todo.append((student, digest))
     _grade_in_parallel(course, url, assignment, todo, jobs or os.cpu_count() or 1, state,
                        report, progress)
     if feedback:
-        subprocess.run(_nbgrader("generate_feedback", assignment, "--force"),
-                       cwd=course, capture_output=True, text=True, check=True)
-        subprocess.run(_nbgrader("export", "--to", "grades.csv"), cwd=course,
-                       capture_output=True, text=True, check=True)
+        report_steps = {}
+        for name, args in (("generate_feedback", ("generate_feedback", assignment, "--force")),
+                           ("export", ("export", "--to", "grades.csv")),
+                           ("export of the assignment",
+                            ("export", "--to", f"grades-{assignment}.csv",
+                             f"--ExportPlugin.assignment={assignment}"))):
+            proc = subprocess.run(_nbgrader(*args), cwd=course, capture_output=True, text=True)
+            if proc.returncode != 0:
+                report_steps[name] = _reason_from_log(proc.stdout + proc.stderr, course)
+        if report_steps:
+            report["_steps_failed"] = report_steps
     (course / "reports").mkdir(exist_ok=True)
     (course / "reports" / f"{assignment}.json").write_text(
         json.dumps(report, indent=1, sort_keys=True))
@@ -234,6 +250,7 @@ def _worker_start(course):
         os.setsid()
     except OSError:
         pass
+    _die_with_parent()
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, signal.SIG_DFL)
     from nbgrader.apps import NbGraderAPI
@@ -244,6 +261,20 @@ def _worker_start(course):
     _WORKER["api"] = NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
 
 
+def _die_with_parent():
+    """Linux: this worker gets SIGKILL when the command that forked it dies, however it dies
+    (``kill -9`` included), so that no orphaned worker goes on grading and writing the
+    gradebook beside a re-run (its kernel then dies with it: ``bwrap --die-with-parent``)."""
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)        # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() == 1:                             # the command died before the call
+        os._exit(1)
+
+
 def _autograde_one(job):
     """``nbgrader autograde <assignment> --student <student> --force``, in a worker."""
     assignment, student = job
@@ -252,6 +283,18 @@ def _autograde_one(job):
     except Exception as exc:                 # reported for this student only
         return student, False, f"{type(exc).__name__}: {exc}"
     return student, bool(result["success"]), result.get("log", "") + result.get("error", "")
+
+
+#: what nbgrader's log says when the grading machine, not the student, failed: the gradebook's
+#: server went away (a PostgreSQL restart, a lost connection), or the course's disk is full:
+#: that student is not recorded as graded, and the next run grades them
+_GRADEBOOK_DOWN = re.compile(r"OperationalError|error accessing the nbgrader database|"
+                             r"server closed the connection|could not connect to server|"
+                             r"connection to server .* failed|No space left on device|"
+                             r"database or disk is full|Disk quota exceeded", re.I)
+#: the status of a student the run could not finish (run the same command again)
+UNFINISHED = ("not finished: the gradebook or the course's disk failed; run the same command "
+              "again")
 
 
 def _grade_in_parallel(course, url, assignment, todo, jobs, state, report, progress):
@@ -271,15 +314,28 @@ def _grade_in_parallel(course, url, assignment, todo, jobs, state, report, progr
     try:
         for student, ok, log in pool.imap_unordered(
                 _autograde_one, [(assignment, s) for s, _ in todo]):
-            if ok:
+            if ok and report[student]["problems"]:
+                report[student]["status"] = "not graded: 0"
+            elif ok:
                 report[student]["status"] = "graded"
+            elif _GRADEBOOK_DOWN.search(log):
+                # the gradebook, not the student: left to grade again by the next run
+                report[student]["status"] = UNFINISHED
+                report[student]["problems"].append("the gradebook or the disk failed")
+                if bar is not None:
+                    bar.update(1)
+                continue
             else:
                 reason = _reason_from_log(log, course)
                 _zero_with_feedback(course, url, assignment, student,
                                     [f"grading stopped with an error: {reason}"])
                 report[student]["status"] = "failed: 0"
                 report[student]["problems"].append(reason)
-            state.record(student, digests[student])
+            try:
+                state.record(student, digests[student])
+            except OSError as exc:             # the course's disk is full: stop, resumable
+                raise KeyboardInterrupt(f"cannot record the progress: {exc.strerror}") \
+                    from None
             if bar is not None:
                 bar.update(1)
         pool.close()
@@ -341,10 +397,17 @@ def main(argv=None):
         print("interrupted: run the same command again to grade the students not done",
               file=sys.stderr)
         return 130
+    failed = report.pop("_steps_failed", {})
     counts = {}
     for entry in report.values():
         counts[entry["status"]] = counts.get(entry["status"], 0) + 1
-    print(f"{args.assignment}: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
+    print(f"{args.assignment}: " + (", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+                                    or "no submissions"))
+    for step, reason in failed.items():
+        print(f"nbgrader {step} failed: {reason}", file=sys.stderr)
+    if any(e["status"] == UNFINISHED for e in report.values()):
+        print(f"some students are not finished ({UNFINISHED})", file=sys.stderr)
+        return 1
     tampered = {s: e["tampered"] for s, e in report.items() if e["tampered"]}
     if tampered:
         print(f"edited test or locked cells (restored by nbgrader): {tampered}")

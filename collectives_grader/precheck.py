@@ -1,14 +1,17 @@
 """Checks of a submission before nbgrader grades it, and its tamper report.
 
-Instructor tooling: :mod:`collectives_grader.classroom` runs it on every submission first.
+Instructor tooling: :mod:`collectives_grader.classroom` runs it on every submission first, for
+its report; :class:`collectives_grader.pipeline.Precheck` runs :func:`notebook_problems` inside
+nbgrader's autograde pipeline, on every path.
 
 Modelled: what makes ``nbgrader autograde`` stop for the whole class or grade nonsense, found
 before it runs: a notebook that is not valid JSON or not a notebook; ``grade_id``s duplicated
-or emptied (nbgrader 0.9.6 raises ``SchemaTooOldError`` from its de-duplication step and
-aborts); test cells missing or added; a notebook from another assignment (none of its
-nbgrader cells are this assignment's, or its file name is not one of the assignment's). Each
-problem is a sentence for the student's feedback. The tamper report lists the nbgrader cells
-other than solutions (tests, locked text) whose source differs from the released notebook;
+or emptied, or nbgrader metadata of another format (nbgrader 0.9.6 raises
+``SchemaTooOldError`` from its de-duplication step and aborts); test cells missing or added;
+a notebook from another assignment (none of its nbgrader cells are this assignment's, or its
+file name is not one of the assignment's). Each problem is a sentence for the student's
+feedback. The tamper report lists the nbgrader cells other than solutions (tests, locked text)
+whose source differs from the released notebook;
 nbgrader restores test cells before grading, so an entry there is a fact to look at, not a
 penalty. Left out: plain cells without nbgrader metadata (learners may add their own).
 """
@@ -16,7 +19,12 @@ penalty. Left out: plain cells without nbgrader metadata (learners may add their
 import json
 from pathlib import Path
 
-__all__ = ["check_submission", "tamper_report", "nbgrader_cells"]
+__all__ = ["check_submission", "tamper_report", "nbgrader_cells", "notebook_problems",
+           "SCHEMA_VERSION"]
+
+#: the nbgrader metadata format (``schema_version``) nbgrader 0.9 grades; any other stops
+#: nbgrader's whole run (``SchemaTooOldError``, ``SchemaTooNewError``)
+SCHEMA_VERSION = 3
 
 
 def nbgrader_cells(nb):
@@ -60,11 +68,15 @@ def check_submission(folder, release_folder):
             problems.append(problem)
             continue
         release, _ = _load(release_path)
-        problems += _cell_problems(name, nb, release)
+        problems += notebook_problems(name, nb, release)
     return problems
 
 
-def _cell_problems(name, nb, release):
+def notebook_problems(name, nb, release):
+    """The problems of the notebook ``nb`` (named ``name``) against the released notebook
+    ``release``, as sentences (empty when it can be graded): another assignment's notebook,
+    emptied or duplicated ``grade_id``s, nbgrader metadata of another format, test cells
+    missing or added."""
     cells = nbgrader_cells(nb)
     ids = [gid for gid, _ in cells]
     expected = {gid: c for gid, c in nbgrader_cells(release)}
@@ -72,6 +84,13 @@ def _cell_problems(name, nb, release):
         return [f"{name} has none of this assignment's cells: it is a notebook from another "
                 f"assignment"]
     problems = []
+    versions = sorted({str(c["metadata"]["nbgrader"].get("schema_version", "none"))
+                       for _, c in cells
+                       if c["metadata"]["nbgrader"].get("schema_version") != SCHEMA_VERSION})
+    if versions:
+        problems.append(f"{name}: nbgrader metadata of another format (schema_version "
+                        f"{', '.join(versions)}, expected {SCHEMA_VERSION}): the cells' "
+                        "metadata was edited or copied from another notebook")
     empty = sum(1 for gid in ids if not gid)
     if empty:
         problems.append(f"{name}: {empty} cell(s) have an empty grade_id (their nbgrader "

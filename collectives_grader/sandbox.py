@@ -76,6 +76,8 @@ KERNEL_NAME = "collectives-sandbox"
 OPT_OUT = "COLLECTIVES_GRADING_SANDBOX"
 #: where the package copy appears inside the sandbox
 PACKAGE_MOUNT = "/opt/collectives-grading"
+#: the one variable of the grader's environment a kernel gets (collectives.grading.cohort.ENV)
+COURSE_SEED_ENV = "COLLECTIVES_COURSE_SEED"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -300,6 +302,8 @@ def bwrap_command(kernel_cmd, workdir, private_dir, package_root, user, limits=N
            "JUPYTER_RUNTIME_DIR": "/tmp/.jupyter", "JUPYTER_CONFIG_DIR": "/tmp/.jupyter",
            "JUPYTER_DATA_DIR": "/tmp/.jupyter", "PYTHONDONTWRITEBYTECODE": "1",
            "OMP_NUM_THREADS": "1", "MPLBACKEND": "agg"}
+    if os.environ.get(COURSE_SEED_ENV):            # the cohort's seed, for the hidden tests
+        env[COURSE_SEED_ENV] = os.environ[COURSE_SEED_ENV]
     for key, value in env.items():
         args += ["--setenv", key, value]
     return args + ["--", *user.command_prefix(), *kernel_cmd]

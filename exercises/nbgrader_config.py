@@ -82,3 +82,60 @@ c.Execute.kernel_name = "collectives-sandbox"
 # Keep long outputs (a learner printing in a loop) out of the gradebook and feedback.
 c.LimitOutput.max_lines = 1000
 c.LimitOutput.max_traceback = 100
+
+# ---- the same grading on every path ----------------------------------------------------------
+# Plain `nbgrader autograde`, the formgrader and `make grade` all run nbgrader's autograde
+# pipeline with these steps of the project's (collectives_grader/pipeline.py): a submission that
+# cannot be graded (not JSON, duplicated or emptied grade_ids, old-format metadata, deleted or
+# added test cells, another assignment's notebook) becomes a stand-in that scores 0 and says why,
+# instead of stopping the class run or being graded as it is; hand grades of written answers
+# unchanged since they were graded stay settled on a regrade.
+c.Autograde.exporter_class = "collectives_grader.pipeline.TolerantNotebookExporter"
+c.Autograde.sanitize_preprocessors = [
+    "collectives_grader.pipeline.Precheck",
+    "nbgrader.preprocessors.ClearOutput",
+    "nbgrader.preprocessors.DeduplicateIds",
+    "nbgrader.preprocessors.OverwriteKernelspec",
+    "nbgrader.preprocessors.OverwriteCells",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
+c.Autograde.autograde_preprocessors = [
+    "collectives_grader.pipeline.Execute",
+    "collectives_grader.pipeline.ShowRubric",
+    "nbgrader.preprocessors.IgnorePattern",
+    "nbconvert.preprocessors.ClearMetadataPreprocessor",
+    "nbgrader.preprocessors.LimitOutput",
+    "nbgrader.preprocessors.SaveAutoGrades",
+    "collectives_grader.pipeline.AfterGrades",
+    "nbgrader.preprocessors.AssignLatePenalties",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
+
+# ---- feedback without the answer key ---------------------------------------------------------
+# The pages students get show each test cell without its hidden tests and each error without its
+# traceback (only "Error: message"), and load nothing from a CDN.
+c.GenerateFeedback.preprocessors = [
+    "nbgrader.preprocessors.GetGrades",
+    "collectives_grader.pipeline.FeedbackWithoutAnswerKey",
+    "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
+]
+c.GenerateFeedback.exporter_class = "collectives_grader.pipeline.FeedbackExporter"
+# Always made again from the gradebook: a hand grade given after `make grade` reaches the page
+# (without this, `nbgrader generate_feedback` keeps the earlier page, "Skipping existing").
+c.GenerateFeedback.force = True
+
+# ---- zip_collect: the file names of learning platforms' downloads --------------------------
+# Matched against each file's whole path: `<student_id>_<notebook>.ipynb`, and Canvas-style
+# `<name>_<user id>_<submission id>_<notebook>[-<n>].ipynb` with an optional LATE_/late_ mark
+# (before the name or after it); the student id is the first part. Files of other names are
+# skipped by nbgrader with a warning.
+c.FileNameCollectorPlugin.named_regexp = (
+    r".*/(?:LATE_|late_)?(?P<student_id>[^/_]+)_(?:LATE_|late_)?(?:\d+_\d+_)?"
+    r"(?P<file_id>[^/]+?)(?:-\d+)?\.ipynb$")
+
+# ---- the cohort --------------------------------------------------------------------------------
+# The hidden tests draw part of their cases from this seed (collectives.grading.cohort): change
+# it for every new cohort, so that a table of answers built from an earlier cohort's feedback
+# misses this cohort's cases. It reaches the sandboxed kernels through this variable.
+COURSE_SEED = "collectives-2026"
+os.environ.setdefault("COLLECTIVES_COURSE_SEED", COURSE_SEED)

@@ -24,6 +24,9 @@ What lives where
     a learner's function re-run from its source without the package (``call(...,
     isolated=True)``, ``run_isolated``), and ``recheck``: the checks run on plain data in a
     fresh process, importing a read-only copy of the package. Its map: its docstring.
+``cohort``
+    the cases a hidden test draws from the course seed (``_grading.cohort.cases``), so that
+    they differ from one cohort to the next.
 ``tasks/<assignment>``
     the checks and answers of one graded assignment (``tasks/topology_reasoning``,
     ``tasks/cluster_collectives``, ``tasks/fp8``, ...), each named after its folder in
@@ -121,7 +124,9 @@ notebook's ``cl``, names imported from the package, objects built with it, ``imp
 collectives`` or ``importlib.import_module("collectives...")`` inside the function, or the
 package's own answers (``cl.measures.diameter``, ``cl.time``, ``cl.grading.<reference>``):
 the call raises that ``ImportError`` and the task scores 0, with a message that names what was
-used; answers that lie about equality (they are re-encoded as plain values in the learner's
+used; a graded name that is not the learner's own code at all (bound to the package's function,
+an alias, a ``functools.partial`` or ``wraps`` of it, a class attribute, a function built from a
+copy of the package's files: :mod:`.isolation.origin`), refused before it is read; answers that lie about equality (they are re-encoded as plain values in the learner's
 process); and, as before, everything done to the kernel's state (only source text and plain
 values leave it).
 
@@ -205,8 +210,8 @@ __all__ = [
 #: reload them themselves (``processes``), and their task modules (``tasks.all_reduce``, ...)
 #: are reloaded here.
 MODULES = (
-    "checks", "diagnosis",
-    "isolation.wire", "isolation.snapshot", "isolation.reading", "isolation.calls",
+    "cohort", "checks", "diagnosis",
+    "isolation.wire", "isolation.snapshot", "isolation.origin", "isolation.reading", "isolation.calls",
     "isolation.orchestrator", "isolation",
     "tasks.topology_reasoning", "tasks.cluster_collectives", "tasks.all_reduce",
     "tasks.all_to_all", "tasks.cost_models", "tasks.fp8_codec", "tasks.fp8_retired",

@@ -183,6 +183,7 @@ checking that it is the right one. Before you commit, run the whole file once: t
 checked across all assignments.
 """
 
+import functools
 import importlib
 import json
 import re
@@ -191,7 +192,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nbgrader_helpers import (EXERCISES, cells_by_id, graded_cells, manual_cells, meta,
-                              notebooks, read, solution_cells, source_path, without_markers)
+                              notebooks, read, solution_cells, source_path, visible_part,
+                              without_markers)
 
 HERE = Path(__file__).resolve().parent
 #: the submissions every spec must build
@@ -314,6 +316,120 @@ def submission(solved=(), replaced=None, edited_tests=None):
         return release
 
     return build
+
+
+# ---- the origin attack: every graded name bound to the package's own code ---------------------
+
+#: how the origin attack binds a graded function's name to a function of the package, in turn
+#: (no ``def`` of the learner's: the package's function itself, an alias, a partial, a wrapper
+#: and a class attribute of it); ``{module}.{attr}`` is the package's function
+ORIGIN_SHAPES = (
+    "{name} = {module}.{attr}",
+    "from {module} import {attr} as {name}",
+    "{name} = functools.partial({module}.{attr})",
+    "@functools.wraps({module}.{attr})\ndef {name}(*args, **kwargs):\n"
+    "    return {module}.{attr}(*args, **kwargs)",
+    "class _Answers_{name}:\n    answer = staticmethod({module}.{attr})\n\n"
+    "{name} = _Answers_{name}.answer",
+)
+#: the package's function an answer is bound to when the package has none of the same name
+ORIGIN_FALLBACK = ("collectives.analytic", "ring_all_gather")
+#: what the refusal of such an answer says (collectives.grading.isolation.origin.NOT_YOURS)
+NOT_YOURS = "is not a function written in the notebook"
+
+
+@functools.lru_cache(maxsize=None)
+def _package_functions():
+    """{name: module} of the public functions of every module of ``collectives`` (the first
+    module in sorted order that defines one, where it is defined)."""
+    import pkgutil
+
+    import collectives
+
+    found = {}
+    names = sorted(m.name for m in pkgutil.walk_packages(collectives.__path__, "collectives."))
+    for module_name in ["collectives", *names]:
+        try:
+            module = importlib.import_module(module_name)
+        except Exception:                   # an optional dependency (torch, matplotlib)
+            continue
+        for attr, value in vars(module).items():
+            if (not attr.startswith("_") and isinstance(value, types.FunctionType)
+                    and value.__module__ == module_name):
+                found.setdefault(attr, module_name)
+    return found
+
+
+def origin_attack(assignment, solutions, enames=None):
+    """``(SUBMISSIONS entry, EXPECTED entry, ERRORS entry)`` of the origin attack on an
+    assignment: every function its solution cells define is bound to the package's function of
+    the same name (else to :data:`ORIGIN_FALLBACK`), in the shapes of :data:`ORIGIN_SHAPES` in
+    turn; written answers are left blank. Every cell scores 0, and each test cell of a
+    solution that defines only functions fails with the refusal (:data:`NOT_YOURS`), from the
+    visible or the hidden part (unless its visible part calls the function in the kernel, where
+    the package's function may fail first on the task's arguments): a ``GradingError``, or the
+    error ``enames`` gives for that test cell (a task's own check that reports it as an
+    ``AssertionError``). ``solutions``: the spec's SOLUTIONS."""
+    builds, expected, errors = {}, {}, {}
+    functions = _package_functions()
+    turn = 0
+    for nb in sorted(solutions):
+        source = read(source_path(assignment, nb))
+        pairs = _normalise_solutions(solutions[nb])
+        cells = cells_by_id(source)
+        replaced, failing = {}, set()
+        for solution_id, tests in pairs.items():
+            code = cells[solution_id].source
+            defined = sorted(n for n in _top_level_functions(code) if not n.startswith("_"))
+            others = _top_level_values(code)
+            lines = ["import functools", "import collectives"]
+            for name in defined:
+                module, attr = (functions[name], name) if name in functions else ORIGIN_FALLBACK
+                lines += [f"import {module}", ORIGIN_SHAPES[turn % len(ORIGIN_SHAPES)].format(
+                    name=name, module=module, attr=attr)]
+                turn += 1
+            replaced[solution_id] = "\n".join(lines) + "\n"
+            # a visible test that calls the function in the kernel fails on what the package's
+            # function does with its arguments, before the hidden part refuses it
+            direct = {t for t in tests
+                      if set(defined) & _called_by_name(visible_part(cells[t].source))}
+            if defined and not others:
+                failing.update(set(tests) - direct)
+        graded = {gid: meta(cell).get("points") for gid, cell in cells.items()
+                  if meta(cell).get("grade")}
+        builds[nb] = submission(replaced=replaced)
+        expected[nb] = dict.fromkeys(graded, 0)
+        # a test cell that also checks another solution's constants may fail on those first
+        shared = {t for sid, tests in pairs.items() for t in tests
+                  if _top_level_values(cells[sid].source)}
+        errors[nb] = {t: Error(contains=(NOT_YOURS,),
+                               ename=(enames or {}).get(t, "GradingError"))
+                      for t in sorted(failing - shared)}
+    return builds, expected, errors
+
+
+def _called_by_name(code):
+    """Names ``f`` of the calls ``f(...)`` in ``code``."""
+    import ast
+    return {n.func.id for n in ast.walk(ast.parse(code))
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+
+
+def _top_level_functions(code):
+    import ast
+    return [n.name for n in ast.parse(code).body
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+
+
+def _top_level_values(code):
+    """Public names a cell assigns at its top level (constants, not functions)."""
+    import ast
+    names = set()
+    for node in ast.parse(code).body:
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return {n for n in names if not n.startswith("_")}
 
 
 # ---- loading and checking a spec ---------------------------------------------------------------

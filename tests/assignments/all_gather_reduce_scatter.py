@@ -21,7 +21,7 @@ give ``dual`` all-gathers that stage chunks through scratch slots (``check_sched
 n_scratch=...)``), where every transfer's two slots differ; *wrong_loads* hands in that dual.
 """
 
-from assignments import Error, submission
+from assignments import Error, submission, origin_attack
 from collectives.grading.isolation import FORBIDDEN, NO_PACKAGE
 
 NOTEBOOK = "rings_and_duality"
@@ -464,3 +464,7 @@ PRINTED = {
         "all_axes_all_gather_seconds agrees with cl.time on a v5e pod and a v5p cube.",
     )},
 }
+
+# the origin attack: every graded function's name bound to the package's own function, an
+# alias, a partial, a wrapper or a class attribute of it (no `def`): refused, 0 everywhere
+SUBMISSIONS["origin"], EXPECTED["origin"], ERRORS["origin"] = origin_attack('all_gather_reduce_scatter', SOLUTIONS)

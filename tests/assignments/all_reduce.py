@@ -28,7 +28,7 @@ asks. Submissions, besides the four every spec has:
   each cell failing with "this task must be solved without the collectives package".
 """
 
-from assignments import TAMPERING, Error, submission
+from assignments import TAMPERING, Error, submission, origin_attack
 
 NOTEBOOK = "rabenseifner_all_reduce"
 
@@ -404,3 +404,7 @@ PRINTED = {
                            "hierarchical_busbw agrees with cl.busbw and cl.time on 1 and 2 "
                            "nodes.")},
 }
+
+# the origin attack: every graded function's name bound to the package's own function, an
+# alias, a partial, a wrapper or a class attribute of it (no `def`): refused, 0 everywhere
+SUBMISSIONS["origin"], EXPECTED["origin"], ERRORS["origin"] = origin_attack('all_reduce', SOLUTIONS)

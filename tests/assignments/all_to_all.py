@@ -28,7 +28,7 @@ asks. Submissions, besides the four every spec has:
   each cell failing with "this task must be solved without the collectives package".
 """
 
-from assignments import TAMPERING, Error, submission
+from assignments import TAMPERING, Error, submission, origin_attack
 
 NOTEBOOK = "bruck_all_to_all"
 
@@ -390,3 +390,7 @@ PRINTED = {
     "variant": {NOTEBOOK: ("bruck_steps(4) and bruck_steps(5) are correct all-to-alls in "
                            "ceil(log2 n) exchanges.",)},
 }
+
+# the origin attack: every graded function's name bound to the package's own function, an
+# alias, a partial, a wrapper or a class attribute of it (no `def`): refused, 0 everywhere
+SUBMISSIONS["origin"], EXPECTED["origin"], ERRORS["origin"] = origin_attack('all_to_all', SOLUTIONS)

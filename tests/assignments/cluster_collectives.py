@@ -26,7 +26,7 @@ placement is checked by ``grading.check_placement``: the rules with ``cl.Mesh`` 
 ``cl.time`` against ``grading.rail_placement``'s.
 """
 
-from assignments import TAMPERING, Error, submission
+from assignments import TAMPERING, Error, submission, origin_attack
 
 NOTEBOOK = "cluster_collectives"
 
@@ -477,3 +477,7 @@ PRINTED = {
         "sharp_or_ring picks what cl.time picks.",
     )},
 }
+
+# the origin attack: every graded function's name bound to the package's own function, an
+# alias, a partial, a wrapper or a class attribute of it (no `def`): refused, 0 everywhere
+SUBMISSIONS["origin"], EXPECTED["origin"], ERRORS["origin"] = origin_attack('cluster_collectives', SOLUTIONS)

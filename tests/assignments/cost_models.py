@@ -12,7 +12,7 @@ point) and *shortcut* (answers that call the package: 0 everywhere, each refused
 it used).
 """
 
-from assignments import TAMPERING, Error, submission
+from assignments import TAMPERING, Error, submission, origin_attack
 from collectives.grading.isolation import FORBIDDEN, NO_PACKAGE
 
 NOTEBOOK = "ring_all_gather"
@@ -352,7 +352,8 @@ ERRORS["shortcut"] = {NOTEBOOK: {
         startswith=f"ring_all_gather_steps(1) raised ImportError: collectives.algorithms "
                    f"{FORBIDDEN}: write that part yourself (here you may use only "
                    "collectives.CollectivesError, collectives.Schedule, ",
-        contains="This cell has 6 more failing checks:"),
+        # 7 fixed ring sizes and 3 drawn from the cohort's seed: the first and 9 more
+        contains="This cell has 9 more failing checks:"),
     # the visible tests already run the functions without the package
     "test_fit_ring_all_gather": Error(
         startswith="fit_ring_all_gather(16, [(64000.0, ",
@@ -414,3 +415,7 @@ PRINTED = {
                            "largest_ring_within agrees with cl.time on both cases.",
                            "better_upgrade picks the faster ring, by cl.time, in both cases.")},
 }
+
+# the origin attack: every graded function's name bound to the package's own function, an
+# alias, a partial, a wrapper or a class attribute of it (no `def`): refused, 0 everywhere
+SUBMISSIONS["origin"], EXPECTED["origin"], ERRORS["origin"] = origin_attack('cost_models', SOLUTIONS)

@@ -28,7 +28,7 @@ which build a fabric, fail parts of it and measure. Submissions:
   the function, ``importlib``): 0.
 """
 
-from assignments import TAMPERING, Error, submission
+from assignments import TAMPERING, Error, submission, origin_attack
 
 NOTEBOOK = "fabric"
 
@@ -502,3 +502,7 @@ PRINTED = {"hostile": {NOTEBOOK: (
     "no_collision_probability agrees with the package on the examples.",
     "qps_for_efficiency agrees with cl.fabric.qps_for_efficiency on the examples.",
 )}}
+
+# the origin attack: every graded function's name bound to the package's own function, an
+# alias, a partial, a wrapper or a class attribute of it (no `def`): refused, 0 everywhere
+SUBMISSIONS["origin"], EXPECTED["origin"], ERRORS["origin"] = origin_attack('fabric', SOLUTIONS)

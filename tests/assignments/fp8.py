@@ -40,7 +40,7 @@ runs the same answers on other seeds). Submissions, besides the four every spec 
   with "this task must be solved without the collectives package".
 """
 
-from assignments import TAMPERING, Error, submission
+from assignments import TAMPERING, Error, submission, origin_attack
 
 NOTEBOOK = "fp8"
 
@@ -833,3 +833,7 @@ PRINTED = {
         NOTEBOOK: ("design_all_reduce clips nothing and is within 2 dB of the reference design.",)
     },
 }
+
+# the origin attack: every graded function's name bound to the package's own function, an
+# alias, a partial, a wrapper or a class attribute of it (no `def`): refused, 0 everywhere
+SUBMISSIONS["origin"], EXPECTED["origin"], ERRORS["origin"] = origin_attack('fp8', SOLUTIONS)

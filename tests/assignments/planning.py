@@ -30,7 +30,7 @@ process. Submissions:
   ``cl.grading.plan_tasks.best_layout`` for task 4): 0.
 """
 
-from assignments import TAMPERING, Error, submission
+from assignments import TAMPERING, Error, submission, origin_attack
 from collectives.grading.isolation import FORBIDDEN, NO_PACKAGE
 
 NOTEBOOK = "plan_a_training_run"
@@ -552,3 +552,7 @@ PRINTED = {"hostile": {NOTEBOOK: (
     "memory_per_device agrees with cl.plan.training_step on the examples.",
     "choose_layout(80e9) fits and is as fast as the best candidate.",
 )}}
+
+# the origin attack: every graded function's name bound to the package's own function, an
+# alias, a partial, a wrapper or a class attribute of it (no `def`): refused, 0 everywhere
+SUBMISSIONS["origin"], EXPECTED["origin"], ERRORS["origin"] = origin_attack('planning', SOLUTIONS)

@@ -20,7 +20,7 @@ run, bytes sent counted) and checked in the re-check. Submissions:
   ring, torch's own ``dist.all_reduce``: 0.
 """
 
-from assignments import TAMPERING, Error, submission
+from assignments import TAMPERING, Error, submission, origin_attack
 
 NOTEBOOK = "real_processes"
 
@@ -246,3 +246,9 @@ ERRORS = {
 PRINTED = {"hostile": {NOTEBOOK: ("ring_bytes_per_rank(4096, 4) is right.",
                                   "ring_all_reduce sums over 4 processes with point-to-point "
                                   "messages, sending 2(n-1)/n S bytes per rank.")}}
+
+# the origin attack: every graded function's name bound to the package's own function, an
+# alias, a partial, a wrapper or a class attribute of it (no `def`): refused, 0 everywhere
+SUBMISSIONS["origin"], EXPECTED["origin"], ERRORS["origin"] = origin_attack(
+    "real_processes", SOLUTIONS,
+    enames={"test_ring_all_reduce": "AssertionError"})   # the ranks' check reports it so

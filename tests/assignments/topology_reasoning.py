@@ -37,7 +37,7 @@ the four every spec has:
   "this task must be solved without the collectives package".
 """
 
-from assignments import TAMPERING, Error, submission
+from assignments import TAMPERING, Error, submission, origin_attack
 
 NOTEBOOK = "topology_reasoning"
 
@@ -520,3 +520,7 @@ PRINTED = {
     "variant": {NOTEBOOK: ("slice_diameter agrees with cl.measures.diameter on a 16 x 16 "
                            "slice.",)},
 }
+
+# the origin attack: every graded function's name bound to the package's own function, an
+# alias, a partial, a wrapper or a class attribute of it (no `def`): refused, 0 everywhere
+SUBMISSIONS["origin"], EXPECTED["origin"], ERRORS["origin"] = origin_attack('topology_reasoning', SOLUTIONS)

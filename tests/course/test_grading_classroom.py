@@ -18,19 +18,21 @@ grades, and each run leaves a backup of the gradebook.
 """
 
 import json
+import os
 import re
 import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import nbformat
 import pytest
 
+from collectives_grader import classroom, precheck, sandbox
+
 import assignments as specs
 import nbgrader_helpers as h
-
-from collectives_grader import classroom, precheck, sandbox
 
 ASSIGNMENT, NOTEBOOK = "cost_models", "ring_all_gather"
 HONEST = ("partial", "blank")
@@ -336,6 +338,92 @@ def test_an_interrupted_run_resumes_from_the_command_line(graded):
     assert all((course.root / "autograded" / s / ASSIGNMENT / f"{NOTEBOOK}.ipynb")
                .stat().st_mtime_ns == m for s, m in mtimes.items())
     assert {s: gradebook_scores(course, s) for s in everyone} == final
+
+
+def _processes_of(course):
+    """Pids of the processes whose command line names the course directory (the grading
+    command, its workers and their kernels)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and int(entry.name) != os.getpid():
+            try:
+                line = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except OSError:
+                continue
+            if str(course.root) in line:
+                found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.extended
+def test_a_run_killed_with_sigkill_leaves_no_worker_and_resumes_to_the_same_grades(graded):
+    """kill -9 of the grading command after its first student: no worker goes on grading
+    (before: the workers, in sessions of their own, graded on, beside the re-run); the re-run
+    grades the others only, and every grade ends as in the uninterrupted run."""
+    course = graded["course"]
+    everyone = sorted(json.loads((course.root / "reports" / f"{ASSIGNMENT}.json").read_text()))
+    final = {s: gradebook_scores(course, s) for s in everyone}
+    state = course.root / ".grading" / f"{ASSIGNMENT}.json"
+    done = json.loads(state.read_text())
+    for student in HONEST:
+        done.pop(student)
+    state.write_text(json.dumps(done))
+    remembered = len(done)
+    proc = subprocess.Popen([sys.executable, "-m", "collectives_grader.classroom", "grade",
+                             ASSIGNMENT, "--course-dir", str(course.root), "--jobs", "2",
+                             "--no-feedback"], env=course.env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 300
+    while len(json.loads(state.read_text())) < remembered + 1:
+        assert proc.poll() is None and time.monotonic() < deadline
+        time.sleep(0.2)
+    proc.kill()
+    proc.wait(timeout=60)
+    deadline = time.monotonic() + 30
+    while _processes_of(course) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _processes_of(course) == []
+    recorded = json.loads(state.read_text())
+    missing = sorted(set(HONEST) - set(recorded))
+    mtimes = {s: (course.root / "autograded" / s / ASSIGNMENT / f"{NOTEBOOK}.ipynb")
+              .stat().st_mtime_ns for s in set(HONEST) - set(missing)}
+    report = run_cli(course, "--no-feedback")
+    assert sorted(s for s, e in report.items() if e["status"] == "graded") == missing
+    assert all((course.root / "autograded" / s / ASSIGNMENT / f"{NOTEBOOK}.ipynb")
+               .stat().st_mtime_ns == m for s, m in mtimes.items())     # none graded twice
+    assert {s: gradebook_scores(course, s) for s in everyone} == final
+
+
+@pytest.mark.extended
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounts a small tmpfs (in a mount namespace)")
+def test_a_full_disk_mid_run_leaves_nobody_graded_wrongly(tmp_path):
+    """The course's disk full while the class is graded (a 16 KiB tmpfs over autograded/, in a
+    mount namespace of the run's own): nobody is recorded as graded (before: each student
+    recorded with 0, which every re-run kept); the re-run, with space again, gives the spec's
+    scores."""
+    course = h.Course.create(tmp_path, [ASSIGNMENT])
+    spec = specs.load(ASSIGNMENT)
+    source, release = course.source(ASSIGNMENT, NOTEBOOK), course.release(ASSIGNMENT, NOTEBOOK)
+    for student in HONEST:
+        write(course, student, spec.submissions[student][NOTEBOOK](h.copy_of(source),
+                                                                   h.copy_of(release)))
+    (course.root / "autograded").mkdir()
+    script = ('mount -t tmpfs -o size=16k tmpfs "$1/autograded" && exec "$2" -m '
+              'collectives_grader.classroom grade cost_models --course-dir "$1" --jobs 1 '
+              '--no-feedback')
+    full = subprocess.run(["unshare", "--mount", "--propagation", "private", "--", "sh", "-c",
+                           script, "sh", str(course.root), sys.executable], env=course.env,
+                          capture_output=True, text=True, timeout=600)
+    assert full.returncode == 1, full.stdout + full.stderr
+    assert "the gradebook or the course's disk failed" in full.stderr
+    state = course.root / ".grading" / f"{ASSIGNMENT}.json"
+    assert not state.exists() or json.loads(state.read_text()) == {}
+    report = run_cli(course, "--no-feedback")
+    assert {s: report[s]["status"] for s in HONEST} == dict.fromkeys(HONEST, "graded")
+    for student in HONEST:
+        found = gradebook_scores(course, student)
+        assert {g: found[g][0] for g in code_tests(course)} == {
+            g: spec.expected[student][NOTEBOOK][g] for g in code_tests(course)}, student
 
 
 # ---- pre-checks alone ---------------------------------------------------------------------------

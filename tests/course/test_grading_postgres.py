@@ -1,7 +1,7 @@
 """One grading test, run with the gradebook in SQLite and in PostgreSQL.
 
 The PostgreSQL server is started by the test on 127.0.0.1 (Debian's ``postgresql``, installed by
-``make sandbox``): ``initdb`` with trust authentication for one user, ``pg_ctl start`` on a free
+``make postgres``): ``initdb`` with trust authentication for one user, ``pg_ctl start`` on a free
 port, run as the ``postgres`` user when the tests run as root (postgres refuses root), then
 stopped. The test: cost_models released, a partial submission and one that is not valid JSON,
 graded by the class command (which backs the gradebook up first, with ``pg_dump`` for
@@ -16,6 +16,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import nbformat
@@ -37,11 +38,15 @@ def _as_postgres(args):
     return subprocess.run(args, capture_output=True, text=True, timeout=120)
 
 
+class _Server(str):
+    """The gradebook URL, with the server's ``bindir``, ``data`` folder and ``port``."""
+
+
 @pytest.fixture(scope="module")
 def postgres_url():
     bins = sorted(glob.glob("/usr/lib/postgresql/*/bin"))
     if not bins:
-        pytest.fail("PostgreSQL is not installed: run `make sandbox`", pytrace=False)
+        pytest.fail("PostgreSQL is not installed: run `make postgres`", pytrace=False)
     bindir = Path(bins[-1])
     tmp = Path(tempfile.mkdtemp(prefix="collectives-pg-"))
     if os.geteuid() == 0:
@@ -60,7 +65,9 @@ def postgres_url():
         for args in steps:
             proc = _as_postgres(args)
             assert proc.returncode == 0, (args, proc.stdout, proc.stderr)
-        yield f"postgresql+psycopg2://grader@127.0.0.1:{port}/gradebook"
+        server = _Server(f"postgresql+psycopg2://grader@127.0.0.1:{port}/gradebook")
+        server.bindir, server.data, server.port = bindir, data, port
+        yield server
     finally:
         _as_postgres([str(bindir / "pg_ctl"), "-D", str(data), "-m", "fast", "stop"])
         shutil.rmtree(tmp, ignore_errors=True)
@@ -68,6 +75,8 @@ def postgres_url():
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 def test_class_grading_gives_the_same_scores(backend, request, tmp_path):
+    from nbgrader.api import Gradebook
+
     course = h.Course.create(tmp_path, [ASSIGNMENT])
     if backend == "postgresql":
         url = request.getfixturevalue("postgres_url")
@@ -94,7 +103,6 @@ def test_class_grading_gives_the_same_scores(backend, request, tmp_path):
     report = json.loads((course.root / "reports" / f"{ASSIGNMENT}.json").read_text())
     assert {s: e["status"] for s, e in report.items()} == {"partial": "graded",
                                                           "badjson": "not graded: 0"}
-    from nbgrader.api import Gradebook
     tests = [g for g, c in h.cells_by_id(course.source(ASSIGNMENT, NOTEBOOK)).items()
              if h.meta(c).get("grade") and c.cell_type == "code"]
     with Gradebook(url) as gb:
@@ -106,3 +114,67 @@ def test_class_grading_gives_the_same_scores(backend, request, tmp_path):
     backups = list((course.root / "backups").iterdir())
     assert len(backups) == 1 and backups[0].stat().st_size > 0
     assert backups[0].suffix == (".db" if backend == "sqlite" else ".sql")
+    if backend == "postgresql":
+        # a backup with the grades in it, restored as exercises/README.md says, into a fresh
+        # database: every grade as it was
+        server = request.getfixturevalue("postgres_url")
+        backup = classroom.backup_gradebook(course.root, url)
+        client = ["-h", "127.0.0.1", "-p", str(server.port), "-U", "grader"]
+        for args in ([str(server.bindir / "dropdb"), *client, "gradebook"],
+                     [str(server.bindir / "createdb"), *client, "gradebook"],
+                     [str(server.bindir / "psql"), *client, "--dbname", "gradebook",
+                      "--set", "ON_ERROR_STOP=1", "--quiet", "--file", str(backup)]):
+            proc = subprocess.run(args, capture_output=True, text=True, timeout=120)
+            assert proc.returncode == 0, (args, proc.stderr)
+        with Gradebook(url) as gb:
+            restored = {s: {g.name: g.score for g in gb.find_submission_notebook(
+                NOTEBOOK, ASSIGNMENT, s).grades} for s in ("partial", "badjson")}
+        assert restored == found
+
+
+@pytest.mark.extended
+def test_a_gradebook_server_restarted_mid_run_leaves_nobody_graded_wrongly(postgres_url,
+                                                                           tmp_path):
+    """PostgreSQL restarted while a student is being graded: that student is not recorded as
+    graded (before: 0 for a database error, kept by every re-run); the re-run finishes with
+    the spec's scores."""
+    from nbgrader.api import Gradebook
+
+    course = h.Course.create(tmp_path, [ASSIGNMENT])
+    with open(course.root / "nbgrader_config.py", "a") as f:
+        f.write(f"\nc.CourseDirectory.db_url = {str(postgres_url)!r}\n")
+    h.nbgrader(course.root, course.env, "generate_assignment", ASSIGNMENT, "--force")
+    spec = specs.load(ASSIGNMENT)
+    folder = course.root / "submitted" / "partial" / ASSIGNMENT
+    folder.mkdir(parents=True)
+    nbformat.write(spec.submissions["partial"][NOTEBOOK](
+        course.source(ASSIGNMENT, NOTEBOOK), course.release(ASSIGNMENT, NOTEBOOK)),
+        folder / f"{NOTEBOOK}.ipynb")
+    args = [sys.executable, "-m", "collectives_grader.classroom", "grade", ASSIGNMENT,
+            "--course-dir", str(course.root), "--no-feedback", "--jobs", "1"]
+    proc = subprocess.Popen(args, env=course.env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    autograded = course.root / "autograded" / "partial" / ASSIGNMENT
+    deadline = time.monotonic() + 300
+    while not autograded.is_dir():                  # the kernel runs the notebook now
+        assert proc.poll() is None and time.monotonic() < deadline
+        time.sleep(0.1)
+    restart = _as_postgres([str(postgres_url.bindir / "pg_ctl"), "-D", str(postgres_url.data),
+                            "-m", "immediate", "-w", "-l", str(postgres_url.data.parent / "log"),
+                            "restart", "-o",
+                            f"-h 127.0.0.1 -p {postgres_url.port} -k {postgres_url.data.parent}"])
+    assert restart.returncode == 0, restart.stderr
+    proc.communicate(timeout=600)
+    state = course.root / ".grading" / f"{ASSIGNMENT}.json"
+    recorded = json.loads(state.read_text()) if state.exists() else {}
+    if proc.returncode != 0:                         # the restart hit an open connection
+        assert "partial" not in recorded
+    again = subprocess.run(args, env=course.env, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stdout + again.stderr
+    tests = [g for g, c in h.cells_by_id(course.source(ASSIGNMENT, NOTEBOOK)).items()
+             if h.meta(c).get("grade") and c.cell_type == "code"]
+    with Gradebook(str(postgres_url)) as gb:
+        found = {g.name: g.score for g in gb.find_submission_notebook(
+            NOTEBOOK, ASSIGNMENT, "partial").grades}
+    assert {g: found[g] for g in tests} == {g: spec.expected["partial"][NOTEBOOK][g]
+                                            for g in tests}

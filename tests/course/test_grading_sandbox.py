@@ -208,7 +208,7 @@ def graded(tmp_path_factory):
     honest = {s: spec.submissions[s][NOTEBOOK] for s in HONEST}
     write_submissions(course, honest)
     h.nbgrader(course.root, course.env, "autograde", ASSIGNMENT)
-    instructor = digest_tree(course.root, exclude=(("gradebook.db",),))
+    instructor = digest_tree(course.root, exclude=(("gradebook.db",), (".grading", "answers")))
     gradebook = dump_gradebook(course.root / "gradebook.db")
     listener = Listener()
     hostile = {student: attack(names, listener.port) for student, names in HOSTILE.items()}
@@ -233,7 +233,8 @@ def test_the_hostile_class_is_graded_to_the_end(graded):
 def test_instructor_files_and_other_students_are_byte_for_byte_unchanged(graded):
     course = graded["course"]
     after = digest_tree(course.root, exclude=(("gradebook.db",),) + tuple(
-        (folder, s) for folder in ("submitted", "autograded") for s in graded["hostile"]))
+        (folder, s) for folder in ("submitted", "autograded") for s in graded["hostile"]) + (
+        (".grading", "answers"),))     # the grader's own record of the written answers graded
     assert after == graded["instructor"]
 
 

@@ -184,10 +184,18 @@ def _script_srcs(soup: BeautifulSoup) -> list[str]:
     return [urlsplit(el["src"]).path for el in soup.find_all("script", src=True)]
 
 
-def _resolve(page: Path, url: str) -> Path:
+#: the site served at the host's root, and under a sub-path (``/<name>/``, as a static host
+#: serves a project page: ``make test-extended``), where a link that starts with ``/`` leaves
+#: the site
+SERVED = [pytest.param(False, id="root"),
+          pytest.param(True, id="sub_path", marks=pytest.mark.extended)]
+
+
+def _resolve(page: Path, url: str, sub_path: bool = False) -> Path:
     path = unquote(urlsplit(url).path)
     if path.startswith("/"):
-        return SITE / path.lstrip("/")
+        # under a sub-path the host's root is the folder above the site
+        return (SITE.parent / "<host root>" if sub_path else SITE) / path.lstrip("/")
     return Path(posixpath.normpath((page.parent / path).as_posix()))
 
 
@@ -271,7 +279,8 @@ def _ids(page: Path) -> set[str]:
         el["name"] for el in soup.find_all("a", attrs={"name": True})}
 
 
-def test_local_links_and_assets_exist(site):
+@pytest.mark.parametrize("sub_path", SERVED)
+def test_local_links_and_assets_exist(site, sub_path):
     broken = []
     for page in content_pages(site):
         soup = soup_of(page)
@@ -282,7 +291,7 @@ def test_local_links_and_assets_exist(site):
             parts = urlsplit(url)
             if parts.scheme or parts.netloc or url.startswith("#") or not parts.path:
                 continue
-            target = _resolve(page, url)
+            target = _resolve(page, url, sub_path)
             if target.is_dir():
                 target = target / "index.html"
             if not target.is_file():
@@ -301,14 +310,15 @@ def test_local_links_and_assets_exist(site):
     assert not broken, "broken links in the site:\n" + "\n".join(broken)
 
 
-def test_stylesheet_urls_exist(site):
+@pytest.mark.parametrize("sub_path", SERVED)
+def test_stylesheet_urls_exist(site, sub_path):
     broken = []
     for css in sorted(site.rglob("*.css")):
         for url in css_urls(css.read_text(encoding="utf-8", errors="replace")):
             parts = urlsplit(url)
             if parts.scheme or parts.netloc or not parts.path:
                 continue
-            target = _resolve(css, url)
+            target = _resolve(css, url, sub_path)
             if not target.is_file():
                 broken.append(f"{css.relative_to(site)}: url({url}) is missing")
     assert not broken, "stylesheets refer to missing files:\n" + "\n".join(broken)

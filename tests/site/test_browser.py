@@ -51,9 +51,16 @@ def toc_pages() -> list[str]:
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    """Serves one directory; remembers the paths it answered 404 for."""
+    """Serves one directory under ``prefix`` (``/``, or ``/<name>/`` as a static host serves a
+    project page); remembers the paths it answered 404 for, those outside the prefix too."""
 
     missing: list[str]
+    prefix: str = "/"
+
+    def translate_path(self, path):
+        if not path.startswith(self.prefix):
+            return ""                                  # outside the site: 404
+        return super().translate_path("/" + path[len(self.prefix):])
 
     def log_message(self, format, *args):
         pass
@@ -65,16 +72,16 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 
 @contextlib.contextmanager
-def serve(directory: Path):
-    """http://127.0.0.1:<free port>/ serving `directory`; yields (base_url, missing)."""
+def serve(directory: Path, prefix: str = "/"):
+    """http://127.0.0.1:<free port><prefix> serving `directory`; yields (base_url, missing)."""
     missing: list[str] = []
-    handler = type("Handler", (_QuietHandler,), {"missing": missing})
+    handler = type("Handler", (_QuietHandler,), {"missing": missing, "prefix": prefix})
     server = http.server.ThreadingHTTPServer(
         ("127.0.0.1", 0), functools.partial(handler, directory=str(directory)))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/", missing
+        yield f"http://127.0.0.1:{server.server_address[1]}{prefix}", missing
     finally:
         server.shutdown()
         server.server_close()
@@ -105,9 +112,16 @@ def browser():
             chromium.close()
 
 
-@pytest.fixture(scope="module")
-def server(site):
-    with serve(site) as (base, missing):
+#: where the book is served: at the root, and (``make test-extended``: it doubles this file's
+#: time) under a sub-path, as a static host serves a project page, where a link that starts
+#: with ``/`` leaves the site
+PREFIXES = ["/", pytest.param("/collectives-course/", marks=pytest.mark.extended,
+                              id="sub_path")]
+
+
+@pytest.fixture(scope="module", params=PREFIXES, ids=lambda p: "root" if p == "/" else p)
+def server(request, site):
+    with serve(site, request.param) as (base, missing):
         yield base, missing
 
 

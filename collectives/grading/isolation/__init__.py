@@ -12,6 +12,10 @@ grading package's :mod:`~collectives.grading.checks` and :mod:`~collectives.grad
     the one read-only, hash-checked copy of the package that graded code imports
     (:class:`~.snapshot.PackageSnapshot`; :func:`~.snapshot.package_copy` for the re-checks,
     the same class for the grading sandbox of ``collectives_grader``).
+``origin``
+    where a learner's graded function comes from (:func:`~.origin.check_origin`): written in
+    the notebook, or bound to the package's function, an alias, a partial, a wrapper or a class
+    attribute of it (refused).
 ``reading``
     reading a learner's function and what it uses into a bundle (:func:`~.reading.bundle`), and
     what a task allows of the package (:func:`~.reading.policy`).
@@ -32,10 +36,12 @@ and what it does not: the docstring of :mod:`collectives.grading`.
 from .calls import (LEARNER_PROCESS, IsolatedCall, IsolatedFailure, call, contains_failure,
                     decode, encode, isolated_call, resolve, run_calls, run_isolated)
 from .orchestrator import RECHECKABLE, isolated_main, recheck
+from .origin import NOT_YOURS, check_origin
 from .reading import FORBIDDEN, NO_PACKAGE, SCHEDULE_TOOLS, bundle, policy
 from .snapshot import PackageSnapshot, manifest, package_copy
 
 __all__ = ["NO_PACKAGE", "FORBIDDEN", "SCHEDULE_TOOLS", "IsolatedCall", "IsolatedFailure",
            "bundle", "policy", "call", "isolated_call", "run_calls", "run_isolated", "resolve",
            "contains_failure", "encode", "decode", "LEARNER_PROCESS", "recheck", "RECHECKABLE",
-           "isolated_main", "PackageSnapshot", "package_copy", "manifest"]
+           "isolated_main", "PackageSnapshot", "package_copy", "manifest", "NOT_YOURS",
+           "check_origin"]

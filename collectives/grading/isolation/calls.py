@@ -27,6 +27,7 @@ from ...errors import GradingError
 from ...schedule import Schedule
 from ..checks import NOT_WRITTEN, Opaque, in_words, show
 from . import wire
+from .origin import check_origin
 from .reading import bundle, policy
 from .snapshot import package_copy
 
@@ -138,6 +139,7 @@ def call(function, *args, name=None, isolated=False, allow=None, forbid=None):
                                f"`def {name}(...):`")
         raise GradingError(f"expected a function, got {in_words(function)}")
     label = name or getattr(function, "__name__", None) or "your function"
+    check_origin(function, label)
     text = f"{label}({', '.join(show(a) for a in args)})"
     try:
         return function(*args)

@@ -34,6 +34,7 @@ import numpy as np
 from ...errors import GradingError
 from ..checks import MAX_ITEMS, in_words, type_name
 from . import wire
+from .origin import check_origin
 
 __all__ = ["NO_PACKAGE", "FORBIDDEN", "SCHEDULE_TOOLS", "bundle", "policy"]
 
@@ -202,13 +203,15 @@ def bundle(function, name=None, policy=None):
     sources of the notebook's functions it calls, and what else it reads (module docstring).
 
     Raises :class:`~collectives.GradingError` if ``function`` is not a function defined with
-    ``def`` (or a lambda) whose source code can be read, or if it is defined inside another
-    function.
+    ``def`` (or a lambda) whose source code can be read, if it is defined inside another
+    function, or if it (or anything it wraps) comes from the package or a copy of it, or was
+    not written in the notebook (:func:`.origin.check_origin`).
     """
     label = name or getattr(function, "__name__", None) or "your function"
     if not callable(function):
         raise GradingError(f"{label} is {in_words(function)}, not a function; define it with "
                            f"`def {label}(...):`")
+    check_origin(function, label)
     target = _unwrap(function)
     if not isinstance(target, types.FunctionType):
         raise GradingError(f"{label} is {in_words(function)}, not a function written in the "

@@ -35,22 +35,20 @@ The inputs are drawn (:func:`block_recipe_cases`, :func:`delayed_recipe_cases`,
 :func:`all_reduce_cases`): a few fixed cases first, then cases drawn from the *course seed*,
 the environment variable :data:`COURSE_SEED_ENV` (``"practice"`` without it), hashed with the
 test's label, so that the cases change from one cohort to the next and a table of answers
-taken from one cohort's feedback fails the next. (The seed and its hashing are those of
-``collectives.grading.cohort`` on the branch that adds it; :func:`drawn_cases` is its
-``cases``.)
+taken from one cohort's feedback fails the next. (The seed and its hashing are
+:mod:`collectives.grading.cohort`'s: :func:`drawn_cases` is its ``cases``.)
 
 Left out: the time of the collectives (the all-reduce's merges are judged on their numbers
 only), E5M2 in the all-reduce, TE's float32 rounding of ``x * scale`` before the cast.
 """
 
-import hashlib
 import math
 import numbers
-import os
 
 import numpy as np
 
 from ...errors import GradingError
+from .. import cohort
 from ..checks import in_words, show
 from .fp8_codec import (
     E4M3_MAX,
@@ -140,28 +138,14 @@ __all__ = [
 
 # ---- drawn cases --------------------------------------------------------------------------------
 
-#: the environment variable that holds the course seed in a grading kernel
-COURSE_SEED_ENV = "COLLECTIVES_COURSE_SEED"
+#: the environment variable that holds the course seed in a grading kernel (the cohort's)
+COURSE_SEED_ENV = cohort.ENV
 #: the seed when none is set (a learner's own kernel, the package's tests)
-PRACTICE_SEED = "practice"
-
-
-def course_rng(label, course_seed=None):
-    """A numpy generator for the test cell ``label``, from the course seed
-    (:data:`COURSE_SEED_ENV`, else :data:`PRACTICE_SEED`) or ``course_seed``, hashed with the
-    label, so that one cell's cases do not change when another cell draws more."""
-    seed = course_seed
-    if seed is None:
-        seed = os.environ.get(COURSE_SEED_ENV) or PRACTICE_SEED
-    digest = hashlib.sha256(f"{seed}\0{label}".encode()).digest()
-    return np.random.default_rng(int.from_bytes(digest[:8], "little"))
-
-
-def drawn_cases(label, fixed, draw, count, course_seed=None):
-    """``fixed`` (a list of cases) followed by ``count`` cases ``draw(generator)`` makes with
-    :func:`course_rng` of ``label``."""
-    generator = course_rng(label, course_seed)
-    return list(fixed) + [draw(generator) for _ in range(int(count))]
+PRACTICE_SEED = cohort.PRACTICE
+#: a numpy generator for a test cell's label, from the course seed (:func:`cohort.rng`)
+course_rng = cohort.rng
+#: fixed cases, then cases drawn from the course seed (:func:`cohort.cases`)
+drawn_cases = cohort.cases
 
 
 def _plain(values):

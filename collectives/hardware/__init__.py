@@ -7,8 +7,8 @@ Meta's RoCE cluster with its NVLink servers (:mod:`.meta`). Taught in the hardwa
 chapters (TPU cluster topology, GPU clusters, Designing the fabric).
 """
 
-from .meta import META_SOURCES, meta_cluster
 from . import nvswitch, published
+from .meta import META_SOURCES, meta_cluster
 from .presets import dgx_nodes, preset, presets, spec
 from .superpod import SuperPODPlan, superpod_plan
 from .systems import System

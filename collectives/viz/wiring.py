@@ -54,6 +54,7 @@ __all__ = [
     "WRAP_COLOUR",
     "wiring_of",
     "split_switches",
+    "points_per_unit",
     "draw_wiring",
     "step_crossings",
     "switch_actions",
@@ -576,9 +577,14 @@ def _only(topology, lay, levels):
     reached[topology.link_dst[keep]] = True
     pos = lay.positions.copy()
     pos[~reached] = np.nan
+    lowest = np.nanmin(pos[:, 1])
+    panels = tuple(  # captions below the drawing follow its lowest row
+        (x, max(y, lowest - 1.0) if y < lowest else y, text) for x, y, text in lay.panels
+    )
     return replace(
         lay,
         positions=pos,
+        panels=panels,
         hidden=~keep,
         rows=tuple(
             (y, name)
@@ -597,11 +603,13 @@ WRAP_COLOUR = PALETTE["purple"]
 def _frame(ax, topology, lay):
     """Set the axes limits around the drawing (room for row names and panel captions) and
     its aspect: equal, unless the drawing is much wider than the axes (a cluster of many
-    nodes), whose height is then stretched."""
+    nodes: as soon as it is wider), whose height is then stretched."""
     pos = np.concatenate([lay.positions, *(split.positions for split in lay.chips)])
     ok = np.isfinite(pos[:, 0])
     x0, x1 = pos[ok, 0].min(), pos[ok, 0].max()
     y0, y1 = pos[ok, 1].min(), pos[ok, 1].max()
+    # captions below the drawing (a window's node numbers) need room too
+    y0 = min([y0] + [y - 0.3 for _, y, _ in lay.panels if y < y0])
     # room for a node and its arrows' bends, and for wraparound stubs where there are any
     pad = max(1.7 * lay.radius, _STUB + 0.2 if lay.stub.any() else 0.0) + 0.05
     left = x0 - pad - (2.4 if lay.rows else 0.0)
@@ -611,7 +619,9 @@ def _frame(ax, topology, lay):
     ax.set_xlim(left, x1 + pad)
     ax.set_ylim(y0 - pad, top)
     w, h = _axes_points(ax)
-    wide = (x1 + pad - left) / (top - y0 + pad) > 2.5 * w / h
+    # a cluster drawn tier by tier (rows) stretches as soon as it is wider than its axes
+    stretch = 1.3 if lay.rows else 2.5
+    wide = (x1 + pad - left) / (top - y0 + pad) > stretch * w / h
     ax.set_aspect("auto" if wide else "equal")
 
 
@@ -622,8 +632,9 @@ def _axes_points(ax):
     return box.width * fw * 72, box.height * fh * 72
 
 
-def _points_per_unit(ax):
-    """Points per drawing unit (the smaller of the two directions)."""
+def points_per_unit(ax) -> float:
+    """Points per drawing unit of a wiring drawing's axes (the smaller of the two
+    directions), once :func:`draw_wiring` has framed them."""
     w, h = _axes_points(ax)
     (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
     # with an equal aspect the box shrinks along the longer side: the smaller scale holds
@@ -632,7 +643,7 @@ def _points_per_unit(ax):
 
 def _sizes(ax, topology, lay):
     """(endpoint, switch, NIC) half-sizes in points."""
-    r = lay.radius * _points_per_unit(ax)
+    r = lay.radius * points_per_unit(ax)
     return r, 1.2 * r, 0.5 * r
 
 

@@ -21,4 +21,4 @@ def test_systems_without_a_recorded_split_are_refused():
     with pytest.raises(cl.TopologyError, match="no NVSwitch chips recorded for 'dgx-b200'"):
         nvswitch.links("dgx-b200")
     with pytest.raises(cl.TopologyError, match="no NVSwitch chips recorded"):
-        nvswitch.links(cl.topology.switch(8, 1.0))   # built from no hardware record
+        nvswitch.links(cl.topology.switch(8, 1.0))  # built from no hardware record

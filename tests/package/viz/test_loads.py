@@ -18,8 +18,9 @@ def _two_nodes():
     """2 nodes of 4 GPUs, one spine with one cable per leaf: the flat ring's two
     rail-changing hops (GPU 3 -> 4 and 7 -> 0) share the rail-3 leaf's cable to the spine
     and the spine's cable down to the rail-0 leaf."""
-    return cl.topology.cluster(2, 4, nvlink_bandwidth=9.0, pcie_bandwidth=2.0,
-                               nic_bandwidth=1.0, n_spines=1, spine_links=1)
+    return cl.topology.cluster(
+        2, 4, nvlink_bandwidth=9.0, pcie_bandwidth=2.0, nic_bandwidth=1.0, n_spines=1, spine_links=1
+    )
 
 
 def _line_colour(ax, a, b):
@@ -27,7 +28,9 @@ def _line_colour(ax, a, b):
     for line in ax.lines:
         xy = line.get_xydata()
         if len(xy) == 2 and {tuple(np.round(p, 9)) for p in xy} == {
-                tuple(np.round(a, 9)), tuple(np.round(b, 9))}:
+            tuple(np.round(a, 9)),
+            tuple(np.round(b, 9)),
+        }:
             return matplotlib.colors.to_rgba(line.get_color()), line.get_linewidth()
     raise AssertionError(f"no line between {a} and {b}")
 
@@ -35,7 +38,7 @@ def _line_colour(ax, a, b):
 def test_the_hot_cables_are_the_ones_the_step_loads_most():
     t = _two_nodes()
     ring = cl.algorithms.ring_all_gather(8)
-    loads = cl.cost.step_link_bytes(ring, t, 8.0, 0)            # one byte per chunk
+    loads = cl.cost.step_link_bytes(ring, t, 8.0, 0)  # one byte per chunk
     spine = t.info.levels.index("spine")
     leaf = t.info.levels.index("leaf")
     # by hand: each of the 8 hops carries one chunk; the two rail changes share the spine
@@ -49,14 +52,15 @@ def test_the_hot_cables_are_the_ones_the_step_loads_most():
     hot_colour, hot_width = None, 0.0
     for link in np.flatnonzero(loads):
         colour, width = _line_colour(ax, pos[t.link_src[link]], pos[t.link_dst[link]])
-        fraction = loads[link] / 2.0                              # the scale's top is 2
+        fraction = loads[link] / 2.0  # the scale's top is 2
         np.testing.assert_allclose(colour, vl.load_colour(fraction))
         if fraction == 1.0:
             hot_colour, hot_width = colour, width
     # the spine cables are the hottest and the thickest; an idle cable is pale grey
     assert hot_colour is not None
-    idle = next(k for k in np.flatnonzero((loads == 0) & (t.link_level == spine))
-                if loads[_twin(t, k)] == 0)              # a cable idle both ways
+    idle = next(
+        k for k in np.flatnonzero((loads == 0) & (t.link_level == spine)) if loads[_twin(t, k)] == 0
+    )  # a cable idle both ways
     colour, width = _line_colour(ax, pos[t.link_src[idle]], pos[t.link_dst[idle]])
     assert matplotlib.colors.same_color(colour, vl.IDLE_COLOUR) and width < hot_width
     plt.close("all")
@@ -65,7 +69,7 @@ def test_the_hot_cables_are_the_ones_the_step_loads_most():
 def test_a_line_shows_the_busiest_of_its_cables():
     ring = cl.topology.ring(3, 1.0)
     loads = np.zeros(ring.n_links)
-    loads[0], loads[3] = 5.0, 2.0            # one direction of a cable, and of another
+    loads[0], loads[3] = 5.0, 2.0  # one direction of a cable, and of another
     per_line = vl.line_loads(ring, loads)
     u0, v0 = int(ring.link_src[0]), int(ring.link_dst[0])
     assert per_line[(min(u0, v0), max(u0, v0))] == max(5.0, loads[_twin(ring, 0)])
@@ -86,11 +90,15 @@ def test_chip_lines_show_the_load_of_the_link_they_split():
     # every GPU's NVLink carries 2(n-1)/n = 1.75 S each way: all 32 chip lines at the top
     (split,) = lay.chips
     full = vl.load_colour(1.0)
-    chip_lines = [line for line in ax.lines
-                  if any(np.allclose(line.get_xydata()[-1], xy) for xy in split.positions)]
+    chip_lines = [
+        line
+        for line in ax.lines
+        if any(np.allclose(line.get_xydata()[-1], xy) for xy in split.positions)
+    ]
     assert len(chip_lines) == 32
-    assert all(np.allclose(matplotlib.colors.to_rgba(line.get_color()), full)
-               for line in chip_lines)
+    assert all(
+        np.allclose(matplotlib.colors.to_rgba(line.get_color()), full) for line in chip_lines
+    )
     plt.close("all")
 
 

@@ -229,19 +229,24 @@ def test_the_nvswitch_is_drawn_as_its_four_chips():
     assert split.switch == int(dgx.switches[0]) and split.links == (5, 4, 4, 5)
     # GPUs at x = 0..7: the node's width of 8 cut in 4, a chip at each quarter's middle,
     # 0.9 below the NVSwitch's row at -1.2
-    np.testing.assert_allclose(split.positions, [[0.5, -2.1], [2.5, -2.1], [4.5, -2.1],
-                                                 [6.5, -2.1]])
+    np.testing.assert_allclose(
+        split.positions, [[0.5, -2.1], [2.5, -2.1], [4.5, -2.1], [6.5, -2.1]]
+    )
     np.testing.assert_allclose(split.shares, [5 / 18, 4 / 18, 4 / 18, 5 / 18])
     assert "NVSwitch chips" in [name for _, name in lay.rows]
     ax = viz.draw_topology(dgx, layout=lay, ax=plt.figure().gca())
     # one line from every GPU to every chip (8 x 4), each chip labelled with its links
     chip_lines = [
-        line for line in ax.lines
+        line
+        for line in ax.lines
         if any(np.allclose(line.get_xydata()[-1], xy) for xy in split.positions)
     ]
     assert len(chip_lines) == 32
-    on_chips = [t.get_text() for t in ax.texts
-                if any(np.allclose(t.get_position(), xy) for xy in split.positions)]
+    on_chips = [
+        t.get_text()
+        for t in ax.texts
+        if any(np.allclose(t.get_position(), xy) for xy in split.positions)
+    ]
     assert on_chips == ["5", "4", "4", "5"]
     plt.close("all")
 
@@ -283,7 +288,7 @@ def test_a_window_draws_some_nodes_of_a_cluster():
     np.testing.assert_allclose(pos[[0, 8, 16, 248], 0], [0, 9.5, 19, 29.7])
     # their 4 NVSwitches and 32 NICs, the unit's 8 rail leaves and its 4 spines
     placed = np.isfinite(pos[:, 0])
-    assert placed[su.n_ranks:].sum() == 32 + 4 + 8 + 4
+    assert placed[su.n_ranks :].sum() == 32 + 4 + 8 + 4
     assert [t for _, _, t in lay.panels] == ["node 0", "node 1", "node 2", "⋯", "node 31"]
     # a transfer from a node not drawn is left out
     ring = cl.algorithms.ring_all_gather(su.n_ranks)
@@ -323,8 +328,9 @@ def test_arrows_past_max_fan_merge_into_one_with_their_count():
     a2a = cl.algorithms.direct_all_to_all(4)
     ax = viz.draw_topology(switch, 0, a2a, ax=plt.figure().gca())
     assert len(_arrows(ax)) == 24
-    ax = viz.draw_topology(switch, 0, a2a, ax=plt.figure().gca(),
-                           layout=vw.wiring_of(switch, max_fan=2))
+    ax = viz.draw_topology(
+        switch, 0, a2a, ax=plt.figure().gca(), layout=vw.wiring_of(switch, max_fan=2)
+    )
     assert len(_arrows(ax)) == 8
     assert [t.get_text() for t in ax.texts].count("×3") == 8
     with pytest.raises(cl.CollectivesError, match="max_fan must be an integer >= 1"):

@@ -622,6 +622,12 @@ def _frame(ax, topology, lay):
     stretch = 1.3 if lay.rows else 2.5
     wide = (x1 + pad - left) / (top - y0 + pad) > stretch * w / h
     ax.set_aspect("auto" if wide else "equal")
+    if wide and lay.rows:  # stretched: the row names need their width in points, not units
+        names = max(len(name) for _, name in lay.rows) * 0.62 * font_size("small") + 8
+        span = x1 - x0 + 2 * pad
+        margin = names * span / max(w - names, 1.0)
+        if margin > 2.4:
+            ax.set_xlim(x0 - pad - margin, x1 + pad)
 
 
 def _axes_points(ax):

@@ -984,9 +984,20 @@ def draw_transfers(
             zorder=4.2,
         )
         size = min(font_size("cell"), 1.3 * r_switch, 2.6 * r_switch / max(len(text), 1))
-        if text and size >= 5:
-            for xy in where:
+        for xy in where if text else ():
+            if size >= 7:  # inside the square
                 ax.text(*xy, text, ha="center", va="center", fontsize=size, zorder=4.4)
+            else:  # too small a square: just above it
+                ax.annotate(
+                    text,
+                    xy,
+                    xytext=(0, r_switch + 1),
+                    textcoords="offset points",
+                    ha="center",
+                    va="bottom",
+                    fontsize=font_size("cell"),
+                    zorder=4.4,
+                )
     return arrows
 
 

@@ -113,11 +113,13 @@ def draw_link_loads(
     vmax: Optional[float] = None,
     title: Optional[str] = None,
     colorbar: bool = True,
+    vmin: float = 0.0,
 ):
     """``topology``'s wiring with every line coloured and thickened by its load (``loads``:
-    one number per link, in any unit; drawn divided by ``unit`` on a scale from 0 to
-    ``vmax``, default the largest): the busiest of the links it stands for
-    (:func:`line_loads`); idle lines thin and grey. ``layout`` from
+    one number per link, in any unit; drawn divided by ``unit`` on a scale from ``vmin``,
+    default 0, to ``vmax``, default the largest; a load at or below ``vmin`` gets the
+    palest colour): the busiest of the links it stands for (:func:`line_loads`); idle
+    lines thin and grey. ``layout`` from
     :func:`~collectives.viz.wiring.wiring_of` (chips, a window of nodes, levels);
     ``colorbar``: a colour bar labelled ``unit_label`` below the drawing (several panels on
     one scale share one with :func:`load_colourbar`). Returns the Axes."""
@@ -132,13 +134,17 @@ def draw_link_loads(
     top = max(per_line.values(), default=0.0) / unit if vmax is None else float(vmax)
     if not np.isfinite(top) or top < 0:
         raise CollectivesError(f"vmax must be a number >= 0, got {vmax!r}")
+    if not (isinstance(vmin, (int, float)) and 0 <= vmin and (vmin < top or vmin == top == 0)):
+        raise CollectivesError(
+            f"vmin must be a number from 0 to below vmax ({top:g}), got {vmin!r}"
+        )
     nodes_only = replace(lay, hidden=np.ones(topology.n_links, bool))
     draw_wiring(topology, ax=ax, layout=nodes_only, title=title)
     pos = lay.positions
     r_end = lay.radius * points_per_unit(ax)
     base = float(np.clip(r_end / 5, 0.6, 2.0))
     for (u, v), load in sorted(per_line.items(), key=lambda item: item[1]):
-        fraction = load / unit / top if top > 0 else 0.0
+        fraction = max(load / unit - vmin, 0.0) / (top - vmin) if top > vmin else 0.0
         colour = IDLE_COLOUR if load <= 0 else load_colour(fraction)
         line = base * (0.7 if load <= 0 else 1.0 + 2.2 * min(fraction, 1.0))
         split = lay.chips_of(u) or lay.chips_of(v)
@@ -154,17 +160,19 @@ def draw_link_loads(
                 zorder=1.5 + fraction,
             )
     if colorbar:
-        load_colourbar(ax.figure, [ax], top, unit_label)
+        load_colourbar(ax.figure, [ax], top, unit_label, vmin=vmin)
     return ax
 
 
-def load_colourbar(figure, axes: Sequence, vmax: float, unit_label: str):
-    """One horizontal colour bar of the load scale (0 to ``vmax``, labelled ``unit_label``)
-    below ``axes`` of ``figure``. Returns the colour bar."""
+def load_colourbar(figure, axes: Sequence, vmax: float, unit_label: str, vmin: float = 0.0):
+    """One horizontal colour bar of the load scale (``vmin``, default 0, to ``vmax``,
+    labelled ``unit_label``) below ``axes`` of ``figure``. Returns the colour bar."""
     from matplotlib.cm import ScalarMappable
     from matplotlib.colors import Normalize
 
-    mappable = ScalarMappable(norm=Normalize(0.0, vmax if vmax > 0 else 1.0), cmap=_cmap())
+    mappable = ScalarMappable(
+        norm=Normalize(vmin, vmax if vmax > vmin else vmin + 1.0), cmap=_cmap()
+    )
     bar = figure.colorbar(
         mappable,
         ax=list(axes),

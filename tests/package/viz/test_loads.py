@@ -127,3 +127,19 @@ def test_the_load_stepper_has_a_tab_per_chosen_step_on_one_scale():
     with pytest.raises(cl.CollectivesError, match="step_titles must be 7 strings"):
         vl.load_stepper(ring, t, 8.0, step_titles=["one"])
     plt.close("all")
+
+
+def test_a_scale_from_vmin_spreads_the_colours_above_it():
+    ring = cl.topology.ring(3, 1.0)
+    loads = np.array([0.0, 3.0, 4.0, 5.0, 2.0, 0.0])
+    ax = plt.figure().gca()
+    vl.draw_link_loads(ring, loads, ax, vmin=3.0, vmax=5.0, colorbar=False)
+    per_line = vl.line_loads(ring, loads)
+    lay = vw.wiring_of(ring)
+    for (u, v), load in per_line.items():
+        colour, _ = _line_colour(ax, lay.positions[u], lay.positions[v])
+        # (load - 3) / (5 - 3), the loads at or below 3 at the palest end
+        np.testing.assert_allclose(colour, vl.load_colour(max(load - 3.0, 0.0) / 2.0))
+    with pytest.raises(cl.CollectivesError, match="vmin must be a number from 0 to below vmax"):
+        vl.draw_link_loads(ring, loads, vmin=6.0, vmax=5.0)
+    plt.close("all")

@@ -141,11 +141,14 @@ def frame_figure(schedule, topology=None, buffers: bool = True, layout=None):
             squeeze=False,
             gridspec_kw={"width_ratios": [3.2, buffers_width]},
         )
-    # a cluster's tiers above a buffer grid: both get room to be read
-    height, ratios = (6.8, [1.15, 1]) if lay.rows else (5.4, [1.3, 1])
-    fig, axes = plt.subplots(
-        2, 1, figsize=(max(buffers_width, 6.4), height), gridspec_kw={"height_ratios": ratios}
+    # a cluster's tiers above a buffer grid: both get room to be read, in a frame narrow
+    # enough that its text stays legible on a phone
+    width, height, ratios = (
+        (max(buffers_width, 5.0), 6.4, [1.15, 1])
+        if lay.rows
+        else (max(buffers_width, 6.4), 5.4, [1.3, 1])
     )
+    fig, axes = plt.subplots(2, 1, figsize=(width, height), gridspec_kw={"height_ratios": ratios})
     return fig, axes.reshape(1, 2)
 
 

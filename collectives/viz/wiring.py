@@ -623,7 +623,7 @@ def _frame(ax, topology, lay):
     wide = (x1 + pad - left) / (top - y0 + pad) > stretch * w / h
     ax.set_aspect("auto" if wide else "equal")
     if wide and lay.rows:  # stretched: the row names need their width in points, not units
-        names = max(len(name) for _, name in lay.rows) * 0.62 * font_size("small") + 8
+        names = max(len(name) for _, name in lay.rows) * 0.68 * font_size("small") + 14
         span = x1 - x0 + 2 * pad
         margin = names * span / max(w - names, 1.0)
         if margin > 2.4:

@@ -28,7 +28,16 @@ Topology gives (the routes :func:`collectives.time` costs), coloured by chunk. R
 placed on endpoints as :func:`collectives.time` places them (``placement``,
 ``switch_placement``), so grouped Schedules, collectives on part of a cluster and switch
 participants (NVLS, SHARP) are drawn where they run; a switch taking part in the step is
-outlined. matplotlib (and, for the spring layout, networkx) are imported inside the
+outlined, with "Σ" where it adds what arrives and "1→m" where it multicasts
+(:func:`switch_actions`).
+
+Three drawing options change no cost: ``chips`` draws each NVSwitch as the chips it is made
+of (:func:`split_switches`; a DGX H100's four, 5 : 4 : 4 : 5 of every GPU's links, from
+:mod:`collectives.hardware.nvswitch`), every link to it and every transfer through it
+spread over the chips in proportion; ``nodes`` draws a window of a large cluster (some of
+its nodes and the switches above them); ``max_fan`` merges the arrows of a crowded link
+into one labelled with their count. :mod:`collectives.viz.loads` draws link loads on the
+same layouts. matplotlib (and, for the spring layout, networkx) are imported inside the
 functions. Taught from chapter "Cost models and the ring all-gather" on; the hardware
 chapters draw their presets with it.
 """

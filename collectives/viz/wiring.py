@@ -627,12 +627,14 @@ def _frame(ax, topology, lay):
     ax.set_xlim(left, x1 + pad)
     ax.set_ylim(y0 - pad, top)
     w, h = _axes_points(ax)
-    # a cluster drawn tier by tier (rows) stretches as soon as it is wider than its axes
-    stretch = 1.3 if lay.rows else 2.5
+    # a cluster of several nodes drawn tier by tier stretches as soon as it is wider than
+    # its axes
+    stretch = 1.3 if lay.rows and lay.width > 12 else 2.5
     wide = (x1 + pad - left) / (top - y0 + pad) > stretch * w / h
     ax.set_aspect("auto" if wide else "equal")
     if wide and lay.rows:  # stretched: the row names need their width in points, not units
-        names = max(len(name) for _, name in lay.rows) * 0.68 * font_size("small") + 14
+        names = max(len(name) for _, name in lay.rows) * 0.68 * font_size("small") + 24
+        names = min(names, 0.35 * w)  # past that, the names reach into the figure's margin
         span = x1 - x0 + 2 * pad
         margin = names * span / max(w - names, 1.0)
         if margin > 2.4:
@@ -770,9 +772,18 @@ def draw_wiring(
         if size >= 5:
             for xy, links in zip(split.positions, split.links):
                 ax.text(*xy, str(links), ha="center", va="center", fontsize=size, zorder=4)
-    left = np.nanmin(pos[:, 0]) - 2.2 * lay.radius
+    # row names 2.2 radii left of the drawing, and never closer to it than a switch's square
+    gap = max(2.2 * lay.radius * points_per_unit(ax), r_switch + 4)
     for y, name in lay.rows:
-        ax.text(left, y, name, ha="right", va="center", fontsize=font_size("small"))
+        ax.annotate(
+            name,
+            (np.nanmin(pos[:, 0]), y),
+            xytext=(-gap, 0),
+            textcoords="offset points",
+            ha="right",
+            va="center",
+            fontsize=font_size("small"),
+        )
     for x, y, text in lay.panels:
         ax.text(x, y, text, ha="center", va="bottom", fontsize=font_size("note"))
     if legend:

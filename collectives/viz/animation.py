@@ -23,6 +23,8 @@ from .wiring import draw_topology, wiring_of
 
 __all__ = [
     "draw_schedule",
+    "PHONE_TABS",
+    "chosen_frames",
     "step_title",
     "check_step_titles",
     "frame_figure",
@@ -58,6 +60,25 @@ def check_step_titles(schedule, step_titles):
             f"{schedule.name}, got {len(titles)}"
         )
     return titles
+
+
+#: the most tabs a stepper's tab bar fits in a phone's 390-pixel column (34 pixels each)
+PHONE_TABS = 10
+
+
+def chosen_frames(schedule, steps=None) -> list[int]:
+    """The frames (states of :func:`collectives.trace`: 0 before step 0, ``k + 1`` after
+    step ``k``) that show ``steps`` of ``schedule``: the start, then each chosen step in
+    order (default every step). Raises :class:`~collectives.CollectivesError` for a step
+    the schedule does not have."""
+    if steps is None:
+        return list(range(schedule.n_steps + 1))
+    chosen = sorted({int(k) for k in steps})
+    if not chosen or chosen[0] < 0 or chosen[-1] >= schedule.n_steps:
+        raise CollectivesError(
+            f"steps must be steps 0..{schedule.n_steps - 1} of {schedule.name}, got {list(steps)}"
+        )
+    return [0] + [k + 1 for k in chosen]
 
 
 def frame_titles(n_frames: int) -> list[str]:
@@ -247,9 +268,10 @@ def animate(
     levels=None,
     layout=None,
     step_titles=None,
+    steps=None,
 ):
-    """A matplotlib animation of the whole schedule, one frame per step (the starting
-    state first), on any ``topology`` (ranks placed by ``placement`` /
+    """A matplotlib animation of the whole schedule (or of the chosen ``steps``), one frame
+    per step (the starting state first), on any ``topology`` (ranks placed by ``placement`` /
     ``switch_placement`` as in :func:`collectives.time`; ``buffers=False``: the wiring
     alone, for schedules too large for their buffers to be read; ``levels``: the link
     levels drawn, or a whole ``layout`` from :func:`~collectives.viz.wiring.wiring_of`,
@@ -262,13 +284,14 @@ def animate(
     if layout is None and topology is not None:
         layout = wiring_of(topology, levels)
     fig, axes = frame_figure(schedule, topology, buffers, layout)
+    frames = chosen_frames(schedule, steps)
 
     def draw(i, axes):
         draw_frame(
             schedule,
             topology,
             states,
-            i,
+            frames[i],
             axes,
             placement=placement,
             switch_placement=switch_placement,
@@ -277,7 +300,7 @@ def animate(
             step_titles=step_titles,
         )
 
-    return frame_animation(draw, len(states), fig, axes, interval)
+    return frame_animation(draw, len(frames), fig, axes, interval)
 
 
 def stepper(
@@ -291,16 +314,20 @@ def stepper(
     levels=None,
     layout=None,
     step_titles=None,
+    steps=None,
 ):
     """One tab per step of ``schedule`` (the starting state first) showing every buffer and,
     with ``topology``, the step's transfers; click a tab to step (:func:`frame_stepper`).
     ``placement``, ``switch_placement``, ``buffers``, ``levels``, ``layout`` and
-    ``step_titles`` as in :func:`animate`. Returns the ipywidgets ``Tab``; display it (the
-    last line of a cell does)."""
+    ``step_titles`` as in :func:`animate`; ``steps``: only these steps' frames (a tab bar
+    fits :data:`PHONE_TABS` tabs on a phone; each tab says which step it shows). Returns
+    the ipywidgets ``Tab``; display it (the last line of a cell does)."""
     states = trace(schedule)
     step_titles = check_step_titles(schedule, step_titles)
     if layout is None and topology is not None:
         layout = wiring_of(topology, levels)
+
+    frames = chosen_frames(schedule, steps)
 
     def render(i):
         fig, axes = frame_figure(schedule, topology, buffers, layout)
@@ -308,7 +335,7 @@ def stepper(
             schedule,
             topology,
             states,
-            i,
+            frames[i],
             axes,
             placement=placement,
             switch_placement=switch_placement,
@@ -318,4 +345,4 @@ def stepper(
         )
         return figure_png(fig, dpi)
 
-    return frame_stepper(render, frame_titles(len(states)))
+    return frame_stepper(render, [frame_titles(len(states))[i] for i in frames])

@@ -117,3 +117,21 @@ def test_step_titles_and_a_layout_reach_every_frame():
 
     with pytest.raises(cl.CollectivesError, match="step_titles must be 4 strings"):
         viz.animate(nvls, dgx, step_titles=titles[:2])
+
+
+def test_chosen_steps_make_the_frames():
+    s = cl.algorithms.ring_all_reduce(8)  # 14 steps: 15 frames, more than a phone's tab bar
+    from collectives.viz import animation as va
+
+    assert va.chosen_frames(s) == list(range(15)) and va.PHONE_TABS == 10
+    # the start, then the state after each chosen step (after step k: frame k + 1)
+    assert va.chosen_frames(s, [6, 0, 13]) == [0, 1, 7, 14]
+    tab = viz.stepper(s, cl.topology.switch(8, 1.0), steps=[0, 6, 13], buffers=False)
+    assert tab.titles == ("start", "step 0", "step 6", "step 13")
+    anim = viz.animate(s, cl.topology.ring(8, 1.0), steps=[0, 1])
+    assert anim.to_jshtml().count("data:image/png;base64") == 3
+    import pytest
+
+    with pytest.raises(cl.CollectivesError, match=r"steps must be steps 0\.\.13"):
+        va.chosen_frames(s, [14])
+    plt.close("all")

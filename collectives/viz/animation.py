@@ -62,9 +62,9 @@ def check_step_titles(schedule, step_titles):
     return titles
 
 
-#: the most tabs a stepper's tab bar fits in a phone's 390-pixel page (its column is 354
-#: pixels wide, a tab at least 40)
-PHONE_TABS = 8
+#: the most tabs a stepper's tab bar fits in a phone's 390-pixel page without clipping their
+#: titles ("step 13" needs a tab of about 57 pixels; the column is 354 pixels wide)
+PHONE_TABS = 6
 
 
 def chosen_frames(schedule, steps=None) -> list[int]:

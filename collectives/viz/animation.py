@@ -63,8 +63,9 @@ def check_step_titles(schedule, step_titles):
 
 
 #: the most tabs a stepper's tab bar fits in a phone's 390-pixel page without clipping their
-#: titles ("step 13" needs a tab of about 57 pixels; the column is 354 pixels wide)
-PHONE_TABS = 6
+#: titles: the column is 354 pixels wide and "step 13" needs a tab of about 75 (6 tabs fit
+#: while every step number has one digit)
+PHONE_TABS = 5
 
 
 def chosen_frames(schedule, steps=None) -> list[int]:

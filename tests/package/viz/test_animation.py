@@ -123,7 +123,7 @@ def test_chosen_steps_make_the_frames():
     s = cl.algorithms.ring_all_reduce(8)  # 14 steps: 15 frames, more than a phone's tab bar
     from collectives.viz import animation as va
 
-    assert va.chosen_frames(s) == list(range(15)) and va.PHONE_TABS == 6
+    assert va.chosen_frames(s) == list(range(15)) and va.PHONE_TABS == 5
     # the start, then the state after each chosen step (after step k: frame k + 1)
     assert va.chosen_frames(s, [6, 0, 13]) == [0, 1, 7, 14]
     tab = viz.stepper(s, cl.topology.switch(8, 1.0), steps=[0, 6, 13], buffers=False)

@@ -153,9 +153,9 @@ def frame_figure(schedule, topology=None, buffers: bool = True, layout=None):
     lay = layout or wiring_of(topology)
     if not buffers:
         wide = lay.width > 8
-        return plt.subplots(
-            1, 1, figsize=(7.0 if wide else 4.6, 3.6 if wide else 3.4), squeeze=False
-        )
+        # a wide cluster stretches to any width: 5 inches keep its text legible on a phone
+        width = (5.0 if lay.rows else 7.0) if wide else 4.6
+        return plt.subplots(1, 1, figsize=(width, 3.6 if wide else 3.4), squeeze=False)
     if buffers_width <= 6 and lay.width <= 8 and not lay.rows:
         return plt.subplots(
             1,

@@ -214,7 +214,8 @@ def _figure(lay):
     import matplotlib.pyplot as plt
 
     wide = lay.width > 8
-    return plt.subplots(1, 1, figsize=(7.0 if wide else 4.6, 4.2 if wide else 4.0), squeeze=False)
+    # a wide cluster stretches to any width: 5 inches keep its text legible on a phone
+    return plt.subplots(1, 1, figsize=(5.0 if wide else 4.6, 4.0), squeeze=False)
 
 
 def load_stepper(

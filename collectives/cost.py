@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from .traffic import Traffic
 
 __all__ = ["Timing", "time", "Job", "ConcurrentTiming", "time_concurrent", "algbw", "busbw",
-           "bus_factor", "placement_nodes", "TimeGrid", "time_grid"]
+           "bus_factor", "placement_nodes", "step_link_bytes", "TimeGrid", "time_grid"]
 
 #: runs x links up to which per-link loads are counted densely (no sort)
 _DENSE_LIMIT = 8_000_000
@@ -425,6 +425,33 @@ def time_concurrent(jobs: Iterable[Job], topology: Topology) -> ConcurrentTiming
         seconds.append(_timing(together, topology, 0.0, 1.0, "").seconds)
     return ConcurrentTiming(max(seconds), tuple(alone), link_bytes, names, components,
                             tuple(seconds), topology.name)
+
+
+def step_link_bytes(schedule: Schedule, topology: Topology, nbytes: float, step: int, *,
+                    placement: Optional[ArrayLike] = None,
+                    switch_placement: Optional[ArrayLike] = None) -> NDArray[np.float64]:
+    """Bytes on every link of ``topology`` during step ``step`` of ``schedule`` (an array of
+    ``topology.n_links``), routed and placed exactly as :func:`time` routes and places them
+    (``nbytes``, ``placement`` and ``switch_placement`` as there; an adaptive router's shares
+    included). The step's transfer time is the largest of these over the link bandwidths,
+    and the sum over the steps is :attr:`Timing.link_bytes`: what a figure of one step's
+    link loads draws. Raises :class:`~collectives.CollectivesError` for a step the schedule
+    does not have."""
+    from .topology import Topology
+
+    schedule_arg(schedule)
+    if not isinstance(topology, Topology):
+        raise TopologyError(f"expected a collectives Topology, got {type(topology).__name__}")
+    nbytes = check_nbytes(nbytes)
+    step = integer(step, "step", minimum=0, maximum=schedule.n_steps - 1)
+    nodes = _placement(schedule, topology, placement, switch_placement, "the schedule")
+    traffic = schedule.traffic.placed(nodes)
+    run = traffic.runs[int(traffic.run_of_step()[step])]
+    remote = np.flatnonzero(run.src != run.dst)
+    pair, link, share = topology.link_shares(run.src[remote], run.dst[remote])
+    weight = run.chunks[remote][pair] * share * (nbytes / schedule.n_chunks)
+    return np.bincount(link, weights=weight,
+                       minlength=topology.n_links).astype(np.float64, copy=False)
 
 
 def algbw(nbytes: float, seconds: float) -> float:

@@ -7,8 +7,8 @@ Meta's RoCE cluster with its NVLink servers (:mod:`.meta`). Taught in the hardwa
 chapters (TPU cluster topology, GPU clusters, Designing the fabric).
 """
 
+from . import nvswitch, published
 from .meta import META_SOURCES, meta_cluster
-from . import published
 from .presets import dgx_nodes, preset, presets, spec
 from .superpod import SuperPODPlan, superpod_plan
 from .systems import System
@@ -23,4 +23,4 @@ del _public
 
 __all__ = ["System", "SuperPODPlan", "preset", "presets", "spec", "superpod_plan",
            "tpu_hosts", "tpu_wraparound", "tpu_slices", "meta_cluster", "META_SOURCES",
-           "dgx_nodes", "published"]
+           "dgx_nodes", "published", "nvswitch"]

@@ -11,6 +11,7 @@ number comes from the package below viz).
   :func:`stepper`; the frame machinery animates any figure);
 * :mod:`.costs`: time and busbw against size, time per link level, bars, NVLink bytes;
 * :mod:`.hardware`: TPU slices and cubes, hop maps, scalable units, small clusters;
+* :mod:`.loads`: any Topology's link loads as hot cables, over a schedule or step by step;
 * :mod:`.fabric`: layered fabrics, link and cable loads; :mod:`.trees`: reduction trees;
   :mod:`.fp8`: number formats; :mod:`.dist`: measured sweeps;
 * :mod:`.calculators`: the offline calculators (collectives, training-step plans).
@@ -56,6 +57,7 @@ _MODULES = (
     "gpu",
     "hardware",
     "interactive",
+    "loads",
     "plan",
     "style",
     "tpu",

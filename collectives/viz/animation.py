@@ -16,12 +16,17 @@ from __future__ import annotations
 
 from typing import Callable, Optional, Sequence
 
+from ..errors import CollectivesError
 from ..replay import trace
 from .buffers import draw_buffers
 from .wiring import draw_topology, wiring_of
 
 __all__ = [
     "draw_schedule",
+    "PHONE_TABS",
+    "chosen_frames",
+    "step_title",
+    "check_step_titles",
     "frame_figure",
     "draw_frame",
     "frame_titles",
@@ -31,6 +36,51 @@ __all__ = [
     "frame_stepper",
     "figure_png",
 ]
+
+
+def step_title(k: int, step_titles=None) -> str:
+    """The wiring's title in the frame after step ``k`` (-1: the start): "step k", or
+    "step k: " and ``step_titles[k]`` when titles are given (one per step)."""
+    if k < 0:
+        return "start"
+    if step_titles is None:
+        return f"step {k}"
+    return f"step {k}: {step_titles[k]}"
+
+
+def check_step_titles(schedule, step_titles):
+    """``step_titles`` as a tuple of strings, one per step of ``schedule`` (None stays
+    None); raises :class:`~collectives.CollectivesError` otherwise."""
+    if step_titles is None:
+        return None
+    titles = tuple(step_titles)
+    if len(titles) != schedule.n_steps or not all(isinstance(t, str) for t in titles):
+        raise CollectivesError(
+            f"step_titles must be {schedule.n_steps} strings, one per step of "
+            f"{schedule.name}, got {len(titles)}"
+        )
+    return titles
+
+
+#: the most tabs a stepper's tab bar fits in a phone's 390-pixel page without clipping their
+#: titles: the column is 354 pixels wide and "step 13" needs a tab of about 75 (6 tabs fit
+#: while every step number has one digit)
+PHONE_TABS = 5
+
+
+def chosen_frames(schedule, steps=None) -> list[int]:
+    """The frames (states of :func:`collectives.trace`: 0 before step 0, ``k + 1`` after
+    step ``k``) that show ``steps`` of ``schedule``: the start, then each chosen step in
+    order (default every step). Raises :class:`~collectives.CollectivesError` for a step
+    the schedule does not have."""
+    if steps is None:
+        return list(range(schedule.n_steps + 1))
+    chosen = sorted({int(k) for k in steps})
+    if not chosen or chosen[0] < 0 or chosen[-1] >= schedule.n_steps:
+        raise CollectivesError(
+            f"steps must be steps 0..{schedule.n_steps - 1} of {schedule.name}, got {list(steps)}"
+        )
+    return [0] + [k + 1 for k in chosen]
 
 
 def frame_titles(n_frames: int) -> list[str]:
@@ -47,11 +97,13 @@ def draw_schedule(
     placement=None,
     switch_placement=None,
     levels=None,
+    layout=None,
 ):
     """One row per step: (left) the step's transfers on ``topology``, (right) every
     buffer after the step. The first row is the starting state. ``placement``,
     ``switch_placement``: where the ranks run (as in :func:`collectives.time`); ``levels``:
-    the link levels drawn (:func:`~collectives.viz.wiring.wiring_of`). Returns the Figure."""
+    the link levels drawn, or a whole ``layout`` (:func:`~collectives.viz.wiring.wiring_of`:
+    chips, a window of a cluster's nodes). Returns the Figure."""
     import matplotlib.pyplot as plt
 
     states = trace(schedule)
@@ -66,7 +118,8 @@ def draw_schedule(
         squeeze=False,
         gridspec_kw={"width_ratios": [1, 1.6]} if cols == 2 else None,
     )
-    layout = wiring_of(topology, levels) if topology is not None else None
+    if layout is None and topology is not None:
+        layout = wiring_of(topology, levels)
     for row, k in enumerate([None] + shown):
         state = states[0 if k is None else k + 1]
         label = "before step 0" if k is None else f"after step {k}"
@@ -89,8 +142,9 @@ def draw_schedule(
 def frame_figure(schedule, topology=None, buffers: bool = True, layout=None):
     """The figure of one frame: the topology (if any) and the buffers side by side, or the
     topology above the buffers when a rank's buffer has many slots (the buffer panel gets
-    about 0.3 inch per slot) or the topology is a cluster drawn wide. Returns (figure, axes)
-    with axes of shape (1, 2) (the buffers in ``axes[0, -1]``), or (1, 1) with one panel."""
+    about 0.3 inch per slot) or the topology is drawn wide or tier by tier (a cluster's
+    rows of NICs and switches). Returns (figure, axes) with axes of shape (1, 2) (the
+    buffers in ``axes[0, -1]``), or (1, 1) with one panel."""
     import matplotlib.pyplot as plt
 
     buffers_width = max(4.8, 0.3 * schedule.n_chunks + 1.2)
@@ -99,10 +153,10 @@ def frame_figure(schedule, topology=None, buffers: bool = True, layout=None):
     lay = layout or wiring_of(topology)
     if not buffers:
         wide = lay.width > 8
-        return plt.subplots(
-            1, 1, figsize=(7.0 if wide else 4.6, 3.6 if wide else 3.4), squeeze=False
-        )
-    if buffers_width <= 6 and lay.width <= 8:
+        # a wide cluster stretches to any width: 5 inches keep its text legible on a phone
+        width = (5.0 if lay.rows else 7.0) if wide else 4.6
+        return plt.subplots(1, 1, figsize=(width, 3.6 if wide else 3.4), squeeze=False)
+    if buffers_width <= 6 and lay.width <= 8 and not lay.rows:
         return plt.subplots(
             1,
             2,
@@ -110,9 +164,14 @@ def frame_figure(schedule, topology=None, buffers: bool = True, layout=None):
             squeeze=False,
             gridspec_kw={"width_ratios": [3.2, buffers_width]},
         )
-    fig, axes = plt.subplots(
-        2, 1, figsize=(max(buffers_width, 6.4), 5.4), gridspec_kw={"height_ratios": [1.3, 1]}
+    # a cluster's tiers above a buffer grid: both get room to be read, in a frame narrow
+    # enough that its text stays legible on a phone
+    width, height, ratios = (
+        (max(buffers_width, 5.0), 6.4, [1.15, 1])
+        if lay.rows
+        else (max(buffers_width, 6.4), 5.4, [1.3, 1])
     )
+    fig, axes = plt.subplots(2, 1, figsize=(width, height), gridspec_kw={"height_ratios": ratios})
     return fig, axes.reshape(1, 2)
 
 
@@ -127,8 +186,10 @@ def draw_frame(
     switch_placement=None,
     layout=None,
     buffers: bool = True,
+    step_titles=None,
 ):
-    """Frame ``i`` (0: before step 0) into ``axes`` (from :func:`frame_figure`)."""
+    """Frame ``i`` (0: before step 0) into ``axes`` (from :func:`frame_figure`);
+    ``step_titles``: a title per step for the wiring (default "step k")."""
     k = i - 1
     if topology is not None:
         draw_topology(
@@ -136,7 +197,7 @@ def draw_frame(
             step=k if k >= 0 else None,
             schedule=schedule,
             ax=axes[0, 0],
-            title="start" if k < 0 else f"step {k}",
+            title=step_title(k, step_titles),
             placement=placement,
             switch_placement=switch_placement,
             layout=layout,
@@ -207,32 +268,41 @@ def animate(
     switch_placement=None,
     buffers: bool = True,
     levels=None,
+    layout=None,
+    step_titles=None,
+    steps=None,
 ):
-    """A matplotlib animation of the whole schedule, one frame per step (the starting
-    state first), on any ``topology`` (ranks placed by ``placement`` /
+    """A matplotlib animation of the whole schedule (or of the chosen ``steps``), one frame
+    per step (the starting state first), on any ``topology`` (ranks placed by ``placement`` /
     ``switch_placement`` as in :func:`collectives.time`; ``buffers=False``: the wiring
     alone, for schedules too large for their buffers to be read; ``levels``: the link
-    levels drawn, :func:`~collectives.viz.wiring.wiring_of`). In a notebook,
+    levels drawn, or a whole ``layout`` from :func:`~collectives.viz.wiring.wiring_of`,
+    with a switch's chips or a window of a cluster's nodes; ``step_titles``: one title per
+    step, after "step k: "). In a notebook,
     ``IPython.display.HTML(animate(...).to_jshtml())`` plays in the static book without a
     kernel."""
     states = trace(schedule)
-    layout = wiring_of(topology, levels) if topology is not None else None
+    step_titles = check_step_titles(schedule, step_titles)
+    if layout is None and topology is not None:
+        layout = wiring_of(topology, levels)
     fig, axes = frame_figure(schedule, topology, buffers, layout)
+    frames = chosen_frames(schedule, steps)
 
     def draw(i, axes):
         draw_frame(
             schedule,
             topology,
             states,
-            i,
+            frames[i],
             axes,
             placement=placement,
             switch_placement=switch_placement,
             layout=layout,
             buffers=buffers,
+            step_titles=step_titles,
         )
 
-    return frame_animation(draw, len(states), fig, axes, interval)
+    return frame_animation(draw, len(frames), fig, axes, interval)
 
 
 def stepper(
@@ -244,13 +314,22 @@ def stepper(
     switch_placement=None,
     buffers: bool = True,
     levels=None,
+    layout=None,
+    step_titles=None,
+    steps=None,
 ):
     """One tab per step of ``schedule`` (the starting state first) showing every buffer and,
     with ``topology``, the step's transfers; click a tab to step (:func:`frame_stepper`).
-    ``placement``, ``switch_placement``, ``buffers`` and ``levels`` as in :func:`animate`.
-    Returns the ipywidgets ``Tab``; display it (the last line of a cell does)."""
+    ``placement``, ``switch_placement``, ``buffers``, ``levels``, ``layout`` and
+    ``step_titles`` as in :func:`animate`; ``steps``: only these steps' frames (a tab bar
+    fits :data:`PHONE_TABS` tabs on a phone; each tab says which step it shows). Returns
+    the ipywidgets ``Tab``; display it (the last line of a cell does)."""
     states = trace(schedule)
-    layout = wiring_of(topology, levels) if topology is not None else None
+    step_titles = check_step_titles(schedule, step_titles)
+    if layout is None and topology is not None:
+        layout = wiring_of(topology, levels)
+
+    frames = chosen_frames(schedule, steps)
 
     def render(i):
         fig, axes = frame_figure(schedule, topology, buffers, layout)
@@ -258,13 +337,14 @@ def stepper(
             schedule,
             topology,
             states,
-            i,
+            frames[i],
             axes,
             placement=placement,
             switch_placement=switch_placement,
             layout=layout,
             buffers=buffers,
+            step_titles=step_titles,
         )
         return figure_png(fig, dpi)
 
-    return frame_stepper(render, frame_titles(len(states)))
+    return frame_stepper(render, [frame_titles(len(states))[i] for i in frames])

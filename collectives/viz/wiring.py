@@ -28,7 +28,16 @@ Topology gives (the routes :func:`collectives.time` costs), coloured by chunk. R
 placed on endpoints as :func:`collectives.time` places them (``placement``,
 ``switch_placement``), so grouped Schedules, collectives on part of a cluster and switch
 participants (NVLS, SHARP) are drawn where they run; a switch taking part in the step is
-outlined. matplotlib (and, for the spring layout, networkx) are imported inside the
+outlined, with "Σ" where it adds what arrives and "1→m" where it multicasts
+(:func:`switch_actions`).
+
+Three drawing options change no cost: ``chips`` draws each NVSwitch as the chips it is made
+of (:func:`split_switches`; a DGX H100's four, 5 : 4 : 4 : 5 of every GPU's links, from
+:mod:`collectives.hardware.nvswitch`), every link to it and every transfer through it
+spread over the chips in proportion; ``nodes`` draws a window of a large cluster (some of
+its nodes and the switches above them); ``max_fan`` merges the arrows of a crowded link
+into one labelled with their count. :mod:`collectives.viz.loads` draws link loads on the
+same layouts. matplotlib (and, for the spring layout, networkx) are imported inside the
 functions. Taught from chapter "Cost models and the ring all-gather" on; the hardware
 chapters draw their presets with it.
 """
@@ -43,16 +52,21 @@ import numpy as np
 from ..cost import placement_nodes
 from ..errors import CollectivesError
 from ..topology import ROLES, Cluster, Topology
+from ..validation import integer
 from .buffers import chunk_colour, shard_size
 from .style import PALETTE, font_size, level_colour
 
 __all__ = [
     "Wiring",
+    "Chips",
     "MAX_NODES",
     "WRAP_COLOUR",
     "wiring_of",
+    "split_switches",
+    "points_per_unit",
     "draw_wiring",
     "step_crossings",
+    "switch_actions",
     "draw_transfers",
     "draw_topology",
 ]
@@ -82,7 +96,10 @@ class Wiring:
     text)`` of each panel's caption; ``radius``: an endpoint's radius in drawing units (a
     switch is a square of 1.2 times that half-side, a NIC one of 0.5 times);
     ``curvature``: the bend of the first arrow on a link (more arrows on one link bend
-    more); ``hidden``: per link, True for a link left out (a level not shown; None: none).
+    more); ``hidden``: per link, True for a link left out (a level not shown; None: none);
+    ``chips``: switches drawn as the chips they are made of (:func:`split_switches`), one
+    :class:`Chips` per such switch; ``max_fan``: the most arrows one link fans out in a
+    step, more merge into one arrow with their count (0: no limit).
     """
 
     positions: np.ndarray
@@ -94,12 +111,41 @@ class Wiring:
     radius: float = 0.3
     curvature: float = 0.15
     hidden: Optional[np.ndarray] = None
+    chips: tuple = ()
+    max_fan: int = 0
 
     @property
     def width(self) -> float:
         """The horizontal extent of the drawn nodes."""
         x = self.positions[:, 0]
         return float(np.nanmax(x) - np.nanmin(x)) if np.isfinite(x).any() else 0.0
+
+    def chips_of(self, node: int) -> Optional["Chips"]:
+        """The :class:`Chips` that draw switch ``node``, or None (drawn as one box)."""
+        for split in self.chips:
+            if split.switch == node:
+                return split
+        return None
+
+
+@dataclass(frozen=True)
+class Chips:
+    """One switch node of a Topology drawn as the chips it is made of (a DGX H100 node's
+    NVSwitch as its four NVSwitch chips): ``switch``, the node; ``positions``, (k, 2) where
+    each chip is drawn; ``links``, the links every attached endpoint has to each chip. A
+    link of the switch is drawn as one line to each chip, and a transfer over it as one
+    arrow through each chip, ``links[j] / sum(links)`` of it through chip ``j``: the drawing
+    spreads what the model costs on the one switch, it changes no cost."""
+
+    switch: int
+    positions: np.ndarray
+    links: tuple
+
+    @property
+    def shares(self) -> np.ndarray:
+        """The share of every link's bytes each chip carries (the links, normalised)."""
+        links = np.asarray(self.links, dtype=float)
+        return links / links.sum()
 
 
 # ---- layouts -----------------------------------------------------------------------------
@@ -263,22 +309,62 @@ def _spread(x_centre, lo, hi, span=None, min_gap=0.9):
     return x
 
 
-def _cluster(topology):
-    """A GPU cluster or fabric, tier by tier (module docstring)."""
+#: extra gap (chip spacings) where a window of a cluster's nodes skips node numbers
+_SKIP_GAP = 1.2
+#: how much lower a switch's chips are drawn than the switch (room for their links)
+_CHIP_DROP = 0.9
+
+
+def _node_window(topology, nodes):
+    """The node numbers a window of a cluster shows, checked (None: all of them)."""
+    info = topology.info
+    if nodes is None:
+        return None
+    if info.gpus_per_node is None or info.shape is None:
+        raise CollectivesError(
+            f"{topology.name} is not a cluster of GPU nodes: nodes= draws a window of a "
+            "cluster's nodes (a DGX or SuperPOD preset, cl.topology.cluster)"
+        )
+    shown = [int(k) for k in np.atleast_1d(np.asarray(nodes)).ravel()]
+    n_nodes = info.shape[0]
+    if not shown or min(shown) < 0 or max(shown) >= n_nodes or len(set(shown)) != len(shown):
+        raise CollectivesError(
+            f"nodes must be distinct node numbers 0..{n_nodes - 1} of {topology.name}, got {shown}"
+        )
+    return shown
+
+
+def _cluster(topology, nodes=None):
+    """A GPU cluster or fabric, tier by tier (module docstring); ``nodes``: draw only those
+    nodes' GPUs, NICs and NVSwitches, side by side in the order given (a wider gap and a
+    "⋯" where the numbers skip), and the switches above them that they reach."""
     info = topology.info
     levels = tuple(info.levels)
     n, n_nodes = topology.n_ranks, topology.n_nodes
     pos = np.full((n_nodes, 2), np.nan)
     src, dst, level = topology.link_src, topology.link_dst, topology.link_level
+    panels = []
     if info.gpus_per_node is not None and info.shape is not None:
         node, local = np.unravel_index(np.arange(n), info.shape)
         g = info.shape[1]
-        pos[:n, 0] = node * (g + _PANEL_GAP) + local
+        if nodes is None:
+            pos[:n, 0] = node * (g + _PANEL_GAP) + local
+        else:
+            left, x = {}, 0.0
+            for k, number in enumerate(nodes):
+                if k and number != nodes[k - 1] + 1:
+                    panels.append((x - _PANEL_GAP / 2 + _SKIP_GAP / 2 - 0.5, -0.25, "⋯"))
+                    x += _SKIP_GAP
+                left[number] = x
+                panels.append((x + (g - 1) / 2, -2.2, f"node {number}"))
+                x += g + _PANEL_GAP
+            start = np.array([left.get(int(k), np.nan) for k in range(info.shape[0])])
+            pos[:n, 0] = start[node] + local
         labels = tuple(str(i) for i in local)
     else:  # bare hosts, in cabling order (rails keep rails together)
         pos[:n, 0] = np.argsort(np.argsort(topology.port_position, kind="stable"))
         labels = tuple(str(r) for r in range(n))
-    pos[:n, 1] = 0.0
+    pos[:n, 1] = np.where(np.isfinite(pos[:n, 0]), 0.0, np.nan)
     rows = []
 
     def linked(name, lower):
@@ -288,7 +374,7 @@ def _cluster(topology):
         sel = (level == levels.index(name)) & np.isin(src, lower)
         return src[sel], dst[sel]
 
-    gpus = np.arange(n)
+    gpus = np.flatnonzero(np.isfinite(pos[:n, 0]))
     s, d = linked("nvlink", gpus)
     for nvswitch in np.unique(d):
         pos[nvswitch] = [pos[s[d == nvswitch], 0].mean(), -1.2]
@@ -302,6 +388,10 @@ def _cluster(topology):
     for t in range(1, int(tier.max()) + 1):
         switches = np.flatnonzero(tier == t)
         into = up & np.isin(dst, switches) & np.isfinite(pos[src, 0])
+        if nodes is not None:  # a window: only the switches its nodes reach
+            switches = switches[np.isin(switches, dst[into])]
+            if not switches.size:
+                break
         centre, span = np.full(len(switches), (lo + hi) / 2), np.zeros(len(switches))
         for k, w in enumerate(switches):
             below = pos[src[into & (dst == w)], 0]
@@ -319,9 +409,58 @@ def _cluster(topology):
         np.zeros(topology.n_links, bool),
         labels,
         rows=tuple(rows),
+        panels=tuple(panels),
         radius=0.3,
         curvature=0.08,
     )
+
+
+def split_switches(topology: Topology, layout: Wiring, links: Sequence[int]) -> Wiring:
+    """``layout`` with every NVSwitch of ``topology`` (a switch the GPUs reach over their
+    "nvlink" links) drawn as ``len(links)`` chips, every GPU having ``links[j]`` links to
+    chip ``j`` (:data:`collectives.hardware.nvswitch.LINKS`: 5, 4, 4, 5 in a DGX H100). The
+    chips sit in a row in the switch's place, spread under the GPUs it serves. Drawing
+    only: the topology, and so every cost, keeps its one switch. Raises
+    :class:`~collectives.CollectivesError` for a topology without NVLink switches or for
+    link counts that are not positive integers."""
+    try:
+        counts = tuple(int(k) for k in links)
+    except (TypeError, ValueError):
+        raise CollectivesError(f"chips must be link counts per chip, got {links!r}") from None
+    if not counts or min(counts) < 1 or any(k != c for k, c in zip(links, counts)):
+        raise CollectivesError(f"chips must be positive whole link counts, got {links!r}")
+    levels = tuple(topology.info.levels)
+    if "nvlink" not in levels:
+        raise CollectivesError(
+            f"{topology.name} has no NVLink switch to draw as chips (levels: {', '.join(levels)})"
+        )
+    n = topology.n_ranks
+    on = (topology.link_level == levels.index("nvlink")) & (topology.link_src < n)
+    switches = np.unique(topology.link_dst[on])
+    switches = switches[np.isin(switches, topology.switches)]
+    if not switches.size:
+        raise CollectivesError(f"{topology.name} has no NVLink switch to draw as chips")
+    pos = layout.positions
+    k = len(counts)
+    splits = []
+    for w in switches:
+        if not np.isfinite(pos[w, 0]):
+            continue
+        gpus = topology.link_src[on & (topology.link_dst == w)]
+        xs = pos[gpus, 0][np.isfinite(pos[gpus, 0])]
+        x0, x1 = (xs.min(), xs.max()) if xs.size else (pos[w, 0], pos[w, 0])
+        width = x1 - x0 + 1.0
+        chip_x = x0 - 0.5 + (np.arange(k) + 0.5) * width / k
+        chip_y = np.full(k, pos[w, 1] - _CHIP_DROP)
+        splits.append(Chips(int(w), np.column_stack([chip_x, chip_y]), counts))
+    rows = tuple(
+        (y - _CHIP_DROP, f"{name} chips") if name == "NVSwitch" else (y, name)
+        for y, name in layout.rows
+    )
+    panels = tuple(
+        (x, y - _CHIP_DROP, text) if y < -1.2 else (x, y, text) for x, y, text in layout.panels
+    )
+    return replace(layout, chips=tuple(splits), rows=rows, panels=panels)
 
 
 def _spring(topology):
@@ -356,12 +495,27 @@ def _place_the_rest(topology, lay):
     return replace(lay, positions=pos)
 
 
-def wiring_of(topology: Topology, levels: Optional[Sequence[str]] = None) -> Wiring:
+def wiring_of(
+    topology: Topology,
+    levels: Optional[Sequence[str]] = None,
+    *,
+    chips=None,
+    nodes: Optional[Sequence[int]] = None,
+    max_fan: int = 0,
+) -> Wiring:
     """Where to draw every node of ``topology`` and how to draw its links (module
     docstring), from its declared info. ``levels``: draw only the links of these levels
     (names of ``info.levels``, e.g. ``("nvlink", "pcie")`` for the inside of a DGX node) and
-    the switches and NICs they reach. Raises :class:`~collectives.CollectivesError` for a
-    topology of more than :data:`MAX_NODES` nodes or a level it does not have."""
+    the switches and NICs they reach. ``chips``: draw every NVSwitch as its chips
+    (:func:`split_switches`): the links per GPU to each chip, or True for the ones
+    recorded for the topology's hardware (:func:`collectives.hardware.nvswitch.links`).
+    ``nodes``: for a GPU cluster, draw only these nodes (a window: "nodes 0, 1, 2 and 31
+    of a scalable unit") and the switches above them that they reach; links to anything
+    not drawn are left out, and so are transfers over them. ``max_fan``: the most arrows
+    a link fans out in one step; more are drawn as one arrow labelled with their count
+    (0, the default: no limit). Raises
+    :class:`~collectives.CollectivesError` for a topology of more than :data:`MAX_NODES`
+    nodes or a level it does not have."""
     if not isinstance(topology, Topology):
         raise CollectivesError(
             f"wiring_of() draws a collectives Topology, got {type(topology).__name__}"
@@ -373,6 +527,9 @@ def wiring_of(topology: Topology, levels: Optional[Sequence[str]] = None) -> Wir
         )
     info = topology.info
     n = topology.n_ranks
+    window = _node_window(topology, nodes)
+    if window is not None and not isinstance(topology, Cluster):
+        raise CollectivesError(f"nodes= draws a window of a GPU cluster, not of {topology.name}")
     if info.family == "ring" or (
         info.family in ("custom", "graph") and info.shape is None and topology.n_nodes == n
     ):
@@ -389,11 +546,27 @@ def wiring_of(topology: Topology, levels: Optional[Sequence[str]] = None) -> Wir
     elif info.family == "product" and len(info.dimensions) >= 2:
         lay = _product(topology)
     elif isinstance(topology, Cluster):
-        lay = _cluster(topology)
+        lay = _cluster(topology, window)
     else:
         lay = _spring(topology)
-    lay = _place_the_rest(topology, lay)
-    return lay if levels is None else _only(topology, lay, levels)
+    if window is None:
+        lay = _place_the_rest(topology, lay)
+    if levels is not None:
+        lay = _only(topology, lay, levels)
+    if chips is not None and chips is not False:
+        if chips is True:
+            from ..hardware import nvswitch
+
+            try:
+                chips = nvswitch.links(topology)
+            except CollectivesError as error:
+                raise CollectivesError(
+                    f"chips=True: {error}; give the links per chip instead"
+                ) from None
+        lay = split_switches(topology, lay, chips)
+    if max_fan:
+        lay = replace(lay, max_fan=integer(max_fan, "max_fan", minimum=1))
+    return lay
 
 
 def _only(topology, lay, levels):
@@ -412,9 +585,14 @@ def _only(topology, lay, levels):
     reached[topology.link_dst[keep]] = True
     pos = lay.positions.copy()
     pos[~reached] = np.nan
+    lowest = np.nanmin(pos[:, 1])
+    panels = tuple(  # captions below the drawing follow its lowest row
+        (x, max(y, lowest - 1.0) if y < lowest else y, text) for x, y, text in lay.panels
+    )
     return replace(
         lay,
         positions=pos,
+        panels=panels,
         hidden=~keep,
         rows=tuple(
             (y, name)
@@ -433,11 +611,13 @@ WRAP_COLOUR = PALETTE["purple"]
 def _frame(ax, topology, lay):
     """Set the axes limits around the drawing (room for row names and panel captions) and
     its aspect: equal, unless the drawing is much wider than the axes (a cluster of many
-    nodes), whose height is then stretched."""
-    pos = lay.positions
+    nodes: as soon as it is wider), whose height is then stretched."""
+    pos = np.concatenate([lay.positions, *(split.positions for split in lay.chips)])
     ok = np.isfinite(pos[:, 0])
     x0, x1 = pos[ok, 0].min(), pos[ok, 0].max()
     y0, y1 = pos[ok, 1].min(), pos[ok, 1].max()
+    # captions below the drawing (a window's node numbers) need room too
+    y0 = min([y0] + [y - 0.3 for _, y, _ in lay.panels if y < y0])
     # room for a node and its arrows' bends, and for wraparound stubs where there are any
     pad = max(1.7 * lay.radius, _STUB + 0.2 if lay.stub.any() else 0.0) + 0.05
     left = x0 - pad - (2.4 if lay.rows else 0.0)
@@ -447,8 +627,18 @@ def _frame(ax, topology, lay):
     ax.set_xlim(left, x1 + pad)
     ax.set_ylim(y0 - pad, top)
     w, h = _axes_points(ax)
-    wide = (x1 + pad - left) / (top - y0 + pad) > 2.5 * w / h
+    # a cluster of several nodes drawn tier by tier stretches as soon as it is wider than
+    # its axes
+    stretch = 1.3 if lay.rows and lay.width > 12 else 2.5
+    wide = (x1 + pad - left) / (top - y0 + pad) > stretch * w / h
     ax.set_aspect("auto" if wide else "equal")
+    if wide and lay.rows:  # stretched: the row names need their width in points, not units
+        names = max(len(name) for _, name in lay.rows) * 0.68 * font_size("small") + 24
+        names = min(names, 0.35 * w)  # past that, the names reach into the figure's margin
+        span = x1 - x0 + 2 * pad
+        margin = names * span / max(w - names, 1.0)
+        if margin > 2.4:
+            ax.set_xlim(x0 - pad - margin, x1 + pad)
 
 
 def _axes_points(ax):
@@ -458,8 +648,9 @@ def _axes_points(ax):
     return box.width * fw * 72, box.height * fh * 72
 
 
-def _points_per_unit(ax):
-    """Points per drawing unit (the smaller of the two directions)."""
+def points_per_unit(ax) -> float:
+    """Points per drawing unit of a wiring drawing's axes (the smaller of the two
+    directions), once :func:`draw_wiring` has framed them."""
     w, h = _axes_points(ax)
     (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
     # with an equal aspect the box shrinks along the longer side: the smaller scale holds
@@ -468,7 +659,7 @@ def _points_per_unit(ax):
 
 def _sizes(ax, topology, lay):
     """(endpoint, switch, NIC) half-sizes in points."""
-    r = lay.radius * _points_per_unit(ax)
+    r = lay.radius * points_per_unit(ax)
     return r, 1.2 * r, 0.5 * r
 
 
@@ -506,7 +697,17 @@ def draw_wiring(
         colour = level_colour(levels[lv], lv) if several else "0.8"
         if lv not in used:
             used.append(lv)
-        if lay.stub[i].any():
+        split = lay.chips_of(u) or lay.chips_of(v)
+        if split is not None:  # one line to each chip, as thick as its share of the links
+            other = v if split.switch == u else u
+            for xy, share in zip(split.positions, split.shares):
+                ax.plot(
+                    *np.stack([pos[other], xy]).T,
+                    color=colour,
+                    linewidth=width * share * len(split.links),
+                    zorder=1,
+                )
+        elif lay.stub[i].any():
             for end, sign in ((u, 1.0), (v, -1.0)):
                 ax.plot(
                     *np.stack([pos[end], pos[end] + sign * lay.stub[i]]).T,
@@ -546,6 +747,7 @@ def draw_wiring(
         )
     switches = topology.switches
     shown = switches[np.isfinite(pos[switches, 0])]
+    shown = shown[~np.isin(shown, [split.switch for split in lay.chips])]
     if shown.size:
         ax.scatter(
             *pos[shown].T,
@@ -556,9 +758,32 @@ def draw_wiring(
             linewidth=min(1.0, width),
             zorder=3,
         )
-    left = np.nanmin(pos[:, 0]) - 2.2 * lay.radius
+    for split in lay.chips:  # each chip a switch square, labelled with its links per GPU
+        ax.scatter(
+            *split.positions.T,
+            s=(2 * r_switch) ** 2,
+            marker="s",
+            color="0.85",
+            edgecolor="0.2",
+            linewidth=min(1.0, width),
+            zorder=3,
+        )
+        size = min(font_size("cell"), 1.3 * r_switch)
+        if size >= 5:
+            for xy, links in zip(split.positions, split.links):
+                ax.text(*xy, str(links), ha="center", va="center", fontsize=size, zorder=4)
+    # row names 2.2 radii left of the drawing, and never closer to it than a switch's square
+    gap = max(2.2 * lay.radius * points_per_unit(ax), r_switch + 4)
     for y, name in lay.rows:
-        ax.text(left, y, name, ha="right", va="center", fontsize=font_size("small"))
+        ax.annotate(
+            name,
+            (np.nanmin(pos[:, 0]), y),
+            xytext=(-gap, 0),
+            textcoords="offset points",
+            ha="right",
+            va="center",
+            fontsize=font_size("small"),
+        )
     for x, y, text in lay.panels:
         ax.text(x, y, text, ha="center", va="bottom", fontsize=font_size("note"))
     if legend:
@@ -616,6 +841,35 @@ def step_crossings(schedule, topology: Topology, step: int, placement=None, swit
     return link, st.src_chunk[chosen], src[chosen], dst[chosen]
 
 
+def switch_actions(
+    schedule, topology: Topology, step: int, placement=None, switch_placement=None
+) -> dict[int, str]:
+    """What each switch participant does in step ``step``, by topology node (switches a
+    step only crosses are not participants): "Σ" where it receives transfers that reduce
+    (it adds them: NVLS's ``multimem.ld_reduce``, SHARP), "1→m" where it sends one chunk
+    to m > 1 nodes (a multicast), "" where it only forwards or stores (placed as
+    :func:`collectives.time` places them)."""
+    nodes = placement_nodes(schedule, topology, placement, switch_placement)
+    st = schedule.step(step)
+    src, dst = nodes[st.src], nodes[st.dst]
+    actions: dict[int, str] = {}
+    for w in np.unique(nodes[schedule.n_ranks :]):
+        into, out = dst == w, src == w
+        if not (into.any() or out.any()):
+            continue
+        text = ""
+        if (into & st.reduce).any():
+            text = "Σ"
+        elif out.any():
+            fanout = max(
+                len(np.unique(dst[out & (st.src_chunk == c)])) for c in np.unique(st.src_chunk[out])
+            )
+            if fanout > 1:
+                text = f"1→{fanout}"
+        actions[int(w)] = text
+    return actions
+
+
 def draw_transfers(
     schedule,
     topology: Topology,
@@ -628,9 +882,13 @@ def draw_transfers(
     """The transfers of step ``step`` as arrows on a :func:`draw_wiring` drawing (draw that
     first, on the same ``ax``): one arrow per link a transfer crosses, coloured by its chunk
     (in an all-gather labelled by shard, one arrow per shard and link); several arrows on
-    one link fan out; an arrow on a wraparound link leaves by its stub and arrives by the
-    opposite one; links between torus planes are arcs. Switches that send or receive in the
-    step are outlined. Returns the number of arrows drawn."""
+    one link fan out, or, past the layout's ``max_fan``, merge into one dark arrow labelled
+    with their count; an arrow on a wraparound link leaves by its stub and arrives by the
+    opposite one; links between torus planes are arcs; an arrow into or out of a switch
+    drawn as chips (:func:`split_switches`) goes through every chip, as thick as the chip's
+    share. Switches that take part in the step (send or receive, :func:`switch_actions`)
+    are outlined, with "Σ" inside where they add and "1→m" where they multicast. Returns
+    the number of arrows drawn."""
     from matplotlib.patches import FancyArrowPatch
 
     lay = layout or wiring_of(topology)
@@ -650,12 +908,33 @@ def draw_transfers(
         axis=0,
     )
     per_link = np.bincount(keys[:, 0], minlength=topology.n_links)
+    bundled = per_link > lay.max_fan if lay.max_fan else np.zeros(topology.n_links, bool)
     seen: dict[int, int] = {}
     drawn: set[tuple[int, int]] = set()
     arrows = 0
-    for lk, c in zip(link.tolist(), chunk.tolist()):
+
+    def arrow(start, end, colour, rad, shrink_a, shrink_b, line, alpha=1.0, tip=True):
+        ax.add_patch(
+            FancyArrowPatch(
+                start,
+                end,
+                arrowstyle="-|>" if tip else "-",
+                mutation_scale=head,
+                color=colour,
+                linewidth=line,
+                shrinkA=shrink_a,
+                shrinkB=shrink_b,
+                connectionstyle=f"arc3,rad={rad}",
+                zorder=2,
+                alpha=alpha,
+            )
+        )
+
+    for lk, c, last in zip(link.tolist(), chunk.tolist(), (topology.link_dst[link] == dst_node)):
         key = (lk, c // per_shard)
-        if per_shard > 1 and key in drawn:
+        if bundled[lk]:
+            key = (lk, -1)
+        if (per_shard > 1 or bundled[lk]) and key in drawn:
             continue
         drawn.add(key)
         k = seen.get(lk, 0)
@@ -663,52 +942,82 @@ def draw_transfers(
         u, v = int(topology.link_src[lk]), int(topology.link_dst[lk])
         if np.isnan(pos[[u, v], 0]).any() or (lay.hidden is not None and lay.hidden[lk]):
             continue  # a link the drawing leaves out
-        colour = chunk_colour(key[1], n_colours)
-        rad = lay.curvature + min(0.12, 0.5 / per_link[lk]) * k  # fan out, bounded
+        colour = "0.25" if bundled[lk] else chunk_colour(key[1], n_colours)
+        line = width * (1.6 if bundled[lk] else 1.0)
+        fan = 1 if bundled[lk] else per_link[lk]
+        rad = lay.curvature + min(0.12, 0.5 / fan) * k  # fan out, bounded
         shrink_a, shrink_b = half[u] + 1, half[v] + 1
-        if lay.stub[lk].any():
+        split = lay.chips_of(u) or lay.chips_of(v)
+        if split is not None:  # through every chip, as thick as its share; a transfer
+            # that only passes through the chips gets its head on the way out
+            tip = bool(last) or split.switch == u
+            for xy, share in zip(split.positions, split.shares):
+                start, end = (xy, pos[v]) if split.switch == u else (pos[u], xy)
+                thick = line * share * len(split.links)
+                arrow(start, end, colour, rad, shrink_a, shrink_b, thick, tip=tip)
+                arrows += 1
+        elif lay.stub[lk].any():
             # leave by the stub at the source, arrive by the opposite stub at the destination
             offset = np.array([-lay.stub[lk][1], lay.stub[lk][0]]) * 0.25 * k
             ax.plot(
                 *np.stack([pos[u] + offset, pos[u] + lay.stub[lk] + offset]).T,
                 color=colour,
-                linewidth=width,
+                linewidth=line,
                 zorder=2,
             )
-            start, end, rad, shrink_a = pos[v] - lay.stub[lk] + offset, pos[v], 0.0, 0.0
+            arrow(pos[v] - lay.stub[lk] + offset, pos[v], colour, 0.0, 0.0, shrink_b, line)
+            arrows += 1
         else:
-            start, end = pos[u], pos[v]
-            if lay.arc[lk]:
-                rad = 0.09 + 0.05 * k
-        ax.add_patch(
-            FancyArrowPatch(
-                start,
-                end,
-                arrowstyle="-|>",
-                mutation_scale=head,
-                color=colour,
-                linewidth=width,
-                shrinkA=shrink_a,
-                shrinkB=shrink_b,
-                connectionstyle=f"arc3,rad={rad}",
-                zorder=2,
-                alpha=0.8 if lay.arc[lk] else 1.0,
+            bend = 0.09 + 0.05 * k if lay.arc[lk] else rad
+            arrow(
+                pos[u], pos[v], colour, bend, shrink_a, shrink_b, line, 0.8 if lay.arc[lk] else 1.0
             )
-        )
-        arrows += 1
-    busy = np.unique(np.concatenate([src_node, dst_node]))
-    busy = busy[np.isin(busy, topology.switches)]
-    busy = busy[np.isfinite(pos[busy, 0])]
-    if busy.size:
-        ax.scatter(
-            *pos[busy].T,
+            arrows += 1
+        if bundled[lk]:  # the count, on the arrow, nearer its endpoint (or its source)
+            near, far = (pos[v], pos[u]) if role[v] == 0 and role[u] != 0 else (pos[u], pos[v])
+            middle = near + 0.4 * (far - near)
+            if split is not None:  # just below (or above) the endpoint its arrows fan from
+                middle = near + np.array([0.0, 0.62 * np.sign(far[1] - near[1])])
+            ax.text(
+                *middle,
+                f"×{per_link[lk]}",
+                ha="center",
+                va="center",
+                fontsize=font_size("tiny"),
+                color="0.1",
+                zorder=5,
+                bbox={"boxstyle": "round,pad=0.1", "facecolor": "white", "edgecolor": "none"},
+            )
+    actions = switch_actions(schedule, topology, step, placement, switch_placement)
+    for w, text in actions.items():
+        split = lay.chips_of(w)
+        where = split.positions if split is not None else pos[[w]]
+        if not np.isfinite(where[:, 0]).all():
+            continue
+        ax.scatter(  # above the wiring's own labels (a chip's link count)
+            *where.T,
             s=(2 * r_switch) ** 2,
             marker="s",
             facecolor="0.85",
             edgecolor="black",
             linewidth=2.4,
-            zorder=3,
+            zorder=4.2,
         )
+        size = min(font_size("cell"), 1.3 * r_switch, 2.6 * r_switch / max(len(text), 1))
+        for xy in where if text else ():
+            if size >= 7:  # inside the square
+                ax.text(*xy, text, ha="center", va="center", fontsize=size, zorder=4.4)
+            else:  # too small a square: just above it
+                ax.annotate(
+                    text,
+                    xy,
+                    xytext=(0, r_switch + 1),
+                    textcoords="offset points",
+                    ha="center",
+                    va="bottom",
+                    fontsize=font_size("cell"),
+                    zorder=4.4,
+                )
     return arrows
 
 
@@ -724,9 +1033,11 @@ def draw_topology(
     layout: Optional[Wiring] = None,
     legend: bool = False,
     levels: Optional[Sequence[str]] = None,
+    chips=None,
+    nodes: Optional[Sequence[int]] = None,
 ):
-    """The topology's nodes and links (:func:`draw_wiring`; ``levels``: only those, see
-    :func:`wiring_of`); with ``schedule`` and
+    """The topology's nodes and links (:func:`draw_wiring`; ``levels``, ``chips`` and
+    ``nodes`` as in :func:`wiring_of`, or a ``layout`` from it); with ``schedule`` and
     ``step``, that step's transfers as arrows along their routes, coloured by chunk
     (:func:`draw_transfers`), the ranks placed by ``placement`` / ``switch_placement`` as
     in :func:`collectives.time`. Any Topology: a ring, a torus as planes, a DGX node, a
@@ -734,7 +1045,7 @@ def draw_topology(
     import matplotlib.pyplot as plt
 
     ax = ax or plt.gca()
-    lay = layout or wiring_of(topology, levels)
+    lay = layout or wiring_of(topology, levels, chips=chips, nodes=nodes)
     draw_wiring(topology, ax=ax, layout=lay, title=title, legend=legend)
     if schedule is not None and step is not None:
         draw_transfers(

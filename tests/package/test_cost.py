@@ -346,3 +346,52 @@ def test_time_grid_times_every_case_key_bandwidth_and_size():
         cl.cost.time_grid("all_gather", cases, [4], [1e9], [0])
     with pytest.raises(cl.CollectivesError, match="at least one"):
         cl.cost.time_grid("all_gather", {}, [4], [1e9], [1024])
+
+
+# --- one step's link bytes (cl.cost.step_link_bytes) -------------------------------------
+
+
+def test_one_steps_link_bytes_by_hand():
+    # ring all-gather of 4 ranks on a ring of 4: in step 0 rank r sends its shard (S/4) to
+    # r + 1 over the one link r -> r+1; nothing goes the other way
+    ring = tp.ring(4, 1.0)
+    s = cl.algorithms.ring_all_gather(4)
+    b = cl.cost.step_link_bytes(s, ring, 8.0, 0)
+    for link, (u, v) in enumerate(zip(ring.link_src, ring.link_dst)):
+        assert b[link] == (2.0 if v == (u + 1) % 4 else 0.0)
+    # the steps add up to the whole schedule's bytes, and the busiest link over its
+    # bandwidth is the step's transfer time (what cl.time charges)
+    t = cl.time(s, ring, 8.0)
+    total = sum(cl.cost.step_link_bytes(s, ring, 8.0, k) for k in range(s.n_steps))
+    np.testing.assert_allclose(total, t.link_bytes)
+    for k in range(s.n_steps):
+        per = cl.cost.step_link_bytes(s, ring, 8.0, k) / ring.link_bandwidth
+        assert math.isclose(per.max(), t.step_transfer[k])
+
+
+def test_one_steps_link_bytes_follow_placement_and_adaptive_shares():
+    su = cl.hardware.preset("superpod-h100", units=1, routing="adaptive")
+    n_nodes, g = su.shape
+    s = cl.algorithms.ring_all_gather(n_nodes * g)
+    b = cl.cost.step_link_bytes(s, su, float(n_nodes * g), 0)   # one byte per chunk
+    spine = su.info.levels.index("spine")
+    up = (su.link_level == spine) & su.link_up
+    # the 32 rail-changing hops (GPU 7 of node k -> GPU 0 of node k+1) leave leaf 7; adaptive
+    # routing spreads each over leaf 7's 32 up cables (4 spines x 8), so every one of those
+    # carries 32 x 1/32 = 1 byte, and the other leaves' up cables none
+    loaded = b[up]
+    assert np.isclose(loaded.sum(), 32) and np.isclose(loaded.max(), 1.0)
+    assert np.count_nonzero(loaded) == 32
+    # placed on 4 GPUs of node 0 a 4-rank ring crosses NVLink only: GPU -> NVSwitch -> GPU
+    four = cl.cost.step_link_bytes(cl.algorithms.ring_all_gather(4), su, 4.0, 0,
+                                   placement=[0, 1, 2, 3])
+    nvlink = su.info.levels.index("nvlink")
+    assert four.sum() == 8.0 and (su.link_level[four > 0] == nvlink).all()
+
+
+def test_one_steps_link_bytes_refuse_a_step_out_of_range():
+    s = cl.algorithms.ring_all_gather(4)
+    with pytest.raises(cl.CollectivesError, match="step must be an integer <= 2"):
+        cl.cost.step_link_bytes(s, tp.ring(4, 1.0), 1.0, 3)
+    with pytest.raises(cl.TopologyError, match="expected a collectives Topology"):
+        cl.cost.step_link_bytes(s, "ring", 1.0, 0)

@@ -311,6 +311,62 @@ def test_schedule_stepper_steps_without_a_kernel(browser, server):
         context.close()
 
 
+# The frame a step-through animation shows, as a fingerprint of its pixels: the visible image
+# of stepper ``s`` (a viz.stepper Tab: one widget image per tab, only the selected one shown),
+# or the image of jshtml player ``s`` (matplotlib's to_jshtml), redrawn on a canvas.
+_FRAME = """([kind, s]) => {
+  const box = document.querySelectorAll(kind === 'tab' ? '.widget-tab' : 'div.animation')[s];
+  const shown = Array.from(box.querySelectorAll('img')).filter(
+      img => img.offsetParent !== null && img.complete && img.naturalWidth > 0);
+  if (shown.length !== 1) return null;
+  const img = shown[0], canvas = document.createElement('canvas');
+  canvas.width = img.naturalWidth; canvas.height = img.naturalHeight;
+  canvas.getContext('2d').drawImage(img, 0, 0);
+  const data = canvas.toDataURL('image/png');
+  let hash = 0;
+  for (let i = 0; i < data.length; i++) hash = (hash * 31 + data.charCodeAt(i)) | 0;
+  return `${img.naturalWidth}x${img.naturalHeight}:${data.length}:${hash}`;
+}"""
+
+
+def _frame_after(page, kind, s, before):
+    """The fingerprint of stepper or player ``s`` once it differs from ``before``."""
+    handle = page.wait_for_function(
+        f"([kind, s, before]) => {{ const f = ({_FRAME})([kind, s]); "
+        "return f !== null && f !== before ? f : null; }",
+        arg=[kind, s, before])
+    return handle.json_value()
+
+
+def test_every_animation_steps_and_each_step_changes_the_frame(wide_page):
+    """Every step-through animation of the page, stepped in the browser without a kernel:
+    each tab of every stepper (viz.stepper, viz.loads.load_stepper) shows a frame of its own,
+    and "Next frame" of every player (to_jshtml) changes the frame, through all its frames;
+    "First frame" goes back to the first."""
+    page = wide_page.page
+    steppers = page.locator(".widget-tab")
+    for s in range(steppers.count()):
+        tabs = steppers.nth(s).locator(".lm-TabBar-tab")
+        assert tabs.count() >= 2, f"{wide_page.path}: stepper {s} has {tabs.count()} tab"
+        frames = [page.evaluate(_FRAME, ["tab", s])]
+        assert frames[0], f"{wide_page.path}: stepper {s} shows no frame"
+        for k in range(1, tabs.count()):
+            tabs.nth(k).click()
+            frames.append(_frame_after(page, "tab", s, frames[-1]))
+        assert len(set(frames)) == len(frames), f"{wide_page.path}: stepper {s} repeats a frame"
+    players = page.locator("div.animation")
+    for s in range(players.count()):
+        frames = int(players.nth(s).locator("input[type=range]").get_attribute("max")) + 1
+        assert frames >= 2, f"{wide_page.path}: animation {s} has one frame"
+        shown = [page.evaluate(_FRAME, ["player", s])]
+        next_frame = players.nth(s).locator("button[title='Next frame']")
+        for _ in range(frames - 1):
+            next_frame.click()
+            shown.append(_frame_after(page, "player", s, shown[-1]))
+        players.nth(s).locator("button[title='First frame']").click()
+        assert _frame_after(page, "player", s, shown[-1]) == shown[0]
+
+
 def test_guard_catches_a_remote_request(browser, tmp_path):
     """The checks must be able to fail: a page that loads a CDN script and a missing
     image is reported (and the CDN request is blocked, not sent)."""

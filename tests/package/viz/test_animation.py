@@ -94,3 +94,44 @@ def test_placement_draws_a_small_collective_on_part_of_a_cluster():
     # each transfer crosses GPU -> NVSwitch -> GPU: 2 links, 4 transfers
     assert len(arrows) == 8
     plt.close(fig)
+
+
+def test_step_titles_and_a_layout_reach_every_frame():
+    dgx = cl.hardware.preset("dgx-h100")
+    nvls = cl.algorithms.nvls_all_reduce(8)
+    layout = viz.wiring_of(dgx, ("nvlink", "pcie"), chips=True, max_fan=3)
+    titles = ["reduce", "return", "store", "multicast"]
+    fig = viz.draw_schedule(nvls, dgx, steps=[3], layout=layout)
+    assert fig.axes[2].get_title() == "step 3"
+    plt.close(fig)
+    from collectives.viz import animation as va
+
+    assert va.step_title(3, titles) == "step 3: multicast" and va.step_title(-1) == "start"
+    fig, axes = va.frame_figure(nvls, dgx, True, layout)
+    # a cluster's tiers: the wiring above the buffers
+    assert axes.shape == (1, 2) and axes[0, 0].get_position().y0 > axes[0, 1].get_position().y1
+    va.draw_frame(nvls, dgx, cl.trace(nvls), 4, axes, layout=layout, step_titles=titles)
+    assert axes[0, 0].get_title() == "step 3: multicast"
+    plt.close(fig)
+    import pytest
+
+    with pytest.raises(cl.CollectivesError, match="step_titles must be 4 strings"):
+        viz.animate(nvls, dgx, step_titles=titles[:2])
+
+
+def test_chosen_steps_make_the_frames():
+    s = cl.algorithms.ring_all_reduce(8)  # 14 steps: 15 frames, more than a phone's tab bar
+    from collectives.viz import animation as va
+
+    assert va.chosen_frames(s) == list(range(15)) and va.PHONE_TABS == 5
+    # the start, then the state after each chosen step (after step k: frame k + 1)
+    assert va.chosen_frames(s, [6, 0, 13]) == [0, 1, 7, 14]
+    tab = viz.stepper(s, cl.topology.switch(8, 1.0), steps=[0, 6, 13], buffers=False)
+    assert tab.titles == ("start", "step 0", "step 6", "step 13")
+    anim = viz.animate(s, cl.topology.ring(8, 1.0), steps=[0, 1])
+    assert anim.to_jshtml().count("data:image/png;base64") == 3
+    import pytest
+
+    with pytest.raises(cl.CollectivesError, match=r"steps must be steps 0\.\.13"):
+        va.chosen_frames(s, [14])
+    plt.close("all")

@@ -2,6 +2,8 @@
 drawn along the routes collectives.time costs. Expected positions are worked out by hand from
 the layout rules in the module docstring (ranks row-major over info.shape)."""
 
+import math
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -215,3 +217,122 @@ def test_a_topology_with_no_declared_drawing_gets_a_spring_layout():
     )
     pos = vw.wiring_of(t).positions
     assert pos.shape == (4, 2) and np.isfinite(pos).all()
+
+
+# --- a switch drawn as its chips, a window of a cluster, merged arrows, switch actions ------
+
+
+def test_the_nvswitch_is_drawn_as_its_four_chips():
+    dgx = cl.hardware.preset("dgx-h100")
+    lay = vw.wiring_of(dgx, ("nvlink", "pcie"), chips=True)
+    (split,) = lay.chips
+    assert split.switch == int(dgx.switches[0]) and split.links == (5, 4, 4, 5)
+    # GPUs at x = 0..7: the node's width of 8 cut in 4, a chip at each quarter's middle,
+    # 0.9 below the NVSwitch's row at -1.2
+    np.testing.assert_allclose(
+        split.positions, [[0.5, -2.1], [2.5, -2.1], [4.5, -2.1], [6.5, -2.1]]
+    )
+    np.testing.assert_allclose(split.shares, [5 / 18, 4 / 18, 4 / 18, 5 / 18])
+    assert "NVSwitch chips" in [name for _, name in lay.rows]
+    ax = viz.draw_topology(dgx, layout=lay, ax=plt.figure().gca())
+    # one line from every GPU to every chip (8 x 4), each chip labelled with its links
+    chip_lines = [
+        line
+        for line in ax.lines
+        if any(np.allclose(line.get_xydata()[-1], xy) for xy in split.positions)
+    ]
+    assert len(chip_lines) == 32
+    on_chips = [
+        t.get_text()
+        for t in ax.texts
+        if any(np.allclose(t.get_position(), xy) for xy in split.positions)
+    ]
+    assert on_chips == ["5", "4", "4", "5"]
+    plt.close("all")
+
+
+def test_a_transfer_through_the_chips_is_drawn_through_every_chip():
+    dgx = cl.hardware.preset("dgx-h100")
+    lay = vw.wiring_of(dgx, ("nvlink",), chips=(5, 4, 4, 5))
+    ring = cl.algorithms.ring_all_gather(8)
+    ax = plt.figure().gca()
+    viz.draw_topology(dgx, 0, ring, ax=ax, layout=lay)
+    # 8 transfers, each GPU -> NVSwitch -> GPU: 2 links x 4 chips = 8 arrows each; only the
+    # way out of the chips has a head (the transfer passes through them)
+    arrows = _arrows(ax)
+    assert len(arrows) == 64
+    styles = [type(a.get_arrowstyle()).__name__ for a in arrows]
+    assert styles.count("CurveFilledB") == 32
+    # a chip's arrows are as thick as its share of the links: 5/18 against 4/18
+    widths = sorted({round(a.get_linewidth(), 6) for a in arrows})
+    assert len(widths) == 2 and math.isclose(widths[1] / widths[0], 5 / 4, rel_tol=1e-5)
+    plt.close("all")
+
+
+def test_chips_need_an_nvlink_switch_and_link_counts():
+    with pytest.raises(cl.CollectivesError, match="no NVLink switch"):
+        vw.wiring_of(cl.topology.ring(4, 1.0), chips=(1, 1))
+    with pytest.raises(cl.CollectivesError, match="positive whole link counts"):
+        vw.wiring_of(cl.hardware.preset("dgx-h100"), chips=(5, 0))
+    with pytest.raises(cl.CollectivesError, match="chips=True: no NVSwitch chips recorded"):
+        vw.wiring_of(cl.hardware.preset("dgx-b200"), chips=True)
+
+
+def test_a_window_draws_some_nodes_of_a_cluster():
+    su = cl.hardware.preset("superpod-h100", units=1)
+    lay = vw.wiring_of(su, nodes=(0, 1, 2, 31))
+    pos = lay.positions
+    gpus = np.flatnonzero(np.isfinite(pos[: su.n_ranks, 0]))
+    assert gpus.tolist() == [n * 8 + i for n in (0, 1, 2, 31) for i in range(8)]
+    # nodes side by side 8 + 1.5 apart, 1.2 more where the numbers skip (2 -> 31)
+    np.testing.assert_allclose(pos[[0, 8, 16, 248], 0], [0, 9.5, 19, 29.7])
+    # their 4 NVSwitches and 32 NICs, the unit's 8 rail leaves and its 4 spines
+    placed = np.isfinite(pos[:, 0])
+    assert placed[su.n_ranks :].sum() == 32 + 4 + 8 + 4
+    assert [t for _, _, t in lay.panels] == ["node 0", "node 1", "node 2", "⋯", "node 31"]
+    # a transfer from a node not drawn is left out
+    ring = cl.algorithms.ring_all_gather(su.n_ranks)
+    ax = viz.draw_topology(su, 0, ring, ax=plt.figure().gca(), layout=lay)
+    link, *_ = vw.step_crossings(ring, su, 0)
+    shown = np.isfinite(pos[su.link_src[link], 0]) & np.isfinite(pos[su.link_dst[link], 0])
+    assert len(_arrows(ax)) == shown.sum() < len(link)
+    plt.close("all")
+
+
+def test_a_window_needs_a_cluster_and_its_node_numbers():
+    su = cl.hardware.preset("superpod-h100", units=1)
+    with pytest.raises(cl.CollectivesError, match=r"distinct node numbers 0\.\.31"):
+        vw.wiring_of(su, nodes=(0, 32))
+    with pytest.raises(cl.CollectivesError, match="not a cluster of GPU nodes"):
+        vw.wiring_of(cl.topology.torus((2, 3), 1.0), nodes=(0,))
+
+
+def test_switch_actions_name_a_reduction_and_a_multicast():
+    # NVLS on 4 GPUs (cl.algorithms.nvls_all_reduce): step 0 the switch reduces every
+    # slice (multimem.ld_reduce), 1 returns slice c to GPU c, 2 GPU c stores it, 3 the
+    # switch multicasts each slice to all 4 GPUs
+    switch = cl.topology.switch(4, 1.0)
+    nvls = cl.algorithms.nvls_all_reduce(4)
+    actions = [vw.switch_actions(nvls, switch, k) for k in range(4)]
+    assert actions == [{4: "Σ"}, {4: ""}, {4: ""}, {4: "1→4"}]
+    assert vw.switch_actions(cl.algorithms.ring_all_gather(4), switch, 0) == {}
+    ax = viz.draw_topology(switch, 3, nvls, ax=plt.figure().gca())
+    assert "1→4" in [t.get_text() for t in ax.texts]
+    plt.close("all")
+
+
+def test_arrows_past_max_fan_merge_into_one_with_their_count():
+    # direct all-to-all on 4 ranks of a switch: each up-link carries 3 chunks, each
+    # down-link 3; 12 transfers x 2 links = 24 arrows, or one per link (8) past a fan of 2
+    switch = cl.topology.switch(4, 1.0)
+    a2a = cl.algorithms.direct_all_to_all(4)
+    ax = viz.draw_topology(switch, 0, a2a, ax=plt.figure().gca())
+    assert len(_arrows(ax)) == 24
+    ax = viz.draw_topology(
+        switch, 0, a2a, ax=plt.figure().gca(), layout=vw.wiring_of(switch, max_fan=2)
+    )
+    assert len(_arrows(ax)) == 8
+    assert [t.get_text() for t in ax.texts].count("×3") == 8
+    with pytest.raises(cl.CollectivesError, match="max_fan must be an integer >= 1"):
+        vw.wiring_of(switch, max_fan=-1)
+    plt.close("all")

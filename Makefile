@@ -33,12 +33,14 @@ vendor: $(STAMP)
 student: $(STAMP)
 	$(BIN)/python scripts/release_notebooks.py
 
-# The execution cache is keyed on each chapter's code only: drop it whenever the package the
-# chapters import changes, so that no figure or number is left stale.
+# The execution cache is keyed on each chapter's code only, and Sphinx re-reads only the
+# chapters whose source changed: drop both (the cache and Sphinx's environment) whenever the
+# package the chapters import changes, so that no figure or number is left stale.
 book: $(STAMP) vendor student
 	@hash=$$(find collectives -name '*.py' -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -c1-16); \
 	if [ "$$(cat _build/.collectives-hash 2>/dev/null)" != "$$hash" ]; then \
-	  rm -rf _build/.jupyter_cache; mkdir -p _build; echo "$$hash" > _build/.collectives-hash; fi
+	  rm -rf _build/.jupyter_cache _build/.doctrees; mkdir -p _build; \
+	  echo "$$hash" > _build/.collectives-hash; fi
 	$(BIN)/jupyter-book build . --builder html -W -n --keep-going
 
 # Debian's Chromium for the browser tests (never a downloaded browser).

@@ -77,7 +77,12 @@ own node's NVSwitch (NVLS) and its leaf (InfiniBand SHARP) when the nodes have N
 
 **Failures**: :meth:`Cluster.fail` takes fabric cables or switches down; routing then
 avoids them and the switches that can no longer reach the destination's leaf (the way
-routing protocols withdraw routes), for every routing option. A choice among candidates
+routing protocols withdraw routes), for every routing option. A route still climbs no
+higher than the lowest tier whose block holds both leaves: a pair whose block has lost every
+live way between them gets "no live path", even when a detour through a higher tier and back
+into the block survives. That is what BGP does with RFC 7938's numbering (section 5.2.1: "A
+unique ASN is allocated to each set of Tier 2 devices in the same cluster"): the detour's
+AS_PATH holds the block's ASN twice, and BGP's loop check drops it. A choice among candidates
 of which some are down takes the ``(c mod live)``-th live one for the column ``c`` it would
 take with all of them up: like ECMP without resilient hashing, a failure moves not only the
 flows of the failed candidate but every flow whose column lies above it (and folds the last

@@ -26,6 +26,11 @@ __all__ = ["EXTRA_SPELLINGS", "OTHER_SENSES", "Entry", "entries_from_source", "s
 # name -> the other ways the chapters write it (plurals in -s/-es are added by spellings()).
 EXTRA_SPELLINGS: dict[str, tuple[str, ...]] = {
     "torus": ("tori",),
+    "OCS": ("OCSes", "optical circuit switch", "optical circuit switches"),
+    "ICI": ("inter-chip interconnect",),
+    "DCN": ("data-center network",),
+    "NIC": ("network interface card", "network interface cards"),
+    "ECMP": ("equal-cost multi-path",),
     "amax": ("amaxes",),
     "rail-optimised": ("rail-optimized",),
     "backend (communication)": ("backend", "backends"),

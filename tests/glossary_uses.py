@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["EXTRA_SPELLINGS", "OTHER_SENSES", "Entry", "entries_from_source", "spellings",
+__all__ = ["EXTRA_SPELLINGS", "OTHER_SENSES", "OTHER_SENSE_CHAPTERS", "Entry", "entries_from_source", "spellings",
            "use_pattern", "other_senses_removed", "glossary_entries"]
 
 # name -> the other ways the chapters write it (plurals in -s/-es are added by spellings()).
@@ -47,11 +47,17 @@ EXTRA_SPELLINGS: dict[str, tuple[str, ...]] = {
 OTHER_SENSES: dict[str, tuple[str, ...]] = {
     "SHARP": (r"NVLink SHARP",),
     "data parallelism": (r"\b[Ff]ully\s+sharded\s+data(?:-|\s+)parallel(?:ism)?",),
-    "slice": (r"\bslices? of (?:the|a|its|each|every|one|their|his|her)\b",
-              r"\b(?:its|own|a|the|each|every|one|their) (?:own )?slices?(?= of\b| in\b| is\b|,|\.)"),
+    "slice": (r"\bslices?\s+(?:\S+\s+)?of\s+(?:the|a|an|its|each|every|one|their)\s+(?:\w+\s+)?"
+              r"(?:buffer|array|tensor|gradient|data|result|output|input|message|matrix|vector)s?\b",
+              r"\b(?:its|their|own)\s+(?:own\s+)?slices?\b"),
     "chain": (r"\bchain of\b", r"\bchain rule\b", r"\bdependency chain\b"),
     "decode": (r"\bdecodes\b", r"\bencode\s+and\s+decode\b",
                r"\bdecode\s+(?=(?:E4M3|E5M2|a|the|an|its|each|every|bits?|values?)\b)"),
+}
+
+# (chapter, name) -> why the chapter never uses the term although its word is there.
+OTHER_SENSE_CHAPTERS: dict[tuple[str, str], str] = {
+    ("collectives_in_node", "slice"): "its slices are the parts of a buffer NVLS reduces",
 }
 
 

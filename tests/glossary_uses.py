@@ -38,7 +38,7 @@ EXTRA_SPELLINGS: dict[str, tuple[str, ...]] = {
     "tensor parallelism": ("tensor-parallel",),
     "expert parallelism": ("expert-parallel",),
     "oversubscription": ("oversubscribed",),
-    "bf16": ("bfloat16",),
+    "bf16": ("bfloat16", "BF16"),
     "spine switch": ("spine", "spines"),
     "max-min fairness": ("max-min fair",),
 }
@@ -48,7 +48,8 @@ OTHER_SENSES: dict[str, tuple[str, ...]] = {
     "SHARP": (r"NVLink SHARP",),
     "data parallelism": (r"\b[Ff]ully\s+sharded\s+data(?:-|\s+)parallel(?:ism)?",),
     "slice": (r"\bslices?\s+(?:\S+\s+)?of\s+(?:the|a|an|its|each|every|one|their)\s+(?:\w+\s+)?"
-              r"(?:buffer|array|tensor|gradient|data|result|output|input|message|matrix|vector)s?\b",
+              r"\*?(?:buffer|array|tensor|gradient|data|result|output|input|message|matrix|vector|batch|"
+              r"sequence|head|token|weight|activation|position)(?:s|es)?\b",
               r"\b(?:its|their|own)\s+(?:own\s+)?slices?\b"),
     "chain": (r"\bchain of\b", r"\bchain rule\b", r"\bdependency chain\b"),
     "decode": (r"\bdecodes\b", r"\bencode\s+and\s+decode\b",

@@ -59,6 +59,7 @@ OTHER_SENSES: dict[str, tuple[str, ...]] = {
 # (chapter, name) -> why the chapter never uses the term although its word is there.
 OTHER_SENSE_CHAPTERS: dict[tuple[str, str], str] = {
     ("collectives_in_node", "slice"): "its slices are the parts of a buffer NVLS reduces",
+    ("fabric_design", "slice"): "Meta's 'slice' is the index of a rack switch's downlink",
 }
 
 

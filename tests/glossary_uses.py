@@ -20,8 +20,17 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["EXTRA_SPELLINGS", "OTHER_SENSES", "OTHER_SENSE_CHAPTERS", "Entry", "entries_from_source", "spellings",
-           "use_pattern", "other_senses_removed", "glossary_entries"]
+__all__ = [
+    "EXTRA_SPELLINGS",
+    "OTHER_SENSES",
+    "OTHER_SENSE_CHAPTERS",
+    "Entry",
+    "entries_from_source",
+    "spellings",
+    "use_pattern",
+    "other_senses_removed",
+    "glossary_entries",
+]
 
 # name -> the other ways the chapters write it (plurals in -s/-es are added by spellings()).
 EXTRA_SPELLINGS: dict[str, tuple[str, ...]] = {
@@ -47,13 +56,18 @@ EXTRA_SPELLINGS: dict[str, tuple[str, ...]] = {
 OTHER_SENSES: dict[str, tuple[str, ...]] = {
     "SHARP": (r"NVLink SHARP",),
     "data parallelism": (r"\b[Ff]ully\s+sharded\s+data(?:-|\s+)parallel(?:ism)?",),
-    "slice": (r"\bslices?\s+(?:\S+\s+)?of\s+(?:the|a|an|its|each|every|one|their)\s+(?:\w+\s+)?"
-              r"\*?(?:buffer|array|tensor|gradient|data|result|output|input|message|matrix|vector|batch|"
-              r"sequence|head|token|weight|activation|position)(?:s|es)?\b",
-              r"\b(?:its|their|own)\s+(?:own\s+)?slices?\b"),
+    "slice": (
+        r"\bslices?\s+(?:\S+\s+)?of\s+(?:the|a|an|its|each|every|one|their)\s+(?:\w+\s+)?"
+        r"\*?(?:buffer|array|tensor|gradient|data|result|output|input|message|matrix|vector|batch|"
+        r"sequence|head|token|weight|activation|position)(?:s|es)?\b",
+        r"\b(?:its|their|own)\s+(?:own\s+)?slices?\b",
+    ),
     "chain": (r"\bchain of\b", r"\bchain rule\b", r"\bdependency chain\b"),
-    "decode": (r"\bdecodes\b", r"\bencode\s+and\s+decode\b",
-               r"\bdecode\s+(?=(?:E4M3|E5M2|a|the|an|its|each|every|bits?|values?)\b)"),
+    "decode": (
+        r"\bdecodes\b",
+        r"\bencode\s+and\s+decode\b",
+        r"\bdecode\s+(?=(?:E4M3|E5M2|a|the|an|its|each|every|bits?|values?)\b)",
+    ),
 }
 
 # (chapter, name) -> why the chapter never uses the term although its word is there.
@@ -98,7 +112,7 @@ def spellings(name: str) -> list[str]:
 
 
 def _word(spelling: str) -> str:
-    escaped = re.escape(spelling).replace(r"\ ", r"\s+")      # a name may break across lines
+    escaped = re.escape(spelling).replace(r"\ ", r"\s+")  # a name may break across lines
     if spelling == spelling.lower() and spelling[:1].isalpha():
         escaped = f"[{spelling[0]}{spelling[0].upper()}]" + escaped[1:]
     return escaped

@@ -38,11 +38,25 @@ from ...errors import GradingError
 from .. import cohort
 from ..checks import check_number, show
 
-__all__ = ["slice_hops", "slice_diameter", "slice_bisection_bandwidth", "v5e_axis_seconds",
-           "v5e_axis_lower_bound", "v5e_all_reduce_seconds", "v5e_slice_all_reduce_seconds",
-           "best_v5e_slice_shape", "wrapped_axis_step_seconds", "wrapped_axis_for",
-           "slice_all_gather_seconds", "largest_all_gather_within", "check_all_gather_plan",
-           "drawn_cases", "V5E_SHAPES", "PLAN_CHIPS", "CONCURRENT"]
+__all__ = [
+    "slice_hops",
+    "slice_diameter",
+    "slice_bisection_bandwidth",
+    "v5e_axis_seconds",
+    "v5e_axis_lower_bound",
+    "v5e_all_reduce_seconds",
+    "v5e_slice_all_reduce_seconds",
+    "best_v5e_slice_shape",
+    "wrapped_axis_step_seconds",
+    "wrapped_axis_for",
+    "slice_all_gather_seconds",
+    "largest_all_gather_within",
+    "check_all_gather_plan",
+    "drawn_cases",
+    "V5E_SHAPES",
+    "PLAN_CHIPS",
+    "CONCURRENT",
+]
 
 #: the axis sizes of a TPU v5e slice (a 16 x 16 pod cut in powers of two)
 V5E_SIZES = (1, 2, 4, 8, 16)
@@ -54,14 +68,16 @@ def _shape(shape):
     try:
         shape = tuple(int(s) for s in shape)
     except (TypeError, ValueError):
-        raise GradingError(f"the test's shape {shape!r} is not a tuple of sizes (a bug in the "
-                           "test)") from None
+        raise GradingError(
+            f"the test's shape {shape!r} is not a tuple of sizes (a bug in the test)"
+        ) from None
     return shape
 
 
 @lru_cache(maxsize=16)
 def _torus(shape, wraparound):
     from ...topology import torus
+
     return torus(shape, 1.0, wraparound=wraparound)
 
 
@@ -69,15 +85,17 @@ def slice_hops(shape, wraparound, a, b):
     """Links on the route from the chip at coordinates ``a`` to the one at ``b``
     (:func:`collectives.measures.hops` on the torus)."""
     from ... import measures
+
     shape = _shape(shape)
     topo = _torus(shape, tuple(bool(w) for w in wraparound))
-    ra, rb = (sum(int(c) * math.prod(shape[i + 1:]) for i, c in enumerate(x)) for x in (a, b))
+    ra, rb = (sum(int(c) * math.prod(shape[i + 1 :]) for i, c in enumerate(x)) for x in (a, b))
     return int(measures.hops(topo, ra, rb))
 
 
 def slice_diameter(shape, wraparound):
     """:func:`collectives.measures.diameter` of the torus ``shape`` with ``wraparound``."""
     from ... import measures
+
     return int(measures.diameter(_torus(_shape(shape), tuple(bool(w) for w in wraparound))))
 
 
@@ -86,12 +104,15 @@ def slice_bisection_bandwidth(shape, wraparound, link_bandwidth):
     ``shape`` with ``wraparound`` and links of ``link_bandwidth`` bytes/s per direction."""
     from ... import measures
     from ...topology import torus
-    return measures.bisection_bandwidth(torus(_shape(shape), link_bandwidth,
-                                              wraparound=tuple(bool(w) for w in wraparound)))
+
+    return measures.bisection_bandwidth(
+        torus(_shape(shape), link_bandwidth, wraparound=tuple(bool(w) for w in wraparound))
+    )
 
 
 def _v5e(shape):
     from ...hardware import preset
+
     return preset("tpu-v5e", shape=_shape(shape))
 
 
@@ -101,6 +122,7 @@ def v5e_axis_seconds(shape, axis, nbytes, collective="all_gather"):
     at once; latency-optimal bidirectional rings where the axis wraps, chains where it does
     not); ``nbytes`` is the buffer of one chip in its own line's collective."""
     from ... import algorithms, cost
+
     topo = _v5e(shape)
     build = getattr(algorithms, f"torus_{collective}")
     schedule = build(topo.shape, axes=(int(axis),), wraparound=topo.wraparound)
@@ -123,16 +145,19 @@ def v5e_axis_lower_bound(shape, axis, nbytes):
 
     from ... import measures
     from ...topology import chain, ring
+
     topo = _v5e(shape)
     m = topo.shape[int(axis)]
     if m == 1:
         return 0.0
     system = topo.system
-    line = (ring if topo.wraparound[int(axis)] else chain)(m, system.link_bandwidth,
-                                                            system.hop_latency)
+    line = (ring if topo.wraparound[int(axis)] else chain)(
+        m, system.link_bandwidth, system.hop_latency
+    )
     links_in = np.unique(line.link_src[line.link_dst == 0]).size
-    return (measures.diameter(line) * system.hop_latency
-            + (m - 1) / m * nbytes / (links_in * system.link_bandwidth))
+    return measures.diameter(line) * system.hop_latency + (m - 1) / m * nbytes / (
+        links_in * system.link_bandwidth
+    )
 
 
 def v5e_all_reduce_seconds(shape, nbytes):
@@ -140,12 +165,18 @@ def v5e_all_reduce_seconds(shape, nbytes):
     one axis at a time, latency-optimal rings where an axis wraps, chains elsewhere), in the
     faster of the two axis orders, by :func:`collectives.time`."""
     from ... import algorithms, cost
+
     topo = _v5e(shape)
     used = [a for a, size in enumerate(topo.shape) if size > 1]
     orders = [tuple(used), tuple(reversed(used))] if len(used) > 1 else [tuple(used)]
-    return min(cost.time(algorithms.torus_all_reduce(topo.shape, axes=order,
-                                                     wraparound=topo.wraparound),
-                         topo, nbytes).seconds for order in orders)
+    return min(
+        cost.time(
+            algorithms.torus_all_reduce(topo.shape, axes=order, wraparound=topo.wraparound),
+            topo,
+            nbytes,
+        ).seconds
+        for order in orders
+    )
 
 
 def v5e_slice_all_reduce_seconds(shape, n_chips, nbytes):
@@ -155,8 +186,10 @@ def v5e_slice_all_reduce_seconds(shape, n_chips, nbytes):
     1, 2, 4, 8 or 16 chips, rows <= cols, ``n_chips`` in all)."""
     shape = _shape(shape)
     if shape not in V5E_SHAPES or shape[0] * shape[1] != int(n_chips):
-        raise GradingError(f"{shape} is not a v5e slice of {n_chips} chips: two axes of 1, 2, "
-                           "4, 8 or 16 chips, rows <= cols")
+        raise GradingError(
+            f"{shape} is not a v5e slice of {n_chips} chips: two axes of 1, 2, "
+            "4, 8 or 16 chips, rows <= cols"
+        )
     return v5e_all_reduce_seconds(shape, nbytes)
 
 
@@ -181,8 +214,9 @@ def wrapped_axis_step_seconds(choice, k, grad_bytes, gather_bytes, n_gathers):
         raise GradingError(f"{choice!r} is not one of the choices: 'data', 'model'")
     shape = (int(k), 16)
     data_axis, model_axis = (1, 0) if choice == "data" else (0, 1)
-    return (v5e_axis_seconds(shape, data_axis, grad_bytes, "all_reduce")
-            + n_gathers * v5e_axis_seconds(shape, model_axis, gather_bytes))
+    return v5e_axis_seconds(
+        shape, data_axis, grad_bytes, "all_reduce"
+    ) + n_gathers * v5e_axis_seconds(shape, model_axis, gather_bytes)
 
 
 def wrapped_axis_for(k, grad_bytes, gather_bytes, n_gathers):
@@ -192,8 +226,10 @@ def wrapped_axis_for(k, grad_bytes, gather_bytes, n_gathers):
     per step along it) or ``"model"`` (``n_gathers`` all-gathers of ``gather_bytes`` each);
     "data" if the two tie. The notebook grades a learner's answer by its cost against this
     one's (:func:`~collectives.grading.check_no_worse`)."""
-    step = {c: wrapped_axis_step_seconds(c, k, grad_bytes, gather_bytes, n_gathers)
-            for c in ("data", "model")}
+    step = {
+        c: wrapped_axis_step_seconds(c, k, grad_bytes, gather_bytes, n_gathers)
+        for c in ("data", "model")
+    }
     return min(step, key=step.get)
 
 
@@ -215,8 +251,9 @@ _PROBE = float(2**30)
 
 def _chip(chip):
     if chip not in PLAN_CHIPS:
-        raise GradingError(f"the test's chip {chip!r} is not one of {PLAN_CHIPS} (a bug in the "
-                           "test)")
+        raise GradingError(
+            f"the test's chip {chip!r} is not one of {PLAN_CHIPS} (a bug in the test)"
+        )
     return chip
 
 
@@ -230,21 +267,30 @@ def _order(plan, shape):
     :class:`GradingError` naming what is wrong."""
     if isinstance(plan, str):
         if plan != CONCURRENT:
-            raise GradingError(f"the plan {plan!r} is not an order of the axes (a tuple such as "
-                               f"(1, 0)) nor {CONCURRENT!r}")
+            raise GradingError(
+                f"the plan {plan!r} is not an order of the axes (a tuple such as "
+                f"(1, 0)) nor {CONCURRENT!r}"
+            )
         return CONCURRENT
     try:
         axes = [int(a) for a in plan]
         if any(a != b for a, b in zip(axes, plan)):
             raise TypeError
     except (TypeError, ValueError):
-        raise GradingError(f"the plan {show(plan)} is not an order of the axes (a tuple of "
-                           f"axis numbers such as (1, 0)) nor {CONCURRENT!r}") from None
+        raise GradingError(
+            f"the plan {show(plan)} is not an order of the axes (a tuple of "
+            f"axis numbers such as (1, 0)) nor {CONCURRENT!r}"
+        ) from None
     used = _used_axes(shape)
-    if (len(set(axes)) != len(axes) or any(not 0 <= a < len(shape) for a in axes)
-            or not set(used) <= set(axes)):
-        raise GradingError(f"the plan {show(plan)} must name each axis of the {show(shape)} "
-                           f"slice with more than one chip, {show(used)}, once (in any order)")
+    if (
+        len(set(axes)) != len(axes)
+        or any(not 0 <= a < len(shape) for a in axes)
+        or not set(used) <= set(axes)
+    ):
+        raise GradingError(
+            f"the plan {show(plan)} must name each axis of the {show(shape)} "
+            f"slice with more than one chip, {show(used)}, once (in any order)"
+        )
     return tuple(a for a in axes if shape[a] > 1)
 
 
@@ -257,15 +303,16 @@ def slice_all_gather_seconds(plan, chip, shape, nbytes):
     holds at the end."""
     from ... import algorithms, cost
     from ...hardware import preset
+
     shape = _shape(shape)
     topo = preset(_chip(chip), shape=shape)
     order = _order(plan, shape)
     if order == CONCURRENT:
-        schedule = algorithms.torus_all_gather(topo.shape, axes=_used_axes(shape),
-                                               concurrent=True, wraparound=topo.wraparound)
+        schedule = algorithms.torus_all_gather(
+            topo.shape, axes=_used_axes(shape), concurrent=True, wraparound=topo.wraparound
+        )
     else:
-        schedule = algorithms.torus_all_gather(topo.shape, axes=order,
-                                               wraparound=topo.wraparound)
+        schedule = algorithms.torus_all_gather(topo.shape, axes=order, wraparound=topo.wraparound)
     return cost.time(schedule, topo, float(nbytes)).seconds
 
 
@@ -276,8 +323,10 @@ def _affine(plan, chip, shape):
     slope = (slice_all_gather_seconds(plan, chip, shape, _PROBE) - empty) / _PROBE
     half = slice_all_gather_seconds(plan, chip, shape, _PROBE / 2)
     if not math.isclose(half, empty + slope * _PROBE / 2, rel_tol=1e-9):
-        raise GradingError(f"the time of plan {plan} on {chip} {shape} is not affine in the "
-                           "buffer (a bug in the grading)")
+        raise GradingError(
+            f"the time of plan {plan} on {chip} {shape} is not affine in the "
+            "buffer (a bug in the grading)"
+        )
     return empty, slope
 
 
@@ -313,8 +362,10 @@ def check_all_gather_plan(answer, what, chip, shape, budget):
     otherwise, :class:`GradingError` for an answer of the wrong kind."""
     shape = _shape(shape)
     if isinstance(answer, (str, bytes)) or not hasattr(answer, "__len__") or len(answer) != 2:
-        raise GradingError(f"{what} should be a pair (plan, nbytes), such as ((1, 0), 1e6), "
-                           f"but it is {show(answer)}")
+        raise GradingError(
+            f"{what} should be a pair (plan, nbytes), such as ((1, 0), 1e6), "
+            f"but it is {show(answer)}"
+        )
     plan, nbytes = answer
     try:
         order = _order(plan, shape)
@@ -328,17 +379,20 @@ def check_all_gather_plan(answer, what, chip, shape, budget):
         raise AssertionError(
             f"{what} is {show(answer)}: gathering {nbytes:.6g} bytes with the plan {show(order)} "
             f"takes {seconds:.6g} s by cl.time on the {chip} preset, more than the budget of "
-            f"{float(budget):.6g} s ({seconds / float(budget):.4g} times it)")
+            f"{float(budget):.6g} s ({seconds / float(budget):.4g} times it)"
+        )
     best_order, best_bytes = largest_all_gather_within(chip, shape, budget)
     if nbytes < best_bytes * (1 - BYTES_REL):
+        times = f"{best_bytes / nbytes:.4g} times yours" if nbytes else "where yours gathers none"
         raise AssertionError(
             f"{what} is {show(answer)}: within the budget the plan {show(best_order)} gathers "
-            f"{best_bytes:.6g} bytes, {best_bytes / nbytes if nbytes else math.inf:.4g} times "
-            f"yours")
+            f"{best_bytes:.6g} bytes, {times}"
+        )
     return 1.0
 
 
 # ---- the cases the hidden tests draw from the course seed -----------------------------------
+
 
 def _log_uniform(generator, low, high, digits=3):
     """A number drawn log-uniformly from [low, high], rounded to ``digits`` significant
@@ -388,14 +442,22 @@ def _draw_shape(generator):
 
 
 def _draw_wrapped(generator):
-    return (int(generator.choice((2, 4, 8))), _log_uniform(generator, 1e4, 1e9),
-            _log_uniform(generator, 1e3, 1e8), int(generator.integers(1, 101)))
+    return (
+        int(generator.choice((2, 4, 8))),
+        _log_uniform(generator, 1e4, 1e9),
+        _log_uniform(generator, 1e3, 1e8),
+        int(generator.integers(1, 101)),
+    )
 
 
-_DRAWS = {"test_slice_hops": _draw_hops, "test_slice_diameter": _draw_diameter,
-          "test_slice_bisection_bandwidth": _draw_bisection,
-          "test_slice_all_gather_plan": _draw_plan, "test_best_v5e_slice_shape": _draw_shape,
-          "test_wrapped_axis_for": _draw_wrapped}
+_DRAWS = {
+    "test_slice_hops": _draw_hops,
+    "test_slice_diameter": _draw_diameter,
+    "test_slice_bisection_bandwidth": _draw_bisection,
+    "test_slice_all_gather_plan": _draw_plan,
+    "test_best_v5e_slice_shape": _draw_shape,
+    "test_wrapped_axis_for": _draw_wrapped,
+}
 
 
 def drawn_cases(label, count, course_seed=None):

@@ -3,6 +3,8 @@ references of the notebook on TPU slices (exercises/source/topology_reasoning), 
 derived by hand.
 """
 
+import re
+
 import pytest
 
 from collectives import GradingError
@@ -253,3 +255,47 @@ def test_every_drawn_plan_leaves_room_for_bytes():
 def test_no_cases_drawn_for_a_cell_that_has_none():
     with pytest.raises(GradingError, match="no cases are drawn"):
         slices.drawn_cases("test_nothing", 3)
+
+
+def _chain_first_bytes(budget, k):
+    """Bytes a (k, 16) v5e slice gathers within ``budget``, the chain of k first (blocks of
+    S/16), then the ring of 16: (k - 1 + 8) alpha + ((k - 1)/(16 k) + 15/32) S/B."""
+    return (budget - (k - 1 + 8) * A) / (((k - 1) / (16 * k) + 15 / 32) / B)
+
+
+@pytest.mark.parametrize(
+    "answer, case, message",
+    [
+        # the order fixed at (0, 1): on (16, 8) the ring goes first and gathers less
+        (((0, 1), 5e-6 * 256 * B / 239), ("tpu-v5e", (16, 8), 2e-5), "the plan (1, 0) gathers"),
+        # v5p: the sides of 4 taken to wrap on (2, 4, 4), which has no whole cube: 1 + 2 + 2
+        # steps, and per byte the chain of 2 on S/16 (1/32), the rings of 4 on S/4 and S
+        # (3/8 of each): 1/2 S/B, where the three chains take 31/32 S/B
+        (
+            ((0, 1, 2), (1e-4 - 5 * A) / (1 / 2 / B5P)),
+            ("tpu-v5p", (2, 4, 4), 1e-4),
+            "more than the budget",
+        ),
+        # every axis gathering blocks of S/n (the blocks taken not to grow): far too many bytes
+        (
+            ((0, 1), (2e-5 - 15 * A) / ((7 / 8 + 15 / 32) / 128 / B)),
+            ("tpu-v5e", (8, 16), 2e-5),
+            "more than the budget",
+        ),
+        # all axes at once where the axes do not line up: the parts share the ring's links
+        (
+            ("concurrent", 2 * _chain_first_bytes(1e-3, 8)),
+            ("tpu-v5e", (8, 16), 1e-3),
+            "more than the budget",
+        ),
+    ],
+)
+def test_plausible_wrong_plans_fail(answer, case, message):
+    with pytest.raises(AssertionError, match=re.escape(message)):
+        slices.check_all_gather_plan(answer, "p", *case)
+
+
+def test_the_chain_first_closed_form_is_the_reference_on_every_mixed_v5e_slice():
+    for k in (2, 4, 8):
+        order, nbytes = slices.largest_all_gather_within("tpu-v5e", (k, 16), 1e-3)
+        assert order == (0, 1) and nbytes == pytest.approx(_chain_first_bytes(1e-3, k), rel=1e-12)

@@ -241,9 +241,11 @@ PLAN_CHIPS = ("tpu-v5e", "tpu-v5p")
 #: the plan that cuts every shard into one part per axis, the parts visiting the axes in
 #: rotated orders at once (:func:`collectives.algorithms.torus_all_gather` ``concurrent=True``)
 CONCURRENT = "concurrent"
-#: a plan's bytes may fall short of the reference's by this much (relative) and its time
-#: exceed the budget by :data:`BUDGET_REL`
+#: a plan's bytes may fall short of the reference's by this much (relative), or by
+#: :data:`BYTES_ABS` bytes (a learner may round them down to a whole number), and its time
+#: exceed the budget by :data:`BUDGET_REL` (relative)
 BYTES_REL = 1e-6
+BYTES_ABS = 1.0
 BUDGET_REL = 1e-9
 #: the buffer at which a plan's time is read to find its slope (its time is affine in nbytes)
 _PROBE = float(2**30)
@@ -357,7 +359,8 @@ def check_all_gather_plan(answer, what, chip, shape, budget):
     with ``plan`` (an order of the axes, or :data:`CONCURRENT`) must take no more than
     ``budget`` seconds by :func:`slice_all_gather_seconds` (relative :data:`BUDGET_REL`), and
     ``nbytes`` must be no less than the reference plan's (:func:`largest_all_gather_within`;
-    relative :data:`BYTES_REL`). A plan that gathers more than the reference's passes.
+    relative :data:`BYTES_REL`, or :data:`BYTES_ABS` bytes). A plan that gathers more than the
+    reference's passes.
     Returns 1.0 (the re-check's number for "right"); raises ``AssertionError`` with both plans
     otherwise, :class:`GradingError` for an answer of the wrong kind."""
     shape = _shape(shape)
@@ -382,7 +385,7 @@ def check_all_gather_plan(answer, what, chip, shape, budget):
             f"{float(budget):.6g} s ({seconds / float(budget):.4g} times it)"
         )
     best_order, best_bytes = largest_all_gather_within(chip, shape, budget)
-    if nbytes < best_bytes * (1 - BYTES_REL):
+    if nbytes < best_bytes * (1 - BYTES_REL) - BYTES_ABS:
         times = f"{best_bytes / nbytes:.4g} times yours" if nbytes else "where yours gathers none"
         raise AssertionError(
             f"{what} is {show(answer)}: within the budget the plan {show(best_order)} gathers "

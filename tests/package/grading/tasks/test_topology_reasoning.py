@@ -177,6 +177,10 @@ def test_a_plan_passes_on_what_it_does_not_on_the_references_choice():
     check = slices.check_all_gather_plan
     assert check(((0, 1), best), "p", "tpu-v5e", (8, 16), 2e-5) == 1.0
     assert check([[0, 1], best * (1 - 1e-7)], "p", "tpu-v5e", (8, 16), 2e-5) == 1.0
+    # rounded down to a whole byte (1 in 429851 is 2.3e-6, above the relative 1e-6): passes
+    assert check(((0, 1), float(int(best))), "p", "tpu-v5e", (8, 16), 2e-5) == 1.0
+    with pytest.raises(AssertionError, match="gathers 429851 bytes"):
+        check(((0, 1), best - 2.0), "p", "tpu-v5e", (8, 16), 2e-5)
     # all axes at once on the pod gathers 1 / (1/32 + 1/2) * ... more than either order: passes
     one_order = slices.largest_all_gather_within("tpu-v5e", (16, 16), 1e-3)[1]
     both = (1e-3 - 16 * A) / (15 / 32 * (1 / 32 + 1 / 2) / B)

@@ -1258,6 +1258,15 @@ def _all_gather_plan(rng, a):
         shape = tuple(_pick(r, sizes) for _ in range(2 if chip == "tpu-v5e" else 3))
         return (chip, shape, _log_uniform(r, 3e-5, 5e-3))
 
+    def mixed(r):
+        # a v5e slice with a ring and a chain, where the order of the axes matters
+        shape = _pick(r, ((_pick(r, (2, 4, 8)), 16), (16, _pick(r, (2, 4, 8)))))
+        return ("tpu-v5e", shape, _log_uniform(r, 3e-5, 5e-3))
+
+    fits = lambda c: largest_all_gather_within(*c)[1] > 0
+    cases = _draws(rng, 1, mixed, fits)
+    cases += _draws(rng, 3, draw, lambda c: fits(c) and c not in cases)
+
     return [
         (
             "check_reference",
@@ -1272,7 +1281,7 @@ def _all_gather_plan(rng, a):
                 ),
             ),
         )
-        for case in _draws(rng, 4, draw, lambda c: largest_all_gather_within(*c)[1] > 0)
+        for case in cases
     ]
 
 

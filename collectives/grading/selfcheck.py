@@ -1281,26 +1281,40 @@ def _bisection(rng, a):
     ]
 
 
-def _v5e_axis(rng, a):
-    from .tasks.topology_reasoning import V5E_SHAPES
+def _all_gather_plan(rng, a):
+    from .tasks.topology_reasoning import PLAN_CHIPS, largest_all_gather_within
 
-    # an estimate passes from the package's schedule down to the lower bound
+    # graded by what the plan does: its time within the budget, its bytes against the best order
+    def draw(r):
+        chip = _pick(r, PLAN_CHIPS)
+        sizes = (1, 2, 4, 8, 16)
+        shape = tuple(_pick(r, sizes) for _ in range(2 if chip == "tpu-v5e" else 3))
+        return (chip, shape, _log_uniform(r, 3e-5, 5e-3))
+
+    def mixed(r):
+        # a v5e slice with a ring and a chain, where the order of the axes matters
+        shape = _pick(r, ((_pick(r, (2, 4, 8)), 16), (16, _pick(r, (2, 4, 8)))))
+        return ("tpu-v5e", shape, _log_uniform(r, 3e-5, 5e-3))
+
+    fits = lambda c: largest_all_gather_within(*c)[1] > 0
+    cases = _draws(rng, 1, mixed, fits)
+    cases += _draws(rng, 3, draw, lambda c: fits(c) and c not in cases)
+
     return [
         (
-            "check_estimate",
+            "check_reference",
             (
-                _c(a, "v5e_axis_all_gather_seconds", *case),
-                f"v5e_axis_all_gather_seconds{_args_text(case)}",
-                "grading.v5e_axis_seconds",
-                case,
+                1.0,
+                f"slice_all_gather_plan{_args_text(case)}",
+                "grading.tasks.topology_reasoning.check_all_gather_plan",
+                (
+                    _c(a, "slice_all_gather_plan", *case),
+                    f"slice_all_gather_plan{_args_text(case)}",
+                    *case,
+                ),
             ),
-            {"bound": "grading.v5e_axis_lower_bound"},
         )
-        for case in _draws(
-            rng,
-            3,
-            lambda r: (_pick(r, V5E_SHAPES), int(r.integers(0, 2)), _log_uniform(r, 1e3, 1e9)),
-        )
+        for case in cases
     ]
 
 
@@ -1472,7 +1486,7 @@ TASKS = {
         Task("test_slice_hops", ("slice_hops",), _hops),
         Task("test_slice_diameter", ("slice_diameter",), _diameter),
         Task("test_slice_bisection_bandwidth", ("slice_bisection_bandwidth",), _bisection),
-        Task("test_v5e_axis_all_gather_seconds", ("v5e_axis_all_gather_seconds",), _v5e_axis),
+        Task("test_slice_all_gather_plan", ("slice_all_gather_plan",), _all_gather_plan),
         Task("test_best_v5e_slice_shape", ("best_v5e_slice_shape",), _best_shape),
         Task("test_wrapped_axis_for", ("wrapped_axis_for",), _wrapped_axis),
     ),

@@ -34,8 +34,8 @@ import functools
 
 import numpy as np
 
-from ...errors import GradingError
 from ... import algorithms, cost
+from ...errors import GradingError
 from ...fabric.ecmp import ecmp_efficiency
 from ...fabric.flows import route_flows
 from ...fabric.layered import Tier, layered
@@ -43,16 +43,34 @@ from ...measures import bisection_bandwidth
 from .. import cohort
 from ..checks import count_text, show
 
-__all__ = ["LINK_BANDWIDTH", "NBYTES", "MAX_QPS", "leaf_spine", "all_to_all_seconds",
-           "all_to_all_cases", "busiest_cases", "design_seconds", "check_design_valid",
-           "reference_design", "check_design", "design_cases", "ring_racks", "ring_efficiency",
-           "ring_qps_reference", "check_ring_qps", "ring_qps_cases", "cable_seconds",
-           "worst_cable_reference", "check_worst_cable", "worst_cable_cases"]
+__all__ = [
+    "LINK_BANDWIDTH",
+    "NBYTES",
+    "MAX_QPS",
+    "leaf_spine",
+    "all_to_all_seconds",
+    "all_to_all_cases",
+    "busiest_cases",
+    "design_seconds",
+    "check_design_valid",
+    "reference_design",
+    "check_design",
+    "design_cases",
+    "ring_racks",
+    "ring_efficiency",
+    "ring_qps_reference",
+    "check_ring_qps",
+    "ring_qps_cases",
+    "cable_seconds",
+    "worst_cable_reference",
+    "check_worst_cable",
+    "worst_cable_cases",
+]
 
 #: every cable's speed in the design and failure tasks: 400 Gb/s, bytes/s per direction
 LINK_BANDWIDTH = 50e9
 #: the all-to-all send buffer of the design task (nccl-tests' S): 64 MiB per GPU
-NBYTES = 2.0 ** 26
+NBYTES = 2.0**26
 #: the most queue pairs per connection the ECMP task allows
 MAX_QPS = 16
 
@@ -70,6 +88,7 @@ def _whole(value, what, minimum=0):
 
 # ---- a leaf-spine fabric and its all-to-all ------------------------------------------------
 
+
 @functools.lru_cache(maxsize=64)
 def leaf_spine(hosts_per_leaf, leaves, spines, links=1, link_bandwidth=LINK_BANDWIDTH):
     """A two-tier leaf-spine fabric: ``leaves`` leaves of ``hosts_per_leaf`` host ports, each
@@ -77,8 +96,9 @@ def leaf_spine(hosts_per_leaf, leaves, spines, links=1, link_bandwidth=LINK_BAND
     ``link_bandwidth`` bytes/s per direction, routed ``"adaptive"``
     (:func:`collectives.fabric.layered`). Cached: a fabric is never changed in place
     (``fail`` returns a copy)."""
-    return layered(hosts_per_leaf, link_bandwidth,
-                   [Tier(leaves, spines, links)], routing="adaptive")
+    return layered(
+        hosts_per_leaf, link_bandwidth, [Tier(leaves, spines, links)], routing="adaptive"
+    )
 
 
 def all_to_all_seconds(gpus, hosts_per_leaf, spines, links, nbytes, link_bandwidth):
@@ -87,46 +107,79 @@ def all_to_all_seconds(gpus, hosts_per_leaf, spines, links, nbytes, link_bandwid
     ``ceil(gpus / hosts_per_leaf)`` leaves."""
     leaves = -(-gpus // hosts_per_leaf)
     fab = leaf_spine(hosts_per_leaf, leaves, spines, links, link_bandwidth)
-    return cost.time(algorithms.direct_all_to_all(gpus), fab, nbytes,
-                     placement=np.arange(gpus)).seconds
+    return cost.time(
+        algorithms.direct_all_to_all(gpus), fab, nbytes, placement=np.arange(gpus)
+    ).seconds
 
 
 def all_to_all_cases(count=3, course_seed=None):
     """The cases of the notebook's all-to-all timing test, ``(gpus, hosts_per_leaf, spines,
     links, nbytes, link_bandwidth)``: fixed ones (both limits, a partly filled last leaf,
     parallel cables, two GPUs), then ``count`` drawn from the course seed."""
-    fixed = [(32, 8, 4, 1, 2.0**26, 5e10), (32, 8, 8, 1, 2.0**26, 5e10),
-             (40, 8, 2, 2, 1e8, 5e10), (100, 20, 2, 6, 2.0**26, 5e10), (10, 4, 1, 3, 1e6, 1e9),
-             (96, 24, 3, 1, 1e9, 2.5e10), (2, 1, 1, 1, 1e6, 5e10), (24, 16, 4, 2, 2.0**20, 5e10)]
+    fixed = [
+        (32, 8, 4, 1, 2.0**26, 5e10),
+        (32, 8, 8, 1, 2.0**26, 5e10),
+        (40, 8, 2, 2, 1e8, 5e10),
+        (100, 20, 2, 6, 2.0**26, 5e10),
+        (10, 4, 1, 3, 1e6, 1e9),
+        (96, 24, 3, 1, 1e9, 2.5e10),
+        (2, 1, 1, 1, 1e6, 5e10),
+        (24, 16, 4, 2, 2.0**20, 5e10),
+    ]
 
     def draw(generator):
         a = int(generator.integers(2, 17))
         gpus = int(generator.integers(a + 1, 8 * a + 1))
-        return (gpus, a, int(generator.integers(1, 9)), int(generator.integers(1, 4)),
-                float(2 ** int(generator.integers(20, 31))), 5e10)
+        return (
+            gpus,
+            a,
+            int(generator.integers(1, 9)),
+            int(generator.integers(1, 4)),
+            float(2 ** int(generator.integers(20, 31))),
+            5e10,
+        )
+
     return cohort.cases("test_all_to_all_seconds", fixed, draw, count, course_seed)
 
 
 def busiest_cases(count=3, course_seed=None):
     """The cases of the notebook's simulation test, ``(flows, paths, racks, seed)``: fixed
     ones, then ``count`` drawn from the course seed."""
-    fixed = [(4, 4, 1, 7), (16, 18, 1, 3), (16, 18, 8, 5), (8, 8, 16, 11), (64, 16, 4, 2),
-             (1, 9, 3, 4), (30, 4, 2, 9)]
+    fixed = [
+        (4, 4, 1, 7),
+        (16, 18, 1, 3),
+        (16, 18, 8, 5),
+        (8, 8, 16, 11),
+        (64, 16, 4, 2),
+        (1, 9, 3, 4),
+        (30, 4, 2, 9),
+    ]
 
     def draw(generator):
-        return (int(generator.integers(2, 33)), int(generator.integers(2, 33)),
-                int(generator.integers(1, 17)), int(generator.integers(0, 1000)))
+        return (
+            int(generator.integers(2, 33)),
+            int(generator.integers(2, 33)),
+            int(generator.integers(1, 17)),
+            int(generator.integers(0, 1000)),
+        )
+
     return cohort.cases("test_simulated_busiest", fixed, draw, count, course_seed)
 
 
 # ---- sizing a fabric under a switch budget -------------------------------------------------
 
+
 def _design(answer, what):
     """The learner's design as four ints ``(hosts_per_leaf, leaves, spines, links)``."""
-    if isinstance(answer, (str, bytes, dict)) or not isinstance(answer, (tuple, list)) \
-            or len(answer) != 4:
-        raise GradingError(f"{what} should be a tuple (hosts_per_leaf, leaves, spines, links) "
-                           f"of four ints, but it is {show(answer)}")
+    if (
+        isinstance(answer, (str, bytes, dict))
+        or not isinstance(answer, (tuple, list))
+        or len(answer) != 4
+    ):
+        raise GradingError(
+            f"{what} should be a tuple (hosts_per_leaf, leaves, spines, links) "
+            f"of four ints, but it is {show(answer)}"
+        )
     names = ("hosts_per_leaf", "leaves", "spines", "links")
     return tuple(_whole(v, f"the {name} of {what}", 1) for v, name in zip(answer, names))
 
@@ -138,23 +191,32 @@ def check_design_valid(design, what, gpus, radix, switch_budget):
     a, leaves, spines, links = design
     problems = []
     if leaves < 2:
-        problems.append(f"it has {count_text(leaves, 'leaf', 'leaves')}; a leaf-spine needs "
-                        "at least two")
+        problems.append(
+            f"it has {count_text(leaves, 'leaf', 'leaves')}; a leaf-spine needs at least two"
+        )
     if a * leaves < gpus:
-        problems.append(f"its {leaves} x {a} = {a * leaves} host ports hold fewer than the "
-                        f"{gpus} GPUs")
+        problems.append(
+            f"its {leaves} x {a} = {a * leaves} host ports hold fewer than the {gpus} GPUs"
+        )
     if a + spines * links > radix:
-        problems.append(f"a leaf needs {a} host ports + {spines} x {links} uplinks = "
-                        f"{a + spines * links} ports, more than the radix {radix}")
+        problems.append(
+            f"a leaf needs {a} host ports + {spines} x {links} uplinks = "
+            f"{a + spines * links} ports, more than the radix {radix}"
+        )
     if leaves * links > radix:
-        problems.append(f"a spine needs {leaves} x {links} = {leaves * links} ports, more than "
-                        f"the radix {radix}")
+        problems.append(
+            f"a spine needs {leaves} x {links} = {leaves * links} ports, more than "
+            f"the radix {radix}"
+        )
     if leaves + spines > switch_budget:
-        problems.append(f"it uses {leaves} + {spines} = {leaves + spines} switches, more than "
-                        f"the budget of {switch_budget}")
+        problems.append(
+            f"it uses {leaves} + {spines} = {leaves + spines} switches, more than "
+            f"the budget of {switch_budget}"
+        )
     if problems:
-        raise AssertionError(f"{what} = {show(tuple(design))} cannot be built: "
-                             + "; ".join(problems))
+        raise AssertionError(
+            f"{what} = {show(tuple(design))} cannot be built: " + "; ".join(problems)
+        )
     return design
 
 
@@ -164,8 +226,9 @@ def design_seconds(design, gpus):
     (:func:`leaf_spine`, :func:`collectives.time`)."""
     a, leaves, spines, links = design
     fab = leaf_spine(a, leaves, spines, links)
-    return cost.time(algorithms.direct_all_to_all(gpus), fab, NBYTES,
-                     placement=np.arange(gpus)).seconds
+    return cost.time(
+        algorithms.direct_all_to_all(gpus), fab, NBYTES, placement=np.arange(gpus)
+    ).seconds
 
 
 def _closed_form_seconds(a, leaves, spines, links, gpus):
@@ -194,16 +257,20 @@ def reference_design(gpus, radix, switch_budget):
             if best is None or key < best[0]:
                 best = (key, (a, leaves, spines, 1))
     if best is None:
-        raise GradingError(f"no leaf-spine of {radix}-port switches holds {gpus} GPUs on "
-                           f"{switch_budget} switches (a bug in the test)")
+        raise GradingError(
+            f"no leaf-spine of {radix}-port switches holds {gpus} GPUs on "
+            f"{switch_budget} switches (a bug in the test)"
+        )
     return best[1]
 
 
 def _describe(design, gpus):
     a, leaves, spines, links = design
     fab = leaf_spine(a, leaves, spines, links)
-    return (f"{design_seconds(design, gpus) * 1e3:.4g} ms on {leaves + spines} switches "
-            f"(bisection {bisection_bandwidth(fab) / 1e9:.4g} GB/s)")
+    return (
+        f"{design_seconds(design, gpus) * 1e3:.4g} ms on {leaves + spines} switches "
+        f"(bisection {bisection_bandwidth(fab) / 1e9:.4g} GB/s)"
+    )
 
 
 def check_design(answer, what, gpus, radix, switch_budget, *, rel=1e-6):
@@ -219,7 +286,8 @@ def check_design(answer, what, gpus, radix, switch_budget, *, rel=1e-6):
             f"{what} = {show(tuple(design))} takes {_describe(design, gpus)} for the "
             f"all-to-all of {NBYTES:.0f} bytes per GPU; the reference design "
             f"{show(best)} takes {_describe(best, gpus)} (cl.time): yours takes "
-            f"{mine / theirs:.3g} times as long")
+            f"{mine / theirs:.3g} times as long"
+        )
     return 1.0
 
 
@@ -232,7 +300,7 @@ def design_cases(count=3, course_seed=None):
     def draw(generator):
         radix = int((8, 16, 24, 32, 48, 64)[int(generator.integers(0, 6))])
         gpus = int(generator.integers(radix + 1, min(256, radix * radix // 4) + 1))
-        fewest = -(-gpus // (radix - 1)) + 1       # the fewest switches of any design
+        fewest = -(-gpus // (radix - 1)) + 1  # the fewest switches of any design
         return (gpus, radix, fewest + int(generator.integers(0, radix // 2 + 1)))
 
     def feasible(case):
@@ -241,8 +309,10 @@ def design_cases(count=3, course_seed=None):
         except GradingError:
             return False
         return True
-    cases = cohort.cases("test_design_fabric", fixed,
-                         lambda g: _retry(draw, feasible, g), count, course_seed)
+
+    cases = cohort.cases(
+        "test_design_fabric", fixed, lambda g: _retry(draw, feasible, g), count, course_seed
+    )
     return cases
 
 
@@ -256,6 +326,7 @@ def _retry(draw, keep, generator, tries=200):
 
 
 # ---- queue pairs for a ring ------------------------------------------------------------------
+
 
 def ring_racks(gpus, gpus_per_rack):
     """The racks a job of ``gpus`` GPUs on whole racks of ``gpus_per_rack`` spans."""
@@ -283,7 +354,7 @@ def ring_qps_reference(gpus, gpus_per_rack, channels, uplinks, target, qp_entrop
         if ring_efficiency(q, gpus, gpus_per_rack, channels, uplinks, qp_entropy) >= target:
             return q
         if not qp_entropy or ring_racks(gpus, gpus_per_rack) == 1:
-            return None                          # more QPs change nothing
+            return None  # more QPs change nothing
     return None
 
 
@@ -299,24 +370,31 @@ def check_ring_qps(answer, what, gpus, gpus_per_rack, channels, uplinks, target,
         raise AssertionError(
             f"{what} is None, but {count_text(best, 'queue pair', 'queue pairs')} per "
             f"connection reach an efficiency of {ring_efficiency(best, *args):.4f} >= "
-            f"{target!r}")
+            f"{target!r}"
+        )
     q = _whole(answer, what, 1)
     if q > MAX_QPS:
-        raise AssertionError(f"{what} is {q}, more than the {MAX_QPS} queue pairs per "
-                             "connection this task allows")
+        raise AssertionError(
+            f"{what} is {q}, more than the {MAX_QPS} queue pairs per connection this task allows"
+        )
     mine = ring_efficiency(q, *args)
     if mine < target:
-        extra = (f"; {best} reach {ring_efficiency(best, *args):.4f}" if best is not None else
-                 f"; no number up to {MAX_QPS} reaches it (the answer is None)")
+        extra = (
+            f"; {best} reach {ring_efficiency(best, *args):.4f}"
+            if best is not None
+            else f"; no number up to {MAX_QPS} reaches it (the answer is None)"
+        )
         raise AssertionError(
             f"{what} is {q}: with {q} queue pairs per connection the ring's step keeps an "
-            f"expected {mine:.4f} of link speed, below the target {target!r}{extra}")
+            f"expected {mine:.4f} of link speed, below the target {target!r}{extra}"
+        )
     if best is not None and q > best:
         raise AssertionError(
             f"{what} is {q}: that reaches {mine:.4f} >= {target!r}, but "
             f"{count_text(best, 'queue pair', 'queue pairs')} already reach "
             f"{ring_efficiency(best, *args):.4f}; every queue pair costs NIC state, take the "
-            "fewest")
+            "fewest"
+        )
     return 1.0
 
 
@@ -326,10 +404,16 @@ def ring_qps_cases(count=3, course_seed=None):
     optimistic, no entropy in the QPs, an unreachable target), then ``count`` drawn from the
     course seed, whose targets lie at least 1 % from the efficiencies of the answer and of
     one queue pair fewer."""
-    fixed = [(128, 16, 16, 18, 0.4, True), (16, 16, 8, 16, 0.9, True),
-             (3072, 16, 16, 18, 0.3, True), (256, 16, 16, 18, 0.3, False),
-             (256, 16, 16, 18, 0.2, False), (64, 8, 8, 8, 0.49, True),
-             (512, 32, 4, 16, 0.255, True), (64, 8, 4, 4, 0.95, True)]
+    fixed = [
+        (128, 16, 16, 18, 0.4, True),
+        (16, 16, 8, 16, 0.9, True),
+        (3072, 16, 16, 18, 0.3, True),
+        (256, 16, 16, 18, 0.3, False),
+        (256, 16, 16, 18, 0.2, False),
+        (64, 8, 8, 8, 0.49, True),
+        (512, 32, 4, 16, 0.255, True),
+        (64, 8, 4, 4, 0.95, True),
+    ]
 
     def draw(generator):
         gpus_per_rack = int((8, 16, 32)[int(generator.integers(0, 3))])
@@ -344,12 +428,18 @@ def ring_qps_cases(count=3, course_seed=None):
             return None
         target = round(low + (high - low) * float(generator.uniform(0.3, 0.7)), 4)
         return (gpus, gpus_per_rack, channels, uplinks, target, True)
-    return cohort.cases("test_ring_qps", fixed,
-                        lambda g: _retry(draw, lambda case: case is not None, g), count,
-                        course_seed)
+
+    return cohort.cases(
+        "test_ring_qps",
+        fixed,
+        lambda g: _retry(draw, lambda case: case is not None, g),
+        count,
+        course_seed,
+    )
 
 
 # ---- the cable whose failure hurts a job most ----------------------------------------------
+
 
 def _cable_link(fab, leaf, spine):
     """The directed link id of the cable from leaf ``leaf`` up to spine ``spine``."""
@@ -360,15 +450,21 @@ def _cable_link(fab, leaf, spine):
 
 
 def _cable(answer, what, leaves, spines):
-    if isinstance(answer, (str, bytes, dict)) or not isinstance(answer, (tuple, list)) \
-            or len(answer) != 2:
-        raise GradingError(f"{what} should be a pair (leaf, spine) of ints, but it is "
-                           f"{show(answer)}")
+    if (
+        isinstance(answer, (str, bytes, dict))
+        or not isinstance(answer, (tuple, list))
+        or len(answer) != 2
+    ):
+        raise GradingError(
+            f"{what} should be a pair (leaf, spine) of ints, but it is {show(answer)}"
+        )
     leaf = _whole(answer[0], f"the leaf of {what}")
     spine = _whole(answer[1], f"the spine of {what}")
     if leaf >= leaves or spine >= spines:
-        raise AssertionError(f"{what} is {show(tuple(answer))}, but the fabric has leaves 0 to "
-                             f"{leaves - 1} and spines 0 to {spines - 1}")
+        raise AssertionError(
+            f"{what} is {show(tuple(answer))}, but the fabric has leaves 0 to "
+            f"{leaves - 1} and spines 0 to {spines - 1}"
+        )
     return leaf, spine
 
 
@@ -393,9 +489,14 @@ def worst_cable_reference(leaves, hosts_per_leaf, spines, failed, connections):
     """``(seconds, cables)``: the slowest step after one more cable fails
     (:func:`cable_seconds`), over every live leaf-spine cable, and the cables that give it."""
     down = {tuple(c) for c in failed}
-    times = {(leaf, spine): cable_seconds((leaf, spine), leaves, hosts_per_leaf, spines,
-                                          failed, connections)
-             for leaf in range(leaves) for spine in range(spines) if (leaf, spine) not in down}
+    times = {
+        (leaf, spine): cable_seconds(
+            (leaf, spine), leaves, hosts_per_leaf, spines, failed, connections
+        )
+        for leaf in range(leaves)
+        for spine in range(spines)
+        if (leaf, spine) not in down
+    }
     worst = max(times.values())
     return worst, sorted(c for c, t in times.items() if t >= worst * (1 - 1e-9))
 
@@ -415,7 +516,8 @@ def check_worst_cable(answer, what, leaves, hosts_per_leaf, spines, failed, conn
         raise AssertionError(
             f"{what} is {(leaf, spine)}: with it down the step takes {mine * 1e3:.6g} ms (now "
             f"{now * 1e3:.6g} ms), but losing the cable {cables[0]} makes it {worst * 1e3:.6g} "
-            "ms")
+            "ms"
+        )
     return 1.0
 
 
@@ -428,15 +530,17 @@ def _draw_failure_case(generator):
     n = leaves * hosts
     # every host sends at most one connection and receives at most one, so that the
     # leaf-spine cables, not the host cables, limit the step
-    connections = [(int(src), int(dst), float(int(generator.integers(1, 9)) * 1e6))
-                   for src, dst in zip(generator.permutation(n), generator.permutation(n))
-                   if src // hosts != dst // hosts]
+    connections = [
+        (int(src), int(dst), float(int(generator.integers(1, 9)) * 1e6))
+        for src, dst in zip(generator.permutation(n), generator.permutation(n))
+        if src // hosts != dst // hosts
+    ]
     case = (leaves, hosts, spines, failed, connections)
     if len(connections) < 3:
         return None
     worst, cables = worst_cable_reference(*case)
     if worst < 1.01 * cable_seconds(None, *case) or len(cables) > 3:
-        return None                                # no cable matters, or too many tie
+        return None  # no cable matters, or too many tie
     return case
 
 
@@ -446,9 +550,10 @@ def _fixed_failure_cases():
         # the notebook's example: leaf 0 sends 4 MB on two spines, one of them down
         (3, 2, 3, [(0, 0)], [(0, 2, 4e6), (1, 4, 2e6), (2, 5, 2e6)]),
     ]
-    for number in (1, 2, 3):                      # the same in every cohort
-        fixed.append(_retry(_draw_failure_case, lambda c: c is not None,
-                            np.random.default_rng([22, number])))
+    for number in (1, 2, 3):  # the same in every cohort
+        fixed.append(
+            _retry(_draw_failure_case, lambda c: c is not None, np.random.default_rng([22, number]))
+        )
     return fixed
 
 
@@ -457,6 +562,10 @@ def worst_cable_cases(count=3, course_seed=None):
     connections)``: fixed ones, then ``count`` drawn from the course seed (in each, the worst
     cable slows the step by at least 1 % and at most three cables tie)."""
     fixed = copy.deepcopy(_fixed_failure_cases())
-    return cohort.cases("test_worst_cable", fixed,
-                        lambda g: _retry(_draw_failure_case, lambda c: c is not None, g),
-                        count, course_seed)
+    return cohort.cases(
+        "test_worst_cable",
+        fixed,
+        lambda g: _retry(_draw_failure_case, lambda c: c is not None, g),
+        count,
+        course_seed,
+    )

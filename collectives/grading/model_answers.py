@@ -114,4 +114,21 @@ FSDP over 256 GPUs, one micro-batch, about 3.77 s, 190 GB or more) and why it is
 says that recomputation trades compute (one more forward, about 5.03 s) for memory with a
 consistent number. 0 for a part whose numbers are missing or contradict the plan.""",
     },
+    "fabric": {
+        "written_choice": r"""Enhanced ECMP needs 4 queue pairs per connection to keep 30 % (0.307) across all 192 racks
+(the busiest uplink of the pod is what the step waits for; one rack's statistic would have
+asked for fewer), and it still wastes about 70 % of the uplinks' speed; a failed cable barely
+changes it, because hashing is indifferent to failures. The controller reaches link speed (17
+uplinks still fit 16 flows when it recomputes) but its static assignment doubles the step
+after a cable fails, until it recomputes. Adaptive routing reaches link speed with no
+per-job knowledge and re-spreads around a failure by itself (as Task 5's fabric does), so I
+would pick it where the switches and NICs support it (out-of-order delivery), and enhanced
+ECMP with more queue pairs only where they do not.
+
+**Rubric (1 point; 0.5 + 0.5):** 0.5 for quoting the number of queue pairs for 30 % and
+saying that the step waits for the busiest uplink of all the racks (not one rack's); 0.5 for
+a choice supported by what a failure does to it (static engineered: the step doubles until
+recomputed; hashing: about unchanged; adaptive: spreads around it). 0 for a part without
+numbers or with the failure behaviour wrong.""",
+    },
 }

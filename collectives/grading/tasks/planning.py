@@ -762,8 +762,9 @@ def check_flipping_assumption(answer, what, case):
                            f"{in_words(answer)}")
     holds, mine_w, theirs_w = verdict(case, answer)
     if holds == planned:
-        rest = (f"; {count_text(len(flips), 'other assumption does', 'other assumptions do')}"
-                if flips else "; no assumption of the list flips it: the answer is None")
+        rest = ("; no assumption of the list flips it: the answer is None" if not flips else
+                "; " + count_text(len(flips), "assumption of the list does",
+                                  "assumptions of the list do"))
         raise AssertionError(
             f"{what} is {answer!r}, but under it the verdict ({claim}) still {said}: "
             f"{mine_w:.4f} s vs {theirs_w:.4f} s (as planned {mine:.4f} s vs {theirs:.4f} s)"

@@ -865,12 +865,13 @@ def _clear(case, what_ifs=(None,) + ASSUMPTIONS):
                for mine, theirs in (verdict(case, w)[1:] for w in what_ifs))
 
 
-def rival_case(generator, kind="flip", attempts=400):
+def rival_case(generator, kind="flip", attempts=400, crossing=None):
     """A drawn case of task 5 (``kind="flip"``) or 6 (``"breakeven"``): Llama 3 8B or 70B on
     one SuperPOD scalable unit (32 DGX H100 nodes), two layouts of :func:`_layouts` that fit
     the H100's 80 GB, the faster as planned as ``"layout"``, every verdict at least
     :data:`MARGIN` from a tie; for "breakeven", the two step times cross at most once in
-    :data:`MFU_RANGE`, and they do in about two cases of three."""
+    :data:`MFU_RANGE`, and they do in about two cases of three (always with ``crossing=True``,
+    never with False)."""
     pick = lambda values: values[int(generator.integers(0, len(values)))]
     for _ in range(attempts):
         model = pick(["llama3-8b", "llama3-70b"])
@@ -893,6 +894,8 @@ def rival_case(generator, kind="flip", attempts=400):
             continue
         signs = [gap > 0 for _, gap in _grid(case)]
         crossings = sum(x != y for x, y in zip(signs, signs[1:]))
-        if crossings == (0 if generator.integers(0, 3) == 0 else 1):
+        if crossing is None:
+            crossing = bool(generator.integers(0, 3))
+        if crossings == int(crossing):
             return case
     raise GradingError(f"no {kind} case found in {attempts} draws (a bug in the test)")

@@ -1090,23 +1090,46 @@ def _moe_layout(rng):
     return layout
 
 
-def _choose_layout(rng, a):
-    return [
-        (
-            "check_reference",
+_PLANNER = ("collectives.grading", "collectives.plan.sensitivity")
+
+
+def _make_it_fit(rng, a):
+    from .tasks import planning
+
+    checks = []
+    for _ in range(3):
+        name, layout, seq_len, batch, hbm = planning.fit_case(rng)
+        shape = planning.SHAPES[name]
+        what = f"make_it_fit({name}, {layout}, {seq_len}, {batch}, {hbm:.4g})"
+        answer = _c(a, "make_it_fit", shape, layout, seq_len, batch, hbm)
+        checks.append(
             (
-                1.0,
-                f"choose_layout({gb}e9)",
-                "grading.plan_tasks.check_layout_choice",
+                "check_reference",
                 (
-                    _c(a, "choose_layout", gb * 1e9, forbid=("collectives.grading",)),
-                    f"choose_layout({gb}e9)",
-                    gb * 1e9,
+                    1.0,
+                    what,
+                    "grading.plan_tasks.check_fit_change",
+                    (answer, what, shape, layout, seq_len, batch, hbm),
                 ),
-            ),
+            )
         )
-        for gb in _draws(rng, 2, lambda r: int(r.integers(30, 91)))
-    ]
+    return checks
+
+
+def _rival_task(function, checker, kind, count):
+    def build(rng, a):
+        from .tasks import planning
+
+        checks = []
+        for i in range(count):
+            # the first break-even case always crosses: a None for every case fails here too
+            case = planning.rival_case(rng, kind, crossing=True if i == 0 else None)
+            what = f"{function}({case})"
+            answer = _c(a, function, case, forbid=_PLANNER)
+            checks.append(("check_reference", (1.0, what, checker, (answer, what, case))))
+        return checks
+
+    return build
 
 
 # ---- real_processes --------------------------------------------------------------------------
@@ -1421,7 +1444,23 @@ TASKS = {
                 count=4,
             ),
         ),
-        Task("test_choose_layout", ("choose_layout",), _choose_layout, timeout=200.0),
+        Task("test_make_it_fit", ("make_it_fit",), _make_it_fit, timeout=200.0),
+        Task(
+            "test_flipping_assumption",
+            ("flipping_assumption",),
+            _rival_task(
+                "flipping_assumption", "grading.plan_tasks.check_flipping_assumption", "flip", 2
+            ),
+            timeout=200.0,
+        ),
+        Task(
+            "test_breakeven_mfu",
+            ("breakeven_mfu",),
+            _rival_task(
+                "breakeven_mfu", "grading.plan_tasks.check_breakeven_mfu", "breakeven", 2
+            ),
+            timeout=200.0,
+        ),
     ),
     "real_processes": (
         Task("test_ring_peers", ("ring_peers",), _peers),

@@ -399,10 +399,12 @@ def pod_port_sum(name: str) -> float:
     return math.prod(system.default_shape) * system.ici_links * system.link_bandwidth / 1e12
 
 
-_GOOGLE_COUNT = ("Google counts one direction per port at its own per-port rate ({} GB/s: its "
-                 "{} GB/s of bidirectional ICI per chip over 4 ports); the model counts the "
-                 "same links at The Scaling Book's {} GB/s, which notes that ICI links 'have "
-                 "slightly different bandwidths depending on the operation being performed'")
+_GOOGLE_COUNT = ("Google's figure is consistent with counting the torus cut one way per port at "
+                 "its own per-port rate ({} GB/s: its {} GB/s of bidirectional ICI per chip "
+                 "over 4 ports), or equally a mesh cut of half the links both ways; the page "
+                 "does not say. The model counts the torus cut at The Scaling Book's {} GB/s, "
+                 "which notes that ICI links 'have slightly different bandwidths depending on "
+                 "the operation being performed'")
 
 TPU_ROWS: tuple[Measurement, ...] = (
     _profile_row(2048, 8192, "bandwidth-bound: the model runs every link at The Scaling Book's "

@@ -49,8 +49,10 @@ def tpu_wraparound(kind: str, shape: Sequence[int]) -> tuple[bool, ...]:
 
 def tpu_hosts(name: str, shape: Sequence[int] | None = None) -> np.ndarray:
     """The host of every chip of a TPU slice (row-major chip order): chips are grouped into
-    tiles of the system's ``host_shape`` (2x2x1 on v4, v5p and TPU7x, 4x2 on v5e/v6e; The
-    Scaling Book, 2026-07; TPU7x: 4 chips and 2 NICs per VM, Google's GKE Ironwood page),
+    tiles of the system's ``host_shape`` (2x2x1 on v4, v5p and TPU7x; 8 chips on v5e/v6e,
+    The Scaling Book's "4x2", laid 2x4 so that Google's v5e slice table holds: 2x4 on one
+    host, 4x4 on 2, 8x16 on 16; The Scaling Book, 2026-07; TPU7x: 4 chips and 2 NICs per VM,
+    Google's GKE Ironwood page),
     host ids row-major over the tiles. An axis shorter than the tile leaves its
     hosts partly used, as in a small slice. Hosts share their PCIe and DCN bandwidth among
     their chips; ``spec(name).pcie_bandwidth`` and ``dcn_bandwidth`` are per chip."""

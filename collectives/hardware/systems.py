@@ -204,6 +204,9 @@ SYSTEMS = {
         System("tpu-v6e", "tpu-2d", 9.0e10, ICI_HOP_LATENCY, (16, 16), 1.6e12, 9.20e14, 32e9,
                SCALING_BOOK_TPUS, "Trillium; pod 16x16 = 256 chips", (SCALING_BOOK_SHARDING,),
                dcn_bandwidth=1.25e10, host_shape=(2, 4), pcie_bandwidth=3.2e10),
+        # TPU7x as "tpu-3d" (six links, a 3-D torus of 4x4x4 cubes) is an assumption: no
+        # source gives its ICI port count or topology (The Scaling Book: a 4x4x576 pod and
+        # 2x2x1 hosts; GCLOUD_TPU7X: bandwidth per chip only)
         System("tpu7x", "tpu-3d", 9.0e10, ICI_HOP_LATENCY, (4, 4, 576), 7.4e12, 2.30e15, 192e9,
                SCALING_BOOK_TPUS, "Ironwood; 9216 chips; 4 chips (2x2x1) and 2 NICs per VM",
                (SCALING_BOOK_SHARDING, GKE_IRONWOOD, GCLOUD_TPU7X), dcn_bandwidth=1.25e10,

@@ -458,8 +458,10 @@ TPU_ROWS: tuple[Measurement, ...] = (
     Measurement(case="all-reduce bandwidth per pod", system="TPU v4 pod, 16 x 16 x 16",
                 source=GCLOUD_TPU_V4, value=1100.0, unit="TB/s",
                 predict=lambda: pod_port_sum("tpu-v4"), section="TPU: Google's pod figures",
-                reason=("a sum of every port's one-way rate (4096 chips x 6 ports), not the "
-                        "speed of an all-reduce; Google rounds it to 1.1 PB/s")),
+                reason=("consistent with a sum of every port's one-way rate (4096 chips x 6 "
+                        "ports), not the speed of an all-reduce; any rate from 42.7 to 46.8 "
+                        "GB/s per port rounds to 1.1 PB/s, so the match at 45 confirms little "
+                        "(the 24 TB/s bisection asks for 45.9 to 47.9)")),
     Measurement(case="all-reduce bandwidth per pod", system="TPU v5e pod, 16 x 16",
                 source=GCLOUD_TPU_V5E, value=51.2, unit="TB/s",
                 predict=lambda: pod_port_sum("tpu-v5e"), section="TPU: Google's pod figures",

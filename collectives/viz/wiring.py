@@ -31,13 +31,16 @@ participants (NVLS, SHARP) are drawn where they run; a switch taking part in the
 outlined, with "Σ" where it adds what arrives and "1→m" where it multicasts
 (:func:`switch_actions`).
 
-Three drawing options change no cost: ``chips`` draws each NVSwitch as the chips it is made
+Some drawing options change no cost: ``chips`` draws each NVSwitch as the chips it is made
 of (:func:`split_switches`; a DGX H100's four, 5 : 4 : 4 : 5 of every GPU's links, from
 :mod:`collectives.hardware.nvswitch`), every link to it and every transfer through it
 spread over the chips in proportion; ``nodes`` draws a window of a large cluster (some of
 its nodes and the switches above them); ``max_fan`` merges the arrows of a crowded link
-into one labelled with their count. :mod:`collectives.viz.loads` draws link loads on the
-same layouts. matplotlib (and, for the spring layout, networkx) are imported inside the
+into one labelled with their count; ``panels_per_row``, ``panel_captions`` and ``radius``
+arrange and name the planes of a torus or the slices of a multislice; ``bridge`` draws a
+transfer over links left out (a multislice's DCN switches, with ``levels=("ici",)``) as one
+dashed arc from its source to its destination. :mod:`collectives.viz.loads` draws link loads
+on the same layouts. matplotlib (and, for the spring layout, networkx) are imported inside the
 functions. Taught from chapter "Cost models and the ring all-gather" on; the hardware
 chapters draw their presets with it.
 """

@@ -2,9 +2,10 @@
 and BF16, with or without Transformer Engine's per-tensor scale, in the static book.
 
 :func:`fp8_explorer` returns an :class:`FP8Explorer`, whose ``_repr_html_`` is one page block:
-two text boxes (the value x; the tensor's amax, empty for no scale), a table with a row per
-format (bits coloured by field, the code, the scale, the stored value, the value read back,
-the relative error and the two values x falls between) and an inline script,
+two text boxes (the value x; the tensor's amax, empty for no scale), a line naming the
+scales, a table with a row per format (the bits coloured by field, sign, exponent and
+mantissa, with the code as their tooltip; the stored value, the value read back, the
+relative error and the two values of the format x lies between) and an inline script,
 ``fp8_explorer.js`` next to this module, that redraws the table as the reader types. The
 script is the package's codec written again for the browser: the formats' constants come from
 :data:`collectives.fp8.FORMATS` (put in the block's data by :func:`explorer_formats`), and
@@ -103,11 +104,12 @@ def explain(x: float, fmt: str, amax: Optional[float] = None) -> dict:
 _STYLE = (
     ".cl-fp8-explorer{margin:1em 0;font-size:0.95em}"
     ".cl-fp8-explorer label{margin-right:1em;white-space:nowrap}"
-    ".cl-fp8-explorer input{width:9em;font-family:monospace}"
+    ".cl-fp8-explorer input{width:11em;font-family:monospace}"
     ".cl-fp8-scroll{overflow-x:auto;max-width:100%}"
     ".cl-fp8-explorer table{border-collapse:collapse;margin-top:0.5em}"
     ".cl-fp8-explorer th,.cl-fp8-explorer td{padding:0.15em 0.5em;text-align:right;"
     "white-space:nowrap}"
+    ".cl-fp8-explorer th:first-child{text-align:left}"
     ".cl-fp8-bits{font-family:monospace;letter-spacing:0.05em}"
     ".cl-fp8-sign{background:#f4c7b2}.cl-fp8-exponent{background:#c6e4f5}"
     ".cl-fp8-mantissa{background:#eee2b3}"
@@ -137,16 +139,7 @@ class FP8Explorer:
         amax = "" if self.amax is None else repr(self.amax)
         heads = "".join(
             f'<th scope="col">{h}</th>'
-            for h in (
-                "",
-                "bits (sign, exponent, mantissa)",
-                "code",
-                "scale",
-                "stored",
-                "read back",
-                "error",
-                "x falls",
-            )
+            for h in ("", "bits", "stored", "read back", "error", "x lies in")
         )
         return (
             f'<div class="cl-fp8-explorer" id="{self.id}"><style>{_STYLE}</style>'

@@ -200,13 +200,11 @@
     var error = (isFinite(x) && x !== 0 && isFinite(r.back))
       ? number(100 * (r.back - x) / Math.abs(x)) + " %" : "–";
     var between = r.neighbours
-      ? "between " + number(r.neighbours[0]) + " and " + number(r.neighbours[1])
-      : (r.stored === (name === "bf16" ? x : x * r.scale) ? "exact" : "saturated or not finite");
+      ? number(r.neighbours[0]) + " … " + number(r.neighbours[1])
+      : (r.stored === (name === "bf16" ? x : x * r.scale) ? "exact" : "clipped");
     return "<tr><th>" + label + "</th>" +
-      '<td class="cl-fp8-bits" data-format="' + name + '">' +
+      '<td class="cl-fp8-bits" data-format="' + name + '" title="' + hex + '">' +
       bitsHtml(r.code, r.width, r.exponent_bits) + "</td>" +
-      "<td>" + hex + "</td>" +
-      "<td>" + (name === "bf16" ? "–" : number(r.scale)) + "</td>" +
       '<td data-show="stored">' + number(r.stored) + "</td>" +
       '<td data-show="back">' + number(r.back) + "</td>" +
       "<td>" + error + "</td>" +
@@ -248,10 +246,16 @@
           "or nothing.";
         return;
       }
+      var scales = [];
+      for (var j = 0; j < data.order.length; j++) {
+        if (data.order[j] !== "bf16" && amax !== null) {
+          scales.push(data.labels[j] + " " + number(scaleFor(amax, data.formats[data.order[j]])));
+        }
+      }
       note.textContent = amax === null
         ? "No scale: the FP8 rows round x itself."
-        : "Scaled: each FP8 row stores x × scale, scale = max / amax (float32), and reads " +
-          "back stored × (1 / scale).";
+        : "Each FP8 row stores x × scale (scale = max / amax: " + scales.join(", ") +
+          ") and reads back stored / scale.";
       var rows = "";
       for (var i = 0; i < data.order.length; i++) {
         rows += row(x, data.order[i], data.labels[i], data.formats, amax);

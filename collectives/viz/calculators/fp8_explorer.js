@@ -198,7 +198,7 @@
     var r = explain(x, name, formats, amax);
     var hex = "0x" + r.code.toString(16).toUpperCase();
     var error = (isFinite(x) && x !== 0 && isFinite(r.back))
-      ? number(100 * (r.back - x) / Math.abs(x)) + " %" : "–";
+      ? String(Number((100 * (r.back - x) / Math.abs(x)).toPrecision(3))) + " %" : "–";
     var between = r.neighbours
       ? number(r.neighbours[0]) + " … " + number(r.neighbours[1])
       : (r.stored === (name === "bf16" ? x : x * r.scale) ? "exact" : "clipped");

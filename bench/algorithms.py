@@ -36,8 +36,8 @@ def predicted_transfers(name, n):
         return n * n * (n - 1) // 2
     if name == "bidirectional_ring_all_to_all":
         return n * n * n // 4
-    if name == "chain_farthest_first_all_to_all":        # every hop of every part
-        return (n ** 3 - n) // 3
+    if name == "chain_farthest_first_all_to_all":  # every hop of every part
+        return (n**3 - n) // 3
     return 0
 
 
@@ -54,8 +54,10 @@ def measure(name, n):
 
 
 def main(names):
-    print(f"{'algorithm':36s} {'n':>5s} {'transfers':>11s} {'build':>8s} {'verify':>8s} "
-          f"{'time':>8s}   (seconds per million transfers)")
+    print(
+        f"{'algorithm':36s} {'n':>5s} {'transfers':>11s} {'build':>8s} {'verify':>8s} "
+        f"{'time':>8s}   (seconds per million transfers)"
+    )
     ratios = []
     for name in names:
         per = {}
@@ -63,22 +65,27 @@ def main(names):
             if not supports(name, n):
                 continue
             if predicted_transfers(name, n) > MAX_TRANSFERS:
-                print(f"{name:36s} {n:5d} {predicted_transfers(name, n):11,d}   skipped "
-                      f"(more than {MAX_TRANSFERS:,} transfers)")
+                print(
+                    f"{name:36s} {n:5d} {predicted_transfers(name, n):11,d}   skipped "
+                    f"(more than {MAX_TRANSFERS:,} transfers)"
+                )
                 continue
             count, build, verify, cost = measure(name, n)
             m = max(count, 1) / 1e6
             per[n] = (build + verify + cost) / m
-            print(f"{name:36s} {n:5d} {count:11,d} {build / m:8.3f} {verify / m:8.3f} "
-                  f"{cost / m:8.3f}")
+            print(
+                f"{name:36s} {n:5d} {count:11,d} {build / m:8.3f} {verify / m:8.3f} {cost / m:8.3f}"
+            )
         if len(per) == 2:
             ratio = per[SIZES[1]] / per[SIZES[0]]
             ratios.append(ratio)
             print(f"{'':36s} per-transfer cost, {SIZES[1]} / {SIZES[0]} ranks: {ratio:.2f}x")
     if ratios:
         ratios.sort()
-        print(f"\nper-transfer cost ratio {SIZES[1]}/{SIZES[0]} over {len(ratios)} algorithms: "
-              f"median {ratios[len(ratios) // 2]:.2f}x, max {ratios[-1]:.2f}x")
+        print(
+            f"\nper-transfer cost ratio {SIZES[1]}/{SIZES[0]} over {len(ratios)} algorithms: "
+            f"median {ratios[len(ratios) // 2]:.2f}x, max {ratios[-1]:.2f}x"
+        )
 
 
 if __name__ == "__main__":

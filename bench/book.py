@@ -39,11 +39,17 @@ CLEAN_TARGET_S = 6 * 60
 REBUILD_TARGET_S = 15.0
 BUILD = ["build", ".", "--builder", "html", "-W", "-n", "--keep-going"]
 # Never copied: version control, environments, build outputs, nbgrader state, caches.
-SKIP_TOP = {".git", ".venv", "_build", "node_modules", ".pytest_cache", ".hypothesis",
-            "collectives.egg-info"}
+SKIP_TOP = {
+    ".git",
+    ".venv",
+    "_build",
+    "node_modules",
+    ".pytest_cache",
+    ".hypothesis",
+    "collectives.egg-info",
+}
 SKIP_ANYWHERE = {"__pycache__", ".ipynb_checkpoints", ".jupyter_cache"}
-SKIP_EXERCISES = {"release", "submitted", "autograded", "feedback", "downloaded",
-                  "gradebook.db"}
+SKIP_EXERCISES = {"release", "submitted", "autograded", "feedback", "downloaded", "gradebook.db"}
 
 
 def _ignore(directory: str, names: list[str]) -> set[str]:
@@ -59,7 +65,9 @@ def _ignore(directory: str, names: list[str]) -> set[str]:
 def copy_tree(dest: Path) -> None:
     vendor = ROOT / "_static" / "vendor" / "manifest.json"
     if not vendor.is_file():
-        sys.exit("bench/book.py: _static/vendor is missing; run `make vendor` (or `make book`) first")
+        sys.exit(
+            "bench/book.py: _static/vendor is missing; run `make vendor` (or `make book`) first"
+        )
     shutil.copytree(ROOT, dest, ignore=_ignore, symlinks=True)
 
 
@@ -68,8 +76,10 @@ def run(cmd: list[str], cwd: Path, env: dict[str, str], what: str) -> float:
     result = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
     seconds = time.perf_counter() - started
     if result.returncode != 0:
-        sys.exit(f"bench/book.py: {what} failed (exit {result.returncode}):\n"
-                 f"{result.stdout[-4000:]}\n{result.stderr[-4000:]}")
+        sys.exit(
+            f"bench/book.py: {what} failed (exit {result.returncode}):\n"
+            f"{result.stdout[-4000:]}\n{result.stderr[-4000:]}"
+        )
     return seconds
 
 
@@ -90,8 +100,11 @@ def execution_seconds(book: Path) -> tuple[int, float]:
 def site_stats(book: Path) -> tuple[int, float]:
     """(HTML pages of the book, megabytes of the whole site)."""
     html = book / "_build" / "html"
-    pages = [p for p in html.rglob("*.html")
-             if p.relative_to(html).parts[0] not in ("_static", "_sources")]
+    pages = [
+        p
+        for p in html.rglob("*.html")
+        if p.relative_to(html).parts[0] not in ("_static", "_sources")
+    ]
     size = sum(p.stat().st_size for p in html.rglob("*") if p.is_file())
     return len(pages), size / 1e6
 
@@ -107,39 +120,58 @@ def main(argv: list[str] | None = None) -> int:
 
     workdir = Path(tempfile.mkdtemp(prefix="bench-book-")) if args.keep is None else args.keep
     book = workdir / "book" if args.keep is None else workdir
-    env = dict(os.environ, PYTHONPATH=str(book),
-               PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
+    env = dict(
+        os.environ, PYTHONPATH=str(book), PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"
+    )
     try:
         started = time.perf_counter()
         copy_tree(book)
         copy_s = time.perf_counter() - started
-        student_s = run([sys.executable, "scripts/release_notebooks.py"], book, env,
-                        "the student notebooks (scripts/release_notebooks.py)")
+        student_s = run(
+            [sys.executable, "scripts/release_notebooks.py"],
+            book,
+            env,
+            "the student notebooks (scripts/release_notebooks.py)",
+        )
         jupyter_book = str(BIN / "jupyter-book")
         clean_s = run([jupyter_book, *BUILD], book, env, "the clean build")
         executed, exec_s = execution_seconds(book)
         pages, megabytes = site_stats(book)
         rebuild_s = run([jupyter_book, *BUILD], book, env, "the no-change rebuild")
-        student_again_s = run([sys.executable, "scripts/release_notebooks.py"], book, env,
-                              "the student notebooks, again")
+        student_again_s = run(
+            [sys.executable, "scripts/release_notebooks.py"],
+            book,
+            env,
+            "the student notebooks, again",
+        )
     finally:
         if args.keep is None:
             shutil.rmtree(workdir, ignore_errors=True)
 
-    print(f"book build, {os.cpu_count()} CPUs, {pages} pages ({megabytes:.1f} MB of site), "
-          f"{executed} chapters executed")
+    print(
+        f"book build, {os.cpu_count()} CPUs, {pages} pages ({megabytes:.1f} MB of site), "
+        f"{executed} chapters executed"
+    )
     print(f"  copy of the working tree         {copy_s:7.1f} s")
     print(f"  student notebooks (make student) {student_s:7.1f} s")
-    print(f"  clean build (jupyter-book)       {clean_s:7.1f} s   target < {CLEAN_TARGET_S:.0f} s: "
-          f"{verdict(clean_s, CLEAN_TARGET_S)}")
+    print(
+        f"  clean build (jupyter-book)       {clean_s:7.1f} s   target < {CLEAN_TARGET_S:.0f} s: "
+        f"{verdict(clean_s, CLEAN_TARGET_S)}"
+    )
     print(f"    of which executing chapters    {exec_s:7.1f} s   (jupyter-cache's record)")
-    print(f"  no-change rebuild (jupyter-book) {rebuild_s:7.1f} s   target < {REBUILD_TARGET_S:.0f} s: "
-          f"{verdict(rebuild_s, REBUILD_TARGET_S)}")
-    print(f"  clean build + student notebooks  {clean_s + student_s:7.1f} s   "
-          f"({verdict(clean_s + student_s, CLEAN_TARGET_S)})")
+    print(
+        f"  no-change rebuild (jupyter-book) {rebuild_s:7.1f} s   target < {REBUILD_TARGET_S:.0f} s: "
+        f"{verdict(rebuild_s, REBUILD_TARGET_S)}"
+    )
+    print(
+        f"  clean build + student notebooks  {clean_s + student_s:7.1f} s   "
+        f"({verdict(clean_s + student_s, CLEAN_TARGET_S)})"
+    )
     make_book_s = rebuild_s + student_again_s
-    print(f"  `make book` with nothing changed {make_book_s:7.1f} s   (the rebuild + the student "
-          f"notebooks again, {student_again_s:.1f} s: {verdict(make_book_s, REBUILD_TARGET_S)})")
+    print(
+        f"  `make book` with nothing changed {make_book_s:7.1f} s   (the rebuild + the student "
+        f"notebooks again, {student_again_s:.1f} s: {verdict(make_book_s, REBUILD_TARGET_S)})"
+    )
     return 0
 
 

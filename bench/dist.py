@@ -52,8 +52,9 @@ def main():
     parser.add_argument("--table", action="store_true")
     args = parser.parse_args()
     schedule = cl.algorithms.ring_all_reduce(4)
-    tasks, meta = plan(schedule, list(SIZES) * args.rounds, iters=ITERS, warmup=1,
-                       segments=args.segments)
+    tasks, meta = plan(
+        schedule, list(SIZES) * args.rounds, iters=ITERS, warmup=1, segments=args.segments
+    )
     tasks, meta = _alternate(tasks, meta)
     load_before = os.getloadavg()
     start = time.perf_counter()
@@ -66,14 +67,24 @@ def main():
         raise SystemExit(f"wrong results: {[r for r in rows if r.wrong]}")
     if args.table:
         print(format_table(result), "\n")
-    print(f"ring_all_reduce(4) Schedule (segments={args.segments}) vs gloo's all_reduce, "
-          f"4 processes on {os.cpu_count()} CPUs, float32")
-    print(f"{args.rounds} rounds x (1 checked + 1 warm-up + {ITERS} timed iterations) per "
-          f"implementation and size, {seconds:.0f} s; every checked result exact")
-    print("load average (1, 5, 15 min) before: " + ", ".join(f"{x:.2f}" for x in load_before)
-          + "; after: " + ", ".join(f"{x:.2f}" for x in load_after))
-    print(f"\n{'size':>8} {'ours busbw':>11} {'gloo busbw':>11} {'ratio':>6} "
-          f"{'IQR':>10} {'min-max':>10}  ratio per round")
+    print(
+        f"ring_all_reduce(4) Schedule (segments={args.segments}) vs gloo's all_reduce, "
+        f"4 processes on {os.cpu_count()} CPUs, float32"
+    )
+    print(
+        f"{args.rounds} rounds x (1 checked + 1 warm-up + {ITERS} timed iterations) per "
+        f"implementation and size, {seconds:.0f} s; every checked result exact"
+    )
+    print(
+        "load average (1, 5, 15 min) before: "
+        + ", ".join(f"{x:.2f}" for x in load_before)
+        + "; after: "
+        + ", ".join(f"{x:.2f}" for x in load_after)
+    )
+    print(
+        f"\n{'size':>8} {'ours busbw':>11} {'gloo busbw':>11} {'ratio':>6} "
+        f"{'IQR':>10} {'min-max':>10}  ratio per round"
+    )
     print(f"{'':>8} {'GB/s':>11} {'GB/s':>11} {'median':>6}")
     medians = []
     for size in SIZES:
@@ -82,13 +93,17 @@ def main():
         ratios = ours / gloo
         q1, med, q3 = np.percentile(ratios, [25, 50, 75])
         medians.append(med)
-        print(f"{size // MIB:>5} MiB {np.median(ours):>11.3f} {np.median(gloo):>11.3f} "
-              f"{med:>6.2f} {q1:>4.2f}-{q3:<5.2f} {ratios.min():>4.2f}-{ratios.max():<5.2f} "
-              + " ".join(f"{x:.2f}" for x in ratios))
+        print(
+            f"{size // MIB:>5} MiB {np.median(ours):>11.3f} {np.median(gloo):>11.3f} "
+            f"{med:>6.2f} {q1:>4.2f}-{q3:<5.2f} {ratios.min():>4.2f}-{ratios.max():<5.2f} "
+            + " ".join(f"{x:.2f}" for x in ratios)
+        )
     verdict = "met" if min(medians) >= TARGET else "NOT met"
-    print(f"\ntarget: median ratio >= {TARGET} at both sizes: {verdict}. The absolute GB/s "
-          "are those of 4 ranks sharing the CPUs over loopback TCP; only the ratio is "
-          "the figure.")
+    print(
+        f"\ntarget: median ratio >= {TARGET} at both sizes: {verdict}. The absolute GB/s "
+        "are those of 4 ranks sharing the CPUs over loopback TCP; only the ratio is "
+        "the figure."
+    )
 
 
 if __name__ == "__main__":

@@ -16,11 +16,10 @@ import tracemalloc
 
 import numpy as np
 
-import collectives as cl
 from collectives import fabric
 
 QPS = 16
-NBYTES = 2**30 / 32256          # bytes per connection in one ring step of a 1 GiB buffer
+NBYTES = 2**30 / 32256  # bytes per connection in one ring step of a 1 GiB buffer
 
 
 def case(topo, dst):
@@ -44,9 +43,11 @@ def case(topo, dst):
 
 
 def main():
-    print(f"{'GPUs':>6} {'pattern':<11} {'build s':>8} {'flows':>8} {'route s':>8} "
-          f"{'solve s':>8} {'total s':>8} {'peak MB':>8} {'step us':>8} {'model us':>8} "
-          f"{'baseline s':>10} {'ratio':>6}")
+    print(
+        f"{'GPUs':>6} {'pattern':<11} {'build s':>8} {'flows':>8} {'route s':>8} "
+        f"{'solve s':>8} {'total s':>8} {'peak MB':>8} {'step us':>8} {'model us':>8} "
+        f"{'baseline s':>10} {'ratio':>6}"
+    )
     first = None
     for zones in (1, 2, 4, 8):
         t0 = clock.perf_counter()
@@ -61,15 +62,19 @@ def main():
         for name, dst in patterns:
             flows, route, solve, peak, step, base_step, base = case(topo, dst)
             total = build + route + solve
-            print(f"{n:>6} {name:<11} {build:>8.2f} {flows:>8} {route:>8.2f} {solve:>8.2f} "
-                  f"{total:>8.2f} {peak / 1e6:>8.0f} {step * 1e6:>8.1f} "
-                  f"{base_step * 1e6:>8.1f} {base:>10.2f} {(route + solve) / base:>6.1f}")
+            print(
+                f"{n:>6} {name:<11} {build:>8.2f} {flows:>8} {route:>8.2f} {solve:>8.2f} "
+                f"{total:>8.2f} {peak / 1e6:>8.0f} {step * 1e6:>8.1f} "
+                f"{base_step * 1e6:>8.1f} {base:>10.2f} {(route + solve) / base:>6.1f}"
+            )
             if name == "ring":
                 if first is None:
                     first = (n, route + solve)
                 else:
-                    print(f"{'':>6} growth of ring route+solve vs {first[0]} GPUs: "
-                          f"{(route + solve) / first[1]:.1f}x for {n / first[0]:.0f}x GPUs")
+                    print(
+                        f"{'':>6} growth of ring route+solve vs {first[0]} GPUs: "
+                        f"{(route + solve) / first[1]:.1f}x for {n / first[0]:.0f}x GPUs"
+                    )
 
 
 if __name__ == "__main__":

@@ -22,13 +22,17 @@ import collectives.fp8 as fp8
 
 try:
     import ml_dtypes
-except ImportError:                                       # pragma: no cover
+except ImportError:  # pragma: no cover
     raise SystemExit("bench/fp8.py compares against ml_dtypes: pip install ml_dtypes")
 
 N = 1 << 24
 REPEATS = 5
-ML = {"e4m3": ml_dtypes.float8_e4m3fn, "e5m2": ml_dtypes.float8_e5m2,
-      "e4m3fnuz": ml_dtypes.float8_e4m3fnuz, "e5m2fnuz": ml_dtypes.float8_e5m2fnuz}
+ML = {
+    "e4m3": ml_dtypes.float8_e4m3fn,
+    "e5m2": ml_dtypes.float8_e5m2,
+    "e4m3fnuz": ml_dtypes.float8_e4m3fnuz,
+    "e5m2fnuz": ml_dtypes.float8_e5m2fnuz,
+}
 
 
 def best_of(fn, repeats=REPEATS):
@@ -58,17 +62,20 @@ def ml_cast(x, dtype):
 def main():
     x = data()
     x64 = x.astype(np.float64)
-    print(f"{N:,} float32 values (normals, FP8 subnormals, underflow, overflow, +-Inf, NaN); "
-          f"best of {REPEATS}; ratio = ml_dtypes time / ours (throughput vs ml_dtypes, "
-          "target >= 0.5)")
+    print(
+        f"{N:,} float32 values (normals, FP8 subnormals, underflow, overflow, +-Inf, NaN); "
+        f"best of {REPEATS}; ratio = ml_dtypes time / ours (throughput vs ml_dtypes, "
+        "target >= 0.5)"
+    )
     print(f"{'format':9} {'op':7} {'ours':>9} {'ml_dtypes':>10} {'ratio':>7}")
     for name, dtype in ML.items():
         ours_bits = fp8.encode(x, name)
         ref_bits = ml_cast(x, dtype).view(np.uint8)
         nan_ours = np.isnan(fp8.decode(ours_bits, name))
         nan_ref = np.isnan(fp8.decode(ref_bits, name))
-        same = np.array_equal(nan_ours, nan_ref) and np.array_equal(ours_bits[~nan_ours],
-                                                                    ref_bits[~nan_ref])
+        same = np.array_equal(nan_ours, nan_ref) and np.array_equal(
+            ours_bits[~nan_ours], ref_bits[~nan_ref]
+        )
         if not same:
             raise SystemExit(f"{name}: encode differs from ml_dtypes")
         back = fp8.decode(ref_bits, name)
@@ -81,8 +88,11 @@ def main():
         t_ml_dec = best_of(lambda: ref_bits.view(dtype).astype(np.float32))
         t_enc64 = best_of(lambda: fp8.encode(x64, name))
         t_ml_enc64 = best_of(lambda: ml_cast(x64, dtype))
-        for op, ours, ml in (("encode", t_enc, t_ml_enc), ("decode", t_dec, t_ml_dec),
-                             ("enc f64", t_enc64, t_ml_enc64)):
+        for op, ours, ml in (
+            ("encode", t_enc, t_ml_enc),
+            ("decode", t_dec, t_ml_dec),
+            ("enc f64", t_enc64, t_ml_enc64),
+        ):
             print(f"{name:9} {op:7} {ours * 1e3:7.1f} ms {ml * 1e3:7.1f} ms {ml / ours:6.2f}x")
 
 

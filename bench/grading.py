@@ -33,10 +33,10 @@ sys.path.insert(0, str(REPO / "tests"))
 
 import nbformat  # noqa: E402
 
+from collectives_grader import sandbox  # noqa: E402
+
 import assignments as specs  # noqa: E402
 import nbgrader_helpers as h  # noqa: E402
-
-from collectives_grader import sandbox  # noqa: E402
 
 KINDS = ("correct", "partial", "blank", "hostile")
 
@@ -48,22 +48,28 @@ def write_class(course, assignment, count):
         folder = course.root / "submitted" / f"{kind}{i:03d}" / assignment
         folder.mkdir(parents=True)
         for nb in spec.notebooks:
-            built = spec.submissions[kind][nb](h.copy_of(course.source(assignment, nb)),
-                                               h.copy_of(course.release(assignment, nb)))
+            built = spec.submissions[kind][nb](
+                h.copy_of(course.source(assignment, nb)), h.copy_of(course.release(assignment, nb))
+            )
             nbformat.write(built, folder / f"{nb}.ipynb")
         (folder / "timestamp.txt").write_text("2026-01-15 10:00:00.000000 UTC")
 
 
 def all_scores(root, assignment):
     from nbgrader.api import Gradebook
+
     with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
-        return {(s.student.id, nb.name, g.name): g.score
-                for s in gb.assignment_submissions(assignment)
-                for nb in s.notebooks for g in nb.grades}
+        return {
+            (s.student.id, nb.name, g.name): g.score
+            for s in gb.assignment_submissions(assignment)
+            for nb in s.notebooks
+            for g in nb.grades
+        }
 
 
 def kernel_name(root):
     from traitlets.config.loader import PyFileConfigLoader
+
     config = PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
     return config.Execute.get("kernel_name")
 
@@ -73,8 +79,18 @@ def sequential(root, assignment, jobs):
 
 
 def parallel(root, assignment, jobs):
-    return [sys.executable, "-m", "collectives_grader.classroom", "grade", assignment,
-            "--course-dir", str(root), "--jobs", str(jobs), "--no-feedback"]
+    return [
+        sys.executable,
+        "-m",
+        "collectives_grader.classroom",
+        "grade",
+        assignment,
+        "--course-dir",
+        str(root),
+        "--jobs",
+        str(jobs),
+        "--no-feedback",
+    ]
 
 
 class CpuGroup:
@@ -87,8 +103,11 @@ class CpuGroup:
             mounts = Path("/proc/self/mounts").read_text().splitlines()
         except OSError:
             return
-        points = [line.split()[1] for line in mounts if line.split()[2] == "cgroup"
-                  and "cpuacct" in line.split()[3].split(",")]
+        points = [
+            line.split()[1]
+            for line in mounts
+            if line.split()[2] == "cgroup" and "cpuacct" in line.split()[3].split(",")
+        ]
         if points:
             path = Path(points[0]) / f"bench-grading-{os.getpid()}-{time.monotonic_ns()}"
             try:
@@ -119,8 +138,14 @@ def timed(side, root, env, assignment, jobs):
     group = CpuGroup()
     before = os.getloadavg()[0]
     start = time.perf_counter()
-    subprocess.run(side(root, assignment, jobs), cwd=root, env=env, check=True,
-                   capture_output=True, preexec_fn=group.join)
+    subprocess.run(
+        side(root, assignment, jobs),
+        cwd=root,
+        env=env,
+        check=True,
+        capture_output=True,
+        preexec_fn=group.join,
+    )
     seconds, after = time.perf_counter() - start, os.getloadavg()[0]
     cpu = group.seconds()
     group.remove()
@@ -132,14 +157,20 @@ def main():
     parser.add_argument("--submissions", type=int, default=12)
     parser.add_argument("--assignments", default="cost_models")
     parser.add_argument("--jobs", type=int, default=os.cpu_count())
-    parser.add_argument("--repeat", type=int, default=1,
-                        help="runs per assignment, alternating which side goes first")
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="runs per assignment, alternating which side goes first",
+    )
     args = parser.parse_args()
     sandbox.check_available()
     names = h.assignments() if args.assignments == "all" else args.assignments.split(",")
     n = args.submissions
-    print(f"class grading: {n} submissions per assignment, {args.jobs} jobs, "
-          f"{os.cpu_count()} cores; both sides in the sandbox ({sandbox.KERNEL_NAME})")
+    print(
+        f"class grading: {n} submissions per assignment, {args.jobs} jobs, "
+        f"{os.cpu_count()} cores; both sides in the sandbox ({sandbox.KERNEL_NAME})"
+    )
     totals = {"sequential": 0.0, "parallel": 0.0}
     for assignment in names:
         for run in range(args.repeat):
@@ -147,8 +178,10 @@ def main():
                 (Path(tmp) / "a").mkdir()
                 seq = h.Course.create(Path(tmp) / "a", [assignment])
                 if kernel_name(seq.root) != sandbox.KERNEL_NAME:
-                    raise SystemExit(f"the course grades with {kernel_name(seq.root)!r}, not "
-                                     f"{sandbox.KERNEL_NAME!r}: the comparison would not be fair")
+                    raise SystemExit(
+                        f"the course grades with {kernel_name(seq.root)!r}, not "
+                        f"{sandbox.KERNEL_NAME!r}: the comparison would not be fair"
+                    )
                 write_class(seq, assignment, n)
                 par_root = Path(tmp) / "b" / "course"
                 shutil.copytree(seq.root, par_root)
@@ -160,16 +193,23 @@ def main():
                 same = all_scores(seq.root, assignment) == all_scores(par_root, assignment)
             (s, sc, s0, s1), (p, pc, p0, p1) = found["sequential"], found["parallel"]
             first = "sequential" if run % 2 == 0 else "parallel"
-            cpu = (f", CPU s/notebook {sc / n:.2f} and {pc / n:.2f}" if sc is not None
-                   and pc is not None else "")
-            print(f"  {assignment:26s} sequential {s / n:5.2f} s/notebook (load {s0:4.1f} -> "
-                  f"{s1:4.1f}), parallel {p / n:5.2f} s/notebook (load {p0:4.1f} -> {p1:4.1f}),"
-                  f" speed-up {s / p:4.2f}x{cpu}, grades identical: {same} ({first} first)",
-                  flush=True)
+            cpu = (
+                f", CPU s/notebook {sc / n:.2f} and {pc / n:.2f}"
+                if sc is not None and pc is not None
+                else ""
+            )
+            print(
+                f"  {assignment:26s} sequential {s / n:5.2f} s/notebook (load {s0:4.1f} -> "
+                f"{s1:4.1f}), parallel {p / n:5.2f} s/notebook (load {p0:4.1f} -> {p1:4.1f}),"
+                f" speed-up {s / p:4.2f}x{cpu}, grades identical: {same} ({first} first)",
+                flush=True,
+            )
     if len(names) * args.repeat > 1:
-        print(f"  all: sequential {totals['sequential']:.0f} s, parallel "
-              f"{totals['parallel']:.0f} s, speed-up "
-              f"{totals['sequential'] / totals['parallel']:.2f}x")
+        print(
+            f"  all: sequential {totals['sequential']:.0f} s, parallel "
+            f"{totals['parallel']:.0f} s, speed-up "
+            f"{totals['sequential'] / totals['parallel']:.2f}x"
+        )
 
 
 if __name__ == "__main__":

@@ -35,13 +35,14 @@ def best_of(fn, repeats=REPEATS):
 
 def main():
     schedule = cl.algorithms.ring_all_reduce(N_RANKS)
-    inputs = np.random.default_rng(0).standard_normal(
-        (N_RANKS, BYTES_PER_RANK // 4)).astype(np.float32)
+    inputs = (
+        np.random.default_rng(0).standard_normal((N_RANKS, BYTES_PER_RANK // 4)).astype(np.float32)
+    )
     moved = schedule.n_transfers * (BYTES_PER_RANK // schedule.n_chunks)
 
     total = np.ones(moved // 4, dtype=np.float32)
     total_out = np.empty_like(total)
-    np.copyto(total_out, total)                              # touch every page once
+    np.copyto(total_out, total)  # touch every page once
     step = np.ones(moved // schedule.n_steps // 4, dtype=np.float32)
     step_out = np.empty_like(step)
 
@@ -53,16 +54,24 @@ def main():
     t_copy = best_of(lambda: np.copy(total))
     t_copyto = best_of(lambda: np.copyto(total_out, total))
     t_cached = best_of(per_step_copies)
-    print(f"ring all-reduce, {N_RANKS} ranks x {BYTES_PER_RANK / 2**20:g} MiB float32: "
-          f"{schedule.n_steps} steps, {schedule.n_transfers} transfers, "
-          f"{moved / 2**20:.0f} MiB moved")
+    print(
+        f"ring all-reduce, {N_RANKS} ranks x {BYTES_PER_RANK / 2**20:g} MiB float32: "
+        f"{schedule.n_steps} steps, {schedule.n_transfers} transfers, "
+        f"{moved / 2**20:.0f} MiB moved"
+    )
     print(f"simulate                                  {t_sim * 1e3:7.1f} ms")
-    print(f"np.copy of {moved / 2**20:.0f} MiB                        {t_copy * 1e3:7.1f} ms"
-          f"   ratio {t_sim / t_copy:.2f}x (target <= 3x)")
-    print(f"np.copyto into a touched {moved / 2**20:.0f} MiB array       {t_copyto * 1e3:7.1f} ms"
-          f"   ratio {t_sim / t_copyto:.2f}x")
-    print(f"cache-resident copy of each step's bytes  {t_cached * 1e3:7.1f} ms"
-          f"   ratio {t_sim / t_cached:.2f}x")
+    print(
+        f"np.copy of {moved / 2**20:.0f} MiB                        {t_copy * 1e3:7.1f} ms"
+        f"   ratio {t_sim / t_copy:.2f}x (target <= 3x)"
+    )
+    print(
+        f"np.copyto into a touched {moved / 2**20:.0f} MiB array       {t_copyto * 1e3:7.1f} ms"
+        f"   ratio {t_sim / t_copyto:.2f}x"
+    )
+    print(
+        f"cache-resident copy of each step's bytes  {t_cached * 1e3:7.1f} ms"
+        f"   ratio {t_sim / t_cached:.2f}x"
+    )
 
 
 if __name__ == "__main__":

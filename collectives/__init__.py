@@ -11,11 +11,33 @@ costs it on a :class:`Topology`, ``viz`` draws it. Quick tour::
     print(t.seconds, cl.busbw("all_gather", 2**20, t.seconds, 8))
 """
 
-from . import (algorithms, analytic, dist, fabric, fp8, grading, hardware, measures, mesh, moe,
-               plan, semantics, topology, transforms, viz)
+from . import (
+    algorithms,
+    analytic,
+    dist,
+    fabric,
+    fp8,
+    grading,
+    hardware,
+    measures,
+    mesh,
+    moe,
+    plan,
+    semantics,
+    topology,
+    transforms,
+    viz,
+)
 from .cost import ConcurrentTiming, Job, Timing, algbw, bus_factor, busbw, time, time_concurrent
-from .errors import (CollectivesError, DistError, GradingError, LayoutError, SandboxError,
-                     ScheduleError, TopologyError)
+from .errors import (
+    CollectivesError,
+    DistError,
+    GradingError,
+    LayoutError,
+    SandboxError,
+    ScheduleError,
+    TopologyError,
+)
 from .mesh import Mesh
 from .replay import SymbolicState, simulate, trace, verify
 from .schedule import Schedule, Step, Transfer, compose
@@ -26,17 +48,51 @@ from .transforms import grouped
 # every name imported above (tests/package/test_init.py checks that none is missing)
 __all__ = [
     # subpackages and modules (cl.measures: hops, diameter, average hops, bisection bandwidth)
-    "algorithms", "analytic", "dist", "fabric", "fp8", "grading", "hardware", "measures",
-    "mesh", "moe", "plan", "semantics", "topology", "transforms", "viz",
+    "algorithms",
+    "analytic",
+    "dist",
+    "fabric",
+    "fp8",
+    "grading",
+    "hardware",
+    "measures",
+    "mesh",
+    "moe",
+    "plan",
+    "semantics",
+    "topology",
+    "transforms",
+    "viz",
     # the Schedule and what runs it
-    "Schedule", "Step", "Transfer", "compose", "grouped", "Traffic",
-    "simulate", "verify", "trace", "SymbolicState",
+    "Schedule",
+    "Step",
+    "Transfer",
+    "compose",
+    "grouped",
+    "Traffic",
+    "simulate",
+    "verify",
+    "trace",
+    "SymbolicState",
     # topologies, meshes and time
-    "Topology", "Mesh", "Timing", "time", "Job", "ConcurrentTiming", "time_concurrent",
-    "algbw", "busbw", "bus_factor",
+    "Topology",
+    "Mesh",
+    "Timing",
+    "time",
+    "Job",
+    "ConcurrentTiming",
+    "time_concurrent",
+    "algbw",
+    "busbw",
+    "bus_factor",
     # the one error hierarchy
-    "CollectivesError", "ScheduleError", "TopologyError", "GradingError", "DistError",
-    "LayoutError", "SandboxError",
+    "CollectivesError",
+    "ScheduleError",
+    "TopologyError",
+    "GradingError",
+    "DistError",
+    "LayoutError",
+    "SandboxError",
 ]
 
 __version__ = "0.1.0"

@@ -20,21 +20,40 @@ from .errors import CollectivesError
 from .validation import flag, integer, number, per_axis_flags
 
 __all__ = [
-    "ring_all_gather", "ring_reduce_scatter", "ring_all_reduce",
-    "bidirectional_ring_all_gather", "bidirectional_ring_reduce_scatter",
+    "ring_all_gather",
+    "ring_reduce_scatter",
+    "ring_all_reduce",
+    "bidirectional_ring_all_gather",
+    "bidirectional_ring_reduce_scatter",
     "bidirectional_ring_all_reduce",
-    "latency_optimal_ring_all_gather", "latency_optimal_ring_reduce_scatter",
+    "latency_optimal_ring_all_gather",
+    "latency_optimal_ring_reduce_scatter",
     "latency_optimal_ring_all_reduce",
-    "recursive_doubling_all_gather", "recursive_halving_reduce_scatter",
-    "direct_all_gather", "direct_all_to_all",
-    "binomial_tree_broadcast", "binomial_tree_reduce",
+    "recursive_doubling_all_gather",
+    "recursive_halving_reduce_scatter",
+    "direct_all_gather",
+    "direct_all_to_all",
+    "binomial_tree_broadcast",
+    "binomial_tree_reduce",
     "ring_crossover_bytes",
-    "chain_all_gather", "chain_reduce_scatter", "chain_broadcast",
-    "rabenseifner_all_reduce", "recursive_doubling_all_reduce",
-    "ring_all_to_all", "bidirectional_ring_all_to_all", "chain_all_to_all",
-    "chain_farthest_first_all_to_all", "pairwise_all_to_all", "bruck_all_to_all",
-    "torus_all_gather", "torus_reduce_scatter", "torus_all_reduce", "torus_all_to_all",
-    "nvls_all_reduce", "sharp_all_reduce", "nvls_ideal_speedup",
+    "chain_all_gather",
+    "chain_reduce_scatter",
+    "chain_broadcast",
+    "rabenseifner_all_reduce",
+    "recursive_doubling_all_reduce",
+    "ring_all_to_all",
+    "bidirectional_ring_all_to_all",
+    "chain_all_to_all",
+    "chain_farthest_first_all_to_all",
+    "pairwise_all_to_all",
+    "bruck_all_to_all",
+    "torus_all_gather",
+    "torus_reduce_scatter",
+    "torus_all_reduce",
+    "torus_all_to_all",
+    "nvls_all_reduce",
+    "sharp_all_reduce",
+    "nvls_ideal_speedup",
 ]
 
 
@@ -75,8 +94,9 @@ def ring_all_reduce(n: int, nbytes: float, *, alpha: float, bandwidth: float) ->
     return 2 * ring_all_gather(n, nbytes, alpha=alpha, bandwidth=bandwidth)
 
 
-def bidirectional_ring_all_gather(n: int, nbytes: float,
-                                  *, alpha: float, bandwidth: float) -> float:
+def bidirectional_ring_all_gather(
+    n: int, nbytes: float, *, alpha: float, bandwidth: float
+) -> float:
     """Half of each shard goes each way: (n-1)(alpha + S/(2 n B)).
 
     With n = 2 both halves share the single link between the two ranks, so there is no
@@ -88,20 +108,23 @@ def bidirectional_ring_all_gather(n: int, nbytes: float,
     return (n - 1) * (alpha + nbytes / (2 * n * bandwidth))
 
 
-def bidirectional_ring_reduce_scatter(n: int, nbytes: float, *, alpha: float,
-                                      bandwidth: float) -> float:
+def bidirectional_ring_reduce_scatter(
+    n: int, nbytes: float, *, alpha: float, bandwidth: float
+) -> float:
     """Same as the bidirectional all-gather."""
     return bidirectional_ring_all_gather(n, nbytes, alpha=alpha, bandwidth=bandwidth)
 
 
-def bidirectional_ring_all_reduce(n: int, nbytes: float,
-                                  *, alpha: float, bandwidth: float) -> float:
+def bidirectional_ring_all_reduce(
+    n: int, nbytes: float, *, alpha: float, bandwidth: float
+) -> float:
     """Twice the bidirectional all-gather."""
     return 2 * bidirectional_ring_all_gather(n, nbytes, alpha=alpha, bandwidth=bandwidth)
 
 
-def latency_optimal_ring_all_gather(n: int, nbytes: float,
-                                    *, alpha: float, bandwidth: float) -> float:
+def latency_optimal_ring_all_gather(
+    n: int, nbytes: float, *, alpha: float, bandwidth: float
+) -> float:
     """Every shard goes whole both ways, half-way round: floor(n/2) steps and the split
     ring's bandwidth term, floor(n/2) alpha + (n-1) S / (2 n B). Derivation: each step moves
     one shard S/n per link direction, except the last step of an even ring, which moves the
@@ -117,27 +140,31 @@ def latency_optimal_ring_all_gather(n: int, nbytes: float,
     return (n // 2) * alpha + (n - 1) * nbytes / (2 * n * bandwidth)
 
 
-def latency_optimal_ring_reduce_scatter(n: int, nbytes: float, *, alpha: float,
-                                        bandwidth: float) -> float:
+def latency_optimal_ring_reduce_scatter(
+    n: int, nbytes: float, *, alpha: float, bandwidth: float
+) -> float:
     """The dual of the latency-optimal all-gather: the same cost."""
     return latency_optimal_ring_all_gather(n, nbytes, alpha=alpha, bandwidth=bandwidth)
 
 
-def latency_optimal_ring_all_reduce(n: int, nbytes: float,
-                                    *, alpha: float, bandwidth: float) -> float:
+def latency_optimal_ring_all_reduce(
+    n: int, nbytes: float, *, alpha: float, bandwidth: float
+) -> float:
     """Its reduce-scatter then its all-gather: 2 floor(n/2) alpha + (n-1) S / (n B)."""
     return 2 * latency_optimal_ring_all_gather(n, nbytes, alpha=alpha, bandwidth=bandwidth)
 
 
-def recursive_doubling_all_gather(n: int, nbytes: float,
-                                  *, alpha: float, bandwidth: float) -> float:
+def recursive_doubling_all_gather(
+    n: int, nbytes: float, *, alpha: float, bandwidth: float
+) -> float:
     """log2(n) steps moving 1, 2, 4, ... shards: log2(n) alpha + (n-1) S / (n B)."""
     _check(n, nbytes, alpha, bandwidth)
     return math.log2(n) * alpha + (n - 1) * nbytes / (n * bandwidth)
 
 
-def recursive_halving_reduce_scatter(n: int, nbytes: float, *, alpha: float,
-                                     bandwidth: float) -> float:
+def recursive_halving_reduce_scatter(
+    n: int, nbytes: float, *, alpha: float, bandwidth: float
+) -> float:
     """The mirror of recursive doubling: log2(n) alpha + (n-1) S / (n B)."""
     return recursive_doubling_all_gather(n, nbytes, alpha=alpha, bandwidth=bandwidth)
 
@@ -173,6 +200,7 @@ def ring_crossover_bytes(n: int, *, alpha: float, bandwidth: float) -> float:
 
 # ---- chains ---------------------------------------------------------------------------------
 
+
 def chain_all_gather(n: int, nbytes: float, *, alpha: float, bandwidth: float) -> float:
     """Both ways at once, one shard per link direction per step: (n-1)(alpha + S/(n B)),
     twice the bandwidth term of a bidirectional ring (no wraparound to split over)."""
@@ -184,8 +212,9 @@ def chain_reduce_scatter(n: int, nbytes: float, *, alpha: float, bandwidth: floa
     return ring_all_gather(n, nbytes, alpha=alpha, bandwidth=bandwidth)
 
 
-def chain_broadcast(n: int, nbytes: float, *, alpha: float, bandwidth: float,
-                    n_segments: int = 1) -> float:
+def chain_broadcast(
+    n: int, nbytes: float, *, alpha: float, bandwidth: float, n_segments: int = 1
+) -> float:
     """``n_segments`` = k segments down a line of n ranks: (n - 2 + k)(alpha + S/(k B)); as
     k grows the time tends to S/B, independent of n (pipelining)."""
     _check(n, nbytes, alpha, bandwidth)
@@ -195,13 +224,15 @@ def chain_broadcast(n: int, nbytes: float, *, alpha: float, bandwidth: float,
 
 # ---- all-reduce ----------------------------------------------------------------------------
 
+
 def rabenseifner_all_reduce(n: int, nbytes: float, *, alpha: float, bandwidth: float) -> float:
     """Recursive halving then doubling: 2 log2(n) alpha + 2 (n-1) S / (n B)."""
     return 2 * recursive_doubling_all_gather(n, nbytes, alpha=alpha, bandwidth=bandwidth)
 
 
-def recursive_doubling_all_reduce(n: int, nbytes: float,
-                                  *, alpha: float, bandwidth: float) -> float:
+def recursive_doubling_all_reduce(
+    n: int, nbytes: float, *, alpha: float, bandwidth: float
+) -> float:
     """log2(n) exchanges of the whole buffer: log2(n)(alpha + S/B)."""
     _check(n, nbytes, alpha, bandwidth)
     return math.log2(n) * (alpha + nbytes / bandwidth)
@@ -209,14 +240,16 @@ def recursive_doubling_all_reduce(n: int, nbytes: float,
 
 # ---- all-to-all ----------------------------------------------------------------------------
 
+
 def ring_all_to_all(n: int, nbytes: float, *, alpha: float, bandwidth: float) -> float:
     """Step s forwards n-1-s parts of S/n: (n-1) alpha + (n-1) S / (2 B)."""
     _check(n, nbytes, alpha, bandwidth)
     return (n - 1) * alpha + (n - 1) * nbytes / (2 * bandwidth)
 
 
-def bidirectional_ring_all_to_all(n: int, nbytes: float,
-                                  *, alpha: float, bandwidth: float) -> float:
+def bidirectional_ring_all_to_all(
+    n: int, nbytes: float, *, alpha: float, bandwidth: float
+) -> float:
     """Shorter way round, floor(n/2) steps: floor(n/2) alpha + n S/(8B) for even n and
     (n^2 - 1) S / (8 n B) for odd n: a quarter of the unidirectional bandwidth term
     for large n (The Scaling Book's V / (4 W) with W = 2B, V = n S). With n = 2 both
@@ -236,8 +269,9 @@ def chain_all_to_all(n: int, nbytes: float, *, alpha: float, bandwidth: float) -
     return ring_all_to_all(n, nbytes, alpha=alpha, bandwidth=bandwidth)
 
 
-def chain_farthest_first_all_to_all(n: int, nbytes: float,
-                                    *, alpha: float, bandwidth: float) -> float:
+def chain_farthest_first_all_to_all(
+    n: int, nbytes: float, *, alpha: float, bandwidth: float
+) -> float:
     """Farthest part first, one part (S/n) per link direction per step: the middle link
     carries floor(n^2/4) parts each way, one per step, so floor(n^2/4) (alpha + S/(n B)):
     n^2/4 alpha + n S/(4B) for even n, the cut bound's bandwidth term."""
@@ -265,6 +299,7 @@ def bruck_all_to_all(n: int, nbytes: float, *, alpha: float, bandwidth: float) -
 
 # ---- tori ------------------------------------------------------------------------------------
 
+
 def _torus_stages(shape, nbytes, concurrent):
     """(axis size, 1-D all-gather buffer size) of each stage of a torus all-gather."""
     shape = _shape(shape)
@@ -274,7 +309,8 @@ def _torus_stages(shape, nbytes, concurrent):
     if concurrent and len(set(axes)) > 1:
         raise CollectivesError(
             "the concurrent torus all-gather has a closed form only when every axis used has "
-            f"the same size; got {tuple(shape)}")
+            f"the same size; got {tuple(shape)}"
+        )
     parts = len(axes) if concurrent and axes else 1
     stages, done = [], 1
     for m in axes:
@@ -283,10 +319,17 @@ def _torus_stages(shape, nbytes, concurrent):
     return stages
 
 
-def torus_all_gather(shape: int | Sequence[int], nbytes: float, *, alpha: float, bandwidth: float,
-                     bidirectional: bool = True, concurrent: bool = False,
-                     wraparound: bool | Sequence[bool] = True,
-                     latency_optimal: bool = True) -> float:
+def torus_all_gather(
+    shape: int | Sequence[int],
+    nbytes: float,
+    *,
+    alpha: float,
+    bandwidth: float,
+    bidirectional: bool = True,
+    concurrent: bool = False,
+    wraparound: bool | Sequence[bool] = True,
+    latency_optimal: bool = True,
+) -> float:
     """A 1-D all-gather along each axis in turn: stage i gathers blocks of
     S prod(earlier sizes) / n over m_i ranks, by a ring where the axis wraps (bidirectional
     if ``bidirectional``: latency-optimal, floor(m/2) steps, if ``latency_optimal``, else
@@ -303,51 +346,88 @@ def torus_all_gather(shape: int | Sequence[int], nbytes: float, *, alpha: float,
         one_d = bidirectional_ring_all_gather
     wraps = [w for w, m in zip(_wrap_flags(shape, wraparound), shape) if m > 1]
     if concurrent and not all(wraps):
-        raise CollectivesError("the concurrent torus all-gather has a closed form only when "
-                               "every axis used wraps around")
-    return sum((one_d if w else chain_all_gather)(m, s, alpha=alpha, bandwidth=bandwidth)
-               for w, (m, s) in zip(wraps, _torus_stages(shape, nbytes, concurrent)))
+        raise CollectivesError(
+            "the concurrent torus all-gather has a closed form only when "
+            "every axis used wraps around"
+        )
+    return sum(
+        (one_d if w else chain_all_gather)(m, s, alpha=alpha, bandwidth=bandwidth)
+        for w, (m, s) in zip(wraps, _torus_stages(shape, nbytes, concurrent))
+    )
 
 
 def _wrap_flags(shape, wraparound):
     return per_axis_flags(wraparound, len(shape))
 
 
-def torus_reduce_scatter(shape: int | Sequence[int], nbytes: float,
-                         *, alpha: float, bandwidth: float,
-                         bidirectional: bool = True, concurrent: bool = False,
-                         wraparound: bool | Sequence[bool] = True,
-                         latency_optimal: bool = True) -> float:
+def torus_reduce_scatter(
+    shape: int | Sequence[int],
+    nbytes: float,
+    *,
+    alpha: float,
+    bandwidth: float,
+    bidirectional: bool = True,
+    concurrent: bool = False,
+    wraparound: bool | Sequence[bool] = True,
+    latency_optimal: bool = True,
+) -> float:
     """The dual of the torus all-gather: the same cost."""
-    return torus_all_gather(shape, nbytes, alpha=alpha, bandwidth=bandwidth,
-                            bidirectional=bidirectional, concurrent=concurrent,
-                            wraparound=wraparound, latency_optimal=latency_optimal)
+    return torus_all_gather(
+        shape,
+        nbytes,
+        alpha=alpha,
+        bandwidth=bandwidth,
+        bidirectional=bidirectional,
+        concurrent=concurrent,
+        wraparound=wraparound,
+        latency_optimal=latency_optimal,
+    )
 
 
-def torus_all_reduce(shape: int | Sequence[int], nbytes: float, *, alpha: float, bandwidth: float,
-                     bidirectional: bool = True, concurrent: bool = False,
-                     wraparound: bool | Sequence[bool] = True,
-                     latency_optimal: bool = True) -> float:
+def torus_all_reduce(
+    shape: int | Sequence[int],
+    nbytes: float,
+    *,
+    alpha: float,
+    bandwidth: float,
+    bidirectional: bool = True,
+    concurrent: bool = False,
+    wraparound: bool | Sequence[bool] = True,
+    latency_optimal: bool = True,
+) -> float:
     """Torus reduce-scatter then all-gather: twice the torus all-gather."""
-    return 2 * torus_all_gather(shape, nbytes, alpha=alpha, bandwidth=bandwidth,
-                                bidirectional=bidirectional, concurrent=concurrent,
-                                wraparound=wraparound, latency_optimal=latency_optimal)
+    return 2 * torus_all_gather(
+        shape,
+        nbytes,
+        alpha=alpha,
+        bandwidth=bandwidth,
+        bidirectional=bidirectional,
+        concurrent=concurrent,
+        wraparound=wraparound,
+        latency_optimal=latency_optimal,
+    )
 
 
-def torus_all_to_all(shape: int | Sequence[int], nbytes: float, *, alpha: float, bandwidth: float,
-                     line: str = "bidirectional_ring") -> float:
+def torus_all_to_all(
+    shape: int | Sequence[int],
+    nbytes: float,
+    *,
+    alpha: float,
+    bandwidth: float,
+    line: str = "bidirectional_ring",
+) -> float:
     """A 1-D all-to-all of the whole buffer along each axis in turn."""
-    one_d = {"bidirectional_ring": bidirectional_ring_all_to_all,
-             "ring": ring_all_to_all}.get(line)
+    one_d = {"bidirectional_ring": bidirectional_ring_all_to_all, "ring": ring_all_to_all}.get(line)
     if one_d is None:
         raise CollectivesError(
             f"torus_all_to_all has a closed form for line='bidirectional_ring' or 'ring', "
-            f"got {line!r}")
-    return sum(one_d(m, nbytes, alpha=alpha, bandwidth=bandwidth)
-               for m in _shape(shape) if m > 1)
+            f"got {line!r}"
+        )
+    return sum(one_d(m, nbytes, alpha=alpha, bandwidth=bandwidth) for m in _shape(shape) if m > 1)
 
 
 # ---- in-network reduction -------------------------------------------------------------------
+
 
 def _pipelined_steps(phases, k, alpha, bandwidth):
     """Time of ``phases`` (each: bytes up and bytes down per link, whole buffer) cut into
@@ -362,8 +442,9 @@ def _pipelined_steps(phases, k, alpha, bandwidth):
     return total
 
 
-def nvls_all_reduce(n: int, nbytes: float, *, alpha: float, bandwidth: float,
-                    n_segments: int = 1) -> float:
+def nvls_all_reduce(
+    n: int, nbytes: float, *, alpha: float, bandwidth: float, n_segments: int = 1
+) -> float:
     """NVLink SHARP all-reduce (:func:`collectives.algorithms.nvls_all_reduce`) on one
     switch: four phases per segment (slices reduced in the switch: S up; slice c back to
     GPU c: S/n down; slice c stored: S/n up; multicast: S down), ``n_segments`` pipelined.
@@ -372,12 +453,12 @@ def nvls_all_reduce(n: int, nbytes: float, *, alpha: float, bandwidth: float,
     _check(n, nbytes, alpha, bandwidth)
     k = integer(n_segments, "n_segments", minimum=1)
     s = nbytes
-    return _pipelined_steps([(s, 0.0), (0.0, s / n), (s / n, 0.0), (0.0, s)], k, alpha,
-                            bandwidth)
+    return _pipelined_steps([(s, 0.0), (0.0, s / n), (s / n, 0.0), (0.0, s)], k, alpha, bandwidth)
 
 
-def sharp_all_reduce(n: int, nbytes: float, *, alpha: float, bandwidth: float,
-                     n_segments: int = 1) -> float:
+def sharp_all_reduce(
+    n: int, nbytes: float, *, alpha: float, bandwidth: float, n_segments: int = 1
+) -> float:
     """All-reduce in one switch (:func:`collectives.algorithms.sharp_all_reduce`): S up, the
     sum multicast down, ``n_segments`` = k pipelined: (k + 1)(alpha + S/(k B)), tending to
     S/B."""

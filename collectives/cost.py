@@ -37,8 +37,20 @@ if TYPE_CHECKING:
     from .topology import Topology
     from .traffic import Traffic
 
-__all__ = ["Timing", "time", "Job", "ConcurrentTiming", "time_concurrent", "algbw", "busbw",
-           "bus_factor", "placement_nodes", "step_link_bytes", "TimeGrid", "time_grid"]
+__all__ = [
+    "Timing",
+    "time",
+    "Job",
+    "ConcurrentTiming",
+    "time_concurrent",
+    "algbw",
+    "busbw",
+    "bus_factor",
+    "placement_nodes",
+    "step_link_bytes",
+    "TimeGrid",
+    "time_grid",
+]
 
 #: runs x links up to which per-link loads are counted densely (no sort)
 _DENSE_LIMIT = 8_000_000
@@ -80,8 +92,7 @@ class Timing:
         if self.link_level is None or not used.any():
             return {}
         level = self.link_level[self.step_bottleneck_link[used]]
-        seconds = np.bincount(level, weights=self.step_transfer[used],
-                              minlength=len(self.levels))
+        seconds = np.bincount(level, weights=self.step_transfer[used], minlength=len(self.levels))
         return {self.levels[i]: float(seconds[i]) for i in np.flatnonzero(seconds)}
 
     @property
@@ -94,8 +105,7 @@ class Timing:
         """Bytes carried by the links of each level over the whole schedule."""
         if self.link_level is None:
             return {}
-        total = np.bincount(self.link_level, weights=self.link_bytes,
-                            minlength=len(self.levels))
+        total = np.bincount(self.link_level, weights=self.link_bytes, minlength=len(self.levels))
         return {name: float(total[i]) for i, name in enumerate(self.levels)}
 
     @property
@@ -103,8 +113,9 @@ class Timing:
         """``nbytes / seconds`` (bytes/s)."""
         return algbw(self.nbytes, self.seconds)
 
-    def endpoint_link_bytes(self, topology: Topology, level: Optional[str] = None,
-                            endpoint: Optional[int] = None) -> tuple[float, float]:
+    def endpoint_link_bytes(
+        self, topology: Topology, level: Optional[str] = None, endpoint: Optional[int] = None
+    ) -> tuple[float, float]:
         """Bytes this timing puts on an endpoint's own links of ``level`` (a name of
         ``topology.info.levels``; default the first): ``(out, in)``, the busiest link leaving
         the endpoint and the busiest link arriving at it (on a DGX node's "nvlink" level: GPU
@@ -115,19 +126,22 @@ class Timing:
         if not isinstance(topology, Topology):
             raise TopologyError(f"expected a collectives Topology, got {type(topology).__name__}")
         if topology.n_links != len(self.link_bytes) or topology.name != self.topology_name:
-            raise TopologyError(f"this timing is of {self.topology_name!r}, not of "
-                                f"{topology.name!r}")
+            raise TopologyError(
+                f"this timing is of {self.topology_name!r}, not of {topology.name!r}"
+            )
         levels = tuple(topology.info.levels)
         level = levels[0] if level is None else level
         if level not in levels:
-            raise TopologyError(f"{topology.name} has no {level!r} links (levels: "
-                                f"{', '.join(levels)})")
+            raise TopologyError(
+                f"{topology.name} has no {level!r} links (levels: {', '.join(levels)})"
+            )
         on_level = topology.link_level == levels.index(level)
         out = on_level & (topology.link_src < topology.n_ranks)
         into = on_level & (topology.link_dst < topology.n_ranks)
         if endpoint is not None:
-            endpoint = integer(endpoint, "endpoint", minimum=0, maximum=topology.n_ranks - 1,
-                               error=TopologyError)
+            endpoint = integer(
+                endpoint, "endpoint", minimum=0, maximum=topology.n_ranks - 1, error=TopologyError
+            )
             out &= topology.link_src == endpoint
             into &= topology.link_dst == endpoint
         if not out.any() or not into.any():
@@ -138,20 +152,31 @@ class Timing:
     def rows(self) -> list[dict[str, float]]:
         """One dict per step (for tables in the book)."""
         return [
-            {"step": i, "seconds": float(self.step_seconds[i]),
-             "latency": float(self.step_latency[i]), "transfer": float(self.step_transfer[i]),
-             "bottleneck_link": int(self.step_bottleneck_link[i]),
-             "bottleneck_bytes": float(self.step_bottleneck_bytes[i])}
+            {
+                "step": i,
+                "seconds": float(self.step_seconds[i]),
+                "latency": float(self.step_latency[i]),
+                "transfer": float(self.step_transfer[i]),
+                "bottleneck_link": int(self.step_bottleneck_link[i]),
+                "bottleneck_bytes": float(self.step_bottleneck_bytes[i]),
+            }
             for i in range(self.n_steps)
         ]
 
     def __repr__(self) -> str:
-        return (f"Timing({self.schedule_name!r} on {self.topology_name!r}, "
-                f"nbytes={self.nbytes:g}: {self.seconds:.6g} s over {self.n_steps} steps)")
+        return (
+            f"Timing({self.schedule_name!r} on {self.topology_name!r}, "
+            f"nbytes={self.nbytes:g}: {self.seconds:.6g} s over {self.n_steps} steps)"
+        )
 
 
-def _placement(schedule: Schedule, topology: Topology, placement: Optional[ArrayLike],
-               switch_placement: Optional[ArrayLike], what: str) -> NDArray[np.int64]:
+def _placement(
+    schedule: Schedule,
+    topology: Topology,
+    placement: Optional[ArrayLike],
+    switch_placement: Optional[ArrayLike],
+    what: str,
+) -> NDArray[np.int64]:
     """participant -> topology node, checked: ranks onto distinct endpoints, switch
     participants onto distinct switches."""
     n = schedule.n_ranks
@@ -159,11 +184,18 @@ def _placement(schedule: Schedule, topology: Topology, placement: Optional[Array
         if topology.n_ranks != n:
             raise TopologyError(
                 f"{what} has {n} ranks but {topology.name} has {topology.n_ranks} endpoints; "
-                "give placement=... (which endpoint plays each rank) to run it on some of them")
+                "give placement=... (which endpoint plays each rank) to run it on some of them"
+            )
         ranks = np.arange(n, dtype=np.int64)
     else:
-        ranks = int_array(placement, "placement", shape=(n,), minimum=0,
-                          maximum=topology.n_ranks - 1, error=TopologyError)
+        ranks = int_array(
+            placement,
+            "placement",
+            shape=(n,),
+            minimum=0,
+            maximum=topology.n_ranks - 1,
+            error=TopologyError,
+        )
         if len(np.unique(ranks)) != n:
             raise TopologyError("placement must put every rank on a different endpoint")
     switches = topology.switches
@@ -171,20 +203,26 @@ def _placement(schedule: Schedule, topology: Topology, placement: Optional[Array
         if schedule.n_switches > len(switches):
             raise TopologyError(
                 f"{what} reduces in {schedule.n_switches} switches but {topology.name} has "
-                f"{len(switches)}")
-        nodes = switches[:schedule.n_switches]
+                f"{len(switches)}"
+            )
+        nodes = switches[: schedule.n_switches]
     else:
-        nodes = int_array(switch_placement, "switch_placement", shape=(schedule.n_switches,),
-                          error=TopologyError)
+        nodes = int_array(
+            switch_placement, "switch_placement", shape=(schedule.n_switches,), error=TopologyError
+        )
         if not np.isin(nodes, switches).all() or len(np.unique(nodes)) != len(nodes):
-            raise TopologyError("switch_placement must name distinct switch nodes of "
-                                f"{topology.name}")
+            raise TopologyError(
+                f"switch_placement must name distinct switch nodes of {topology.name}"
+            )
     return np.concatenate([ranks, nodes]).astype(np.int64)
 
 
-def placement_nodes(schedule: Schedule, topology: Topology,
-                    placement: Optional[ArrayLike] = None,
-                    switch_placement: Optional[ArrayLike] = None) -> NDArray[np.int64]:
+def placement_nodes(
+    schedule: Schedule,
+    topology: Topology,
+    placement: Optional[ArrayLike] = None,
+    switch_placement: Optional[ArrayLike] = None,
+) -> NDArray[np.int64]:
     """The topology node of every participant of ``schedule`` (ranks, then switch
     participants), placed as :func:`time` places them: ``placement`` (which endpoint plays
     each rank; default rank r on endpoint r), ``switch_placement`` (which switch plays each
@@ -198,8 +236,9 @@ def placement_nodes(schedule: Schedule, topology: Topology,
     return _placement(schedule, topology, placement, switch_placement, "the schedule")
 
 
-def _max_per_run(values: NDArray[np.float64], run: NDArray[np.int64],
-                 n_runs: int) -> NDArray[np.float64]:
+def _max_per_run(
+    values: NDArray[np.float64], run: NDArray[np.int64], n_runs: int
+) -> NDArray[np.float64]:
     """The largest of ``values`` in each run (0 for a run without any); ``run`` is sorted."""
     out = np.zeros(n_runs)
     if len(values):
@@ -212,9 +251,11 @@ def _max_per_run(values: NDArray[np.float64], run: NDArray[np.int64],
 _RunLinkBytes = tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64]]
 
 
-def _run_costs(traffic: Traffic, topology: Topology, chunk_bytes: float
-               ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64],
-                          NDArray[np.float64], _RunLinkBytes]:
+def _run_costs(
+    traffic: Traffic, topology: Topology, chunk_bytes: float
+) -> tuple[
+    NDArray[np.float64], NDArray[np.float64], NDArray[np.int64], NDArray[np.float64], _RunLinkBytes
+]:
     """Per run: (latency s, transfer s, bottleneck link, bytes on it), and per-run link
     bytes as a sparse (run, link, bytes) triple, for one step of each run."""
     runs = traffic.runs
@@ -223,21 +264,23 @@ def _run_costs(traffic: Traffic, topology: Topology, chunk_bytes: float
     dst = np.concatenate([r.dst for r in runs]) if runs else np.zeros(0, np.int64)
     chunks = np.concatenate([r.chunks for r in runs]) if runs else np.zeros(0, np.int64)
     run_of_pair = np.repeat(np.arange(n_runs, dtype=np.int64), [r.n_pairs for r in runs])
-    remote = np.flatnonzero(src != dst)                       # local copies are free
-    pair, link, share = topology.link_shares(src[remote], dst[remote])   # adaptive: < 1
+    remote = np.flatnonzero(src != dst)  # local copies are free
+    pair, link, share = topology.link_shares(src[remote], dst[remote])  # adaptive: < 1
     run_of_hop = run_of_pair[remote][pair]
     # (numpy's stubs type a weighted bincount as integer: the casts below copy nothing)
-    latency = np.bincount(pair, weights=topology.link_latency[link] * share,
-                          minlength=len(remote)).astype(np.float64, copy=False)
+    latency = np.bincount(
+        pair, weights=topology.link_latency[link] * share, minlength=len(remote)
+    ).astype(np.float64, copy=False)
     run_latency = _max_per_run(latency, run_of_pair[remote], n_runs)
     key = run_of_hop * n_links + link
     weight = chunks[remote][pair] * share
     bottleneck = np.full(n_runs, -1, dtype=np.int64)
     bottleneck_bytes = np.zeros(n_runs)
     transfer = np.zeros(n_runs)
-    if n_runs * n_links <= _DENSE_LIMIT:                  # a (runs, links) table, no sort
-        dense = np.bincount(key, weights=weight,
-                            minlength=n_runs * n_links).astype(np.float64, copy=False)
+    if n_runs * n_links <= _DENSE_LIMIT:  # a (runs, links) table, no sort
+        dense = np.bincount(key, weights=weight, minlength=n_runs * n_links).astype(
+            np.float64, copy=False
+        )
         keys = np.flatnonzero(dense).astype(np.int64, copy=False)
         k_bytes = dense[keys] * chunk_bytes
         table = dense.reshape(n_runs, n_links)
@@ -251,38 +294,62 @@ def _run_costs(traffic: Traffic, topology: Topology, chunk_bytes: float
         k_run, k_link = keys // n_links, keys % n_links
     else:
         keys, inverse = np.unique(key, return_inverse=True)
-        k_bytes = np.bincount(inverse, weights=weight,
-                              minlength=len(keys)).astype(np.float64, copy=False) * chunk_bytes
+        k_bytes = (
+            np.bincount(inverse, weights=weight, minlength=len(keys)).astype(np.float64, copy=False)
+            * chunk_bytes
+        )
         k_run, k_link = keys // n_links, keys % n_links
         load = k_bytes / topology.link_bandwidth[k_link]
-        order = np.lexsort((-load, k_run))                    # per run, the busiest link first
-        first = order[np.concatenate([[True], k_run[order][1:] != k_run[order][:-1]])] \
-            if len(order) else order
+        order = np.lexsort((-load, k_run))  # per run, the busiest link first
+        first = (
+            order[np.concatenate([[True], k_run[order][1:] != k_run[order][:-1]])]
+            if len(order)
+            else order
+        )
         bottleneck[k_run[first]] = k_link[first]
         bottleneck_bytes[k_run[first]] = k_bytes[first]
         transfer[k_run[first]] = load[first]
     return run_latency, transfer, bottleneck, bottleneck_bytes, (k_run, k_link, k_bytes)
 
 
-def _timing(traffic: Traffic, topology: Topology, nbytes: float, chunk_bytes: float,
-            schedule_name: str) -> Timing:
+def _timing(
+    traffic: Traffic, topology: Topology, nbytes: float, chunk_bytes: float, schedule_name: str
+) -> Timing:
     repeat = np.array([r.repeat for r in traffic.runs], dtype=np.int64)
     latency, transfer, bottleneck, b_bytes, (k_run, k_link, k_bytes) = _run_costs(
-        traffic, topology, chunk_bytes)
-    link_bytes = np.bincount(k_link, weights=k_bytes * repeat[k_run],
-                             minlength=topology.n_links).astype(np.float64, copy=False)
+        traffic, topology, chunk_bytes
+    )
+    link_bytes = np.bincount(
+        k_link, weights=k_bytes * repeat[k_run], minlength=topology.n_links
+    ).astype(np.float64, copy=False)
     per_step = traffic.run_of_step()
     step_latency, step_transfer = latency[per_step], transfer[per_step]
     step_seconds = step_latency + step_transfer
     seconds = float(np.dot(repeat, latency + transfer))
-    return Timing(seconds, nbytes, step_seconds, step_latency, step_transfer,
-                  bottleneck[per_step], b_bytes[per_step], link_bytes, schedule_name,
-                  topology.name, tuple(topology.info.levels), topology.link_level)
+    return Timing(
+        seconds,
+        nbytes,
+        step_seconds,
+        step_latency,
+        step_transfer,
+        bottleneck[per_step],
+        b_bytes[per_step],
+        link_bytes,
+        schedule_name,
+        topology.name,
+        tuple(topology.info.levels),
+        topology.link_level,
+    )
 
 
-def time(schedule: Schedule, topology: Topology, nbytes: float, *,
-         placement: Optional[ArrayLike] = None,
-         switch_placement: Optional[ArrayLike] = None) -> Timing:
+def time(
+    schedule: Schedule,
+    topology: Topology,
+    nbytes: float,
+    *,
+    placement: Optional[ArrayLike] = None,
+    switch_placement: Optional[ArrayLike] = None,
+) -> Timing:
     """Seconds ``schedule`` takes on ``topology`` when each rank's full buffer is ``nbytes``.
 
     ``nbytes`` is nccl-tests' ``S``: the all-gather output, the reduce-scatter input, the
@@ -349,12 +416,19 @@ class ConcurrentTiming:
         used = self.link_bytes > 0
         shared = np.flatnonzero(used.sum(axis=0) > 1)
         order = shared[np.argsort(-self.link_bytes[:, shared].sum(axis=0), kind="stable")]
-        return [{"link": int(link), **{name: float(self.link_bytes[j, link])
-                                       for j, name in enumerate(self.names)}} for link in order]
+        return [
+            {
+                "link": int(link),
+                **{name: float(self.link_bytes[j, link]) for j, name in enumerate(self.names)},
+            }
+            for link in order
+        ]
 
     def __repr__(self) -> str:
-        return (f"ConcurrentTiming({len(self.names)} jobs on {self.topology_name!r}: "
-                f"{self.seconds:.6g} s together, slowdown {self.slowdown:.3g}x)")
+        return (
+            f"ConcurrentTiming({len(self.names)} jobs on {self.topology_name!r}: "
+            f"{self.seconds:.6g} s together, slowdown {self.slowdown:.3g}x)"
+        )
 
 
 def _sharing_components(link_bytes: NDArray[np.float64]) -> tuple[tuple[int, ...], ...]:
@@ -397,8 +471,9 @@ def time_concurrent(jobs: Iterable[Job], topology: Topology) -> ConcurrentTiming
     except TypeError:
         raise CollectivesError("jobs must be a list of collectives.Job") from None
     if not job_list or not all(isinstance(j, Job) for j in job_list):
-        raise CollectivesError("jobs must be a non-empty list of collectives.Job(schedule, "
-                               "nbytes, placement=...)")
+        raise CollectivesError(
+            "jobs must be a non-empty list of collectives.Job(schedule, nbytes, placement=...)"
+        )
     for i, job in enumerate(job_list):
         schedule_arg(job.schedule, f"job {i}'s schedule")
     names = tuple(str(j.name or j.schedule.name) for j in job_list)
@@ -406,8 +481,9 @@ def time_concurrent(jobs: Iterable[Job], topology: Topology) -> ConcurrentTiming
     alone: list[Timing] = []
     for i, job in enumerate(job_list):
         nbytes = check_nbytes(job.nbytes)
-        nodes = _placement(job.schedule, topology, job.placement, job.switch_placement,
-                           f"job {i} ({names[i]})")
+        nodes = _placement(
+            job.schedule, topology, job.placement, job.switch_placement, f"job {i} ({names[i]})"
+        )
         chunk_bytes = nbytes / job.schedule.n_chunks
         traffic = job.schedule.traffic.placed(nodes)
         alone.append(_timing(traffic, topology, nbytes, chunk_bytes, names[i]))
@@ -423,13 +499,20 @@ def time_concurrent(jobs: Iterable[Job], topology: Topology) -> ConcurrentTiming
         scaled = [placed[j][0].scaled(placed[j][1]) for j in members]
         together = scaled[0].together(*scaled[1:])
         seconds.append(_timing(together, topology, 0.0, 1.0, "").seconds)
-    return ConcurrentTiming(max(seconds), tuple(alone), link_bytes, names, components,
-                            tuple(seconds), topology.name)
+    return ConcurrentTiming(
+        max(seconds), tuple(alone), link_bytes, names, components, tuple(seconds), topology.name
+    )
 
 
-def step_link_bytes(schedule: Schedule, topology: Topology, nbytes: float, step: int, *,
-                    placement: Optional[ArrayLike] = None,
-                    switch_placement: Optional[ArrayLike] = None) -> NDArray[np.float64]:
+def step_link_bytes(
+    schedule: Schedule,
+    topology: Topology,
+    nbytes: float,
+    step: int,
+    *,
+    placement: Optional[ArrayLike] = None,
+    switch_placement: Optional[ArrayLike] = None,
+) -> NDArray[np.float64]:
     """Bytes on every link of ``topology`` during step ``step`` of ``schedule`` (an array of
     ``topology.n_links``), routed and placed exactly as :func:`time` routes and places them
     (``nbytes``, ``placement`` and ``switch_placement`` as there; an adaptive router's shares
@@ -450,15 +533,20 @@ def step_link_bytes(schedule: Schedule, topology: Topology, nbytes: float, step:
     remote = np.flatnonzero(run.src != run.dst)
     pair, link, share = topology.link_shares(run.src[remote], run.dst[remote])
     weight = run.chunks[remote][pair] * share * (nbytes / schedule.n_chunks)
-    return np.bincount(link, weights=weight,
-                       minlength=topology.n_links).astype(np.float64, copy=False)
+    return np.bincount(link, weights=weight, minlength=topology.n_links).astype(
+        np.float64, copy=False
+    )
 
 
 def algbw(nbytes: float, seconds: float) -> float:
     """Algorithm bandwidth, nccl-tests' ``algbw = S / t`` (bytes/s)."""
     nbytes = check_nbytes(nbytes)
-    if isinstance(seconds, bool) or not isinstance(seconds, (int, float, np.integer, np.floating)) \
-            or not math.isfinite(seconds) or seconds <= 0:
+    if (
+        isinstance(seconds, bool)
+        or not isinstance(seconds, (int, float, np.integer, np.floating))
+        or not math.isfinite(seconds)
+        or seconds <= 0
+    ):
         raise CollectivesError(f"seconds must be a finite number > 0, got {seconds!r}")
     return nbytes / float(seconds)
 
@@ -500,9 +588,13 @@ _GridCase = Optional[Union[tuple["Schedule", "Topology"], tuple["Schedule", "Top
 _Key = TypeVar("_Key")
 
 
-def time_grid(collective: str, cases: Mapping[str, Callable[[_Key, float], _GridCase]],
-              keys: Sequence[_Key], link_bandwidths: Sequence[float],
-              sizes: Sequence[int]) -> TimeGrid:
+def time_grid(
+    collective: str,
+    cases: Mapping[str, Callable[[_Key, float], _GridCase]],
+    keys: Sequence[_Key],
+    link_bandwidths: Sequence[float],
+    sizes: Sequence[int],
+) -> TimeGrid:
     """:func:`time` and :func:`busbw` of every case at every key, link bandwidth and size.
 
     ``cases[name](key, link_bandwidth)`` builds the case: ``(schedule, topology)``,
@@ -540,12 +632,14 @@ def time_grid(collective: str, cases: Mapping[str, Callable[[_Key, float], _Grid
                 wire = wire_bytes[0] if wire_bytes else 1.0
                 if schedule.collective != collective:
                     raise CollectivesError(
-                        f"case {name!r} builds a {schedule.collective} schedule, not {collective}")
+                        f"case {name!r} builds a {schedule.collective} schedule, not {collective}"
+                    )
                 n = schedule.group_size
                 t = np.array([time(schedule, topology, s * wire).seconds for s in buffer_sizes])
                 seconds[c, k, b] = t
-                bus[c, k, b] = [busbw(collective, s, float(ts), n)
-                                for s, ts in zip(buffer_sizes, t)]
+                bus[c, k, b] = [
+                    busbw(collective, s, float(ts), n) for s, ts in zip(buffer_sizes, t)
+                ]
         if n is None:
             raise CollectivesError(f"no case applies at ranks={key!r}")
         group_sizes.append(int(n))

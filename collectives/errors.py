@@ -17,8 +17,15 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping, Optional
 
-__all__ = ["CollectivesError", "ScheduleError", "TopologyError", "GradingError", "DistError",
-           "LayoutError", "SandboxError"]
+__all__ = [
+    "CollectivesError",
+    "ScheduleError",
+    "TopologyError",
+    "GradingError",
+    "DistError",
+    "LayoutError",
+    "SandboxError",
+]
 
 
 class CollectivesError(ValueError):
@@ -34,9 +41,17 @@ class ScheduleError(CollectivesError):
     slot's content).
     """
 
-    def __init__(self, message: str, *, step: Optional[int] = None, rank: Optional[int] = None,
-                 chunk: Optional[int] = None, holds: Optional[str] = None,
-                 expected: Optional[str] = None, group: Optional[int] = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        step: Optional[int] = None,
+        rank: Optional[int] = None,
+        chunk: Optional[int] = None,
+        holds: Optional[str] = None,
+        expected: Optional[str] = None,
+        group: Optional[int] = None,
+    ) -> None:
         super().__init__(message)
         self.step = step
         self.group = group
@@ -64,11 +79,18 @@ class DistError(CollectivesError):
     timeout).
     """
 
-    def __init__(self, message: str, *, rank: Optional[int] = None,
-                 exception: Optional[str] = None, worker_message: Optional[str] = None,
-                 worker_traceback: Optional[str] = None, task: Optional[int] = None,
-                 failures: Optional[Mapping[int, str]] = None,
-                 unfinished: Iterable[int] = ()) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        rank: Optional[int] = None,
+        exception: Optional[str] = None,
+        worker_message: Optional[str] = None,
+        worker_traceback: Optional[str] = None,
+        task: Optional[int] = None,
+        failures: Optional[Mapping[int, str]] = None,
+        unfinished: Iterable[int] = (),
+    ) -> None:
         super().__init__(message)
         self.rank = rank
         self.exception = exception
@@ -88,4 +110,3 @@ class SandboxError(CollectivesError, RuntimeError):
     """The grading sandbox cannot be set up (no bwrap, no user namespaces, a changed package
     copy), so grading refuses to start (``collectives_grader.sandbox``). A ``RuntimeError``
     too, as it was before it joined this hierarchy."""
-

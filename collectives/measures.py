@@ -67,9 +67,18 @@ from .errors import TopologyError
 from .topology import ROLES, Cluster, Topology
 from .validation import int_array, integer
 
-__all__ = ["hops", "routed_hops", "hop_matrix", "diameter", "average_hops",
-           "bisection_bandwidth", "cut_bandwidth", "bandwidth_per_endpoint", "MAX_RANKS",
-           "MAX_FLOW_LINKS"]
+__all__ = [
+    "hops",
+    "routed_hops",
+    "hop_matrix",
+    "diameter",
+    "average_hops",
+    "bisection_bandwidth",
+    "cut_bandwidth",
+    "bandwidth_per_endpoint",
+    "MAX_RANKS",
+    "MAX_FLOW_LINKS",
+]
 
 #: The most endpoints :func:`hop_matrix` (and :func:`diameter` / :func:`average_hops` of a
 #: topology without a closed form) accept by default: 2048**2 = 4.2 million pairs.
@@ -82,10 +91,13 @@ _BATCH_PAIRS = 1 << 18
 
 # ---- arguments ---------------------------------------------------------------------------
 
+
 def _topology_arg(topology: Any, what: str) -> Topology:
     if not isinstance(topology, Topology):
-        raise TopologyError(f"{what} takes a collectives Topology (e.g. "
-                            f"cl.topology.torus((16, 16), 45e9)), got {type(topology).__name__}")
+        raise TopologyError(
+            f"{what} takes a collectives Topology (e.g. "
+            f"cl.topology.torus((16, 16), 45e9)), got {type(topology).__name__}"
+        )
     return topology
 
 
@@ -93,8 +105,10 @@ def _endpoints(value: Any, what: str, topology: Topology) -> np.ndarray:
     array = int_array(value, what, error=TopologyError)
     bad = (array < 0) | (array >= topology.n_ranks)
     if bad.any():
-        raise TopologyError(f"{what} holds {int(array[bad].flat[0])}, which is not an endpoint "
-                            f"of {topology.name} (endpoints are 0..{topology.n_ranks - 1})")
+        raise TopologyError(
+            f"{what} holds {int(array[bad].flat[0])}, which is not an endpoint "
+            f"of {topology.name} (endpoints are 0..{topology.n_ranks - 1})"
+        )
     return array
 
 
@@ -104,22 +118,26 @@ def _max_ranks_arg(max_ranks: Any) -> int:
 
 # ---- which closed form fits --------------------------------------------------------------
 
+
 def _torus_form(topology: Topology) -> Optional[tuple[tuple[int, ...], tuple[str, ...]]]:
     """``(shape, modes)`` when the topology is a torus, ring or chain built by
     :mod:`collectives.topology` (checked from its declared info and its link count), with one
     mode per axis: "wrap" (links both ways, wraparound), "chain" (both ways, none) or
     "forward" (a one-way ring); None otherwise."""
     info = topology.info
-    if info.family not in ("torus", "ring", "chain") or info.shape is None \
-            or info.wraparound is None or len(info.wraparound) != len(info.shape):
+    if (
+        info.family not in ("torus", "ring", "chain")
+        or info.shape is None
+        or info.wraparound is None
+        or len(info.wraparound) != len(info.shape)
+    ):
         return None
     shape = tuple(int(s) for s in info.shape)
     n = math.prod(shape)
     if n != topology.n_ranks or topology.n_nodes != n:
         return None
     wrap = tuple(bool(w) and size > 1 for w, size in zip(info.wraparound, shape))
-    both_ways = sum(2 * (n if w else n - n // size)
-                    for w, size in zip(wrap, shape) if size > 1)
+    both_ways = sum(2 * (n if w else n - n // size) for w, size in zip(wrap, shape) if size > 1)
     if topology.n_links == both_ways:
         return shape, tuple("wrap" if w else "chain" for w in wrap)
     if len(shape) == 1 and info.family == "ring" and topology.n_links == n:
@@ -136,7 +154,7 @@ def _axis_distance(a: np.ndarray, b: np.ndarray, size: int, mode: str) -> np.nda
 
 def _torus_hops(shape, modes, src, dst):
     out = np.zeros(np.broadcast(src, dst).shape, dtype=np.int64)
-    strides = [math.prod(shape[a + 1:]) for a in range(len(shape))]
+    strides = [math.prod(shape[a + 1 :]) for a in range(len(shape))]
     for size, mode, stride in zip(shape, modes, strides):
         if size > 1:
             out += _axis_distance((src // stride) % size, (dst // stride) % size, size, mode)
@@ -159,18 +177,20 @@ def _axis_mean(size: int, mode: str) -> float:
 def _is_switch(topology: Topology) -> bool:
     """One crossbar as :func:`collectives.topology.switch` builds it."""
     n = topology.n_ranks
-    return (topology.info.family == "switch" and topology.n_nodes == n + 1
-            and topology.n_links == 2 * n)
+    return (
+        topology.info.family == "switch" and topology.n_nodes == n + 1 and topology.n_links == 2 * n
+    )
 
 
 # ---- hops --------------------------------------------------------------------------------
+
 
 def _routed_hops(topology: Topology, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
     """Links on the route of each pair (flat arrays), from the router, in bounded batches."""
     out = np.zeros(len(src), dtype=np.int64)
     remote = np.flatnonzero(src != dst)
     for start in range(0, len(remote), _BATCH_PAIRS):
-        chosen = remote[start:start + _BATCH_PAIRS]
+        chosen = remote[start : start + _BATCH_PAIRS]
         pair, _ = topology.paths(src[chosen], dst[chosen])
         out[chosen] = np.bincount(pair, minlength=len(chosen))
     return out
@@ -183,8 +203,10 @@ def _pair_arrays(topology: Topology, src: ArrayLike, dst: ArrayLike, what: str):
     try:
         shape = np.broadcast(src, dst).shape
     except ValueError:
-        raise TopologyError(f"src (shape {src.shape}) and dst (shape {dst.shape}) do not "
-                            "broadcast to one shape of pairs") from None
+        raise TopologyError(
+            f"src (shape {src.shape}) and dst (shape {dst.shape}) do not "
+            "broadcast to one shape of pairs"
+        ) from None
     return topology, src, dst, shape
 
 
@@ -233,7 +255,8 @@ def hop_matrix(topology: Topology, *, max_ranks: int = MAX_RANKS) -> np.ndarray:
             f"hop_matrix of {topology.name} would hold {n} x {n} = {n * n:,} pairs, more than "
             f"the limit of max_ranks={limit} endpoints; use diameter() or average_hops() "
             "(closed forms on tori), or hops() on the pairs you need, or pass a larger "
-            "max_ranks")
+            "max_ranks"
+        )
     ranks = np.arange(n, dtype=np.int64)
     form = _torus_form(topology)
     if form is not None:
@@ -251,12 +274,13 @@ def _routed_totals(topology: Topology, max_ranks: Any, what: str) -> tuple[int, 
         raise TopologyError(
             f"{what} of {topology.name} has no closed form here and would route all "
             f"{n * (n - 1):,} pairs of its {n} endpoints, more than the limit of "
-            f"max_ranks={limit}; pass a larger max_ranks knowingly")
+            f"max_ranks={limit}; pass a larger max_ranks knowingly"
+        )
     rows = max(1, _BATCH_PAIRS // max(n, 1))
     ranks = np.arange(n, dtype=np.int64)
     largest, total = 0, 0
     for start in range(0, n, rows):
-        block = ranks[start:start + rows]
+        block = ranks[start : start + rows]
         h = _routed_hops(topology, np.repeat(block, n), np.tile(ranks, len(block)))
         if h.size:
             largest = max(largest, int(h.max()))
@@ -307,6 +331,7 @@ def average_hops(topology: Topology, *, max_ranks: int = MAX_RANKS) -> float:
 
 # ---- bisection bandwidth -----------------------------------------------------------------
 
+
 def _cut_capacity(topology: Topology, side: np.ndarray) -> float:
     """Bytes/s one way (the smaller direction) over the links between the two sides of a
     split of the nodes (``side``: 0 or 1 per node)."""
@@ -318,14 +343,14 @@ def _cut_capacity(topology: Topology, side: np.ndarray) -> float:
 def _torus_bisection(topology: Topology, shape: tuple[int, ...]) -> Optional[float]:
     """The smallest cut across an axis that halves the endpoints (None if none does)."""
     n = topology.n_ranks
-    strides = [math.prod(shape[a + 1:]) for a in range(len(shape))]
+    strides = [math.prod(shape[a + 1 :]) for a in range(len(shape))]
     long_axes = [a for a, size in enumerate(shape) if size > 1]
     ranks = np.arange(n, dtype=np.int64)
     cuts = []
     for a in long_axes:
         size = shape[a]
         if size % 2 and len(long_axes) > 1:
-            continue          # cutting an odd axis leaves N/L more endpoints on one side
+            continue  # cutting an odd axis leaves N/L more endpoints on one side
         side = ((ranks // strides[a]) % size >= size // 2).astype(np.int8)
         cuts.append(_cut_capacity(topology, side))
     return min(cuts) if cuts else None
@@ -357,19 +382,22 @@ def cut_bandwidth(topology: Topology, side: ArrayLike) -> float:
         raise TopologyError(
             f"bisection_bandwidth of {topology.name} needs a maximum flow over its "
             f"{topology.n_links:,} links, more than MAX_FLOW_LINKS = {MAX_FLOW_LINKS:,}; it "
-            "has no closed form here (tori, rings, chains, one switch and fat trees have)")
+            "has no closed form here (tori, rings, chains, one switch and fat trees have)"
+        )
     a = np.zeros(topology.n_ranks, bool)
     a[chosen] = True
     if a.all() or not a.any():
         raise TopologyError("cut_bandwidth needs endpoints on both sides of the cut")
-    live = ~topology.failed if isinstance(topology, Cluster) else np.ones(topology.n_links,
-                                                                           bool)
+    live = ~topology.failed if isinstance(topology, Cluster) else np.ones(topology.n_links, bool)
     graph = nx.DiGraph()
     graph.add_nodes_from(range(topology.n_nodes))
-    for u, v, bw in zip(topology.link_src[live].tolist(), topology.link_dst[live].tolist(),
-                        topology.link_bandwidth[live].tolist()):
+    for u, v, bw in zip(
+        topology.link_src[live].tolist(),
+        topology.link_dst[live].tolist(),
+        topology.link_bandwidth[live].tolist(),
+    ):
         if graph.has_edge(u, v):
-            graph[u][v]["capacity"] += bw           # parallel links add up
+            graph[u][v]["capacity"] += bw  # parallel links add up
         else:
             graph.add_edge(u, v, capacity=bw)
     flows = []
@@ -407,8 +435,9 @@ def bisection_bandwidth(topology: Topology) -> float:
     """
     topology = _topology_arg(topology, "bisection_bandwidth")
     if topology.n_ranks < 2:
-        raise TopologyError(f"{topology.name} has a single endpoint: there is nothing to cut "
-                            "in half")
+        raise TopologyError(
+            f"{topology.name} has a single endpoint: there is nothing to cut in half"
+        )
     if isinstance(topology, Cluster):
         cut = topology.bisection_cut()
         if cut is not None:
@@ -433,7 +462,9 @@ def bandwidth_per_endpoint(topology: Topology) -> dict[str, float]:
     (on a SuperPOD: 450 GB/s of NVLink, 63 GB/s of PCIe and 50 GB/s at every fabric tier
     per GPU). A capacity per endpoint, not what a collective reaches."""
     topology = _topology_arg(topology, "bandwidth_per_endpoint")
-    total = np.bincount(topology.link_level, weights=topology.link_bandwidth,
-                        minlength=len(topology.info.levels))
-    return {name: float(total[i]) / 2 / topology.n_ranks
-            for i, name in enumerate(topology.info.levels)}
+    total = np.bincount(
+        topology.link_level, weights=topology.link_bandwidth, minlength=len(topology.info.levels)
+    )
+    return {
+        name: float(total[i]) / 2 / topology.n_ranks for i, name in enumerate(topology.info.levels)
+    }

@@ -53,12 +53,14 @@ class Mesh:
         if not isinstance(axes, Mapping) or not axes:
             raise CollectivesError(
                 f"axes must be a non-empty mapping of axis name to size, e.g. "
-                f"{{'dp': 4, 'tp': 8}}, got {axes!r}")
+                f"{{'dp': 4, 'tp': 8}}, got {axes!r}"
+            )
         for key in axes:
             if not isinstance(key, str) or not key:
                 raise CollectivesError(f"mesh axis names must be non-empty strings, got {key!r}")
-        shape = tuple(integer(size, f"the size of mesh axis {key!r}", minimum=1)
-                      for key, size in axes.items())
+        shape = tuple(
+            integer(size, f"the size of mesh axis {key!r}", minimum=1) for key, size in axes.items()
+        )
         n_ranks = math.prod(shape)
         if devices is None:
             placement = np.arange(n_ranks, dtype=np.int64)
@@ -67,23 +69,29 @@ class Mesh:
             if placement.size != n_ranks:
                 raise CollectivesError(
                     f"devices must hold {n_ranks} endpoint ids (one per position of a "
-                    f"{'x'.join(map(str, shape))} mesh), got {placement.size}")
+                    f"{'x'.join(map(str, shape))} mesh), got {placement.size}"
+                )
             if len(np.unique(placement)) != n_ranks:
-                raise CollectivesError("devices must be distinct: two mesh positions share "
-                                       "an endpoint")
+                raise CollectivesError(
+                    "devices must be distinct: two mesh positions share an endpoint"
+                )
             placement = placement.copy()
-        fields = {"axis_names": tuple(axes), "shape": shape, "n_ranks": n_ranks,
-                  "_placement": _readonly(placement)}
+        fields = {
+            "axis_names": tuple(axes),
+            "shape": shape,
+            "n_ranks": n_ranks,
+            "_placement": _readonly(placement),
+        }
         for key, value in fields.items():
             object.__setattr__(self, key, value)
 
     def __setattr__(self, key, value):
         raise CollectivesError(
-            f"a Mesh cannot be changed once built (tried to set {key!r}); build a new one")
+            f"a Mesh cannot be changed once built (tried to set {key!r}); build a new one"
+        )
 
     @classmethod
-    def from_shape(cls, topology_shape: Sequence[int] | Topology,
-                   names: Sequence[str]) -> "Mesh":
+    def from_shape(cls, topology_shape: Sequence[int] | Topology, names: Sequence[str]) -> "Mesh":
         """One mesh axis per axis of a torus: ``Mesh.from_shape((4, 4), ("x", "y"))``.
 
         ``topology_shape`` is a shape tuple or a Topology that declares one (a torus)."""
@@ -93,12 +101,14 @@ class Mesh:
         if not isinstance(shape, (tuple, list)):
             raise CollectivesError(
                 f"topology_shape must be a tuple of axis sizes or a Topology with a shape, "
-                f"got {topology_shape!r}")
+                f"got {topology_shape!r}"
+            )
         names = tuple(names) if not isinstance(names, str) else (names,)
         if len(names) != len(shape) or len(set(names)) != len(names):
             raise CollectivesError(
                 f"names must be {len(shape)} distinct axis names (one per axis of shape "
-                f"{tuple(shape)}), got {names!r}")
+                f"{tuple(shape)}), got {names!r}"
+            )
         return cls(dict(zip(names, shape)))
 
     @property
@@ -125,7 +135,8 @@ class Mesh:
         """
         if not axes:
             raise CollectivesError(
-                f"groups() needs at least one axis name, one of {', '.join(self.axis_names)}")
+                f"groups() needs at least one axis name, one of {', '.join(self.axis_names)}"
+            )
         named = sorted({self._axis(a) for a in axes})
         if len(named) != len(axes):
             raise CollectivesError(f"groups() names an axis twice: {axes!r}")
@@ -147,13 +158,15 @@ class Mesh:
         if getattr(schedule, "n_ranks", None) != groups.shape[1]:
             raise CollectivesError(
                 f"the {'x'.join(axes)} groups have {groups.shape[1]} ranks but the schedule "
-                f"has {getattr(schedule, 'n_ranks', '?')}; build it for {groups.shape[1]} ranks")
+                f"has {getattr(schedule, 'n_ranks', '?')}; build it for {groups.shape[1]} ranks"
+            )
         return grouped(schedule, groups, name=f"{schedule.name}[{','.join(axes)}]")
 
     def _axis(self, name: str) -> int:
         if name not in self.axis_names:
             raise CollectivesError(
-                f"unknown mesh axis {name!r}; the axes are {', '.join(self.axis_names)}")
+                f"unknown mesh axis {name!r}; the axes are {', '.join(self.axis_names)}"
+            )
         return self.axis_names.index(name)
 
     def __repr__(self):

@@ -23,24 +23,35 @@ from .schedule import Schedule
 from .transforms import dual
 from .validation import int_array
 
-__all__ = ["dispatch_counts", "direct_all_to_all_v", "pairwise_all_to_all_v",
-           "combine", "capacity_for"]
+__all__ = [
+    "dispatch_counts",
+    "direct_all_to_all_v",
+    "pairwise_all_to_all_v",
+    "combine",
+    "capacity_for",
+]
 
 
-def dispatch_counts(n_ranks: int, tokens_per_rank: int, n_experts: int, top_k: int,
-                    skew: float = 0.0, seed: int = 0) -> np.ndarray:
+def dispatch_counts(
+    n_ranks: int, tokens_per_rank: int, n_experts: int, top_k: int, skew: float = 0.0, seed: int = 0
+) -> np.ndarray:
     """``counts[s, d]``: tokens rank s sends to rank d when each of its ``tokens_per_rank``
     tokens picks ``top_k`` distinct experts out of ``n_experts`` (``n_experts / n_ranks``
     consecutive experts per rank). Expert e is picked with probability proportional to
     ``(e + 1) ** -skew`` (0: uniform; 1: Zipf), from a seeded generator."""
-    for what, v, low in (("n_ranks", n_ranks, 1), ("tokens_per_rank", tokens_per_rank, 0),
-                         ("n_experts", n_experts, 1), ("top_k", top_k, 1)):
+    for what, v, low in (
+        ("n_ranks", n_ranks, 1),
+        ("tokens_per_rank", tokens_per_rank, 0),
+        ("n_experts", n_experts, 1),
+        ("top_k", top_k, 1),
+    ):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < low:
             raise CollectivesError(f"{what} must be an integer >= {low}, got {v!r}")
     if n_experts % n_ranks:
         raise CollectivesError(
             f"n_experts ({n_experts}) must be a multiple of n_ranks ({n_ranks}): each rank "
-            "hosts the same number of experts")
+            "hosts the same number of experts"
+        )
     if top_k > n_experts:
         raise CollectivesError(f"top_k ({top_k}) cannot exceed n_experts ({n_experts})")
     if not np.isfinite(skew) or skew < 0:
@@ -82,9 +93,19 @@ def direct_all_to_all_v(counts: ArrayLike, capacity: int | None = None) -> Sched
     per = counts[s, d]
     src, dst = np.repeat(s, per), np.repeat(d, per)
     j = np.arange(per.sum()) - np.repeat(np.cumsum(per) - per, per)
-    return Schedule.from_arrays("all_to_all_v", n, n * k, np.zeros(len(src), np.int64), src,
-                                dst, dst * k + j, src * k + j, n_steps=1 if n > 1 else 0,
-                                counts=counts, name="direct_all_to_all_v")
+    return Schedule.from_arrays(
+        "all_to_all_v",
+        n,
+        n * k,
+        np.zeros(len(src), np.int64),
+        src,
+        dst,
+        dst * k + j,
+        src * k + j,
+        n_steps=1 if n > 1 else 0,
+        counts=counts,
+        name="direct_all_to_all_v",
+    )
 
 
 def pairwise_all_to_all_v(counts: ArrayLike, capacity: int | None = None) -> Schedule:
@@ -104,16 +125,35 @@ def pairwise_all_to_all_v(counts: ArrayLike, capacity: int | None = None) -> Sch
     j = np.arange(per.sum()) - np.repeat(np.cumsum(per) - per, per)
     src, dst, slot = np.repeat(s, per), np.repeat(d, per), np.repeat(s, per) * k + j
     step = np.repeat(step, per)
-    if pairs.n_scratch == 0:                        # partners swap in place
-        return Schedule.from_arrays("all_to_all_v", n, n * k, step, src, dst, dst * k + j,
-                                    slot, n_steps=pairs.n_steps, counts=counts,
-                                    name="pairwise_all_to_all_v")
-    last = np.full(len(src), n - 1)                 # receive buffer -> place, locally
+    if pairs.n_scratch == 0:  # partners swap in place
+        return Schedule.from_arrays(
+            "all_to_all_v",
+            n,
+            n * k,
+            step,
+            src,
+            dst,
+            dst * k + j,
+            slot,
+            n_steps=pairs.n_steps,
+            counts=counts,
+            name="pairwise_all_to_all_v",
+        )
+    last = np.full(len(src), n - 1)  # receive buffer -> place, locally
     return Schedule.from_arrays(
-        "all_to_all_v", n, n * k, np.concatenate([step, last]), np.concatenate([src, dst]),
-        np.concatenate([dst, dst]), np.concatenate([dst * k + j, n * k + slot]),
-        np.concatenate([n * k + slot, slot]), n_steps=n, n_scratch=n * k, counts=counts,
-        name="pairwise_all_to_all_v")
+        "all_to_all_v",
+        n,
+        n * k,
+        np.concatenate([step, last]),
+        np.concatenate([src, dst]),
+        np.concatenate([dst, dst]),
+        np.concatenate([dst * k + j, n * k + slot]),
+        np.concatenate([n * k + slot, slot]),
+        n_steps=n,
+        n_scratch=n * k,
+        counts=counts,
+        name="pairwise_all_to_all_v",
+    )
 
 
 def combine(dispatch: Schedule) -> Schedule:

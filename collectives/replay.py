@@ -26,8 +26,16 @@ from .validation import input_rows
 if TYPE_CHECKING:
     from .schedule import Schedule
 
-__all__ = ["simulate", "verify", "trace", "SymbolicState", "VERIFY_MEMORY_LIMIT", "INVALID",
-           "describe_content", "step_rows"]
+__all__ = [
+    "simulate",
+    "verify",
+    "trace",
+    "SymbolicState",
+    "VERIFY_MEMORY_LIMIT",
+    "INVALID",
+    "describe_content",
+    "step_rows",
+]
 
 #: bytes of symbolic state ``verify`` may allocate (n_ranks * n_slots * ceil(n_ranks/64) * 8)
 VERIFY_MEMORY_LIMIT = 2 * 1024**3
@@ -57,15 +65,21 @@ def simulate(schedule: Schedule, inputs: ArrayLike) -> NDArray[np.generic]:
     """
     spec = _check_schedule(schedule)
     data = input_rows(inputs, schedule.n_ranks)
-    buffer, filled = spec.place_inputs(data, schedule.groups, schedule.n_chunks,
-                                       schedule.n_slots, schedule.root, schedule.n_participants)
+    buffer, filled = spec.place_inputs(
+        data,
+        schedule.groups,
+        schedule.n_chunks,
+        schedule.n_slots,
+        schedule.root,
+        schedule.n_participants,
+    )
     ufunc = REDUCTION_OPS[schedule.op]
-    buffer[schedule.n_ranks:] = _identity(ufunc, buffer.dtype)   # switches' accumulators
+    buffer[schedule.n_ranks :] = _identity(ufunc, buffer.dtype)  # switches' accumulators
     # rows of a flat (n_ranks * n_slots, chunk_len) view: one fancy index per step
     rows = buffer.reshape(-1, buffer.shape[-1])
     filled = filled.reshape(-1)
     for k, src, dst, reduce in step_rows(schedule, filled):
-        values = rows[src]                        # every read happens before any write
+        values = rows[src]  # every read happens before any write
         shared = schedule.shared_reduce_steps[k]
         if reduce[0] and reduce.all():
             _combine(ufunc, rows, dst, values, shared)
@@ -99,8 +113,12 @@ def step_rows(schedule: Schedule, filled: NDArray[np.bool_]) -> Iterator[_StepRo
             step, text = schedule.describe_transfer(i)
             raise ScheduleError(
                 f"step {step}, {text}: {schedule.where(schedule.src[i])} chunk "
-                f"{schedule.src_chunk[i]} holds nothing yet", step=step,
-                rank=int(schedule.src[i]), chunk=int(schedule.src_chunk[i]), holds="nothing")
+                f"{schedule.src_chunk[i]} holds nothing yet",
+                step=step,
+                rank=int(schedule.src[i]),
+                chunk=int(schedule.src_chunk[i]),
+                holds="nothing",
+            )
         yield k, src, dst_row[a:b], reduce_all[a:b]
 
 
@@ -111,8 +129,13 @@ def _identity(ufunc: np.ufunc, dtype: np.dtype[Any]) -> float:
     return -np.inf if np.issubdtype(dtype, np.floating) else np.iinfo(dtype).min
 
 
-def _combine(ufunc: np.ufunc, rows: NDArray[_Value], dst: NDArray[np.int64],
-             values: NDArray[_Value], shared_targets: bool | np.bool_) -> None:
+def _combine(
+    ufunc: np.ufunc,
+    rows: NDArray[_Value],
+    dst: NDArray[np.int64],
+    values: NDArray[_Value],
+    shared_targets: bool | np.bool_,
+) -> None:
     """rows[dst] = ufunc(rows[dst], values), combining repeated targets when a step has them."""
     if shared_targets:
         ufunc.at(rows, dst, values)
@@ -123,6 +146,7 @@ def _combine(ufunc: np.ufunc, rows: NDArray[_Value], dst: NDArray[np.int64],
 
 # ---- symbolic replay ----------------------------------------------------------------------
 
+
 def _ranks_of(bits: NDArray[np.uint64]) -> list[int]:
     """Rank numbers set in one bitset row (uint64 words, little-endian)."""
     as_bytes = bits.astype("<u8").view(np.uint8)
@@ -130,14 +154,21 @@ def _ranks_of(bits: NDArray[np.uint64]) -> list[int]:
     return ranks
 
 
-def describe_content(label: int, ranks: Sequence[int], n_ranks: int,
-                     group_size: int | None = None, verb: str = "summed") -> str:
+def describe_content(
+    label: int,
+    ranks: Sequence[int],
+    n_ranks: int,
+    group_size: int | None = None,
+    verb: str = "summed",
+) -> str:
     """A slot's content in words, from its label and the ranks combined into it (a rank
     listed twice was counted twice). ``group_size``: for a collective over groups, where
     "all ranks" means all ranks of one group."""
     if label == INVALID:
-        return (f"an invalid sum of different chunks (from ranks "
-                f"{', '.join(map(str, sorted(set(ranks))))})")
+        return (
+            f"an invalid sum of different chunks (from ranks "
+            f"{', '.join(map(str, sorted(set(ranks))))})"
+        )
     if label < 0:
         return "nothing"
     distinct = sorted(set(ranks))
@@ -150,11 +181,14 @@ def describe_content(label: int, ranks: Sequence[int], n_ranks: int,
     elif group_size is not None and len(distinct) == group_size:
         text = f"chunk {label} {verb} over the {group_size} ranks of a group ({shown})"
     else:
-        text = (f"chunk {label} {verb} over {len(distinct)} of {group_size or n_ranks} ranks "
-                f"({shown})")
+        text = (
+            f"chunk {label} {verb} over {len(distinct)} of {group_size or n_ranks} ranks ({shown})"
+        )
     if twice:
-        text += (f", with rank{'s' if len(twice) > 1 else ''} "
-                 f"{', '.join(map(str, twice))} counted more than once")
+        text += (
+            f", with rank{'s' if len(twice) > 1 else ''} "
+            f"{', '.join(map(str, twice))} counted more than once"
+        )
     return text
 
 
@@ -173,10 +207,16 @@ class SymbolicState:
     times: Optional[NDArray[np.int64]]
     group_size: Optional[int]
 
-    def __init__(self, label: NDArray[np.int64], bits: Optional[NDArray[np.uint64]] = None,
-                 owner: Optional[NDArray[np.int64]] = None,
-                 times: Optional[NDArray[np.int64]] = None, *,
-                 n_ranks: Optional[int] = None, group_size: Optional[int] = None) -> None:
+    def __init__(
+        self,
+        label: NDArray[np.int64],
+        bits: Optional[NDArray[np.uint64]] = None,
+        owner: Optional[NDArray[np.int64]] = None,
+        times: Optional[NDArray[np.int64]] = None,
+        *,
+        n_ranks: Optional[int] = None,
+        group_size: Optional[int] = None,
+    ) -> None:
         self.label, self.bits, self.owner, self.times = label, bits, owner, times
         self._n_ranks = int(label.shape[0]) if n_ranks is None else n_ranks
         self.group_size = group_size
@@ -191,8 +231,9 @@ class SymbolicState:
         if self.label[rank, chunk] == -1:
             return []
         if self.times is not None:
-            counted: list[int] = np.repeat(np.arange(self.times.shape[-1]),
-                                           self.times[rank, chunk]).tolist()
+            counted: list[int] = np.repeat(
+                np.arange(self.times.shape[-1]), self.times[rank, chunk]
+            ).tolist()
             return counted
         if self.bits is not None:
             return _ranks_of(self.bits[rank, chunk])
@@ -202,8 +243,9 @@ class SymbolicState:
         """``owner``: the state of a collective that only moves data (a CollectivesError for
         a state built with none of ``bits``, ``owner`` and ``times``)."""
         if self.owner is None:
-            raise CollectivesError("this SymbolicState records no contributions; build it with "
-                                   "bits, owner or times")
+            raise CollectivesError(
+                "this SymbolicState records no contributions; build it with bits, owner or times"
+            )
         return self.owner
 
     def counts(self) -> NDArray[np.int64]:
@@ -218,20 +260,31 @@ class SymbolicState:
 
     def describe(self, rank: int, chunk: int) -> str:
         """Plain words for a slot's content, as used in error messages."""
-        return describe_content(int(self.label[rank, chunk]), self.contributors(rank, chunk),
-                                self.n_ranks, self.group_size)
+        return describe_content(
+            int(self.label[rank, chunk]),
+            self.contributors(rank, chunk),
+            self.n_ranks,
+            self.group_size,
+        )
 
     def copy(self) -> SymbolicState:
-        return SymbolicState(self.label.copy(), _copy(self.bits), _copy(self.owner),
-                             _copy(self.times), n_ranks=self._n_ranks, group_size=self.group_size)
+        return SymbolicState(
+            self.label.copy(),
+            _copy(self.bits),
+            _copy(self.owner),
+            _copy(self.times),
+            n_ranks=self._n_ranks,
+            group_size=self.group_size,
+        )
 
 
 def _copy(a: Optional[NDArray[_Value]]) -> Optional[NDArray[_Value]]:
     return None if a is None else a.copy()
 
 
-def _set_bit(bits: NDArray[np.uint64], where: tuple[NDArray[np.int64], ...],
-             ranks: NDArray[np.int64]) -> None:
+def _set_bit(
+    bits: NDArray[np.uint64], where: tuple[NDArray[np.int64], ...], ranks: NDArray[np.int64]
+) -> None:
     """Set bit ``ranks[i]`` in the bitset ``bits[where[0][i], ...]`` (rows of uint64 words),
     writing only the one word each bit lives in."""
     word = (*where, ranks // 64)
@@ -245,40 +298,47 @@ def _bitsets(ranks: NDArray[np.int64], words: int) -> NDArray[np.uint64]:
     return bits
 
 
-def _symbolic_steps(schedule: Schedule
-                    ) -> Iterator[tuple[int, SymbolicState, NDArray[np.int64]]]:
+def _symbolic_steps(schedule: Schedule) -> Iterator[tuple[int, SymbolicState, NDArray[np.int64]]]:
     """Replay ``schedule`` on symbols, yielding ``(step, state, last_write)`` after each step.
 
     The arrays are updated in place between yields. Raises ScheduleError at the first
     transfer that reads an empty slot, mixes chunks or counts a contribution twice.
     """
     spec = _check_schedule(schedule)
-    _ = schedule.step_starts                  # lists the transfers (or says it cannot) first
+    _ = schedule.step_starts  # lists the transfers (or says it cannot) first
     n, slots = schedule.n_participants, schedule.n_slots
     words = (schedule.n_ranks + 63) // 64 if spec.reducing else 0
     need = n * slots * (words + 3) * 8
     if need > VERIFY_MEMORY_LIMIT:
         raise CollectivesError(
             f"verify would need {need / 2**30:.1f} GiB of symbolic state for {n} ranks x "
-            f"{slots} slots; verify a smaller instance of the same algorithm")
+            f"{slots} slots; verify a smaller instance of the same algorithm"
+        )
     label, owner = spec.initial(schedule.groups, schedule.n_chunks, slots, schedule.root, n)
-    content: NDArray[np.uint64] | NDArray[np.int64]     # bitsets of ranks, or the one owner
+    content: NDArray[np.uint64] | NDArray[np.int64]  # bitsets of ranks, or the one owner
     if spec.reducing:
         bits = np.zeros((n, slots, words), dtype=np.uint64)
         r_idx, c_idx = np.nonzero(owner >= 0)
         _set_bit(bits, (r_idx, c_idx), owner[r_idx, c_idx])
-        state = SymbolicState(label, bits=bits, n_ranks=schedule.n_ranks,
-                              group_size=_group_size(schedule))
+        state = SymbolicState(
+            label, bits=bits, n_ranks=schedule.n_ranks, group_size=_group_size(schedule)
+        )
         content = bits
     else:
-        state = SymbolicState(label, owner=owner, n_ranks=schedule.n_ranks,
-                              group_size=_group_size(schedule))
+        state = SymbolicState(
+            label, owner=owner, n_ranks=schedule.n_ranks, group_size=_group_size(schedule)
+        )
         content = owner
     last_write = np.full((n, slots), -1, dtype=np.int64)
     yield -1, state, last_write
 
-    s, d, sc, dc, red = (schedule.src, schedule.dst, schedule.src_chunk, schedule.dst_chunk,
-                         schedule.reduce)
+    s, d, sc, dc, red = (
+        schedule.src,
+        schedule.dst,
+        schedule.src_chunk,
+        schedule.dst_chunk,
+        schedule.reduce,
+    )
     starts = schedule.step_starts.tolist()
     for k in range(schedule.n_steps):
         a, b = starts[k], starts[k + 1]
@@ -293,11 +353,15 @@ def _symbolic_steps(schedule: Schedule
             step, text = schedule.describe_transfer(i)
             raise ScheduleError(
                 f"step {step}, {text}: {schedule.where(s[i])} chunk {sc[i]} holds nothing yet",
-                step=step, rank=int(s[i]), chunk=int(sc[i]), holds="nothing",
-                group=_group(schedule, s[i]))
+                step=step,
+                rank=int(s[i]),
+                chunk=int(sc[i]),
+                holds="nothing",
+                group=_group(schedule, s[i]),
+            )
         copy = ~reduce
-        copied = content[src[copy], src_chunk[copy]]      # every read happens before any write
-        if reduce.any():                    # only in a reducing collective: ``bits`` is set
+        copied = content[src[copy], src_chunk[copy]]  # every read happens before any write
+        if reduce.any():  # only in a reducing collective: ``bits`` is set
             _symbolic_reduce(schedule, k, a, reduce, label, bits, src_label, src, src_chunk)
         label[dst[copy], dst_chunk[copy]] = src_label[copy]
         content[dst[copy], dst_chunk[copy]] = copied
@@ -335,25 +399,37 @@ def _tolerant_trace(schedule: Schedule) -> list[SymbolicState]:
     times = np.zeros((n, slots, schedule.n_ranks), dtype=np.int64)
     r_idx, c_idx = np.nonzero(owner >= 0)
     times[r_idx, c_idx, owner[r_idx, c_idx]] = 1
-    states = [SymbolicState(label.copy(), times=times.copy(), n_ranks=schedule.n_ranks,
-                             group_size=_group_size(schedule))]
+    states = [
+        SymbolicState(
+            label.copy(),
+            times=times.copy(),
+            n_ranks=schedule.n_ranks,
+            group_size=_group_size(schedule),
+        )
+    ]
     for k in range(schedule.n_steps):
         a, b = schedule.step_starts[k], schedule.step_starts[k + 1]
         src, dst = schedule.src[a:b], schedule.dst[a:b]
         sc, dc, reduce = schedule.src_chunk[a:b], schedule.dst_chunk[a:b], schedule.reduce[a:b]
-        read_label, read_times = label[src, sc], times[src, sc]      # reads before writes
+        read_label, read_times = label[src, sc], times[src, sc]  # reads before writes
         copy = ~reduce
         label[dst[copy], dc[copy]] = read_label[copy]
         times[dst[copy], dc[copy]] = read_times[copy]
-        for i in np.flatnonzero(reduce & (read_label != -1)):           # small instances only
+        for i in np.flatnonzero(reduce & (read_label != -1)):  # small instances only
             t_label = label[dst[i], dc[i]]
             if t_label == -1:
                 label[dst[i], dc[i]] = read_label[i]
             elif t_label != read_label[i]:
                 label[dst[i], dc[i]] = INVALID
             times[dst[i], dc[i]] += read_times[i]
-        states.append(SymbolicState(label.copy(), times=times.copy(), n_ranks=schedule.n_ranks,
-                                    group_size=_group_size(schedule)))
+        states.append(
+            SymbolicState(
+                label.copy(),
+                times=times.copy(),
+                n_ranks=schedule.n_ranks,
+                group_size=_group_size(schedule),
+            )
+        )
     return states
 
 
@@ -373,9 +449,10 @@ def verify(schedule: Schedule) -> None:
     # replay to the end: the state after the last step is the one checked
     _, state, last_write = deque(_symbolic_steps(schedule), maxlen=1)[0]
     ranks, chunk_slots, want_label, want_owner = spec.expected(
-        schedule.groups, schedule.n_chunks, schedule.root, schedule.counts, schedule.peers)
+        schedule.groups, schedule.n_chunks, schedule.root, schedule.counts, schedule.peers
+    )
     got_label = state.label[ranks, chunk_slots]
-    if state.bits is None:                      # one contribution per slot
+    if state.bits is None:  # one contribution per slot
         wrong = (got_label != want_label) | (state._owners()[ranks, chunk_slots] != want_owner)
     else:
         words = state.bits.shape[-1]
@@ -383,14 +460,18 @@ def verify(schedule: Schedule) -> None:
         want_bits = np.zeros((len(ranks), words), dtype=np.uint64)
         _set_bit(want_bits, (np.flatnonzero(single),), want_owner[single])
         group_bits = np.zeros((schedule.n_groups, words), dtype=np.uint64)
-        np.bitwise_or.at(group_bits, np.arange(schedule.n_groups)[:, None].repeat(
-            schedule.group_size, axis=1).ravel(), _bitsets(schedule.groups.ravel(), words))
+        np.bitwise_or.at(
+            group_bits,
+            np.arange(schedule.n_groups)[:, None].repeat(schedule.group_size, axis=1).ravel(),
+            _bitsets(schedule.groups.ravel(), words),
+        )
         if schedule.n_groups == 1:
             want_bits[~single] = group_bits[0]
         else:
             want_bits[~single] = group_bits[schedule.group_of[ranks[~single]]]
-        wrong = (got_label != want_label) | np.any(state.bits[ranks, chunk_slots] != want_bits,
-                                                   axis=1)
+        wrong = (got_label != want_label) | np.any(
+            state.bits[ranks, chunk_slots] != want_bits, axis=1
+        )
     if wrong.any():
         i = int(np.flatnonzero(wrong)[0])
         r, c = int(ranks[i]), int(chunk_slots[i])
@@ -399,25 +480,39 @@ def verify(schedule: Schedule) -> None:
             want = [int(want_owner[i])]
         else:
             want = schedule.groups[schedule.group_of[r]].tolist()
-        expected = describe_content(int(want_label[i]), want, schedule.n_ranks,
-                                    _group_size(schedule))
-        when = (f"last written at step {last_write[r, c]}" if last_write[r, c] >= 0
-                else "never written")
+        expected = describe_content(
+            int(want_label[i]), want, schedule.n_ranks, _group_size(schedule)
+        )
+        when = (
+            f"last written at step {last_write[r, c]}" if last_write[r, c] >= 0 else "never written"
+        )
         raise ScheduleError(
             f"after the last step, {schedule.where(r)} chunk {c} holds {holds}; "
             f"{schedule.collective} needs {expected} there ({when})",
-            step=schedule.n_steps, rank=r, chunk=c, holds=holds, expected=expected,
-            group=_group(schedule, r))
+            step=schedule.n_steps,
+            rank=r,
+            chunk=c,
+            holds=holds,
+            expected=expected,
+            group=_group(schedule, r),
+        )
 
 
 def _group_size(schedule: Schedule) -> Optional[int]:
     return schedule.group_size if schedule.n_groups > 1 else None
 
 
-def _symbolic_reduce(schedule: Schedule, k: int, a: int, reduce: NDArray[np.bool_],
-                     label: NDArray[np.int64], bits: NDArray[np.uint64],
-                     src_label: NDArray[np.int64], src: NDArray[np.int64],
-                     src_chunk: NDArray[np.int64]) -> None:
+def _symbolic_reduce(
+    schedule: Schedule,
+    k: int,
+    a: int,
+    reduce: NDArray[np.bool_],
+    label: NDArray[np.int64],
+    bits: NDArray[np.uint64],
+    src_label: NDArray[np.int64],
+    src: NDArray[np.int64],
+    src_chunk: NDArray[np.int64],
+) -> None:
     """Combine the reduce transfers of step ``k`` (its transfers ``a ..``: ``src``,
     ``src_chunk``, the ``src_label`` they read) into ``label``/``bits``, checking each one;
     it reads all its sources before it writes."""
@@ -438,9 +533,14 @@ def _symbolic_reduce(schedule: Schedule, k: int, a: int, reduce: NDArray[np.bool
     def fail(pos: int, message: str, holds: str) -> NoReturn:
         i = a + int(idx[pos])
         step, text = schedule.describe_transfer(i)
-        raise ScheduleError(f"step {step}, {text}: {message}", step=step,
-                            rank=int(schedule.dst[i]), chunk=int(schedule.dst_chunk[i]),
-                            group=_group(schedule, int(schedule.dst[i])), holds=holds)
+        raise ScheduleError(
+            f"step {step}, {text}: {message}",
+            step=step,
+            rank=int(schedule.dst[i]),
+            chunk=int(schedule.dst_chunk[i]),
+            group=_group(schedule, int(schedule.dst[i])),
+            holds=holds,
+        )
 
     # a switch's accumulator starts empty and takes the first contribution as it comes
     at_switch = dst[starts] >= n
@@ -449,34 +549,46 @@ def _symbolic_reduce(schedule: Schedule, k: int, a: int, reduce: NDArray[np.bool
     empty_target = t_label[group] < 0
     if empty_target.any():
         p = int(np.flatnonzero(empty_target)[0])
-        fail(p, f"{schedule.where(dst[p])} chunk {dst_chunk[p]} holds nothing to add into; "
-                "copy the first contribution there instead of reducing it", holds="nothing")
+        fail(
+            p,
+            f"{schedule.where(dst[p])} chunk {dst_chunk[p]} holds nothing to add into; "
+            "copy the first contribution there instead of reducing it",
+            holds="nothing",
+        )
     mixed = s_label != t_label[group]
     if mixed.any():
         p = int(np.flatnonzero(mixed)[0])
         g = int(group[p])
         holds = describe_content(int(t_label[g]), _ranks_of(t_bits[g]), n, _group_size(schedule))
-        fail(p, f"adds chunk {s_label[p]} into a slot that holds {holds}; only the same "
-                "chunk of different ranks may be combined", holds=holds)
+        fail(
+            p,
+            f"adds chunk {s_label[p]} into a slot that holds {holds}; only the same "
+            "chunk of different ranks may be combined",
+            holds=holds,
+        )
     summed = np.bitwise_or.reduceat(s_bits, starts, axis=0) | t_bits
-    per_group = (np.add.reduceat(np.bitwise_count(s_bits).sum(axis=1), starts)
-                 + np.bitwise_count(t_bits).sum(axis=1))
+    per_group = np.add.reduceat(np.bitwise_count(s_bits).sum(axis=1), starts) + np.bitwise_count(
+        t_bits
+    ).sum(axis=1)
     twice = per_group != np.bitwise_count(summed).sum(axis=1)
-    if schedule.op == "sum" and twice.any():        # a maximum may see a value twice
+    if schedule.op == "sum" and twice.any():  # a maximum may see a value twice
         g = int(np.flatnonzero(twice)[0])
         members = np.flatnonzero(group == g)
         seen = t_bits[g].copy()
         size = _group_size(schedule)
-        for q in members.tolist():            # only on the error path: find the culprit
+        for q in members.tolist():  # only on the error path: find the culprit
             overlap = seen & s_bits[q]
             if overlap.any():
                 dup = _ranks_of(overlap)
                 holds = describe_content(int(t_label[g]), _ranks_of(t_bits[g]), n, size)
                 adding = describe_content(int(s_label[q]), _ranks_of(s_bits[q]), n, size)
-                fail(q, f"{schedule.where(dst[q])} chunk {dst_chunk[q]} holds {holds}; adding "
-                        f"{adding} would count "
-                        f"rank{'s' if len(dup) > 1 else ''} {', '.join(map(str, dup))} twice",
-                     holds=holds)
+                fail(
+                    q,
+                    f"{schedule.where(dst[q])} chunk {dst_chunk[q]} holds {holds}; adding "
+                    f"{adding} would count "
+                    f"rank{'s' if len(dup) > 1 else ''} {', '.join(map(str, dup))} twice",
+                    holds=holds,
+                )
             seen |= s_bits[q]
     bits[dst[starts], dst_chunk[starts]] = summed
     label[dst[starts], dst_chunk[starts]] = t_label

@@ -29,8 +29,15 @@ from .validation import choice, int_array, integer
 if TYPE_CHECKING:
     from .traffic import Traffic
 
-__all__ = ["Transfer", "Step", "Schedule", "TransferArrays", "compose", "schedule_arg",
-           "LIST_LIMIT"]
+__all__ = [
+    "Transfer",
+    "Step",
+    "Schedule",
+    "TransferArrays",
+    "compose",
+    "schedule_arg",
+    "LIST_LIMIT",
+]
 
 _FIELDS = ("src", "dst", "src_chunk", "dst_chunk")
 
@@ -87,8 +94,7 @@ class Step:
     reduce: NDArray[np.bool_]
 
     @classmethod
-    def from_transfers(cls, transfers: Iterable[Any], *,
-                       step_index: int | None = None) -> Step:
+    def from_transfers(cls, transfers: Iterable[Any], *, step_index: int | None = None) -> Step:
         """Build a step from ``(src, dst, src_chunk, dst_chunk[, reduce])`` tuples.
 
         ``reduce`` may be a bool or the words ``"copy"`` / ``"reduce"``.
@@ -108,9 +114,13 @@ class Step:
             empty = np.zeros(0, dtype=np.int64)
             return cls(empty, empty, empty, empty, np.zeros(0, dtype=bool))
         src, dst, src_chunk, dst_chunk, reduce = zip(*rows)
-        return cls(np.array(src, dtype=np.int64), np.array(dst, dtype=np.int64),
-                   np.array(src_chunk, dtype=np.int64), np.array(dst_chunk, dtype=np.int64),
-                   np.array(reduce, dtype=bool))
+        return cls(
+            np.array(src, dtype=np.int64),
+            np.array(dst, dtype=np.int64),
+            np.array(src_chunk, dtype=np.int64),
+            np.array(dst_chunk, dtype=np.int64),
+            np.array(reduce, dtype=bool),
+        )
 
     def __post_init__(self) -> None:
         for name in _FIELDS:
@@ -128,16 +138,14 @@ class Step:
         return f"Step({list(self)!r})"
 
 
-def _parse_transfer(t: Any, where: str,
-                    step_index: int | None) -> tuple[int, int, int, int, bool]:
+def _parse_transfer(t: Any, where: str, step_index: int | None) -> tuple[int, int, int, int, bool]:
     """One transfer (a tuple or a :class:`Transfer`: it is a tuple too, checked the same way,
     since a NamedTuple checks nothing itself) as ``(src, dst, src_chunk, dst_chunk, reduce)``."""
     try:
         fields = tuple(t)
     except TypeError:
         raise ScheduleError(
-            f"{where}: expected a tuple (src, dst, src_chunk, dst_chunk[, reduce]), "
-            f"got {t!r}",
+            f"{where}: expected a tuple (src, dst, src_chunk, dst_chunk[, reduce]), got {t!r}",
             step=step_index,
         ) from None
     if len(fields) not in (4, 5):
@@ -221,11 +229,22 @@ class Schedule:
     _listing: _Listing | None
     _arrays: _Listed | None
 
-    def __init__(self, collective: str, n_ranks: int, n_chunks: int,
-                 steps: Iterable[Step | Iterable[Any]] = (), *, root: int | None = None,
-                 n_scratch: int = 0, name: str | None = None, counts: ArrayLike | None = None,
-                 groups: ArrayLike | None = None, n_switches: int = 0, op: str = "sum",
-                 peers: ArrayLike | None = None) -> None:
+    def __init__(
+        self,
+        collective: str,
+        n_ranks: int,
+        n_chunks: int,
+        steps: Iterable[Step | Iterable[Any]] = (),
+        *,
+        root: int | None = None,
+        n_scratch: int = 0,
+        name: str | None = None,
+        counts: ArrayLike | None = None,
+        groups: ArrayLike | None = None,
+        n_switches: int = 0,
+        op: str = "sum",
+        peers: ArrayLike | None = None,
+    ) -> None:
         parsed = [
             s if isinstance(s, Step) else Step.from_transfers(s, step_index=i)
             for i, s in enumerate(_as_list(steps, "steps"))
@@ -235,20 +254,49 @@ class Schedule:
             f: np.concatenate([getattr(s, f) for s in parsed]) if parsed else np.zeros(0, np.int64)
             for f in _FIELDS
         }
-        arrays["reduce"] = (np.concatenate([s.reduce for s in parsed]) if parsed
-                            else np.zeros(0, bool))
+        arrays["reduce"] = (
+            np.concatenate([s.reduce for s in parsed]) if parsed else np.zeros(0, bool)
+        )
         arrays["step"] = np.repeat(np.arange(len(parsed)), per_step)
-        self._init(collective, n_ranks, n_chunks, len(parsed), root, n_scratch, name, counts,
-                   groups, n_switches, op, arrays=arrays, peers=peers)
+        self._init(
+            collective,
+            n_ranks,
+            n_chunks,
+            len(parsed),
+            root,
+            n_scratch,
+            name,
+            counts,
+            groups,
+            n_switches,
+            op,
+            arrays=arrays,
+            peers=peers,
+        )
 
     @classmethod
-    def from_arrays(cls, collective: str, n_ranks: int, n_chunks: int, step: ArrayLike,
-                    src: ArrayLike, dst: ArrayLike, src_chunk: ArrayLike, dst_chunk: ArrayLike,
-                    reduce: ArrayLike = False, *, n_steps: int | None = None,
-                    root: int | None = None, n_scratch: int = 0, name: str | None = None,
-                    counts: ArrayLike | None = None, groups: ArrayLike | None = None,
-                    n_switches: int = 0, op: str = "sum",
-                    peers: ArrayLike | None = None) -> Schedule:
+    def from_arrays(
+        cls,
+        collective: str,
+        n_ranks: int,
+        n_chunks: int,
+        step: ArrayLike,
+        src: ArrayLike,
+        dst: ArrayLike,
+        src_chunk: ArrayLike,
+        dst_chunk: ArrayLike,
+        reduce: ArrayLike = False,
+        *,
+        n_steps: int | None = None,
+        root: int | None = None,
+        n_scratch: int = 0,
+        name: str | None = None,
+        counts: ArrayLike | None = None,
+        groups: ArrayLike | None = None,
+        n_switches: int = 0,
+        op: str = "sum",
+        peers: ArrayLike | None = None,
+    ) -> Schedule:
         """Fast constructor for builders: flat per-transfer arrays plus each one's ``step``.
 
         ``step`` must be non-decreasing; ``n_steps`` allows trailing empty steps.
@@ -261,20 +309,46 @@ class Schedule:
         n_steps = int(steps[-1]) + 1 if n_steps is None and steps.size else int(n_steps or 0)
         if steps.size and steps[-1] >= n_steps:
             raise ScheduleError(f"from_arrays: a transfer has step >= n_steps={n_steps}")
-        arrays: dict[str, ArrayLike] = dict(zip(
-            _FIELDS + ("step",), np.broadcast_arrays(src, dst, src_chunk, dst_chunk, steps)))
+        arrays: dict[str, ArrayLike] = dict(
+            zip(_FIELDS + ("step",), np.broadcast_arrays(src, dst, src_chunk, dst_chunk, steps))
+        )
         arrays["reduce"] = np.broadcast_to(np.asarray(reduce, dtype=bool), steps.shape)
         obj = cls.__new__(cls)
-        obj._init(collective, n_ranks, n_chunks, n_steps, root, n_scratch, name, counts, groups,
-                  n_switches, op, arrays=arrays, peers=peers)
+        obj._init(
+            collective,
+            n_ranks,
+            n_chunks,
+            n_steps,
+            root,
+            n_scratch,
+            name,
+            counts,
+            groups,
+            n_switches,
+            op,
+            arrays=arrays,
+            peers=peers,
+        )
         return obj
 
     @classmethod
-    def from_traffic(cls, collective: str, n_ranks: int, n_chunks: int, traffic: Traffic,
-                     listing: _Listing, *, root: int | None = None, n_scratch: int = 0,
-                     name: str | None = None, counts: ArrayLike | None = None,
-                     groups: ArrayLike | None = None, n_switches: int = 0, op: str = "sum",
-                     peers: ArrayLike | None = None) -> Schedule:
+    def from_traffic(
+        cls,
+        collective: str,
+        n_ranks: int,
+        n_chunks: int,
+        traffic: Traffic,
+        listing: _Listing,
+        *,
+        root: int | None = None,
+        n_scratch: int = 0,
+        name: str | None = None,
+        counts: ArrayLike | None = None,
+        groups: ArrayLike | None = None,
+        n_switches: int = 0,
+        op: str = "sum",
+        peers: ArrayLike | None = None,
+    ) -> Schedule:
         """A Schedule known by its :class:`~collectives.traffic.Traffic`, listed on demand.
 
         ``listing()`` returns the explicit transfers as a dict of flat arrays ``step``,
@@ -283,15 +357,43 @@ class Schedule:
         viz) and the result is checked like any Schedule's.
         """
         obj = cls.__new__(cls)
-        obj._init(collective, n_ranks, n_chunks, traffic.n_steps, root, n_scratch, name, counts,
-                  groups, n_switches, op, traffic=traffic, listing=listing, peers=peers)
+        obj._init(
+            collective,
+            n_ranks,
+            n_chunks,
+            traffic.n_steps,
+            root,
+            n_scratch,
+            name,
+            counts,
+            groups,
+            n_switches,
+            op,
+            traffic=traffic,
+            listing=listing,
+            peers=peers,
+        )
         return obj
 
-    def _init(self, collective: str, n_ranks: int, n_chunks: int, n_steps: int,
-              root: int | None, n_scratch: int, name: str | None, counts: ArrayLike | None,
-              groups: ArrayLike | None, n_switches: int, op: str, *,
-              arrays: Mapping[str, ArrayLike] | None = None, traffic: Traffic | None = None,
-              listing: _Listing | None = None, peers: ArrayLike | None = None) -> None:
+    def _init(
+        self,
+        collective: str,
+        n_ranks: int,
+        n_chunks: int,
+        n_steps: int,
+        root: int | None,
+        n_scratch: int,
+        name: str | None,
+        counts: ArrayLike | None,
+        groups: ArrayLike | None,
+        n_switches: int,
+        op: str,
+        *,
+        arrays: Mapping[str, ArrayLike] | None = None,
+        traffic: Traffic | None = None,
+        listing: _Listing | None = None,
+        peers: ArrayLike | None = None,
+    ) -> None:
         set_ = partial(object.__setattr__, self)
         try:
             spec = collective_spec(collective)
@@ -315,8 +417,7 @@ class Schedule:
             checked_root = integer(root, "root", minimum=0, error=ScheduleError)
             set_("root", checked_root)
             if checked_root >= self.group_size:
-                raise ScheduleError(f"root {checked_root} is not a rank "
-                                    f"(0..{self.group_size - 1})")
+                raise ScheduleError(f"root {checked_root} is not a rank (0..{self.group_size - 1})")
         else:
             set_("root", None)
         set_("name", str(name or spec.name))
@@ -337,7 +438,8 @@ class Schedule:
     def __setattr__(self, key: str, value: object) -> None:
         raise ScheduleError(
             f"a Schedule cannot be changed once built (tried to set {key!r}); build a new one "
-            "(renamed() gives a copy under another name)")
+            "(renamed() gives a copy under another name)"
+        )
 
     def __getstate__(self) -> dict[str, object]:
         """Pickled (to run on other processes) with its transfers listed, not the function
@@ -394,8 +496,9 @@ class Schedule:
             return f"switch {rank - self.n_ranks}"
         if self.n_groups == 1 or not 0 <= rank < self.n_ranks:
             return f"rank {rank}"
-        return (f"rank {rank} (group {int(self.group_of[rank])}, position "
-                f"{int(self.position[rank])})")
+        return (
+            f"rank {rank} (group {int(self.group_of[rank])}, position {int(self.position[rank])})"
+        )
 
     # ---- traffic and the listed transfers ----------------------------------------------------
     @property
@@ -404,6 +507,7 @@ class Schedule:
         (:class:`~collectives.traffic.Traffic`)."""
         if self._traffic is None:
             from .traffic import Traffic
+
             a = self._listed()
             traffic = Traffic.from_transfers(a["step"], a["src"], a["dst"], self.n_steps)
             object.__setattr__(self, "_traffic", traffic)
@@ -423,16 +527,18 @@ class Schedule:
     def _list(self) -> Mapping[str, ArrayLike]:
         """The arrays of the listing function (a Schedule built from its traffic), once its
         size is checked against :data:`LIST_LIMIT`."""
-        if self._listing is None or self._traffic is None:      # from_traffic sets both
-            raise CollectivesError(f"{self.name} has neither listed transfers nor a listing "
-                                   "(internal error)")
+        if self._listing is None or self._traffic is None:  # from_traffic sets both
+            raise CollectivesError(
+                f"{self.name} has neither listed transfers nor a listing (internal error)"
+            )
         total = self._traffic.n_transfers
         if total > LIST_LIMIT:
             raise CollectivesError(
                 f"{self.name} over {self.n_ranks} ranks has {total:,} transfers, more than "
                 f"the {LIST_LIMIT:,} a Schedule lists; collectives.time costs it from its "
                 "traffic pattern, and verify, simulate and viz take a smaller instance of "
-                "the same algorithm")
+                "the same algorithm"
+            )
         return self._listing()
 
     def transfer_arrays(self) -> TransferArrays:
@@ -442,16 +548,24 @@ class Schedule:
         then checked once)."""
         if self._arrays is not None:
             a = self._arrays
-            return {"step": a["step"], "src": a["src"], "dst": a["dst"],
-                    "src_chunk": a["src_chunk"], "dst_chunk": a["dst_chunk"],
-                    "reduce": a["reduce"]}
+            return {
+                "step": a["step"],
+                "src": a["src"],
+                "dst": a["dst"],
+                "src_chunk": a["src_chunk"],
+                "dst_chunk": a["dst_chunk"],
+                "reduce": a["reduce"],
+            }
         raw = self._list()
         src = np.asarray(raw["src"], dtype=np.int64)
-        return {"step": np.asarray(raw["step"], dtype=np.int64), "src": src,
-                "dst": np.asarray(raw["dst"], dtype=np.int64),
-                "src_chunk": np.asarray(raw["src_chunk"], dtype=np.int64),
-                "dst_chunk": np.asarray(raw["dst_chunk"], dtype=np.int64),
-                "reduce": np.broadcast_to(np.asarray(raw["reduce"], dtype=bool), src.shape)}
+        return {
+            "step": np.asarray(raw["step"], dtype=np.int64),
+            "src": src,
+            "dst": np.asarray(raw["dst"], dtype=np.int64),
+            "src_chunk": np.asarray(raw["src_chunk"], dtype=np.int64),
+            "dst_chunk": np.asarray(raw["dst_chunk"], dtype=np.int64),
+            "reduce": np.broadcast_to(np.asarray(raw["reduce"], dtype=bool), src.shape),
+        }
 
     def _set_arrays(self, arrays: Mapping[str, ArrayLike], spec: Collective) -> _Listed:
         """Check and keep ``arrays`` (flat transfer arrays by field name) as the listed
@@ -460,17 +574,19 @@ class Schedule:
         step = np.asarray(arrays["step"], dtype=np.int64)
         per_step = np.bincount(step, minlength=self._n_steps).astype(np.int64)
         listed: _Listed = {
-            "step": _frozen(step, np.int64), "src": src,
+            "step": _frozen(step, np.int64),
+            "src": src,
             "dst": _frozen(arrays["dst"], np.int64),
             "src_chunk": _frozen(arrays["src_chunk"], np.int64),
             "dst_chunk": _frozen(arrays["dst_chunk"], np.int64),
-            "reduce": _frozen(np.broadcast_to(np.asarray(arrays["reduce"], dtype=bool),
-                                              src.shape), np.bool_),
+            "reduce": _frozen(
+                np.broadcast_to(np.asarray(arrays["reduce"], dtype=bool), src.shape), np.bool_
+            ),
             "step_starts": _frozen(np.concatenate([[0], np.cumsum(per_step)]), np.int64),
             # replaced below by what _check_shape finds (which steps share a reduce target)
             "shared_reduce": _frozen(np.zeros(self._n_steps, dtype=bool), np.bool_),
         }
-        object.__setattr__(self, "_arrays", listed)   # the messages of _check_shape read it
+        object.__setattr__(self, "_arrays", listed)  # the messages of _check_shape read it
         try:
             listed["shared_reduce"] = self._check_shape(listed, spec)
         except ScheduleError:
@@ -541,8 +657,9 @@ class Schedule:
             raise IndexError(f"step {i} out of range: the schedule has {self.n_steps} steps")
         i %= self.n_steps
         a, b = self.step_starts[i], self.step_starts[i + 1]
-        return Step(self.src[a:b], self.dst[a:b], self.src_chunk[a:b], self.dst_chunk[a:b],
-                    self.reduce[a:b])
+        return Step(
+            self.src[a:b], self.dst[a:b], self.src_chunk[a:b], self.dst_chunk[a:b], self.reduce[a:b]
+        )
 
     @property
     def steps(self) -> tuple[Step, ...]:
@@ -557,9 +674,11 @@ class Schedule:
         groups = "" if self.n_groups == 1 else f", {self.n_groups} groups of {self.group_size}"
         switches = "" if not self.n_switches else f", {self.n_switches} switches"
         op = "" if self.op == "sum" else f", op={self.op}"
-        return (f"Schedule({self.name!r}: {self.collective}, n_ranks={self.n_ranks}, "
-                f"n_chunks={self.n_chunks}{root}{groups}{switches}{op}, {self.n_steps} steps, "
-                f"{self.n_transfers} transfers)")
+        return (
+            f"Schedule({self.name!r}: {self.collective}, n_ranks={self.n_ranks}, "
+            f"n_chunks={self.n_chunks}{root}{groups}{switches}{op}, {self.n_steps} steps, "
+            f"{self.n_transfers} transfers)"
+        )
 
     # ---- shape validation ----------------------------------------------------------------
     def _check_shape(self, a: _Listed, spec: Collective) -> NDArray[np.bool_]:
@@ -567,23 +686,33 @@ class Schedule:
         return, per step, whether two of its reduces target the same slot."""
         step_of = a["step"]
         n_part = self.n_participants
-        limits = (("src", a["src"], n_part), ("dst", a["dst"], n_part),
-                  ("src_chunk", a["src_chunk"], self.n_slots),
-                  ("dst_chunk", a["dst_chunk"], self.n_slots))
+        limits = (
+            ("src", a["src"], n_part),
+            ("dst", a["dst"], n_part),
+            ("src_chunk", a["src_chunk"], self.n_slots),
+            ("dst_chunk", a["dst_chunk"], self.n_slots),
+        )
         for f, values, limit in limits:
             bad = np.flatnonzero((values < 0) | (values >= limit))
             if bad.size:
                 i = bad[0]
-                what = ("rank" + (" or switch" if self.n_switches else "")
-                        if f in ("src", "dst") else "chunk slot")
+                what = (
+                    "rank" + (" or switch" if self.n_switches else "")
+                    if f in ("src", "dst")
+                    else "chunk slot"
+                )
                 raise ScheduleError(
                     f"step {step_of[i]}, {self._transfer_text(i)}: {f} {values[i]} "
-                    f"is not a {what} (0..{limit - 1})", step=int(step_of[i]))
+                    f"is not a {what} (0..{limit - 1})",
+                    step=int(step_of[i]),
+                )
         if not spec.reducing and a["reduce"].any():
             i = np.flatnonzero(a["reduce"])[0]
             raise ScheduleError(
                 f"step {step_of[i]}, {self._transfer_text(i)}: {spec.name} only "
-                f"moves data; a reduce transfer has no place in it", step=int(step_of[i]))
+                f"moves data; a reduce transfer has no place in it",
+                step=int(step_of[i]),
+            )
         if self.n_groups > 1:
             both_ranks = (a["src"] < self.n_ranks) & (a["dst"] < self.n_ranks)
             group_of = self.group_of
@@ -594,12 +723,16 @@ class Schedule:
                 raise ScheduleError(
                     f"step {step_of[i]}, {self._transfer_text(i)}: it goes from "
                     f"{self.where(a['src'][i])} to {self.where(a['dst'][i])}; a collective "
-                    "over groups moves data only inside each group", step=int(step_of[i]),
-                    rank=int(a["src"][i]), group=int(group_of[a["src"][i]]))
+                    "over groups moves data only inside each group",
+                    step=int(step_of[i]),
+                    rank=int(a["src"][i]),
+                    group=int(group_of[a["src"][i]]),
+                )
         # one copy, or any number of reduces, into each (step, participant, slot)
         key = (step_of * n_part + a["dst"]) * self.n_slots + a["dst_chunk"]
-        uniq, first, inverse, count = np.unique(key, return_index=True, return_inverse=True,
-                                                return_counts=True)
+        uniq, first, inverse, count = np.unique(
+            key, return_index=True, return_inverse=True, return_counts=True
+        )
         copies = np.bincount(inverse, weights=~a["reduce"], minlength=len(uniq))
         clash = np.flatnonzero((count > 1) & (copies > 0))
         if clash.size:
@@ -610,7 +743,10 @@ class Schedule:
                 f"written by {len(writers)} transfers "
                 f"({', '.join(self._transfer_text(j) for j in writers)}); "
                 f"a slot takes one copy, or only reduces, per step",
-                step=int(step_of[i]), rank=int(a["dst"][i]), chunk=int(a["dst_chunk"][i]))
+                step=int(step_of[i]),
+                rank=int(a["dst"][i]),
+                chunk=int(a["dst_chunk"][i]),
+            )
         shared = np.zeros(self.n_steps, dtype=bool)
         shared[step_of[first[count > 1]]] = True
         return _frozen(shared, np.bool_)
@@ -623,26 +759,31 @@ class Schedule:
 
     def _transfer_text(self, i: int) -> str:
         a = self._listed()
-        j = i - a["step_starts"][int(a["step"][i])]           # its index within its step
+        j = i - a["step_starts"][int(a["step"][i])]  # its index within its step
         kind = "reduce" if a["reduce"][i] else "copy"
-        return (f"transfer {j} ({kind} {self.where(a['src'][i])} chunk {a['src_chunk'][i]} -> "
-                f"{self.where(a['dst'][i])} chunk {a['dst_chunk'][i]})")
+        return (
+            f"transfer {j} ({kind} {self.where(a['src'][i])} chunk {a['src_chunk'][i]} -> "
+            f"{self.where(a['dst'][i])} chunk {a['dst_chunk'][i]})"
+        )
 
 
 def _check_groups(groups: ArrayLike | None, n_ranks: int) -> NDArray[np.int64]:
     """``groups`` as a read-only (G, m) array that partitions ``0..n_ranks-1``."""
     if groups is None:
         return _frozen(np.arange(n_ranks)[None, :], np.int64)
-    g = int_array(groups, "groups", ndim=2, minimum=0, maximum=n_ranks - 1,
-                  error=ScheduleError)
+    g = int_array(groups, "groups", ndim=2, minimum=0, maximum=n_ranks - 1, error=ScheduleError)
     if g.size != n_ranks or len(np.unique(g)) != n_ranks:
         seen = np.bincount(g.ravel(), minlength=n_ranks)
         missing = np.flatnonzero(seen == 0)
         twice = np.flatnonzero(seen > 1)
-        detail = (f"rank {twice[0]} is in {seen[twice[0]]} groups" if twice.size
-                  else f"rank {missing[0]} is in no group")
+        detail = (
+            f"rank {twice[0]} is in {seen[twice[0]]} groups"
+            if twice.size
+            else f"rank {missing[0]} is in no group"
+        )
         raise ScheduleError(
-            f"groups must partition the {n_ranks} ranks into equal groups; {detail}")
+            f"groups must partition the {n_ranks} ranks into equal groups; {detail}"
+        )
     return _frozen(g, np.int64)
 
 
@@ -661,7 +802,8 @@ def schedule_arg(value: Any, what: str = "schedule") -> Schedule:
     if not isinstance(value, Schedule):
         raise ScheduleError(
             f"{what} must be a collectives.Schedule, got {type(value).__name__}; build one with "
-            "collectives.Schedule(collective, n_ranks, n_chunks, steps)")
+            "collectives.Schedule(collective, n_ranks, n_chunks, steps)"
+        )
     return value
 
 
@@ -672,8 +814,9 @@ _COMPOSITIONS = {
 }
 
 
-def compose(first: Schedule, second: Schedule, *, collective: str | None = None,
-            name: str | None = None) -> Schedule:
+def compose(
+    first: Schedule, second: Schedule, *, collective: str | None = None, name: str | None = None
+) -> Schedule:
     """Run ``first`` then ``second`` on the same buffers, as one Schedule.
 
     The result's collective is inferred for the known pairs (reduce-scatter then
@@ -685,11 +828,13 @@ def compose(first: Schedule, second: Schedule, *, collective: str | None = None,
             raise ScheduleError(f"compose() takes Schedules, got {type(s).__name__}")
     if first.n_ranks != second.n_ranks:
         raise ScheduleError(
-            f"cannot compose schedules over {first.n_ranks} and {second.n_ranks} ranks")
+            f"cannot compose schedules over {first.n_ranks} and {second.n_ranks} ranks"
+        )
     if first.n_chunks != second.n_chunks:
         raise ScheduleError(
             f"cannot compose schedules with {first.n_chunks} and {second.n_chunks} chunks; "
-            "split both buffers the same way")
+            "split both buffers the same way"
+        )
     if not np.array_equal(first.groups, second.groups):
         raise ScheduleError("cannot compose schedules over different groups")
     if collective is None:
@@ -697,32 +842,52 @@ def compose(first: Schedule, second: Schedule, *, collective: str | None = None,
         if collective is None or (first.root is not None and first.root != second.root):
             raise ScheduleError(
                 f"composing {first.collective} then {second.collective} is not a known "
-                "collective; pass collective=... to say what it computes")
+                "collective; pass collective=... to say what it computes"
+            )
     spec = collective_spec(collective)
     root = first.root if first.root is not None else second.root
-    options: dict[str, Any] = dict(root=root if spec.rooted else None,
-                                   n_scratch=max(first.n_scratch, second.n_scratch),
-                                   name=name or f"{first.name} + {second.name}",
-                                   counts=first.counts if spec.name == "all_to_all_v" else None,
-                                   peers=first.peers if spec.name == "permute" else None,
-                                   groups=None if first.n_groups == 1 else first.groups,
-                                   n_switches=max(first.n_switches, second.n_switches),
-                                   op=first.op)
+    options: dict[str, Any] = dict(
+        root=root if spec.rooted else None,
+        n_scratch=max(first.n_scratch, second.n_scratch),
+        name=name or f"{first.name} + {second.name}",
+        counts=first.counts if spec.name == "all_to_all_v" else None,
+        peers=first.peers if spec.name == "permute" else None,
+        groups=None if first.n_groups == 1 else first.groups,
+        n_switches=max(first.n_switches, second.n_switches),
+        op=first.op,
+    )
 
     def listing() -> Mapping[str, ArrayLike]:
         a, b = first.transfer_arrays(), second.transfer_arrays()
-        return {"step": np.concatenate([a["step"], b["step"] + first.n_steps]),
-                "src": np.concatenate([a["src"], b["src"]]),
-                "dst": np.concatenate([a["dst"], b["dst"]]),
-                "src_chunk": np.concatenate([a["src_chunk"], b["src_chunk"]]),
-                "dst_chunk": np.concatenate([a["dst_chunk"], b["dst_chunk"]]),
-                "reduce": np.concatenate([a["reduce"], b["reduce"]])}
+        return {
+            "step": np.concatenate([a["step"], b["step"] + first.n_steps]),
+            "src": np.concatenate([a["src"], b["src"]]),
+            "dst": np.concatenate([a["dst"], b["dst"]]),
+            "src_chunk": np.concatenate([a["src_chunk"], b["src_chunk"]]),
+            "dst_chunk": np.concatenate([a["dst_chunk"], b["dst_chunk"]]),
+            "reduce": np.concatenate([a["reduce"], b["reduce"]]),
+        }
 
     if first.is_listed and second.is_listed:
         f = listing()
         return Schedule.from_arrays(
-            spec.name, first.n_ranks, first.n_chunks, f["step"], f["src"], f["dst"],
-            f["src_chunk"], f["dst_chunk"], f["reduce"],
-            n_steps=first.n_steps + second.n_steps, **options)
-    return Schedule.from_traffic(spec.name, first.n_ranks, first.n_chunks,
-                                 first.traffic.then(second.traffic), listing, **options)
+            spec.name,
+            first.n_ranks,
+            first.n_chunks,
+            f["step"],
+            f["src"],
+            f["dst"],
+            f["src_chunk"],
+            f["dst_chunk"],
+            f["reduce"],
+            n_steps=first.n_steps + second.n_steps,
+            **options,
+        )
+    return Schedule.from_traffic(
+        spec.name,
+        first.n_ranks,
+        first.n_chunks,
+        first.traffic.then(second.traffic),
+        listing,
+        **options,
+    )

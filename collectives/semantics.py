@@ -106,8 +106,9 @@ class Collective:
         """Chunks in one rank's output row."""
         return n_chunks // group_size if self.output == "part" else n_chunks
 
-    def check_peers(self, group_size: int,
-                    peers: Optional[ArrayLike]) -> Optional[NDArray[np.int64]]:
+    def check_peers(
+        self, group_size: int, peers: Optional[ArrayLike]
+    ) -> Optional[NDArray[np.int64]]:
         """The permute ``peers`` array (position p's buffer goes to ``peers[p]``, -1: to
         nobody) as a read-only int array, or None for other collectives."""
         if self.name != "permute":
@@ -115,8 +116,9 @@ class Collective:
                 raise ScheduleError(f"peers are only for permute, not {self.name}")
             return None
         if peers is None:
-            raise ScheduleError("permute needs peers[p]: the rank that receives rank p's buffer "
-                                "(-1 for none)")
+            raise ScheduleError(
+                "permute needs peers[p]: the rank that receives rank p's buffer (-1 for none)"
+            )
         try:
             p = np.asarray(peers)
         except ValueError:
@@ -125,18 +127,22 @@ class Collective:
             raise ScheduleError(f"peers must be {group_size} integers (one per rank), got {p!r}")
         if p.min(initial=0) < -1 or p.max(initial=0) >= group_size:
             raise ScheduleError(
-                f"peers must name ranks 0..{group_size - 1} or -1, got {p.tolist()}")
+                f"peers must name ranks 0..{group_size - 1} or -1, got {p.tolist()}"
+            )
         targets = p[p >= 0]
         if len(np.unique(targets)) != len(targets):
             twice = int(np.flatnonzero(np.bincount(targets) > 1)[0])
-            raise ScheduleError(f"peers sends two buffers to rank {twice}; a permute delivers at "
-                                "most one buffer to each rank")
+            raise ScheduleError(
+                f"peers sends two buffers to rank {twice}; a permute delivers at "
+                "most one buffer to each rank"
+            )
         checked = p.astype(np.int64)
         checked.flags.writeable = False
         return checked
 
-    def check_counts(self, group_size: int, n_chunks: int,
-                     counts: Optional[ArrayLike]) -> Optional[NDArray[np.int64]]:
+    def check_counts(
+        self, group_size: int, n_chunks: int, counts: Optional[ArrayLike]
+    ) -> Optional[NDArray[np.int64]]:
         """The all_to_all_v ``counts`` matrix as a read-only int array (None otherwise)."""
         if self.name != "all_to_all_v":
             if counts is not None:
@@ -152,10 +158,12 @@ class Collective:
         if c.shape != (group_size, group_size) or not np.issubdtype(c.dtype, np.integer):
             raise ScheduleError(
                 f"counts must be an integer array of shape ({group_size}, {group_size}), got "
-                f"{c.dtype} of shape {c.shape}")
+                f"{c.dtype} of shape {c.shape}"
+            )
         if c.min(initial=0) < 0 or c.max(initial=0) > k:
             raise ScheduleError(
-                f"counts must lie in 0..{k} (the slots of one part); got {c.min()}..{c.max()}")
+                f"counts must lie in 0..{k} (the slots of one part); got {c.min()}..{c.max()}"
+            )
         checked = c.astype(np.int64)
         checked.flags.writeable = False
         return checked
@@ -184,15 +192,23 @@ class Collective:
         slot = np.tile(np.arange(n_chunks), m)
         return pos, slot, slot, pos
 
-    def _local_expected(self, m: int, n_chunks: int, root: Optional[int],
-                        counts: Optional[NDArray[np.int64]],
-                        peers: Optional[NDArray[np.int64]] = None) -> _Layout:
+    def _local_expected(
+        self,
+        m: int,
+        n_chunks: int,
+        root: Optional[int],
+        counts: Optional[NDArray[np.int64]],
+        peers: Optional[NDArray[np.int64]] = None,
+    ) -> _Layout:
         """(position, slot, label, owner position or -1 for "combined over the group")."""
         everyone = -1
         k = n_chunks // m if self.partitioned else n_chunks
         if self.name in ("all_gather", "all_reduce", "broadcast", "gather", "reduce"):
-            where = (np.arange(m) if self.name not in ("gather", "reduce")
-                     else np.array([self._root_position(m, root)], dtype=np.int64))
+            where = (
+                np.arange(m)
+                if self.name not in ("gather", "reduce")
+                else np.array([self._root_position(m, root)], dtype=np.int64)
+            )
             pos = np.repeat(where, n_chunks)
             slot = np.tile(np.arange(n_chunks), len(where))
             if self.name in ("all_gather", "gather"):
@@ -207,10 +223,11 @@ class Collective:
             slot = pos * k + np.tile(np.arange(k), m)
             owner = np.full_like(slot, everyone if self.reducing else self._root_position(m, root))
             return pos, slot, slot.copy(), owner
-        if self.name == "permute":               # rank peers[p] holds p's buffer
+        if self.name == "permute":  # rank peers[p] holds p's buffer
             if peers is None:
-                raise ScheduleError("permute needs peers[p]: the rank that receives rank p's "
-                                    "buffer (-1 for none)")
+                raise ScheduleError(
+                    "permute needs peers[p]: the rank that receives rank p's buffer (-1 for none)"
+                )
             src = np.flatnonzero(peers >= 0)
             pos = np.repeat(peers[src], n_chunks)
             slot = np.tile(np.arange(n_chunks), len(src))
@@ -218,16 +235,21 @@ class Collective:
         # all_to_all, all_to_all_v
         pos = np.repeat(np.arange(m), n_chunks)
         slot = np.tile(np.arange(n_chunks), m)
-        owner = slot // k                       # slot s*k+j of rank p comes from rank s ...
-        label = pos * k + slot % k              # ... and was part p (piece j) of its input
-        if counts is not None:                  # only the slots that carry data
+        owner = slot // k  # slot s*k+j of rank p comes from rank s ...
+        label = pos * k + slot % k  # ... and was part p (piece j) of its input
+        if counts is not None:  # only the slots that carry data
             keep = slot % k < counts[owner, pos]
             pos, slot, owner, label = pos[keep], slot[keep], owner[keep], label[keep]
         return pos, slot, label, owner
 
-    def initial(self, groups: NDArray[np.int64], n_chunks: int, n_slots: int,
-                root: Optional[int],
-                n_participants: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    def initial(
+        self,
+        groups: NDArray[np.int64],
+        n_chunks: int,
+        n_slots: int,
+        root: Optional[int],
+        n_participants: int,
+    ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
         """Symbolic starting state: ``(label, owner)``, int arrays (n_participants, n_slots).
 
         ``label[r, c]`` is the logical chunk held (-1: empty); ``owner[r, c]`` the one rank
@@ -241,9 +263,14 @@ class Collective:
         owner[groups[:, pos], slot] = groups[:, own]
         return label, owner
 
-    def expected(self, groups: NDArray[np.int64], n_chunks: int, root: Optional[int],
-                 counts: Optional[NDArray[np.int64]] = None,
-                 peers: Optional[NDArray[np.int64]] = None) -> _Layout:
+    def expected(
+        self,
+        groups: NDArray[np.int64],
+        n_chunks: int,
+        root: Optional[int],
+        counts: Optional[NDArray[np.int64]] = None,
+        peers: Optional[NDArray[np.int64]] = None,
+    ) -> _Layout:
         """Symbolic postcondition on the checked slots.
 
         Returns ``(ranks, slots, label, owner)``: flat arrays of the checked (rank, slot)
@@ -257,9 +284,15 @@ class Collective:
         return ranks, np.tile(slot, g), np.tile(lab, g), owner
 
     # ---- numeric buffers for simulate -----------------------------------------------------
-    def place_inputs(self, inputs: NDArray[_Value], groups: NDArray[np.int64], n_chunks: int,
-                     n_slots: int, root: Optional[int], n_participants: int
-                     ) -> tuple[NDArray[_Value], NDArray[np.bool_]]:
+    def place_inputs(
+        self,
+        inputs: NDArray[_Value],
+        groups: NDArray[np.int64],
+        n_chunks: int,
+        n_slots: int,
+        root: Optional[int],
+        n_participants: int,
+    ) -> tuple[NDArray[_Value], NDArray[np.bool_]]:
         """Lay rank rows out in working buffers: ``(buffer, filled)`` of shape
         (n_participants, n_slots, chunk length)."""
         n_ranks, row = inputs.shape
@@ -273,24 +306,25 @@ class Collective:
         buffer = np.zeros((n_participants, n_slots, chunk_len), dtype=inputs.dtype)
         filled = np.zeros((n_participants, n_slots), dtype=bool)
         pieces = inputs.reshape(n_ranks, k_in, chunk_len)
-        if self.input == "part":                  # rank at position p: slots [p*k, (p+1)*k)
+        if self.input == "part":  # rank at position p: slots [p*k, (p+1)*k)
             position = np.empty(n_ranks, dtype=np.int64)
             position[groups] = np.arange(groups.shape[1])
             rows = np.arange(n_ranks)[:, None]
             slots = position[:, None] * k_in + np.arange(k_in)[None, :]
             buffer[rows, slots] = pieces
             filled[rows, slots] = True
-        elif self.name in ("broadcast", "scatter"):     # only each group's root has data
+        elif self.name in ("broadcast", "scatter"):  # only each group's root has data
             roots = groups[:, self._root_position(groups.shape[1], root)]
             buffer[roots, :n_chunks] = pieces[roots]
             filled[roots, :n_chunks] = True
-        else:                                     # every rank holds its whole buffer
+        else:  # every rank holds its whole buffer
             buffer[:n_ranks, :n_chunks] = pieces
             filled[:n_ranks, :n_chunks] = True
         return buffer, filled
 
-    def take_outputs(self, buffer: NDArray[_Value], groups: NDArray[np.int64],
-                     n_chunks: int) -> NDArray[_Value]:
+    def take_outputs(
+        self, buffer: NDArray[_Value], groups: NDArray[np.int64], n_chunks: int
+    ) -> NDArray[_Value]:
         """One output row per rank from the working buffers (NCCL's output layout).
 
         For ``reduce`` and ``gather`` only the root's row is the result; other rows are
@@ -312,24 +346,41 @@ class Collective:
 COLLECTIVES = {
     c.name: c
     for c in (
-        Collective("all_gather", False, True, False, "reduce_scatter", _ring_factor,
-                   "all_gather_into_tensor", input="part"),
-        Collective("reduce_scatter", True, True, False, "all_gather", _ring_factor,
-                   "reduce_scatter_tensor", output="part"),
-        Collective("all_reduce", True, False, False, "all_reduce", _all_reduce_factor,
-                   "all_reduce"),
-        Collective("all_to_all", False, True, False, "all_to_all", _ring_factor,
-                   "all_to_all_single"),
-        Collective("all_to_all_v", False, True, False, "all_to_all_v", _ring_factor,
-                   "all_to_all_single"),
+        Collective(
+            "all_gather",
+            False,
+            True,
+            False,
+            "reduce_scatter",
+            _ring_factor,
+            "all_gather_into_tensor",
+            input="part",
+        ),
+        Collective(
+            "reduce_scatter",
+            True,
+            True,
+            False,
+            "all_gather",
+            _ring_factor,
+            "reduce_scatter_tensor",
+            output="part",
+        ),
+        Collective(
+            "all_reduce", True, False, False, "all_reduce", _all_reduce_factor, "all_reduce"
+        ),
+        Collective(
+            "all_to_all", False, True, False, "all_to_all", _ring_factor, "all_to_all_single"
+        ),
+        Collective(
+            "all_to_all_v", False, True, False, "all_to_all_v", _ring_factor, "all_to_all_single"
+        ),
         Collective("broadcast", False, False, True, "reduce", _one, "broadcast"),
         Collective("reduce", True, False, True, "broadcast", _one, "reduce"),
         # nccl-tests gather_perf / scatter_perf: busbw factor (n-1)/n (src/gather.cu,
         # src/scatter.cu)
-        Collective("gather", False, True, True, "scatter", _ring_factor, "gather",
-                   input="part"),
-        Collective("scatter", False, True, True, "gather", _ring_factor, "scatter",
-                   output="part"),
+        Collective("gather", False, True, True, "scatter", _ring_factor, "gather", input="part"),
+        Collective("scatter", False, True, True, "gather", _ring_factor, "scatter", output="part"),
         # point-to-point: nccl-tests sendrecv_perf reports busbw = algbw (src/sendrecv.cu);
         # torch runs it as batch_isend_irecv
         Collective("permute", False, False, False, "permute", _one, "batch_isend_irecv"),

@@ -34,7 +34,7 @@ _Pairs = tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64]]
 
 
 def _readonly(array: ArrayLike, dtype: type[_Scalar]) -> NDArray[_Scalar]:
-    out = np.array(array, dtype=dtype)          # a private copy
+    out = np.array(array, dtype=dtype)  # a private copy
     out.flags.writeable = False
     return out
 
@@ -64,9 +64,12 @@ class Run:
         return len(self.src)
 
     def same_pattern(self, other: "Run") -> bool:
-        return (self.n_pairs == other.n_pairs and np.array_equal(self.src, other.src)
-                and np.array_equal(self.dst, other.dst)
-                and np.array_equal(self.chunks, other.chunks))
+        return (
+            self.n_pairs == other.n_pairs
+            and np.array_equal(self.src, other.src)
+            and np.array_equal(self.dst, other.dst)
+            and np.array_equal(self.chunks, other.chunks)
+        )
 
 
 def _canonical(src: ArrayLike, dst: ArrayLike, chunks: ArrayLike) -> _Pairs:
@@ -101,14 +104,14 @@ class Traffic:
 
     # ---- construction ----------------------------------------------------------------
     @classmethod
-    def run(cls, repeat: int, src: ArrayLike, dst: ArrayLike,
-            chunks: ArrayLike = 1) -> "Traffic":
+    def run(cls, repeat: int, src: ArrayLike, dst: ArrayLike, chunks: ArrayLike = 1) -> "Traffic":
         """One run (pairs canonicalised: repeated pairs merged)."""
         return cls([Run(int(repeat), *_canonical(src, dst, chunks))])
 
     @classmethod
-    def from_transfers(cls, step: ArrayLike, src: ArrayLike, dst: ArrayLike,
-                       n_steps: int) -> "Traffic":
+    def from_transfers(
+        cls, step: ArrayLike, src: ArrayLike, dst: ArrayLike, n_steps: int
+    ) -> "Traffic":
         """The traffic of explicit transfers (``step`` sorted, one entry per chunk moved):
         one run per step, its pairs as listed (repeated pairs are not merged: nothing is
         sorted, and costs add them up the same)."""
@@ -119,8 +122,12 @@ class Traffic:
             return cls([Run(n_steps, src[:0], dst[:0], src[:0])]) if n_steps else cls()
         bounds = np.searchsorted(step, np.arange(n_steps + 1))
         ones = np.ones(len(src))
-        return cls([Run(1, src[a:b], dst[a:b], ones[a:b])
-                    for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist())])
+        return cls(
+            [
+                Run(1, src[a:b], dst[a:b], ones[a:b])
+                for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist())
+            ]
+        )
 
     # ---- sizes -------------------------------------------------------------------------
     @property
@@ -133,8 +140,7 @@ class Traffic:
         return int(round(sum(r.repeat * float(r.chunks.sum()) for r in self.runs)))
 
     def max_participant(self) -> int:
-        return max((int(max(r.src.max(), r.dst.max())) for r in self.runs if r.n_pairs),
-                   default=-1)
+        return max((int(max(r.src.max(), r.dst.max())) for r in self.runs if r.n_pairs), default=-1)
 
     def per_step(self) -> list[dict[tuple[int, int], float]]:
         """``[{(src, dst): chunks}, ...]``, one dict per step (for tests on small cases)."""
@@ -158,13 +164,13 @@ class Traffic:
 
     def reversed(self) -> "Traffic":
         """Steps in reverse order, every transfer reversed (dual)."""
-        return Traffic([Run(r.repeat, *_canonical(r.dst, r.src, r.chunks))
-                        for r in reversed(self.runs)])
+        return Traffic(
+            [Run(r.repeat, *_canonical(r.dst, r.src, r.chunks)) for r in reversed(self.runs)]
+        )
 
     def scaled(self, factor: float) -> "Traffic":
         """Every pair moves ``factor`` times as much (chunks counted in another unit)."""
-        return Traffic([Run(r.repeat, r.src, r.dst, r.chunks * float(factor))
-                        for r in self.runs])
+        return Traffic([Run(r.repeat, r.src, r.dst, r.chunks * float(factor)) for r in self.runs])
 
     def placed(self, mapping: ArrayLike) -> "Traffic":
         """Participants renamed through ``mapping`` (participant -> node, one-to-one): a
@@ -173,11 +179,11 @@ class Traffic:
         if np.array_equal(mapping, np.arange(len(mapping))):
             return self
         # one-to-one: pairs stay distinct, so nothing needs merging
-        return Traffic([Run(r.repeat, mapping[r.src], mapping[r.dst], r.chunks)
-                        for r in self.runs])
+        return Traffic([Run(r.repeat, mapping[r.src], mapping[r.dst], r.chunks) for r in self.runs])
 
-    def embedded(self, groups: ArrayLike, block_length: int = 1,
-                 switch_map: ArrayLike | None = None) -> "Traffic":
+    def embedded(
+        self, groups: ArrayLike, block_length: int = 1, switch_map: ArrayLike | None = None
+    ) -> "Traffic":
         """The traffic of this (small) schedule run in every group at once: participant p
         of group g is ``groups[g, p]`` (switch participants through ``switch_map[g, s]``),
         and each chunk stands for ``block_length`` chunks of the big buffer."""
@@ -203,14 +209,18 @@ class Traffic:
             dst: list[NDArray[np.int64]] = []
             chunks: list[NDArray[np.float64]] = []
             for t, t_ends in zip(parts, part_ends):
-                i = int(np.searchsorted(t_ends, a, side="right"))   # the run holding step a
+                i = int(np.searchsorted(t_ends, a, side="right"))  # the run holding step a
                 if i < len(t.runs):
                     run = t.runs[i]
                     src.append(run.src)
                     dst.append(run.dst)
                     chunks.append(run.chunks)
-            runs.append(Run(b - a, *_canonical(np.concatenate(src), np.concatenate(dst),
-                                               np.concatenate(chunks))))
+            runs.append(
+                Run(
+                    b - a,
+                    *_canonical(np.concatenate(src), np.concatenate(dst), np.concatenate(chunks)),
+                )
+            )
         return Traffic(runs)
 
     def pipelined(self, n_segments: int | None = None, *, k: int | None = None) -> "Traffic":
@@ -232,7 +242,7 @@ class Traffic:
         cuts = sorted(c for c in cut_set if 0 <= c <= n + k - 1)
         runs: list[Run] = []
         for a, b in zip(cuts[:-1], cuts[1:]):
-            lo, hi = max(0, a - k + 1), min(a, n - 1)          # window of step a
+            lo, hi = max(0, a - k + 1), min(a, n - 1)  # window of step a
             src: list[NDArray[np.int64]] = []
             dst: list[NDArray[np.int64]] = []
             chunks: list[NDArray[np.float64]] = []
@@ -246,8 +256,14 @@ class Traffic:
                     dst.append(run.dst)
                     chunks.append(run.chunks * float(overlap))
             if src:
-                runs.append(Run(b - a, *_canonical(np.concatenate(src), np.concatenate(dst),
-                                                   np.concatenate(chunks))))
+                runs.append(
+                    Run(
+                        b - a,
+                        *_canonical(
+                            np.concatenate(src), np.concatenate(dst), np.concatenate(chunks)
+                        ),
+                    )
+                )
             else:
                 runs.append(Run(b - a, *_canonical([], [], [])))
         return Traffic(runs)
@@ -255,13 +271,14 @@ class Traffic:
     def check_participants(self, n_participants: int, what: str = "schedule") -> None:
         """Raise if a pair names a participant outside ``0..n_participants-1``."""
         top = self.max_participant()
-        low = min((int(min(r.src.min(), r.dst.min())) for r in self.runs if r.n_pairs),
-                  default=0)
+        low = min((int(min(r.src.min(), r.dst.min())) for r in self.runs if r.n_pairs), default=0)
         if top >= n_participants or low < 0:
             raise CollectivesError(
                 f"{what}: its traffic names participant {top if top >= n_participants else low}"
-                f", outside 0..{n_participants - 1}")
+                f", outside 0..{n_participants - 1}"
+            )
 
     def __repr__(self) -> str:
-        return (f"Traffic({self.n_steps} steps in {len(self.runs)} runs, "
-                f"{self.n_transfers} transfers)")
+        return (
+            f"Traffic({self.n_steps} steps in {len(self.runs)} runs, {self.n_transfers} transfers)"
+        )

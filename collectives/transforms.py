@@ -39,10 +39,15 @@ _FIELDS = ("src", "dst", "src_chunk", "dst_chunk", "reduce")
 
 def _options(schedule, **changes):
     """The keyword options that carry a schedule's layout over to a derived one."""
-    options = dict(root=schedule.root, n_scratch=schedule.n_scratch, counts=schedule.counts,
-                   peers=schedule.peers,
-                   groups=None if schedule.n_groups == 1 else schedule.groups,
-                   n_switches=schedule.n_switches, op=schedule.op)
+    options = dict(
+        root=schedule.root,
+        n_scratch=schedule.n_scratch,
+        counts=schedule.counts,
+        peers=schedule.peers,
+        groups=None if schedule.n_groups == 1 else schedule.groups,
+        n_switches=schedule.n_switches,
+        op=schedule.op,
+    )
     options.update(changes)
     return options
 
@@ -51,9 +56,19 @@ def _build(collective, n_ranks, n_chunks, traffic, listing, eager, **options):
     """An explicit Schedule now (``eager``) or one listed on demand."""
     if eager:
         a = listing()
-        return Schedule.from_arrays(collective, n_ranks, n_chunks, a["step"], a["src"],
-                                    a["dst"], a["src_chunk"], a["dst_chunk"], a["reduce"],
-                                    n_steps=traffic.n_steps, **options)
+        return Schedule.from_arrays(
+            collective,
+            n_ranks,
+            n_chunks,
+            a["step"],
+            a["src"],
+            a["dst"],
+            a["src_chunk"],
+            a["dst_chunk"],
+            a["reduce"],
+            n_steps=traffic.n_steps,
+            **options,
+        )
     return Schedule.from_traffic(collective, n_ranks, n_chunks, traffic, listing, **options)
 
 
@@ -73,15 +88,22 @@ def dual(schedule: Schedule, *, name: str | None = None) -> Schedule:
     spec = collective_spec(schedule.collective)
     target = collective_spec(spec.dual)
     if schedule.n_switches and not target.reducing:
-        raise ScheduleError("the dual of an in-network reduction is not a schedule of switches "
-                            "that only copy; build the multicast directly")
+        raise ScheduleError(
+            "the dual of an in-network reduction is not a schedule of switches "
+            "that only copy; build the multicast directly"
+        )
 
     def listing():
         a = schedule.transfer_arrays()
         step = schedule.n_steps - 1 - a["step"]
-        order = np.argsort(step, kind="stable")        # steps reversed, each kept in order
-        out = {"step": step[order], "src": a["dst"][order], "dst": a["src"][order],
-               "src_chunk": a["dst_chunk"][order], "dst_chunk": a["src_chunk"][order]}
+        order = np.argsort(step, kind="stable")  # steps reversed, each kept in order
+        out = {
+            "step": step[order],
+            "src": a["dst"][order],
+            "dst": a["src"][order],
+            "src_chunk": a["dst_chunk"][order],
+            "dst_chunk": a["src_chunk"][order],
+        }
         if not target.reducing:
             out["reduce"] = np.zeros(len(order), dtype=bool)
             return out
@@ -96,11 +118,20 @@ def dual(schedule: Schedule, *, name: str | None = None) -> Schedule:
         out["reduce"] = reduce
         return out
 
-    return _build(target.name, schedule.n_ranks, schedule.n_chunks, schedule.traffic.reversed(),
-                  listing, schedule.is_listed,
-                  **_options(schedule, name=name or f"dual({schedule.name})",
-                             counts=None if schedule.counts is None else schedule.counts.T,
-                             peers=None if schedule.peers is None else _inverse(schedule.peers)))
+    return _build(
+        target.name,
+        schedule.n_ranks,
+        schedule.n_chunks,
+        schedule.traffic.reversed(),
+        listing,
+        schedule.is_listed,
+        **_options(
+            schedule,
+            name=name or f"dual({schedule.name})",
+            counts=None if schedule.counts is None else schedule.counts.T,
+            peers=None if schedule.peers is None else _inverse(schedule.peers),
+        ),
+    )
 
 
 def _inverse(peers):
@@ -111,8 +142,13 @@ def _inverse(peers):
     return out
 
 
-def pipelined(schedule: Schedule, n_segments: int | None = None, *, name: str | None = None,
-              k: int | None = None) -> Schedule:
+def pipelined(
+    schedule: Schedule,
+    n_segments: int | None = None,
+    *,
+    name: str | None = None,
+    k: int | None = None,
+) -> Schedule:
     """Cut every chunk into ``n_segments`` segments (``k`` below) and pipeline them: segment
     ``j`` runs step ``s`` of ``schedule`` at step ``s + j``. ``n_steps + k - 1`` steps, each
     moving 1/k of the bytes per transfer; segments never share a slot, so the result is
@@ -134,20 +170,34 @@ def pipelined(schedule: Schedule, n_segments: int | None = None, *, name: str | 
         step = a["step"][base] + seg
         order = np.argsort(step, kind="stable")
         seg, base, step = seg[order], base[order], step[order]
-        return {"step": step, "src": a["src"][base], "dst": a["dst"][base],
-                "src_chunk": a["src_chunk"][base] * k + seg,
-                "dst_chunk": a["dst_chunk"][base] * k + seg,
-                "reduce": a["reduce"][base]}
+        return {
+            "step": step,
+            "src": a["src"][base],
+            "dst": a["dst"][base],
+            "src_chunk": a["src_chunk"][base] * k + seg,
+            "dst_chunk": a["dst_chunk"][base] * k + seg,
+            "reduce": a["reduce"][base],
+        }
 
-    return _build(schedule.collective, schedule.n_ranks, schedule.n_chunks * k,
-                  schedule.traffic.pipelined(k), listing, schedule.is_listed,
-                  **_options(schedule, n_scratch=schedule.n_scratch * k,
-                             name=name or f"pipelined({schedule.name}, {k})",
-                             counts=None if schedule.counts is None else schedule.counts * k))
+    return _build(
+        schedule.collective,
+        schedule.n_ranks,
+        schedule.n_chunks * k,
+        schedule.traffic.pipelined(k),
+        listing,
+        schedule.is_listed,
+        **_options(
+            schedule,
+            n_scratch=schedule.n_scratch * k,
+            name=name or f"pipelined({schedule.name}, {k})",
+            counts=None if schedule.counts is None else schedule.counts * k,
+        ),
+    )
 
 
-def parallel(*schedules: Schedule, collective: str | None = None,
-             name: str | None = None) -> Schedule:
+def parallel(
+    *schedules: Schedule, collective: str | None = None, name: str | None = None
+) -> Schedule:
     """Run several schedules at once, step ``i`` of each in step ``i`` of the result.
 
     They must agree on ranks, chunks, groups and collective (unless ``collective`` is given)
@@ -162,13 +212,15 @@ def parallel(*schedules: Schedule, collective: str | None = None,
         if (s.n_ranks, s.n_chunks) != (first.n_ranks, first.n_chunks):
             raise ScheduleError(
                 f"parallel schedules must share n_ranks and n_chunks: ({first.n_ranks}, "
-                f"{first.n_chunks}) vs ({s.n_ranks}, {s.n_chunks})")
+                f"{first.n_chunks}) vs ({s.n_ranks}, {s.n_chunks})"
+            )
         if not np.array_equal(s.groups, first.groups):
             raise ScheduleError("parallel schedules must run over the same groups")
         if collective is None and s.collective != first.collective:
             raise ScheduleError(
                 f"parallel schedules compute {first.collective} and {s.collective}; pass "
-                "collective=... to say what they compute together")
+                "collective=... to say what they compute together"
+            )
 
     def listing():
         parts = [s.transfer_arrays() for s in schedules]
@@ -180,17 +232,36 @@ def parallel(*schedules: Schedule, collective: str | None = None,
         return out
 
     traffic = first.traffic.together(*(s.traffic for s in schedules[1:]))
-    return _build(collective or first.collective, first.n_ranks, first.n_chunks, traffic,
-                  listing, all(s.is_listed for s in schedules),
-                  **_options(first, n_scratch=max(s.n_scratch for s in schedules),
-                             n_switches=max(s.n_switches for s in schedules),
-                             name=name or " | ".join(s.name for s in schedules)))
+    return _build(
+        collective or first.collective,
+        first.n_ranks,
+        first.n_chunks,
+        traffic,
+        listing,
+        all(s.is_listed for s in schedules),
+        **_options(
+            first,
+            n_scratch=max(s.n_scratch for s in schedules),
+            n_switches=max(s.n_switches for s in schedules),
+            name=name or " | ".join(s.name for s in schedules),
+        ),
+    )
 
 
-def embed(schedule: Schedule, groups: ArrayLike, blocks: ArrayLike | Callable[[], ArrayLike],
-          *, collective: str, n_ranks: int, n_chunks: int, n_scratch: int = 0,
-          root: int | None = None, name: str | None = None, counts: ArrayLike | None = None,
-          block_length: int | None = None) -> Schedule:
+def embed(
+    schedule: Schedule,
+    groups: ArrayLike,
+    blocks: ArrayLike | Callable[[], ArrayLike],
+    *,
+    collective: str,
+    n_ranks: int,
+    n_chunks: int,
+    n_scratch: int = 0,
+    root: int | None = None,
+    name: str | None = None,
+    counts: ArrayLike | None = None,
+    block_length: int | None = None,
+) -> Schedule:
     """Run ``schedule`` (over ``m`` ranks) on every group of a bigger schedule at once.
 
     ``groups``: int array (G, m), the big ranks playing small ranks 0..m-1 in each group.
@@ -202,8 +273,9 @@ def embed(schedule: Schedule, groups: ArrayLike, blocks: ArrayLike | Callable[[]
     of an algorithm that :func:`collectives.compose` assembles).
     """
     schedule = schedule_arg(schedule, "embed()'s schedule")
-    groups = int_array(groups, "groups", shape=(None, schedule.n_ranks), minimum=0,
-                       error=ScheduleError)
+    groups = int_array(
+        groups, "groups", shape=(None, schedule.n_ranks), minimum=0, error=ScheduleError
+    )
     if schedule.n_switches:
         raise ScheduleError("embed() takes schedules without switch participants; use grouped()")
     if callable(blocks):
@@ -214,7 +286,8 @@ def embed(schedule: Schedule, groups: ArrayLike, blocks: ArrayLike | Callable[[]
         if fixed.shape[:2] != (groups.shape[0], schedule.n_slots):
             raise ScheduleError(
                 f"blocks must have shape ({groups.shape[0]}, {schedule.n_slots}, L), got "
-                f"{fixed.shape}")
+                f"{fixed.shape}"
+            )
         length = fixed.shape[2]
 
         def make_blocks():
@@ -226,18 +299,30 @@ def embed(schedule: Schedule, groups: ArrayLike, blocks: ArrayLike | Callable[[]
         g_count = groups.shape[0]
         t = np.arange(len(a["src"]))
         # every (transfer, group, block element), transfer-major so steps stay sorted
-        ti, gi, li = (x.ravel() for x in np.meshgrid(t, np.arange(g_count), np.arange(length),
-                                                     indexing="ij"))
-        return {"step": a["step"][ti],
-                "src": groups[gi, a["src"][ti]], "dst": groups[gi, a["dst"][ti]],
-                "src_chunk": b[gi, a["src_chunk"][ti], li],
-                "dst_chunk": b[gi, a["dst_chunk"][ti], li],
-                "reduce": a["reduce"][ti]}
+        ti, gi, li = (
+            x.ravel() for x in np.meshgrid(t, np.arange(g_count), np.arange(length), indexing="ij")
+        )
+        return {
+            "step": a["step"][ti],
+            "src": groups[gi, a["src"][ti]],
+            "dst": groups[gi, a["dst"][ti]],
+            "src_chunk": b[gi, a["src_chunk"][ti], li],
+            "dst_chunk": b[gi, a["dst_chunk"][ti], li],
+            "reduce": a["reduce"][ti],
+        }
 
     return Schedule.from_traffic(
-        collective, n_ranks, n_chunks, schedule.traffic.embedded(groups, length), listing,
-        root=root, n_scratch=n_scratch, name=name or f"embed({schedule.name})", counts=counts,
-        op=schedule.op)
+        collective,
+        n_ranks,
+        n_chunks,
+        schedule.traffic.embedded(groups, length),
+        listing,
+        root=root,
+        n_scratch=n_scratch,
+        name=name or f"embed({schedule.name})",
+        counts=counts,
+        op=schedule.op,
+    )
 
 
 def grouped(schedule: Schedule, groups: ArrayLike, *, name: str | None = None) -> Schedule:
@@ -253,26 +338,41 @@ def grouped(schedule: Schedule, groups: ArrayLike, *, name: str | None = None) -
     schedule = schedule_arg(schedule, "grouped()'s schedule")
     if schedule.n_groups != 1:
         raise ScheduleError("grouped() takes a schedule over one group of ranks")
-    groups = int_array(groups, "groups", shape=(None, schedule.n_ranks), minimum=0,
-                       error=ScheduleError)
+    groups = int_array(
+        groups, "groups", shape=(None, schedule.n_ranks), minimum=0, error=ScheduleError
+    )
     g_count, m = groups.shape
     n = g_count * m
     s_count = schedule.n_switches
     switch_ids = n + np.arange(g_count * s_count).reshape(g_count, s_count)
-    table = np.concatenate([groups, switch_ids], axis=1)       # (G, participants)
+    table = np.concatenate([groups, switch_ids], axis=1)  # (G, participants)
 
     def listing():
         a = schedule.transfer_arrays()
         t = np.arange(len(a["src"]))
         ti, gi = (x.ravel() for x in np.meshgrid(t, np.arange(g_count), indexing="ij"))
-        return {"step": a["step"][ti],
-                "src": table[gi, a["src"][ti]], "dst": table[gi, a["dst"][ti]],
-                "src_chunk": a["src_chunk"][ti], "dst_chunk": a["dst_chunk"][ti],
-                "reduce": a["reduce"][ti]}
+        return {
+            "step": a["step"][ti],
+            "src": table[gi, a["src"][ti]],
+            "dst": table[gi, a["dst"][ti]],
+            "src_chunk": a["src_chunk"][ti],
+            "dst_chunk": a["dst_chunk"][ti],
+            "reduce": a["reduce"][ti],
+        }
 
     traffic = schedule.traffic.embedded(groups, 1, switch_ids)
     return Schedule.from_traffic(
-        schedule.collective, n, schedule.n_chunks, traffic, listing, root=schedule.root,
-        n_scratch=schedule.n_scratch, name=name or schedule.name, counts=schedule.counts,
+        schedule.collective,
+        n,
+        schedule.n_chunks,
+        traffic,
+        listing,
+        root=schedule.root,
+        n_scratch=schedule.n_scratch,
+        name=name or schedule.name,
+        counts=schedule.counts,
         peers=schedule.peers,
-        groups=groups, n_switches=g_count * s_count, op=schedule.op)
+        groups=groups,
+        n_switches=g_count * s_count,
+        op=schedule.op,
+    )

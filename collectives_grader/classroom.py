@@ -51,13 +51,20 @@ from pathlib import Path
 
 from . import pipeline, precheck, sandbox
 
-__all__ = ["grade_class", "grading_status", "submission_digest", "backup_gradebook", "db_url",
-           "main"]
+__all__ = [
+    "grade_class",
+    "grading_status",
+    "submission_digest",
+    "backup_gradebook",
+    "db_url",
+    "main",
+]
 
 
 def db_url(course):
     """The gradebook URL of the course's nbgrader_config.py."""
     from traitlets.config.loader import PyFileConfigLoader
+
     config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
     url = config.CourseDirectory.get("db_url")
     return str(url) if url else f"sqlite:///{Path(course) / 'gradebook.db'}"
@@ -77,7 +84,7 @@ def backup_gradebook(course, url, now=None):
     folder = Path(course) / "backups"
     folder.mkdir(exist_ok=True)
     if url.startswith("sqlite:///"):
-        source = Path(url[len("sqlite:///"):])
+        source = Path(url[len("sqlite:///") :])
         target = folder / f"gradebook-{stamp}.db"
         if source.exists():
             with sqlite3.connect(source) as src, sqlite3.connect(target) as dst:
@@ -85,11 +92,13 @@ def backup_gradebook(course, url, now=None):
         return target
     target = folder / f"gradebook-{stamp}.sql"
     dump_url = re.sub(r"^postgresql\+\w+://", "postgresql://", url)
-    proc = subprocess.run(["pg_dump", "--dbname", dump_url, "--file", str(target)],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        ["pg_dump", "--dbname", dump_url, "--file", str(target)], capture_output=True, text=True
+    )
     if proc.returncode != 0:
-        raise RuntimeError(f"cannot back up the gradebook {url} with pg_dump: "
-                           f"{proc.stderr.strip()}")
+        raise RuntimeError(
+            f"cannot back up the gradebook {url} with pg_dump: {proc.stderr.strip()}"
+        )
     return target
 
 
@@ -111,8 +120,9 @@ class _State:
 
 
 def _students(course, assignment):
-    return sorted(p.parent.name for p in (Path(course) / "submitted").glob(f"*/{assignment}")
-                  if p.is_dir())
+    return sorted(
+        p.parent.name for p in (Path(course) / "submitted").glob(f"*/{assignment}") if p.is_dir()
+    )
 
 
 def grading_status(course, assignment):
@@ -123,8 +133,13 @@ def grading_status(course, assignment):
     status = {}
     for student in _students(course, assignment):
         digest = submission_digest(course / "submitted" / student / assignment)
-        status[student] = ("to grade" if student not in done else
-                           "graded" if done[student] == digest else "changed since graded")
+        status[student] = (
+            "to grade"
+            if student not in done
+            else "graded"
+            if done[student] == digest
+            else "changed since graded"
+        )
     return status
 
 
@@ -136,9 +151,11 @@ def _reason_from_log(log, course):
     """Why nbgrader could not grade a submission, in the student's terms, from its log (the
     grader's paths left out)."""
     if re.search(r"DeadKernelError|Kernel died", log):
-        reason = ("the notebook's kernel stopped while it ran (a cell called exit() or "
-                  "os._exit(), crashed Python, or exceeded a limit), so its cells could not be "
-                  "graded")
+        reason = (
+            "the notebook's kernel stopped while it ran (a cell called exit() or "
+            "os._exit(), crashed Python, or exceeded a limit), so its cells could not be "
+            "graded"
+        )
     else:
         finals = re.findall(r"^(?:\w+\.)*\w+(?:Error|Exception)\b: .*$", log, flags=re.M)
         reason = finals[-1] if finals else "nbgrader could not grade this submission"
@@ -150,6 +167,7 @@ def _zero_with_feedback(course, url, assignment, student, reasons):
     ``feedback/<student>/<assignment>/not_graded.html`` with the reasons."""
     from nbgrader.api import Gradebook
     from nbgrader.utils import parse_utc
+
     stamp_file = Path(course) / "submitted" / student / assignment / "timestamp.txt"
     timestamp = parse_utc(stamp_file.read_text().strip()) if stamp_file.exists() else None
     with Gradebook(url) as gb:
@@ -182,8 +200,10 @@ def grade_class(course, assignment, jobs=None, progress=True, feedback=True):
             raise sandbox.SandboxError(sandbox.refuse_message(exc)) from None
     release = course / "release" / assignment
     if not release.is_dir():
-        raise FileNotFoundError(f"{release} does not exist: release the assignment first "
-                                f"(nbgrader generate_assignment {assignment})")
+        raise FileNotFoundError(
+            f"{release} does not exist: release the assignment first "
+            f"(nbgrader generate_assignment {assignment})"
+        )
     url = db_url(course)
     backup_gradebook(course, url)
     state = _State(course, assignment)
@@ -193,8 +213,10 @@ def grade_class(course, assignment, jobs=None, progress=True, feedback=True):
         folder = course / "submitted" / student / assignment
         digest = submission_digest(folder)
         problems = precheck.check_submission(folder, release)
-        report[student] = {"problems": problems,
-                           "tampered": precheck.tamper_report(folder, release)}
+        report[student] = {
+            "problems": problems,
+            "tampered": precheck.tamper_report(folder, release),
+        }
         if state.done.get(student) == digest:
             report[student]["status"] = "already graded"
         elif any(not (folder / p.name).is_file() for p in release.glob("*.ipynb")):
@@ -206,15 +228,24 @@ def grade_class(course, assignment, jobs=None, progress=True, feedback=True):
             # one with problems goes through nbgrader too: its pipeline (pipeline.py, in
             # nbgrader_config.py) makes it the not-graded stand-in, as plain nbgrader does
             todo.append((student, digest))
-    _grade_in_parallel(course, url, assignment, todo, jobs or os.cpu_count() or 1, state,
-                       report, progress)
+    _grade_in_parallel(
+        course, url, assignment, todo, jobs or os.cpu_count() or 1, state, report, progress
+    )
     if feedback:
         report_steps = {}
-        for name, args in (("generate_feedback", ("generate_feedback", assignment, "--force")),
-                           ("export", ("export", "--to", "grades.csv")),
-                           ("export of the assignment",
-                            ("export", "--to", f"grades-{assignment}.csv",
-                             f"--ExportPlugin.assignment={assignment}"))):
+        for name, args in (
+            ("generate_feedback", ("generate_feedback", assignment, "--force")),
+            ("export", ("export", "--to", "grades.csv")),
+            (
+                "export of the assignment",
+                (
+                    "export",
+                    "--to",
+                    f"grades-{assignment}.csv",
+                    f"--ExportPlugin.assignment={assignment}",
+                ),
+            ),
+        ):
             proc = subprocess.run(_nbgrader(*args), cwd=course, capture_output=True, text=True)
             if proc.returncode != 0:
                 report_steps[name] = _reason_from_log(proc.stdout + proc.stderr, course)
@@ -222,7 +253,8 @@ def grade_class(course, assignment, jobs=None, progress=True, feedback=True):
             report["_steps_failed"] = report_steps
     (course / "reports").mkdir(exist_ok=True)
     (course / "reports" / f"{assignment}.json").write_text(
-        json.dumps(report, indent=1, sort_keys=True))
+        json.dumps(report, indent=1, sort_keys=True)
+    )
     return report
 
 
@@ -233,6 +265,7 @@ def _prepare_workers():
     """Import nbgrader (2 s of CPU) and make the sandbox's package copy once, here, before the
     workers are forked from this process: they share both instead of each paying for them."""
     import nbgrader.apps  # noqa: F401
+
     if sandbox.enabled():
         sandbox.snapshot()
 
@@ -256,6 +289,7 @@ def _worker_start(course):
     from nbgrader.apps import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
     from traitlets.config.loader import PyFileConfigLoader
+
     os.chdir(course)
     config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
     _WORKER["api"] = NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
@@ -267,11 +301,12 @@ def _die_with_parent():
     gradebook beside a re-run (its kernel then dies with it: ``bwrap --die-with-parent``)."""
     try:
         import ctypes
+
         libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL, 0, 0, 0)        # PR_SET_PDEATHSIG
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         return
-    if os.getppid() == 1:                             # the command died before the call
+    if os.getppid() == 1:  # the command died before the call
         os._exit(1)
 
 
@@ -280,7 +315,7 @@ def _autograde_one(job):
     assignment, student = job
     try:
         result = _WORKER["api"].autograde(assignment, student, force=True, create=True)
-    except Exception as exc:                 # reported for this student only
+    except Exception as exc:  # reported for this student only
         return student, False, f"{type(exc).__name__}: {exc}"
     return student, bool(result["success"]), result.get("log", "") + result.get("error", "")
 
@@ -288,13 +323,15 @@ def _autograde_one(job):
 #: what nbgrader's log says when the grading machine, not the student, failed: the gradebook's
 #: server went away (a PostgreSQL restart, a lost connection), or the course's disk is full:
 #: that student is not recorded as graded, and the next run grades them
-_GRADEBOOK_DOWN = re.compile(r"OperationalError|error accessing the nbgrader database|"
-                             r"server closed the connection|could not connect to server|"
-                             r"connection to server .* failed|No space left on device|"
-                             r"database or disk is full|Disk quota exceeded", re.I)
+_GRADEBOOK_DOWN = re.compile(
+    r"OperationalError|error accessing the nbgrader database|"
+    r"server closed the connection|could not connect to server|"
+    r"connection to server .* failed|No space left on device|"
+    r"database or disk is full|Disk quota exceeded",
+    re.I,
+)
 #: the status of a student the run could not finish (run the same command again)
-UNFINISHED = ("not finished: the gradebook or the course's disk failed; run the same command "
-              "again")
+UNFINISHED = "not finished: the gradebook or the course's disk failed; run the same command again"
 
 
 def _grade_in_parallel(course, url, assignment, todo, jobs, state, report, progress):
@@ -303,17 +340,21 @@ def _grade_in_parallel(course, url, assignment, todo, jobs, state, report, progr
     if not todo:
         return
     import multiprocessing
+
     digests = dict(todo)
     _prepare_workers()
-    pool = multiprocessing.get_context("fork").Pool(min(jobs, len(todo)), _worker_start,
-                                                      (str(course),))
+    pool = multiprocessing.get_context("fork").Pool(
+        min(jobs, len(todo)), _worker_start, (str(course),)
+    )
     bar = None
     if progress:
         from tqdm import tqdm
+
         bar = tqdm(total=len(todo), desc=f"grading {assignment}", unit="student")
     try:
         for student, ok, log in pool.imap_unordered(
-                _autograde_one, [(assignment, s) for s, _ in todo]):
+            _autograde_one, [(assignment, s) for s, _ in todo]
+        ):
             if ok and report[student]["problems"]:
                 report[student]["status"] = "not graded: 0"
             elif ok:
@@ -327,20 +368,20 @@ def _grade_in_parallel(course, url, assignment, todo, jobs, state, report, progr
                 continue
             else:
                 reason = _reason_from_log(log, course)
-                _zero_with_feedback(course, url, assignment, student,
-                                    [f"grading stopped with an error: {reason}"])
+                _zero_with_feedback(
+                    course, url, assignment, student, [f"grading stopped with an error: {reason}"]
+                )
                 report[student]["status"] = "failed: 0"
                 report[student]["problems"].append(reason)
             try:
                 state.record(student, digests[student])
-            except OSError as exc:             # the course's disk is full: stop, resumable
-                raise KeyboardInterrupt(f"cannot record the progress: {exc.strerror}") \
-                    from None
+            except OSError as exc:  # the course's disk is full: stop, resumable
+                raise KeyboardInterrupt(f"cannot record the progress: {exc.strerror}") from None
             if bar is not None:
                 bar.update(1)
         pool.close()
     except BaseException:
-        pool.terminate()                     # the kernels die with their worker (bwrap)
+        pool.terminate()  # the kernels die with their worker (bwrap)
         raise
     finally:
         pool.join()
@@ -357,19 +398,24 @@ def main(argv=None):
     parser = argparse.ArgumentParser(
         prog="python -m collectives_grader.classroom",
         description="Grade every submission of an assignment: sandboxed, checked first, in "
-                    "parallel, resumable; then feedback and grades.csv.",
+        "parallel, resumable; then feedback and grades.csv.",
         epilog="Interrupted (Ctrl-C, a lost connection)? Run the same grade command again: it "
-               "grades only the students not done yet, or whose submission changed since; "
-               "`status` lists them.")
+        "grades only the students not done yet, or whose submission changed since; "
+        "`status` lists them.",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     grade = sub.add_parser("grade", help="grade all submissions of an assignment")
     grade.add_argument("assignment")
     grade.add_argument("--course-dir", default="exercises", help="(default: exercises)")
     grade.add_argument("--jobs", type=int, default=None, help="(default: all cores)")
-    grade.add_argument("--no-feedback", action="store_true",
-                       help="skip generate_feedback and export")
-    status = sub.add_parser("status", help="which students a run would grade (after an "
-                                           "interrupt: the ones a re-run resumes with)")
+    grade.add_argument(
+        "--no-feedback", action="store_true", help="skip generate_feedback and export"
+    )
+    status = sub.add_parser(
+        "status",
+        help="which students a run would grade (after an "
+        "interrupt: the ones a re-run resumes with)",
+    )
     status.add_argument("assignment")
     status.add_argument("--course-dir", default="exercises", help="(default: exercises)")
     args = parser.parse_args(argv)
@@ -380,29 +426,36 @@ def main(argv=None):
         counts = {}
         for state in found.values():
             counts[state] = counts.get(state, 0) + 1
-        print(f"{args.assignment}: " + (", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
-                                        or "no submissions"))
+        print(
+            f"{args.assignment}: "
+            + (", ".join(f"{n} {s}" for s, n in sorted(counts.items())) or "no submissions")
+        )
         return 0
     # Ctrl-C, a TERM signal or a lost terminal (HUP) stops the run cleanly, even when SIGINT
     # was ignored at start (a background job of a non-interactive shell)
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, _interrupt)
     try:
-        report = grade_class(args.course_dir, args.assignment, args.jobs,
-                             feedback=not args.no_feedback)
+        report = grade_class(
+            args.course_dir, args.assignment, args.jobs, feedback=not args.no_feedback
+        )
     except (sandbox.SandboxError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print("interrupted: run the same command again to grade the students not done",
-              file=sys.stderr)
+        print(
+            "interrupted: run the same command again to grade the students not done",
+            file=sys.stderr,
+        )
         return 130
     failed = report.pop("_steps_failed", {})
     counts = {}
     for entry in report.values():
         counts[entry["status"]] = counts.get(entry["status"], 0) + 1
-    print(f"{args.assignment}: " + (", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
-                                    or "no submissions"))
+    print(
+        f"{args.assignment}: "
+        + (", ".join(f"{n} {s}" for s, n in sorted(counts.items())) or "no submissions")
+    )
     for step, reason in failed.items():
         print(f"nbgrader {step} failed: {reason}", file=sys.stderr)
     if any(e["status"] == UNFINISHED for e in report.values()):

@@ -19,8 +19,13 @@ penalty. Left out: plain cells without nbgrader metadata (learners may add their
 import json
 from pathlib import Path
 
-__all__ = ["check_submission", "tamper_report", "nbgrader_cells", "notebook_problems",
-           "SCHEMA_VERSION"]
+__all__ = [
+    "check_submission",
+    "tamper_report",
+    "nbgrader_cells",
+    "notebook_problems",
+    "SCHEMA_VERSION",
+]
 
 #: the nbgrader metadata format (``schema_version``) nbgrader 0.9 grades; any other stops
 #: nbgrader's whole run (``SchemaTooOldError``, ``SchemaTooNewError``)
@@ -29,8 +34,11 @@ SCHEMA_VERSION = 3
 
 def nbgrader_cells(nb):
     """[(grade_id, cell)] of the cells with nbgrader metadata, in order."""
-    return [(c.get("metadata", {}).get("nbgrader", {}).get("grade_id"), c)
-            for c in nb.get("cells", []) if c.get("metadata", {}).get("nbgrader")]
+    return [
+        (c.get("metadata", {}).get("nbgrader", {}).get("grade_id"), c)
+        for c in nb.get("cells", [])
+        if c.get("metadata", {}).get("nbgrader")
+    ]
 
 
 def _source(cell):
@@ -56,8 +64,10 @@ def check_submission(folder, release_folder):
     released = {p.name: p for p in sorted(release_folder.glob("*.ipynb"))}
     problems = []
     for extra in sorted(p.name for p in folder.glob("*.ipynb") if p.name not in released):
-        problems.append(f"{extra} is not a notebook of this assignment (expected "
-                        f"{', '.join(released)}): was it handed in to the wrong assignment?")
+        problems.append(
+            f"{extra} is not a notebook of this assignment (expected "
+            f"{', '.join(released)}): was it handed in to the wrong assignment?"
+        )
     for name, release_path in released.items():
         path = folder / name
         if not path.is_file():
@@ -81,32 +91,45 @@ def notebook_problems(name, nb, release):
     ids = [gid for gid, _ in cells]
     expected = {gid: c for gid, c in nbgrader_cells(release)}
     if cells and not set(ids) & set(expected):
-        return [f"{name} has none of this assignment's cells: it is a notebook from another "
-                f"assignment"]
+        return [
+            f"{name} has none of this assignment's cells: it is a notebook from another assignment"
+        ]
     problems = []
-    versions = sorted({str(c["metadata"]["nbgrader"].get("schema_version", "none"))
-                       for _, c in cells
-                       if c["metadata"]["nbgrader"].get("schema_version") != SCHEMA_VERSION})
+    versions = sorted(
+        {
+            str(c["metadata"]["nbgrader"].get("schema_version", "none"))
+            for _, c in cells
+            if c["metadata"]["nbgrader"].get("schema_version") != SCHEMA_VERSION
+        }
+    )
     if versions:
-        problems.append(f"{name}: nbgrader metadata of another format (schema_version "
-                        f"{', '.join(versions)}, expected {SCHEMA_VERSION}): the cells' "
-                        "metadata was edited or copied from another notebook")
+        problems.append(
+            f"{name}: nbgrader metadata of another format (schema_version "
+            f"{', '.join(versions)}, expected {SCHEMA_VERSION}): the cells' "
+            "metadata was edited or copied from another notebook"
+        )
     empty = sum(1 for gid in ids if not gid)
     if empty:
-        problems.append(f"{name}: {empty} cell(s) have an empty grade_id (their nbgrader "
-                        f"metadata was edited)")
+        problems.append(
+            f"{name}: {empty} cell(s) have an empty grade_id (their nbgrader metadata was edited)"
+        )
     duplicated = sorted({gid for gid in ids if gid and ids.count(gid) > 1})
     if duplicated:
-        problems.append(f"{name}: the grade_id(s) {', '.join(duplicated)} appear more than "
-                        f"once (a cell was copied with its metadata); keep one of each")
+        problems.append(
+            f"{name}: the grade_id(s) {', '.join(duplicated)} appear more than "
+            f"once (a cell was copied with its metadata); keep one of each"
+        )
     tests = {gid for gid, c in expected.items() if c["metadata"]["nbgrader"].get("grade")}
     found = {gid for gid, c in cells if c["metadata"]["nbgrader"].get("grade")}
     if tests - found:
-        problems.append(f"{name}: the test cell(s) {', '.join(sorted(tests - found))} are "
-                        f"missing (deleted?)")
+        problems.append(
+            f"{name}: the test cell(s) {', '.join(sorted(tests - found))} are missing (deleted?)"
+        )
     if found - tests:
-        problems.append(f"{name}: the cell(s) {', '.join(sorted(found - tests))} are marked "
-                        f"as graded but are not test cells of this assignment")
+        problems.append(
+            f"{name}: the cell(s) {', '.join(sorted(found - tests))} are marked "
+            f"as graded but are not test cells of this assignment"
+        )
     return problems
 
 
@@ -120,9 +143,13 @@ def tamper_report(folder, release_folder):
         if problem or nb is None:
             continue
         submitted = dict(nbgrader_cells(nb))
-        changed = [gid for gid, cell in nbgrader_cells(release)
-                   if not cell["metadata"]["nbgrader"].get("solution")
-                   and gid in submitted and _source(submitted[gid]) != _source(cell)]
+        changed = [
+            gid
+            for gid, cell in nbgrader_cells(release)
+            if not cell["metadata"]["nbgrader"].get("solution")
+            and gid in submitted
+            and _source(submitted[gid]) != _source(cell)
+        ]
         if changed:
             report[release_path.stem] = changed
     return report

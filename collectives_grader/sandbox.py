@@ -65,10 +65,25 @@ from jupyter_client.provisioning import LocalProvisioner
 from collectives.errors import SandboxError
 from collectives.grading.isolation import snapshot as package_snapshot
 
-__all__ = ["KERNEL_NAME", "OPT_OUT", "Limits", "LIMITS", "SandboxError", "SandboxProvisioner",
-           "LimitedKernelClient", "PackageSnapshot", "MemoryGroup", "check_available",
-           "enabled", "refuse_message", "bwrap_command", "install_kernel_spec", "snapshot",
-           "main", "PACKAGE_MOUNT"]
+__all__ = [
+    "KERNEL_NAME",
+    "OPT_OUT",
+    "Limits",
+    "LIMITS",
+    "SandboxError",
+    "SandboxProvisioner",
+    "LimitedKernelClient",
+    "PackageSnapshot",
+    "MemoryGroup",
+    "check_available",
+    "enabled",
+    "refuse_message",
+    "bwrap_command",
+    "install_kernel_spec",
+    "snapshot",
+    "main",
+    "PACKAGE_MOUNT",
+]
 
 #: the kernel spec exercises/nbgrader_config.py grades with
 KERNEL_NAME = "collectives-sandbox"
@@ -85,6 +100,7 @@ class Limits:
     """Per-kernel limits. ``cpu_seconds`` and ``memory_bytes`` (address space) apply to each
     process of the sandbox; ``processes`` and ``total_memory_bytes`` to all of them together;
     ``disk_bytes`` to each of its two writable tmpfs (working directory, ``/tmp``)."""
+
     cpu_seconds: int = 900
     memory_bytes: int = 4 * 2**30
     processes: int = 128
@@ -140,15 +156,28 @@ class _KernelUser:
 
     def namespace_args(self):
         if self.as_root:
-            return ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
-                    "--unshare-cgroup-try"]
+            return [
+                "--unshare-ipc",
+                "--unshare-pid",
+                "--unshare-net",
+                "--unshare-uts",
+                "--unshare-cgroup-try",
+            ]
         return ["--unshare-all", "--unshare-user", "--disable-userns", "--cap-drop", "ALL"]
 
     def command_prefix(self):
         if not self.as_root:
             return []
-        return ["setpriv", f"--reuid={self.uid}", f"--regid={self.gid}", "--clear-groups",
-                "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]
+        return [
+            "setpriv",
+            f"--reuid={self.uid}",
+            f"--regid={self.gid}",
+            "--clear-groups",
+            "--inh-caps=-all",
+            "--bounding-set=-all",
+            "--no-new-privs",
+            "--",
+        ]
 
     def release(self):
         if self.lock is not None:
@@ -176,34 +205,42 @@ def _probe():
     """'' when a sandbox as the kernel's would start, else the reason."""
     bwrap = shutil.which(_bwrap())
     if bwrap is None:
-        return (f"bubblewrap ({_bwrap()}) is not installed: run `make sandbox` (Debian "
-                f"package bubblewrap)")
+        return (
+            f"bubblewrap ({_bwrap()}) is not installed: run `make sandbox` (Debian "
+            f"package bubblewrap)"
+        )
     user = _KernelUser()
     try:
         with tempfile.TemporaryDirectory(prefix="collectives-probe-") as tmp:
             command = bwrap_command(["/bin/true"], tmp, tmp, tmp, user)
             try:
-                proc = subprocess.run(command, capture_output=True, text=True, timeout=30,
-                                      preexec_fn=_preexec(LIMITS))
+                proc = subprocess.run(
+                    command, capture_output=True, text=True, timeout=30, preexec_fn=_preexec(LIMITS)
+                )
             except (OSError, subprocess.SubprocessError) as exc:
                 return f"bwrap could not be started: {exc}"
     finally:
         user.release()
     if proc.returncode != 0:
-        return (f"bwrap cannot create a sandbox here (exit status {proc.returncode}: "
-                f"{proc.stderr.strip()}); user namespaces may be disabled")
+        return (
+            f"bwrap cannot create a sandbox here (exit status {proc.returncode}: "
+            f"{proc.stderr.strip()}); user namespaces may be disabled"
+        )
     return ""
 
 
 def refuse_message(reason):
     """Why grading refuses to start without the sandbox, and how to opt out."""
-    return (f"the grading sandbox cannot run: {reason}. Student code would run with the "
-            f"grader's rights (it could read the solutions and rewrite the gradebook), so "
-            f"grading refuses to start. Fix the sandbox, or opt out explicitly with "
-            f"{OPT_OUT}=off (only for trusted notebooks).")
+    return (
+        f"the grading sandbox cannot run: {reason}. Student code would run with the "
+        f"grader's rights (it could read the solutions and rewrite the gradebook), so "
+        f"grading refuses to start. Fix the sandbox, or opt out explicitly with "
+        f"{OPT_OUT}=off (only for trusted notebooks)."
+    )
 
 
 # ---- the package, copied and hash-checked ----------------------------------------------------
+
 
 class PackageSnapshot(package_snapshot.PackageSnapshot):
     """The read-only copy of the installed ``collectives`` package that every kernel of a
@@ -225,6 +262,7 @@ def snapshot():
 
 # ---- the bwrap command --------------------------------------------------------------------------
 
+
 def _system_binds():
     """bwrap arguments for the read-only system: /usr, /etc, the merged-/usr links."""
     args = ["--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc"]
@@ -239,8 +277,11 @@ def _system_binds():
 
 def _python_dirs():
     """The interpreter's installation and the virtual environment, resolved."""
-    dirs = {Path(sys.base_prefix).resolve(), Path(sys.prefix).resolve(),
-            Path(sys.executable).resolve().parent.parent}
+    dirs = {
+        Path(sys.base_prefix).resolve(),
+        Path(sys.prefix).resolve(),
+        Path(sys.executable).resolve().parent.parent,
+    }
     # the venv's python may be a symlink into the base installation (pyenv)
     return sorted(d for d in dirs if not str(d).startswith("/usr"))
 
@@ -255,8 +296,10 @@ def _workdir_entries(workdir):
     could point at the gradebook)."""
     entries = sorted(Path(workdir).iterdir())
     if len(entries) > MAX_WORKDIR_ENTRIES:
-        raise SandboxError(f"the working directory holds {len(entries)} files and folders "
-                           f"(at most {MAX_WORKDIR_ENTRIES} can be shown in the sandbox)")
+        raise SandboxError(
+            f"the working directory holds {len(entries)} files and folders "
+            f"(at most {MAX_WORKDIR_ENTRIES} can be shown in the sandbox)"
+        )
     args = []
     for entry in entries:
         if entry.is_symlink():
@@ -272,9 +315,23 @@ def bwrap_command(kernel_cmd, workdir, private_dir, package_root, user, limits=N
     Without a working directory of its own (``workdir`` == ``private_dir``) the kernel starts
     in ``/tmp``."""
     size = str((limits or LIMITS).disk_bytes)
-    args = [_bwrap(), *user.namespace_args(), "--die-with-parent", "--new-session",
-            *_system_binds(), "--dev", "/dev", "--proc", "/proc",
-            "--perms", "1777", "--size", size, "--tmpfs", "/tmp"]
+    args = [
+        _bwrap(),
+        *user.namespace_args(),
+        "--die-with-parent",
+        "--new-session",
+        *_system_binds(),
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        "--perms",
+        "1777",
+        "--size",
+        size,
+        "--tmpfs",
+        "/tmp",
+    ]
     made = {"/", "/usr", "/etc", "/dev", "/proc", "/tmp"}
 
     def mount(target, *how):
@@ -296,13 +353,21 @@ def bwrap_command(kernel_cmd, workdir, private_dir, package_root, user, limits=N
     else:
         workdir = "/tmp"
     args += ["--chdir", str(workdir), "--clearenv"]
-    env = {"PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
-           "HOME": "/tmp", "LANG": "C.UTF-8", "PYTHONPATH": PACKAGE_MOUNT,
-           "IPYTHONDIR": "/tmp/.ipython", "MPLCONFIGDIR": "/tmp/.matplotlib",
-           "JUPYTER_RUNTIME_DIR": "/tmp/.jupyter", "JUPYTER_CONFIG_DIR": "/tmp/.jupyter",
-           "JUPYTER_DATA_DIR": "/tmp/.jupyter", "PYTHONDONTWRITEBYTECODE": "1",
-           "OMP_NUM_THREADS": "1", "MPLBACKEND": "agg"}
-    if os.environ.get(COURSE_SEED_ENV):            # the cohort's seed, for the hidden tests
+    env = {
+        "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
+        "HOME": "/tmp",
+        "LANG": "C.UTF-8",
+        "PYTHONPATH": PACKAGE_MOUNT,
+        "IPYTHONDIR": "/tmp/.ipython",
+        "MPLCONFIGDIR": "/tmp/.matplotlib",
+        "JUPYTER_RUNTIME_DIR": "/tmp/.jupyter",
+        "JUPYTER_CONFIG_DIR": "/tmp/.jupyter",
+        "JUPYTER_DATA_DIR": "/tmp/.jupyter",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "OMP_NUM_THREADS": "1",
+        "MPLBACKEND": "agg",
+    }
+    if os.environ.get(COURSE_SEED_ENV):  # the cohort's seed, for the hidden tests
         env[COURSE_SEED_ENV] = os.environ[COURSE_SEED_ENV]
     for key, value in env.items():
         args += ["--setenv", key, value]
@@ -323,10 +388,14 @@ def _own_memory_cgroup():
         groups = Path("/proc/self/cgroup").read_text().splitlines()
     except OSError:
         return None
-    points = [line.split()[1] for line in mounts
-              if line.split()[2] == "cgroup" and "memory" in line.split()[3].split(",")]
-    paths = [line.split(":", 2)[2] for line in groups
-             if "memory" in line.split(":", 2)[1].split(",")]
+    points = [
+        line.split()[1]
+        for line in mounts
+        if line.split()[2] == "cgroup" and "memory" in line.split()[3].split(",")
+    ]
+    paths = [
+        line.split(":", 2)[2] for line in groups if "memory" in line.split(":", 2)[1].split(",")
+    ]
     if not points or not paths:
         return None
     folder = Path(points[0]) / paths[0].lstrip("/")
@@ -343,8 +412,9 @@ class MemoryGroup:
         named = os.environ.get(CGROUP_ENV)
         parent = Path(named) if named else _own_memory_cgroup()
         if parent is None:
-            self.reason = "no cgroup v1 memory controller (name a delegated cgroup in " \
-                          f"{CGROUP_ENV})"
+            self.reason = (
+                f"no cgroup v1 memory controller (name a delegated cgroup in {CGROUP_ENV})"
+            )
             return
         self.v2 = (parent / "cgroup.controllers").exists()
         path = parent / f"collectives-kernel-{os.getpid()}-{os.urandom(4).hex()}"
@@ -403,15 +473,19 @@ def _preexec(limits, group=None):
     """A function run in the child before exec: the memory cgroup ``group`` (a
     :class:`MemoryGroup`, optional) and the limits (the processes limit binds once the kernel
     has its unprivileged uid)."""
+
     def apply():
         if group is not None:
             group.join()
-        for limit, value in ((resource.RLIMIT_CPU, limits.cpu_seconds),
-                             (resource.RLIMIT_AS, limits.memory_bytes),
-                             (resource.RLIMIT_NPROC, limits.processes),
-                             (resource.RLIMIT_FSIZE, limits.file_bytes),
-                             (resource.RLIMIT_CORE, 0)):
+        for limit, value in (
+            (resource.RLIMIT_CPU, limits.cpu_seconds),
+            (resource.RLIMIT_AS, limits.memory_bytes),
+            (resource.RLIMIT_NPROC, limits.processes),
+            (resource.RLIMIT_FSIZE, limits.file_bytes),
+            (resource.RLIMIT_CORE, 0),
+        ):
             resource.setrlimit(limit, (value, value))
+
     return apply
 
 
@@ -425,6 +499,7 @@ def _chown_tree(path, uid, gid):
 
 
 # ---- the provisioner and the client -----------------------------------------------------------
+
 
 class SandboxProvisioner(LocalProvisioner):
     """Starts the kernel of :data:`KERNEL_NAME` inside bwrap (see the module docstring)."""
@@ -443,7 +518,7 @@ class SandboxProvisioner(LocalProvisioner):
             snap.verify()
         except SandboxError as exc:
             raise SandboxError(refuse_message(exc)) from None
-        if getattr(self, "memory", None) is not None:      # a restart: the old kernel's group
+        if getattr(self, "memory", None) is not None:  # a restart: the old kernel's group
             self.memory.remove()
         self.user = _KernelUser()
         self.private_dir = Path(tempfile.mkdtemp(prefix="collectives-kernel-"))
@@ -458,8 +533,9 @@ class SandboxProvisioner(LocalProvisioner):
         if self.user.as_root:
             _chown_tree(self.private_dir, self.user.uid, self.user.gid)
             _chown_tree(workdir, self.user.uid, self.user.gid)
-        kwargs["cmd"] = bwrap_command(kwargs["cmd"], workdir, self.private_dir, snap.root,
-                                      self.user)
+        kwargs["cmd"] = bwrap_command(
+            kwargs["cmd"], workdir, self.private_dir, snap.root, self.user
+        )
         kwargs["env"] = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
         self.memory = MemoryGroup(LIMITS.total_memory_bytes)
         self._preexec = _preexec(LIMITS, self.memory)
@@ -513,9 +589,13 @@ class LimitedIOPubChannel(AsyncZMQSocketChannel):
         if not self.noted:
             self.noted = True
             msg["header"]["msg_type"] = msg["msg_type"] = "stream"
-            msg["content"] = {"name": "stderr", "text": (
-                f"\n[grading: this notebook printed more than {LIMITS.output_bytes // 2**20} MB;"
-                f" the rest of its output is dropped]\n")}
+            msg["content"] = {
+                "name": "stderr",
+                "text": (
+                    f"\n[grading: this notebook printed more than {LIMITS.output_bytes // 2**20} MB;"
+                    f" the rest of its output is dropped]\n"
+                ),
+            }
             return msg
         msg["header"]["msg_type"] = msg["msg_type"] = "execute_input"
         msg["content"] = {"code": "", "execution_count": None}
@@ -525,6 +605,7 @@ class LimitedIOPubChannel(AsyncZMQSocketChannel):
 class LimitedKernelClient(AsyncKernelClient):
     """nbgrader's kernel client with :class:`LimitedIOPubChannel`; once the kernel is ready,
     its provisioner seals the socket directory (:meth:`SandboxProvisioner.seal`)."""
+
     iopub_channel_class = LimitedIOPubChannel
 
     async def _async_wait_for_ready(self, timeout=None):
@@ -538,15 +619,25 @@ class LimitedKernelClient(AsyncKernelClient):
 
 # ---- the kernel spec and the command line -----------------------------------------------------
 
+
 def install_kernel_spec(prefix=sys.prefix):
     """Write the kernel spec :data:`KERNEL_NAME` under ``prefix``/share/jupyter/kernels."""
     folder = Path(prefix) / "share" / "jupyter" / "kernels" / KERNEL_NAME
     folder.mkdir(parents=True, exist_ok=True)
-    spec = {"argv": [sys.executable, "-Xfrozen_modules=off", "-m", "ipykernel_launcher",
-                     "-f", "{connection_file}"],
-            "display_name": "Python 3 (grading sandbox)", "language": "python",
-            "interrupt_mode": "message",
-            "metadata": {"kernel_provisioner": {"provisioner_name": KERNEL_NAME}}}
+    spec = {
+        "argv": [
+            sys.executable,
+            "-Xfrozen_modules=off",
+            "-m",
+            "ipykernel_launcher",
+            "-f",
+            "{connection_file}",
+        ],
+        "display_name": "Python 3 (grading sandbox)",
+        "language": "python",
+        "interrupt_mode": "message",
+        "metadata": {"kernel_provisioner": {"provisioner_name": KERNEL_NAME}},
+    }
     (folder / "kernel.json").write_text(json.dumps(spec, indent=1) + "\n")
     return folder
 
@@ -564,9 +655,14 @@ def main(argv=None):
             print(refuse_message(exc), file=sys.stderr)
             return 1
         group = MemoryGroup(LIMITS.total_memory_bytes)
-        print("the grading sandbox works here; all processes of a kernel together: "
-              + (f"at most {LIMITS.total_memory_bytes // 2**20} MiB (memory cgroup)"
-                 if group.path is not None else f"no total-memory limit ({group.reason})"))
+        print(
+            "the grading sandbox works here; all processes of a kernel together: "
+            + (
+                f"at most {LIMITS.total_memory_bytes // 2**20} MiB (memory cgroup)"
+                if group.path is not None
+                else f"no total-memory limit ({group.reason})"
+            )
+        )
         group.remove()
         return 0
     print("usage: python -m collectives_grader.sandbox install|check", file=sys.stderr)

@@ -38,7 +38,7 @@ gradebook. Currently:
 
 import os
 
-c = get_config()  # noqa: F821 (provided by traitlets when it loads this file)
+c = get_config()
 
 COURSE_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -57,7 +57,9 @@ c.CourseDirectory.source_directory = "source"
 # ---- generate_assignment -------------------------------------------------------------------
 # Solutions between "### BEGIN SOLUTION" and "### END SOLUTION" become this stub; tests
 # between "### BEGIN HIDDEN TESTS" and "### END HIDDEN TESTS" are removed.
-c.ClearSolutions.code_stub = {"python": '# YOUR CODE HERE\nraise NotImplementedError("not written yet: replace this line with your code")'}
+c.ClearSolutions.code_stub = {
+    "python": '# YOUR CODE HERE\nraise NotImplementedError("not written yet: replace this line with your code")'
+}
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 c.ClearSolutions.begin_solution_delimeter = "BEGIN SOLUTION"
 c.ClearSolutions.end_solution_delimeter = "END SOLUTION"
@@ -131,7 +133,8 @@ c.GenerateFeedback.force = True
 # skipped by nbgrader with a warning.
 c.FileNameCollectorPlugin.named_regexp = (
     r".*/(?:LATE_|late_)?(?P<student_id>[^/_]+)_(?:LATE_|late_)?(?:\d+_\d+_)?"
-    r"(?P<file_id>[^/]+?)(?:-\d+)?\.ipynb$")
+    r"(?P<file_id>[^/]+?)(?:-\d+)?\.ipynb$"
+)
 
 # ---- the cohort --------------------------------------------------------------------------------
 # The hidden tests draw part of their cases from this seed (collectives.grading.cohort): change

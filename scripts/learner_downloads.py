@@ -32,8 +32,15 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-__all__ = ["setup", "build_downloads", "course_order", "install_commands", "DOWNLOADS",
-           "NOTEBOOKS_ZIP", "TORCH_INDEX"]
+__all__ = [
+    "setup",
+    "build_downloads",
+    "course_order",
+    "install_commands",
+    "DOWNLOADS",
+    "NOTEBOOKS_ZIP",
+    "TORCH_INDEX",
+]
 
 #: folder of the site (and of ``html_extra_path``'s copy) that holds the downloads
 DOWNLOADS = "downloads"
@@ -49,8 +56,12 @@ def _numbered_chapters(root: Path) -> list[str]:
 
     toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
     numbered = toc.get("defaults", {}).get("numbered", False)
-    return [c["file"] for part in toc.get("parts", []) if part.get("numbered", numbered)
-            for c in part.get("chapters", [])]
+    return [
+        c["file"]
+        for part in toc.get("parts", [])
+        if part.get("numbered", numbered)
+        for c in part.get("chapters", [])
+    ]
 
 
 def course_order(root: Path, found: dict[str, list[str]]) -> list[tuple[str, str, list[str]]]:
@@ -64,8 +75,9 @@ def course_order(root: Path, found: dict[str, list[str]]) -> list[tuple[str, str
         if not path.is_file():
             continue
         text = path.read_text(encoding="utf-8")
-        title = next((line[2:].strip() for line in text.splitlines() if line.startswith("# ")),
-                     chapter)
+        title = next(
+            (line[2:].strip() for line in text.splitlines() if line.startswith("# ")), chapter
+        )
         for assignment, name in dict.fromkeys(_RELEASE_LINK.findall(text)):
             key = (assignment, name)
             linked.setdefault(key, []).append(f"Chapter {number}, {title}")
@@ -78,17 +90,21 @@ def course_order(root: Path, found: dict[str, list[str]]) -> list[tuple[str, str
 def install_commands(wheel: str) -> tuple[str, str, str]:
     """The learner's commands: install and open; the dist extra (PyTorch's CPU build, for
     the real_processes notebook); checking a notebook outside JupyterLab and scoring it."""
-    setup = ("python3 -m venv course-env\n"
-             "source course-env/bin/activate        # Windows: course-env\\Scripts\\activate\n"
-             f"pip install ./{wheel} jupyterlab\n"
-             f"python -m zipfile -e {NOTEBOOKS_ZIP} course-notebooks\n"
-             "jupyter lab course-notebooks\n")
+    setup = (
+        "python3 -m venv course-env\n"
+        "source course-env/bin/activate        # Windows: course-env\\Scripts\\activate\n"
+        f"pip install ./{wheel} jupyterlab\n"
+        f"python -m zipfile -e {NOTEBOOKS_ZIP} course-notebooks\n"
+        "jupyter lab course-notebooks\n"
+    )
     torch = f'pip install "./{wheel}[dist]" --extra-index-url {TORCH_INDEX}\n'
-    check = ("cd course-notebooks/cost_models\n"
-             "jupyter nbconvert --to notebook --execute ring_all_gather.ipynb "
-             "--output checked.ipynb\n"
-             "python -m collectives.grading.selfcheck ring_all_gather.ipynb\n"
-             "python -m collectives.grading.selfcheck ring_all_gather.ipynb --model-answers\n")
+    check = (
+        "cd course-notebooks/cost_models\n"
+        "jupyter nbconvert --to notebook --execute ring_all_gather.ipynb "
+        "--output checked.ipynb\n"
+        "python -m collectives.grading.selfcheck ring_all_gather.ipynb\n"
+        "python -m collectives.grading.selfcheck ring_all_gather.ipynb --model-answers\n"
+    )
     return setup, torch, check
 
 
@@ -102,8 +118,9 @@ def _has_package(root: Path) -> bool:
 
 def _sources(root: Path) -> list[Path]:
     files = [root / "pyproject.toml", root / "README.md"]
-    files += [p for p in (root / "collectives").rglob("*") if p.is_file()
-              and "__pycache__" not in p.parts]
+    files += [
+        p for p in (root / "collectives").rglob("*") if p.is_file() and "__pycache__" not in p.parts
+    ]
     return [p for p in files if p.is_file()]
 
 
@@ -120,12 +137,28 @@ def _build_wheel(root: Path, out: Path) -> Path:
         src.mkdir()
         for name in ("pyproject.toml", "README.md"):
             shutil.copy2(root / name, src / name)
-        shutil.copytree(root / "collectives", src / "collectives",
-                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        shutil.copytree(
+            root / "collectives",
+            src / "collectives",
+            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
+        )
         result = subprocess.run(
-            [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-             "--quiet", "--wheel-dir", str(out), str(src)],
-            capture_output=True, text=True, timeout=600)
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "wheel",
+                "--no-deps",
+                "--no-build-isolation",
+                "--quiet",
+                "--wheel-dir",
+                str(out),
+                str(src),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
     if result.returncode != 0:
         raise RuntimeError(f"building the collectives wheel failed:\n{result.stderr[-2000:]}")
     (wheel,) = out.glob("collectives-*.whl")
@@ -190,8 +223,10 @@ def _directive():
         def run(self):
             found = getattr(self.env.app, "learner_downloads", None)
             if not found:
-                logger.warning("learner-downloads: this book has no package to offer",
-                               location=self.get_location())
+                logger.warning(
+                    "learner-downloads: this book has no package to offer",
+                    location=self.get_location(),
+                )
                 return []
             root = _root(self.env.app)
             self.env.note_dependency(str(root / "exercises" / "release"))
@@ -209,12 +244,17 @@ def _directive():
             entry += link(wheel, f"The package: {wheel}")
             items += entry
             if not found["notebooks"]:
-                logger.warning("learner-downloads: exercises/release/ holds no student "
-                               "notebooks; run `make student`", location=self.get_location())
+                logger.warning(
+                    "learner-downloads: exercises/release/ holds no student "
+                    "notebooks; run `make student`",
+                    location=self.get_location(),
+                )
             else:
                 entry = nodes.list_item()
-                entry += link(NOTEBOOKS_ZIP, f"Every graded notebook: {NOTEBOOKS_ZIP}, or one "
-                                             "by one, in course order:")
+                entry += link(
+                    NOTEBOOKS_ZIP,
+                    f"Every graded notebook: {NOTEBOOKS_ZIP}, or one by one, in course order:",
+                )
                 inner = nodes.bullet_list()
                 for assignment, name, chapters in course_order(root, found["notebooks"]):
                     item = nodes.list_item()
@@ -228,19 +268,28 @@ def _directive():
             for chapter in _numbered_chapters(root):
                 self.env.note_dependency(str(root / f"{chapter}.md"))
             setup_commands, torch, check = install_commands(wheel)
-            blocks = [nodes.literal_block(text, text, language="bash")
-                      for text in (setup_commands, torch, check)]
-            return [items, blocks[0],
-                    nodes.paragraph(text="For the notebook of the chapter From the model to "
-                                         "real processes, install the package's dist extra "
-                                         "too: PyTorch 2.13.0, its CPU build (a 190 MB "
-                                         "download), in the same environment:"),
-                    blocks[1],
-                    nodes.paragraph(text="To check a notebook outside JupyterLab, run it from "
-                                         "top to bottom (the command stops at the first "
-                                         "failing cell and names it), and to score it on fresh "
-                                         "cases of the self-check, in the notebook's folder:"),
-                    blocks[2]]
+            blocks = [
+                nodes.literal_block(text, text, language="bash")
+                for text in (setup_commands, torch, check)
+            ]
+            return [
+                items,
+                blocks[0],
+                nodes.paragraph(
+                    text="For the notebook of the chapter From the model to "
+                    "real processes, install the package's dist extra "
+                    "too: PyTorch 2.13.0, its CPU build (a 190 MB "
+                    "download), in the same environment:"
+                ),
+                blocks[1],
+                nodes.paragraph(
+                    text="To check a notebook outside JupyterLab, run it from "
+                    "top to bottom (the command stops at the first "
+                    "failing cell and names it), and to score it on fresh "
+                    "cases of the self-check, in the notebook's folder:"
+                ),
+                blocks[2],
+            ]
 
     return LearnerDownloads
 

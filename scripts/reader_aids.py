@@ -67,7 +67,7 @@ def _cell_alt(node) -> str | None:
     while parent is not None:
         if parent.get("nb_element") == "cell_code":
             meta = parent.get("cell_metadata") or {}
-            for key in ("mystnb", "render"):          # "render": myst-nb's older name
+            for key in ("mystnb", "render"):  # "render": myst-nb's older name
                 options = meta.get(key)
                 image = options.get("image") if isinstance(options, dict) else None
                 if isinstance(image, dict) and str(image.get("alt", "")).strip():
@@ -123,14 +123,18 @@ def _alt_texts(app, doctree, docname) -> None:
         section = _section_of(node)
         key = id(section)
         counters[key] = counters.get(key, 0) + 1
-        return ALT_FALLBACK.format(heading=_heading(section, doctree), kind=kind,
-                                   number=counters[key])
+        return ALT_FALLBACK.format(
+            heading=_heading(section, doctree), kind=kind, number=counters[key]
+        )
 
     def is_figure(node) -> bool:
         if isinstance(node, nodes.image):
             return True
-        return (isinstance(node, nodes.raw) and "html" in node.get("format", "").split()
-                and _ANIM_IMG.search(node.astext()) is not None)
+        return (
+            isinstance(node, nodes.raw)
+            and "html" in node.get("format", "").split()
+            and _ANIM_IMG.search(node.astext()) is not None
+        )
 
     for node in list(doctree.findall(is_figure)):
         if isinstance(node, nodes.image):
@@ -141,8 +145,12 @@ def _alt_texts(app, doctree, docname) -> None:
         else:
             numbered = fallback(node, "animation")
             alt = _cell_alt(node) or numbered
-            escaped = (alt.replace("&", "&amp;").replace('"', "&quot;")
-                       .replace("<", "&lt;").replace(">", "&gt;"))
+            escaped = (
+                alt.replace("&", "&amp;")
+                .replace('"', "&quot;")
+                .replace("<", "&lt;")
+                .replace(">", "&gt;")
+            )
             text = _ANIM_IMG.sub(lambda m: f'<img alt="{escaped}"{m.group(1)}>', node.astext())
             new = nodes.raw("", text, format=node["format"])
             new.source, new.line = node.source, node.line

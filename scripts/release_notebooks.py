@@ -39,9 +39,11 @@ def assignments(course_dir):
     source = course_dir / "source"
     if not source.is_dir():
         return []
-    return sorted(d.name for d in source.iterdir()
-                  if d.is_dir() and not d.name.startswith((".", "_"))
-                  and any(d.glob("*.ipynb")))
+    return sorted(
+        d.name
+        for d in source.iterdir()
+        if d.is_dir() and not d.name.startswith((".", "_")) and any(d.glob("*.ipynb"))
+    )
 
 
 def nbgrader_env():
@@ -92,38 +94,56 @@ def release(course_dir, assignment, env):
     for source in sources:
         target = course_dir / "release" / assignment / source.name
         if not target.is_file():
-            return (f"`{shown}` exited 0 but did not write {target.relative_to(course_dir)}:"
-                    f"\n{output}")
+            return (
+                f"`{shown}` exited 0 but did not write {target.relative_to(course_dir)}:\n{output}"
+            )
         found = leaks(target)
         if found:
-            return (f"{target.relative_to(course_dir)} still contains solution or hidden-test "
-                    f"markers ({'; '.join(found)}); check the cells' nbgrader metadata in "
-                    f"{source.relative_to(course_dir)}")
+            return (
+                f"{target.relative_to(course_dir)} still contains solution or hidden-test "
+                f"markers ({'; '.join(found)}); check the cells' nbgrader metadata in "
+                f"{source.relative_to(course_dir)}"
+            )
     return None
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("assignment", nargs="*",
-                        help="assignments to release (default: every folder of source/)")
-    parser.add_argument("--course-dir", type=Path, default=COURSE_DIR,
-                        help="the nbgrader course directory (default: exercises/)")
-    parser.add_argument("--force", action="store_true",
-                        help="regenerate every assignment, even those that are up to date")
-    parser.add_argument("--verbose", "-v", action="store_true",
-                        help="say what was released or skipped")
+    parser.add_argument(
+        "assignment", nargs="*", help="assignments to release (default: every folder of source/)"
+    )
+    parser.add_argument(
+        "--course-dir",
+        type=Path,
+        default=COURSE_DIR,
+        help="the nbgrader course directory (default: exercises/)",
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="regenerate every assignment, even those that are up to date",
+    )
+    parser.add_argument(
+        "--verbose", "-v", action="store_true", help="say what was released or skipped"
+    )
     args = parser.parse_args(argv)
     course_dir = args.course_dir.resolve()
     if not (course_dir / "nbgrader_config.py").is_file():
-        print(f"release_notebooks: {course_dir} has no nbgrader_config.py; is it the course "
-              "directory?", file=sys.stderr)
+        print(
+            f"release_notebooks: {course_dir} has no nbgrader_config.py; is it the course "
+            "directory?",
+            file=sys.stderr,
+        )
         return 1
     found = assignments(course_dir)
     names = args.assignment or found
     unknown = [a for a in names if a not in found]
     if unknown or not names:
-        print(f"release_notebooks: no assignment {', '.join(unknown) or ''} in "
-              f"{course_dir / 'source'} (found: {', '.join(found) or 'none'})", file=sys.stderr)
+        print(
+            f"release_notebooks: no assignment {', '.join(unknown) or ''} in "
+            f"{course_dir / 'source'} (found: {', '.join(found) or 'none'})",
+            file=sys.stderr,
+        )
         return 1
     env = nbgrader_env()
     for assignment in names:

@@ -122,8 +122,10 @@ def plotly_source() -> tuple[Path, str]:
 
     spec = importlib.util.find_spec("plotly")
     if spec is None or not spec.submodule_search_locations:
-        raise VendorError("the plotly package is not installed (it is in pyproject's `course` "
-                          "extra: run `make setup`)")
+        raise VendorError(
+            "the plotly package is not installed (it is in pyproject's `course` "
+            "extra: run `make setup`)"
+        )
     path = Path(list(spec.submodule_search_locations)[0]) / "package_data" / "plotly.min.js"
     if not path.is_file():
         raise VendorError(f"plotly is installed but {path} is missing")
@@ -203,8 +205,18 @@ def _sha512_integrity(path: Path) -> str:
 def _fetch(npm: str, name: str, version: str, integrity: str, workdir: Path) -> Path:
     """`npm pack` one exact release, check its integrity, unpack it; return the package dir."""
     spec = f"{name}@{version}"
-    cmd = [npm, "pack", spec, "--json", "--pack-destination", str(workdir),
-           "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"]
+    cmd = [
+        npm,
+        "pack",
+        spec,
+        "--json",
+        "--pack-destination",
+        str(workdir),
+        "--ignore-scripts",
+        "--no-audit",
+        "--no-fund",
+        "--loglevel=error",
+    ]
     try:
         result = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, timeout=600)
     except subprocess.TimeoutExpired as exc:
@@ -228,7 +240,11 @@ def _fetch(npm: str, name: str, version: str, integrity: str, workdir: Path) -> 
         members = []
         for member in tar.getmembers():
             parts = PurePosixPath(member.name).parts
-            if member.name.startswith("/") or ".." in parts or not (member.isfile() or member.isdir()):
+            if (
+                member.name.startswith("/")
+                or ".." in parts
+                or not (member.isfile() or member.isdir())
+            ):
                 raise VendorError(f"{spec}: unsafe path in tarball: {member.name!r}")
             members.append(member)
         if hasattr(tarfile, "data_filter"):  # Python >= 3.11.4: refuse links, devices, ...
@@ -269,9 +285,13 @@ def _layout(packages: dict[str, Path], out: Path) -> list[str]:
 
     mathjax = packages["mathjax"]
     for rel in MATHJAX_FILES:
-        _copy_file(mathjax / rel, out / "mathjax" / PurePosixPath(rel).relative_to("es5"), files, out)
+        _copy_file(
+            mathjax / rel, out / "mathjax" / PurePosixPath(rel).relative_to("es5"), files, out
+        )
     for rel in MATHJAX_DIRS:
-        _copy_tree(mathjax / rel, out / "mathjax" / PurePosixPath(rel).relative_to("es5"), files, out)
+        _copy_tree(
+            mathjax / rel, out / "mathjax" / PurePosixPath(rel).relative_to("es5"), files, out
+        )
     _copy_licenses(mathjax, out / "mathjax", files, out)
 
     requirejs = packages["requirejs"]
@@ -350,7 +370,8 @@ def _on_config_inited(app, config) -> None:
     if problems:
         raise ConfigError(
             "the offline JavaScript assets in _static/vendor/ are missing or out of date ("
-            + "; ".join(problems) + "). Run `make vendor` (or `make book`)."
+            + "; ".join(problems)
+            + "). Run `make vendor` (or `make book`)."
         )
     # Every local asset the configuration names must exist under _static/.
     named = [config.mathjax_path] + list(getattr(config, "nb_ipywidgets_js", {}) or {})
@@ -385,14 +406,18 @@ def _drop_thebe(app, pagename, templatename, context, doctree) -> None:
     scripts = context.get("script_files")
     if isinstance(scripts, list):
         scripts[:] = [
-            js for js in scripts
-            if not (str(getattr(js, "filename", "") or "").endswith("sphinx-thebe.js")
-                    or "THEBE_JS_URL" in (getattr(js, "attributes", {}) or {}).get("body", ""))
+            js
+            for js in scripts
+            if not (
+                str(getattr(js, "filename", "") or "").endswith("sphinx-thebe.js")
+                or "THEBE_JS_URL" in (getattr(js, "attributes", {}) or {}).get("body", "")
+            )
         ]
     styles = context.get("css_files")
     if isinstance(styles, list):
         styles[:] = [
-            css for css in styles
+            css
+            for css in styles
             if not str(getattr(css, "filename", "") or "").endswith("sphinx-thebe.css")
         ]
 
@@ -402,11 +427,15 @@ def _drop_thebe(app, pagename, templatename, context, doctree) -> None:
 # the link is dropped rather than vendored.
 _MPL_FONT_AWESOME = re.compile(
     r"""<link\s+rel=["']stylesheet["']\s+href=["']https?://maxcdn\.bootstrapcdn\.com/"""
-    r"""font-awesome/[^"']*["']\s*/?>\s*""", re.IGNORECASE)
+    r"""font-awesome/[^"']*["']\s*/?>\s*""",
+    re.IGNORECASE,
+)
 # Any other tag in an output that would make the browser fetch from another host.
 _REMOTE_FETCH = re.compile(
     r"""<(script|link|img|iframe|source|video|audio|embed)\b[^>]*?\b(?:src|href|data)\s*=\s*"""
-    r"""["']?((?:https?:)?//(?!(?:127\.0\.0\.1|localhost)[:/"'])[^"'\s>]+)""", re.IGNORECASE)
+    r"""["']?((?:https?:)?//(?!(?:127\.0\.0\.1|localhost)[:/"'])[^"'\s>]+)""",
+    re.IGNORECASE,
+)
 
 
 def _offline_outputs(app, doctree, docname) -> None:
@@ -430,15 +459,19 @@ def _offline_outputs(app, doctree, docname) -> None:
             logger.warning(
                 "an HTML output loads <%s> %s from another host; the book must work "
                 "offline (vendor the file under _static/, see scripts/vendor_assets.py)",
-                tag, url, location=node, type="offline", subtype="remote")
+                tag,
+                url,
+                location=node,
+                type="offline",
+                subtype="remote",
+            )
 
 
 def setup(app):
     app.connect("config-inited", _on_config_inited)
     app.connect("html-page-context", _drop_thebe, priority=900)
     app.connect("doctree-resolved", _offline_outputs)
-    return {"version": str(LAYOUT_VERSION), "parallel_read_safe": True,
-            "parallel_write_safe": True}
+    return {"version": str(LAYOUT_VERSION), "parallel_read_safe": True, "parallel_write_safe": True}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -446,8 +479,11 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--force", action="store_true", help="rebuild even if up to date")
-    parser.add_argument("--check", action="store_true",
-                        help="only report whether the vendored copy is up to date (exit 1 if not)")
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="only report whether the vendored copy is up to date (exit 1 if not)",
+    )
     args = parser.parse_args(argv)
     try:
         if args.check:

@@ -56,18 +56,34 @@ def build_scratch_book(book: Path, page: str, timeout: float = 300) -> Path:
     (book / "scripts").mkdir()
     for name in ("_config.yml", "references.bib"):
         shutil.copy2(ROOT / name, book / name)
-    for script in (ROOT / "scripts").glob("*.py"):   # the Sphinx extensions _config.yml names
+    for script in (ROOT / "scripts").glob("*.py"):  # the Sphinx extensions _config.yml names
         shutil.copy2(script, book / "scripts" / script.name)
     (book / "_static").symlink_to(ROOT / "_static", target_is_directory=True)
     (book / "intro.md").write_text("# Scratch book\n", encoding="utf-8")
     (book / "chapters" / "scratch.md").write_text(page, encoding="utf-8")
     (book / "_toc.yml").write_text(
-        "format: jb-book\nroot: intro\nchapters:\n  - file: chapters/scratch\n", encoding="utf-8")
+        "format: jb-book\nroot: intro\nchapters:\n  - file: chapters/scratch\n", encoding="utf-8"
+    )
     bindir = Path(sys.executable).parent
     env = dict(os.environ, PATH=f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}")
     result = subprocess.run(
-        [str(bindir / "jupyter-book"), "build", ".", "--builder", "html", "-W", "-n",
-         "--keep-going"], cwd=book, env=env, capture_output=True, text=True, timeout=timeout)
-    assert result.returncode == 0, \
+        [
+            str(bindir / "jupyter-book"),
+            "build",
+            ".",
+            "--builder",
+            "html",
+            "-W",
+            "-n",
+            "--keep-going",
+        ],
+        cwd=book,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert result.returncode == 0, (
         f"scratch build failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+    )
     return book / "_build" / "html"

@@ -17,9 +17,11 @@ def pytest_collection_modifyitems(config, items):
     units = {}
     for item in items:
         units.setdefault(unit_of(item.nodeid), []).append(item)
-    slow = {name: sum(1 for i in members if i.get_closest_marker("slow"))
-            for name, members in units.items()}
-    order = sorted(units, key=lambda name: -slow[name])      # stable: ties keep their order
+    slow = {
+        name: sum(1 for i in members if i.get_closest_marker("slow"))
+        for name, members in units.items()
+    }
+    order = sorted(units, key=lambda name: -slow[name])  # stable: ties keep their order
     items[:] = [item for name in order for item in units[name]]
 
 
@@ -33,5 +35,5 @@ def pytest_xdist_make_scheduler(config, log):
         def _split_scope(self, nodeid):
             return unit_of(nodeid)
 
-    config.option.loadscopereorder = False        # the order is the one set above
+    config.option.loadscopereorder = False  # the order is the one set above
     return UnitScheduling(config, log)

@@ -10,22 +10,22 @@ def expected_outputs(collective, inputs, root=None):
     """Rows each rank must hold after ``collective`` on ``inputs`` (one row per rank)."""
     x = np.asarray(inputs)
     n = x.shape[0]
-    if collective == "all_gather":                       # everyone: all shards in rank order
+    if collective == "all_gather":  # everyone: all shards in rank order
         return np.tile(x.reshape(1, -1), (n, 1))
-    if collective == "all_reduce":                       # everyone: the elementwise sum
+    if collective == "all_reduce":  # everyone: the elementwise sum
         return np.tile(x.sum(axis=0, dtype=x.dtype), (n, 1))
-    if collective == "reduce_scatter":                   # rank r: part r of the sum
+    if collective == "reduce_scatter":  # rank r: part r of the sum
         return x.sum(axis=0, dtype=x.dtype).reshape(n, -1)
-    if collective == "all_to_all":                       # rank r: part r of every rank's input
-        parts = x.reshape(n, n, -1)                      # [source, destination, piece]
+    if collective == "all_to_all":  # rank r: part r of every rank's input
+        parts = x.reshape(n, n, -1)  # [source, destination, piece]
         return parts.transpose(1, 0, 2).reshape(n, -1)
     if collective == "broadcast":
         return np.tile(x[root], (n, 1))
-    if collective == "reduce":                           # only the root's row is defined
+    if collective == "reduce":  # only the root's row is defined
         return x.sum(axis=0, dtype=x.dtype)
-    if collective == "gather":                           # only the root's row is defined
+    if collective == "gather":  # only the root's row is defined
         return x.reshape(-1)
-    if collective == "scatter":                          # rank r: part r of the root's buffer
+    if collective == "scatter":  # rank r: part r of the root's buffer
         return x[root].reshape(n, -1)
     raise ValueError(collective)
 

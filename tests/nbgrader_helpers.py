@@ -36,8 +36,10 @@ RELEASE_SCRIPT = REPO / "scripts" / "release_notebooks.py"
 BEGIN_SOLUTION, END_SOLUTION = "### BEGIN SOLUTION", "### END SOLUTION"
 BEGIN_HIDDEN, END_HIDDEN = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 # what exercises/nbgrader_config.py puts in place of a solution
-CODE_STUB = ('# YOUR CODE HERE\nraise NotImplementedError("not written yet: replace this line '
-             'with your code")')
+CODE_STUB = (
+    '# YOUR CODE HERE\nraise NotImplementedError("not written yet: replace this line '
+    'with your code")'
+)
 TEXT_STUB = "YOUR ANSWER HERE"
 
 # The submissions' timestamps: assignment i (in sorted order), student j -> FIRST + i h + j min.
@@ -50,6 +52,7 @@ def timestamp(assignment_index, student_index):
 
 
 # ---- the course: assignments and notebooks -----------------------------------------------------
+
 
 @functools.lru_cache(maxsize=None)
 def release_script():
@@ -86,6 +89,7 @@ def copy_of(nb):
 
 # ---- reading notebooks -------------------------------------------------------------------------
 
+
 def meta(cell):
     """A cell's nbgrader metadata ({} for an ordinary cell)."""
     return cell.get("metadata", {}).get("nbgrader", {})
@@ -109,8 +113,11 @@ def solution_cells(nb):
 def manual_cells(nb):
     """grade_id -> points of the answers graded by hand (nbgrader's "manually graded answer":
     a solution cell that is also graded, markdown here), in notebook order."""
-    return {meta(c)["grade_id"]: meta(c).get("points") for c in nb.cells
-            if meta(c).get("grade") and meta(c).get("solution")}
+    return {
+        meta(c)["grade_id"]: meta(c).get("points")
+        for c in nb.cells
+        if meta(c).get("grade") and meta(c).get("solution")
+    }
 
 
 def autograded_cells(nb):
@@ -123,7 +130,7 @@ def hidden_part(source):
     marker on); '' when there is none."""
     if BEGIN_HIDDEN not in source:
         return ""
-    return source[source.index(BEGIN_HIDDEN):source.index(END_HIDDEN)]
+    return source[source.index(BEGIN_HIDDEN) : source.index(END_HIDDEN)]
 
 
 def visible_part(source):
@@ -133,8 +140,9 @@ def visible_part(source):
 
 def without_markers(source):
     """A solution cell with its solution, without the ``### BEGIN/END SOLUTION`` lines."""
-    return "\n".join(line for line in source.splitlines()
-                     if line.strip() not in (BEGIN_SOLUTION, END_SOLUTION))
+    return "\n".join(
+        line for line in source.splitlines() if line.strip() not in (BEGIN_SOLUTION, END_SOLUTION)
+    )
 
 
 def _replace_regions(source, begin, end, stub):
@@ -183,8 +191,11 @@ def top_level_names(source):
 
 def functions_defined(source):
     """Names of the functions a cell defines at its top level."""
-    return {node.name for node in ast.parse(source).body
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    return {
+        node.name
+        for node in ast.parse(source).body
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    }
 
 
 def learner_names(nb):
@@ -211,8 +222,11 @@ def names_read_unbound(code, allowed=()):
             bound.add(node.arg)
         elif isinstance(node, ast.ExceptHandler) and node.name:
             bound.add(node.name)
-    read = {node.id for node in ast.walk(tree)
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+    read = {
+        node.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
+    }
     return sorted(read - bound)
 
 
@@ -220,10 +234,15 @@ def functions_called_through_grading(code):
     """Names ``f`` of the calls ``_grading.call(f, ...)`` in ``code``."""
     called = set()
     for node in ast.walk(ast.parse(code)):
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                and node.func.attr == "call" and isinstance(node.func.value, ast.Name)
-                and node.func.value.id == "_grading" and node.args
-                and isinstance(node.args[0], ast.Name)):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "call"
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == "_grading"
+            and node.args
+            and isinstance(node.args[0], ast.Name)
+        ):
             called.add(node.args[0].id)
     return called
 
@@ -234,11 +253,16 @@ def error_outputs(cell):
 
 def printed(nb):
     """Everything the notebook's cells printed (stream outputs), concatenated."""
-    return "".join(o.get("text", "") for c in nb.cells for o in c.get("outputs", [])
-                   if o.get("output_type") == "stream")
+    return "".join(
+        o.get("text", "")
+        for c in nb.cells
+        for o in c.get("outputs", [])
+        if o.get("output_type") == "stream"
+    )
 
 
 # ---- running nbgrader --------------------------------------------------------------------------
+
 
 def nbgrader_env(tmp):
     """nbgrader's environment: the venv first on PATH (nbgrader runs ``alembic``), Jupyter and
@@ -247,8 +271,12 @@ def nbgrader_env(tmp):
     env = dict(os.environ)
     bins = [str(Path(sys.executable).parent), str(REPO / ".venv" / "bin")]
     env["PATH"] = os.pathsep.join(bins + [env.get("PATH", "")])
-    for var, sub in (("JUPYTER_CONFIG_DIR", "jupyter_config"), ("JUPYTER_DATA_DIR", "jupyter_data"),
-                     ("JUPYTER_RUNTIME_DIR", "jupyter_runtime"), ("IPYTHONDIR", "ipython")):
+    for var, sub in (
+        ("JUPYTER_CONFIG_DIR", "jupyter_config"),
+        ("JUPYTER_DATA_DIR", "jupyter_data"),
+        ("JUPYTER_RUNTIME_DIR", "jupyter_runtime"),
+        ("IPYTHONDIR", "ipython"),
+    ):
         (Path(tmp) / sub).mkdir(exist_ok=True)
         env[var] = str(Path(tmp) / sub)
     env.pop("JUPYTER_PATH", None)
@@ -263,12 +291,20 @@ class CommandFailed(Exception):
 def run(args, cwd, env, timeout=600, merge=False):
     """Run a command; raise :class:`CommandFailed` (with its output) unless it exits 0.
     ``merge``: stderr into stdout, in the order written."""
-    proc = subprocess.run(args, cwd=cwd, env=env, text=True, timeout=timeout,
-                          stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT if merge else subprocess.PIPE)
+    proc = subprocess.run(
+        args,
+        cwd=cwd,
+        env=env,
+        text=True,
+        timeout=timeout,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT if merge else subprocess.PIPE,
+    )
     if proc.returncode != 0:
-        raise CommandFailed(f"`{' '.join(map(str, args))}` failed (exit status "
-                            f"{proc.returncode}) in {cwd}:\n{proc.stdout}\n{proc.stderr or ''}")
+        raise CommandFailed(
+            f"`{' '.join(map(str, args))}` failed (exit status "
+            f"{proc.returncode}) in {cwd}:\n{proc.stdout}\n{proc.stderr or ''}"
+        )
     return proc
 
 
@@ -289,9 +325,9 @@ class Course:
 
     def __init__(self, root, env, released, release_output):
         self.root, self.env, self.release_output = root, env, release_output
-        self.assignments = list(released)             # sorted
+        self.assignments = list(released)  # sorted
         self._done = {}
-        self.after_autograde = {}                     # assignment -> gradebook_state
+        self.after_autograde = {}  # assignment -> gradebook_state
 
     @classmethod
     def create(cls, tmp, names=()):
@@ -301,11 +337,15 @@ class Course:
         root = tmp / "course"
         root.mkdir()
         shutil.copy(EXERCISES / "nbgrader_config.py", root)
-        shutil.copytree(EXERCISES / "source", root / "source",
-                        ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
+        shutil.copytree(
+            EXERCISES / "source",
+            root / "source",
+            ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"),
+        )
         env = nbgrader_env(tmp)
-        proc = run([sys.executable, str(RELEASE_SCRIPT), "--course-dir", str(root), *names],
-                   REPO, env)
+        proc = run(
+            [sys.executable, str(RELEASE_SCRIPT), "--course-dir", str(root), *names], REPO, env
+        )
         released = sorted(names) if names else assignments(root)
         return cls(root, env, released, proc.stdout + proc.stderr)
 
@@ -314,9 +354,10 @@ class Course:
         if key not in self._done:
             try:
                 self._done[key] = (True, step())
-            except Exception as exc:               # remembered, raised again to every user
-                message = str(exc) if isinstance(exc, CommandFailed) else (
-                    f"{type(exc).__name__}: {exc}")
+            except Exception as exc:  # remembered, raised again to every user
+                message = (
+                    str(exc) if isinstance(exc, CommandFailed) else (f"{type(exc).__name__}: {exc}")
+                )
                 self._done[key] = (False, message)
         ok, value = self._done[key]
         if not ok:
@@ -354,8 +395,7 @@ class Course:
 
     def _validate(self, invert, chosen):
         folder = "release" if invert else "source"
-        paths = {(a, nb): f"{folder}/{a}/{nb}.ipynb"
-                 for a in chosen for nb in self.notebooks(a)}
+        paths = {(a, nb): f"{folder}/{a}/{nb}.ipynb" for a in chosen for nb in self.notebooks(a)}
         args = ["validate", *(["--invert"] if invert else []), *paths.values()]
         output = nbgrader(self.root, self.env, *args, merge=True).stdout
         # the log line "Validating '<absolute path>'" starts each notebook's part of the output
@@ -375,7 +415,7 @@ class Course:
         return self._once(f"autograde {assignment}", lambda: self._autograde(assignment))
 
     def _autograde(self, assignment):
-        import assignments as specs                  # tests/assignments/
+        import assignments as specs  # tests/assignments/
 
         spec = specs.load(assignment)
         index = self.assignments.index(assignment)
@@ -387,8 +427,10 @@ class Course:
             for nb in spec.notebooks:
                 built = spec.submissions[student][nb](copy_of(sources[nb]), copy_of(releases[nb]))
                 if not isinstance(built, nbformat.NotebookNode):
-                    raise TypeError(f"tests/assignments/{assignment}.py: SUBMISSIONS[{student!r}]"
-                                    f"[{nb!r}] returned {type(built).__name__}, not a notebook")
+                    raise TypeError(
+                        f"tests/assignments/{assignment}.py: SUBMISSIONS[{student!r}]"
+                        f"[{nb!r}] returned {type(built).__name__}, not a notebook"
+                    )
                 nbformat.write(built, folder / f"{nb}.ipynb")
             stamp = timestamp(index, j).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
             (folder / "timestamp.txt").write_text(stamp)
@@ -410,10 +452,16 @@ class Course:
         with Gradebook(f"sqlite:///{self.root / 'gradebook.db'}") as gb:
             for student in spec.students:
                 submission = gb.find_submission(assignment, student)
-                cells = {nb: {cell: (gb.find_grade(cell, nb, assignment, student).auto_score,
-                                     gb.find_grade(cell, nb, assignment, student)
-                                     .needs_manual_grade)
-                              for cell in spec.points[nb]} for nb in spec.notebooks}
+                cells = {
+                    nb: {
+                        cell: (
+                            gb.find_grade(cell, nb, assignment, student).auto_score,
+                            gb.find_grade(cell, nb, assignment, student).needs_manual_grade,
+                        )
+                        for cell in spec.points[nb]
+                    }
+                    for nb in spec.notebooks
+                }
                 state[student] = (cells, submission.score, submission.needs_manual_grade)
         return state
 
@@ -421,6 +469,7 @@ class Course:
         """After autograde: the spec's EXPECTED score of every hand-graded answer that awaits
         one, set through nbgrader's gradebook API as the formgrader does (manual score, no
         longer needing a manual grade). Returns the spec."""
+
         def step():
             from nbgrader.api import Gradebook
 
@@ -435,24 +484,27 @@ class Course:
                                 grade.needs_manual_grade = False
                 gb.db.commit()
             return spec
+
         return self._once(f"grade by hand {assignment}", step)
 
     def feedback(self, assignment):
         def step():
             self.grade_by_hand(assignment)
             nbgrader(self.root, self.env, "generate_feedback", assignment)
+
         return self._once(f"generate_feedback {assignment}", step)
 
     def export(self, specced):
         """``nbgrader export`` once, after autograding every assignment in ``specced`` (an
         assignment whose autograde failed is exported as it is); returns
         (fieldnames, {(assignment, student): row})."""
+
         def step():
             for assignment in specced:
                 try:
                     self.grade_by_hand(assignment)
                 except CommandFailed:
-                    pass                             # reported by that assignment's tests
+                    pass  # reported by that assignment's tests
             nbgrader(self.root, self.env, "export", "--to", "grades.csv")
             with open(self.root / "grades.csv", newline="") as f:
                 reader = csv.DictReader(f)
@@ -462,4 +514,5 @@ class Course:
                     assert key not in rows, f"two rows for {key}"
                     rows[key] = row
                 return reader.fieldnames, rows
+
         return self._once("export", step)

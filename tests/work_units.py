@@ -20,9 +20,14 @@ PIPELINE = "tests/course/test_grading_pipeline.py"
 # halves take about as long: nbgrader autograde took, in seconds (2-core machine, other jobs
 # running), cluster_collectives 242, real_processes 94, planning 90, fabric 78, all_to_all 67,
 # all_reduce 63, fp8 60, all_gather_reduce_scatter 60, cost_models 58, topology_reasoning 53.
-FIRST_HALF = ("cluster_collectives", "fp8", "all_gather_reduce_scatter", "cost_models",
-              "topology_reasoning")
-HALF_IDS = ("first_half", "second_half")      # the ids of the pipeline tests of a whole half
+FIRST_HALF = (
+    "cluster_collectives",
+    "fp8",
+    "all_gather_reduce_scatter",
+    "cost_models",
+    "topology_reasoning",
+)
+HALF_IDS = ("first_half", "second_half")  # the ids of the pipeline tests of a whole half
 
 
 def pipeline_half(assignment):

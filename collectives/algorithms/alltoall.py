@@ -21,8 +21,14 @@ import numpy as np
 from ..schedule import Schedule
 from .checks import rank_count
 
-__all__ = ["ring_all_to_all", "bidirectional_ring_all_to_all", "chain_all_to_all",
-           "chain_farthest_first_all_to_all", "pairwise_all_to_all", "bruck_all_to_all"]
+__all__ = [
+    "ring_all_to_all",
+    "bidirectional_ring_all_to_all",
+    "chain_all_to_all",
+    "chain_farthest_first_all_to_all",
+    "pairwise_all_to_all",
+    "bruck_all_to_all",
+]
 
 
 def _relay(n, halves, classes, wrap):
@@ -37,7 +43,7 @@ def _relay(n, halves, classes, wrap):
     ranks = np.arange(n)
     for direction, half, reach in classes:
         for s in range(n - 1):
-            source = ranks - direction * s            # whose parts rank r holds at step s
+            source = ranks - direction * s  # whose parts rank r holds at step s
             if wrap:
                 source %= n
                 ok = np.ones(n, dtype=bool)
@@ -48,7 +54,7 @@ def _relay(n, halves, classes, wrap):
                 continue
             r = np.repeat(ranks, left)
             i = np.arange(left.sum()) - np.repeat(np.cumsum(left) - left, left) + 1
-            d = r + direction * i                      # destination of each part
+            d = r + direction * i  # destination of each part
             src0 = np.repeat(source, left)
             if wrap:
                 d %= n
@@ -75,8 +81,9 @@ def ring_all_to_all(n: int) -> Schedule:
     """
     n = rank_count(n)
     cols = _relay(n, 1, [(+1, 0, lambda src: np.full_like(src, n - 1))], wrap=True)
-    return Schedule.from_arrays("all_to_all", n, n, *cols, n_steps=n - 1, n_scratch=n,
-                                name="ring_all_to_all")
+    return Schedule.from_arrays(
+        "all_to_all", n, n, *cols, n_steps=n - 1, n_scratch=n, name="ring_all_to_all"
+    )
 
 
 def bidirectional_ring_all_to_all(n: int) -> Schedule:
@@ -85,13 +92,22 @@ def bidirectional_ring_all_to_all(n: int) -> Schedule:
     in two halves (2n chunks)."""
     n = rank_count(n)
     far, near = n // 2, (n - 1) // 2
-    classes = [(+1, 0, lambda src: np.full_like(src, far)),
-               (+1, 1, lambda src: np.full_like(src, near)),
-               (-1, 0, lambda src: np.full_like(src, near)),
-               (-1, 1, lambda src: np.full_like(src, far))]
+    classes = [
+        (+1, 0, lambda src: np.full_like(src, far)),
+        (+1, 1, lambda src: np.full_like(src, near)),
+        (-1, 0, lambda src: np.full_like(src, near)),
+        (-1, 1, lambda src: np.full_like(src, far)),
+    ]
     cols = _relay(n, 2, classes, wrap=True)
-    return Schedule.from_arrays("all_to_all", n, 2 * n, *cols, n_steps=n // 2,
-                                n_scratch=2 * n, name="bidirectional_ring_all_to_all")
+    return Schedule.from_arrays(
+        "all_to_all",
+        n,
+        2 * n,
+        *cols,
+        n_steps=n // 2,
+        n_scratch=2 * n,
+        name="bidirectional_ring_all_to_all",
+    )
 
 
 def chain_all_to_all(n: int) -> Schedule:
@@ -100,15 +116,16 @@ def chain_all_to_all(n: int) -> Schedule:
     n = rank_count(n)
     classes = [(+1, 0, lambda src: n - 1 - src), (-1, 0, lambda src: src)]
     cols = _relay(n, 1, classes, wrap=False)
-    return Schedule.from_arrays("all_to_all", n, n, *cols, n_steps=n - 1, n_scratch=n,
-                                name="chain_all_to_all")
+    return Schedule.from_arrays(
+        "all_to_all", n, n, *cols, n_steps=n - 1, n_scratch=n, name="chain_all_to_all"
+    )
 
 
 def _farthest_first_right(n):
     """Rightward half of the farthest-first chain all-to-all: (step, rank, source, dest)
     of every hop. At each step every link r -> r + 1 forwards, of the parts waiting at r
     to go right, the one with the farthest destination (ties: the lower source)."""
-    waiting = [[(-j, r) for j in range(r + 1, n)] for r in range(n)]   # heaps
+    waiting = [[(-j, r) for j in range(r + 1, n)] for r in range(n)]  # heaps
     for h in waiting:
         heapq.heapify(h)
     hops, step = [], 0
@@ -148,9 +165,10 @@ def chain_farthest_first_all_to_all(n: int) -> Schedule:
     land = np.full((n, n), -1)
     leave[source[first], dest[first]] = step[first]
     land[dest[last], source[last]] = step[last]
-    park = np.argwhere(land < leave)                   # (r, s) pairs
-    from_slot = np.where(first & (land[source, dest] < leave[source, dest]), scratch,
-                         np.where(first, dest, scratch))
+    park = np.argwhere(land < leave)  # (r, s) pairs
+    from_slot = np.where(
+        first & (land[source, dest] < leave[source, dest]), scratch, np.where(first, dest, scratch)
+    )
     to_slot = np.where(last, source, scratch)
     step = np.concatenate([step, land[park[:, 0], park[:, 1]]])
     rank = np.concatenate([rank, park[:, 0]])
@@ -159,8 +177,15 @@ def chain_farthest_first_all_to_all(n: int) -> Schedule:
     to_slot = np.concatenate([to_slot, n + n * park[:, 0] + park[:, 1]])
     order = np.argsort(step, kind="stable")
     cols = (step[order], rank[order], to[order], from_slot[order], to_slot[order])
-    return Schedule.from_arrays("all_to_all", n, n, *cols, n_steps=n * n // 4,
-                                n_scratch=n * n, name="chain_farthest_first_all_to_all")
+    return Schedule.from_arrays(
+        "all_to_all",
+        n,
+        n,
+        *cols,
+        n_steps=n * n // 4,
+        n_scratch=n * n,
+        name="chain_farthest_first_all_to_all",
+    )
 
 
 def pairwise_all_to_all(n: int) -> Schedule:
@@ -178,8 +203,18 @@ def pairwise_all_to_all(n: int) -> Schedule:
     s = np.repeat(np.arange(1, n), n)
     if n & (n - 1) == 0:
         partner = r ^ s
-        return Schedule.from_arrays("all_to_all", n, n, s - 1, r, partner, partner, r,
-                                    n_steps=n - 1, name="pairwise_all_to_all")
+        return Schedule.from_arrays(
+            "all_to_all",
+            n,
+            n,
+            s - 1,
+            r,
+            partner,
+            partner,
+            r,
+            n_steps=n - 1,
+            name="pairwise_all_to_all",
+        )
     dst = (r + s) % n
     # exchange: the part for dst goes to dst's receive slot n + r; then every rank moves its
     # received parts (all but its own) from slot n + j to slot j
@@ -191,8 +226,19 @@ def pairwise_all_to_all(n: int) -> Schedule:
     dest = np.concatenate([dst, ranks[moved]])
     src_chunk = np.concatenate([dst, n + slots[moved]])
     dst_chunk = np.concatenate([n + r, slots[moved]])
-    return Schedule.from_arrays("all_to_all", n, n, step, src, dest, src_chunk, dst_chunk,
-                                n_steps=n, n_scratch=n, name="pairwise_all_to_all")
+    return Schedule.from_arrays(
+        "all_to_all",
+        n,
+        n,
+        step,
+        src,
+        dest,
+        src_chunk,
+        dst_chunk,
+        n_steps=n,
+        n_scratch=n,
+        name="pairwise_all_to_all",
+    )
 
 
 def bruck_all_to_all(n: int) -> Schedule:
@@ -209,15 +255,16 @@ def bruck_all_to_all(n: int) -> Schedule:
     pos = np.arange(n)
     rr, ii = np.repeat(ranks, n), np.tile(pos, n)
     steps = []
-    rotate = ((rr + ii) % n != ii)                     # skip moves onto themselves
+    rotate = (rr + ii) % n != ii  # skip moves onto themselves
     steps.append((rr[rotate], rr[rotate], ((rr + ii) % n)[rotate], ii[rotate]))
     for b in range(log_n):
         has_bit = (ii >> b) & 1 == 1
         r, i = rr[has_bit], ii[has_bit]
         steps.append((r, (r + (1 << b)) % n, i, i))
-    back = ((rr - ii) % n != ii)
+    back = (rr - ii) % n != ii
     steps.append((rr[back], rr[back], ii[back], ((rr - ii) % n)[back]))
     step = np.concatenate([np.full(len(s[0]), k) for k, s in enumerate(steps)])
     cols = [np.concatenate([s[j] for s in steps]) for j in range(4)]
-    return Schedule.from_arrays("all_to_all", n, n, step, *cols,
-                                n_steps=len(steps) if n > 1 else 0, name="bruck_all_to_all")
+    return Schedule.from_arrays(
+        "all_to_all", n, n, step, *cols, n_steps=len(steps) if n > 1 else 0, name="bruck_all_to_all"
+    )

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
 from ..errors import CollectivesError
-from .checks import rank_count
 from .alltoall import (
     bidirectional_ring_all_to_all,
     bruck_all_to_all,
@@ -28,6 +27,7 @@ from .alltoall import (
     ring_all_to_all,
 )
 from .chain import chain_all_gather, chain_broadcast, chain_reduce_scatter
+from .checks import rank_count
 from .direct import direct_all_gather, direct_all_to_all
 from .p2p import direct_gather, direct_scatter
 from .recursive import (
@@ -77,6 +77,7 @@ class Algorithm:
 def _torus(builder, **options):
     def build(n):
         return builder(square_shape(rank_count(n)), **options)
+
     return build
 
 
@@ -85,52 +86,101 @@ CATALOG = {
     for a in (
         # all-gather
         Algorithm("ring_all_gather", ring_all_gather, "all_gather", "ring"),
-        Algorithm("bidirectional_ring_all_gather", bidirectional_ring_all_gather, "all_gather",
-                  "ring"),
-        Algorithm("latency_optimal_ring_all_gather", latency_optimal_ring_all_gather,
-                  "all_gather", "ring"),
+        Algorithm(
+            "bidirectional_ring_all_gather", bidirectional_ring_all_gather, "all_gather", "ring"
+        ),
+        Algorithm(
+            "latency_optimal_ring_all_gather", latency_optimal_ring_all_gather, "all_gather", "ring"
+        ),
         Algorithm("chain_all_gather", chain_all_gather, "all_gather", "chain"),
-        Algorithm("recursive_doubling_all_gather", recursive_doubling_all_gather, "all_gather",
-                  "switch", power_of_two_only=True),
+        Algorithm(
+            "recursive_doubling_all_gather",
+            recursive_doubling_all_gather,
+            "all_gather",
+            "switch",
+            power_of_two_only=True,
+        ),
         Algorithm("direct_all_gather", direct_all_gather, "all_gather", "switch"),
         Algorithm("torus_all_gather", _torus(torus_all_gather), "all_gather", "torus"),
-        Algorithm("torus_all_gather_concurrent", _torus(torus_all_gather, concurrent=True),
-                  "all_gather", "torus"),
+        Algorithm(
+            "torus_all_gather_concurrent",
+            _torus(torus_all_gather, concurrent=True),
+            "all_gather",
+            "torus",
+        ),
         # reduce-scatter
         Algorithm("ring_reduce_scatter", ring_reduce_scatter, "reduce_scatter", "ring"),
-        Algorithm("bidirectional_ring_reduce_scatter", bidirectional_ring_reduce_scatter,
-                  "reduce_scatter", "ring"),
-        Algorithm("latency_optimal_ring_reduce_scatter", latency_optimal_ring_reduce_scatter,
-                  "reduce_scatter", "ring"),
+        Algorithm(
+            "bidirectional_ring_reduce_scatter",
+            bidirectional_ring_reduce_scatter,
+            "reduce_scatter",
+            "ring",
+        ),
+        Algorithm(
+            "latency_optimal_ring_reduce_scatter",
+            latency_optimal_ring_reduce_scatter,
+            "reduce_scatter",
+            "ring",
+        ),
         Algorithm("chain_reduce_scatter", chain_reduce_scatter, "reduce_scatter", "chain"),
-        Algorithm("recursive_halving_reduce_scatter", recursive_halving_reduce_scatter,
-                  "reduce_scatter", "switch", power_of_two_only=True),
-        Algorithm("torus_reduce_scatter", _torus(torus_reduce_scatter), "reduce_scatter",
-                  "torus"),
-        Algorithm("torus_reduce_scatter_concurrent", _torus(torus_reduce_scatter, concurrent=True),
-                  "reduce_scatter", "torus"),
+        Algorithm(
+            "recursive_halving_reduce_scatter",
+            recursive_halving_reduce_scatter,
+            "reduce_scatter",
+            "switch",
+            power_of_two_only=True,
+        ),
+        Algorithm("torus_reduce_scatter", _torus(torus_reduce_scatter), "reduce_scatter", "torus"),
+        Algorithm(
+            "torus_reduce_scatter_concurrent",
+            _torus(torus_reduce_scatter, concurrent=True),
+            "reduce_scatter",
+            "torus",
+        ),
         # all-reduce
         Algorithm("ring_all_reduce", ring_all_reduce, "all_reduce", "ring"),
-        Algorithm("bidirectional_ring_all_reduce", bidirectional_ring_all_reduce, "all_reduce",
-                  "ring"),
-        Algorithm("latency_optimal_ring_all_reduce", latency_optimal_ring_all_reduce,
-                  "all_reduce", "ring"),
-        Algorithm("rabenseifner_all_reduce", rabenseifner_all_reduce, "all_reduce", "switch",
-                  power_of_two_only=True),
-        Algorithm("recursive_doubling_all_reduce", recursive_doubling_all_reduce, "all_reduce",
-                  "switch", power_of_two_only=True),
-        Algorithm("double_binary_tree_all_reduce", double_binary_tree_all_reduce, "all_reduce",
-                  "switch"),
+        Algorithm(
+            "bidirectional_ring_all_reduce", bidirectional_ring_all_reduce, "all_reduce", "ring"
+        ),
+        Algorithm(
+            "latency_optimal_ring_all_reduce", latency_optimal_ring_all_reduce, "all_reduce", "ring"
+        ),
+        Algorithm(
+            "rabenseifner_all_reduce",
+            rabenseifner_all_reduce,
+            "all_reduce",
+            "switch",
+            power_of_two_only=True,
+        ),
+        Algorithm(
+            "recursive_doubling_all_reduce",
+            recursive_doubling_all_reduce,
+            "all_reduce",
+            "switch",
+            power_of_two_only=True,
+        ),
+        Algorithm(
+            "double_binary_tree_all_reduce", double_binary_tree_all_reduce, "all_reduce", "switch"
+        ),
         Algorithm("torus_all_reduce", _torus(torus_all_reduce), "all_reduce", "torus"),
-        Algorithm("torus_all_reduce_concurrent", _torus(torus_all_reduce, concurrent=True),
-                  "all_reduce", "torus"),
+        Algorithm(
+            "torus_all_reduce_concurrent",
+            _torus(torus_all_reduce, concurrent=True),
+            "all_reduce",
+            "torus",
+        ),
         # all-to-all
         Algorithm("ring_all_to_all", ring_all_to_all, "all_to_all", "ring"),
-        Algorithm("bidirectional_ring_all_to_all", bidirectional_ring_all_to_all, "all_to_all",
-                  "ring"),
+        Algorithm(
+            "bidirectional_ring_all_to_all", bidirectional_ring_all_to_all, "all_to_all", "ring"
+        ),
         Algorithm("chain_all_to_all", chain_all_to_all, "all_to_all", "chain"),
-        Algorithm("chain_farthest_first_all_to_all", chain_farthest_first_all_to_all,
-                  "all_to_all", "chain"),
+        Algorithm(
+            "chain_farthest_first_all_to_all",
+            chain_farthest_first_all_to_all,
+            "all_to_all",
+            "chain",
+        ),
         Algorithm("direct_all_to_all", direct_all_to_all, "all_to_all", "switch"),
         Algorithm("pairwise_all_to_all", pairwise_all_to_all, "all_to_all", "switch"),
         Algorithm("bruck_all_to_all", bruck_all_to_all, "all_to_all", "switch"),

@@ -34,9 +34,18 @@ def chain_all_gather(n: int) -> Schedule:
     dst = np.concatenate([r[right] + 1, r[left] - 1])
     chunk = np.concatenate([(r - step)[right], (r + step)[left]])
     order = np.argsort(steps, kind="stable")
-    return Schedule.from_arrays("all_gather", n, n, steps[order], src[order], dst[order],
-                                chunk[order], chunk[order], n_steps=n - 1,
-                                name="chain_all_gather")
+    return Schedule.from_arrays(
+        "all_gather",
+        n,
+        n,
+        steps[order],
+        src[order],
+        dst[order],
+        chunk[order],
+        chunk[order],
+        n_steps=n - 1,
+        name="chain_all_gather",
+    )
 
 
 def chain_reduce_scatter(n: int) -> Schedule:
@@ -52,7 +61,16 @@ def chain_broadcast(n: int, root: int = 0, n_segments: int = 1) -> Schedule:
     root = root_rank(root, n)
     n_segments = chunk_count(n_segments, "n_segments")
     hops = np.arange(n - 1)
-    one = Schedule.from_arrays("broadcast", n, 1, hops, (root + hops) % n,
-                               (root + hops + 1) % n, np.zeros(n - 1, np.int64),
-                               np.zeros(n - 1, np.int64), n_steps=n - 1, root=root)
+    one = Schedule.from_arrays(
+        "broadcast",
+        n,
+        1,
+        hops,
+        (root + hops) % n,
+        (root + hops + 1) % n,
+        np.zeros(n - 1, np.int64),
+        np.zeros(n - 1, np.int64),
+        n_steps=n - 1,
+        root=root,
+    )
     return pipelined(one, n_segments, name="chain_broadcast")

@@ -24,7 +24,8 @@ def power_of_two(n: int, algorithm: str) -> int:
         raise ScheduleError(
             f"{algorithm} pairs ranks by flipping one bit per step, so n must be a power of "
             f"two; got n={n} (nearest: {lower} or {upper}); use a ring or tree algorithm for "
-            "other counts")
+            "other counts"
+        )
     return n
 
 

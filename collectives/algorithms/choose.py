@@ -38,8 +38,13 @@ class Choice:
     table: tuple[tuple[str, float], ...]
 
 
-def fastest(collective: str, topology: Topology, nbytes: float,
-            candidates: Iterable[str] | None = None, root: int = 0) -> Choice:
+def fastest(
+    collective: str,
+    topology: Topology,
+    nbytes: float,
+    candidates: Iterable[str] | None = None,
+    root: int = 0,
+) -> Choice:
     """The fastest catalogue algorithm for ``collective`` on ``topology`` at ``nbytes``
     (bytes: each rank's full buffer ``S``, as for :func:`collectives.time`).
 
@@ -58,11 +63,14 @@ def fastest(collective: str, topology: Topology, nbytes: float,
         names = list(candidates)
         unknown = [c for c in names if c not in CATALOG]
         if unknown:
-            raise CollectivesError(f"unknown algorithm {unknown[0]!r}; see collectives.algorithms.CATALOG")
+            raise CollectivesError(
+                f"unknown algorithm {unknown[0]!r}; see collectives.algorithms.CATALOG"
+            )
         wrong = [c for c in names if CATALOG[c].collective != spec.name]
         if wrong:
             raise CollectivesError(
-                f"{wrong[0]} computes {CATALOG[wrong[0]].collective}, not {spec.name}")
+                f"{wrong[0]} computes {CATALOG[wrong[0]].collective}, not {spec.name}"
+            )
     rows = []
     for name in names:
         algorithm = CATALOG[name]
@@ -79,25 +87,30 @@ def fastest(collective: str, topology: Topology, nbytes: float,
         rows.append((time(schedule, topology, nbytes).seconds, name, schedule))
     if not rows:
         raise CollectivesError(
-            f"no algorithm in the catalogue computes {spec.name} on {n} ranks of {topology.name}")
+            f"no algorithm in the catalogue computes {spec.name} on {n} ranks of {topology.name}"
+        )
     rows.sort(key=lambda row: row[0])
     seconds, name, schedule = rows[0]
-    return Choice(name, schedule, time(schedule, topology, nbytes),
-                  tuple((n_, s) for s, n_, _ in rows))
+    return Choice(
+        name, schedule, time(schedule, topology, nbytes), tuple((n_, s) for s, n_, _ in rows)
+    )
 
 
 def _build_torus(name, shape, wraparound):
     wrap = wraparound if wraparound is not None else True
     builders = {
         "torus_all_gather": lambda: torus.torus_all_gather(shape, wraparound=wrap),
-        "torus_all_gather_concurrent": lambda: torus.torus_all_gather(shape, concurrent=True,
-                                                                      wraparound=wrap),
+        "torus_all_gather_concurrent": lambda: torus.torus_all_gather(
+            shape, concurrent=True, wraparound=wrap
+        ),
         "torus_reduce_scatter": lambda: torus.torus_reduce_scatter(shape, wraparound=wrap),
         "torus_reduce_scatter_concurrent": lambda: torus.torus_reduce_scatter(
-            shape, concurrent=True, wraparound=wrap),
+            shape, concurrent=True, wraparound=wrap
+        ),
         "torus_all_reduce": lambda: torus.torus_all_reduce(shape, wraparound=wrap),
         "torus_all_reduce_concurrent": lambda: torus.torus_all_reduce(
-            shape, concurrent=True, wraparound=wrap),
+            shape, concurrent=True, wraparound=wrap
+        ),
         "torus_all_to_all": lambda: torus.torus_all_to_all(shape),
     }
     return builders[name]()

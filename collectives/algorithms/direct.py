@@ -27,13 +27,33 @@ def direct_all_gather(n: int) -> Schedule:
     """All-gather in one step: rank r sends its shard to each of the other n - 1 ranks."""
     n = rank_count(n)
     src, dst = _all_pairs(n)
-    return Schedule.from_arrays("all_gather", n, n, np.zeros(len(src), np.int64), src, dst,
-                                src, src, n_steps=1 if n > 1 else 0, name="direct_all_gather")
+    return Schedule.from_arrays(
+        "all_gather",
+        n,
+        n,
+        np.zeros(len(src), np.int64),
+        src,
+        dst,
+        src,
+        src,
+        n_steps=1 if n > 1 else 0,
+        name="direct_all_gather",
+    )
 
 
 def direct_all_to_all(n: int) -> Schedule:
     """All-to-all in one step: rank r sends part d to rank d, which stores it as part r."""
     n = rank_count(n)
     src, dst = _all_pairs(n)
-    return Schedule.from_arrays("all_to_all", n, n, np.zeros(len(src), np.int64), src, dst,
-                                dst, src, n_steps=1 if n > 1 else 0, name="direct_all_to_all")
+    return Schedule.from_arrays(
+        "all_to_all",
+        n,
+        n,
+        np.zeros(len(src), np.int64),
+        src,
+        dst,
+        dst,
+        src,
+        n_steps=1 if n > 1 else 0,
+        name="direct_all_to_all",
+    )

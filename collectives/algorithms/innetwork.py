@@ -69,8 +69,7 @@ from ..validation import integer
 from .checks import chunk_count, rank_count
 from .tree import depth_and_height, double_binary_trees
 
-__all__ = ["nvls_all_reduce", "sharp_all_reduce", "nvls_tree_all_reduce",
-           "nvls_collnet_all_reduce"]
+__all__ = ["nvls_all_reduce", "sharp_all_reduce", "nvls_tree_all_reduce", "nvls_collnet_all_reduce"]
 
 
 def nvls_all_reduce(n: int, n_segments: int = 1) -> Schedule:
@@ -85,10 +84,12 @@ def nvls_all_reduce(n: int, n_segments: int = 1) -> Schedule:
     switch = n
     g, c = np.repeat(np.arange(n), n), np.tile(np.arange(n), n)
     r = np.arange(n)
-    steps = [(g, np.full(n * n, switch), c, c, True),              # ld_reduce: slices in
-             (np.full(n, switch), r, r, r, False),                 # reduced slice c to GPU c
-             (r, np.full(n, switch), r, r, False),                 # multimem.st: slice c out
-             (np.full(n * n, switch), g, c, c, False)]             # multicast to every GPU
+    steps = [
+        (g, np.full(n * n, switch), c, c, True),  # ld_reduce: slices in
+        (np.full(n, switch), r, r, r, False),  # reduced slice c to GPU c
+        (r, np.full(n, switch), r, r, False),  # multimem.st: slice c out
+        (np.full(n * n, switch), g, c, c, False),
+    ]  # multicast to every GPU
     one = _from_steps(n, n, steps, "nvls_all_reduce")
     return one if n_segments == 1 else pipelined(one, n_segments, name="nvls_all_reduce")
 
@@ -101,15 +102,16 @@ def sharp_all_reduce(n: int, n_segments: int = 1) -> Schedule:
     switch = n
     zero = np.zeros(n, dtype=np.int64)
     r = np.arange(n)
-    steps = [(r, np.full(n, switch), zero, zero, True),
-             (np.full(n, switch), r, zero, zero, False)]
+    steps = [(r, np.full(n, switch), zero, zero, True), (np.full(n, switch), r, zero, zero, False)]
     one = _from_steps(n, 1, steps, "sharp_all_reduce")
     return one if n_segments == 1 else pipelined(one, n_segments, name="sharp_all_reduce")
 
 
 def _nodes_and_gpus(n_nodes, gpus_per_node):
-    return tuple(integer(v, name, minimum=1, error=ScheduleError)
-                 for v, name in ((n_nodes, "n_nodes"), (gpus_per_node, "gpus_per_node")))
+    return tuple(
+        integer(v, name, minimum=1, error=ScheduleError)
+        for v, name in ((n_nodes, "n_nodes"), (gpus_per_node, "gpus_per_node"))
+    )
 
 
 def _node_phases(n, g, slots_per_head):
@@ -123,7 +125,7 @@ def _node_phases(n, g, slots_per_head):
     slots = np.arange(slots_per_head * g)
     src = np.repeat(rank, slots.size)
     load = (src, np.repeat(switch, slots.size), np.tile(slots, rank.size), True)
-    slot_rank = np.repeat(rank, slots_per_head)                    # head of each owned slot
+    slot_rank = np.repeat(rank, slots_per_head)  # head of each owned slot
     own = (np.arange(slots_per_head)[None, :] * g + (rank % g)[:, None]).ravel()
     to_head = (n * g + slot_rank // g, slot_rank, own, False)
     store = (slot_rank, n * g + slot_rank // g, own, False)
@@ -141,10 +143,24 @@ def _listed(collective, n_ranks, n_chunks, transfers, n_steps, n_switches, name)
     """A Schedule from (step, (src, dst, slot, reduce)) pairs of arrays."""
     step = np.concatenate([np.broadcast_to(st, np.shape(t[0])) for st, t in transfers])
     order = np.argsort(step, kind="stable")
-    src, dst, slot, red = (np.concatenate([np.broadcast_to(t[i], np.shape(t[0]))
-                                           for _, t in transfers])[order] for i in range(4))
-    return Schedule.from_arrays(collective, n_ranks, n_chunks, step[order], src, dst, slot,
-                                slot, red, n_steps=n_steps, n_switches=n_switches, name=name)
+    src, dst, slot, red = (
+        np.concatenate([np.broadcast_to(t[i], np.shape(t[0])) for _, t in transfers])[order]
+        for i in range(4)
+    )
+    return Schedule.from_arrays(
+        collective,
+        n_ranks,
+        n_chunks,
+        step[order],
+        src,
+        dst,
+        slot,
+        slot,
+        red,
+        n_steps=n_steps,
+        n_switches=n_switches,
+        name=name,
+    )
 
 
 def nvls_tree_all_reduce(n_nodes: int, gpus_per_node: int, n_segments: int = 1) -> Schedule:
@@ -172,7 +188,7 @@ def nvls_tree_all_reduce(n_nodes: int, gpus_per_node: int, n_segments: int = 1) 
     shapes = [depth_and_height(parent) for parent in trees]
     top = max(int(height.max()) for _, height in shapes)
     transfers = [(0, load), (1, to_head)]
-    tree_of_slot = own // g                        # slot t*g + h belongs to tree t
+    tree_of_slot = own // g  # slot t*g + h belongs to tree t
     node_of = slot_rank // g
     for t, parent in enumerate(trees):
         depth, height = shapes[t]
@@ -192,8 +208,7 @@ def nvls_tree_all_reduce(n_nodes: int, gpus_per_node: int, n_segments: int = 1) 
     return one if n_segments == 1 else pipelined(one, n_segments, name="nvls_tree_all_reduce")
 
 
-def nvls_collnet_all_reduce(n_nodes: int, gpus_per_node: int,
-                            n_segments: int = 1) -> Schedule:
+def nvls_collnet_all_reduce(n_nodes: int, gpus_per_node: int, n_segments: int = 1) -> Schedule:
     """NCCL's NVLS all-reduce with CollNet (InfiniBand SHARP) across nodes, over ``N * g``
     ranks (node-major) with a NIC per GPU.
 
@@ -209,17 +224,22 @@ def nvls_collnet_all_reduce(n_nodes: int, gpus_per_node: int,
     n, g = _nodes_and_gpus(n_nodes, gpus_per_node)
     n_segments = chunk_count(n_segments, "n_segments")
     load, to_head, store, own, slot_rank = _node_phases(n, g, 1)
-    sharp = n * g + n + own                            # rail h's SHARP switch, slot h
-    transfers = [(0, load), (1, to_head), (2, (slot_rank, sharp, own, True)),
-                 (3, (sharp, slot_rank, own, False)), (4, store),
-                 (5, _multicast(n, g, slot_rank, own))]
+    sharp = n * g + n + own  # rail h's SHARP switch, slot h
+    transfers = [
+        (0, load),
+        (1, to_head),
+        (2, (slot_rank, sharp, own, True)),
+        (3, (sharp, slot_rank, own, False)),
+        (4, store),
+        (5, _multicast(n, g, slot_rank, own)),
+    ]
     one = _listed("all_reduce", n * g, g, transfers, 6, n + g, "nvls_collnet_all_reduce")
     return one if n_segments == 1 else pipelined(one, n_segments, name="nvls_collnet_all_reduce")
 
 
 def _from_steps(n, n_chunks, steps, name):
     step = np.concatenate([np.full(len(s[0]), i) for i, s in enumerate(steps)])
-    fields = [np.concatenate([np.broadcast_to(s[j], s[0].shape) for s in steps])
-              for j in range(5)]
-    return Schedule.from_arrays("all_reduce", n, n_chunks, step, *fields, n_steps=len(steps),
-                                n_switches=1, name=name)
+    fields = [np.concatenate([np.broadcast_to(s[j], s[0].shape) for s in steps]) for j in range(5)]
+    return Schedule.from_arrays(
+        "all_reduce", n, n_chunks, step, *fields, n_steps=len(steps), n_switches=1, name=name
+    )

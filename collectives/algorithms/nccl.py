@@ -76,17 +76,29 @@ from ..validation import integer, renamed_arg
 from .checks import chunk_count
 from .tree import depth_and_height, double_binary_trees
 
-__all__ = ["nccl_tree_all_reduce", "nccl_ring_all_reduce", "nccl_ring_all_gather",
-           "nccl_ring_reduce_scatter", "nccl_rings", "nccl_trees"]
+__all__ = [
+    "nccl_tree_all_reduce",
+    "nccl_ring_all_reduce",
+    "nccl_ring_all_gather",
+    "nccl_ring_reduce_scatter",
+    "nccl_rings",
+    "nccl_trees",
+]
 
 
 def _sizes(n_nodes, gpus_per_node, n_channels):
-    return tuple(integer(value, name, minimum=1, error=ScheduleError)
-                 for value, name in ((n_nodes, "n_nodes"), (gpus_per_node, "gpus_per_node"),
-                                     (n_channels, "n_channels")))
+    return tuple(
+        integer(value, name, minimum=1, error=ScheduleError)
+        for value, name in (
+            (n_nodes, "n_nodes"),
+            (gpus_per_node, "gpus_per_node"),
+            (n_channels, "n_channels"),
+        )
+    )
 
 
 # ---- rings ---------------------------------------------------------------------------------
+
 
 def nccl_rings(n_nodes: int, gpus_per_node: int, n_channels: int = 1) -> np.ndarray:
     """NCCL's rings: an int array ``(n_channels, N * g)``, row ``c`` the ranks of channel
@@ -104,9 +116,9 @@ def nccl_rings(n_nodes: int, gpus_per_node: int, n_channels: int = 1) -> np.ndar
     c = np.arange(channels)[:, None, None]
     node = np.arange(n)[None, :, None]
     step = np.arange(g)[None, None, :]
-    local = (c - step) % g                                   # c, c-1, .., c+1 in each node
+    local = (c - step) % g  # c, c-1, .., c+1 in each node
     ring = (node * g + local).reshape(channels, n * g)
-    start = np.argmax(ring == 0, axis=1)                     # rotate rank 0 to the front
+    start = np.argmax(ring == 0, axis=1)  # rotate rank 0 to the front
     index = (np.arange(n * g)[None, :] + start[:, None]) % (n * g)
     return np.take_along_axis(ring, index, axis=1)
 
@@ -121,24 +133,40 @@ def _ring_schedule(collective, n, g, channels, name):
 
     def listing():
         # every (step, channel, ring position), step-major so steps stay sorted
-        s, c, i = (x.ravel() for x in np.meshgrid(np.arange(n_steps), np.arange(channels),
-                                                 np.arange(size), indexing="ij"))
+        s, c, i = (
+            x.ravel()
+            for x in np.meshgrid(
+                np.arange(n_steps), np.arange(channels), np.arange(size), indexing="ij"
+            )
+        )
         src, dst = rings[c, i], nxt[c, i]
         if collective == "all_reduce":
             # position i ends the reduce-scatter with chunk i of its channel's part
             rs = s < size - 1
             chunk = np.where(rs, (i - s - 1) % size, (i - (s - (size - 1))) % size)
-            return {"step": s, "src": src, "dst": dst, "src_chunk": c * size + chunk,
-                    "dst_chunk": c * size + chunk, "reduce": rs}
+            return {
+                "step": s,
+                "src": src,
+                "dst": dst,
+                "src_chunk": c * size + chunk,
+                "dst_chunk": c * size + chunk,
+                "reduce": rs,
+            }
         if collective == "all_gather":
-            owner = rings[c, (i - s) % size]                  # whose shard moves on
+            owner = rings[c, (i - s) % size]  # whose shard moves on
             reduce = False
         else:
-            owner = rings[c, (i - s - 1) % size]              # ends at its owner's position
+            owner = rings[c, (i - s - 1) % size]  # ends at its owner's position
             reduce = True
-        slot = owner * channels + c                           # part c of that rank's shard
-        return {"step": s, "src": src, "dst": dst, "src_chunk": slot, "dst_chunk": slot,
-                "reduce": np.broadcast_to(reduce, s.shape)}
+        slot = owner * channels + c  # part c of that rank's shard
+        return {
+            "step": s,
+            "src": src,
+            "dst": dst,
+            "src_chunk": slot,
+            "dst_chunk": slot,
+            "reduce": np.broadcast_to(reduce, s.shape),
+        }
 
     return Schedule.from_traffic(collective, size, n_chunks, traffic, listing, name=name)
 
@@ -171,8 +199,7 @@ def nccl_ring_all_gather(n_nodes: int, gpus_per_node: int, n_channels: int = 1) 
     return _ring_schedule("all_gather", n, g, channels, "nccl_ring_all_gather")
 
 
-def nccl_ring_reduce_scatter(n_nodes: int, gpus_per_node: int,
-                             n_channels: int = 1) -> Schedule:
+def nccl_ring_reduce_scatter(n_nodes: int, gpus_per_node: int, n_channels: int = 1) -> Schedule:
     """NCCL's Ring reduce-scatter over ``N * g`` ranks on the rings of :func:`nccl_rings`:
     channel ``c`` reduces part ``c`` of every shard (slot ``r * n_channels + c``) around its
     ring so that it ends on its owner, ``N g - 1`` steps (``src/device/reduce_scatter.h``)."""
@@ -181,6 +208,7 @@ def nccl_ring_reduce_scatter(n_nodes: int, gpus_per_node: int,
 
 
 # ---- trees ---------------------------------------------------------------------------------
+
 
 def nccl_trees(n_nodes: int, gpus_per_node: int, n_channels: int = 1) -> np.ndarray:
     """The parent of every rank in each of NCCL's tree channels: an int array
@@ -201,16 +229,22 @@ def nccl_trees(n_nodes: int, gpus_per_node: int, n_channels: int = 1) -> np.ndar
     for t, node_parent in enumerate(node_parents):
         for c in range(channels):
             head = c % g if n > 1 else 0
-            in_chain = local != head                       # parent: the previous GPU
+            in_chain = local != head  # parent: the previous GPU
             up_node = node_parent[node]
             out[t * channels + c] = np.where(
-                in_chain, node * g + (local - 1) % g,
-                np.where(up_node < 0, -1, up_node * g + head))
+                in_chain, node * g + (local - 1) % g, np.where(up_node < 0, -1, up_node * g + head)
+            )
     return out
 
 
-def nccl_tree_all_reduce(n_nodes: int, gpus_per_node: int, n_segments: int = 1,
-                         n_channels: int = 1, *, n_chunks: int | None = None) -> Schedule:
+def nccl_tree_all_reduce(
+    n_nodes: int,
+    gpus_per_node: int,
+    n_segments: int = 1,
+    n_channels: int = 1,
+    *,
+    n_chunks: int | None = None,
+) -> Schedule:
     """NCCL's Tree all-reduce over ``N * g`` ranks (node-major): a chain of GPUs inside each
     node, the double binary tree across nodes, reduce up then broadcast down, pipelined.
 
@@ -232,9 +266,10 @@ def nccl_tree_all_reduce(n_nodes: int, gpus_per_node: int, n_segments: int = 1,
     has ``4 (N g - 1) n_channels n_segments`` transfers).
     """
     n, g, channels = _sizes(n_nodes, gpus_per_node, n_channels)
-    n_segments, what = renamed_arg(n_segments, 1, n_chunks, "n_segments", "n_chunks",
-                                   error=ScheduleError)
-    n_chunks = chunk_count(n_segments, what)              # segments per part
+    n_segments, what = renamed_arg(
+        n_segments, 1, n_chunks, "n_segments", "n_chunks", error=ScheduleError
+    )
+    n_chunks = chunk_count(n_segments, what)  # segments per part
     parents = nccl_trees(n, g, channels)
     size = n * g
     n_parts = 2 * channels
@@ -251,7 +286,7 @@ def nccl_tree_all_reduce(n_nodes: int, gpus_per_node: int, n_segments: int = 1,
         depth, height = shapes[part]
         top = int(height.max())
         child = np.flatnonzero(parent >= 0)
-        up = height[child][:, None] + j[None, :]                # (edges, chunks)
+        up = height[child][:, None] + j[None, :]  # (edges, chunks)
         down = (top + depth[child] - 1)[:, None] + j[None, :]
         slot = np.broadcast_to(part * n_chunks + j[None, :], up.shape)
         kid = np.broadcast_to(child[:, None], up.shape)
@@ -265,7 +300,16 @@ def nccl_tree_all_reduce(n_nodes: int, gpus_per_node: int, n_segments: int = 1,
     order = np.argsort(step, kind="stable")
     slot = np.concatenate(slots)[order]
     n_steps = n_chunks - 1 + 2 * total if size > 1 else 0
-    return Schedule.from_arrays("all_reduce", size, n_parts * n_chunks, step[order],
-                                np.concatenate(srcs)[order], np.concatenate(dsts)[order],
-                                slot, slot, np.concatenate(reduces)[order], n_steps=n_steps,
-                                name="nccl_tree_all_reduce")
+    return Schedule.from_arrays(
+        "all_reduce",
+        size,
+        n_parts * n_chunks,
+        step[order],
+        np.concatenate(srcs)[order],
+        np.concatenate(dsts)[order],
+        slot,
+        slot,
+        np.concatenate(reduces)[order],
+        n_steps=n_steps,
+        name="nccl_tree_all_reduce",
+    )

@@ -20,12 +20,12 @@ from ..transforms import dual
 from ..validation import int_array
 from .checks import chunk_count, rank_count, root_rank
 
-__all__ = ["collective_permute", "send_recv", "pipeline_shift", "direct_gather",
-           "direct_scatter"]
+__all__ = ["collective_permute", "send_recv", "pipeline_shift", "direct_gather", "direct_scatter"]
 
 
-def collective_permute(peers: ArrayLike, n_chunks: int = 1, *,
-                       name: str = "collective_permute") -> Schedule:
+def collective_permute(
+    peers: ArrayLike, n_chunks: int = 1, *, name: str = "collective_permute"
+) -> Schedule:
     """Every rank p with ``peers[p] >= 0`` sends its whole buffer (``n_chunks`` chunks) to
     rank ``peers[p]`` in one step; ``peers`` is a partial permutation (-1: sends nothing)."""
     p = int_array(peers, "peers", ndim=1, minimum=-1, error=ScheduleError)
@@ -34,9 +34,19 @@ def collective_permute(peers: ArrayLike, n_chunks: int = 1, *,
     senders = np.flatnonzero(p >= 0)
     src = np.repeat(senders, n_chunks)
     chunk = np.tile(np.arange(n_chunks), len(senders))
-    return Schedule.from_arrays("permute", len(p), n_chunks, np.zeros(len(src), np.int64), src,
-                                np.repeat(p[senders], n_chunks), chunk, chunk, n_steps=1,
-                                peers=p, name=name)
+    return Schedule.from_arrays(
+        "permute",
+        len(p),
+        n_chunks,
+        np.zeros(len(src), np.int64),
+        src,
+        np.repeat(p[senders], n_chunks),
+        chunk,
+        chunk,
+        n_steps=1,
+        peers=p,
+        name=name,
+    )
 
 
 def send_recv(n: int, src: int, dst: int, n_chunks: int = 1) -> Schedule:
@@ -55,8 +65,9 @@ def pipeline_shift(n: int, n_chunks: int = 1, *, backward: bool = False) -> Sche
     n = rank_count(n)
     s = np.arange(n)
     peers = np.where(s > 0, s - 1, -1) if backward else np.where(s < n - 1, s + 1, -1)
-    return collective_permute(peers, n_chunks, name="pipeline_shift" +
-                              ("_backward" if backward else ""))
+    return collective_permute(
+        peers, n_chunks, name="pipeline_shift" + ("_backward" if backward else "")
+    )
 
 
 def direct_gather(n: int, root: int = 0) -> Schedule:
@@ -65,9 +76,19 @@ def direct_gather(n: int, root: int = 0) -> Schedule:
     n = rank_count(n)
     root = root_rank(root, n)
     others = np.flatnonzero(np.arange(n) != root)
-    return Schedule.from_arrays("gather", n, n, np.zeros(len(others), np.int64), others,
-                                np.full(len(others), root), others, others, n_steps=1,
-                                root=root, name="direct_gather")
+    return Schedule.from_arrays(
+        "gather",
+        n,
+        n,
+        np.zeros(len(others), np.int64),
+        others,
+        np.full(len(others), root),
+        others,
+        others,
+        n_steps=1,
+        root=root,
+        name="direct_gather",
+    )
 
 
 def direct_scatter(n: int, root: int = 0) -> Schedule:

@@ -15,8 +15,12 @@ import numpy as np
 from ..schedule import Schedule
 from .checks import power_of_two
 
-__all__ = ["recursive_doubling_all_gather", "recursive_halving_reduce_scatter",
-           "rabenseifner_all_reduce", "recursive_doubling_all_reduce"]
+__all__ = [
+    "recursive_doubling_all_gather",
+    "recursive_halving_reduce_scatter",
+    "rabenseifner_all_reduce",
+    "recursive_doubling_all_reduce",
+]
 
 
 def _exchanges(n, sizes):
@@ -39,9 +43,19 @@ def recursive_doubling_all_gather(n: int) -> Schedule:
     sizes = [1 << i for i in range(log_n)]
     step, r, j = _exchanges(n, sizes)
     b = np.left_shift(1, step)
-    chunk = (r // b) * b + j                  # the aligned block of 2^i shards r holds
-    return Schedule.from_arrays("all_gather", n, n, step, r, r ^ b, chunk, chunk,
-                                n_steps=log_n, name="recursive_doubling_all_gather")
+    chunk = (r // b) * b + j  # the aligned block of 2^i shards r holds
+    return Schedule.from_arrays(
+        "all_gather",
+        n,
+        n,
+        step,
+        r,
+        r ^ b,
+        chunk,
+        chunk,
+        n_steps=log_n,
+        name="recursive_doubling_all_gather",
+    )
 
 
 def recursive_halving_reduce_scatter(n: int) -> Schedule:
@@ -53,9 +67,20 @@ def recursive_halving_reduce_scatter(n: int) -> Schedule:
     step, r, j = _exchanges(n, sizes)
     d = np.right_shift(n, step + 1)
     partner = r ^ d
-    chunk = (partner // d) * d + j            # the half of the block that partner keeps
-    return Schedule.from_arrays("reduce_scatter", n, n, step, r, partner, chunk, chunk, True,
-                                n_steps=log_n, name="recursive_halving_reduce_scatter")
+    chunk = (partner // d) * d + j  # the half of the block that partner keeps
+    return Schedule.from_arrays(
+        "reduce_scatter",
+        n,
+        n,
+        step,
+        r,
+        partner,
+        chunk,
+        chunk,
+        True,
+        n_steps=log_n,
+        name="recursive_halving_reduce_scatter",
+    )
 
 
 def rabenseifner_all_reduce(n: int) -> Schedule:
@@ -63,8 +88,11 @@ def rabenseifner_all_reduce(n: int) -> Schedule:
     all-gather, 2 log2(n) steps moving 2(n-1)/n of the buffer per rank (n a power of two)."""
     from ..schedule import compose
 
-    return compose(recursive_halving_reduce_scatter(n), recursive_doubling_all_gather(n),
-                   name="rabenseifner_all_reduce")
+    return compose(
+        recursive_halving_reduce_scatter(n),
+        recursive_doubling_all_gather(n),
+        name="rabenseifner_all_reduce",
+    )
 
 
 def recursive_doubling_all_reduce(n: int, n_chunks: int = 1) -> Schedule:
@@ -78,6 +106,16 @@ def recursive_doubling_all_reduce(n: int, n_chunks: int = 1) -> Schedule:
     step = np.repeat(np.arange(log_n), n * n_chunks)
     r = np.tile(np.repeat(np.arange(n), n_chunks), log_n)
     chunk = np.tile(np.arange(n_chunks), n * log_n)
-    return Schedule.from_arrays("all_reduce", n, n_chunks, step, r, r ^ np.left_shift(1, step),
-                                chunk, chunk, True, n_steps=log_n,
-                                name="recursive_doubling_all_reduce")
+    return Schedule.from_arrays(
+        "all_reduce",
+        n,
+        n_chunks,
+        step,
+        r,
+        r ^ np.left_shift(1, step),
+        chunk,
+        chunk,
+        True,
+        n_steps=log_n,
+        name="recursive_doubling_all_reduce",
+    )

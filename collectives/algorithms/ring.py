@@ -27,10 +27,14 @@ from ..transforms import dual
 from .checks import rank_count
 
 __all__ = [
-    "ring_all_gather", "ring_reduce_scatter", "ring_all_reduce",
-    "bidirectional_ring_all_gather", "bidirectional_ring_reduce_scatter",
+    "ring_all_gather",
+    "ring_reduce_scatter",
+    "ring_all_reduce",
+    "bidirectional_ring_all_gather",
+    "bidirectional_ring_reduce_scatter",
     "bidirectional_ring_all_reduce",
-    "latency_optimal_ring_all_gather", "latency_optimal_ring_reduce_scatter",
+    "latency_optimal_ring_all_gather",
+    "latency_optimal_ring_reduce_scatter",
     "latency_optimal_ring_all_reduce",
 ]
 
@@ -55,8 +59,14 @@ def _two_way_traffic(n):
 
 
 def _listing(step, src, dst, chunk, reduce):
-    return {"step": step, "src": src, "dst": dst, "src_chunk": chunk, "dst_chunk": chunk,
-            "reduce": reduce}
+    return {
+        "step": step,
+        "src": src,
+        "dst": dst,
+        "src_chunk": chunk,
+        "dst_chunk": chunk,
+        "reduce": reduce,
+    }
 
 
 def ring_all_gather(n: int) -> Schedule:
@@ -67,8 +77,7 @@ def ring_all_gather(n: int) -> Schedule:
         step, r = _grid(n)
         return _listing(step, r, (r + 1) % n, (r - step) % n, False)
 
-    return Schedule.from_traffic("all_gather", n, n, _one_way(n), listing,
-                                 name="ring_all_gather")
+    return Schedule.from_traffic("all_gather", n, n, _one_way(n), listing, name="ring_all_gather")
 
 
 def ring_reduce_scatter(n: int) -> Schedule:
@@ -80,8 +89,9 @@ def ring_reduce_scatter(n: int) -> Schedule:
         step, r = _grid(n)
         return _listing(step, r, (r + 1) % n, (r - step - 1) % n, True)
 
-    return Schedule.from_traffic("reduce_scatter", n, n, _one_way(n), listing,
-                                 name="ring_reduce_scatter")
+    return Schedule.from_traffic(
+        "reduce_scatter", n, n, _one_way(n), listing, name="ring_reduce_scatter"
+    )
 
 
 def ring_all_reduce(n: int) -> Schedule:
@@ -106,24 +116,37 @@ def bidirectional_ring_all_gather(n: int) -> Schedule:
     """Bidirectional ring all-gather: each shard is cut in two halves (slots 2r, 2r + 1);
     the first travels forward, the second backward, so both link directions carry data."""
     n = rank_count(n)
-    return Schedule.from_traffic("all_gather", n, 2 * n, _two_way_traffic(n),
-                                 lambda: _listing(*_two_way(n, reduce=False), False),
-                                 name="bidirectional_ring_all_gather")
+    return Schedule.from_traffic(
+        "all_gather",
+        n,
+        2 * n,
+        _two_way_traffic(n),
+        lambda: _listing(*_two_way(n, reduce=False), False),
+        name="bidirectional_ring_all_gather",
+    )
 
 
 def bidirectional_ring_reduce_scatter(n: int) -> Schedule:
     """Bidirectional ring reduce-scatter: even slots are reduced forward, odd slots
     backward; rank r ends with slots 2r and 2r + 1 summed over all ranks."""
     n = rank_count(n)
-    return Schedule.from_traffic("reduce_scatter", n, 2 * n, _two_way_traffic(n),
-                                 lambda: _listing(*_two_way(n, reduce=True), True),
-                                 name="bidirectional_ring_reduce_scatter")
+    return Schedule.from_traffic(
+        "reduce_scatter",
+        n,
+        2 * n,
+        _two_way_traffic(n),
+        lambda: _listing(*_two_way(n, reduce=True), True),
+        name="bidirectional_ring_reduce_scatter",
+    )
 
 
 def bidirectional_ring_all_reduce(n: int) -> Schedule:
     """Bidirectional ring all-reduce: the two bidirectional halves composed."""
-    return compose(bidirectional_ring_reduce_scatter(n), bidirectional_ring_all_gather(n),
-                   name="bidirectional_ring_all_reduce")
+    return compose(
+        bidirectional_ring_reduce_scatter(n),
+        bidirectional_ring_all_gather(n),
+        name="bidirectional_ring_all_reduce",
+    )
 
 
 def _half_way(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -136,15 +159,14 @@ def _half_way(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     r = np.arange(n)
     for s in range(n_steps):
         ahead, behind = (r - s) % n, (r + s) % n
-        if n % 2 == 0 and s == n_steps - 1:           # the antipodal shard: halves split
+        if n % 2 == 0 and s == n_steps - 1:  # the antipodal shard: halves split
             src = np.concatenate([r, r])
             dst = np.concatenate([(r + 1) % n, (r - 1) % n])
             chunk = np.concatenate([2 * ahead, 2 * behind + 1])
-        else:                                          # whole shards both ways
+        else:  # whole shards both ways
             src = np.repeat(r, 4)
             dst = np.stack([(r + 1) % n, (r + 1) % n, (r - 1) % n, (r - 1) % n], 1).ravel()
-            chunk = np.stack([2 * ahead, 2 * ahead + 1, 2 * behind, 2 * behind + 1],
-                             1).ravel()
+            chunk = np.stack([2 * ahead, 2 * ahead + 1, 2 * behind, 2 * behind + 1], 1).ravel()
         order = np.argsort(src, kind="stable")
         steps.append(np.full(len(src), s))
         srcs.append(src[order])
@@ -153,8 +175,12 @@ def _half_way(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     if not steps:
         empty = np.zeros(0, np.int64)
         return empty, empty, empty, empty
-    return (np.concatenate(steps), np.concatenate(srcs), np.concatenate(dsts),
-            np.concatenate(chunks))
+    return (
+        np.concatenate(steps),
+        np.concatenate(srcs),
+        np.concatenate(dsts),
+        np.concatenate(chunks),
+    )
 
 
 def _half_way_traffic(n: int) -> Traffic:
@@ -180,9 +206,14 @@ def latency_optimal_ring_all_gather(n: int) -> Schedule:
     Modelled: the ring's links only. Taught in chapter "TPU cluster topology".
     """
     n = rank_count(n)
-    return Schedule.from_traffic("all_gather", n, 2 * n, _half_way_traffic(n),
-                                 lambda: _listing(*_half_way(n), False),
-                                 name="latency_optimal_ring_all_gather")
+    return Schedule.from_traffic(
+        "all_gather",
+        n,
+        2 * n,
+        _half_way_traffic(n),
+        lambda: _listing(*_half_way(n), False),
+        name="latency_optimal_ring_all_gather",
+    )
 
 
 def latency_optimal_ring_reduce_scatter(n: int) -> Schedule:
@@ -196,5 +227,8 @@ def latency_optimal_ring_reduce_scatter(n: int) -> Schedule:
 def latency_optimal_ring_all_reduce(n: int) -> Schedule:
     """Latency-optimal bidirectional ring all-reduce: its reduce-scatter then its
     all-gather, 2 floor(n/2) steps."""
-    return compose(latency_optimal_ring_reduce_scatter(n), latency_optimal_ring_all_gather(n),
-                   name="latency_optimal_ring_all_reduce")
+    return compose(
+        latency_optimal_ring_reduce_scatter(n),
+        latency_optimal_ring_all_gather(n),
+        name="latency_optimal_ring_all_reduce",
+    )

@@ -30,8 +30,13 @@ from ..transforms import dual, embed, grouped, parallel
 from ..validation import flag, per_axis_flags
 from . import alltoall, ring
 
-__all__ = ["torus_all_gather", "torus_reduce_scatter", "torus_all_reduce",
-           "torus_all_to_all", "axis_groups"]
+__all__ = [
+    "torus_all_gather",
+    "torus_reduce_scatter",
+    "torus_all_reduce",
+    "torus_all_to_all",
+    "axis_groups",
+]
 
 
 def _check(shape, axes):
@@ -55,7 +60,8 @@ def _check(shape, axes):
         bad = [a for a in axes if not 0 <= a < len(shape)]
         if bad or len(set(axes)) != len(axes):
             raise ScheduleError(
-                f"axes must be distinct axis numbers of a {len(shape)}-D shape, got {axes!r}")
+                f"axes must be distinct axis numbers of a {len(shape)}-D shape, got {axes!r}"
+            )
         axes = tuple(a for a in axes if shape[a] > 1)
     return shape, axes
 
@@ -84,12 +90,11 @@ def _over_axes(build, shape, axes, wraparound, name, **options):
     sub_wrap = tuple(wrap[a] for a in used) or (True,)
     groups = axis_groups(shape, axes)
     axes_text = ",".join(map(str, axes))
-    return grouped(build(sub_shape, sub_axes, sub_wrap), groups,
-                   name=f"{name}[axes {axes_text}]")
+    return grouped(build(sub_shape, sub_axes, sub_wrap), groups, name=f"{name}[axes {axes_text}]")
 
 
 def _strides(shape):
-    return np.array([math.prod(shape[a + 1:]) for a in range(len(shape))], dtype=np.int64)
+    return np.array([math.prod(shape[a + 1 :]) for a in range(len(shape))], dtype=np.int64)
 
 
 def _lines(shape, axis):
@@ -104,7 +109,7 @@ def _gathered_shards(shape, axis, done, lines):
     """For line g and position c: the shards held at that rank once axes ``done`` are
     gathered, as (G, m, prod of done sizes) rank numbers."""
     strides = _strides(shape)
-    ranks = lines                                       # (G, m): the rank at position c
+    ranks = lines  # (G, m): the rank at position c
     coords = (ranks[..., None] // strides) % np.array(shape)
     done = sorted(done)
     base = ranks - (coords[..., done] * strides[done]).sum(axis=-1) if done else ranks
@@ -126,20 +131,30 @@ def _all_gather_part(shape, order, line_algorithm, k, kk, part):
     for axis in order:
         m = shape[axis]
         small = line_algorithm(axis)(m)
-        per = small.n_chunks // m                         # small chunks per small shard
+        per = small.n_chunks // m  # small chunks per small shard
         lines = _lines(shape, axis)
-        held = math.prod(shape[a] for a in done)          # shards gathered so far per rank
+        held = math.prod(shape[a] for a in done)  # shards gathered so far per rank
 
         def blocks(lines=lines, done=tuple(done), per=per, m=m, axis=axis):
-            held = _gathered_shards(shape, axis, list(done), lines)          # (G, m, L)
+            held = _gathered_shards(shape, axis, list(done), lines)  # (G, m, L)
             # small slot c * per + h  <->  big slots held[g, c, :] * k + part * kk + h * kk/per + j
-            sub = (np.arange(per)[:, None] * (kk // per) + np.arange(kk // per)[None, :])
-            b = (held[:, :, None, None, :] * k + part * kk
-                 + sub[None, None, :, :, None])                           # (G, m, per, kk/per, L)
+            sub = np.arange(per)[:, None] * (kk // per) + np.arange(kk // per)[None, :]
+            b = (
+                held[:, :, None, None, :] * k + part * kk + sub[None, None, :, :, None]
+            )  # (G, m, per, kk/per, L)
             return b.reshape(len(lines), m * per, -1)
 
-        stages.append(embed(small, lines, blocks, collective="all_gather", n_ranks=n,
-                            n_chunks=n * k, block_length=(kk // per) * held))
+        stages.append(
+            embed(
+                small,
+                lines,
+                blocks,
+                collective="all_gather",
+                n_ranks=n,
+                n_chunks=n * k,
+                block_length=(kk // per) * held,
+            )
+        )
         done.append(axis)
     result = stages[0]
     for stage in stages[1:]:
@@ -151,10 +166,14 @@ def _wrap(shape, wraparound):
     return per_axis_flags(wraparound, len(shape), error=ScheduleError)
 
 
-def torus_all_gather(shape: int | Sequence[int], axes: Sequence[int] | None = None,
-                     bidirectional: bool = True, concurrent: bool = False,
-                     wraparound: bool | Sequence[bool] = True,
-                     latency_optimal: bool = True) -> Schedule:
+def torus_all_gather(
+    shape: int | Sequence[int],
+    axes: Sequence[int] | None = None,
+    bidirectional: bool = True,
+    concurrent: bool = False,
+    wraparound: bool | Sequence[bool] = True,
+    latency_optimal: bool = True,
+) -> Schedule:
     """All-gather over a torus of ``shape``: a 1-D all-gather along each of ``axes`` in turn.
 
     Along an axis with wraparound (``wraparound``: one bool, or one per axis, as in
@@ -172,9 +191,18 @@ def torus_all_gather(shape: int | Sequence[int], axes: Sequence[int] | None = No
     """
     shape, axes = _check(shape, axes)
     name = _name("torus_all_gather", bidirectional, concurrent, latency_optimal)
-    return _over_axes(partial(_torus_all_gather, bidirectional=bidirectional,
-                              concurrent=concurrent, latency_optimal=latency_optimal),
-                      shape, axes, wraparound, name)
+    return _over_axes(
+        partial(
+            _torus_all_gather,
+            bidirectional=bidirectional,
+            concurrent=concurrent,
+            latency_optimal=latency_optimal,
+        ),
+        shape,
+        axes,
+        wraparound,
+        name,
+    )
 
 
 def _name(base, bidirectional, concurrent, latency_optimal):
@@ -200,43 +228,55 @@ def _torus_all_gather(shape, axes, wrap, *, bidirectional, concurrent, latency_o
 
     parts = len(axes) if concurrent and axes else 1
     k = kk * parts
-    if not axes:                                       # a single rank: nothing to do
+    if not axes:  # a single rank: nothing to do
         return Schedule("all_gather", n, n * k, [])
-    pieces = [_all_gather_part(shape, axes[p:] + axes[:p], line_algorithm, k, kk, p)
-              for p in range(parts)]
+    pieces = [
+        _all_gather_part(shape, axes[p:] + axes[:p], line_algorithm, k, kk, p) for p in range(parts)
+    ]
     return pieces[0] if parts == 1 else parallel(*pieces)
 
 
-def torus_reduce_scatter(shape: int | Sequence[int], axes: Sequence[int] | None = None,
-                         bidirectional: bool = True, concurrent: bool = False,
-                         wraparound: bool | Sequence[bool] = True,
-                         latency_optimal: bool = True) -> Schedule:
+def torus_reduce_scatter(
+    shape: int | Sequence[int],
+    axes: Sequence[int] | None = None,
+    bidirectional: bool = True,
+    concurrent: bool = False,
+    wraparound: bool | Sequence[bool] = True,
+    latency_optimal: bool = True,
+) -> Schedule:
     """Reduce-scatter over a torus: the dual of :func:`torus_all_gather` (axes in reverse
     order, reductions instead of copies); rank r ends with its shard's slots summed."""
     ag = torus_all_gather(shape, axes, bidirectional, concurrent, wraparound, latency_optimal)
-    return dual(ag, name=_name("torus_reduce_scatter", bidirectional, concurrent,
-                               latency_optimal))
+    return dual(ag, name=_name("torus_reduce_scatter", bidirectional, concurrent, latency_optimal))
 
 
-def torus_all_reduce(shape: int | Sequence[int], axes: Sequence[int] | None = None,
-                     bidirectional: bool = True, concurrent: bool = False,
-                     wraparound: bool | Sequence[bool] = True,
-                     latency_optimal: bool = True) -> Schedule:
+def torus_all_reduce(
+    shape: int | Sequence[int],
+    axes: Sequence[int] | None = None,
+    bidirectional: bool = True,
+    concurrent: bool = False,
+    wraparound: bool | Sequence[bool] = True,
+    latency_optimal: bool = True,
+) -> Schedule:
     """All-reduce over a torus: torus reduce-scatter then torus all-gather (over the same
     groups when ``axes`` leaves some axes out)."""
-    rs = torus_reduce_scatter(shape, axes, bidirectional, concurrent, wraparound,
-                              latency_optimal)
+    rs = torus_reduce_scatter(shape, axes, bidirectional, concurrent, wraparound, latency_optimal)
     ag = torus_all_gather(shape, axes, bidirectional, concurrent, wraparound, latency_optimal)
-    return compose(rs, ag, name=_name("torus_all_reduce", bidirectional, concurrent,
-                                      latency_optimal))
+    return compose(
+        rs, ag, name=_name("torus_all_reduce", bidirectional, concurrent, latency_optimal)
+    )
 
 
-_ONE_D_ALL_TO_ALL = {"bidirectional_ring": alltoall.bidirectional_ring_all_to_all,
-                     "ring": alltoall.ring_all_to_all, "direct": None}
+_ONE_D_ALL_TO_ALL = {
+    "bidirectional_ring": alltoall.bidirectional_ring_all_to_all,
+    "ring": alltoall.ring_all_to_all,
+    "direct": None,
+}
 
 
-def torus_all_to_all(shape: int | Sequence[int], axes: Sequence[int] | None = None,
-                     line: str = "bidirectional_ring") -> Schedule:
+def torus_all_to_all(
+    shape: int | Sequence[int], axes: Sequence[int] | None = None, line: str = "bidirectional_ring"
+) -> Schedule:
     """All-to-all over a torus: along each axis in turn, a 1-D all-to-all (``line``:
     "bidirectional_ring", "ring" or "direct") moves every part to the line position
     of its destination's coordinate on that axis. Parts are split like the 1-D
@@ -244,8 +284,7 @@ def torus_all_to_all(shape: int | Sequence[int], axes: Sequence[int] | None = No
     shape, axes = _check(shape, axes)
     if line not in _ONE_D_ALL_TO_ALL:
         raise ScheduleError(f"line must be one of {', '.join(_ONE_D_ALL_TO_ALL)}, got {line!r}")
-    return _over_axes(partial(_torus_all_to_all, line=line), shape, axes, True,
-                      "torus_all_to_all")
+    return _over_axes(partial(_torus_all_to_all, line=line), shape, axes, True, "torus_all_to_all")
 
 
 def _torus_all_to_all(shape, axes, wrap, *, line):
@@ -264,14 +303,24 @@ def _torus_all_to_all(shape, axes, wrap, *, line):
         # small part c (destination position c on this axis) <-> every big part whose
         # destination has coordinate c on the axis; the same slots in every line
         coord = (parts // strides[axis]) % m
-        dest = np.argsort(coord, kind="stable").reshape(m, -1)     # row c: coordinate c
+        dest = np.argsort(coord, kind="stable").reshape(m, -1)  # row c: coordinate c
         data = (dest[:, None, :] * kk + np.arange(kk)[None, :, None]).reshape(m * kk, -1)
         width = data.shape[1]
         spare = n * kk + np.arange(small.n_scratch * width).reshape(small.n_scratch, width)
-        blocks = np.broadcast_to(np.concatenate([data, spare]),
-                                 (len(lines), m * kk + small.n_scratch, width))
-        stages.append(embed(small, lines, blocks, collective="all_to_all", n_ranks=n,
-                            n_chunks=n * kk, n_scratch=small.n_scratch * width))
+        blocks = np.broadcast_to(
+            np.concatenate([data, spare]), (len(lines), m * kk + small.n_scratch, width)
+        )
+        stages.append(
+            embed(
+                small,
+                lines,
+                blocks,
+                collective="all_to_all",
+                n_ranks=n,
+                n_chunks=n * kk,
+                n_scratch=small.n_scratch * width,
+            )
+        )
         scratch = max(scratch, small.n_scratch * width)
     if not stages:
         return Schedule("all_to_all", n, n * kk, [])

@@ -18,8 +18,13 @@ import numpy as np
 from ..schedule import Schedule
 from .checks import chunk_count, rank_count, root_rank
 
-__all__ = ["binomial_tree_broadcast", "binomial_tree_reduce", "double_binary_trees",
-           "double_binary_tree_all_reduce", "depth_and_height"]
+__all__ = [
+    "binomial_tree_broadcast",
+    "binomial_tree_reduce",
+    "double_binary_trees",
+    "double_binary_tree_all_reduce",
+    "depth_and_height",
+]
 
 
 def _tree_edges(n):
@@ -40,8 +45,12 @@ def _tree_edges(n):
 
 def _expand(step, a, b, n_chunks):
     """One transfer per chunk of the buffer for every tree edge."""
-    return (np.repeat(step, n_chunks), np.repeat(a, n_chunks), np.repeat(b, n_chunks),
-            np.tile(np.arange(n_chunks), len(step)))
+    return (
+        np.repeat(step, n_chunks),
+        np.repeat(a, n_chunks),
+        np.repeat(b, n_chunks),
+        np.tile(np.arange(n_chunks), len(step)),
+    )
 
 
 def binomial_tree_broadcast(n: int, root: int = 0, n_chunks: int = 1) -> Schedule:
@@ -51,8 +60,19 @@ def binomial_tree_broadcast(n: int, root: int = 0, n_chunks: int = 1) -> Schedul
     n_chunks = chunk_count(n_chunks)
     n_steps, step, parent, child = _tree_edges(n)
     step, src, dst, chunk = _expand(step, (parent + root) % n, (child + root) % n, n_chunks)
-    return Schedule.from_arrays("broadcast", n, n_chunks, step, src, dst, chunk, chunk,
-                                n_steps=n_steps, root=root, name="binomial_tree_broadcast")
+    return Schedule.from_arrays(
+        "broadcast",
+        n,
+        n_chunks,
+        step,
+        src,
+        dst,
+        chunk,
+        chunk,
+        n_steps=n_steps,
+        root=root,
+        name="binomial_tree_broadcast",
+    )
 
 
 def binomial_tree_reduce(n: int, root: int = 0, n_chunks: int = 1) -> Schedule:
@@ -63,10 +83,23 @@ def binomial_tree_reduce(n: int, root: int = 0, n_chunks: int = 1) -> Schedule:
     n_steps, step, parent, child = _tree_edges(n)
     order = np.argsort(-step, kind="stable")
     step = n_steps - 1 - step[order]
-    step, src, dst, chunk = _expand(step, (child[order] + root) % n,
-                                    (parent[order] + root) % n, n_chunks)
-    return Schedule.from_arrays("reduce", n, n_chunks, step, src, dst, chunk, chunk, True,
-                                n_steps=n_steps, root=root, name="binomial_tree_reduce")
+    step, src, dst, chunk = _expand(
+        step, (child[order] + root) % n, (parent[order] + root) % n, n_chunks
+    )
+    return Schedule.from_arrays(
+        "reduce",
+        n,
+        n_chunks,
+        step,
+        src,
+        dst,
+        chunk,
+        chunk,
+        True,
+        n_steps=n_steps,
+        root=root,
+        name="binomial_tree_reduce",
+    )
 
 
 def double_binary_trees(n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -92,14 +125,14 @@ def double_binary_trees(n: int) -> tuple[np.ndarray, np.ndarray]:
     """
     n = rank_count(n)
     r = np.arange(n, dtype=np.int64)
-    low = r & -r                                       # lowest set bit (0 for rank 0)
+    low = r & -r  # lowest set bit (0 for rank 0)
     up = (r ^ low) | (low << 1)
     first = np.where(up < n, up, r ^ low)
     first[0] = -1
-    if n % 2:                                          # shift: rank r plays r - 1
+    if n % 2:  # shift: rank r plays r - 1
         played = first[(r - 1) % n]
         second = np.where(played < 0, -1, (played + 1) % n)
-    else:                                              # mirror: rank r plays n - 1 - r
+    else:  # mirror: rank r plays n - 1 - r
         played = first[n - 1 - r]
         second = np.where(played < 0, -1, n - 1 - played)
     return first, second
@@ -150,8 +183,8 @@ def double_binary_tree_all_reduce(n: int, n_segments: int = 1) -> Schedule:
     for chunk, (parent, (depth, height)) in enumerate(zip(trees, shapes)):
         child = np.flatnonzero(parent >= 0)
         top = int(height.max())
-        up_step = height[child]                                    # child sends when done
-        down_step = top + depth[child] - 1                         # parent forwards down
+        up_step = height[child]  # child sends when done
+        down_step = top + depth[child] - 1  # parent forwards down
         pieces.append((up_step, child, parent[child], chunk, True))
         pieces.append((down_step, parent[child], child, chunk, False))
     step = np.concatenate([p[0] for p in pieces])
@@ -160,9 +193,19 @@ def double_binary_tree_all_reduce(n: int, n_segments: int = 1) -> Schedule:
     chunk = np.concatenate([np.full(len(p[0]), p[3]) for p in pieces])
     reduce = np.concatenate([np.full(len(p[0]), p[4]) for p in pieces])
     order = np.argsort(step, kind="stable")
-    one = Schedule.from_arrays("all_reduce", n, 2, step[order], src[order], dst[order],
-                               chunk[order], chunk[order], reduce[order],
-                               n_steps=2 * total, name="double_binary_tree_all_reduce")
+    one = Schedule.from_arrays(
+        "all_reduce",
+        n,
+        2,
+        step[order],
+        src[order],
+        dst[order],
+        chunk[order],
+        chunk[order],
+        reduce[order],
+        n_steps=2 * total,
+        name="double_binary_tree_all_reduce",
+    )
     if n_segments == 1:
         return one
     return pipelined(one, n_segments, name="double_binary_tree_all_reduce")

@@ -70,11 +70,19 @@ from ..measures import bisection_bandwidth
 from ..topology import ROUTINGS, Cluster, Fabric, Tier, Topology, gpu_cluster
 from ..validation import choice, int_array, integer, number
 
-__all__ = ["FabricTopology", "fat_tree", "clos", "clos_fabric", "realise_ratio", "ECMP_MODES",
-           "bisection_bandwidth", "link_loads"]
+__all__ = [
+    "FabricTopology",
+    "fat_tree",
+    "clos",
+    "clos_fabric",
+    "realise_ratio",
+    "ECMP_MODES",
+    "bisection_bandwidth",
+    "link_loads",
+]
 
 ECMP_MODES = ("hash", "spread")
-_RATIO_TOLERANCE = 0.01            # relative: 1.33 is taken as 4:3, 2.0 is not 1.95
+_RATIO_TOLERANCE = 0.01  # relative: 1.33 is taken as 4:3, 2.0 is not 1.95
 
 
 class FabricTopology(Cluster):
@@ -92,7 +100,7 @@ class FabricTopology(Cluster):
     """
 
     @property
-    def tiers(self) -> int:                      # type: ignore[override]
+    def tiers(self) -> int:  # type: ignore[override]
         """The number of switch tiers."""
         return self.n_tiers
 
@@ -107,49 +115,61 @@ class FabricTopology(Cluster):
         return sum(t.switches * t.links for t in super().tiers[:1])
 
     @property
-    def oversubscription(self) -> float:         # type: ignore[override]
+    def oversubscription(self) -> float:  # type: ignore[override]
         """Host ports : uplinks of a leaf (1.0 when non-blocking or a single switch)."""
         b = self.leaf_uplinks
         return self.hosts_per_leaf / b if b else 1.0
 
     @property
     def ecmp(self) -> str:
-        """"hash" or "spread" (the builder's "dmodk")."""
+        """ "hash" or "spread" (the builder's "dmodk")."""
         return "spread" if self.routing == "dmodk" else self.routing
 
 
 def realise_ratio(radix: int, oversubscription: Any, tiers: int) -> tuple[int, int]:
     """(host ports a, uplinks b) of a leaf for the requested downlink:uplink ratio."""
     if isinstance(oversubscription, bool) or not isinstance(
-            oversubscription, (int, float, np.integer, np.floating)):
-        raise TopologyError(f"oversubscription must be a number (downlink:uplink capacity at "
-                            f"the leaf tier, e.g. 3 for 3:1), got {oversubscription!r}")
+        oversubscription, (int, float, np.integer, np.floating)
+    ):
+        raise TopologyError(
+            f"oversubscription must be a number (downlink:uplink capacity at "
+            f"the leaf tier, e.g. 3 for 3:1), got {oversubscription!r}"
+        )
     d = float(oversubscription)
     if not math.isfinite(d) or d < 1:
-        raise TopologyError(f"oversubscription must be >= 1 (downlink:uplink capacity at the "
-                            f"leaf tier; 1 = non-blocking), got {oversubscription!r}")
+        raise TopologyError(
+            f"oversubscription must be >= 1 (downlink:uplink capacity at the "
+            f"leaf tier; 1 = non-blocking), got {oversubscription!r}"
+        )
     h = radix // 2
     if d == 1:
         return h, h
     if tiers == 1:
-        raise TopologyError(f"oversubscription {oversubscription!r} needs at least 2 tiers: "
-                            f"a 1-tier Clos is a single switch with no uplinks")
+        raise TopologyError(
+            f"oversubscription {oversubscription!r} needs at least 2 tiers: "
+            f"a 1-tier Clos is a single switch with no uplinks"
+        )
     if d > radix - 1:
         raise TopologyError(
             f"oversubscription {oversubscription!r} cannot be realised on radix {radix}: a "
-            f"leaf needs at least one uplink, so the most is {radix - 1}:1")
+            f"leaf needs at least one uplink, so the most is {radix - 1}:1"
+        )
     b = min(max(round(radix / (d + 1)), 1), h)
     candidates = {u for u in (b - 1, b, b + 1) if 1 <= u <= h}
     best = min(candidates, key=lambda u: abs((radix - u) / u - d))
     if abs((radix - best) / best - d) <= _RATIO_TOLERANCE * d:
         return radix - best, best
-    lo = int(radix // (d + 1))                     # more uplinks than asked: ratio below d
-    options = [f"{radix - u} host ports : {u} uplinks ({(radix - u) / u:.4g}:1)"
-               for u in (lo + 1, lo) if 1 <= u <= h]
+    lo = int(radix // (d + 1))  # more uplinks than asked: ratio below d
+    options = [
+        f"{radix - u} host ports : {u} uplinks ({(radix - u) / u:.4g}:1)"
+        for u in (lo + 1, lo)
+        if 1 <= u <= h
+    ]
     raise TopologyError(
         f"oversubscription {oversubscription!r} cannot be realised on radix {radix}: a "
         f"leaf splits its {radix} ports into whole host ports and uplinks; nearest: "
-        + " or ".join(options))
+        + " or ".join(options)
+    )
 
 
 def clos_fabric(radix: int, tiers: int, a: int, b: int, link_bandwidth: float) -> Fabric:
@@ -160,8 +180,7 @@ def clos_fabric(radix: int, tiers: int, a: int, b: int, link_bandwidth: float) -
     h = radix // 2
     if tiers == 1:
         return Fabric(radix, link_bandwidth)
-    levels = tuple(Tier(h if t < tiers else 2 * h, b * h ** (t - 2))
-                   for t in range(2, tiers + 1))
+    levels = tuple(Tier(h if t < tiers else 2 * h, b * h ** (t - 2)) for t in range(2, tiers + 1))
     return Fabric(a, link_bandwidth, levels, wiring="striped")
 
 
@@ -169,8 +188,7 @@ def _routing_arg(ecmp: Any, routing: Optional[str]) -> str:
     if routing is not None:
         return choice(routing, "routing", ROUTINGS, error=TopologyError)
     if ecmp not in ECMP_MODES:
-        raise TopologyError(f"ecmp must be one of {', '.join(map(repr, ECMP_MODES))}, "
-                            f"got {ecmp!r}")
+        raise TopologyError(f"ecmp must be one of {', '.join(map(repr, ECMP_MODES))}, got {ecmp!r}")
     return "dmodk" if ecmp == "spread" else "hash"
 
 
@@ -181,21 +199,44 @@ def _seed_arg(hash_seed: Any) -> int:
 
 
 def _link_params(link_bandwidth: Any, hop_latency: Any) -> tuple[float, float]:
-    return (number(link_bandwidth, "link_bandwidth", positive=True,
-                   unit="bytes/s per direction", error=TopologyError),
-            number(hop_latency, "hop_latency", unit="seconds", error=TopologyError))
+    return (
+        number(
+            link_bandwidth,
+            "link_bandwidth",
+            positive=True,
+            unit="bytes/s per direction",
+            error=TopologyError,
+        ),
+        number(hop_latency, "hop_latency", unit="seconds", error=TopologyError),
+    )
 
 
 def _build(radix, tiers, a, b, bandwidth, latency, routing, hash_seed, name, kind):
     fabric = clos_fabric(radix, tiers, a, b, bandwidth)
-    return gpu_cluster(fabric, None, 1, network_latency=latency, routing=routing,
-                       hash_seed=hash_seed, family=kind, name=name,
-                       topology_class=FabricTopology)
+    return gpu_cluster(
+        fabric,
+        None,
+        1,
+        network_latency=latency,
+        routing=routing,
+        hash_seed=hash_seed,
+        family=kind,
+        name=name,
+        topology_class=FabricTopology,
+    )
 
 
-def clos(radix: int, tiers: int, link_bandwidth: float, oversubscription: float = 1.0,
-         hop_latency: float = 0.0, *, ecmp: str = "hash", hash_seed: int = 0,
-         routing: Optional[str] = None) -> FabricTopology:
+def clos(
+    radix: int,
+    tiers: int,
+    link_bandwidth: float,
+    oversubscription: float = 1.0,
+    hop_latency: float = 0.0,
+    *,
+    ecmp: str = "hash",
+    hash_seed: int = 0,
+    routing: Optional[str] = None,
+) -> FabricTopology:
     """A folded Clos of ``radix``-port switches in ``tiers`` tiers, hosts as endpoints.
 
     Non-blocking (``oversubscription=1``) it holds ``2 (radix/2)^tiers`` hosts. With
@@ -209,8 +250,10 @@ def clos(radix: int, tiers: int, link_bandwidth: float, oversubscription: float 
     """
     radix = integer(radix, "radix", minimum=2, error=TopologyError)
     if radix % 2:
-        raise TopologyError(f"radix must be even (a switch below the top tier has half its "
-                            f"ports down and half up), got {radix}")
+        raise TopologyError(
+            f"radix must be even (a switch below the top tier has half its "
+            f"ports down and half up), got {radix}"
+        )
     tiers = integer(tiers, "tiers", minimum=1, error=TopologyError)
     bandwidth, latency = _link_params(link_bandwidth, hop_latency)
     routing = _routing_arg(ecmp, routing)
@@ -221,8 +264,15 @@ def clos(radix: int, tiers: int, link_bandwidth: float, oversubscription: float 
     return _build(radix, tiers, a, b, bandwidth, latency, routing, hash_seed, name, "clos")
 
 
-def fat_tree(k: int, link_bandwidth: float, hop_latency: float = 0.0, *, ecmp: str = "hash",
-             hash_seed: int = 0, routing: Optional[str] = None) -> FabricTopology:
+def fat_tree(
+    k: int,
+    link_bandwidth: float,
+    hop_latency: float = 0.0,
+    *,
+    ecmp: str = "hash",
+    hash_seed: int = 0,
+    routing: Optional[str] = None,
+) -> FabricTopology:
     """Al-Fares et al.'s k-ary fat tree (SIGCOMM 2008): ``clos(k, 3)``, non-blocking.
 
     ``k`` pods of ``k/2`` edge and ``k/2`` aggregation switches, ``(k/2)^2`` core switches
@@ -235,19 +285,29 @@ def fat_tree(k: int, link_bandwidth: float, hop_latency: float = 0.0, *, ecmp: s
     if k < 2:
         raise TopologyError(f"k must be >= 2 (the switch radix), got {k}")
     if k % 2:
-        raise TopologyError(f"k must be even (each switch has k/2 ports down and k/2 up), "
-                            f"got {k}")
+        raise TopologyError(f"k must be even (each switch has k/2 ports down and k/2 up), got {k}")
     k = int(k)
     bandwidth, latency = _link_params(link_bandwidth, hop_latency)
     routing = _routing_arg(ecmp, routing)
     hash_seed = _seed_arg(hash_seed)
     h = k // 2
-    return _build(k, 3, h, h, bandwidth, latency, routing, hash_seed,
-                  f"fat tree k={k}, {k ** 3 // 4} hosts", "fat_tree")
+    return _build(
+        k,
+        3,
+        h,
+        h,
+        bandwidth,
+        latency,
+        routing,
+        hash_seed,
+        f"fat tree k={k}, {k**3 // 4} hosts",
+        "fat_tree",
+    )
 
 
-def link_loads(topology: Topology, src: Any, dst: Any, flow_bytes: Any = 1.0,
-               flow_id: Any = None) -> np.ndarray:
+def link_loads(
+    topology: Topology, src: Any, dst: Any, flow_bytes: Any = 1.0, flow_id: Any = None
+) -> np.ndarray:
     """Bytes each directed link carries when every flow ``src[i] -> dst[i]`` sends
     ``flow_bytes`` (one number, or one per flow); an array of ``topology.n_links``.
 
@@ -265,13 +325,15 @@ def link_loads(topology: Topology, src: Any, dst: Any, flow_bytes: Any = 1.0,
     try:
         size = np.asarray(flow_bytes, dtype=float)
     except (TypeError, ValueError):
-        raise CollectivesError(f"flow_bytes must be one number or one per flow, got "
-                               f"{flow_bytes!r}") from None
+        raise CollectivesError(
+            f"flow_bytes must be one number or one per flow, got {flow_bytes!r}"
+        ) from None
     if size.ndim == 0:
         size = np.full(len(src), float(size))
     elif size.ravel().shape != (len(src),):
-        raise CollectivesError(f"flow_bytes must be one number or one per flow ({len(src)}), "
-                               f"got shape {size.shape}")
+        raise CollectivesError(
+            f"flow_bytes must be one number or one per flow ({len(src)}), got shape {size.shape}"
+        )
     size = size.ravel()
     if not np.all(np.isfinite(size)) or np.any(size < 0):
         raise CollectivesError("flow_bytes must be finite and >= 0")
@@ -280,9 +342,11 @@ def link_loads(topology: Topology, src: Any, dst: Any, flow_bytes: Any = 1.0,
         pair, link, share = topology.link_shares(src[remote], dst[remote])
     else:
         if not isinstance(topology, Cluster):
-            raise TopologyError(f"flow_id needs a fabric (a cluster built by "
-                                f"collectives.topology.gpu_cluster, cluster, fabric.clos, "
-                                f"fat_tree or layered), got {topology.name!r}")
+            raise TopologyError(
+                f"flow_id needs a fabric (a cluster built by "
+                f"collectives.topology.gpu_cluster, cluster, fabric.clos, "
+                f"fat_tree or layered), got {topology.name!r}"
+            )
         flow = np.asarray(flow_id)
         if flow.ndim:
             flow = flow.ravel()

@@ -55,8 +55,10 @@ def _link_routes(routes, topology):
     """Each route as a sequence of link ids."""
     if isinstance(routes, Flows):
         if routes.share is not None:
-            raise TopologyError("buffer dependencies need one path per flow; these flows are "
-                                "spread over several (adaptive routing)")
+            raise TopologyError(
+                "buffer dependencies need one path per flow; these flows are "
+                "spread over several (adaptive routing)"
+            )
         starts = np.flatnonzero(np.r_[True, routes.pair[1:] != routes.pair[:-1]])
         return np.split(routes.link, starts[1:]) if len(routes.link) else []
     if topology is None:

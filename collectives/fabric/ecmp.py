@@ -37,9 +37,18 @@ import numpy as np
 
 from ..errors import CollectivesError
 
-__all__ = ["ecmp_no_collision_probability", "ecmp_collision_probability", "expected_max_load",
-           "max_load_distribution", "expected_max_load_exact", "max_load_estimate",
-           "ESTIMATES", "load_imbalance", "ecmp_efficiency", "qps_for_efficiency"]
+__all__ = [
+    "ecmp_no_collision_probability",
+    "ecmp_collision_probability",
+    "expected_max_load",
+    "max_load_distribution",
+    "expected_max_load_exact",
+    "max_load_estimate",
+    "ESTIMATES",
+    "load_imbalance",
+    "ecmp_efficiency",
+    "qps_for_efficiency",
+]
 
 #: the approximations :func:`max_load_estimate` offers
 ESTIMATES = ("poisson", "gaussian")
@@ -61,7 +70,7 @@ def ecmp_no_collision_probability(flows, paths):
     m, n = _flows_paths(flows, paths)
     if m > n:
         return 0.0
-    return math.perm(n, m) / n ** m
+    return math.perm(n, m) / n**m
 
 
 def ecmp_collision_probability(flows, paths):
@@ -70,7 +79,7 @@ def ecmp_collision_probability(flows, paths):
     m, n = _flows_paths(flows, paths)
     if m > n:
         return 1.0
-    return (n ** m - math.perm(n, m)) / n ** m
+    return (n**m - math.perm(n, m)) / n**m
 
 
 def expected_max_load(flows, paths, trials=100_000, seed=0, *, groups=1):
@@ -81,22 +90,28 @@ def expected_max_load(flows, paths, trials=100_000, seed=0, *, groups=1):
     error is ``std / sqrt(trials)``. :func:`expected_max_load_exact` computes it instead."""
     m, n = _flows_paths(flows, paths)
     g = _whole("groups", groups, 1)
-    if isinstance(trials, (bool, np.bool_)) or not isinstance(trials, (int, np.integer)) \
-            or trials < 1:
+    if (
+        isinstance(trials, (bool, np.bool_))
+        or not isinstance(trials, (int, np.integer))
+        or trials < 1
+    ):
         raise CollectivesError(f"trials must be an integer >= 1, got {trials!r}")
     if m == 0:
         return 0.0
     rng = np.random.default_rng(seed)
-    bins_per_trial = g * n                              # every group's own paths
+    bins_per_trial = g * n  # every group's own paths
     batch = max(1, 2_000_000 // max(g * m, bins_per_trial))
-    offset = n * np.repeat(np.arange(g), m)             # ball i belongs to group i // m
+    offset = n * np.repeat(np.arange(g), m)  # ball i belongs to group i // m
     total, done = 0.0, 0
     while done < trials:
         t = min(batch, trials - done)
-        bins = (rng.integers(0, n, size=(t, g * m)) + offset
-                + bins_per_trial * np.arange(t)[:, None])
-        total += np.bincount(bins.ravel(), minlength=t * bins_per_trial).reshape(
-            t, bins_per_trial).max(axis=1).sum()
+        bins = rng.integers(0, n, size=(t, g * m)) + offset + bins_per_trial * np.arange(t)[:, None]
+        total += (
+            np.bincount(bins.ravel(), minlength=t * bins_per_trial)
+            .reshape(t, bins_per_trial)
+            .max(axis=1)
+            .sum()
+        )
         done += t
     return float(total / trials)
 
@@ -113,7 +128,7 @@ def _prob_all_at_most(m, n, c, logfact):
     """
     c = min(c, m)
     p = np.zeros(m + 1)
-    p[0] = 1.0                      # p[s]: P(first bins hold s balls, none above c)
+    p[0] = 1.0  # p[s]: P(first bins hold s balls, none above c)
     j = np.arange(c + 1)[None, :]
     for k in range(n, 1, -1):
         # only totals the filled bins can hold, from which the k bins left can finish
@@ -125,11 +140,16 @@ def _prob_all_at_most(m, n, c, logfact):
         r = m - s
         ok = r >= j
         rr, jj = np.where(ok, r, 0), np.where(ok, j, 0)
-        log_pmf = (logfact[rr] - logfact[jj] - logfact[rr - jj]
-                   + jj * math.log(1 / k) + (rr - jj) * math.log1p(-1 / k))
+        log_pmf = (
+            logfact[rr]
+            - logfact[jj]
+            - logfact[rr - jj]
+            + jj * math.log(1 / k)
+            + (rr - jj) * math.log1p(-1 / k)
+        )
         weight = (p[live][:, None] * np.exp(log_pmf))[ok]
         p = np.bincount((s + j)[ok], weights=weight, minlength=m + 1)
-    return float(p[m - c:].sum())                  # the last bin takes the rest: <= c
+    return float(p[m - c :].sum())  # the last bin takes the rest: <= c
 
 
 def _busiest_cdf(m, n):
@@ -139,7 +159,7 @@ def _busiest_cdf(m, n):
         cdf[:m] = 0.0
         return cdf
     logfact = _log_factorials(m)
-    cdf[:-(-m // n)] = 0.0                         # below ceil(m/n) it is impossible
+    cdf[: -(-m // n)] = 0.0  # below ceil(m/n) it is impossible
     for c in range(-(-m // n), m):
         cdf[c] = _prob_all_at_most(m, n, c, logfact)
         if 1.0 - cdf[c] < 1e-16:
@@ -174,8 +194,13 @@ def _binomial_tail(m, p):
     """P(X >= k), k = 0..m, for X ~ Binomial(m, p): one link's flow count."""
     k = np.arange(m + 1)
     logfact = _log_factorials(m)
-    pmf = np.exp(logfact[m] - logfact[k] - logfact[m - k] + k * math.log(p)
-                 + (m - k) * math.log1p(-p)) if p < 1 else (k == m).astype(float)
+    pmf = (
+        np.exp(
+            logfact[m] - logfact[k] - logfact[m - k] + k * math.log(p) + (m - k) * math.log1p(-p)
+        )
+        if p < 1
+        else (k == m).astype(float)
+    )
     return np.cumsum(pmf[::-1])[::-1]
 
 
@@ -196,15 +221,16 @@ def max_load_estimate(flows, paths, groups=1, method="poisson"):
     m, n = _flows_paths(flows, paths)
     g = _whole("groups", groups, 1)
     if method not in ESTIMATES:
-        raise CollectivesError(f"method must be one of {', '.join(map(repr, ESTIMATES))}, "
-                               f"got {method!r}")
+        raise CollectivesError(
+            f"method must be one of {', '.join(map(repr, ESTIMATES))}, got {method!r}"
+        )
     if m == 0:
         return 0.0
     big_n = g * n
     if method == "gaussian":
         mean = m / n
         return mean + math.sqrt(2 * mean * math.log(big_n)) if big_n > 1 else float(m)
-    tail = _binomial_tail(m, 1.0 / n)[1:]             # P(X >= k), k = 1..m
+    tail = _binomial_tail(m, 1.0 / n)[1:]  # P(X >= k), k = 1..m
     return float(np.sum(-np.expm1(-big_n * tail)))
 
 

@@ -45,8 +45,16 @@ from ..errors import CollectivesError, TopologyError
 from ..topology import Cluster, Topology
 from ..validation import check_nbytes, int_array, integer
 
-__all__ = ["Flows", "route_flows", "max_min_rates", "step_time", "collective_time",
-           "reroute", "cable_flows", "SCHEMES"]
+__all__ = [
+    "Flows",
+    "route_flows",
+    "max_min_rates",
+    "step_time",
+    "collective_time",
+    "reroute",
+    "cable_flows",
+    "SCHEMES",
+]
 
 SCHEMES = ("ecmp", "engineered")
 
@@ -100,11 +108,12 @@ def _connections(topology, src, dst, nbytes, qps):
     try:
         size = np.broadcast_to(np.asarray(nbytes, dtype=float), src.shape).astype(float)
     except (TypeError, ValueError):
-        raise CollectivesError(f"nbytes must be one number or one per connection "
-                               f"({len(src)}), got {np.shape(nbytes)}") from None
+        raise CollectivesError(
+            f"nbytes must be one number or one per connection ({len(src)}), got {np.shape(nbytes)}"
+        ) from None
     if not np.all(np.isfinite(size)) or np.any(size < 0):
         raise CollectivesError("nbytes must be finite and >= 0 bytes")
-    keep = src != dst                                    # local copies cross no link
+    keep = src != dst  # local copies cross no link
     src, dst, size = src[keep], dst[keep], size[keep]
     qp = np.tile(np.arange(qps, dtype=np.int64), len(src))
     return (np.repeat(src, qps), np.repeat(dst, qps), np.repeat(size / qps, qps), qp)
@@ -123,15 +132,18 @@ def route_flows(topology, src, dst, nbytes, *, qps=1, hash_qp=False, scheme="ecm
     Connections with ``src == dst`` are dropped.
     """
     if scheme not in SCHEMES:
-        raise CollectivesError(f"scheme must be one of {', '.join(map(repr, SCHEMES))}, "
-                               f"got {scheme!r}")
+        raise CollectivesError(
+            f"scheme must be one of {', '.join(map(repr, SCHEMES))}, got {scheme!r}"
+        )
     s, d, size, qp = _connections(topology, src, dst, nbytes, qps)
     share = None
     if scheme == "engineered":
         if not isinstance(topology, Cluster):
-            raise TopologyError("scheme='engineered' needs a fabric built by "
-                                "collectives.fabric.layered (or any cluster of "
-                                "collectives.topology.gpu_cluster)")
+            raise TopologyError(
+                "scheme='engineered' needs a fabric built by "
+                "collectives.fabric.layered (or any cluster of "
+                "collectives.topology.gpu_cluster)"
+            )
         pair, link = topology.route_with(s, d, _Engineer(topology, s, d, size))
     elif isinstance(topology, Cluster):
         flow = qp if hash_qp else 0
@@ -141,8 +153,7 @@ def route_flows(topology, src, dst, nbytes, *, qps=1, hash_qp=False, scheme="ecm
             pair, link = topology.paths(s, d, flow_id=flow)
     else:
         if hash_qp:
-            raise TopologyError(f"{topology.name} does not hash flows; hash_qp needs a "
-                                f"fabric")
+            raise TopologyError(f"{topology.name} does not hash flows; hash_qp needs a fabric")
         pair, link = topology.paths(s, d)
     return Flows(topology, s, d, size, qp, pair, link, share)
 
@@ -163,7 +174,7 @@ class _Engineer:
 
     def __call__(self, hop, rows, cand, ok):
         col = np.zeros(len(rows), dtype=np.int64)
-        for b in range(self.batches):                     # a handful of rounds
+        for b in range(self.batches):  # a handful of rounds
             sel = np.flatnonzero(self.batch[rows] == b)
             if not sel.size:
                 continue
@@ -179,13 +190,13 @@ class _Engineer:
             g_sorted = group[order]
             starts = np.flatnonzero(np.r_[True, g_sorted[1:] != g_sorted[:-1]])
             rank = np.empty(len(sel), dtype=np.int64)
-            rank[order] = np.arange(len(sel)) - np.repeat(starts, np.diff(np.r_[starts,
-                                                                             len(sel)]))
+            rank[order] = np.arange(len(sel)) - np.repeat(starts, np.diff(np.r_[starts, len(sel)]))
             pick = ranked[np.arange(len(sel)), rank % np.maximum(n_ok, 1)]
             col[sel] = pick
             chosen = c[np.arange(len(sel)), pick]
-            self.load += np.bincount(chosen, weights=self.size[rows[sel]] * self.inv_bw[chosen],
-                                     minlength=len(self.load))
+            self.load += np.bincount(
+                chosen, weights=self.size[rows[sel]] * self.inv_bw[chosen], minlength=len(self.load)
+            )
         return col
 
 
@@ -196,22 +207,32 @@ def reroute(flows, topology, *, hash_qp=False):
     controller recomputes."""
     dead = getattr(topology, "failed", None)
     if dead is None or topology.n_links != flows.topology.n_links:
-        raise TopologyError("reroute needs the same layered fabric with failures "
-                            "(LayeredFabric.fail)")
+        raise TopologyError(
+            "reroute needs the same layered fabric with failures (LayeredFabric.fail)"
+        )
     hit = np.zeros(flows.n_flows, bool)
     hit[flows.pair[dead[flows.link]]] = True
     keep = ~hit[flows.pair]
     moved = np.flatnonzero(hit)
-    pair, link, share = topology.link_shares(flows.src[moved], flows.dst[moved],
-                                             flow_id=flows.qp[moved] if hash_qp else 0)
+    pair, link, share = topology.link_shares(
+        flows.src[moved], flows.dst[moved], flow_id=flows.qp[moved] if hash_qp else 0
+    )
     old_share = np.ones(len(flows.link)) if flows.share is None else flows.share
     pair = np.concatenate([flows.pair[keep], moved[pair]])
     link = np.concatenate([flows.link[keep], link])
     share = np.concatenate([old_share[keep], share])
     order = np.argsort(pair, kind="stable")
     spread = flows.share is not None or topology.routing == "adaptive"
-    return Flows(topology, flows.src, flows.dst, flows.nbytes, flows.qp, pair[order],
-                 link[order], share[order] if spread else None)
+    return Flows(
+        topology,
+        flows.src,
+        flows.dst,
+        flows.nbytes,
+        flows.qp,
+        pair[order],
+        link[order],
+        share[order] if spread else None,
+    )
 
 
 def cable_flows(topology, src, dst, level="spine"):
@@ -226,20 +247,25 @@ def cable_flows(topology, src, dst, level="spine"):
     Raises :class:`~collectives.TopologyError` for a topology that is not a cluster or
     fabric, or a level it does not have."""
     if not isinstance(topology, Cluster):
-        raise TopologyError(f"cable_flows counts flows on a cluster's or fabric's cables; "
-                            f"{getattr(topology, 'name', topology)!r} is not one")
+        raise TopologyError(
+            f"cable_flows counts flows on a cluster's or fabric's cables; "
+            f"{getattr(topology, 'name', topology)!r} is not one"
+        )
     levels = tuple(topology.info.levels)
     if level not in levels:
-        raise TopologyError(f"{topology.name} has no link level {level!r}; its levels are "
-                            f"{', '.join(levels)}")
+        raise TopologyError(
+            f"{topology.name} has no link level {level!r}; its levels are {', '.join(levels)}"
+        )
     flows = route_flows(topology, src, dst, 1.0)
     counts = flows.link_flows()
     if flows.share is None:
         counts = counts.astype(np.int64)
     on_level = topology.link_level == levels.index(level)
     out = {}
-    for direction, cables in (("up", on_level & topology.link_up),
-                              ("down", on_level & ~topology.link_up)):
+    for direction, cables in (
+        ("up", on_level & topology.link_up),
+        ("down", on_level & ~topology.link_up),
+    ):
         lower_end = topology.link_src if direction == "up" else topology.link_dst
         cables = np.flatnonzero(cables)
         busy = np.unique(lower_end[cables[counts[cables] > 0]])
@@ -278,10 +304,10 @@ def max_min_rates(flows, *, active=None, tol=1e-9):
     c_link = flows.link[keep]
     c_share = None if flows.share is None else flows.share[keep]
     residual = flows.topology.link_bandwidth.astype(float)
-    used = residual                                       # one entry per link of the topology
+    used = residual  # one entry per link of the topology
     while c_flow.size:
         first = np.r_[True, c_flow[1:] != c_flow[:-1]]
-        group = np.cumsum(first) - 1                       # crossing -> unfrozen flow
+        group = np.cumsum(first) - 1  # crossing -> unfrozen flow
         if c_share is None:
             count = np.bincount(c_link, minlength=len(used))
             share = residual / np.maximum(count, 1)
@@ -292,15 +318,15 @@ def max_min_rates(flows, *, active=None, tol=1e-9):
         f_min = np.minimum.reduceat(s_c, np.flatnonzero(first))
         f_min_c = f_min[group]
         # a link is a bottleneck when none of its flows sees a smaller share elsewhere
-        beaten = np.bincount(c_link, weights=f_min_c * (1 + tol) < s_c,
-                             minlength=len(used)) > 0
+        beaten = np.bincount(c_link, weights=f_min_c * (1 + tol) < s_c, minlength=len(used)) > 0
         hit = ~beaten[c_link]
         frozen = np.bincount(group, weights=hit, minlength=len(f_min)) > 0
         rate[c_flow[first][frozen]] = f_min[frozen]
         gone = frozen[group]
         taken = f_min_c[gone] if c_share is None else f_min_c[gone] * c_share[gone]
-        residual = np.maximum(residual - np.bincount(
-            c_link[gone], weights=taken, minlength=len(used)), 0.0)
+        residual = np.maximum(
+            residual - np.bincount(c_link[gone], weights=taken, minlength=len(used)), 0.0
+        )
         c_flow, c_link = c_flow[~gone], c_link[~gone]
         if c_share is not None:
             c_share = c_share[~gone]
@@ -339,8 +365,9 @@ def step_time(flows, *, reallocate=False):
     return float(np.max(done_at + latency))
 
 
-def collective_time(schedule, topology, nbytes, *, qps=1, hash_qp=False, scheme="ecmp",
-                    reallocate=False):
+def collective_time(
+    schedule, topology, nbytes, *, qps=1, hash_qp=False, scheme="ecmp", reallocate=False
+):
     """Seconds a Schedule takes on ``topology`` under max-min fair flow rates: each step's
     transfers become connections (rank r on endpoint r), routed as :func:`route_flows`
     says; steps run one after another, each as long as :func:`step_time`."""
@@ -349,14 +376,17 @@ def collective_time(schedule, topology, nbytes, *, qps=1, hash_qp=False, scheme=
     schedule_arg(schedule)
     nbytes = check_nbytes(nbytes)
     if schedule.n_ranks > topology.n_ranks:
-        raise TopologyError(f"{schedule.name} has {schedule.n_ranks} ranks but "
-                            f"{topology.name} has {topology.n_ranks} endpoints")
+        raise TopologyError(
+            f"{schedule.name} has {schedule.n_ranks} ranks but "
+            f"{topology.name} has {topology.n_ranks} endpoints"
+        )
     chunk = nbytes / schedule.n_chunks
     total = 0.0
     for run in schedule.traffic.runs:
         if not len(run.src):
             continue
-        flows = route_flows(topology, run.src, run.dst, run.chunks * chunk, qps=qps,
-                            hash_qp=hash_qp, scheme=scheme)
+        flows = route_flows(
+            topology, run.src, run.dst, run.chunks * chunk, qps=qps, hash_qp=hash_qp, scheme=scheme
+        )
         total += run.repeat * step_time(flows, reallocate=reallocate)
     return total

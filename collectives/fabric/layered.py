@@ -54,10 +54,20 @@ __all__ = ["Tier", "LayeredFabric", "layered"]
 LayeredFabric = Cluster
 
 
-def layered(hosts_per_leaf: int, host_bandwidth: float, tiers: Sequence[Tier] = (), *,
-            planes: int = 1, gpus_per_node: Optional[int] = None, wiring: str = "mesh",
-            hop_latency: float = 0.0, hash_seed: int = 0, name: Optional[str] = None,
-            sources: Sequence[str] = (), routing: str = "hash") -> Cluster:
+def layered(
+    hosts_per_leaf: int,
+    host_bandwidth: float,
+    tiers: Sequence[Tier] = (),
+    *,
+    planes: int = 1,
+    gpus_per_node: Optional[int] = None,
+    wiring: str = "mesh",
+    hop_latency: float = 0.0,
+    hash_seed: int = 0,
+    name: Optional[str] = None,
+    sources: Sequence[str] = (),
+    routing: str = "hash",
+) -> Cluster:
     """A layered fabric (see the module docstring): leaves of ``hosts_per_leaf`` hosts on
     ``host_bandwidth`` bytes/s cables, then one :class:`Tier` per tier above.
 
@@ -69,8 +79,13 @@ def layered(hosts_per_leaf: int, host_bandwidth: float, tiers: Sequence[Tier] = 
     ``routing``: one of :data:`collectives.topology.ROUTINGS`.
     """
     a = integer(hosts_per_leaf, "hosts_per_leaf", minimum=1, error=TopologyError)
-    bw1 = number(host_bandwidth, "host_bandwidth", positive=True,
-                 unit="bytes/s per direction", error=TopologyError)
+    bw1 = number(
+        host_bandwidth,
+        "host_bandwidth",
+        positive=True,
+        unit="bytes/s per direction",
+        error=TopologyError,
+    )
     latency = number(hop_latency, "hop_latency", unit="seconds", error=TopologyError)
     P = integer(planes, "planes", minimum=1, error=TopologyError)
     if wiring not in ("mesh", "striped"):
@@ -80,21 +95,39 @@ def layered(hosts_per_leaf: int, host_bandwidth: float, tiers: Sequence[Tier] = 
     tiers = tuple(tiers)
     for i, tier in enumerate(tiers):
         if not isinstance(tier, Tier):
-            raise TopologyError(f"tiers[{i}] must be a fabric.Tier(blocks, switches, links, "
-                                f"bandwidth), got {tier!r}")
+            raise TopologyError(
+                f"tiers[{i}] must be a fabric.Tier(blocks, switches, links, "
+                f"bandwidth), got {tier!r}"
+            )
     rails = gpus_per_node is not None
-    g = 1 if gpus_per_node is None else integer(gpus_per_node, "gpus_per_node", minimum=1,
-                                                error=TopologyError)
-    leaves = math.prod(integer(t.blocks, f"tiers[{i}].blocks", minimum=1, error=TopologyError)
-                       for i, t in enumerate(tiers))
+    g = (
+        1
+        if gpus_per_node is None
+        else integer(gpus_per_node, "gpus_per_node", minimum=1, error=TopologyError)
+    )
+    leaves = math.prod(
+        integer(t.blocks, f"tiers[{i}].blocks", minimum=1, error=TopologyError)
+        for i, t in enumerate(tiers)
+    )
     hosts = a * leaves
     if name is None:
-        name = (f"{len(tiers) + 1}-tier layered fabric, {hosts} hosts"
-                + (f", {P} planes" if P > 1 else "")
-                + (", rail-optimised" if rails else ""))
+        name = (
+            f"{len(tiers) + 1}-tier layered fabric, {hosts} hosts"
+            + (f", {P} planes" if P > 1 else "")
+            + (", rail-optimised" if rails else "")
+        )
     fabric = Fabric(a, bw1, tiers, wiring=wiring, planes=P, rails=rails)
     n_nodes = leaves // g * a if rails else hosts
     if rails and leaves % g:
-        n_nodes = max(1, n_nodes)              # the builder names the rail group mismatch
-    return gpu_cluster(fabric, n_nodes, g, network_latency=latency, routing=routing,
-                       hash_seed=hash_seed, family="layered", name=name, sources=sources)
+        n_nodes = max(1, n_nodes)  # the builder names the rail group mismatch
+    return gpu_cluster(
+        fabric,
+        n_nodes,
+        g,
+        network_latency=latency,
+        routing=routing,
+        hash_seed=hash_seed,
+        family="layered",
+        name=name,
+        sources=sources,
+    )

@@ -24,10 +24,20 @@ from .builders import realise_ratio
 from .flows import route_flows, step_time
 from .layered import Tier, layered
 
-__all__ = ["fat_tree_counts", "clos_counts", "clos_count", "fabric_bisection",
-           "leaf_spine_bisection", "failure_slowdown", "pfc_headroom", "mlx5_xoff",
-           "MLX5_FIXED_BYTES_PER_GBPS", "MLX5_RESPONSE_S", "FIBRE_M_PER_S",
-           "JUMBO_FRAME_BYTES"]
+__all__ = [
+    "fat_tree_counts",
+    "clos_counts",
+    "clos_count",
+    "fabric_bisection",
+    "leaf_spine_bisection",
+    "failure_slowdown",
+    "pfc_headroom",
+    "mlx5_xoff",
+    "MLX5_FIXED_BYTES_PER_GBPS",
+    "MLX5_RESPONSE_S",
+    "FIBRE_M_PER_S",
+    "JUMBO_FRAME_BYTES",
+]
 
 #: NVIDIA's mlx5 Linux driver (drivers/net/ethernet/mellanox/mlx5/core/en/port_buffer.c,
 #: ``calculate_xoff``): "xoff = ((301+2.16 * len [m]) * speed [Gbps] + 2.72 MTU [B])", the
@@ -53,8 +63,15 @@ def fat_tree_counts(k):
     k = integer(k, "k", minimum=2, error=TopologyError)
     if k % 2:
         raise TopologyError(f"k must be even, got {k}")
-    return dict(hosts=k ** 3 // 4, switches=5 * k ** 2 // 4, edge=k ** 2 // 2,
-                aggregation=k ** 2 // 2, core=k ** 2 // 4, cables=3 * k ** 3 // 4, pods=k)
+    return dict(
+        hosts=k**3 // 4,
+        switches=5 * k**2 // 4,
+        edge=k**2 // 2,
+        aggregation=k**2 // 2,
+        core=k**2 // 4,
+        cables=3 * k**3 // 4,
+        pods=k,
+    )
 
 
 def clos_counts(radix, tiers, link_bandwidth=1.0, oversubscription=1.0):
@@ -71,15 +88,31 @@ def clos_counts(radix, tiers, link_bandwidth=1.0, oversubscription=1.0):
     h = radix // 2
     a, b = realise_ratio(radix, oversubscription, tiers)
     if tiers == 1:
-        return dict(hosts=radix, switches_per_tier=(1,), switches=1, cables=radix,
-                    bisection=radix * bw / 2, hosts_per_leaf=radix, uplinks=0)
+        return dict(
+            hosts=radix,
+            switches_per_tier=(1,),
+            switches=1,
+            cables=radix,
+            bisection=radix * bw / 2,
+            hosts_per_leaf=radix,
+            uplinks=0,
+        )
     leaves = 2 * h ** (tiers - 1)
-    per_tier = [leaves] + [2 * h ** (tiers - t) * b * h ** (t - 2) for t in range(2, tiers)] \
+    per_tier = (
+        [leaves]
+        + [2 * h ** (tiers - t) * b * h ** (t - 2) for t in range(2, tiers)]
         + [b * h ** (tiers - 2)]
+    )
     hosts = a * leaves
-    return dict(hosts=hosts, switches_per_tier=tuple(per_tier), switches=sum(per_tier),
-                cables=hosts + (tiers - 1) * leaves * b, bisection=hosts * bw / 2 / (a / b),
-                hosts_per_leaf=a, uplinks=b)
+    return dict(
+        hosts=hosts,
+        switches_per_tier=tuple(per_tier),
+        switches=sum(per_tier),
+        cables=hosts + (tiers - 1) * leaves * b,
+        bisection=hosts * bw / 2 / (a / b),
+        hosts_per_leaf=a,
+        uplinks=b,
+    )
 
 
 #: the one bisection entry point (:func:`collectives.measures.bisection_bandwidth`)
@@ -91,8 +124,9 @@ def clos_count(radix, tiers, what, oversubscription=1.0, link_bandwidth=1.0):
     "bisection" (bytes/s one way)."""
     counts = clos_counts(radix, tiers, link_bandwidth, oversubscription)
     if what not in ("hosts", "switches", "cables", "bisection"):
-        raise TopologyError(f"what must be 'hosts', 'switches', 'cables' or 'bisection', "
-                            f"got {what!r}")
+        raise TopologyError(
+            f"what must be 'hosts', 'switches', 'cables' or 'bisection', got {what!r}"
+        )
     return counts[what]
 
 
@@ -102,8 +136,9 @@ def leaf_spine_bisection(leaves, hosts_per_leaf, spines, link_bandwidth, failed_
     :func:`~collectives.fabric.layered`, failed with ``fail``, cut with
     :func:`fabric_bisection`."""
     fab = layered(hosts_per_leaf, link_bandwidth, [Tier(leaves, spines)])
-    failed_spines = integer(failed_spines, "failed_spines", minimum=0, maximum=spines,
-                            error=TopologyError)
+    failed_spines = integer(
+        failed_spines, "failed_spines", minimum=0, maximum=spines, error=TopologyError
+    )
     if failed_spines:
         fab = fab.fail(switches=fab.switches[fab.node_tier[fab.switches] == 2][:failed_spines])
     return fabric_bisection(fab)
@@ -119,13 +154,21 @@ def failure_slowdown(hosts_per_leaf, uplinks, failed):
     src = np.arange(hosts_per_leaf)
     dst = src + hosts_per_leaf
     before = step_time(route_flows(fab, src, dst, 1e9, scheme="engineered"))
-    up = np.flatnonzero((fab.link_tier == 2) & fab.link_up)[:failed]   # leaf 0's first
+    up = np.flatnonzero((fab.link_tier == 2) & fab.link_up)[:failed]  # leaf 0's first
     after = step_time(route_flows(fab.fail(links=up), src, dst, 1e9, scheme="engineered"))
     return after / before
 
 
-def pfc_headroom(link_bandwidth, cable_m, *, mtu=4096, receiver_mtu=None,
-                 response_s=MLX5_RESPONSE_S, interface_s=0.0, fibre_m_per_s=FIBRE_M_PER_S):
+def pfc_headroom(
+    link_bandwidth,
+    cable_m,
+    *,
+    mtu=4096,
+    receiver_mtu=None,
+    response_s=MLX5_RESPONSE_S,
+    interface_s=0.0,
+    fibre_m_per_s=FIBRE_M_PER_S,
+):
     """Bytes a PFC receiver must still be able to absorb after deciding to pause its sender,
     on a link of ``link_bandwidth`` bytes/s and ``cable_m`` metres: the terms of Cisco's
     white paper "Priority Flow Control: Build Reliable Layer 2 Infrastructure", each at line
@@ -148,16 +191,23 @@ def pfc_headroom(link_bandwidth, cable_m, *, mtu=4096, receiver_mtu=None,
     With ``response_s=0`` it is the cable-and-frames lower bound. Left out: the IEEE 802.3
     and 802.1Qbb bounds on each delay (not read for this package), buffer cells, and the
     extra ``max_mtu`` the mlx5 driver keeps above its xoff threshold."""
-    bw = number(link_bandwidth, "link_bandwidth", positive=True, unit="bytes/s per direction",
-                error=TopologyError)
+    bw = number(
+        link_bandwidth,
+        "link_bandwidth",
+        positive=True,
+        unit="bytes/s per direction",
+        error=TopologyError,
+    )
     length = number(cable_m, "cable_m", unit="metres", error=TopologyError)
     frame = number(mtu, "mtu", positive=True, unit="bytes", error=TopologyError)
-    first = frame if receiver_mtu is None else number(
-        receiver_mtu, "receiver_mtu", positive=True, unit="bytes", error=TopologyError)
+    first = (
+        frame
+        if receiver_mtu is None
+        else number(receiver_mtu, "receiver_mtu", positive=True, unit="bytes", error=TopologyError)
+    )
     response = number(response_s, "response_s", unit="seconds", error=TopologyError)
     interface = number(interface_s, "interface_s", unit="seconds", error=TopologyError)
-    speed = number(fibre_m_per_s, "fibre_m_per_s", positive=True, unit="m/s",
-                   error=TopologyError)
+    speed = number(fibre_m_per_s, "fibre_m_per_s", positive=True, unit="m/s", error=TopologyError)
     return first + frame + (2 * length / speed + response + interface) * bw
 
 
@@ -169,8 +219,13 @@ def mlx5_xoff(link_bandwidth, cable_m, *, mtu=4096):
     for jumbo frames). Left out: the driver also requires the lossless buffer to hold this
     plus ``max_mtu`` (the netdev's max_mtu, at least 9,216 bytes) plus one buffer cell, and
     sets the xon threshold ``max_mtu`` below the xoff one."""
-    bw = number(link_bandwidth, "link_bandwidth", positive=True, unit="bytes/s per direction",
-                error=TopologyError)
+    bw = number(
+        link_bandwidth,
+        "link_bandwidth",
+        positive=True,
+        unit="bytes/s per direction",
+        error=TopologyError,
+    )
     length = number(cable_m, "cable_m", unit="metres", error=TopologyError)
     frame = number(mtu, "mtu", positive=True, unit="bytes", error=TopologyError)
     gbps = max(bw * 8 / 1e9, 40.0)

@@ -32,38 +32,106 @@ Every public name of these modules is re-exported here, so ``collectives.fp8.enc
 they share.
 """
 
-from .collective import (AUTO_SCALING_THRESHOLD, MSAMP_OPTIONS, WIRE_BYTES,
-                         AutoScaling, FP8AllReduceResult, all_reduce_times, fp8_all_reduce,
-                         msamp_all_reduce, wire_bytes)
-from .formats import (ELEMENT_FORMATS, FORMATS, LIBRARY_NAMES, MX_ELEMENT_FORMATS, Format,
-                      decode, encode, get_format, max_value, mx_block_scale, quantize,
-                      scale_for, scale_from_amax)
-from .gather import (AMAX_BYTES, FP8AllGatherCost, FP8AllGatherResult, fp8_all_gather,
-                     fp8_all_gather_cost)
-from .memory import (FP8LM_GPT175B, FP8LM_PARALLELISM, RECIPES, bytes_per_parameter,
-                     training_memory)
+from .collective import (
+    AUTO_SCALING_THRESHOLD,
+    MSAMP_OPTIONS,
+    WIRE_BYTES,
+    AutoScaling,
+    FP8AllReduceResult,
+    all_reduce_times,
+    fp8_all_reduce,
+    msamp_all_reduce,
+    wire_bytes,
+)
+from .formats import (
+    ELEMENT_FORMATS,
+    FORMATS,
+    LIBRARY_NAMES,
+    MX_ELEMENT_FORMATS,
+    Format,
+    decode,
+    encode,
+    get_format,
+    max_value,
+    mx_block_scale,
+    quantize,
+    scale_for,
+    scale_from_amax,
+)
+from .gather import (
+    AMAX_BYTES,
+    FP8AllGatherCost,
+    FP8AllGatherResult,
+    fp8_all_gather,
+    fp8_all_gather_cost,
+)
+from .memory import FP8LM_GPT175B, FP8LM_PARALLELISM, RECIPES, bytes_per_parameter, training_memory
 from .metrics import overflow_rate, relative_error, snr_db, underflow_rate
-from .scaling import (DelayedScaling, amax_all_reduce, current_scale, delayed_scales,
-                      dequantize_scaled, mx_dequantize, mx_quantize, quantize_scaled,
-                      tile_dequantize, tile_quantize)
+from .scaling import (
+    DelayedScaling,
+    amax_all_reduce,
+    current_scale,
+    delayed_scales,
+    dequantize_scaled,
+    mx_dequantize,
+    mx_quantize,
+    quantize_scaled,
+    tile_dequantize,
+    tile_quantize,
+)
 
 # every public name of the modules above (tests/package/fp8 checks that none is missing)
 __all__ = [
     # formats
-    "Format", "FORMATS", "ELEMENT_FORMATS", "MX_ELEMENT_FORMATS", "LIBRARY_NAMES", "get_format",
-    "encode", "decode", "quantize", "max_value", "scale_for", "scale_from_amax",
+    "Format",
+    "FORMATS",
+    "ELEMENT_FORMATS",
+    "MX_ELEMENT_FORMATS",
+    "LIBRARY_NAMES",
+    "get_format",
+    "encode",
+    "decode",
+    "quantize",
+    "max_value",
+    "scale_for",
+    "scale_from_amax",
     "mx_block_scale",
     # scaling
-    "current_scale", "DelayedScaling", "delayed_scales", "amax_all_reduce", "quantize_scaled",
-    "dequantize_scaled", "mx_quantize", "mx_dequantize", "tile_quantize", "tile_dequantize",
+    "current_scale",
+    "DelayedScaling",
+    "delayed_scales",
+    "amax_all_reduce",
+    "quantize_scaled",
+    "dequantize_scaled",
+    "mx_quantize",
+    "mx_dequantize",
+    "tile_quantize",
+    "tile_dequantize",
     # metrics
-    "snr_db", "relative_error", "underflow_rate", "overflow_rate",
+    "snr_db",
+    "relative_error",
+    "underflow_rate",
+    "overflow_rate",
     # collective
-    "FP8AllReduceResult", "AutoScaling", "fp8_all_reduce", "msamp_all_reduce", "wire_bytes",
-    "all_reduce_times", "WIRE_BYTES", "AUTO_SCALING_THRESHOLD", "MSAMP_OPTIONS",
+    "FP8AllReduceResult",
+    "AutoScaling",
+    "fp8_all_reduce",
+    "msamp_all_reduce",
+    "wire_bytes",
+    "all_reduce_times",
+    "WIRE_BYTES",
+    "AUTO_SCALING_THRESHOLD",
+    "MSAMP_OPTIONS",
     # gather
-    "FP8AllGatherResult", "FP8AllGatherCost", "fp8_all_gather", "fp8_all_gather_cost",
+    "FP8AllGatherResult",
+    "FP8AllGatherCost",
+    "fp8_all_gather",
+    "fp8_all_gather_cost",
     "AMAX_BYTES",
     # memory
-    "RECIPES", "bytes_per_parameter", "training_memory", "FP8LM_GPT175B", "FP8LM_PARALLELISM",
+    "RECIPES",
+    "bytes_per_parameter",
+    "training_memory",
+    "FP8LM_GPT175B",
+    "FP8LM_PARALLELISM",
 ]

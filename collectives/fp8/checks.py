@@ -33,17 +33,19 @@ def real_array(x, what, keep_float32=False):
     if kind == "c":
         raise CollectivesError(
             f"{what} takes real numbers, got complex input (dtype {arr.dtype}); FP8 formats "
-            "are real: encode the real and imaginary parts separately")
+            "are real: encode the real and imaginary parts separately"
+        )
     if kind == "b":
         raise CollectivesError(f"{what} takes real numbers, got a boolean array")
     if keep_float32 and arr.dtype == np.float32:
         return arr
     if kind in "fiu" or (kind == "V" and np.can_cast(arr.dtype, np.float64, "safe")):
-        with np.errstate(invalid="ignore"):   # signalling NaNs raise "invalid" when cast
+        with np.errstate(invalid="ignore"):  # signalling NaNs raise "invalid" when cast
             return arr.astype(np.float64)
     example = f" (e.g. {arr.ravel()[:1].tolist()[0]!r})" if arr.size else ""
     raise CollectivesError(
-        f"{what} takes real numbers, got non-numeric input of dtype {arr.dtype}{example}")
+        f"{what} takes real numbers, got non-numeric input of dtype {arr.dtype}{example}"
+    )
 
 
 def check_bool(value, name):
@@ -56,8 +58,9 @@ def check_bool(value, name):
 def real_number(value, name):
     """``value`` if it is a finite real number (not a bool), or a CollectivesError naming
     ``name``."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer,
-                                                                     np.floating)):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(
+        value, (int, float, np.integer, np.floating)
+    ):
         raise CollectivesError(f"{name} must be a real number, got {value!r}")
     if not np.isfinite(value):
         raise CollectivesError(f"{name} must be finite, got {value!r}")

@@ -133,9 +133,17 @@ from .formats import ELEMENT_FORMATS, decode, encode, get_format, scale_from_ama
 from .metrics import relative_error, snr_db
 from .scaling import amax_all_reduce
 
-__all__ = ["FP8AllReduceResult", "AutoScaling", "fp8_all_reduce", "msamp_all_reduce",
-           "wire_bytes", "all_reduce_times", "WIRE_BYTES", "AUTO_SCALING_THRESHOLD",
-           "MSAMP_OPTIONS"]
+__all__ = [
+    "FP8AllReduceResult",
+    "AutoScaling",
+    "fp8_all_reduce",
+    "msamp_all_reduce",
+    "wire_bytes",
+    "all_reduce_times",
+    "WIRE_BYTES",
+    "AUTO_SCALING_THRESHOLD",
+    "MSAMP_OPTIONS",
+]
 
 #: bytes per element on the wire for each element type :func:`wire_bytes` knows
 WIRE_BYTES = {"fp8": 1, "bf16": 2, "fp16": 2, "fp32": 4}
@@ -146,8 +154,15 @@ AUTO_SCALING_THRESHOLD = 1e-5
 #: the options of :func:`fp8_all_reduce` that make it MS-AMP's FP8 all-reduce as released
 #: (module text): E4M3, power-of-two scale times 1/sqrt(N), every hop adds and narrows back
 #: to E4M3
-MSAMP_OPTIONS = MappingProxyType({"fmt": "e4m3", "scaling": "sqrt", "quantize": "per_hop",
-                                  "accumulate": "fp8", "power_of_two_scale": True})
+MSAMP_OPTIONS = MappingProxyType(
+    {
+        "fmt": "e4m3",
+        "scaling": "sqrt",
+        "quantize": "per_hop",
+        "accumulate": "fp8",
+        "power_of_two_scale": True,
+    }
+)
 
 _SCALINGS = ("pre", "post", "sqrt", "auto")
 _QUANTIZE = ("once", "per_hop")
@@ -156,12 +171,14 @@ _ACCUMULATE = ("fp32", "bf16", "fp8")
 
 # ----------------------------------------------------------------------------- rounding
 
+
 def _round_bf16(x):
     """float32 -> the nearest bfloat16 value (ties to even), still as float32; bit-exact."""
     x = np.asarray(x, dtype=np.float32)
     u = x.view(np.uint32)
-    rounded = ((u + np.uint32(0x7FFF) + ((u >> np.uint32(16)) & np.uint32(1)))
-               & np.uint32(0xFFFF0000)).view(np.float32)
+    rounded = (
+        (u + np.uint32(0x7FFF) + ((u >> np.uint32(16)) & np.uint32(1))) & np.uint32(0xFFFF0000)
+    ).view(np.float32)
     return np.where(np.isnan(x), x, rounded)
 
 
@@ -195,6 +212,7 @@ def _attains_max(values, f):
 
 # ----------------------------------------------------------------------------- auto-scaling
 
+
 class AutoScaling:
     """FP8-LM's auto-scaling factor ``mu``, step by step.
 
@@ -215,7 +233,8 @@ class AutoScaling:
         self._threshold = float(real_number(threshold, "threshold"))
         if not 0 <= self._threshold < 1:
             raise CollectivesError(
-                f"threshold is a fraction of values and must be in [0, 1), got {threshold!r}")
+                f"threshold is a fraction of values and must be in [0, 1), got {threshold!r}"
+            )
         steps = integer(growth_steps, "growth_steps", minimum=1)
         self._growth = 2.0 ** (1.0 / steps)
 
@@ -228,7 +247,8 @@ class AutoScaling:
         frac = float(real_number(saturated_fraction, "saturated_fraction"))
         if not 0 <= frac <= 1:
             raise CollectivesError(
-                f"saturated_fraction must be in [0, 1], got {saturated_fraction!r}")
+                f"saturated_fraction must be in [0, 1], got {saturated_fraction!r}"
+            )
         self._mu = self._mu / 2 if frac > self._threshold else self._mu * self._growth
         return self._mu
 
@@ -258,10 +278,11 @@ def _settled_mu(sums, f, threshold):
         value = np.ldexp(w, candidate)
         if abs(float(decode(encode(value, f.name, saturate=True), f.name))) < f.max:
             return float(np.ldexp(1.0, candidate))
-    return float(np.ldexp(1.0, k - 2))      # not reached: w * 2**(k-2) <= FP8_MAX / 4
+    return float(np.ldexp(1.0, k - 2))  # not reached: w * 2**(k-2) <= FP8_MAX / 4
 
 
 # ----------------------------------------------------------------------------- the all-reduce
+
 
 @dataclass(frozen=True, eq=False)
 class FP8AllReduceResult:
@@ -312,12 +333,14 @@ class FP8AllReduceResult:
     step_errors: np.ndarray | None = None
 
     def __repr__(self):
-        return (f"FP8AllReduceResult({self.schedule_name}, {self.output.shape[0]} ranks x "
-                f"{self.output.shape[1]}, fmt={self.fmt!r}, scaling={self.scaling!r}, "
-                f"quantize={self.quantize!r}, accumulate={self.accumulate!r}"
-                f"{', power_of_two_scale=True' if self.power_of_two_scale else ''}: mu={self.mu:.6g}, "
-                f"SNR {self.snr_db:.2f} dB, underflow {self.underflow_rate:.3g}, overflow "
-                f"{self.overflow_rate:.3g})")
+        return (
+            f"FP8AllReduceResult({self.schedule_name}, {self.output.shape[0]} ranks x "
+            f"{self.output.shape[1]}, fmt={self.fmt!r}, scaling={self.scaling!r}, "
+            f"quantize={self.quantize!r}, accumulate={self.accumulate!r}"
+            f"{', power_of_two_scale=True' if self.power_of_two_scale else ''}: mu={self.mu:.6g}, "
+            f"SNR {self.snr_db:.2f} dB, underflow {self.underflow_rate:.3g}, overflow "
+            f"{self.overflow_rate:.3g})"
+        )
 
 
 def _grads(grads):
@@ -325,20 +348,23 @@ def _grads(grads):
     if g.ndim != 2 or g.shape[0] < 1 or g.shape[1] < 1:
         raise CollectivesError(
             "fp8_all_reduce takes grads of shape (n_ranks, size): one gradient row per rank, "
-            f"got shape {g.shape}")
+            f"got shape {g.shape}"
+        )
     with np.errstate(over="ignore"):
         g32 = g.astype(np.float32)
     if not np.all(np.isfinite(g32)):
         raise CollectivesError(
             "fp8_all_reduce: grads must be finite in float32 (no NaN or Inf; a step with "
-            "non-finite gradients is skipped, not all-reduced)")
+            "non-finite gradients is skipped, not all-reduced)"
+        )
     return g32
 
 
 def _option(value, name, options):
     if not isinstance(value, str) or value not in options:
         raise CollectivesError(
-            f"{name} must be one of {', '.join(map(repr, options))}, got {value!r}")
+            f"{name} must be one of {', '.join(map(repr, options))}, got {value!r}"
+        )
     return value
 
 
@@ -351,20 +377,33 @@ def _all_reduce_schedule(schedule, n_ranks):
     if schedule.collective != "all_reduce":
         raise CollectivesError(
             f"fp8_all_reduce needs an all_reduce schedule, got {schedule.name!r} "
-            f"({schedule.collective})")
+            f"({schedule.collective})"
+        )
     if schedule.op != "sum":
         raise CollectivesError(
             f"fp8_all_reduce sums gradients; the schedule {schedule.name!r} reduces with "
-            f"op={schedule.op!r}")
+            f"op={schedule.op!r}"
+        )
     if schedule.n_ranks != n_ranks:
         raise CollectivesError(
             f"fp8_all_reduce: the schedule {schedule.name!r} has {schedule.n_ranks} ranks but "
-            f"grads has {n_ranks} rows (one per rank)")
+            f"grads has {n_ranks} rows (one per rank)"
+        )
     return schedule
 
 
-def fp8_all_reduce(grads, schedule=None, *, fmt="e4m3", scaling="auto", quantize="once",
-                   accumulate="fp32", mu=None, power_of_two_scale=False, step_errors=False):
+def fp8_all_reduce(
+    grads,
+    schedule=None,
+    *,
+    fmt="e4m3",
+    scaling="auto",
+    quantize="once",
+    accumulate="fp32",
+    mu=None,
+    power_of_two_scale=False,
+    step_errors=False,
+):
     """An FP8 gradient all-reduce with one shared scale, run over ``schedule``; returns
     :class:`FP8AllReduceResult`.
 
@@ -405,7 +444,8 @@ def fp8_all_reduce(grads, schedule=None, *, fmt="e4m3", scaling="auto", quantize
         if scaling != "auto":
             raise CollectivesError(
                 f"mu is the auto-scaling factor, for scaling='auto' only; scaling={scaling!r} "
-                "fixes it (pre: 1/N, post: 1, sqrt: 1/sqrt(N))")
+                "fixes it (pre: 1/N, post: 1, sqrt: 1/sqrt(N))"
+            )
         mu = _positive(mu, "mu")
 
     # the chunk layout: pad each row to a multiple of the schedule's chunks
@@ -432,16 +472,17 @@ def fp8_all_reduce(grads, schedule=None, *, fmt="e4m3", scaling="auto", quantize
     elif scaling == "sqrt":
         mu = 1.0 / np.sqrt(group_size)
     elif mu is None:
-        group_sums = scaled_inputs[schedule.groups].sum(axis=1)       # (groups, size)
+        group_sums = scaled_inputs[schedule.groups].sum(axis=1)  # (groups, size)
         mu = _settled_mu(group_sums[:, :size], f, AUTO_SCALING_THRESHOLD)
-    multiplier = mu * shared.astype(np.float64)                       # per rank
+    multiplier = mu * shared.astype(np.float64)  # per rank
 
     # cast the inputs
     inputs, clipped_in = _round_fp8(rows.astype(np.float64) * multiplier[:, None], f)
     nonzero_in = rows != 0
     n_nonzero_in = int(nonzero_in.sum())
-    underflow = (float(np.count_nonzero(nonzero_in & (inputs == 0))) / n_nonzero_in
-                 if n_nonzero_in else 0.0)
+    underflow = (
+        float(np.count_nonzero(nonzero_in & (inputs == 0))) / n_nonzero_in if n_nonzero_in else 0.0
+    )
 
     # run the schedule
     spec = collective_spec("all_reduce")
@@ -450,8 +491,16 @@ def fp8_all_reduce(grads, schedule=None, *, fmt="e4m3", scaling="auto", quantize
     errors = None
     if record:  # the same schedule on the unrounded scaled inputs: float64 sums, no rounding
         exact = []
-        _replay(schedule, spec, rows.astype(np.float64) * multiplier[:, None], clipped_in, f,
-                "once", "fp32", exact)
+        _replay(
+            schedule,
+            spec,
+            rows.astype(np.float64) * multiplier[:, None],
+            clipped_in,
+            f,
+            "once",
+            "fp32",
+            exact,
+        )
         errors = np.full(schedule.n_steps, np.nan)
         for (k, rounded), (_, true) in zip(sent, exact):
             errors[k] = relative_error(true, rounded)
@@ -468,17 +517,26 @@ def fp8_all_reduce(grads, schedule=None, *, fmt="e4m3", scaling="auto", quantize
     clipped, result, inputs = clipped[:, :size], result[:, :size], inputs[:, :size]
     at_max = int(np.count_nonzero(_attains_max(result, f)))
     return FP8AllReduceResult(
-        output=output, reference=reference,
+        output=output,
+        reference=reference,
         rank_scales=np.asarray(rank_scales, np.float32),
-        shared_scale=np.asarray(shared, np.float32), mu=float(mu),
-        scale=multiplier, output_scale=output_scale,
+        shared_scale=np.asarray(shared, np.float32),
+        mu=float(mu),
+        scale=multiplier,
+        output_scale=output_scale,
         underflow_rate=underflow,
         overflow_rate=float(np.count_nonzero(clipped)) / clipped.size,
         saturated_fraction=at_max / result.size,
-        snr_db=snr_db(reference, output), rel_error=relative_error(reference, output),
-        fmt=f.name, scaling=scaling, quantize=quantize, accumulate=accumulate,
-        schedule_name=schedule.name, power_of_two_scale=power_of_two_scale,
-        step_errors=errors)
+        snr_db=snr_db(reference, output),
+        rel_error=relative_error(reference, output),
+        fmt=f.name,
+        scaling=scaling,
+        quantize=quantize,
+        accumulate=accumulate,
+        schedule_name=schedule.name,
+        power_of_two_scale=power_of_two_scale,
+        step_errors=errors,
+    )
 
 
 def msamp_all_reduce(grads, schedule=None, *, scaling="sqrt", mu=None, step_errors=False):
@@ -502,17 +560,28 @@ def _replay(schedule, spec, inputs, clipped_in, f, quantize, accumulate, sent=No
     returns each rank's output row and where a value was clipped on its way. ``sent``: a
     list to which every step's ``(step, values sent)`` is appended (float64 copies). The
     sums are in the inputs' precision (float32; float64 inputs give float64 sums)."""
-    buffer, filled = spec.place_inputs(inputs, schedule.groups, schedule.n_chunks,
-                                       schedule.n_slots, schedule.root,
-                                       schedule.n_participants)
-    flags, _ = spec.place_inputs(clipped_in, schedule.groups, schedule.n_chunks,
-                                 schedule.n_slots, schedule.root, schedule.n_participants)
+    buffer, filled = spec.place_inputs(
+        inputs,
+        schedule.groups,
+        schedule.n_chunks,
+        schedule.n_slots,
+        schedule.root,
+        schedule.n_participants,
+    )
+    flags, _ = spec.place_inputs(
+        clipped_in,
+        schedule.groups,
+        schedule.n_chunks,
+        schedule.n_slots,
+        schedule.root,
+        schedule.n_participants,
+    )
     width = buffer.shape[-1]
-    rows = buffer.reshape(-1, width)               # float32 values on the accumulation grid
+    rows = buffer.reshape(-1, width)  # float32 values on the accumulation grid
     flag_rows = flags.reshape(-1, width)
     filled = filled.reshape(-1)
     for k, src, dst, reduce in step_rows(schedule, filled):
-        values = rows[src]                         # every read happens before any write
+        values = rows[src]  # every read happens before any write
         carried = flag_rows[src]
         if quantize == "per_hop":
             values, wire = _round_fp8(values, f)
@@ -524,8 +593,9 @@ def _replay(schedule, spec, inputs, clipped_in, f, quantize, accumulate, sent=No
             rows[dst[copy]] = values[copy]
             flag_rows[dst[copy]] = carried[copy]
         if reduce.any():
-            _reduce_into(rows, flag_rows, dst[reduce], values[reduce], carried[reduce],
-                         f, accumulate)
+            _reduce_into(
+                rows, flag_rows, dst[reduce], values[reduce], carried[reduce], f, accumulate
+            )
         filled[dst] = True
     out = spec.take_outputs(buffer, schedule.groups, schedule.n_chunks)
     out_flags = spec.take_outputs(flags, schedule.groups, schedule.n_chunks)
@@ -545,7 +615,7 @@ def _reduce_into(rows, flag_rows, dst, values, carried, f, accumulate):
     for turn in range(int(occurrence.max()) + 1):
         pick = occurrence == turn
         d = dst[pick]
-        total = rows[d] + values[pick]             # float32 addition
+        total = rows[d] + values[pick]  # float32 addition
         clipped = flag_rows[d] | carried[pick]
         if accumulate == "bf16":
             total = _round_bf16(total)
@@ -558,18 +628,21 @@ def _reduce_into(rows, flag_rows, dst, values, carried, f, accumulate):
 
 # ----------------------------------------------------------------------------- cost
 
+
 def wire_bytes(n_elements, dtype):
     """Bytes of ``n_elements`` elements of ``dtype`` on the wire: "fp8" 1, "bf16"/"fp16" 2,
     "fp32" 4 per element (the scale an FP8 tensor carries, 4 bytes per tensor, left out)."""
     n = integer(n_elements, "n_elements", minimum=0)
     if not isinstance(dtype, str) or dtype not in WIRE_BYTES:
         raise CollectivesError(
-            f"dtype must be one of {', '.join(map(repr, WIRE_BYTES))}, got {dtype!r}")
+            f"dtype must be one of {', '.join(map(repr, WIRE_BYTES))}, got {dtype!r}"
+        )
     return n * WIRE_BYTES[dtype]
 
 
-def all_reduce_times(n_elements, topology, schedule=None, dtypes=("fp8", "bf16", "fp32"),
-                     **preset_options):
+def all_reduce_times(
+    n_elements, topology, schedule=None, dtypes=("fp8", "bf16", "fp32"), **preset_options
+):
     """The same all-reduce of ``n_elements`` gradient elements costed with each element type.
 
     ``topology``: a :class:`~collectives.Topology`, or a hardware preset name such as
@@ -589,25 +662,28 @@ def all_reduce_times(n_elements, topology, schedule=None, dtypes=("fp8", "bf16",
     elif preset_options:
         raise CollectivesError(
             "preset options (" + ", ".join(sorted(preset_options)) + ") are for a preset "
-            "name; a Topology is already built")
+            "name; a Topology is already built"
+        )
     if not isinstance(topology, Topology):
         raise CollectivesError(
             f"topology must be a collectives Topology or a preset name, got "
-            f"{type(topology).__name__}")
+            f"{type(topology).__name__}"
+        )
     if schedule is None:
         schedule = ring_all_reduce(topology.n_ranks)
     schedule = schedule_arg(schedule)
     if schedule.collective != "all_reduce":
         raise CollectivesError(
-            f"all_reduce_times costs an all_reduce, got {schedule.name!r} "
-            f"({schedule.collective})")
+            f"all_reduce_times costs an all_reduce, got {schedule.name!r} ({schedule.collective})"
+        )
     if isinstance(dtypes, str):
         dtypes = (dtypes,)
     try:
         dtypes = tuple(dtypes)
     except TypeError:
-        raise CollectivesError(f"dtypes must be a list of names such as 'fp8', got {dtypes!r}") \
-            from None
+        raise CollectivesError(
+            f"dtypes must be a list of names such as 'fp8', got {dtypes!r}"
+        ) from None
     if not dtypes:
         raise CollectivesError("dtypes must name at least one element type")
     return {d: time(schedule, topology, wire_bytes(n_elements, d)) for d in dtypes}

@@ -53,14 +53,26 @@ from ..errors import CollectivesError
 from .checks import as_array, check_bool, real_array, real_number
 
 __all__ = [
-    "Format", "FORMATS", "ELEMENT_FORMATS", "MX_ELEMENT_FORMATS", "LIBRARY_NAMES", "get_format",
-    "encode", "decode", "quantize", "max_value", "scale_for", "scale_from_amax",
+    "Format",
+    "FORMATS",
+    "ELEMENT_FORMATS",
+    "MX_ELEMENT_FORMATS",
+    "LIBRARY_NAMES",
+    "get_format",
+    "encode",
+    "decode",
+    "quantize",
+    "max_value",
+    "scale_for",
+    "scale_from_amax",
     "mx_block_scale",
 ]
 
 _OFP8 = "OCP 8-bit Floating Point Specification (OFP8) Revision 1.0 (2023); arXiv:2209.05433"
-_FNUZ = ("Noune et al., 8-bit Numerical Formats for Deep Neural Networks, arXiv:2206.02915 "
-         "(not OCP); as in LLVM APFloat and ml_dtypes")
+_FNUZ = (
+    "Noune et al., 8-bit Numerical Formats for Deep Neural Networks, arXiv:2206.02915 "
+    "(not OCP); as in LLVM APFloat and ml_dtypes"
+)
 _MX = "OCP Microscaling Formats (MX) Specification v1.0 (2023); arXiv:2310.10537"
 
 
@@ -84,24 +96,101 @@ class Format:
     has_inf: bool
     has_negative_zero: bool
     signed: bool
-    max_pattern: int              # the pattern of +max
+    max_pattern: int  # the pattern of +max
     nan_patterns: tuple
-    inf_patterns: tuple           # (+inf, -inf), or () if the format has none
+    inf_patterns: tuple  # (+inf, -inf), or () if the format has none
     source: str
 
 
-FORMATS = MappingProxyType({
-    "e4m3": Format("e4m3", 4, 3, 7, 8, 448.0, 2.0**-6, 2.0**-9, False, True, True,
-                   0x7E, (0x7F, 0xFF), (), _OFP8),
-    "e5m2": Format("e5m2", 5, 2, 15, 15, 57344.0, 2.0**-14, 2.0**-16, True, True, True,
-                   0x7B, (0x7D, 0x7E, 0x7F, 0xFD, 0xFE, 0xFF), (0x7C, 0xFC), _OFP8),
-    "e4m3fnuz": Format("e4m3fnuz", 4, 3, 8, 7, 240.0, 2.0**-7, 2.0**-10, False, False, True,
-                       0x7F, (0x80,), (), _FNUZ),
-    "e5m2fnuz": Format("e5m2fnuz", 5, 2, 16, 15, 57344.0, 2.0**-15, 2.0**-17, False, False,
-                       True, 0x7F, (0x80,), (), _FNUZ),
-    "e8m0": Format("e8m0", 8, 0, 127, 127, 2.0**127, 2.0**-127, None, False, False, False,
-                   0xFE, (0xFF,), (), _MX),
-})
+FORMATS = MappingProxyType(
+    {
+        "e4m3": Format(
+            "e4m3",
+            4,
+            3,
+            7,
+            8,
+            448.0,
+            2.0**-6,
+            2.0**-9,
+            False,
+            True,
+            True,
+            0x7E,
+            (0x7F, 0xFF),
+            (),
+            _OFP8,
+        ),
+        "e5m2": Format(
+            "e5m2",
+            5,
+            2,
+            15,
+            15,
+            57344.0,
+            2.0**-14,
+            2.0**-16,
+            True,
+            True,
+            True,
+            0x7B,
+            (0x7D, 0x7E, 0x7F, 0xFD, 0xFE, 0xFF),
+            (0x7C, 0xFC),
+            _OFP8,
+        ),
+        "e4m3fnuz": Format(
+            "e4m3fnuz",
+            4,
+            3,
+            8,
+            7,
+            240.0,
+            2.0**-7,
+            2.0**-10,
+            False,
+            False,
+            True,
+            0x7F,
+            (0x80,),
+            (),
+            _FNUZ,
+        ),
+        "e5m2fnuz": Format(
+            "e5m2fnuz",
+            5,
+            2,
+            16,
+            15,
+            57344.0,
+            2.0**-15,
+            2.0**-17,
+            False,
+            False,
+            True,
+            0x7F,
+            (0x80,),
+            (),
+            _FNUZ,
+        ),
+        "e8m0": Format(
+            "e8m0",
+            8,
+            0,
+            127,
+            127,
+            2.0**127,
+            2.0**-127,
+            None,
+            False,
+            False,
+            False,
+            0xFE,
+            (0xFF,),
+            (),
+            _MX,
+        ),
+    }
+)
 """Name -> :class:`Format`, for the five formats ``encode`` and ``decode`` accept."""
 
 # Positive pattern produced for a NaN input and for a non-saturated overflow (sign is ORed in
@@ -117,9 +206,15 @@ MX_ELEMENT_FORMATS = ("e4m3", "e5m2")
 #: and so on): OCP's E4M3 is "e4m3fn" there ("fn": finite, no infinities, with NaN), the
 #: non-OCP variants built into AMD's MI300 (gfx942) carry "fnuz" (finite, NaN, unsigned
 #: zero), and E8M0 is "e8m0fnu" (finite, NaN, unsigned)
-LIBRARY_NAMES = MappingProxyType({"e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2",
-                                  "e4m3fnuz": "float8_e4m3fnuz", "e5m2fnuz": "float8_e5m2fnuz",
-                                  "e8m0": "float8_e8m0fnu"})
+LIBRARY_NAMES = MappingProxyType(
+    {
+        "e4m3": "float8_e4m3fn",
+        "e5m2": "float8_e5m2",
+        "e4m3fnuz": "float8_e4m3fnuz",
+        "e5m2fnuz": "float8_e5m2fnuz",
+        "e8m0": "float8_e8m0fnu",
+    }
+)
 
 
 def _decode_table(f):
@@ -133,13 +228,13 @@ def _decode_table(f):
         mantissa = magnitude & ((1 << m) - 1)
         values = np.where(
             exponent == 0,
-            np.ldexp(mantissa.astype(np.float64), 1 - f.bias - m),           # subnormal
+            np.ldexp(mantissa.astype(np.float64), 1 - f.bias - m),  # subnormal
             np.ldexp((mantissa + (1 << m)).astype(np.float64), exponent - f.bias - m),
         )
         values = np.where(codes & 0x80, -values, values)
         for pattern in f.inf_patterns:
             values[pattern] = -np.inf if pattern & 0x80 else np.inf
-    for pattern in f.nan_patterns:           # NaN keeps the pattern's sign bit, if any
+    for pattern in f.nan_patterns:  # NaN keeps the pattern's sign bit, if any
         values[pattern] = -np.nan if f.has_negative_zero and pattern & 0x80 else np.nan
     table = values.astype(np.float32)
     table.flags.writeable = False
@@ -155,12 +250,13 @@ def get_format(fmt, allowed=None, what="this function"):
     spellings, the name used here."""
     if not isinstance(fmt, str):
         raise CollectivesError(
-            f"{what}: fmt must be a format name such as 'e4m3', got "
-            f"{type(fmt).__name__} {fmt!r}")
+            f"{what}: fmt must be a format name such as 'e4m3', got {type(fmt).__name__} {fmt!r}"
+        )
     names = tuple(FORMATS) if allowed is None else allowed
     if fmt in FORMATS and fmt not in names:
         raise CollectivesError(
-            f"{what} takes one of {', '.join(repr(n) for n in names)}, got {fmt!r}")
+            f"{what} takes one of {', '.join(repr(n) for n in names)}, got {fmt!r}"
+        )
     if fmt not in names:
         hint = ""
         if fmt in ("e4m3fn", "float8_e4m3fn"):
@@ -169,7 +265,8 @@ def get_format(fmt, allowed=None, what="this function"):
             hint = " (ml_dtypes' float8_e8m0fnu is spelled 'e8m0' here)"
         raise CollectivesError(
             f"unknown FP8 format {fmt!r} for {what}; expected one of "
-            f"{', '.join(repr(n) for n in names)}{hint}")
+            f"{', '.join(repr(n) for n in names)}{hint}"
+        )
     return FORMATS[fmt]
 
 
@@ -214,6 +311,7 @@ def encode(x, fmt, saturate=False):
 
 # ---- the rounding itself: exact arithmetic, and tables of its results -----------------------
 
+
 def _encode_exact(v, f, sat):
     """The rounding of float64 values ``v`` to ``f``, in exact arithmetic (the definition
     the lookup tables are built from)."""
@@ -250,7 +348,6 @@ def _encode_exact(v, f, sat):
     return np.asarray(bits, dtype=np.uint8)
 
 
-
 # Which FP8 value a float32 or float64 rounds to depends only on its top 16 bits (sign,
 # exponent and the leading mantissa bits: 7 of float32's, 4 of float64's) and on whether
 # any lower bit is set. Every element format keeps at most 3 mantissa bits, so its round
@@ -270,7 +367,7 @@ def _lookup_table(f, sat, width):
         uint, real = (np.uint32, np.float32) if width == 32 else (np.uint64, np.float64)
         top = np.arange(1 << 16, dtype=uint) << uint(width - 16)
         table = np.empty(1 << 17, np.uint8)
-        with np.errstate(invalid="ignore"):   # signalling NaNs raise "invalid" when cast
+        with np.errstate(invalid="ignore"):  # signalling NaNs raise "invalid" when cast
             table[0::2] = _encode_exact(top.view(real).astype(np.float64), f, sat)
             table[1::2] = _encode_exact((top | uint(1)).view(real).astype(np.float64), f, sat)
         table.flags.writeable = False
@@ -294,33 +391,33 @@ def _encode_lookup(v, f, sat):
     top_mask = uint(0x1FFFE)
     low_mask = uint((1 << (width - 16)) - 1)
     for start in range(0, flat.size, _CHUNK):
-        chunk = bits[start:start + _CHUNK]
+        chunk = bits[start : start + _CHUNK]
         n = chunk.size
         k, lo, st = key[:n], low[:n], sticky[:n]
-        np.right_shift(chunk, shift, out=k)              # 2 * (top 16 bits)
+        np.right_shift(chunk, shift, out=k)  # 2 * (top 16 bits)
         np.bitwise_and(k, top_mask, out=k)
         np.bitwise_and(chunk, low_mask, out=lo)
         np.not_equal(lo, 0, out=st)
-        np.add(k, st, out=k, casting="unsafe")           # + 1 if any lower bit is set
-        np.take(table, k, out=out[start:start + n])
+        np.add(k, st, out=k, casting="unsafe")  # + 1 if any lower bit is set
+        np.take(table, k, out=out[start : start + n])
     return out.reshape(v.shape)
 
 
 def _signed(pattern, negative):
-    if pattern == 0x80:                       # the fnuz NaN carries no sign
+    if pattern == 0x80:  # the fnuz NaN carries no sign
         return np.uint8(0x80)
     return np.where(negative, pattern | 0x80, pattern).astype(np.uint8)
 
 
 def _encode_e8m0(v, f, sat):
-    positive = v > 0                          # False for NaN, 0, negatives
+    positive = v > 0  # False for NaN, 0, negatives
     finite = np.isfinite(v)
     a = np.where(positive & finite, v, 1.0)
-    frac, e2 = np.frexp(a)                   # a = frac * 2**e2, 0.5 <= frac < 1
+    frac, e2 = np.frexp(a)  # a = frac * 2**e2, 0.5 <= frac < 1
     # a lies in [2**(e2-1), 2**e2); it is nearer 2**e2 from the midpoint 1.5 * 2**(e2-1)
     # (frac == 0.75) upwards.
     k = e2.astype(np.int64) - 1 + (frac >= 0.75)
-    k = np.maximum(k, -f.bias)               # below 2^-127: the nearest value is 2^-127
+    k = np.maximum(k, -f.bias)  # below 2^-127: the nearest value is 2^-127
     overflow = positive & (~finite | (k > f.bias))
     bits = np.where(positive & ~overflow, k + f.bias, 0xFF)
     if sat:
@@ -345,21 +442,23 @@ def decode(bits, fmt):
         raise CollectivesError(
             f"decode takes uint8 bit patterns (integers 0..255), got dtype {arr.dtype}; "
             "to round real numbers use encode(); for an ml_dtypes float8 array pass "
-            "array.view(np.uint8)")
+            "array.view(np.uint8)"
+        )
     if arr.dtype != np.uint8 and arr.size:
         bad = (arr < 0) | (arr > 255)
         if bad.any():
             first = arr[bad].flat[0]
             raise CollectivesError(
                 f"decode takes bit patterns 0..255, got {int(first)} "
-                f"({int(bad.sum())} value(s) out of range)")
+                f"({int(bad.sum())} value(s) out of range)"
+            )
     table = _TABLES[f.name]
     if arr.dtype != np.uint8:
         return np.asarray(table[arr.astype(np.intp)], dtype=np.float32)
     flat = np.ascontiguousarray(arr).reshape(-1)
     out = np.empty(flat.size, np.float32)
-    for start in range(0, flat.size, _CHUNK):          # chunks that stay in cache
-        np.take(table, flat[start:start + _CHUNK], out=out[start:start + _CHUNK])
+    for start in range(0, flat.size, _CHUNK):  # chunks that stay in cache
+        np.take(table, flat[start : start + _CHUNK], out=out[start : start + _CHUNK])
     return out.reshape(arr.shape)
 
 
@@ -405,14 +504,16 @@ def scale_for(amax, fmt, margin=0, *, previous=1.0):
     if np.any(a < 0):
         first = a[a < 0].flat[0]
         raise CollectivesError(
-            f"scale_for: amax is a maximum of |x| and must be >= 0, got {float(first)!r}")
+            f"scale_for: amax is a maximum of |x| and must be >= 0, got {float(first)!r}"
+        )
     prev = real_array(previous, "scale_for (previous)").astype(np.float32)
     try:
         prev = np.broadcast_to(prev, a.shape)
     except ValueError:
         raise CollectivesError(
             f"scale_for: previous has shape {prev.shape}, which does not broadcast to amax's "
-            f"shape {a.shape}") from None
+            f"shape {a.shape}"
+        ) from None
     return scale_from_amax(a, f, margin, prev)
 
 
@@ -421,7 +522,7 @@ def scale_from_amax(a, f, margin, previous):
     broadcastable to it): ``(FP8_MAX / a) / 2**margin``, ``previous`` where ``a`` is 0, Inf
     or NaN, the float32 maximum where the quotient overflows."""
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-        sf = (np.float32(f.max) / a) / np.float32(2.0 ** margin)
+        sf = (np.float32(f.max) / a) / np.float32(2.0**margin)
     sf = np.where((a > 0) & np.isfinite(a), sf, previous)
     sf = np.where(np.isinf(sf), np.finfo(np.float32).max, sf)
     return np.asarray(sf, dtype=np.float32)
@@ -467,7 +568,8 @@ def mx_block_scale(x, block=32, fmt="e4m3", rule="ocp"):
     if v.ndim == 0:
         raise CollectivesError(
             "mx_block_scale: x must have at least one axis (blocks run along the last axis), "
-            "got a scalar")
+            "got a scalar"
+        )
     n = v.shape[-1]
     n_blocks = -(-n // block)
     a = np.abs(v)
@@ -475,7 +577,7 @@ def mx_block_scale(x, block=32, fmt="e4m3", rule="ocp"):
     if pad:
         a = np.concatenate([a, np.zeros(v.shape[:-1] + (pad,))], axis=-1)
     a = a.reshape(v.shape[:-1] + (n_blocks, block))
-    amax = a.max(axis=-1)                     # NaN propagates through max
+    amax = a.max(axis=-1)  # NaN propagates through max
 
     nan = np.isnan(amax)
     inf = np.isinf(amax)
@@ -491,7 +593,7 @@ def mx_block_scale(x, block=32, fmt="e4m3", rule="ocp"):
         # more when amax is above FP8_MAX * 2**(floor_log2 - emax). Exact in float64.
         k = floor_log2 - f.emax
         k = k + (safe > np.ldexp(f.max, k))
-    k = np.where(ok, k, -127)                 # zero blocks: X = 2^-127
+    k = np.where(ok, k, -127)  # zero blocks: X = 2^-127
     k = np.maximum(k, -127)
     scale = np.ldexp(1.0, k)
     too_big = (k > 127) | inf

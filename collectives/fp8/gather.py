@@ -70,8 +70,13 @@ from .formats import ELEMENT_FORMATS, decode, encode, get_format, scale_from_ama
 from .metrics import snr_db
 from .scaling import amax_all_reduce
 
-__all__ = ["FP8AllGatherResult", "FP8AllGatherCost", "fp8_all_gather", "fp8_all_gather_cost",
-           "AMAX_BYTES"]
+__all__ = [
+    "FP8AllGatherResult",
+    "FP8AllGatherCost",
+    "fp8_all_gather",
+    "fp8_all_gather_cost",
+    "AMAX_BYTES",
+]
 
 #: bytes of one amax in the scale exchange (TE and Megatron reduce float32 amaxes)
 AMAX_BYTES = 4
@@ -105,16 +110,19 @@ class FP8AllGatherResult:
     schedule_name: str
 
     def __repr__(self):
-        return (f"FP8AllGatherResult({self.schedule_name}, {self.values.shape[0]} ranks x "
-                f"{self.values.shape[1]}, fmt={self.fmt!r}, scales={self.scales!r}: single scale "
-                f"{self.single_scale}, matches one device {self.matches_single_device}, SNR "
-                f"{self.snr_db:.2f} dB)")
+        return (
+            f"FP8AllGatherResult({self.schedule_name}, {self.values.shape[0]} ranks x "
+            f"{self.values.shape[1]}, fmt={self.fmt!r}, scales={self.scales!r}: single scale "
+            f"{self.single_scale}, matches one device {self.matches_single_device}, SNR "
+            f"{self.snr_db:.2f} dB)"
+        )
 
 
 def _option(value, name, options):
     if not isinstance(value, str) or value not in options:
         raise CollectivesError(
-            f"{name} must be one of {', '.join(map(repr, options))}, got {value!r}")
+            f"{name} must be one of {', '.join(map(repr, options))}, got {value!r}"
+        )
     return value
 
 
@@ -126,12 +134,13 @@ def _all_gather_schedule(schedule, n_ranks, what):
     schedule = schedule_arg(schedule)
     if schedule.collective != "all_gather":
         raise CollectivesError(
-            f"{what} needs an all_gather schedule, got {schedule.name!r} "
-            f"({schedule.collective})")
+            f"{what} needs an all_gather schedule, got {schedule.name!r} ({schedule.collective})"
+        )
     if schedule.n_ranks != n_ranks:
         raise CollectivesError(
             f"{what}: the schedule {schedule.name!r} has {schedule.n_ranks} ranks but "
-            f"{n_ranks} were given")
+            f"{n_ranks} were given"
+        )
     return schedule
 
 
@@ -162,7 +171,8 @@ def fp8_all_gather(shards, schedule=None, *, fmt="e4m3", scales="shared"):
     if x.ndim != 2 or x.shape[0] < 1 or x.shape[1] < 1:
         raise CollectivesError(
             "fp8_all_gather takes shards of shape (n_ranks, shard_size): one shard per rank, "
-            f"got shape {x.shape}")
+            f"got shape {x.shape}"
+        )
     if not np.all(np.isfinite(x)):
         raise CollectivesError("fp8_all_gather: shards must be finite (no NaN or Inf)")
     f = get_format(fmt, allowed=ELEMENT_FORMATS, what="fp8_all_gather (element formats)")
@@ -172,8 +182,9 @@ def fp8_all_gather(shards, schedule=None, *, fmt="e4m3", scales="shared"):
 
     amax = np.abs(x).max(axis=1).astype(np.float32)
     own = scale_from_amax(amax, f, 0.0, np.float32(1.0))
-    group = scale_from_amax(amax_all_reduce(amax, _amax_schedule(schedule)), f, 0.0,
-                            np.float32(1.0))
+    group = scale_from_amax(
+        amax_all_reduce(amax, _amax_schedule(schedule)), f, 0.0, np.float32(1.0)
+    )
     used = group if scales == "shared" else own
     codes = encode(x * used.astype(np.float64)[:, None], f.name, saturate=True)
     # a shard that does not split into the schedule's chunks is padded with zero codes
@@ -182,19 +193,37 @@ def fp8_all_gather(shards, schedule=None, *, fmt="e4m3", scales="shared"):
     padded[:, :size] = codes
     gathered = simulate(schedule, padded).reshape(n, schedule.group_size, -1)[:, :, :size]
     gathered = gathered.reshape(n, -1).astype(np.uint8)
-    order = schedule.groups[schedule.group_of]                     # (n, group_size) ranks
-    shard_scales = used[order]                                     # the scale of each shard
-    values = (decode(gathered, f.name).reshape(n, schedule.group_size, size)
-              / shard_scales[:, :, None]).reshape(n, -1).astype(np.float32)
+    order = schedule.groups[schedule.group_of]  # (n, group_size) ranks
+    shard_scales = used[order]  # the scale of each shard
+    values = (
+        (decode(gathered, f.name).reshape(n, schedule.group_size, size) / shard_scales[:, :, None])
+        .reshape(n, -1)
+        .astype(np.float32)
+    )
     reference = x[order].reshape(n, -1).astype(np.float32)
-    one_device = (decode(encode(reference.astype(np.float64) * group.astype(np.float64)[:, None],
-                                f.name, saturate=True), f.name) / group[:, None])
+    one_device = (
+        decode(
+            encode(
+                reference.astype(np.float64) * group.astype(np.float64)[:, None],
+                f.name,
+                saturate=True,
+            ),
+            f.name,
+        )
+        / group[:, None]
+    )
     return FP8AllGatherResult(
-        values=values, codes=gathered, shard_scales=shard_scales,
+        values=values,
+        codes=gathered,
+        shard_scales=shard_scales,
         single_scale=bool(np.all(shard_scales == shard_scales[:, :1])),
         matches_single_device=bool(np.array_equal(values, one_device.astype(np.float32))),
-        reference=reference, snr_db=snr_db(reference, values), fmt=f.name, scales=scales,
-        schedule_name=schedule.name)
+        reference=reference,
+        snr_db=snr_db(reference, values),
+        fmt=f.name,
+        scales=scales,
+        schedule_name=schedule.name,
+    )
 
 
 @dataclass(frozen=True, eq=False)
@@ -227,13 +256,23 @@ class FP8AllGatherCost:
         return self.gather["bf16"].seconds - self.fp8_seconds
 
     def __repr__(self):
-        return (f"FP8AllGatherCost({self.n_elements} elements, {self.n_tensors} tensors, amax "
-                f"{self.amax_placement}: BF16 {self.gather['bf16'].seconds:.6g} s, FP8 "
-                f"{self.fp8_seconds:.6g} s)")
+        return (
+            f"FP8AllGatherCost({self.n_elements} elements, {self.n_tensors} tensors, amax "
+            f"{self.amax_placement}: BF16 {self.gather['bf16'].seconds:.6g} s, FP8 "
+            f"{self.fp8_seconds:.6g} s)"
+        )
 
 
-def fp8_all_gather_cost(n_elements, topology, schedule=None, *, n_tensors=1,
-                        amax="per_gather", amax_schedule=None, **preset_options):
+def fp8_all_gather_cost(
+    n_elements,
+    topology,
+    schedule=None,
+    *,
+    n_tensors=1,
+    amax="per_gather",
+    amax_schedule=None,
+    **preset_options,
+):
     """An all-gather of ``n_elements`` elements in BF16 and in FP8, with the FP8 scale
     exchange; returns :class:`FP8AllGatherCost`.
 
@@ -257,24 +296,33 @@ def fp8_all_gather_cost(n_elements, topology, schedule=None, *, n_tensors=1,
     elif preset_options:
         raise CollectivesError(
             "preset options (" + ", ".join(sorted(preset_options)) + ") are for a preset "
-            "name; a Topology is already built")
+            "name; a Topology is already built"
+        )
     if not isinstance(topology, Topology):
         raise CollectivesError(
             f"topology must be a collectives Topology or a preset name, got "
-            f"{type(topology).__name__}")
-    schedule = _all_gather_schedule(ring_all_gather(topology.n_ranks) if schedule is None
-                                    else schedule, topology.n_ranks, "fp8_all_gather_cost")
+            f"{type(topology).__name__}"
+        )
+    schedule = _all_gather_schedule(
+        ring_all_gather(topology.n_ranks) if schedule is None else schedule,
+        topology.n_ranks,
+        "fp8_all_gather_cost",
+    )
     if amax_schedule is None:
         amax_schedule = ring_all_reduce(topology.n_ranks)
     amax_schedule = schedule_arg(amax_schedule)
     if amax_schedule.collective != "all_reduce":
         raise CollectivesError(
             f"amax_schedule must be an all_reduce schedule, got {amax_schedule.name!r} "
-            f"({amax_schedule.collective})")
-    sizes = {"bf16": wire_bytes(n, "bf16"), "fp8": wire_bytes(n, "fp8"),
-             "amax": k * AMAX_BYTES}
+            f"({amax_schedule.collective})"
+        )
+    sizes = {"bf16": wire_bytes(n, "bf16"), "fp8": wire_bytes(n, "fp8"), "amax": k * AMAX_BYTES}
     gather = {d: time(schedule, topology, sizes[d]) for d in ("bf16", "fp8")}
     return FP8AllGatherCost(
-        n_elements=n, n_tensors=k, wire_bytes=MappingProxyType(sizes),
-        gather=MappingProxyType(gather), amax=time(amax_schedule, topology, sizes["amax"]),
-        amax_placement=placement)
+        n_elements=n,
+        n_tensors=k,
+        wire_bytes=MappingProxyType(sizes),
+        gather=MappingProxyType(gather),
+        amax=time(amax_schedule, topology, sizes["amax"]),
+        amax_placement=placement,
+    )

@@ -77,27 +77,34 @@ from types import MappingProxyType
 from ..errors import CollectivesError
 from ..validation import integer, number
 
-__all__ = ["RECIPES", "bytes_per_parameter", "training_memory", "FP8LM_GPT175B",
-           "FP8LM_PARALLELISM"]
+__all__ = [
+    "RECIPES",
+    "bytes_per_parameter",
+    "training_memory",
+    "FP8LM_GPT175B",
+    "FP8LM_PARALLELISM",
+]
 
 _PARTS = ("weights", "master", "grads", "m", "v")
 
 #: bytes per parameter of each model state, before ZeRO sharding (the sources are in the
 #: module docstring): weights (working copy), master (separate optimizer copy, 0 if the
 #: weights are updated in place), grads, Adam's m and v
-RECIPES = MappingProxyType({
-    "bf16": MappingProxyType({"weights": 2, "master": 4, "grads": 4, "m": 4, "v": 4}),
-    "te-fp8": MappingProxyType({"weights": 2, "master": 4, "grads": 4, "m": 4, "v": 4}),
-    "fp8lm-o1": MappingProxyType({"weights": 2, "master": 0, "grads": 1, "m": 4, "v": 4}),
-    "fp8lm-o2": MappingProxyType({"weights": 2, "master": 0, "grads": 1, "m": 1, "v": 2}),
-    "fp8lm-o3": MappingProxyType({"weights": 1, "master": 2, "grads": 1, "m": 1, "v": 2}),
-    # FP8 primary weights (TE quantized_model_init, Megatron --fp8-param-gather): the BF16
-    # working copy of "te-fp8" becomes FP8 (1); master, gradients and moments FP32
-    "te-fp8-params": MappingProxyType({"weights": 1, "master": 4, "grads": 4, "m": 4, "v": 4}),
-    # DeepSeek-V3 section 3.3: FP32 master and gradients (4 + 4), BF16 AdamW moments (2 + 2);
-    # the BF16 working copy (2) is an assumption (module text)
-    "deepseek-v3": MappingProxyType({"weights": 2, "master": 4, "grads": 4, "m": 2, "v": 2}),
-})
+RECIPES = MappingProxyType(
+    {
+        "bf16": MappingProxyType({"weights": 2, "master": 4, "grads": 4, "m": 4, "v": 4}),
+        "te-fp8": MappingProxyType({"weights": 2, "master": 4, "grads": 4, "m": 4, "v": 4}),
+        "fp8lm-o1": MappingProxyType({"weights": 2, "master": 0, "grads": 1, "m": 4, "v": 4}),
+        "fp8lm-o2": MappingProxyType({"weights": 2, "master": 0, "grads": 1, "m": 1, "v": 2}),
+        "fp8lm-o3": MappingProxyType({"weights": 1, "master": 2, "grads": 1, "m": 1, "v": 2}),
+        # FP8 primary weights (TE quantized_model_init, Megatron --fp8-param-gather): the BF16
+        # working copy of "te-fp8" becomes FP8 (1); master, gradients and moments FP32
+        "te-fp8-params": MappingProxyType({"weights": 1, "master": 4, "grads": 4, "m": 4, "v": 4}),
+        # DeepSeek-V3 section 3.3: FP32 master and gradients (4 + 4), BF16 AdamW moments (2 + 2);
+        # the BF16 working copy (2) is an assumption (module text)
+        "deepseek-v3": MappingProxyType({"weights": 2, "master": 4, "grads": 4, "m": 2, "v": 2}),
+    }
+)
 
 #: What FP8-LM reports for GPT-175B against Megatron-LM BF16 on H100 80GB (TP 8, PP 4,
 #: DP 4: Table 5 of arXiv v2, whose caption reads "Here, TP, PP, and DP represent tensor,
@@ -109,33 +116,47 @@ RECIPES = MappingProxyType({
 #: 27.1 samples/s (+21%); FP8 at micro-batch 4, spending the saved memory, 57.7 GB and 39.3
 #: samples/s (+75%). TE at micro-batch 1: 69.6 GB (so FP8-LM holds 42% less than TE). v1's
 #: table was not available to check.
-FP8LM_GPT175B = MappingProxyType({
-    "tp": 8, "pp": 4, "dp": 4,
-    "v1": MappingProxyType({"memory_saving": 0.42, "speedup": 0.64}),
-    "v2": MappingProxyType({"memory_saving": 0.39, "speedup": 0.75,
-                            "bf16_memory_gb": 66.1, "fp8_memory_gb": 40.3,
-                            "te_memory_gb": 69.6,
-                            "bf16_samples_per_s": 22.4, "fp8_samples_per_s": 27.1,
-                            "speedup_same_micro_batch": 0.21,
-                            "fp8_micro_batch_4_memory_gb": 57.7,
-                            "fp8_micro_batch_4_samples_per_s": 39.3}),
-})
+FP8LM_GPT175B = MappingProxyType(
+    {
+        "tp": 8,
+        "pp": 4,
+        "dp": 4,
+        "v1": MappingProxyType({"memory_saving": 0.42, "speedup": 0.64}),
+        "v2": MappingProxyType(
+            {
+                "memory_saving": 0.39,
+                "speedup": 0.75,
+                "bf16_memory_gb": 66.1,
+                "fp8_memory_gb": 40.3,
+                "te_memory_gb": 69.6,
+                "bf16_samples_per_s": 22.4,
+                "fp8_samples_per_s": 27.1,
+                "speedup_same_micro_batch": 0.21,
+                "fp8_micro_batch_4_memory_gb": 57.7,
+                "fp8_micro_batch_4_samples_per_s": 39.3,
+            }
+        ),
+    }
+)
 
 
 #: The parallel layouts of FP8-LM's Table 5 (arXiv v2; the same image in MS-AMP's
 #: docs/assets/gpt-performance.png): the data-parallel degree is the group size of its FP8
 #: gradient reduction.
-FP8LM_PARALLELISM = MappingProxyType({
-    "gpt-7b": MappingProxyType({"tp": 1, "pp": 1, "dp": 32}),
-    "gpt-13b": MappingProxyType({"tp": 2, "pp": 1, "dp": 16}),
-    "gpt-175b": MappingProxyType({"tp": 8, "pp": 4, "dp": 4}),
-})
+FP8LM_PARALLELISM = MappingProxyType(
+    {
+        "gpt-7b": MappingProxyType({"tp": 1, "pp": 1, "dp": 32}),
+        "gpt-13b": MappingProxyType({"tp": 2, "pp": 1, "dp": 16}),
+        "gpt-175b": MappingProxyType({"tp": 8, "pp": 4, "dp": 4}),
+    }
+)
 
 
 def _recipe(recipe):
     if not isinstance(recipe, str) or recipe not in RECIPES:
         raise CollectivesError(
-            f"recipe must be one of {', '.join(map(repr, RECIPES))}, got {recipe!r}")
+            f"recipe must be one of {', '.join(map(repr, RECIPES))}, got {recipe!r}"
+        )
     return RECIPES[recipe]
 
 

@@ -41,7 +41,8 @@ def _pair(reference, approx, what):
     if ref.shape != app.shape:
         raise CollectivesError(
             f"{what}: reference has shape {ref.shape} but approx has shape {app.shape}; "
-            "compare arrays of the same shape")
+            "compare arrays of the same shape"
+        )
     if ref.size == 0:
         raise CollectivesError(f"{what}: the arrays are empty")
     if not (np.all(np.isfinite(ref)) and np.all(np.isfinite(app))):
@@ -84,20 +85,20 @@ def _scaled(x, scale, fmt, what):
     v = real_array(x, what)
     s = real_array(scale, f"{what} (scale)")
     with np.errstate(over="ignore"):
-        s32 = s.astype(np.float32)                 # the scale as TE holds it
+        s32 = s.astype(np.float32)  # the scale as TE holds it
     bad = ~(np.isfinite(s32) & (s32 > 0))
     if np.any(bad):
         raise CollectivesError(
-            f"{what}: scale must be finite and > 0 (as a float32), got "
-            f"{float(s[bad].flat[0])!r}")
+            f"{what}: scale must be finite and > 0 (as a float32), got {float(s[bad].flat[0])!r}"
+        )
     try:
         shape = np.broadcast_shapes(v.shape, s.shape)
     except ValueError:
         shape = None
     if shape != v.shape:
         raise CollectivesError(
-            f"{what}: scale has shape {s.shape}, which does not broadcast to x's shape "
-            f"{v.shape}")
+            f"{what}: scale has shape {s.shape}, which does not broadcast to x's shape {v.shape}"
+        )
     with np.errstate(over="ignore"):
         scaled = v * s32.astype(np.float64)
     return f, scaled, np.isfinite(scaled) & (v != 0)
@@ -125,5 +126,5 @@ def overflow_rate(x, scale, fmt="e4m3"):
     codes = encode(scaled[counted], f.name, saturate=False)
     beyond = (codes & 0x7F) > f.max_pattern
     if f.name in ("e4m3fnuz", "e5m2fnuz"):
-        beyond = codes == 0x80                       # their only non-finite pattern, NaN
+        beyond = codes == 0x80  # their only non-finite pattern, NaN
     return float(np.count_nonzero(beyond)) / n

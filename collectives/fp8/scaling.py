@@ -66,13 +66,28 @@ from ..errors import CollectivesError
 from ..schedule import schedule_arg
 from ..validation import integer
 from .checks import as_array, check_bool, real_array, real_number
-from .formats import (ELEMENT_FORMATS, FORMATS, MX_ELEMENT_FORMATS, decode, encode, get_format,
-                      mx_block_scale, scale_from_amax)
+from .formats import (
+    ELEMENT_FORMATS,
+    FORMATS,
+    MX_ELEMENT_FORMATS,
+    decode,
+    encode,
+    get_format,
+    mx_block_scale,
+    scale_from_amax,
+)
 
 __all__ = [
-    "current_scale", "DelayedScaling", "delayed_scales", "amax_all_reduce",
-    "quantize_scaled", "dequantize_scaled", "mx_quantize", "mx_dequantize",
-    "tile_quantize", "tile_dequantize",
+    "current_scale",
+    "DelayedScaling",
+    "delayed_scales",
+    "amax_all_reduce",
+    "quantize_scaled",
+    "dequantize_scaled",
+    "mx_quantize",
+    "mx_dequantize",
+    "tile_quantize",
+    "tile_dequantize",
 ]
 
 _ALGOS = ("max", "most_recent")
@@ -80,6 +95,7 @@ _TE = "NVIDIA Transformer Engine, transformer_engine.common.recipe"
 
 
 # ----------------------------------------------------------------------------- helpers
+
 
 def _element_format(fmt, what):
     return get_format(fmt, allowed=ELEMENT_FORMATS, what=f"{what} (element formats)")
@@ -95,7 +111,8 @@ def _amaxes(values, what, name="amax"):
     if a.size and np.any(a < 0):
         first = float(a[a < 0].flat[0])
         raise CollectivesError(
-            f"{what}: {name} is a maximum of |x| and must be >= 0, got {first!r}")
+            f"{what}: {name} is a maximum of |x| and must be >= 0, got {first!r}"
+        )
     with np.errstate(over="ignore"):
         return a.astype(np.float32)
 
@@ -107,7 +124,8 @@ def _history_len(value):
 def _algo(value):
     if not isinstance(value, str) or value not in _ALGOS:
         raise CollectivesError(
-            f"algo must be 'max' or 'most_recent' (TE's amax_compute_algo), got {value!r}")
+            f"algo must be 'max' or 'most_recent' (TE's amax_compute_algo), got {value!r}"
+        )
     return value
 
 
@@ -125,7 +143,7 @@ def _sliding_max(a, length):
     suffix = np.maximum.accumulate(blocks[:, ::-1], axis=1)[:, ::-1].ravel()[:n]
     out = prefix.copy()
     end = np.arange(length - 1, n)
-    out[length - 1:] = np.maximum(suffix[end - length + 1], prefix[end])
+    out[length - 1 :] = np.maximum(suffix[end - length + 1], prefix[end])
     return out
 
 
@@ -138,7 +156,8 @@ def _positive_scale(scale, what, shape=None):
     if np.any(bad):
         first = float(s.flat[int(np.flatnonzero(bad.ravel())[0])])
         raise CollectivesError(
-            f"{what}: scale must be finite and > 0 (as a float32), got {first!r}")
+            f"{what}: scale must be finite and > 0 (as a float32), got {first!r}"
+        )
     if shape is not None:
         try:
             ok = np.broadcast_shapes(s32.shape, shape) == tuple(shape)
@@ -147,15 +166,15 @@ def _positive_scale(scale, what, shape=None):
         if not ok:
             raise CollectivesError(
                 f"{what}: scale has shape {s32.shape}, which does not broadcast to the "
-                f"data's shape {shape}")
+                f"data's shape {shape}"
+            )
     return s32
 
 
 def _codes(codes, what):
     arr = as_array(codes, f"{what} takes uint8 codes")
     if arr.dtype.kind not in "iu":
-        raise CollectivesError(
-            f"{what} takes uint8 codes (integers 0..255), got dtype {arr.dtype}")
+        raise CollectivesError(f"{what} takes uint8 codes (integers 0..255), got dtype {arr.dtype}")
     return arr
 
 
@@ -166,6 +185,7 @@ def _as_float(value):
 
 
 # ----------------------------------------------------------------------------- per-tensor
+
 
 def current_scale(x, fmt="e4m3", margin=0):
     """TE current scaling: the scale for casting ``x`` itself, ``FP8_MAX / amax / 2**margin``.
@@ -215,8 +235,9 @@ class DelayedScaling:
 
     fmt = property(lambda self: self._fmt, doc="The FP8 format (e.g. 'e4m3').")
     history_len = property(lambda self: self._history_len, doc="Steps of amax history kept.")
-    margin = property(lambda self: self._margin,
-                      doc="The margin (the scale is divided by 2**margin).")
+    margin = property(
+        lambda self: self._margin, doc="The margin (the scale is divided by 2**margin)."
+    )
     algo = property(lambda self: self._algo, doc="'max' or 'most_recent'.")
 
     @property
@@ -239,18 +260,22 @@ class DelayedScaling:
         if a.ndim > 1 or a.size == 0:
             raise CollectivesError(
                 "DelayedScaling.update takes this step's amax: a number, or a 1-D array with "
-                f"one amax per data-parallel rank; got shape {a.shape}")
-        step_amax = np.max(a)                     # the MAX all-reduce (NaN propagates)
-        self._history = np.append(self._history, np.float32(step_amax))[-self._history_len:]
+                f"one amax per data-parallel rank; got shape {a.shape}"
+            )
+        step_amax = np.max(a)  # the MAX all-reduce (NaN propagates)
+        self._history = np.append(self._history, np.float32(step_amax))[-self._history_len :]
         window = self._history.max() if self._algo == "max" else self._history[-1]
-        self._scale = np.float32(scale_from_amax(np.float32(window), FORMATS[self._fmt],
-                                                  self._margin, self._scale))
+        self._scale = np.float32(
+            scale_from_amax(np.float32(window), FORMATS[self._fmt], self._margin, self._scale)
+        )
         return float(self._scale)
 
     def __repr__(self):
-        return (f"DelayedScaling(fmt={self._fmt!r}, history_len={self._history_len}, "
-                f"margin={self._margin:g}, algo={self._algo!r}; scale={float(self._scale):.6g} "
-                f"after {self._history.size} recorded step(s))")
+        return (
+            f"DelayedScaling(fmt={self._fmt!r}, history_len={self._history_len}, "
+            f"margin={self._margin:g}, algo={self._algo!r}; scale={float(self._scale):.6g} "
+            f"after {self._history.size} recorded step(s))"
+        )
 
 
 def delayed_scales(amaxes, fmt="e4m3", history_len=1024, margin=0, algo="max"):
@@ -273,13 +298,14 @@ def delayed_scales(amaxes, fmt="e4m3", history_len=1024, margin=0, algo="max"):
     a = _amaxes(amaxes, "delayed_scales", "every amax")
     if a.ndim == 2:
         if a.shape[1] == 0:
-            raise CollectivesError("delayed_scales: amaxes has shape "
-                                   f"{a.shape}; give at least one rank per step")
+            raise CollectivesError(
+                f"delayed_scales: amaxes has shape {a.shape}; give at least one rank per step"
+            )
         a = a.max(axis=1)
     elif a.ndim != 1:
         raise CollectivesError(
-            "delayed_scales takes amaxes of shape (steps,) or (steps, ranks), got shape "
-            f"{a.shape}")
+            f"delayed_scales takes amaxes of shape (steps,) or (steps, ranks), got shape {a.shape}"
+        )
     n = a.size
     out = np.ones(n, np.float32)
     if n <= 1:
@@ -312,8 +338,8 @@ def amax_all_reduce(amaxes, schedule=None):
     a = _amaxes(amaxes, "amax_all_reduce", "every amax")
     if a.ndim not in (1, 2) or a.shape[0] == 0:
         raise CollectivesError(
-            "amax_all_reduce takes amaxes of shape (n_ranks,) or (n_ranks, k), got shape "
-            f"{a.shape}")
+            f"amax_all_reduce takes amaxes of shape (n_ranks,) or (n_ranks, k), got shape {a.shape}"
+        )
     n = a.shape[0]
     rows = a.reshape(n, -1)
     if schedule is None:
@@ -322,11 +348,13 @@ def amax_all_reduce(amaxes, schedule=None):
     if schedule.collective != "all_reduce":
         raise CollectivesError(
             f"amax_all_reduce needs an all_reduce schedule, got {schedule.name!r} "
-            f"({schedule.collective})")
+            f"({schedule.collective})"
+        )
     if schedule.n_ranks != n:
         raise CollectivesError(
             f"amax_all_reduce: the schedule {schedule.name!r} has {schedule.n_ranks} ranks "
-            f"but amaxes has {n} rows (one per rank)")
+            f"but amaxes has {n} rows (one per rank)"
+        )
     schedule = _with_op(schedule, "max")
     k = rows.shape[1]
     padded = np.zeros((n, max(1, -(-k // schedule.n_chunks)) * schedule.n_chunks), np.float32)
@@ -343,11 +371,23 @@ def _with_op(schedule, op):
 
     arrays = schedule.transfer_arrays()
     return Schedule.from_arrays(
-        schedule.collective, schedule.n_ranks, schedule.n_chunks, arrays["step"],
-        arrays["src"], arrays["dst"], arrays["src_chunk"], arrays["dst_chunk"],
-        arrays["reduce"], n_steps=schedule.n_steps, root=schedule.root,
-        n_scratch=schedule.n_scratch, name=f"{schedule.name} (op={op})",
-        groups=schedule.groups, n_switches=schedule.n_switches, op=op)
+        schedule.collective,
+        schedule.n_ranks,
+        schedule.n_chunks,
+        arrays["step"],
+        arrays["src"],
+        arrays["dst"],
+        arrays["src_chunk"],
+        arrays["dst_chunk"],
+        arrays["reduce"],
+        n_steps=schedule.n_steps,
+        root=schedule.root,
+        n_scratch=schedule.n_scratch,
+        name=f"{schedule.name} (op={op})",
+        groups=schedule.groups,
+        n_switches=schedule.n_switches,
+        op=op,
+    )
 
 
 def quantize_scaled(x, scale, fmt="e4m3", saturate=True):
@@ -386,9 +426,9 @@ def dequantize_scaled(codes, scale, fmt="e4m3"):
 
 # ----------------------------------------------------------------------------- MX blocks
 
+
 def _block_args(block, what):
-    if isinstance(block, (bool, np.bool_)) or not isinstance(block, (int, np.integer)) \
-            or block < 1:
+    if isinstance(block, (bool, np.bool_)) or not isinstance(block, (int, np.integer)) or block < 1:
         raise CollectivesError(f"{what}: block must be a positive integer, got {block!r}")
     return int(block)
 
@@ -397,7 +437,8 @@ def _mx_rule(rule):
     if not isinstance(rule, str) or rule not in ("ocp", "ceil", "te"):
         raise CollectivesError(
             "mx_quantize: rule must be 'ocp' (X = 2^(floor(log2 amax) - emax), OCP MX v1.0) or "
-            f"'ceil' (X = 2^ceil(log2(amax / FP8_MAX)), NVIDIA's), got {rule!r}")
+            f"'ceil' (X = 2^ceil(log2(amax / FP8_MAX)), NVIDIA's), got {rule!r}"
+        )
     return "ocp" if rule == "ocp" else "te"
 
 
@@ -426,7 +467,8 @@ def mx_quantize(x, block=32, fmt="e4m3", rule="ocp"):
     if v.ndim == 0:
         raise CollectivesError(
             "mx_quantize: x must have at least one axis (blocks run along the last axis), "
-            "got a scalar")
+            "got a scalar"
+        )
     scales = mx_block_scale(v, block=block, fmt=f.name, rule=rule)
     per_element = _blocks_expanded(scales.astype(np.float64), block, v.shape[-1])
     with np.errstate(invalid="ignore"):
@@ -447,13 +489,15 @@ def mx_dequantize(codes, scale_codes, block=32, fmt="e4m3"):
     if sc.shape != want:
         raise CollectivesError(
             f"mx_dequantize: codes of shape {c.shape} in blocks of {block} need scale_codes "
-            f"of shape {want}, got {sc.shape}")
+            f"of shape {want}, got {sc.shape}"
+        )
     x_scale = _blocks_expanded(decode(sc, "e8m0").astype(np.float64), block, c.shape[-1])
     with np.errstate(over="ignore", invalid="ignore"):
         return np.asarray(decode(c, f.name) * x_scale, dtype=np.float32)
 
 
 # ----------------------------------------------------------------------------- tiles
+
 
 def _tile_args(tile, ndim, what):
     if isinstance(tile, (int, np.integer)) and not isinstance(tile, (bool, np.bool_)):
@@ -462,15 +506,19 @@ def _tile_args(tile, ndim, what):
         tile = tuple(tile)
     except TypeError:
         raise CollectivesError(
-            f"{what}: tile must be a tuple of positive integers such as (1, 128), got "
-            f"{tile!r}") from None
-    if not tile or not all(isinstance(t, (int, np.integer)) and not isinstance(t, (bool, np.bool_))
-                           and t >= 1 for t in tile):
+            f"{what}: tile must be a tuple of positive integers such as (1, 128), got {tile!r}"
+        ) from None
+    if not tile or not all(
+        isinstance(t, (int, np.integer)) and not isinstance(t, (bool, np.bool_)) and t >= 1
+        for t in tile
+    ):
         raise CollectivesError(
-            f"{what}: tile must be a tuple of positive integers such as (1, 128), got {tile!r}")
+            f"{what}: tile must be a tuple of positive integers such as (1, 128), got {tile!r}"
+        )
     if len(tile) > ndim:
         raise CollectivesError(
-            f"{what}: tile {tile} spans {len(tile)} axes but the data has {ndim}")
+            f"{what}: tile {tile} spans {len(tile)} axes but the data has {ndim}"
+        )
     return tuple(int(t) for t in tile)
 
 
@@ -534,11 +582,12 @@ def tile_dequantize(codes, scales, tile=(1, 128), fmt="e4m3"):
     c = _codes(codes, "tile_dequantize")
     tile = _tile_args(tile, c.ndim, "tile_dequantize")
     s = real_array(scales, "tile_dequantize (scales)")
-    want = c.shape[:-len(tile)] + _tile_grid(c.shape, tile)
+    want = c.shape[: -len(tile)] + _tile_grid(c.shape, tile)
     if s.shape != want:
         raise CollectivesError(
             f"tile_dequantize: codes of shape {c.shape} in tiles of {tile} need scales of "
-            f"shape {want}, got {s.shape}")
+            f"shape {want}, got {s.shape}"
+        )
     per_element = _tile_expand(s.astype(np.float32).astype(np.float64), tile, c.shape)
     with np.errstate(over="ignore", invalid="ignore"):
         return np.asarray(decode(c, f.name) * per_element, dtype=np.float32)

@@ -183,19 +183,55 @@ import sys
 from ..errors import GradingError  # noqa: F401  (collectives.grading.GradingError, as before)
 
 __all__ = [
-    "check_schedule", "check_number", "check_close", "check_reference", "check_choice",
-    "call", "fastest_name", "dispatch_seconds", "step_states", "describe_slot",
-    "schedule_seconds", "recheck", "NEIGHBOUR_RULES", "run_isolated", "NO_PACKAGE",
-    "FORBIDDEN", "SCHEDULE_TOOLS",
-    "check_shape", "check_estimate", "check_no_worse",
-    "slice_hops", "slice_diameter", "slice_bisection_bandwidth",
-    "v5e_axis_seconds", "v5e_all_reduce_seconds", "best_v5e_slice_shape", "wrapped_axis_for",
-    "v5e_axis_lower_bound", "v5e_slice_all_reduce_seconds", "wrapped_axis_step_seconds",
-    "hierarchical_level_seconds", "hierarchical_bottleneck", "pipelined_hierarchical_seconds",
-    "hierarchical_segments_needed", "mesh_step_seconds", "rail_placement", "placement_slowdown",
-    "check_placement", "misplacement_ratio", "rail_all_reduce_seconds", "sharp_or_ring",
-    "superpod_count", "check_e4m3_values", "check_e4m3_codes", "check_delayed_scales",
-    "check_fp8_all_reduce", "flushing_ranks", "check_flushing_ranks", "MODULES",
+    "check_schedule",
+    "check_number",
+    "check_close",
+    "check_reference",
+    "check_choice",
+    "call",
+    "fastest_name",
+    "dispatch_seconds",
+    "step_states",
+    "describe_slot",
+    "schedule_seconds",
+    "recheck",
+    "NEIGHBOUR_RULES",
+    "run_isolated",
+    "NO_PACKAGE",
+    "FORBIDDEN",
+    "SCHEDULE_TOOLS",
+    "check_shape",
+    "check_estimate",
+    "check_no_worse",
+    "slice_hops",
+    "slice_diameter",
+    "slice_bisection_bandwidth",
+    "v5e_axis_seconds",
+    "v5e_all_reduce_seconds",
+    "best_v5e_slice_shape",
+    "wrapped_axis_for",
+    "v5e_axis_lower_bound",
+    "v5e_slice_all_reduce_seconds",
+    "wrapped_axis_step_seconds",
+    "hierarchical_level_seconds",
+    "hierarchical_bottleneck",
+    "pipelined_hierarchical_seconds",
+    "hierarchical_segments_needed",
+    "mesh_step_seconds",
+    "rail_placement",
+    "placement_slowdown",
+    "check_placement",
+    "misplacement_ratio",
+    "rail_all_reduce_seconds",
+    "sharp_or_ring",
+    "superpod_count",
+    "check_e4m3_values",
+    "check_e4m3_codes",
+    "check_delayed_scales",
+    "check_fp8_all_reduce",
+    "flushing_ranks",
+    "check_flushing_ranks",
+    "MODULES",
 ]
 
 #: every module :func:`importlib.reload` of this package executes again, in dependency order
@@ -210,14 +246,33 @@ __all__ = [
 #: reload them themselves (``processes``), and their task modules (``tasks.all_reduce``, ...)
 #: are reloaded here.
 MODULES = (
-    "cohort", "checks", "diagnosis",
-    "isolation.wire", "isolation.snapshot", "isolation.origin", "isolation.reading", "isolation.calls",
-    "isolation.orchestrator", "isolation",
-    "tasks.topology_reasoning", "tasks.cluster_collectives", "tasks.all_reduce",
-    "tasks.all_to_all", "tasks.cost_models", "tasks.fp8_codec", "tasks.fp8_retired",
-    "tasks.fp8", "tasks.real_processes", "tasks.fabric",
-    "tasks.planning", "tasks",
-    "slices", "clusters", "fp8_tasks", "plan_tasks", "recheck",
+    "cohort",
+    "checks",
+    "diagnosis",
+    "isolation.wire",
+    "isolation.snapshot",
+    "isolation.origin",
+    "isolation.reading",
+    "isolation.calls",
+    "isolation.orchestrator",
+    "isolation",
+    "tasks.topology_reasoning",
+    "tasks.cluster_collectives",
+    "tasks.all_reduce",
+    "tasks.all_to_all",
+    "tasks.cost_models",
+    "tasks.fp8_codec",
+    "tasks.fp8_retired",
+    "tasks.fp8",
+    "tasks.real_processes",
+    "tasks.fabric",
+    "tasks.planning",
+    "tasks",
+    "slices",
+    "clusters",
+    "fp8_tasks",
+    "plan_tasks",
+    "recheck",
 )
 
 
@@ -243,24 +298,54 @@ def _load(name):
 for _name in MODULES:
     _load(_name)
 
-from .checks import (check_choice, check_close, check_estimate, check_no_worse,  # noqa: E402
-                     check_number, check_reference, check_shape, dispatch_seconds,
-                     fastest_name, schedule_seconds)
+from .checks import (
+    check_choice,
+    check_close,
+    check_estimate,
+    check_no_worse,
+    check_number,
+    check_reference,
+    check_shape,
+    dispatch_seconds,
+    fastest_name,
+    schedule_seconds,
+)
 from .diagnosis import NEIGHBOUR_RULES, check_schedule, describe_slot, step_states  # noqa: E402
 from .isolation import FORBIDDEN, NO_PACKAGE, SCHEDULE_TOOLS, call, run_isolated  # noqa: E402
-from .tasks.topology_reasoning import (best_v5e_slice_shape,  # noqa: E402
-                                       slice_bisection_bandwidth, slice_diameter, slice_hops,
-                                       v5e_all_reduce_seconds, v5e_axis_lower_bound,
-                                       v5e_axis_seconds, v5e_slice_all_reduce_seconds,
-                                       wrapped_axis_for, wrapped_axis_step_seconds)
-from .tasks.cluster_collectives import (check_placement, hierarchical_bottleneck,  # noqa: E402
-                                        hierarchical_level_seconds,
-                                        hierarchical_segments_needed, mesh_step_seconds,
-                                        misplacement_ratio, pipelined_hierarchical_seconds,
-                                        placement_slowdown, rail_all_reduce_seconds,
-                                        rail_placement, sharp_or_ring, superpod_count)
-from .tasks.fp8 import (check_delayed_scales, check_e4m3_codes,  # noqa: E402
-                        check_e4m3_values, check_flushing_ranks, check_fp8_all_reduce,
-                        flushing_ranks)
+
 # the function: it hides the compatibility module's name
 from .isolation.orchestrator import recheck  # noqa: E402
+from .tasks.cluster_collectives import (
+    check_placement,
+    hierarchical_bottleneck,
+    hierarchical_level_seconds,
+    hierarchical_segments_needed,
+    mesh_step_seconds,
+    misplacement_ratio,
+    pipelined_hierarchical_seconds,
+    placement_slowdown,
+    rail_all_reduce_seconds,
+    rail_placement,
+    sharp_or_ring,
+    superpod_count,
+)
+from .tasks.fp8 import (
+    check_delayed_scales,
+    check_e4m3_codes,
+    check_e4m3_values,
+    check_flushing_ranks,
+    check_fp8_all_reduce,
+    flushing_ranks,
+)
+from .tasks.topology_reasoning import (
+    best_v5e_slice_shape,
+    slice_bisection_bandwidth,
+    slice_diameter,
+    slice_hops,
+    v5e_all_reduce_seconds,
+    v5e_axis_lower_bound,
+    v5e_axis_seconds,
+    v5e_slice_all_reduce_seconds,
+    wrapped_axis_for,
+    wrapped_axis_step_seconds,
+)

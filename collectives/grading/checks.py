@@ -28,15 +28,31 @@ import numpy as np
 from ..errors import GradingError
 
 __all__ = [
-    "check_number", "check_close", "check_choice", "check_reference", "check_shape",
-    "check_estimate", "check_no_worse",
-    "schedule_seconds", "fastest_name", "dispatch_seconds", "ratio_hint", "count_text",
-    "Opaque", "type_name", "show", "in_words", "TOP_LEVEL", "MAX_ITEMS", "NOT_WRITTEN",
+    "check_number",
+    "check_close",
+    "check_choice",
+    "check_reference",
+    "check_shape",
+    "check_estimate",
+    "check_no_worse",
+    "schedule_seconds",
+    "fastest_name",
+    "dispatch_seconds",
+    "ratio_hint",
+    "count_text",
+    "Opaque",
+    "type_name",
+    "show",
+    "in_words",
+    "TOP_LEVEL",
+    "MAX_ITEMS",
+    "NOT_WRITTEN",
 ]
 
 #: what the feedback says of a function whose cell still holds nbgrader's placeholder
-NOT_WRITTEN = ("not written yet: replace the line `raise NotImplementedError(...)` in its cell "
-               "with your code")
+NOT_WRITTEN = (
+    "not written yet: replace the line `raise NotImplementedError(...)` in its cell with your code"
+)
 #: the most items a learner's answer may hold (transfers of a schedule, values to re-check)
 MAX_ITEMS = 5_000_000
 
@@ -48,6 +64,7 @@ _short.maxlevel = 3
 
 
 # ---- describing learners' values -------------------------------------------------------------
+
 
 class Opaque:
     """Stands in (in the re-check subprocess) for a value that has no plain-data form."""
@@ -77,7 +94,7 @@ def show(value):
         return value.text
     try:
         return _short.repr(value)
-    except Exception:           # a learner's __repr__ may raise anything
+    except Exception:  # a learner's __repr__ may raise anything
         return f"<{type_name(value)} object>"
 
 
@@ -104,6 +121,7 @@ def count_text(count, one, many):
 
 # ---- numbers ---------------------------------------------------------------------------------
 
+
 def check_number(value, what, *, finite=True):
     """``value`` as a float, if it is one real number; else a :class:`GradingError`.
 
@@ -126,21 +144,27 @@ def check_number(value, what, *, finite=True):
     try:
         number = float(value)
     except (OverflowError, ValueError, TypeError) as exc:
-        raise GradingError(f"{what} is {show(value)}, which is not a usable number ({exc})") \
-            from None
+        raise GradingError(
+            f"{what} is {show(value)}, which is not a usable number ({exc})"
+        ) from None
     if finite and math.isnan(number):
         raise AssertionError(f"{what} is nan (not a number); check for 0/0 or a nan input")
     if finite and math.isinf(number):
-        raise AssertionError(f"{what} is {number!r}; expected a finite number "
-                             "(a division by zero?)")
+        raise AssertionError(
+            f"{what} is {number!r}; expected a finite number (a division by zero?)"
+        )
     return number
 
 
-_UNIT_FACTORS = ((8, "8", "bits versus bytes?"), (1e3, "1000", "a unit prefix (k, milli)?"),
-                 (1e6, "10**6", "a unit prefix (M, micro)?"),
-                 (1e9, "10**9", "a unit prefix (G, nano)?"),
-                 (1024, "1024", "KiB versus kB or bytes?"), (2**20, "2**20", "MiB versus bytes?"),
-                 (2**30, "2**30", "GiB versus bytes?"))
+_UNIT_FACTORS = (
+    (8, "8", "bits versus bytes?"),
+    (1e3, "1000", "a unit prefix (k, milli)?"),
+    (1e6, "10**6", "a unit prefix (M, micro)?"),
+    (1e9, "10**9", "a unit prefix (G, nano)?"),
+    (1024, "1024", "KiB versus kB or bytes?"),
+    (2**20, "2**20", "MiB versus bytes?"),
+    (2**30, "2**30", "GiB versus bytes?"),
+)
 
 
 def ratio_hint(got, want):
@@ -157,7 +181,7 @@ def ratio_hint(got, want):
             return f"; yours is 1/{shown} of that: {text}"
     simple = Fraction(ratio).limit_denominator(64)
     p, q = abs(simple.numerator), simple.denominator
-    telling = p <= 64 and (q == 1 or p == 1 or abs(p - q) == 1)    # n, 1/n, n/(n-1), ...
+    telling = p <= 64 and (q == 1 or p == 1 or abs(p - q) == 1)  # n, 1/n, n/(n-1), ...
     if simple != 1 and telling and math.isclose(float(simple), ratio, rel_tol=1e-9):
         return f"; yours is exactly {simple} times that"
     if 0.5 < ratio < 2:
@@ -173,14 +197,17 @@ def _compare(got, want, what, rel, abs_tol, source=None):
 
 
 def _expected_number(expected, where):
-    if isinstance(expected, (bool, np.bool_)) or not isinstance(expected,
-                                                              (numbers.Real, Decimal)):
-        raise GradingError(f"the test's expected value {where} is {in_words(expected)}, not a "
-                           "number (a bug in the test, not in your answer)")
+    if isinstance(expected, (bool, np.bool_)) or not isinstance(expected, (numbers.Real, Decimal)):
+        raise GradingError(
+            f"the test's expected value {where} is {in_words(expected)}, not a "
+            "number (a bug in the test, not in your answer)"
+        )
     value = float(expected)
     if not math.isfinite(value):
-        raise GradingError(f"the test's expected value {where} is {value!r} "
-                           "(a bug in the test, not in your answer)")
+        raise GradingError(
+            f"the test's expected value {where} is {value!r} "
+            "(a bug in the test, not in your answer)"
+        )
     return value
 
 
@@ -193,8 +220,7 @@ def check_close(value, expected, what, *, rel=1e-9, abs_tol=0.0):
     return got
 
 
-def check_choice(value, expected, what, *, options=None, reference=None, args=(),
-                 kwargs=None):
+def check_choice(value, expected, what, *, options=None, reference=None, args=(), kwargs=None):
     """Check that ``value`` is the string ``expected`` (e.g. the name of the algorithm that
     wins); with ``options``, first that it is one of them (so a typo gets its own message).
     With ``reference`` (a dotted name inside ``collectives``, e.g.
@@ -203,8 +229,9 @@ def check_choice(value, expected, what, *, options=None, reference=None, args=()
     if not isinstance(value, str):
         raise GradingError(f"{what} should be a string (a name), but it is {in_words(value)}")
     if options is not None and value not in options:
-        raise AssertionError(f"{what} is {value!r}, which is not one of the choices: "
-                             f"{', '.join(map(repr, options))}")
+        raise AssertionError(
+            f"{what} is {value!r}, which is not one of the choices: {', '.join(map(repr, options))}"
+        )
     if reference is not None:
         expected = _resolve(reference)(*args, **dict(kwargs or {}))
     if value != expected:
@@ -221,8 +248,9 @@ def check_shape(value, what, *, expected=None, reference=None, args=(), kwargs=N
     if reference is not None:
         expected = _resolve(reference)(*args, **dict(kwargs or {}))
     if expected is None:
-        raise GradingError(f"the test gives no expected shape for {what} (a bug in the test, "
-                           "not in your answer)")
+        raise GradingError(
+            f"the test gives no expected shape for {what} (a bug in the test, not in your answer)"
+        )
     expected = tuple(int(s) for s in expected)
     if tuple(sizes) != expected:
         raise AssertionError(f"{what} is {tuple(sizes)}, but the answer is {expected}")
@@ -234,13 +262,17 @@ def _shape_sizes(value, what):
     if isinstance(value, np.ndarray) and value.ndim == 1:
         value = value.tolist()
     if not isinstance(value, (tuple, list)):
-        raise GradingError(f"{what} should be a tuple of ints such as (8, 16), but it is "
-                           f"{in_words(value)}")
+        raise GradingError(
+            f"{what} should be a tuple of ints such as (8, 16), but it is {in_words(value)}"
+        )
     sizes = []
     for i, size in enumerate(value):
         if isinstance(size, (bool, np.bool_)) or not isinstance(size, (int, np.integer)):
-            hint = " (use // rather than /, or int(...))" if isinstance(
-                size, (float, np.floating)) else ""
+            hint = (
+                " (use // rather than /, or int(...))"
+                if isinstance(size, (float, np.floating))
+                else ""
+            )
             raise GradingError(f"{what}[{i}] is {in_words(size)}; expected an int{hint}")
         sizes.append(int(size))
     return sizes
@@ -250,17 +282,28 @@ def _shape_sizes(value, what):
 #: reference may name them either way ("busbw" or "cost.busbw"). The checks never import the
 #: top level itself (it imports this package: a cycle); tests/package/grading/test_checks.py
 #: holds this table to ``collectives.__init__``.
-TOP_LEVEL = {"algbw": "cost", "busbw": "cost", "bus_factor": "cost", "time": "cost",
-             "time_concurrent": "cost", "simulate": "replay", "verify": "replay",
-             "trace": "replay", "compose": "schedule", "grouped": "transforms"}
+TOP_LEVEL = {
+    "algbw": "cost",
+    "busbw": "cost",
+    "bus_factor": "cost",
+    "time": "cost",
+    "time_concurrent": "cost",
+    "simulate": "replay",
+    "verify": "replay",
+    "trace": "replay",
+    "compose": "schedule",
+    "grouped": "transforms",
+}
 
 
 def _resolve(reference):
     """The function ``collectives.<reference>`` (a dotted name inside the package: a module
     path and a name in it, or a name of :data:`TOP_LEVEL`)."""
     if not isinstance(reference, str) or not reference:
-        raise GradingError(f"reference must be a dotted name inside collectives such as "
-                           f"'analytic.ring_all_gather', got {reference!r}")
+        raise GradingError(
+            f"reference must be a dotted name inside collectives such as "
+            f"'analytic.ring_all_gather', got {reference!r}"
+        )
     parts = reference.split(".")
     if any(not p.isidentifier() or p.startswith("_") for p in parts):
         raise GradingError(f"reference {reference!r} must name a public function of collectives")
@@ -306,8 +349,7 @@ def _called(reference, args, kwargs):
     return _resolve(reference)(*args, **kwargs), f"collectives.{reference}({shown})"
 
 
-def check_estimate(value, what, reference, args=(), kwargs=None, *, bound, rel=1e-9,
-                   abs_tol=0.0):
+def check_estimate(value, what, reference, args=(), kwargs=None, *, bound, rel=1e-9, abs_tol=0.0):
     """Check an estimate (seconds, say) by what it claims: no slower than
     ``collectives.<reference>(*args, **kwargs)``, the time of a schedule the package builds,
     and no faster than ``collectives.<bound>(*args, **kwargs)``, a lower bound no schedule can
@@ -324,16 +366,17 @@ def check_estimate(value, what, reference, args=(), kwargs=None, *, bound, rel=1
     if got > ceiling * (1 + rel) + abs_tol:
         raise AssertionError(
             f"{what} is {got!r}, slower than {ceiling!r} = {source}, the time of a schedule "
-            f"the wiring allows: a faster schedule exists{ratio_hint(got, ceiling)}")
+            f"the wiring allows: a faster schedule exists{ratio_hint(got, ceiling)}"
+        )
     if got < floor_ * (1 - rel) - abs_tol:
         raise AssertionError(
             f"{what} is {got!r}, below {floor_!r} = {bound_source}, less than any schedule can "
-            f"take{ratio_hint(got, floor_)}")
+            f"take{ratio_hint(got, floor_)}"
+        )
     return got
 
 
-def check_no_worse(value, what, *, cost, reference, args=(), kwargs=None, options=None,
-                   rel=1e-6):
+def check_no_worse(value, what, *, cost, reference, args=(), kwargs=None, options=None, rel=1e-6):
     """Check a choice by what it costs, never by which one the package picks: the learner's
     ``value`` passes when ``collectives.<cost>(value, *args, **kwargs)`` is no more than
     ``rel`` (relative) above the cost of ``collectives.<reference>(*args, **kwargs)``, the
@@ -344,23 +387,25 @@ def check_no_worse(value, what, *, cost, reference, args=(), kwargs=None, option
     a tuple)."""
     if options is not None:
         if not isinstance(value, str):
-            raise GradingError(f"{what} should be a string (a name), but it is "
-                               f"{in_words(value)}")
+            raise GradingError(f"{what} should be a string (a name), but it is {in_words(value)}")
         if value not in options:
-            raise AssertionError(f"{what} is {value!r}, which is not one of the choices: "
-                                 f"{', '.join(map(repr, options))}")
+            raise AssertionError(
+                f"{what} is {value!r}, which is not one of the choices: "
+                f"{', '.join(map(repr, options))}"
+            )
     else:
         value = tuple(_shape_sizes(value, what))
     kwargs = dict(kwargs or {})
     best = _resolve(reference)(*args, **kwargs)
     best = best if isinstance(best, str) else tuple(best)
     price = _resolve(cost)
-    shown = ", ".join([show(a) for a in (value,) + tuple(args)]
-                      + [f"{k}={show(v)}" for k, v in kwargs.items()])
+    shown = ", ".join(
+        [show(a) for a in (value,) + tuple(args)] + [f"{k}={show(v)}" for k, v in kwargs.items()]
+    )
     source = f"collectives.{cost}({shown})"
     try:
         mine = price(value, *args, **kwargs)
-    except GradingError as exc:                       # not a candidate: the learner's error
+    except GradingError as exc:  # not a candidate: the learner's error
         raise AssertionError(f"{what} is {show(value)}: {exc}") from None
     theirs = price(best, *args, **kwargs)
     mine = _expected_number(mine, source)
@@ -368,7 +413,8 @@ def check_no_worse(value, what, *, cost, reference, args=(), kwargs=None, option
     if mine > theirs * (1 + rel):
         raise AssertionError(
             f"{what} is {show(value)}, which costs {mine:.6g} ({source}), more than the "
-            f"{theirs:.6g} of {show(best)}{ratio_hint(mine, theirs)}")
+            f"{theirs:.6g} of {show(best)}{ratio_hint(mine, theirs)}"
+        )
     return value
 
 
@@ -391,14 +437,14 @@ def schedule_seconds(algorithm, n, nbytes, *, topology="ring", part="total", **t
 
     entry = algorithms.CATALOG.get(algorithm)
     if entry is None:
-        raise GradingError(f"unknown algorithm {algorithm!r}; expected one of "
-                           f"{', '.join(algorithms.CATALOG)}")
+        raise GradingError(
+            f"unknown algorithm {algorithm!r}; expected one of {', '.join(algorithms.CATALOG)}"
+        )
     if topology not in _TOPOLOGIES:
         raise GradingError(f"topology must be one of {', '.join(_TOPOLOGIES)}, got {topology!r}")
     if part not in _PARTS:
         raise GradingError(f"part must be one of {', '.join(_PARTS)}, got {part!r}")
-    timing = cost.time(entry.build(n), getattr(topologies, topology)(n, **topology_options),
-                       nbytes)
+    timing = cost.time(entry.build(n), getattr(topologies, topology)(n, **topology_options), nbytes)
     latency = float(np.sum(timing.step_latency))
     if part == "total":
         return timing.seconds
@@ -407,13 +453,13 @@ def schedule_seconds(algorithm, n, nbytes, *, topology="ring", part="total", **t
     if part == "transfer":
         return float(np.sum(timing.step_transfer))
     if timing.seconds <= 0:
-        raise GradingError(f"{algorithm} over {n} ranks takes no time, so it has no latency "
-                           "fraction")
+        raise GradingError(
+            f"{algorithm} over {n} ranks takes no time, so it has no latency fraction"
+        )
     return latency / timing.seconds
 
 
-def fastest_name(collective, n, nbytes, *, topology="switch", candidates=None,
-                 **topology_options):
+def fastest_name(collective, n, nbytes, *, topology="switch", candidates=None, **topology_options):
     """The name :func:`collectives.algorithms.fastest` picks for ``collective`` over ``n``
     ranks on ``collectives.topology.<topology>(n, **topology_options)`` at ``nbytes``."""
     from .. import algorithms

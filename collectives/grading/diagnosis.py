@@ -29,8 +29,18 @@ from ..schedule import Schedule
 from ..semantics import collective_spec
 from .checks import MAX_ITEMS, in_words, show
 
-__all__ = ["check_schedule", "NEIGHBOUR_RULES", "step_states", "describe_slot", "steps_of",
-           "check_ranges", "numeric_check", "rank_count", "remote", "data_steps"]
+__all__ = [
+    "check_schedule",
+    "NEIGHBOUR_RULES",
+    "step_states",
+    "describe_slot",
+    "steps_of",
+    "check_ranges",
+    "numeric_check",
+    "rank_count",
+    "remote",
+    "data_steps",
+]
 
 _FIELDS = ("src", "dst", "src_chunk", "dst_chunk")
 #: step_states() is not used for hints above this size: slots x (steps + 1)
@@ -39,6 +49,7 @@ _REPLAY_LIMIT = 2_000_000
 
 # ---- schedules: form -------------------------------------------------------------------------
 
+
 def _as_int(value, where):
     if isinstance(value, (bool, np.bool_)):
         raise GradingError(f"{where} is {value!r}, a bool; expected an integer")
@@ -46,15 +57,18 @@ def _as_int(value, where):
         return int(value)
     if isinstance(value, (float, np.floating)):
         if math.isfinite(value) and float(value).is_integer():
-            raise GradingError(f"{where} is {value!r}, a float; rank and chunk numbers must be "
-                               "ints (use // rather than /, or int(...))")
+            raise GradingError(
+                f"{where} is {value!r}, a float; rank and chunk numbers must be "
+                "ints (use // rather than /, or int(...))"
+            )
         raise GradingError(f"{where} is {value!r}; expected an integer")
     raise GradingError(f"{where} is {in_words(value)}; expected an integer")
 
 
 def _is_int_like(value):
     return isinstance(value, (int, np.integer, float, np.floating)) and not isinstance(
-        value, (bool, np.bool_))
+        value, (bool, np.bool_)
+    )
 
 
 def _as_list(value):
@@ -70,8 +84,9 @@ def _as_list(value):
 
 
 def _count_items(steps):
-    return sum(len(s) if isinstance(s, (list, tuple, set, frozenset, np.ndarray)) else 1
-               for s in steps)
+    return sum(
+        len(s) if isinstance(s, (list, tuple, set, frozenset, np.ndarray)) else 1 for s in steps
+    )
 
 
 def steps_of(answer, what, spec, n, n_chunks, root, n_scratch=0):
@@ -80,45 +95,64 @@ def steps_of(answer, what, spec, n, n_chunks, root, n_scratch=0):
     :class:`~collectives.GradingError` for an answer of the wrong form, an ``AssertionError``
     for a Schedule of another shape."""
     if isinstance(answer, Schedule):
-        for attr, want in (("collective", spec.name), ("n_ranks", n), ("n_chunks", n_chunks),
-                           ("root", root)):
+        for attr, want in (
+            ("collective", spec.name),
+            ("n_ranks", n),
+            ("n_chunks", n_chunks),
+            ("root", root),
+        ):
             if getattr(answer, attr) != want:
-                raise AssertionError(f"{what} is a Schedule with {attr}={getattr(answer, attr)!r}; "
-                                     f"expected {attr}={want!r}")
+                raise AssertionError(
+                    f"{what} is a Schedule with {attr}={getattr(answer, attr)!r}; "
+                    f"expected {attr}={want!r}"
+                )
         if answer.n_scratch != n_scratch:
             has = "has none" if not n_scratch else f"has {n_scratch}"
-            raise AssertionError(f"{what} uses {answer.n_scratch} scratch slots; this exercise "
-                                 f"{has}")
+            raise AssertionError(
+                f"{what} uses {answer.n_scratch} scratch slots; this exercise {has}"
+            )
         return [list(step) for step in answer.to_lists()]
     if answer is None:
-        raise GradingError(f"{what} is None, not a list of steps: nothing was returned "
-                           "(did you forget `return`?)")
+        raise GradingError(
+            f"{what} is None, not a list of steps: nothing was returned (did you forget `return`?)"
+        )
     if isinstance(answer, np.ndarray):
         if answer.dtype.kind not in "iu":
-            raise GradingError(f"{what} is {in_words(answer)}; return a list of steps, each a "
-                               "list of (src, dst, src_chunk, dst_chunk) tuples of ints")
+            raise GradingError(
+                f"{what} is {in_words(answer)}; return a list of steps, each a "
+                "list of (src, dst, src_chunk, dst_chunk) tuples of ints"
+            )
         answer = answer.tolist()
     if isinstance(answer, (set, frozenset)):
         raise GradingError(f"{what} is a set; steps happen in order, so return a list of steps")
     if not isinstance(answer, (list, tuple)):
-        raise GradingError(f"{what} is {in_words(answer)}, not a list of steps (each step a "
-                           "list of (src, dst, src_chunk, dst_chunk) tuples)")
+        raise GradingError(
+            f"{what} is {in_words(answer)}, not a list of steps (each step a "
+            "list of (src, dst, src_chunk, dst_chunk) tuples)"
+        )
     if _count_items(answer) > MAX_ITEMS:
-        raise GradingError(f"{what} has more than {MAX_ITEMS} transfers; that is not a "
-                           "schedule for this exercise")
+        raise GradingError(
+            f"{what} has more than {MAX_ITEMS} transfers; that is not a schedule for this exercise"
+        )
     steps = []
     for s, step in enumerate(answer):
         if isinstance(step, np.ndarray):
             step = step.tolist()
-        if isinstance(step, (list, tuple)) and len(step) in (4, 5) and all(
-                _is_int_like(v) for v in step[:4]):
+        if (
+            isinstance(step, (list, tuple))
+            and len(step) in (4, 5)
+            and all(_is_int_like(v) for v in step[:4])
+        ):
             raise GradingError(
                 f"{what}: step {s} is {show(step)}, which looks like one transfer, not a "
                 "step; put the transfers of each step in a list of their own: "
-                "[[(0, 1, 0, 0), (1, 2, 1, 1), ...], [...], ...]")
+                "[[(0, 1, 0, 0), (1, 2, 1, 1), ...], [...], ...]"
+            )
         if not isinstance(step, (list, tuple, set, frozenset)):
-            raise GradingError(f"{what}: step {s} is {in_words(step)}; each step must be a "
-                               "list of (src, dst, src_chunk, dst_chunk) tuples")
+            raise GradingError(
+                f"{what}: step {s} is {in_words(step)}; each step must be a "
+                "list of (src, dst, src_chunk, dst_chunk) tuples"
+            )
         transfers = []
         for t, transfer in enumerate(_as_list(step)):
             transfers.append(_transfer_of(transfer, f"{what}: step {s}, transfer {t}", spec))
@@ -130,13 +164,18 @@ def _transfer_of(transfer, where, spec):
     if isinstance(transfer, np.ndarray):
         transfer = transfer.tolist()
     if not isinstance(transfer, (tuple, list)):
-        raise GradingError(f"{where} is {in_words(transfer)}; a transfer is a tuple "
-                           "(src, dst, src_chunk, dst_chunk)")
+        raise GradingError(
+            f"{where} is {in_words(transfer)}; a transfer is a tuple "
+            "(src, dst, src_chunk, dst_chunk)"
+        )
     if len(transfer) not in (4, 5):
-        raise GradingError(f"{where} is {show(transfer)}, with {len(transfer)} fields; a "
-                           "transfer is a tuple (src, dst, src_chunk, dst_chunk)")
-    values = [_as_int(v, f"{where} {show(transfer)}: {name}")
-              for name, v in zip(_FIELDS, transfer[:4])]
+        raise GradingError(
+            f"{where} is {show(transfer)}, with {len(transfer)} fields; a "
+            "transfer is a tuple (src, dst, src_chunk, dst_chunk)"
+        )
+    values = [
+        _as_int(v, f"{where} {show(transfer)}: {name}") for name, v in zip(_FIELDS, transfer[:4])
+    ]
     reduce = False
     if len(transfer) == 5:
         flag = transfer[4]
@@ -145,11 +184,14 @@ def _transfer_of(transfer, where, spec):
         elif flag in ("copy", "reduce"):
             reduce = flag == "reduce"
         else:
-            raise GradingError(f"{where} {show(transfer)}: the fifth field must be 'copy' or "
-                               f"'reduce' (or False/True), got {show(flag)}")
+            raise GradingError(
+                f"{where} {show(transfer)}: the fifth field must be 'copy' or "
+                f"'reduce' (or False/True), got {show(flag)}"
+            )
         if reduce and not spec.reducing:
-            raise AssertionError(f"{where} {show(transfer)} is a reduce; {_text(spec)} only "
-                                 "copies chunks")
+            raise AssertionError(
+                f"{where} {show(transfer)} is a reduce; {_text(spec)} only copies chunks"
+            )
     return (*values, reduce)
 
 
@@ -170,25 +212,33 @@ def check_ranges(steps, what, n, n_slots, n_chunks=None):
     for s, step in enumerate(steps):
         for t, (src, dst, src_chunk, dst_chunk, _) in enumerate(step):
             where = f"{what}: step {s}, transfer {t} {show((src, dst, src_chunk, dst_chunk))}"
-            for name, value, limit, kind in (("src", src, n, "rank"), ("dst", dst, n, "rank"),
-                                             ("src_chunk", src_chunk, n_slots, "chunk"),
-                                             ("dst_chunk", dst_chunk, n_slots, "chunk")):
+            for name, value, limit, kind in (
+                ("src", src, n, "rank"),
+                ("dst", dst, n, "rank"),
+                ("src_chunk", src_chunk, n_slots, "chunk"),
+                ("dst_chunk", dst_chunk, n_slots, "chunk"),
+            ):
                 if not 0 <= value < limit:
-                    scratch = (f" (chunks {data}..{n_slots - 1} are scratch)"
-                               if data < n_slots else "")
-                    span = (f"the ranks are 0..{n - 1}" if kind == "rank"
-                            else f"each rank's buffer has chunks 0..{n_slots - 1}{scratch}")
+                    scratch = (
+                        f" (chunks {data}..{n_slots - 1} are scratch)" if data < n_slots else ""
+                    )
+                    span = (
+                        f"the ranks are 0..{n - 1}"
+                        if kind == "rank"
+                        else f"each rank's buffer has chunks 0..{n_slots - 1}{scratch}"
+                    )
                     hint = " (did you forget `% n`?)" if value in (limit, -1) else ""
-                    raise AssertionError(f"{where}: {name} {value} is not a {kind}; "
-                                         f"{span}{hint}")
+                    raise AssertionError(f"{where}: {name} {value} is not a {kind}; {span}{hint}")
 
 
 # ---- neighbour rules -------------------------------------------------------------------------
 
+
 def _ring_rule(src, n):
     nxt = (src + 1) % n
-    return {nxt}, (f"ring neighbour {nxt} (on a one-way ring rank r sends only to rank "
-                   "(r + 1) % n)")
+    return {nxt}, (
+        f"ring neighbour {nxt} (on a one-way ring rank r sends only to rank (r + 1) % n)"
+    )
 
 
 def _bidirectional_rule(src, n):
@@ -206,19 +256,24 @@ def _neighbour_rule(neighbours, n):
         return None
     if isinstance(neighbours, str):
         if neighbours not in NEIGHBOUR_RULES:
-            raise GradingError(f"unknown neighbour rule {neighbours!r}; expected one of "
-                               f"{', '.join(NEIGHBOUR_RULES)} or a function rank -> ranks")
+            raise GradingError(
+                f"unknown neighbour rule {neighbours!r}; expected one of "
+                f"{', '.join(NEIGHBOUR_RULES)} or a function rank -> ranks"
+            )
         rule = NEIGHBOUR_RULES[neighbours]
         return lambda src: rule(src, n)
     if callable(neighbours):
+
         def custom(src):
             allowed = {int(r) for r in neighbours(src)}
             return allowed, f"allowed destinations ({', '.join(map(str, sorted(allowed)))})"
+
         return custom
     raise GradingError(f"neighbours must be a rule name or a function, got {in_words(neighbours)}")
 
 
 # ---- symbolic replay -------------------------------------------------------------------------
+
 
 def step_states(schedule):
     """The symbolic state of every buffer slot before the first step and after each step.
@@ -241,8 +296,11 @@ def step_states(schedule):
             row = []
             for c in range(schedule.n_slots):
                 label = int(state.label[r, c])
-                row.append(None if label == -1 else
-                           (-1 if label == INVALID else label, tuple(state.contributors(r, c))))
+                row.append(
+                    None
+                    if label == -1
+                    else (-1 if label == INVALID else label, tuple(state.contributors(r, c)))
+                )
             rows.append(tuple(row))
         out.append(tuple(rows))
     return out
@@ -259,8 +317,10 @@ def describe_slot(content, n_ranks):
 
 def _format_step(step, limit=8):
     items = list(step)
-    shown = [f"({t.src}, {t.dst}, {t.src_chunk}, {t.dst_chunk}{', reduce' if t.reduce else ''})"
-             for t in items[:limit]]
+    shown = [
+        f"({t.src}, {t.dst}, {t.src_chunk}, {t.dst_chunk}{', reduce' if t.reduce else ''})"
+        for t in items[:limit]
+    ]
     if len(items) > limit:
         shown.append(f"... {len(items) - limit} more")
     return "[" + ", ".join(shown) + "]"
@@ -274,17 +334,25 @@ def _reference_schedule(reference, spec, n, n_chunks, n_scratch=0):
 
         entry = algorithms.CATALOG.get(reference)
         if entry is None:
-            raise GradingError(f"unknown reference algorithm {reference!r}; expected one of "
-                               f"{', '.join(algorithms.CATALOG)}")
+            raise GradingError(
+                f"unknown reference algorithm {reference!r}; expected one of "
+                f"{', '.join(algorithms.CATALOG)}"
+            )
         reference = entry.build(n)
     elif callable(reference) and not isinstance(reference, Schedule):
         reference = reference(n)
     if not isinstance(reference, Schedule):
-        raise GradingError(f"reference must be a Schedule, an algorithm name or a function "
-                           f"n -> Schedule, got {in_words(reference)}")
-    if ((reference.collective, reference.n_ranks, reference.n_chunks, reference.n_scratch)
-            != (spec.name, n, n_chunks, n_scratch)):
-        return None                         # not comparable slot by slot: no hint
+        raise GradingError(
+            f"reference must be a Schedule, an algorithm name or a function "
+            f"n -> Schedule, got {in_words(reference)}"
+        )
+    if (reference.collective, reference.n_ranks, reference.n_chunks, reference.n_scratch) != (
+        spec.name,
+        n,
+        n_chunks,
+        n_scratch,
+    ):
+        return None  # not comparable slot by slot: no hint
     return reference
 
 
@@ -303,22 +371,32 @@ def _reference_hint(mine, reference):
         if a == b:
             continue
         r, c = next((r, c) for r in range(n) for c in range(mine.n_slots) if a[r][c] != b[r][c])
-        return (f"Step by step against the reference {reference.name}: after step {k}, rank {r} "
-                f"chunk {c} holds {describe_slot(a[r][c], n)}; in the reference it holds "
-                f"{describe_slot(b[r][c], n)}.\n"
-                f"  your step {k}: {_format_step(mine.step(k))}")
+        return (
+            f"Step by step against the reference {reference.name}: after step {k}, rank {r} "
+            f"chunk {c} holds {describe_slot(a[r][c], n)}; in the reference it holds "
+            f"{describe_slot(b[r][c], n)}.\n"
+            f"  your step {k}: {_format_step(mine.step(k))}"
+        )
     if mine.n_steps < reference.n_steps:
         k, more = mine.n_steps, reference.n_steps - mine.n_steps
-        return (f"Your {k} step{'' if k == 1 else 's'} match the first {k} of the reference "
-                f"{reference.name}, which goes on for {more} more step{'' if more == 1 else 's'}")
+        return (
+            f"Your {k} step{'' if k == 1 else 's'} match the first {k} of the reference "
+            f"{reference.name}, which goes on for {more} more step{'' if more == 1 else 's'}"
+        )
     return ""
 
 
 # ---- numeric cross-check from first principles -----------------------------------------------
 
 #: collectives whose result :func:`_first_principles` computes
-_FIRST_PRINCIPLES = ("all_gather", "reduce_scatter", "all_reduce", "all_to_all", "broadcast",
-                     "reduce")
+_FIRST_PRINCIPLES = (
+    "all_gather",
+    "reduce_scatter",
+    "all_reduce",
+    "all_to_all",
+    "broadcast",
+    "reduce",
+)
 
 
 def _first_principles(spec, inputs, n_chunks, root):
@@ -334,11 +412,11 @@ def _first_principles(spec, inputs, n_chunks, root):
     elif spec.name == "all_reduce":
         out = np.tile(total, (n, 1))
     elif spec.name == "all_to_all":
-        parts = inputs.reshape(n, n, -1)               # [source, destination, piece]
+        parts = inputs.reshape(n, n, -1)  # [source, destination, piece]
         out = parts.transpose(1, 0, 2).reshape(n, -1)  # row d: part d of every source, in order
     elif spec.name == "broadcast":
         out = np.tile(inputs[root], (n, 1))
-    elif spec.name == "reduce":                        # only the root's row is specified
+    elif spec.name == "reduce":  # only the root's row is specified
         out = np.tile(total, (n, 1))
         checked[:] = False
         checked[root] = True
@@ -355,7 +433,7 @@ def numeric_check(schedule, spec, what):
         return
     simulate = replay.simulate
     n = schedule.n_ranks
-    row = spec.input_chunks(n, schedule.n_chunks) * 2          # two elements per chunk
+    row = spec.input_chunks(n, schedule.n_chunks) * 2  # two elements per chunk
     rng = np.random.default_rng(20240917)
     inputs = rng.integers(1, 2**20, size=(n, row), dtype=np.int64)
     try:
@@ -366,12 +444,15 @@ def numeric_check(schedule, spec, what):
     bad = np.flatnonzero(checked & np.any(outputs != expected, axis=1))
     if bad.size:
         r = int(bad[0])
-        raise AssertionError(f"{what}: simulated on numbers, rank {r} ends with "
-                             f"{show(outputs[r].tolist())} where the {_text(spec)} of the "
-                             f"inputs is {show(expected[r].tolist())}")
+        raise AssertionError(
+            f"{what}: simulated on numbers, rank {r} ends with "
+            f"{show(outputs[r].tolist())} where the {_text(spec)} of the "
+            f"inputs is {show(expected[r].tolist())}"
+        )
 
 
 # ---- reading a checked schedule -------------------------------------------------------------
+
 
 def rank_count(n, what="n"):
     """``n``, a test's number of ranks (an int >= 1), or a :class:`~collectives.GradingError`
@@ -396,9 +477,21 @@ def data_steps(schedule):
 
 # ---- the schedule check ----------------------------------------------------------------------
 
-def check_schedule(answer, collective, n, *, n_chunks=None, n_scratch=None, root=None,
-                   neighbours=None, reference=None, n_steps=None, max_sends_per_step=None,
-                   what="your schedule"):
+
+def check_schedule(
+    answer,
+    collective,
+    n,
+    *,
+    n_chunks=None,
+    n_scratch=None,
+    root=None,
+    neighbours=None,
+    reference=None,
+    n_steps=None,
+    max_sends_per_step=None,
+    what="your schedule",
+):
     """Check that ``answer`` is a schedule computing ``collective`` over ``n`` ranks.
 
     ``answer`` is a :class:`~collectives.Schedule` or a list of steps, each a list of
@@ -433,17 +526,22 @@ def check_schedule(answer, collective, n, *, n_chunks=None, n_scratch=None, root
     n_chunks = int(n_chunks)
     if n_scratch is None:
         n_scratch = answer.n_scratch if isinstance(answer, Schedule) else 0
-    if isinstance(n_scratch, (bool, np.bool_)) or not isinstance(
-            n_scratch, (int, np.integer)) or n_scratch < 0:
-        raise GradingError(f"n_scratch must be an integer >= 0 (a bug in the test), got "
-                           f"{n_scratch!r}")
+    if (
+        isinstance(n_scratch, (bool, np.bool_))
+        or not isinstance(n_scratch, (int, np.integer))
+        or n_scratch < 0
+    ):
+        raise GradingError(
+            f"n_scratch must be an integer >= 0 (a bug in the test), got {n_scratch!r}"
+        )
     n_scratch = int(n_scratch)
     root = (0 if root is None else int(root)) if spec.rooted else None
     steps = steps_of(answer, what, spec, n, n_chunks, root, n_scratch)
     check_ranges(steps, what, n, n_chunks + n_scratch, n_chunks)
     try:
-        schedule = Schedule(spec.name, n, n_chunks, steps, root=root, n_scratch=n_scratch,
-                            name=what)
+        schedule = Schedule(
+            spec.name, n, n_chunks, steps, root=root, n_scratch=n_scratch, name=what
+        )
     except CollectivesError as exc:
         raise AssertionError(f"{what}: {exc}") from None
 
@@ -456,44 +554,52 @@ def check_schedule(answer, collective, n, *, n_chunks=None, n_scratch=None, root
                     raise AssertionError(
                         f"{what}: step {s} sends from rank {src} to rank {dst} (transfer {t}: "
                         f"{show((src, dst, src_chunk, dst_chunk))}), which is not its "
-                        f"{description}")
+                        f"{description}"
+                    )
 
     used = sum(1 for step in steps if step)
     step_note = ""
     if n_steps is not None and used != n_steps:
-        step_note = (f"It has {_steps_text(used)}; this exercise expects "
-                     f"{n_steps}.")
+        step_note = f"It has {_steps_text(used)}; this exercise expects {n_steps}."
     try:
         verify(schedule)
     except ScheduleError as exc:
         ref = _reference_schedule(reference, spec, n, n_chunks, n_scratch)
-        parts = [f"{what} does not compute the {_text(spec)}: {exc}", step_note,
-                 _reference_hint(schedule, ref)]
+        parts = [
+            f"{what} does not compute the {_text(spec)}: {exc}",
+            step_note,
+            _reference_hint(schedule, ref),
+        ]
         raise AssertionError("\n".join(p for p in parts if p)) from None
     numeric_check(schedule, spec, what)
 
     if n_steps is not None and used != n_steps:
-        message = (f"{what} computes the {_text(spec)}, but in {_steps_text(used)}; this "
-                   f"exercise expects {n_steps}")
+        message = (
+            f"{what} computes the {_text(spec)}, but in {_steps_text(used)}; this "
+            f"exercise expects {n_steps}"
+        )
         if used > n_steps and not _too_big(schedule):
             states = step_states(schedule)
-            idle = [k for k in range(schedule.n_steps)
-                    if steps[k] and states[k + 1] == states[k]]
+            idle = [k for k in range(schedule.n_steps) if steps[k] and states[k + 1] == states[k]]
             if idle:
-                message += (f". Step {idle[0]} changes nothing: every chunk it sends is already "
-                            "where it is sent")
+                message += (
+                    f". Step {idle[0]} changes nothing: every chunk it sends is already "
+                    "where it is sent"
+                )
         raise AssertionError(message)
 
     if max_sends_per_step is not None:
         for s, step in enumerate(steps):
             senders = Counter(t[0] for t in step)
-            src, count = max(senders.items(), key=lambda item: (item[1], -item[0]),
-                             default=(None, 0))
+            src, count = max(
+                senders.items(), key=lambda item: (item[1], -item[0]), default=(None, 0)
+            )
             if count > max_sends_per_step:
                 sent = [t for t in step if t[0] == src]
                 raise AssertionError(
                     f"{what}: in step {s} rank {src} sends {count} chunks "
                     f"({', '.join(show(t[:4]) for t in sent[:6])}); this exercise allows "
                     f"{max_sends_per_step} per rank per step, so that each link carries one "
-                    "chunk per step as the cost model assumes")
+                    "chunk per step as the cost model assumes"
+                )
     return schedule

@@ -5,5 +5,5 @@
 copy of the package does not need the instructor's tools.
 """
 
-from collectives_grader.precheck import *  # noqa: F401,F403 (the old module's names)
+from collectives_grader.precheck import *  # noqa: F403 (the old module's names)
 from collectives_grader.precheck import __all__  # noqa: F401

@@ -11,5 +11,13 @@ from .isolation.calls import decode, encode
 from .isolation.orchestrator import RECHECKABLE, isolated_main, recheck
 from .isolation.snapshot import PACKAGE_DIR, manifest, package_copy
 
-__all__ = ["recheck", "RECHECKABLE", "encode", "decode", "isolated_main", "package_copy",
-           "manifest", "PACKAGE_DIR"]
+__all__ = [
+    "recheck",
+    "RECHECKABLE",
+    "encode",
+    "decode",
+    "isolated_main",
+    "package_copy",
+    "manifest",
+    "PACKAGE_DIR",
+]

@@ -9,7 +9,7 @@ copy of the package does not need the instructor's tools.
 
 import sys
 
-from collectives_grader.sandbox import *  # noqa: F401,F403 (the old module's names)
+from collectives_grader.sandbox import *  # noqa: F403 (the old module's names)
 from collectives_grader.sandbox import __all__, main  # noqa: F401
 
 if __name__ == "__main__":

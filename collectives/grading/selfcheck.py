@@ -1456,9 +1456,7 @@ TASKS = {
         Task(
             "test_breakeven_mfu",
             ("breakeven_mfu",),
-            _rival_task(
-                "breakeven_mfu", "grading.plan_tasks.check_breakeven_mfu", "breakeven", 2
-            ),
+            _rival_task("breakeven_mfu", "grading.plan_tasks.check_breakeven_mfu", "breakeven", 2),
             timeout=200.0,
         ),
     ),

@@ -2,5 +2,5 @@
 earlier name (the notebook on TPU slices, and released copies of it, use
 ``collectives.grading.slices``)."""
 
-from .tasks.topology_reasoning import *  # noqa: F401,F403 (the old module's names)
+from .tasks.topology_reasoning import *  # noqa: F403 (the old module's names)
 from .tasks.topology_reasoning import __all__  # noqa: F401

@@ -16,11 +16,35 @@ from .tpu import tpu_hosts, tpu_slices, tpu_wraparound
 
 # Public names report their public home, as before the package was split into modules
 # (learners' feedback names them "collectives.hardware.preset" and so on).
-for _public in (System, SuperPODPlan, preset, presets, spec, superpod_plan, tpu_hosts,
-                tpu_wraparound, tpu_slices, meta_cluster, dgx_nodes):
+for _public in (
+    System,
+    SuperPODPlan,
+    preset,
+    presets,
+    spec,
+    superpod_plan,
+    tpu_hosts,
+    tpu_wraparound,
+    tpu_slices,
+    meta_cluster,
+    dgx_nodes,
+):
     _public.__module__ = __name__
 del _public
 
-__all__ = ["System", "SuperPODPlan", "preset", "presets", "spec", "superpod_plan",
-           "tpu_hosts", "tpu_wraparound", "tpu_slices", "meta_cluster", "META_SOURCES",
-           "dgx_nodes", "published", "nvswitch"]
+__all__ = [
+    "System",
+    "SuperPODPlan",
+    "preset",
+    "presets",
+    "spec",
+    "superpod_plan",
+    "tpu_hosts",
+    "tpu_wraparound",
+    "tpu_slices",
+    "meta_cluster",
+    "META_SOURCES",
+    "dgx_nodes",
+    "published",
+    "nvswitch",
+]

@@ -52,13 +52,20 @@ from ..topology import Cluster, Fabric, Tier, gpu_cluster
 from ..validation import integer, number
 from .systems import SYSTEMS
 
-__all__ = ["meta_cluster", "META_SOURCES", "GBPS_400", "GPUS_PER_SERVER", "LLAMA3_24K",
-           "WHAT_IF_32K", "LAYOUTS", "RATIO_TOLERANCE"]
+__all__ = [
+    "meta_cluster",
+    "META_SOURCES",
+    "GBPS_400",
+    "GPUS_PER_SERVER",
+    "LLAMA3_24K",
+    "WHAT_IF_32K",
+    "LAYOUTS",
+    "RATIO_TOLERANCE",
+]
 
 META_SOURCES = (
     "Grattafiori et al., The Llama 3 Herd of Models, arXiv 2407.21783, section 3.3.1",
-    "Gangidi et al., RDMA over Ethernet for Distributed Training at Meta Scale, "
-    "SIGCOMM 2024",
+    "Gangidi et al., RDMA over Ethernet for Distributed Training at Meta Scale, SIGCOMM 2024",
     "Engineering at Meta, A RoCE network for distributed AI training at scale, 2024-08-05",
 )
 #: 400 Gb/s per port, bytes/s per direction (Llama 3 paper: 400 Gbps interconnects)
@@ -76,12 +83,23 @@ LAYOUTS = {"meta-roce-24k": LLAMA3_24K, "meta-roce-32k": WHAT_IF_32K}
 RATIO_TOLERANCE = 0.05
 
 
-def meta_cluster(zones: int = 8, racks_per_zone: int = 192, *, gpus_per_rack: int = 16,
-                 spines: int = 18, aggregators: int = 9, oversubscription: float = 7,
-                 link_bandwidth: float = GBPS_400, wiring: str = "mesh",
-                 hop_latency: float = 0.0, hash_seed: int = 0, routing: str = "hash",
-                 gpus_per_server: Optional[int] = GPUS_PER_SERVER,
-                 nvlink_latency: float = 0.0, pcie_latency: float = 0.0) -> Cluster:
+def meta_cluster(
+    zones: int = 8,
+    racks_per_zone: int = 192,
+    *,
+    gpus_per_rack: int = 16,
+    spines: int = 18,
+    aggregators: int = 9,
+    oversubscription: float = 7,
+    link_bandwidth: float = GBPS_400,
+    wiring: str = "mesh",
+    hop_latency: float = 0.0,
+    hash_seed: int = 0,
+    routing: str = "hash",
+    gpus_per_server: Optional[int] = GPUS_PER_SERVER,
+    nvlink_latency: float = 0.0,
+    pcie_latency: float = 0.0,
+) -> Cluster:
     """Meta's 3-tier RoCE cluster (module docstring): by default the Llama 3 24K cluster,
     8 pods x 192 racks x 16 GPUs = 24,576 GPUs, in NVLink servers of ``gpus_per_server``
     (None: the fabric only, GPUs straight on their host cables as before the servers were
@@ -98,15 +116,16 @@ def meta_cluster(zones: int = 8, racks_per_zone: int = 192, *, gpus_per_rack: in
     exact = racks / d
     up = max(1, int(round(exact)))
     if abs(racks / up - d) > RATIO_TOLERANCE * d:
-        raise TopologyError(f"{racks} racks per zone at {d:g}:1 need {exact:g} CTSW uplinks; "
-                            f"the nearest whole number, {up}, gives {racks / up:.3g}:1, more "
-                            f"than {RATIO_TOLERANCE:.0%} from {d:g}:1: pick a ratio that "
-                            f"gives whole cables")
+        raise TopologyError(
+            f"{racks} racks per zone at {d:g}:1 need {exact:g} CTSW uplinks; "
+            f"the nearest whole number, {up}, gives {racks / up:.3g}:1, more "
+            f"than {RATIO_TOLERANCE:.0%} from {d:g}:1: pick a ratio that "
+            f"gives whole cables"
+        )
     aggregators = integer(aggregators, "aggregators", minimum=1, error=TopologyError)
     if wiring == "mesh":
         if up % aggregators:
-            raise TopologyError(f"{up} CTSW uplinks do not split evenly over {aggregators} "
-                                f"ATSWs")
+            raise TopologyError(f"{up} CTSW uplinks do not split evenly over {aggregators} ATSWs")
         top = Tier(zones, aggregators, up // aggregators)
     else:
         if aggregators % spines:
@@ -115,17 +134,29 @@ def meta_cluster(zones: int = 8, racks_per_zone: int = 192, *, gpus_per_rack: in
     tiers = [Tier(racks, spines)] + ([top] if zones > 1 else [])
     per_rack = integer(gpus_per_rack, "gpus_per_rack", minimum=1, error=TopologyError)
     gpus = zones * racks * per_rack
-    name = (f"Meta-style RoCE cluster: {zones} zones x {racks} racks x {per_rack} GPUs = "
-            f"{gpus} GPUs")
+    name = f"Meta-style RoCE cluster: {zones} zones x {racks} racks x {per_rack} GPUs = {gpus} GPUs"
     fabric = Fabric(per_rack, link_bandwidth, tuple(tiers), wiring=wiring)
-    common = dict(network_latency=hop_latency, routing=routing, hash_seed=hash_seed,
-                  family="layered", name=name, sources=META_SOURCES)
+    common = dict(
+        network_latency=hop_latency,
+        routing=routing,
+        hash_seed=hash_seed,
+        family="layered",
+        name=name,
+        sources=META_SOURCES,
+    )
     if gpus_per_server is None:
         return gpu_cluster(fabric, gpus, 1, **common)
     g = integer(gpus_per_server, "gpus_per_server", minimum=1, error=TopologyError)
     if per_rack % g:
         raise TopologyError(f"a rack of {per_rack} GPUs does not hold whole servers of {g}")
     record = SYSTEMS["meta-roce-24k"]
-    return gpu_cluster(fabric, gpus // g, g, nvlink_bandwidth=record.link_bandwidth,
-                       pcie_bandwidth=record.pcie_bandwidth, nvlink_latency=nvlink_latency,
-                       pcie_latency=pcie_latency, **common)
+    return gpu_cluster(
+        fabric,
+        gpus // g,
+        g,
+        nvlink_bandwidth=record.link_bandwidth,
+        pcie_bandwidth=record.pcie_bandwidth,
+        nvlink_latency=nvlink_latency,
+        pcie_latency=pcie_latency,
+        **common,
+    )

@@ -23,8 +23,10 @@ from ..errors import TopologyError
 __all__ = ["SOURCE", "LINKS", "links"]
 
 #: where the splits come from
-SOURCE = ("The Scaling Book, How to Think About GPUs, https://jax-ml.github.io/scaling-book/"
-          "gpus/ (version of 2025-08-18): 4 NVSwitches per DGX H100 node, 5+4+4+5 links")
+SOURCE = (
+    "The Scaling Book, How to Think About GPUs, https://jax-ml.github.io/scaling-book/"
+    "gpus/ (version of 2025-08-18): 4 NVSwitches per DGX H100 node, 5+4+4+5 links"
+)
 
 #: system name -> NVLink links from every GPU to each NVSwitch chip of its node (SOURCE)
 LINKS = {

@@ -100,7 +100,8 @@ def preset(name: str, **options: Any) -> Topology:
     """
     system = spec(name)
     nccl_latency = system.kind in ("nvswitch", "dgx", "superpod") and latency_options(
-        options.pop("latency", "none"), options, name, network=system.kind != "nvswitch")
+        options.pop("latency", "none"), options, name, network=system.kind != "nvswitch"
+    )
     hop_latency = options.pop("hop_latency", system.hop_latency)
     gpu = system.kind in ("nvswitch", "dgx", "superpod", "meta-roce")
     rates = options.pop("rates", "line") if gpu else "line"
@@ -111,14 +112,27 @@ def preset(name: str, **options: Any) -> Topology:
     elif system.kind in ("dgx", "superpod"):
         topo = _dgx_cluster(system, hop_latency, options, name, rates)
     elif system.kind == "meta-roce":
-        allowed = {"zones", "racks_per_zone", "gpus_per_rack", "spines", "aggregators",
-                   "oversubscription", "wiring", "hash_seed", "routing", "gpus_per_server",
-                   "nvlink_latency", "pcie_latency"}
+        allowed = {
+            "zones",
+            "racks_per_zone",
+            "gpus_per_rack",
+            "spines",
+            "aggregators",
+            "oversubscription",
+            "wiring",
+            "hash_seed",
+            "routing",
+            "gpus_per_server",
+            "nvlink_latency",
+            "pcie_latency",
+        }
         no_more_options({k: v for k, v in options.items() if k not in allowed}, name)
         if rates != "line":
-            system.bandwidths(rates)            # validates the name
-            raise TopologyError(f"{system.name} is built at its line rates only (its RoCE "
-                                "NICs' payload rate is not published)")
+            system.bandwidths(rates)  # validates the name
+            raise TopologyError(
+                f"{system.name} is built at its line rates only (its RoCE "
+                "NICs' payload rate is not published)"
+            )
         topo = meta_cluster(hop_latency=hop_latency, **{**LAYOUTS[system.name], **options})
     else:
         topo = tpu_slices(system, hop_latency, options, name)
@@ -137,47 +151,75 @@ def latency_options(latency: str, options: dict, name: str, network: bool = True
     (NVLink) and, with ``network``, ``network_latency`` (InfiniBand); True if it set any.
     ``"none"`` sets nothing (the options' own values, 0 by default)."""
     if latency not in LATENCIES:
-        raise TopologyError(f"{name}: latency must be one of {', '.join(LATENCIES)}; got "
-                            f"{latency!r}")
+        raise TopologyError(
+            f"{name}: latency must be one of {', '.join(LATENCIES)}; got {latency!r}"
+        )
     protocol = LATENCIES[latency]
     if protocol is None:
         return False
     given = [key for key in ("hop_latency", "network_latency") if key in options]
     if given:
-        raise TopologyError(f"{name}: latency={latency!r} sets the link latencies; give it or "
-                            f"{' and '.join(given)}, not both")
+        raise TopologyError(
+            f"{name}: latency={latency!r} sets the link latencies; give it or "
+            f"{' and '.join(given)}, not both"
+        )
     options["hop_latency"] = NCCL_STEP_LATENCY["nvlink", protocol] / 2
     if network:
         options["network_latency"] = NCCL_STEP_LATENCY["network", protocol] / 2
     return True
 
 
-def _dgx_cluster(system: System, hop_latency: float, options: dict, name: str,
-                 rates: str = "line") -> Cluster:
+def _dgx_cluster(
+    system: System, hop_latency: float, options: dict, name: str, rates: str = "line"
+) -> Cluster:
     fabric = {}
     if system.kind == "superpod":
         plan = superpod_plan(options.pop("units", 4), options.pop("nodes", None))
         nodes, per_unit = plan.nodes, NODES_PER_UNIT
-        fabric = dict(n_spines=plan.spines_per_group, spine_links=plan.leaf_spine_links,
-                      units_per_group=plan.units_per_group,
-                      cores_per_group=max(plan.cores_per_group, 1),
-                      core_links=max(plan.spine_core_links, 1))
+        fabric = dict(
+            n_spines=plan.spines_per_group,
+            spine_links=plan.leaf_spine_links,
+            units_per_group=plan.units_per_group,
+            cores_per_group=max(plan.cores_per_group, 1),
+            core_links=max(plan.spine_core_links, 1),
+        )
     else:
         nodes = integer(options.pop("nodes", 1), "nodes", minimum=1, error=TopologyError)
-        per_unit = integer(options.pop("nodes_per_unit", NODES_PER_UNIT), "nodes_per_unit",
-                           minimum=1, error=TopologyError)
-    extra = {key: options.pop(key) for key in ("pcie_latency", "network_latency", "pxn",
-                                               "routing", "hash_seed") if key in options}
+        per_unit = integer(
+            options.pop("nodes_per_unit", NODES_PER_UNIT),
+            "nodes_per_unit",
+            minimum=1,
+            error=TopologyError,
+        )
+    extra = {
+        key: options.pop(key)
+        for key in ("pcie_latency", "network_latency", "pxn", "routing", "hash_seed")
+        if key in options
+    }
     no_more_options(options, name)
     nvlink, pcie, nic = system.bandwidths(rates)
-    return cluster(nodes, GPUS_PER_NODE, nvlink_bandwidth=nvlink, pcie_bandwidth=pcie,
-                   nic_bandwidth=nic, nodes_per_unit=per_unit, nvlink_latency=hop_latency,
-                   **extra, **fabric)
+    return cluster(
+        nodes,
+        GPUS_PER_NODE,
+        nvlink_bandwidth=nvlink,
+        pcie_bandwidth=pcie,
+        nic_bandwidth=nic,
+        nodes_per_unit=per_unit,
+        nvlink_latency=hop_latency,
+        **extra,
+        **fabric,
+    )
 
 
-def dgx_nodes(n_nodes: int, nic_bandwidth: Optional[float] = None, *,
-              network_latency: float = 0.0, system: str = "dgx-h100",
-              rates: str = "line", latency: str = "none") -> Cluster:
+def dgx_nodes(
+    n_nodes: int,
+    nic_bandwidth: Optional[float] = None,
+    *,
+    network_latency: float = 0.0,
+    system: str = "dgx-h100",
+    rates: str = "line",
+    latency: str = "none",
+) -> Cluster:
     """``n_nodes`` DGX nodes of ``system`` (8 GPUs on NVSwitch, a NIC per GPU behind PCIe)
     on one rail-optimised unit with ``n_nodes`` spines, as
     :func:`~collectives.topology.cluster` builds it: ``nic_bandwidth`` (bytes/s per
@@ -194,6 +236,12 @@ def dgx_nodes(n_nodes: int, nic_bandwidth: Optional[float] = None, *,
     nic = published_nic if nic_bandwidth is None else nic_bandwidth
     given = {"network_latency": network_latency} if network_latency else {}
     latency_options(latency, given, record.name)
-    return cluster(n_nodes, GPUS_PER_NODE, nvlink_bandwidth=nvlink, pcie_bandwidth=pcie,
-                   nic_bandwidth=nic, network_latency=given.get("network_latency", 0.0),
-                   nvlink_latency=given.get("hop_latency", 0.0))
+    return cluster(
+        n_nodes,
+        GPUS_PER_NODE,
+        nvlink_bandwidth=nvlink,
+        pcie_bandwidth=pcie,
+        nic_bandwidth=nic,
+        network_latency=given.get("network_latency", 0.0),
+        nvlink_latency=given.get("hop_latency", 0.0),
+    )

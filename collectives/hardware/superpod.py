@@ -15,8 +15,14 @@ from dataclasses import dataclass
 from ..errors import TopologyError
 from ..validation import integer
 
-__all__ = ["SuperPODPlan", "superpod_plan", "SWITCH_PORTS", "NODES_PER_UNIT", "GPUS_PER_NODE",
-           "MANAGEMENT_SLOTS"]
+__all__ = [
+    "SuperPODPlan",
+    "superpod_plan",
+    "SWITCH_PORTS",
+    "NODES_PER_UNIT",
+    "GPUS_PER_NODE",
+    "MANAGEMENT_SLOTS",
+]
 
 
 @dataclass(frozen=True)
@@ -91,13 +97,20 @@ def superpod_plan(units: int, nodes: int | None = None) -> SuperPODPlan:
     """
     units = integer(units, "units", minimum=1, error=TopologyError)
     if units > 256:
-        raise TopologyError(f"a three-tier fabric of 64-port switches reaches 256 scalable "
-                            f"units (65,536 GPUs); got units={units}")
-    nodes = units * NODES_PER_UNIT if nodes is None else integer(
-        nodes, "nodes", minimum=1, error=TopologyError)
+        raise TopologyError(
+            f"a three-tier fabric of 64-port switches reaches 256 scalable "
+            f"units (65,536 GPUs); got units={units}"
+        )
+    nodes = (
+        units * NODES_PER_UNIT
+        if nodes is None
+        else integer(nodes, "nodes", minimum=1, error=TopologyError)
+    )
     if not (units - 1) * NODES_PER_UNIT < nodes <= units * NODES_PER_UNIT:
-        raise TopologyError(f"{units} scalable units hold {(units - 1) * NODES_PER_UNIT + 1} "
-                            f"to {units * NODES_PER_UNIT} nodes; got nodes={nodes}")
+        raise TopologyError(
+            f"{units} scalable units hold {(units - 1) * NODES_PER_UNIT + 1} "
+            f"to {units * NODES_PER_UNIT} nodes; got nodes={nodes}"
+        )
     half = SWITCH_PORTS // 2
     leaves = units * GPUS_PER_NODE
     if units <= 8:
@@ -105,19 +118,27 @@ def superpod_plan(units: int, nodes: int | None = None) -> SuperPODPlan:
         groups, per_group, leaf_links, cores_per_group, core_links = 1, units, half // spines, 0, 0
         spines_per_group = spines
     else:
-        per_group = half // GPUS_PER_NODE                 # 4 SUs: 32 leaves per group
+        per_group = half // GPUS_PER_NODE  # 4 SUs: 32 leaves per group
         groups = -(-units // per_group)
         spines_per_group, leaf_links = half, 1
         spines = groups * spines_per_group
-        cores_per_group = next(c for c in (1, 2, 4, 8, 16, 32)
-                               if c * SWITCH_PORTS >= groups * half)
+        cores_per_group = next(c for c in (1, 2, 4, 8, 16, 32) if c * SWITCH_PORTS >= groups * half)
         core_links = half // cores_per_group
     cores = spines_per_group * cores_per_group
     return SuperPODPlan(
-        units=units, nodes=nodes, gpus=nodes * GPUS_PER_NODE, leaves=leaves, spines=spines,
-        cores=cores, groups=groups, units_per_group=per_group,
-        spines_per_group=spines_per_group, leaf_spine_links=leaf_links,
-        cores_per_group=cores_per_group, spine_core_links=core_links,
+        units=units,
+        nodes=nodes,
+        gpus=nodes * GPUS_PER_NODE,
+        leaves=leaves,
+        spines=spines,
+        cores=cores,
+        groups=groups,
+        units_per_group=per_group,
+        spines_per_group=spines_per_group,
+        leaf_spine_links=leaf_links,
+        cores_per_group=cores_per_group,
+        spine_core_links=core_links,
         node_leaf_cables=nodes * GPUS_PER_NODE,
         leaf_spine_cables=leaves * spines_per_group * leaf_links,
-        spine_core_cables=spines * cores_per_group * core_links)
+        spine_core_cables=spines * cores_per_group * core_links,
+    )

@@ -58,22 +58,27 @@ def tpu_hosts(name: str, shape: Sequence[int] | None = None) -> np.ndarray:
     their chips; ``spec(name).pcie_bandwidth`` and ``dcn_bandwidth`` are per chip."""
     system = lookup(name)
     if system.host_shape is None:
-        raise TopologyError(f"{system.name}: hosts are not published in the pinned source "
-                            f"({system.source})" if system.kind.startswith("tpu") else
-                            f"{system.name} is a GPU system; its nodes are its hosts")
-    shape = system.default_shape if shape is None else tuple(
-        integer(size, "shape", minimum=1, error=TopologyError) for size in shape)
+        raise TopologyError(
+            f"{system.name}: hosts are not published in the pinned source ({system.source})"
+            if system.kind.startswith("tpu")
+            else f"{system.name} is a GPU system; its nodes are its hosts"
+        )
+    shape = (
+        system.default_shape
+        if shape is None
+        else tuple(integer(size, "shape", minimum=1, error=TopologyError) for size in shape)
+    )
     if len(shape) != len(system.host_shape):
-        raise TopologyError(f"{system.name} slices are {len(system.host_shape)}-D; got shape "
-                            f"{shape}")
+        raise TopologyError(
+            f"{system.name} slices are {len(system.host_shape)}-D; got shape {shape}"
+        )
     coords = np.indices(shape).reshape(len(shape), -1)
     tile = np.array(system.host_shape)[:, None]
     tiles_per_axis = -(-np.array(shape) // np.array(system.host_shape))
     return np.ravel_multi_index(tuple(coords // tile), tuple(tiles_per_axis))
 
 
-def tpu_slices(system: System, hop_latency: float, options: dict[str, Any],
-               name: str) -> Topology:
+def tpu_slices(system: System, hop_latency: float, options: dict[str, Any], name: str) -> Topology:
     """The slice (or multislice) a TPU preset builds from ``options`` (``shape``,
     ``wraparound``, ``slices``, ``dcn_latency``; see :func:`collectives.hardware.preset`);
     any other option is refused, naming preset ``name``."""

@@ -22,7 +22,30 @@ from .report import Memory, Plan, Record
 from .sensitivity import WHAT_IFS, WhatIf, sensitivity
 from .step import training_step
 
-__all__ = ["Transformer", "model", "models", "MODEL_SOURCES", "Layout", "LayoutError",
-           "AXES", "DEFAULT_ORDER", "training_step", "inference", "InferencePlan", "Plan",
-           "Record", "Memory", "Precision", "PRECISIONS", "precision", "Costing", "Coster",
-           "domains", "qp_timing", "ECMP_SCHEMES", "sensitivity", "WhatIf", "WHAT_IFS"]
+__all__ = [
+    "Transformer",
+    "model",
+    "models",
+    "MODEL_SOURCES",
+    "Layout",
+    "LayoutError",
+    "AXES",
+    "DEFAULT_ORDER",
+    "training_step",
+    "inference",
+    "InferencePlan",
+    "Plan",
+    "Record",
+    "Memory",
+    "Precision",
+    "PRECISIONS",
+    "precision",
+    "Costing",
+    "Coster",
+    "domains",
+    "qp_timing",
+    "ECMP_SCHEMES",
+    "sensitivity",
+    "WhatIf",
+    "WHAT_IFS",
+]

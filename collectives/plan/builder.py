@@ -21,16 +21,28 @@ from ..validation import number
 from .costing import Coster
 from .report import Record
 
-__all__ = ["RecordBuilder", "resolve_cluster", "chip_numbers", "fp8_peak", "FP8_PEAK",
-           "H100_FP8_SOURCE"]
+__all__ = [
+    "RecordBuilder",
+    "resolve_cluster",
+    "chip_numbers",
+    "fp8_peak",
+    "FP8_PEAK",
+    "H100_FP8_SOURCE",
+]
 
-H100_FP8_SOURCE = ("NVIDIA H100 Tensor Core GPU page, https://www.nvidia.com/en-us/data-center/"
-                   "h100/ (H100 SXM: FP8 Tensor Core 3,958 TFLOP/s with sparsity; dense is half)")
+H100_FP8_SOURCE = (
+    "NVIDIA H100 Tensor Core GPU page, https://www.nvidia.com/en-us/data-center/"
+    "h100/ (H100 SXM: FP8 Tensor Core 3,958 TFLOP/s with sparsity; dense is half)"
+)
 #: dense FP8 tensor-core peak per chip (FLOP/s), by hardware record: H100 SXM 1,979 TFLOP/s
 #: (H100_FP8_SOURCE), twice its dense BF16 989. TPU v5p has no FP8 matmul in the course's
 #: sources (The Scaling Book lists BF16 and INT8), so it has no entry
-FP8_PEAK = {"dgx-h100": 1.979e15, "superpod-h100": 1.979e15, "meta-roce-32k": 1.979e15,
-            "meta-roce-24k": 1.979e15}
+FP8_PEAK = {
+    "dgx-h100": 1.979e15,
+    "superpod-h100": 1.979e15,
+    "meta-roce-32k": 1.979e15,
+    "meta-roce-24k": 1.979e15,
+}
 
 
 def resolve_cluster(cluster) -> Topology:
@@ -41,8 +53,10 @@ def resolve_cluster(cluster) -> Topology:
         from ..hardware import preset
 
         return preset(cluster)
-    raise CollectivesError(f"cluster must be a Topology (cl.hardware.preset(...)) or a preset "
-                           f"name, got {type(cluster).__name__}")
+    raise CollectivesError(
+        f"cluster must be a Topology (cl.hardware.preset(...)) or a preset "
+        f"name, got {type(cluster).__name__}"
+    )
 
 
 def chip_numbers(topology, flops, hbm, hbm_bandwidth=None):
@@ -51,8 +65,9 @@ def chip_numbers(topology, flops, hbm, hbm_bandwidth=None):
     system = topology.system
     if flops is None:
         if system is None:
-            raise CollectivesError(f"{topology.name} has no hardware record: give "
-                                   "flops_per_device=... (FLOP/s)")
+            raise CollectivesError(
+                f"{topology.name} has no hardware record: give flops_per_device=... (FLOP/s)"
+            )
         flops = system.bf16_flops
     flops = number(flops, "flops_per_device", positive=True)
     if hbm is None and system is not None:
@@ -71,9 +86,11 @@ def fp8_peak(topology) -> float:
     system = topology.system
     name = None if system is None else system.name
     if name not in FP8_PEAK:
-        raise CollectivesError(f"no FP8 peak is recorded for {name or topology.name} (the "
-                               f"H100 presets have one: {H100_FP8_SOURCE}); give "
-                               "flops_per_device=... for compute='fp8'")
+        raise CollectivesError(
+            f"no FP8 peak is recorded for {name or topology.name} (the "
+            f"H100 presets have one: {H100_FP8_SOURCE}); give "
+            "flops_per_device=... for compute='fp8'"
+        )
     return FP8_PEAK[name]
 
 
@@ -85,8 +102,9 @@ class RecordBuilder:
     def __init__(self, coster: Coster, mesh):
         self.coster, self.mesh, self.records = coster, mesh, []
 
-    def add(self, purpose, collective, axes, nbytes, count, phase, hidden_behind=None,
-            stream="data"):
+    def add(
+        self, purpose, collective, axes, nbytes, count, phase, hidden_behind=None, stream="data"
+    ):
         """Record ``count`` runs of ``collective`` of ``nbytes`` over the mesh ``axes`` (axes
         of size 1 dropped; nothing is recorded if none is left or ``count`` is 0), issued in
         ``phase``, that the compute of ``hidden_behind`` can hide (None: exposed; the
@@ -96,7 +114,22 @@ class RecordBuilder:
             return
         c = self.coster.cost(collective, axes, nbytes)
         size = math.prod(self.mesh.axis_size(a) for a in axes)
-        self.records.append(Record(purpose, collective, ",".join(axes), size, float(nbytes),
-                                   int(count), phase, hidden_behind, c.span, c.algorithm,
-                                   c.seconds, c.bottleneck_level, c.level_seconds(),
-                                   c.schedule, stream))
+        self.records.append(
+            Record(
+                purpose,
+                collective,
+                ",".join(axes),
+                size,
+                float(nbytes),
+                int(count),
+                phase,
+                hidden_behind,
+                c.span,
+                c.algorithm,
+                c.seconds,
+                c.bottleneck_level,
+                c.level_seconds(),
+                c.schedule,
+                stream,
+            )
+        )

@@ -111,10 +111,10 @@ def domains(topology) -> tuple[str, int, int, str, str, str]:
     info = topology.info
     family = info.family
     n = topology.n_ranks
-    if info.fabric is not None and family in ("cluster", "layered"):   # GPUs on a fabric
+    if info.fabric is not None and family in ("cluster", "layered"):  # GPUs on a fabric
         g = info.gpus_per_node or (8 if family == "layered" else 1)  # Llama 3: 8 per server
         blocks = info.fabric.endpoints_per_block
-        pod = blocks[1] if len(blocks) > 2 else n   # a tier-2 block, under a higher tier
+        pod = blocks[1] if len(blocks) > 2 else n  # a tier-2 block, under a higher tier
         return "gpu", g, min(pod, n), "inside a node", "across nodes", "across pods"
     if family == "product" and info.levels == ("dcn", "ici"):
         chips = info.shape[1]
@@ -123,7 +123,7 @@ def domains(topology) -> tuple[str, int, int, str, str, str]:
         return "tpu", n, n, "ici", "ici", "ici"
     if family == "switch":
         return "gpu", n, n, "inside a node", "inside a node", "inside a node"
-    return "gpu", 1, n, "inside a node", "across nodes", "across pods"   # one per host
+    return "gpu", 1, n, "inside a node", "across nodes", "across pods"  # one per host
 
 
 #: costings shared by every Coster of a topology, while the topology lives
@@ -138,8 +138,7 @@ def forget_costings() -> None:
     _REROUTED.clear()
 
 
-def qp_timing(schedule, topology, nbytes: float, *, placement=None, qps: int = META_QPS
-              ) -> Timing:
+def qp_timing(schedule, topology, nbytes: float, *, placement=None, qps: int = META_QPS) -> Timing:
     """:func:`collectives.time`'s model (each step as long as its busiest link) with every
     transfer split over ``qps`` queue pairs that the ECMP hash tells apart (enhanced ECMP):
     the flows of each step routed by :func:`collectives.fabric.route_flows` (``hash_qp=True``)
@@ -148,8 +147,10 @@ def qp_timing(schedule, topology, nbytes: float, *, placement=None, qps: int = M
     flow is on the busiest link). Returns a :class:`~collectives.cost.Timing` with its
     per-level detail."""
     if not isinstance(topology, Cluster):
-        raise CollectivesError(f"qp_timing needs a GPU cluster (its fabric hashes flows), got "
-                               f"{getattr(topology, 'name', type(topology).__name__)}")
+        raise CollectivesError(
+            f"qp_timing needs a GPU cluster (its fabric hashes flows), got "
+            f"{getattr(topology, 'name', type(topology).__name__)}"
+        )
     qps = integer(qps, "qps", minimum=1)
     n = schedule.n_ranks
     nodes = np.arange(n) if placement is None else np.asarray(placement, dtype=np.int64)
@@ -161,25 +162,34 @@ def qp_timing(schedule, topology, nbytes: float, *, placement=None, qps: int = M
     busiest, busiest_bytes = np.full(len(runs), -1), np.zeros(len(runs))
     link_bytes = np.zeros(topology.n_links)
     for i, run in enumerate(runs):
-        flows = route_flows(topology, run.src, run.dst, run.chunks * chunk, qps=qps,
-                            hash_qp=True)
+        flows = route_flows(topology, run.src, run.dst, run.chunks * chunk, qps=qps, hash_qp=True)
         if not flows.n_flows:
             continue
         loads = flows.link_bytes()
         link = int(np.argmax(loads / bandwidth))
         busiest[i], busiest_bytes[i] = link, loads[link]
         transfer[i] = loads[link] / bandwidth[link]
-        hops = np.bincount(flows.pair, weights=topology.link_latency[flows.link],
-                           minlength=flows.n_flows)
+        hops = np.bincount(
+            flows.pair, weights=topology.link_latency[flows.link], minlength=flows.n_flows
+        )
         latency[i] = hops.max()
         link_bytes += loads * run.repeat
     per_step = traffic.run_of_step()
     repeat = np.array([r.repeat for r in runs], dtype=np.int64)
-    return Timing(float(np.dot(repeat, latency + transfer)), float(nbytes),
-                  (latency + transfer)[per_step], latency[per_step], transfer[per_step],
-                  busiest[per_step], busiest_bytes[per_step], link_bytes,
-                  f"{schedule.name}, {qps} QPs (E-ECMP)", topology.name,
-                  tuple(topology.info.levels), topology.link_level)
+    return Timing(
+        float(np.dot(repeat, latency + transfer)),
+        float(nbytes),
+        (latency + transfer)[per_step],
+        latency[per_step],
+        transfer[per_step],
+        busiest[per_step],
+        busiest_bytes[per_step],
+        link_bytes,
+        f"{schedule.name}, {qps} QPs (E-ECMP)",
+        topology.name,
+        tuple(topology.info.levels),
+        topology.link_level,
+    )
 
 
 def _mesh_key(mesh: Mesh):
@@ -192,11 +202,11 @@ class Coster:
     """Costs collectives over the axes of ``mesh`` laid on ``topology``, with a cache;
     ``ecmp`` and ``qps``: how a GPU fabric spreads the flows (module text)."""
 
-    def __init__(self, topology, mesh: Mesh, *, ecmp: Optional[str] = None,
-                 qps: int = META_QPS):
+    def __init__(self, topology, mesh: Mesh, *, ecmp: Optional[str] = None, qps: int = META_QPS):
         if ecmp not in ECMP_SCHEMES:
-            raise CollectivesError(f"ecmp must be one of {', '.join(map(repr, ECMP_SCHEMES))}, "
-                                   f"got {ecmp!r}")
+            raise CollectivesError(
+                f"ecmp must be one of {', '.join(map(repr, ECMP_SCHEMES))}, got {ecmp!r}"
+            )
         self.qps = integer(qps, "qps", minimum=1)
         self.topology = topology
         self.mesh = mesh
@@ -205,7 +215,8 @@ class Coster:
         self.kind, self.node_size, self.pod_size, *self.labels = domains(topology)
         scheme = (self.ecmp, self.qps if self.ecmp == "e-ecmp" else None)
         self._cache: dict = _SHARED.setdefault(topology, {}).setdefault(
-            (_mesh_key(mesh), scheme), {})
+            (_mesh_key(mesh), scheme), {}
+        )
 
     def _routed(self):
         """The topology the costs are computed on (re-routed for "plain" and "adaptive")."""
@@ -214,14 +225,18 @@ class Coster:
         routing = "hash" if self.ecmp == "plain" else "adaptive"
         variants = _REROUTED.setdefault(self.topology, {})
         if routing not in variants:
-            variants[routing] = (self.topology if self.topology.routing == routing
-                                 else self.topology.with_routing(routing))
+            variants[routing] = (
+                self.topology
+                if self.topology.routing == routing
+                else self.topology.with_routing(routing)
+            )
         return variants[routing]
 
     def _time(self, schedule, nbytes):
         if self.ecmp == "e-ecmp":
-            return qp_timing(schedule, self.topology, nbytes, placement=self.mesh.placement,
-                             qps=self.qps)
+            return qp_timing(
+                schedule, self.topology, nbytes, placement=self.mesh.placement, qps=self.qps
+            )
         return time(schedule, self._routed(), nbytes, placement=self.mesh.placement)
 
     def span(self, axes: tuple[str, ...]) -> str:
@@ -258,10 +273,10 @@ class Coster:
         rows.sort(key=lambda row: row[0])
         seconds, name, timing, schedule = rows[0]
         # a bare torus names its one link level "link": on a TPU slice that is ICI
-        rename = (("link", "ici"),) if self.kind == "tpu" and self.topology.info.is_torus \
-            else ()
-        return Costing(name, seconds, timing, span, tuple((row[1], row[0]) for row in rows),
-                       schedule, rename)
+        rename = (("link", "ici"),) if self.kind == "tpu" and self.topology.info.is_torus else ()
+        return Costing(
+            name, seconds, timing, span, tuple((row[1], row[0]) for row in rows), schedule, rename
+        )
 
     # ---- candidates ----------------------------------------------------------------------
     def _two_levels(self, axes, m):
@@ -279,7 +294,7 @@ class Coster:
         if not (node3 == node3[:, :, :1]).all() or not (local3 == local3[:, :1, :]).all():
             return None
         if (np.diff(np.sort(node3[:, :, 0], axis=1), axis=1) == 0).any():
-            return None                             # a node twice in one group
+            return None  # a node twice in one group
         return n_nodes, per
 
     def _torus_box(self, axes, m):
@@ -290,7 +305,7 @@ class Coster:
             return self._box(members, topo.shape, topo.wraparound)
         slices = members // self.node_size
         if topo.info.family == "product" and self.kind == "tpu" and (slices == slices[0]).all():
-            inner = topo.info.dimensions[-1]                # the groups stay in one slice
+            inner = topo.info.dimensions[-1]  # the groups stay in one slice
             if inner.info.is_torus:
                 return self._box(members % self.node_size, inner.shape, inner.wraparound)
         return None
@@ -299,7 +314,7 @@ class Coster:
         """(box shape, wraparound per box axis) if ``members`` (endpoint ids of one torus
         of ``shape``) enumerate a box of it row-major, else None."""
         m = len(members)
-        coords = np.stack(np.unravel_index(members, shape))               # (dims, m)
+        coords = np.stack(np.unravel_index(members, shape))  # (dims, m)
         varying = [i for i in range(len(shape)) if len(np.unique(coords[i])) > 1]
         sizes = [len(np.unique(coords[i])) for i in varying]
         if not varying or int(np.prod(sizes)) != m:
@@ -308,8 +323,10 @@ class Coster:
         if not (order == np.arange(m)).all():
             return None
         wrap = wraparound or (False,) * len(shape)
-        wraps = tuple(bool(wrap[i]) and sizes[k] == shape[i]
-                      and self._contiguous(coords[i]) for k, i in enumerate(varying))
+        wraps = tuple(
+            bool(wrap[i]) and sizes[k] == shape[i] and self._contiguous(coords[i])
+            for k, i in enumerate(varying)
+        )
         return tuple(sizes), wraps
 
     def _inner_box(self, axes, levels):
@@ -336,32 +353,45 @@ class Coster:
         inner = self._inner_box(axes, levels)
         out = []
         if collective == "all_reduce":
-            out += [("ring_all_reduce", lambda: A.ring_all_reduce(m)),
-                    ("bidirectional_ring_all_reduce", lambda: A.bidirectional_ring_all_reduce(m))]
+            out += [
+                ("ring_all_reduce", lambda: A.ring_all_reduce(m)),
+                ("bidirectional_ring_all_reduce", lambda: A.bidirectional_ring_all_reduce(m)),
+            ]
             if levels:
-                out.append(("two_level_ring_all_reduce",
-                            lambda: A.two_level_ring_all_reduce(*levels)))
+                out.append(
+                    ("two_level_ring_all_reduce", lambda: A.two_level_ring_all_reduce(*levels))
+                )
             if inner:
                 shape, wrap = inner
-                out.append(("multislice_all_reduce", lambda: A.hierarchical_all_reduce(
-                    A.torus_reduce_scatter(shape, concurrent=True, wraparound=wrap),
-                    A.ring_all_reduce(levels[0]),
-                    A.torus_all_gather(shape, concurrent=True, wraparound=wrap))))
+                out.append(
+                    (
+                        "multislice_all_reduce",
+                        lambda: A.hierarchical_all_reduce(
+                            A.torus_reduce_scatter(shape, concurrent=True, wraparound=wrap),
+                            A.ring_all_reduce(levels[0]),
+                            A.torus_all_gather(shape, concurrent=True, wraparound=wrap),
+                        ),
+                    )
+                )
             if box:
                 out += self._torus(A.torus_all_reduce, "torus_all_reduce", box)
         elif collective in ("all_gather", "reduce_scatter"):
             ring = getattr(A, f"ring_{collective}")
             bidir = getattr(A, f"bidirectional_ring_{collective}")
-            out += [(f"ring_{collective}", lambda: ring(m)),
-                    (f"bidirectional_ring_{collective}", lambda: bidir(m))]
+            out += [
+                (f"ring_{collective}", lambda: ring(m)),
+                (f"bidirectional_ring_{collective}", lambda: bidir(m)),
+            ]
             if levels:
                 n_nodes, per = levels
                 if collective == "all_gather":
-                    build = lambda: A.hierarchical_all_gather(A.ring_all_gather(n_nodes),
-                                                              A.ring_all_gather(per))
+                    build = lambda: A.hierarchical_all_gather(
+                        A.ring_all_gather(n_nodes), A.ring_all_gather(per)
+                    )
                 else:
                     build = lambda: A.hierarchical_reduce_scatter(
-                        A.ring_reduce_scatter(per), A.ring_reduce_scatter(n_nodes))
+                        A.ring_reduce_scatter(per), A.ring_reduce_scatter(n_nodes)
+                    )
                 out.append((f"hierarchical_{collective}", build))
             if inner:
                 shape, wrap = inner
@@ -369,19 +399,20 @@ class Coster:
                 if collective == "all_gather":
                     build = lambda: A.hierarchical_all_gather(
                         A.ring_all_gather(n_nodes),
-                        A.torus_all_gather(shape, concurrent=True, wraparound=wrap))
+                        A.torus_all_gather(shape, concurrent=True, wraparound=wrap),
+                    )
                 else:
                     build = lambda: A.hierarchical_reduce_scatter(
                         A.torus_reduce_scatter(shape, concurrent=True, wraparound=wrap),
-                        A.ring_reduce_scatter(n_nodes))
+                        A.ring_reduce_scatter(n_nodes),
+                    )
                 out.append((f"multislice_{collective}", build))
             if box:
                 out += self._torus(getattr(A, f"torus_{collective}"), f"torus_{collective}", box)
         elif collective == "all_to_all":
             out.append(("direct_all_to_all", lambda: A.direct_all_to_all(m)))
             if levels:
-                out.append(("hierarchical_all_to_all",
-                            lambda: A.hierarchical_all_to_all(*levels)))
+                out.append(("hierarchical_all_to_all", lambda: A.hierarchical_all_to_all(*levels)))
             if box:
                 out.append(("torus_all_to_all", lambda: A.torus_all_to_all(box[0])))
         elif collective == "send_recv":
@@ -395,6 +426,7 @@ class Coster:
         shape, wrap = box
         out = [(name, lambda: builder(shape, wraparound=wrap))]
         if len(shape) > 1:
-            out.append((name + "_concurrent",
-                        lambda: builder(shape, concurrent=True, wraparound=wrap)))
+            out.append(
+                (name + "_concurrent", lambda: builder(shape, concurrent=True, wraparound=wrap))
+            )
         return out

@@ -77,14 +77,26 @@ class InferencePlan:
         return self.table()
 
     def __repr__(self):
-        return (f"InferencePlan(prefill {self.prefill.step_seconds:.4g} s, decode "
-                f"{self.seconds_per_token * 1e3:.4g} ms per token)")
+        return (
+            f"InferencePlan(prefill {self.prefill.step_seconds:.4g} s, decode "
+            f"{self.seconds_per_token * 1e3:.4g} ms per token)"
+        )
 
 
-def inference(model, layout: Layout, cluster, *, batch: int, prompt_len: int,
-              new_tokens: int, recipe="bf16", flops_per_device: Optional[float] = None,
-              hbm_bytes: Optional[float] = None,
-              hbm_bandwidth: Optional[float] = None, mfu: float = 1.0) -> InferencePlan:
+def inference(
+    model,
+    layout: Layout,
+    cluster,
+    *,
+    batch: int,
+    prompt_len: int,
+    new_tokens: int,
+    recipe="bf16",
+    flops_per_device: Optional[float] = None,
+    hbm_bytes: Optional[float] = None,
+    hbm_bandwidth: Optional[float] = None,
+    mfu: float = 1.0,
+) -> InferencePlan:
     """Plan serving ``batch`` sequences (over all replicas) of ``prompt_len`` prompt tokens
     and ``new_tokens`` generated tokens of ``model`` under ``layout`` on ``cluster``;
     ``mfu`` (0 < mfu <= 1) the fraction of the peak the matmuls run at. Returns an
@@ -105,12 +117,14 @@ def inference(model, layout: Layout, cluster, *, batch: int, prompt_len: int,
     if prompt_len % L.cp:
         raise LayoutError(f"cp = {L.cp} must divide prompt_len = {prompt_len}")
     if batch % (L.data_parallel * L.micro_batches):
-        raise LayoutError(f"batch = {batch} sequences must split evenly over dp x fsdp x ep "
-                          f"= {L.data_parallel} replicas x {L.micro_batches} micro-batches")
+        raise LayoutError(
+            f"batch = {batch} sequences must split evenly over dp x fsdp x ep "
+            f"= {L.data_parallel} replicas x {L.micro_batches} micro-batches"
+        )
     flops, hbm, hbm_bw = chip_numbers(topology, flops_per_device, hbm_bytes, hbm_bandwidth)
     mesh = L.mesh()
     coster = Coster(topology, mesh)
-    b = batch // (L.data_parallel * L.micro_batches)   # sequences per micro-batch
+    b = batch // (L.data_parallel * L.micro_batches)  # sequences per micro-batch
     micro = L.micro_batches
     per_stage = L.layers_per_stage(m)
     moe_per_stage = math.ceil(m.moe_layers / L.pp)
@@ -131,43 +145,116 @@ def inference(model, layout: Layout, cluster, *, batch: int, prompt_len: int,
         act = b * tokens_per_seq * m.hidden * a
         count = steps * micro
         if use_sp and name == "prefill":
-            add("tp activation all-gather", "all_gather", ("tp",), act, 2 * per_stage * count,
-                "forward")
-            add("tp activation reduce-scatter", "reduce_scatter", ("tp",), act,
-                2 * per_stage * count, "forward")
+            add(
+                "tp activation all-gather",
+                "all_gather",
+                ("tp",),
+                act,
+                2 * per_stage * count,
+                "forward",
+            )
+            add(
+                "tp activation reduce-scatter",
+                "reduce_scatter",
+                ("tp",),
+                act,
+                2 * per_stage * count,
+                "forward",
+            )
         else:
-            add("tp activation all-reduce", "all_reduce", ("tp",), act, 2 * per_stage * count,
-                "forward")
+            add(
+                "tp activation all-reduce",
+                "all_reduce",
+                ("tp",),
+                act,
+                2 * per_stage * count,
+                "forward",
+            )
         if name == "prefill":
-            add("cp key/value all-gather", "all_gather", ("cp",),
-                2 * b * prompt_len * kv_local * a, per_stage * count, "forward")
+            add(
+                "cp key/value all-gather",
+                "all_gather",
+                ("cp",),
+                2 * b * prompt_len * kv_local * a,
+                per_stage * count,
+                "forward",
+            )
         if m.is_moe:
             split = sp if name == "prefill" else 1
             routed = b * tokens_per_seq / split * m.top_k * m.hidden * a
-            add("ep token dispatch all-to-all", "all_to_all", ("ep",), routed,
-                moe_per_stage * count, "forward")
-            add("ep token combine all-to-all", "all_to_all", ("ep",), routed,
-                moe_per_stage * count, "forward")
-        add("pp activation send", "send_recv", ("pp",),
-            act / (sp if name == "prefill" else 1), count, "forward")
+            add(
+                "ep token dispatch all-to-all",
+                "all_to_all",
+                ("ep",),
+                routed,
+                moe_per_stage * count,
+                "forward",
+            )
+            add(
+                "ep token combine all-to-all",
+                "all_to_all",
+                ("ep",),
+                routed,
+                moe_per_stage * count,
+                "forward",
+            )
+        add(
+            "pp activation send",
+            "send_recv",
+            ("pp",),
+            act / (sp if name == "prefill" else 1),
+            count,
+            "forward",
+        )
         if L.fsdp > 1:
-            add("fsdp weight all-gather", "all_gather", ("fsdp",),
-                (dense + experts) * weight_bytes / per_stage, per_stage * count, "forward")
+            add(
+                "fsdp weight all-gather",
+                "all_gather",
+                ("fsdp",),
+                (dense + experts) * weight_bytes / per_stage,
+                per_stage * count,
+                "forward",
+            )
         tokens = batch * tokens_per_seq * steps
         # QK^T and AV: 2 x 2 x context x (heads x head_dim) per token and layer
-        flop_seconds = (2 * m.active_parameters() * tokens
-                        + 4 * m.layers * m.hidden * attention_context * tokens) \
-            / topology.n_ranks / flops / mfu
+        flop_seconds = (
+            (
+                2 * m.active_parameters() * tokens
+                + 4 * m.layers * m.hidden * attention_context * tokens
+            )
+            / topology.n_ranks
+            / flops
+            / mfu
+        )
         read_seconds = 0.0 if hbm_bw is None else steps * micro * read_bytes / hbm_bw
         compute = max(flop_seconds, read_seconds)
-        notes = (f"{'memory' if read_seconds > flop_seconds else 'compute'}-bound: matmuls "
-                 f"{flop_seconds:.4g} s, HBM reads {read_seconds:.4g} s",)
+        notes = (
+            f"{'memory' if read_seconds > flop_seconds else 'compute'}-bound: matmuls "
+            f"{flop_seconds:.4g} s, HBM reads {read_seconds:.4g} s",
+        )
         memory = Memory(weights, 0.0, 0.0, 0.0, 0.0, kv_cache, hbm)
-        return Plan(f"{name}: {m.name}, {L!r}, batch {batch}", tuple(builder.records),
-                    compute, compute, 0.0, compute * (L.pp - 1) / micro, memory, tokens,
-                    topology.n_ranks, topology.name, notes, topology, mesh.placement)
+        return Plan(
+            f"{name}: {m.name}, {L!r}, batch {batch}",
+            tuple(builder.records),
+            compute,
+            compute,
+            0.0,
+            compute * (L.pp - 1) / micro,
+            memory,
+            tokens,
+            topology.n_ranks,
+            topology.name,
+            notes,
+            topology,
+            mesh.placement,
+        )
 
     prefill = phase("prefill", prompt_len // L.cp, 1, prompt_len / 2, weights)
-    decode = phase("decode", 1, new_tokens, prompt_len + new_tokens / 2,
-                   weights + kv_cache / micro * (prompt_len + new_tokens / 2) / context)
+    decode = phase(
+        "decode",
+        1,
+        new_tokens,
+        prompt_len + new_tokens / 2,
+        weights + kv_cache / micro * (prompt_len + new_tokens / 2) / context,
+    )
     return InferencePlan(prefill, decode, new_tokens)

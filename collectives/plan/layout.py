@@ -67,13 +67,14 @@ DEFAULT_ORDER = ("dp", "fsdp", "pp", "ep", "cp", "tp")
 #: the note a plan of ZeRO stage 2 with pipeline parallelism carries: which frameworks run it
 ZERO2_WITH_PP = (
     "ZeRO 2 with pipeline parallelism: DeepSpeed's pipeline engine refuses it (\"ZeRO-2 and "
-    "ZeRO-3 are incompatible with pipeline parallelism\", deepspeed/runtime/pipe/engine.py) "
+    'ZeRO-3 are incompatible with pipeline parallelism", deepspeed/runtime/pipe/engine.py) '
     "and Megatron-LM's distributed optimizer shards only the optimizer states (ZeRO 1); "
     "Llama 3's FSDP sharded gradients with PP 16 (arXiv 2407.21783, section 3.3.2) and "
     "torchtitan runs FSDP with PP. Planned as ZeRO 2: a reduce-scatter every micro-batch "
     "(PyTorch's pipeline schedules, which torchtitan uses, instead keep the gradients "
     "unsharded and reduce them once after the last micro-batch, "
-    "torch/distributed/pipelining/stage.py)")
+    "torch/distributed/pipelining/stage.py)"
+)
 
 # LayoutError (a layout that does not fit) lives in collectives.errors; it is re-exported here
 # and from collectives.plan, its old homes
@@ -101,10 +102,14 @@ class Layout:
 
     def __post_init__(self):
         for key in AXES + ("micro_batches", "virtual_stages"):
-            object.__setattr__(self, key, integer(getattr(self, key), key, minimum=1,
-                                                  error=LayoutError))
-        object.__setattr__(self, "zero_stage", integer(self.zero_stage, "zero_stage",
-                                                       minimum=0, maximum=3, error=LayoutError))
+            object.__setattr__(
+                self, key, integer(getattr(self, key), key, minimum=1, error=LayoutError)
+            )
+        object.__setattr__(
+            self,
+            "zero_stage",
+            integer(self.zero_stage, "zero_stage", minimum=0, maximum=3, error=LayoutError),
+        )
         for key in ("uneven_stages", "tp_overlap"):
             object.__setattr__(self, key, flag(getattr(self, key), key, error=LayoutError))
         sp = self.sequence_parallel
@@ -113,25 +118,32 @@ class Layout:
         # Megatron-LM turns sequence parallelism off when tp = 1 (nothing to split over)
         object.__setattr__(self, "sequence_parallel", sp and self.tp > 1)
         if self.tp_overlap and not self.sequence_parallel:
-            raise LayoutError("tp_overlap needs sequence parallelism with tp > 1: Megatron-LM "
-                              "asserts \"Tensor parallel communication/GEMM overlap can "
-                              "happen only when sequence parallelism is enabled\"")
+            raise LayoutError(
+                "tp_overlap needs sequence parallelism with tp > 1: Megatron-LM "
+                'asserts "Tensor parallel communication/GEMM overlap can '
+                'happen only when sequence parallelism is enabled"'
+            )
         if self.virtual_stages > 1:
             if self.pp == 1:
-                raise LayoutError(f"virtual_stages = {self.virtual_stages} needs pipeline "
-                                  "parallelism (pp > 1): the interleaved schedule splits "
-                                  "each stage's blocks into model chunks")
+                raise LayoutError(
+                    f"virtual_stages = {self.virtual_stages} needs pipeline "
+                    "parallelism (pp > 1): the interleaved schedule splits "
+                    "each stage's blocks into model chunks"
+                )
             if self.micro_batches % self.pp:
                 raise LayoutError(
                     f"interleaved 1F1B (virtual_stages = {self.virtual_stages}) needs "
                     f"micro_batches a multiple of pp = {self.pp}, got {self.micro_batches}: "
                     "Megatron-LM's schedule runs micro-batches in groups of pp (its default "
                     "microbatch_group_size_per_vp_stage) and refuses a last group of fewer "
-                    "(megatron/core/pipeline_parallel/schedules.py)")
+                    "(megatron/core/pipeline_parallel/schedules.py)"
+                )
         order = DEFAULT_ORDER if self.order is None else self.order
         if not isinstance(order, (tuple, list)) or sorted(map(str, order)) != sorted(AXES):
-            raise LayoutError(f"order must name each of {', '.join(AXES)} once (outermost "
-                              f"first), got {self.order!r}")
+            raise LayoutError(
+                f"order must name each of {', '.join(AXES)} once (outermost "
+                f"first), got {self.order!r}"
+            )
         object.__setattr__(self, "order", tuple(order))
 
     @property
@@ -178,25 +190,32 @@ class Layout:
             raise LayoutError(
                 f"dp x fsdp x ep x tp x pp x cp = {self.dp} x {self.fsdp} x {self.ep} x "
                 f"{self.tp} x {self.pp} x {self.cp} = {self.devices} devices, but the "
-                f"cluster has {n_devices}")
+                f"cluster has {n_devices}"
+            )
         if model.heads % self.tp:
-            raise LayoutError(f"tp = {self.tp} must divide the {model.heads} attention heads "
-                              f"of {model.name}")
+            raise LayoutError(
+                f"tp = {self.tp} must divide the {model.heads} attention heads of {model.name}"
+            )
         if model.layers % self.pp and not self.uneven_stages:
-            raise LayoutError(f"pp = {self.pp} must divide the {model.layers} layers of "
-                              f"{model.name} (or pass uneven_stages=True: the busiest stage "
-                              f"then holds {-(-model.layers // self.pp)})")
+            raise LayoutError(
+                f"pp = {self.pp} must divide the {model.layers} layers of "
+                f"{model.name} (or pass uneven_stages=True: the busiest stage "
+                f"then holds {-(-model.layers // self.pp)})"
+            )
         if self.layers_per_stage(model) % self.virtual_stages:
             raise LayoutError(
                 f"virtual_stages = {self.virtual_stages} must divide the "
                 f"{self.layers_per_stage(model)} blocks of a pipeline stage of {model.name} "
-                "(each model chunk holds layers / (pp x virtual_stages) blocks)")
+                "(each model chunk holds layers / (pp x virtual_stages) blocks)"
+            )
         if self.ep > 1 and not model.is_moe:
-            raise LayoutError(f"ep = {self.ep} needs a mixture-of-experts model; {model.name} "
-                              "is dense")
+            raise LayoutError(
+                f"ep = {self.ep} needs a mixture-of-experts model; {model.name} is dense"
+            )
         if model.experts % self.ep:
-            raise LayoutError(f"ep = {self.ep} must divide the {model.experts} experts of "
-                              f"{model.name}")
+            raise LayoutError(
+                f"ep = {self.ep} must divide the {model.experts} experts of {model.name}"
+            )
 
     def __repr__(self):
         parts = [f"{a}={getattr(self, a)}" for a in self.order if getattr(self, a) > 1]
@@ -211,5 +230,6 @@ class Layout:
             extra.append(f"{self.micro_batches} micro-batches")
         if self.virtual_stages > 1:
             extra.append(f"interleaved x{self.virtual_stages}")
-        return f"Layout({', '.join(parts) or 'one device'}{'; ' if extra else ''}" \
-               f"{', '.join(extra)})"
+        return (
+            f"Layout({', '.join(parts) or 'one device'}{'; ' if extra else ''}{', '.join(extra)})"
+        )

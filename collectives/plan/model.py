@@ -57,27 +57,35 @@ class Transformer:
     def __post_init__(self):
         for key in ("layers", "hidden", "ffn", "heads", "vocab", "experts", "top_k"):
             object.__setattr__(self, key, integer(getattr(self, key), key, minimum=1))
-        kv = self.heads if self.kv_heads is None else integer(self.kv_heads, "kv_heads",
-                                                              minimum=1)
+        kv = self.heads if self.kv_heads is None else integer(self.kv_heads, "kv_heads", minimum=1)
         object.__setattr__(self, "kv_heads", kv)
         if self.heads % kv:
             raise CollectivesError(f"kv_heads ({kv}) must divide heads ({self.heads})")
         if self.hidden % self.heads:
             raise CollectivesError(f"heads ({self.heads}) must divide hidden ({self.hidden})")
-        width = self.ffn if self.expert_ffn is None else integer(self.expert_ffn,
-                                                                  "expert_ffn", minimum=1)
+        width = (
+            self.ffn
+            if self.expert_ffn is None
+            else integer(self.expert_ffn, "expert_ffn", minimum=1)
+        )
         object.__setattr__(self, "expert_ffn", width)
         if self.top_k > self.experts:
-            raise CollectivesError(f"top_k ({self.top_k}) cannot exceed experts "
-                                   f"({self.experts})")
-        object.__setattr__(self, "shared_experts", integer(self.shared_experts,
-                                                           "shared_experts", minimum=0))
-        object.__setattr__(self, "dense_layers", integer(self.dense_layers, "dense_layers",
-                                                         minimum=0, maximum=self.layers))
+            raise CollectivesError(f"top_k ({self.top_k}) cannot exceed experts ({self.experts})")
+        object.__setattr__(
+            self, "shared_experts", integer(self.shared_experts, "shared_experts", minimum=0)
+        )
+        object.__setattr__(
+            self,
+            "dense_layers",
+            integer(self.dense_layers, "dense_layers", minimum=0, maximum=self.layers),
+        )
         object.__setattr__(self, "gated_mlp", flag(self.gated_mlp, "gated_mlp"))
         if self.attention_params is not None:
-            object.__setattr__(self, "attention_params", integer(
-                self.attention_params, "attention_params", minimum=1))
+            object.__setattr__(
+                self,
+                "attention_params",
+                integer(self.attention_params, "attention_params", minimum=1),
+            )
         object.__setattr__(self, "name", str(self.name))
 
     # ---- shape pieces ------------------------------------------------------------------
@@ -114,9 +122,11 @@ class Transformer:
         return 2 * self.vocab * self.hidden
 
     def _moe_layer(self, experts_used: int) -> int:
-        return (self.attention_parameters()
-                + (experts_used + self.shared_experts) * self.mlp_parameters(self.expert_ffn)
-                + self.hidden * self.experts)
+        return (
+            self.attention_parameters()
+            + (experts_used + self.shared_experts) * self.mlp_parameters(self.expert_ffn)
+            + self.hidden * self.experts
+        )
 
     def _dense_layer(self) -> int:
         return self.attention_parameters() + self.mlp_parameters()
@@ -124,15 +134,21 @@ class Transformer:
     def parameters(self) -> int:
         """Every parameter (all experts)."""
         dense = self.layers - self.moe_layers
-        return (dense * self._dense_layer() + self.moe_layers * self._moe_layer(self.experts)
-                + self.embedding_parameters())
+        return (
+            dense * self._dense_layer()
+            + self.moe_layers * self._moe_layer(self.experts)
+            + self.embedding_parameters()
+        )
 
     def active_parameters(self) -> int:
         """Parameters one token uses: ``top_k`` routed experts per MoE layer (equal to
         :meth:`parameters` for a dense model)."""
         dense = self.layers - self.moe_layers
-        return (dense * self._dense_layer() + self.moe_layers * self._moe_layer(self.top_k)
-                + self.embedding_parameters())
+        return (
+            dense * self._dense_layer()
+            + self.moe_layers * self._moe_layer(self.top_k)
+            + self.embedding_parameters()
+        )
 
     def dense_parameters(self) -> int:
         """Parameters outside the routed experts (replicated over expert parallelism)."""
@@ -148,48 +164,81 @@ class Transformer:
         return factor * (2.0 * self.active_parameters() + attention)
 
     def __repr__(self):
-        moe = (f", experts={self.experts}, top_k={self.top_k}, expert_ffn={self.expert_ffn}"
-               if self.is_moe else "")
-        return (f"Transformer({self.name!r}: {self.layers} layers, hidden {self.hidden}, "
-                f"ffn {self.ffn}, {self.heads}/{self.kv_heads} heads{moe}; "
-                f"{self.parameters() / 1e9:.1f}B parameters)")
+        moe = (
+            f", experts={self.experts}, top_k={self.top_k}, expert_ffn={self.expert_ffn}"
+            if self.is_moe
+            else ""
+        )
+        return (
+            f"Transformer({self.name!r}: {self.layers} layers, hidden {self.hidden}, "
+            f"ffn {self.ffn}, {self.heads}/{self.kv_heads} heads{moe}; "
+            f"{self.parameters() / 1e9:.1f}B parameters)"
+        )
 
 
-LLAMA3 = ("Grattafiori et al., The Llama 3 Herd of Models, arXiv 2407.21783, table 3 "
-          "(vocabulary 128,000 as the table gives it; the released tokenizer has 128,256)")
+LLAMA3 = (
+    "Grattafiori et al., The Llama 3 Herd of Models, arXiv 2407.21783, table 3 "
+    "(vocabulary 128,000 as the table gives it; the released tokenizer has 128,256)"
+)
 MIXTRAL = "Jiang et al., Mixtral of Experts, arXiv 2401.04088, table 1"
-DEEPSEEK_V3 = ("DeepSeek-AI, DeepSeek-V3 Technical Report, arXiv 2412.19437, section 4.2 "
-               "(61 layers, hidden 7168, 128 heads of 128, MLA with KV compression 512 and "
-               "query compression 1536 and decoupled RoPE heads of 64, first three layers "
-               "dense, 1 shared + 256 routed experts of width 2048, 8 per token, 671B "
-               "parameters, 37B active); dense FFN width 18432 and vocabulary 129,280 from "
-               "the released config.json (huggingface.co/deepseek-ai/DeepSeek-V3)")
+DEEPSEEK_V3 = (
+    "DeepSeek-AI, DeepSeek-V3 Technical Report, arXiv 2412.19437, section 4.2 "
+    "(61 layers, hidden 7168, 128 heads of 128, MLA with KV compression 512 and "
+    "query compression 1536 and decoupled RoPE heads of 64, first three layers "
+    "dense, 1 shared + 256 routed experts of width 2048, 8 per token, 671B "
+    "parameters, 37B active); dense FFN width 18432 and vocabulary 129,280 from "
+    "the released config.json (huggingface.co/deepseek-ai/DeepSeek-V3)"
+)
 
 
-def _mla_parameters(hidden=7168, heads=128, q_rank=1536, kv_rank=512, nope=128, rope=64,
-                    v_dim=128):
+def _mla_parameters(hidden=7168, heads=128, q_rank=1536, kv_rank=512, nope=128, rope=64, v_dim=128):
     """DeepSeek-V3's multi-head latent attention, per layer: query down and up projections,
     the joint KV down projection (with the shared RoPE key), KV up projections, output."""
-    return (hidden * q_rank + q_rank * heads * (nope + rope) + hidden * (kv_rank + rope)
-            + kv_rank * heads * (nope + v_dim) + heads * v_dim * hidden)
+    return (
+        hidden * q_rank
+        + q_rank * heads * (nope + rope)
+        + hidden * (kv_rank + rope)
+        + kv_rank * heads * (nope + v_dim)
+        + heads * v_dim * hidden
+    )
 
 
-_MODELS = MappingProxyType({
-    "llama3-8b": Transformer(32, 4096, 14336, 32, 8, 128000, name="llama3-8b"),
-    "llama3-70b": Transformer(80, 8192, 28672, 64, 8, 128000, name="llama3-70b"),
-    "llama3-405b": Transformer(126, 16384, 53248, 128, 8, 128000, name="llama3-405b"),
-    "mixtral-8x7b": Transformer(32, 4096, 14336, 32, 8, 32000, experts=8, top_k=2,
-                                name="mixtral-8x7b"),
-    "deepseek-v3": Transformer(61, 7168, 18432, 128, 128, 129280, experts=256, top_k=8,
-                               expert_ffn=2048, shared_experts=1, dense_layers=3,
-                               attention_params=_mla_parameters(), name="deepseek-v3"),
-})
+_MODELS = MappingProxyType(
+    {
+        "llama3-8b": Transformer(32, 4096, 14336, 32, 8, 128000, name="llama3-8b"),
+        "llama3-70b": Transformer(80, 8192, 28672, 64, 8, 128000, name="llama3-70b"),
+        "llama3-405b": Transformer(126, 16384, 53248, 128, 8, 128000, name="llama3-405b"),
+        "mixtral-8x7b": Transformer(
+            32, 4096, 14336, 32, 8, 32000, experts=8, top_k=2, name="mixtral-8x7b"
+        ),
+        "deepseek-v3": Transformer(
+            61,
+            7168,
+            18432,
+            128,
+            128,
+            129280,
+            experts=256,
+            top_k=8,
+            expert_ffn=2048,
+            shared_experts=1,
+            dense_layers=3,
+            attention_params=_mla_parameters(),
+            name="deepseek-v3",
+        ),
+    }
+)
 
 #: where each named shape comes from
-MODEL_SOURCES = MappingProxyType({
-    "llama3-8b": LLAMA3, "llama3-70b": LLAMA3, "llama3-405b": LLAMA3,
-    "mixtral-8x7b": MIXTRAL, "deepseek-v3": DEEPSEEK_V3,
-})
+MODEL_SOURCES = MappingProxyType(
+    {
+        "llama3-8b": LLAMA3,
+        "llama3-70b": LLAMA3,
+        "llama3-405b": LLAMA3,
+        "mixtral-8x7b": MIXTRAL,
+        "deepseek-v3": DEEPSEEK_V3,
+    }
+)
 
 
 def models() -> list[str]:
@@ -203,6 +252,8 @@ def model(name: str) -> Transformer:
         return name
     key = str(name).lower()
     if key not in _MODELS:
-        raise CollectivesError(f"unknown model {name!r}; choose from {', '.join(models())} "
-                               "or build a cl.plan.Transformer(...)")
+        raise CollectivesError(
+            f"unknown model {name!r}; choose from {', '.join(models())} "
+            "or build a cl.plan.Transformer(...)"
+        )
     return _MODELS[key]

@@ -59,6 +59,7 @@ def precision(recipe) -> Precision:
     if isinstance(recipe, Precision):
         return recipe
     if not isinstance(recipe, str) or recipe not in PRECISIONS:
-        raise CollectivesError(f"recipe must be one of {', '.join(map(repr, PRECISIONS))}, "
-                               f"got {recipe!r}")
+        raise CollectivesError(
+            f"recipe must be one of {', '.join(map(repr, PRECISIONS))}, got {recipe!r}"
+        )
     return PRECISIONS[recipe]

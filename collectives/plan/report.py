@@ -85,12 +85,21 @@ class Record:
         return self.nbytes * self.count
 
     def row(self) -> dict:
-        return {"purpose": self.purpose, "phase": self.phase, "collective": self.collective,
-                "axis": self.axis,
-                "group": self.group_size, "bytes": self.nbytes, "count": self.count,
-                "level": self.level, "algorithm": self.algorithm, "seconds": self.seconds,
-                "total seconds": self.total_seconds, "bottleneck": self.bottleneck_level,
-                "overlap": self.hidden_behind or "exposed"}
+        return {
+            "purpose": self.purpose,
+            "phase": self.phase,
+            "collective": self.collective,
+            "axis": self.axis,
+            "group": self.group_size,
+            "bytes": self.nbytes,
+            "count": self.count,
+            "level": self.level,
+            "algorithm": self.algorithm,
+            "seconds": self.seconds,
+            "total seconds": self.total_seconds,
+            "bottleneck": self.bottleneck_level,
+            "overlap": self.hidden_behind or "exposed",
+        }
 
 
 @dataclass(frozen=True)
@@ -112,8 +121,15 @@ class Memory:
 
     @property
     def total(self) -> float:
-        return (self.weights + self.master + self.grads + self.optimizer + self.activations
-                + self.logits + self.kv_cache)
+        return (
+            self.weights
+            + self.master
+            + self.grads
+            + self.optimizer
+            + self.activations
+            + self.logits
+            + self.kv_cache
+        )
 
     @property
     def fits(self) -> Optional[bool]:
@@ -121,9 +137,16 @@ class Memory:
         return None if self.hbm is None else self.total <= self.hbm
 
     def breakdown(self) -> dict[str, float]:
-        return {"weights": self.weights, "master": self.master, "grads": self.grads,
-                "optimizer": self.optimizer, "activations": self.activations,
-                "logits": self.logits, "kv_cache": self.kv_cache, "total": self.total}
+        return {
+            "weights": self.weights,
+            "master": self.master,
+            "grads": self.grads,
+            "optimizer": self.optimizer,
+            "activations": self.activations,
+            "logits": self.logits,
+            "kv_cache": self.kv_cache,
+            "total": self.total,
+        }
 
 
 def _words(text):
@@ -136,10 +159,11 @@ def matches(purpose: str, text: str) -> bool:
     if not isinstance(purpose, str):
         from ..errors import CollectivesError
 
-        raise CollectivesError(f"a purpose must be a string such as 'dp grad' or 'tp', got "
-                               f"{purpose!r}")
+        raise CollectivesError(
+            f"a purpose must be a string such as 'dp grad' or 'tp', got {purpose!r}"
+        )
     want, have = _words(purpose), _words(text)
-    return any(have[i:i + len(want)] == want for i in range(len(have) - len(want) + 1))
+    return any(have[i : i + len(want)] == want for i in range(len(have) - len(want) + 1))
 
 
 def _gb(x):
@@ -207,8 +231,10 @@ class Plan:
         chosen = [r for r in self.collectives if matches(purpose, r.purpose)]
         m = max(int(self.micro_batches), 1)
         exposed = sum(r.total_seconds for r in chosen if r.hidden_behind is None)
-        passes = (("forward", "first forward", self.forward_seconds),
-                  ("backward", "last backward", self.backward_seconds))
+        passes = (
+            ("forward", "first forward", self.forward_seconds),
+            ("backward", "last backward", self.backward_seconds),
+        )
         for stream in sorted({r.stream for r in chosen}):
             mine = [r for r in chosen if r.stream == stream]
             for each, once, seconds in passes:
@@ -222,9 +248,12 @@ class Plan:
         """The compute that can hide one issue of ``record`` (seconds): a micro-batch's
         slice of its pass (the whole pass with one micro-batch), 0 on the critical path."""
         m = max(int(self.micro_batches), 1)
-        seconds = {"forward": self.forward_seconds, "first forward": self.forward_seconds,
-                   "backward": self.backward_seconds,
-                   "last backward": self.backward_seconds}.get(record.hidden_behind, 0.0)
+        seconds = {
+            "forward": self.forward_seconds,
+            "first forward": self.forward_seconds,
+            "backward": self.backward_seconds,
+            "last backward": self.backward_seconds,
+        }.get(record.hidden_behind, 0.0)
         return seconds / m
 
     @property
@@ -244,8 +273,7 @@ class Plan:
         if self.compute_seconds <= 0:
             return 0.0
         on_path = sum(r.total_seconds for r in self.collectives if r.hidden_behind is None)
-        return float(self.bubble_seconds / self.compute_seconds
-                     * (self.compute_seconds + on_path))
+        return float(self.bubble_seconds / self.compute_seconds * (self.compute_seconds + on_path))
 
     @property
     def compute_to_communication(self) -> float:
@@ -300,50 +328,71 @@ class Plan:
         from ..cost import Job, time_concurrent
         from ..errors import CollectivesError
 
-        chosen = [r for r in self.collectives if r.schedule is not None
-                  and (phase is None or r.phase == phase)
-                  and (not purposes or any(matches(p, r.purpose) for p in purposes))]
+        chosen = [
+            r
+            for r in self.collectives
+            if r.schedule is not None
+            and (phase is None or r.phase == phase)
+            and (not purposes or any(matches(p, r.purpose) for p in purposes))
+        ]
         if not chosen:
-            raise CollectivesError(f"no collective of this plan matches {purposes or ''} "
-                                   f"in phase {phase!r}")
-        jobs = [Job(r.schedule, r.nbytes, placement=self.placement,
-                    name=f"{r.purpose} ({r.phase})") for r in chosen]
+            raise CollectivesError(
+                f"no collective of this plan matches {purposes or ''} in phase {phase!r}"
+            )
+        jobs = [
+            Job(r.schedule, r.nbytes, placement=self.placement, name=f"{r.purpose} ({r.phase})")
+            for r in chosen
+        ]
         return time_concurrent(jobs, self.topology)
 
     # ---- display -------------------------------------------------------------------------
     def summary(self) -> dict[str, object]:
-        return {"compute": self.compute_seconds, "communication": self.communication_seconds,
-                "exposed": self.exposed_seconds, "bubble": self.bubble_seconds,
-                "step": self.step_seconds, "compute/communication":
-                    self.compute_to_communication, "bottleneck": self.bottleneck,
-                "memory per device": self.memory_per_device, "fits": self.fits}
+        return {
+            "compute": self.compute_seconds,
+            "communication": self.communication_seconds,
+            "exposed": self.exposed_seconds,
+            "bubble": self.bubble_seconds,
+            "step": self.step_seconds,
+            "compute/communication": self.compute_to_communication,
+            "bottleneck": self.bottleneck,
+            "memory per device": self.memory_per_device,
+            "fits": self.fits,
+        }
 
     def table(self) -> str:
         """A markdown table of the collectives, then the totals."""
-        head = ("| purpose | phase | collective | axis | group | level | bytes | count | "
-                "algorithm | each | total | bottleneck | overlap |")
-        lines = [f"**{self.name}** on {self.topology_name}", "", head,
-                 "|" + "---|" * 13]
+        head = (
+            "| purpose | phase | collective | axis | group | level | bytes | count | "
+            "algorithm | each | total | bottleneck | overlap |"
+        )
+        lines = [f"**{self.name}** on {self.topology_name}", "", head, "|" + "---|" * 13]
         for r in self.collectives:
             lines.append(
                 f"| {r.purpose} | {r.phase} | {r.collective} | {r.axis} | {r.group_size} | "
                 f"{r.level} | "
                 f"{_bytes(r.nbytes)} | {r.count:,} | {r.algorithm} | {_seconds(r.seconds)} | "
                 f"{_seconds(r.total_seconds)} | {r.bottleneck_level or '-'} | "
-                f"{r.hidden_behind or 'exposed'} |")
+                f"{r.hidden_behind or 'exposed'} |"
+            )
         mem = self.memory
         ratio = self.compute_to_communication
-        lines += ["", f"compute {_seconds(self.compute_seconds)}, communication "
-                  f"{_seconds(self.communication_seconds)} (exposed "
-                  f"{_seconds(self.exposed_seconds)}), pipeline bubble "
-                  f"{_seconds(self.bubble_seconds)}, step {_seconds(self.step_seconds)}; "
-                  f"compute/communication {ratio:.3g}; bottleneck {self.bottleneck or '-'}",
-                  f"memory per device {_gb(mem.total)} (weights {_gb(mem.weights)}, master "
-                  f"{_gb(mem.master)}, grads {_gb(mem.grads)}, optimizer {_gb(mem.optimizer)}, "
-                  f"activations {_gb(mem.activations)}, logits {_gb(mem.logits)}, KV cache "
-                  f"{_gb(mem.kv_cache)})"
-                  + ("" if mem.hbm is None else
-                     f" of {_gb(mem.hbm)} HBM: {'fits' if mem.fits else 'DOES NOT FIT'}")]
+        lines += [
+            "",
+            f"compute {_seconds(self.compute_seconds)}, communication "
+            f"{_seconds(self.communication_seconds)} (exposed "
+            f"{_seconds(self.exposed_seconds)}), pipeline bubble "
+            f"{_seconds(self.bubble_seconds)}, step {_seconds(self.step_seconds)}; "
+            f"compute/communication {ratio:.3g}; bottleneck {self.bottleneck or '-'}",
+            f"memory per device {_gb(mem.total)} (weights {_gb(mem.weights)}, master "
+            f"{_gb(mem.master)}, grads {_gb(mem.grads)}, optimizer {_gb(mem.optimizer)}, "
+            f"activations {_gb(mem.activations)}, logits {_gb(mem.logits)}, KV cache "
+            f"{_gb(mem.kv_cache)})"
+            + (
+                ""
+                if mem.hbm is None
+                else f" of {_gb(mem.hbm)} HBM: {'fits' if mem.fits else 'DOES NOT FIT'}"
+            ),
+        ]
         lines += [f"- {note}" for note in self.notes]
         return "\n".join(lines)
 
@@ -354,7 +403,9 @@ class Plan:
         return self.table()
 
     def __repr__(self):
-        return (f"Plan({self.name!r}: {len(self.collectives)} kinds of collective, compute "
-                f"{_seconds(self.compute_seconds)}, communication "
-                f"{_seconds(self.communication_seconds)}, exposed "
-                f"{_seconds(self.exposed_seconds)}, bottleneck {self.bottleneck})")
+        return (
+            f"Plan({self.name!r}: {len(self.collectives)} kinds of collective, compute "
+            f"{_seconds(self.compute_seconds)}, communication "
+            f"{_seconds(self.communication_seconds)}, exposed "
+            f"{_seconds(self.exposed_seconds)}, bottleneck {self.bottleneck})"
+        )

@@ -70,8 +70,20 @@ WHAT_IFS = (
 )
 
 #: the keys of every row
-COLUMNS = ("what if", "step", "compute", "bubble", "exposed", "exposed DP/FSDP",
-           "exposed TP", "DP/FSDP hidden", "bottleneck", "fits", "MFU", "note")
+COLUMNS = (
+    "what if",
+    "step",
+    "compute",
+    "bubble",
+    "exposed",
+    "exposed DP/FSDP",
+    "exposed TP",
+    "DP/FSDP hidden",
+    "bottleneck",
+    "fits",
+    "MFU",
+    "note",
+)
 
 
 def _topology(preset, options, rates, cache):
@@ -80,12 +92,14 @@ def _topology(preset, options, rates, cache):
 
     if isinstance(preset, Topology):
         if rates != "line":
-            raise CollectivesError("give a preset name (not a built Topology) to vary the "
-                                   "link rates")
+            raise CollectivesError(
+                "give a preset name (not a built Topology) to vary the link rates"
+            )
         return preset
     if rates not in cache:
-        cache[rates] = build(preset, **dict(options or {}), **(
-            {} if rates == "line" else {"rates": rates}))
+        cache[rates] = build(
+            preset, **dict(options or {}), **({} if rates == "line" else {"rates": rates})
+        )
     return cache[rates]
 
 
@@ -96,13 +110,22 @@ def model_flops_utilization(model, seq_len: int, plan, peak_flops: float) -> flo
     planner's ``mfu`` knob is another thing: the matmuls' efficiency, recomputation
     included, before the bubble and the exposed communication."""
     m = named_model(model)
-    return float(m.flops_per_token(seq_len) * plan.tokens
-                 / (plan.step_seconds * plan.devices * peak_flops))
+    return float(
+        m.flops_per_token(seq_len) * plan.tokens / (plan.step_seconds * plan.devices * peak_flops)
+    )
 
 
-def sensitivity(model, layout, preset, *, seq_len: int, global_batch: int,
-                what_ifs: Sequence[WhatIf] = WHAT_IFS, preset_options=None,
-                **step_options: Any) -> list[dict]:
+def sensitivity(
+    model,
+    layout,
+    preset,
+    *,
+    seq_len: int,
+    global_batch: int,
+    what_ifs: Sequence[WhatIf] = WHAT_IFS,
+    preset_options=None,
+    **step_options: Any,
+) -> list[dict]:
     """Plan one training step of ``model`` under ``layout`` on ``preset`` (a preset name,
     built with ``preset_options``, or a Topology, which cannot vary its rates) under every
     :class:`WhatIf` of ``what_ifs``; ``step_options`` go to every
@@ -116,34 +139,53 @@ def sensitivity(model, layout, preset, *, seq_len: int, global_batch: int,
         if key in step_options:
             raise CollectivesError(f"{key} is set by each WhatIf, not for all of them")
     built: dict = {}
-    _topology(preset, preset_options, "line", built)      # a bad preset or option raises
+    _topology(preset, preset_options, "line", built)  # a bad preset or option raises
     rows = []
     for w in what_ifs:
         row = dict.fromkeys(COLUMNS)
         row["what if"] = w.label
         why = None
-        try:                                     # does this what-if apply to the cluster?
+        try:  # does this what-if apply to the cluster?
             topology = _topology(preset, preset_options, w.rates, built)
             if w.compute == "fp8":
                 fp8_peak(topology)
             if w.ecmp is not None and not isinstance(topology, Cluster):
-                raise CollectivesError(f"{topology.name} has no switch fabric: a routing "
-                                       "scheme has no paths to choose from")
+                raise CollectivesError(
+                    f"{topology.name} has no switch fabric: a routing "
+                    "scheme has no paths to choose from"
+                )
         except CollectivesError as err:
             why = str(err)
         if why is not None:
             row["note"] = why
             rows.append(row)
             continue
-        plan = training_step(model, layout, topology, seq_len=seq_len,
-                             global_batch=global_batch, mfu=w.mfu, compute=w.compute,
-                             ecmp=w.ecmp, **step_options)
+        plan = training_step(
+            model,
+            layout,
+            topology,
+            seq_len=seq_len,
+            global_batch=global_batch,
+            mfu=w.mfu,
+            compute=w.compute,
+            ecmp=w.ecmp,
+            **step_options,
+        )
         data = plan.exposed("dp") + plan.exposed("fsdp")
-        row.update({"step": plan.step_seconds, "compute": plan.compute_seconds,
-                    "bubble": plan.bubble_seconds, "exposed": plan.exposed_seconds,
-                    "exposed DP/FSDP": data, "exposed TP": plan.exposed("tp"),
-                    "DP/FSDP hidden": data == 0, "bottleneck": plan.bottleneck,
-                    "fits": plan.fits, "MFU": model_flops_utilization(
-                        model, seq_len, plan, topology.system.bf16_flops), "note": ""})
+        row.update(
+            {
+                "step": plan.step_seconds,
+                "compute": plan.compute_seconds,
+                "bubble": plan.bubble_seconds,
+                "exposed": plan.exposed_seconds,
+                "exposed DP/FSDP": data,
+                "exposed TP": plan.exposed("tp"),
+                "DP/FSDP hidden": data == 0,
+                "bottleneck": plan.bottleneck,
+                "fits": plan.fits,
+                "MFU": model_flops_utilization(model, seq_len, plan, topology.system.bf16_flops),
+                "note": "",
+            }
+        )
         rows.append(row)
     return rows

@@ -94,15 +94,21 @@ from .precision import precision
 from .report import Memory, Plan
 
 # resolve_cluster moved to collectives.plan.builder; re-exported here, its old home
-__all__ = ["training_step", "resolve_cluster", "COMPUTE", "activation_bytes_per_layer",
-           "logits_bytes"]
+__all__ = [
+    "training_step",
+    "resolve_cluster",
+    "COMPUTE",
+    "activation_bytes_per_layer",
+    "logits_bytes",
+]
 
 #: the matmul precisions of :func:`training_step`'s ``compute``
 COMPUTE = ("bf16", "fp8")
 
 
-def activation_bytes_per_layer(model, layout, seq_len: int, batch: int,
-                               recompute: str = "none") -> float:
+def activation_bytes_per_layer(
+    model, layout, seq_len: int, batch: int, recompute: str = "none"
+) -> float:
     """Bytes one block keeps for its backward, on one device, for one micro-batch of
     ``batch`` sequences of ``seq_len`` tokens on that device (Korthikanti et al., module
     text): the block input ``2 s b h (/ tp with sequence parallelism)`` with full
@@ -141,42 +147,92 @@ def _data_parallel(add, m, L, prec, micro):
     shard_size = math.prod(getattr(L, a) for a in shard)
     sets = [("dense", m.dense_parameters() / (L.tp * L.pp), ("dp", "fsdp", "ep", "cp"))]
     if m.is_moe:
-        sets.append(("expert", m.expert_parameters() / (L.tp * L.pp * L.ep),
-                     ("dp", "fsdp", "cp")))
+        sets.append(("expert", m.expert_parameters() / (L.tp * L.pp * L.ep), ("dp", "fsdp", "cp")))
     per_stage = L.layers_per_stage(m)
     for label, n_params, group in sets:
         rest = tuple(a for a in group if a not in shard)
         tag = "" if not m.is_moe else f" ({label})"
         if shard_size > 1:
             layer_params = n_params / per_stage
-            add(f"fsdp weight all-gather{tag}", "all_gather", shard,
-                layer_params * prec.weight_bytes, per_stage * micro, "forward", "forward")
-            add(f"fsdp weight all-gather{tag}", "all_gather", shard,
-                layer_params * prec.weight_bytes, per_stage * micro, "backward", "backward")
-            add(f"fsdp grad reduce-scatter{tag}", "reduce_scatter", shard,
-                layer_params * prec.grad_bytes, per_stage * micro, "backward", "backward")
+            add(
+                f"fsdp weight all-gather{tag}",
+                "all_gather",
+                shard,
+                layer_params * prec.weight_bytes,
+                per_stage * micro,
+                "forward",
+                "forward",
+            )
+            add(
+                f"fsdp weight all-gather{tag}",
+                "all_gather",
+                shard,
+                layer_params * prec.weight_bytes,
+                per_stage * micro,
+                "backward",
+                "backward",
+            )
+            add(
+                f"fsdp grad reduce-scatter{tag}",
+                "reduce_scatter",
+                shard,
+                layer_params * prec.grad_bytes,
+                per_stage * micro,
+                "backward",
+                "backward",
+            )
             n_params = n_params / shard_size
         if L.zero_stage in (1, 2):
             # ZeRO 2 keeps only a gradient shard, so every micro-batch's backward reduces;
             # ZeRO 1 reduces once, in the last micro-batch's backward
             per_micro = L.zero_stage == 2
-            add(f"dp grad reduce-scatter{tag}", "reduce_scatter", rest,
-                n_params * prec.grad_bytes, micro if per_micro else 1, "backward",
-                "backward" if per_micro else "last backward")
-            add(f"dp weight all-gather{tag}", "all_gather", rest,
-                n_params * prec.weight_bytes, 1, "step", "first forward")
+            add(
+                f"dp grad reduce-scatter{tag}",
+                "reduce_scatter",
+                rest,
+                n_params * prec.grad_bytes,
+                micro if per_micro else 1,
+                "backward",
+                "backward" if per_micro else "last backward",
+            )
+            add(
+                f"dp weight all-gather{tag}",
+                "all_gather",
+                rest,
+                n_params * prec.weight_bytes,
+                1,
+                "step",
+                "first forward",
+            )
         else:
-            add(f"dp grad all-reduce{tag}", "all_reduce", rest, n_params * prec.grad_bytes,
-                1, "backward", "last backward")
+            add(
+                f"dp grad all-reduce{tag}",
+                "all_reduce",
+                rest,
+                n_params * prec.grad_bytes,
+                1,
+                "backward",
+                "last backward",
+            )
 
 
-def training_step(model, layout: Layout, cluster, *, seq_len: int, global_batch: int,
-                  recipe="bf16", recompute: str = "none",
-                  grad_reduce_bytes: Optional[float] = None,
-                  flops_per_device: Optional[float] = None,
-                  hbm_bytes: Optional[float] = None, mfu: float = 1.0,
-                  compute: str = "bf16", ecmp: Optional[str] = None,
-                  qps: int = META_QPS) -> Plan:
+def training_step(
+    model,
+    layout: Layout,
+    cluster,
+    *,
+    seq_len: int,
+    global_batch: int,
+    recipe="bf16",
+    recompute: str = "none",
+    grad_reduce_bytes: Optional[float] = None,
+    flops_per_device: Optional[float] = None,
+    hbm_bytes: Optional[float] = None,
+    mfu: float = 1.0,
+    compute: str = "bf16",
+    ecmp: Optional[str] = None,
+    qps: int = META_QPS,
+) -> Plan:
     """Plan one training step of ``model`` (a :class:`Transformer` or a name of
     :func:`collectives.plan.models`) under ``layout`` on ``cluster`` (a Topology or a
     preset name): ``global_batch`` sequences of ``seq_len`` tokens; ``recipe`` "bf16",
@@ -195,13 +251,15 @@ def training_step(model, layout: Layout, cluster, *, seq_len: int, global_batch:
     topology = resolve_cluster(cluster)
     prec = precision(recipe)
     if grad_reduce_bytes is not None:
-        prec = replace(prec, grad_bytes=number(grad_reduce_bytes, "grad_reduce_bytes",
-                                               positive=True))
+        prec = replace(
+            prec, grad_bytes=number(grad_reduce_bytes, "grad_reduce_bytes", positive=True)
+        )
     if recompute not in ("none", "full"):
         raise CollectivesError(f"recompute must be 'none' or 'full', got {recompute!r}")
     if compute not in COMPUTE:
-        raise CollectivesError(f"compute must be one of {', '.join(map(repr, COMPUTE))}, "
-                               f"got {compute!r}")
+        raise CollectivesError(
+            f"compute must be one of {', '.join(map(repr, COMPUTE))}, got {compute!r}"
+        )
     mfu = number(mfu, "mfu", positive=True)
     if mfu > 1:
         raise CollectivesError(f"mfu is a fraction of the peak, 0 < mfu <= 1, got {mfu!r}")
@@ -216,100 +274,170 @@ def training_step(model, layout: Layout, cluster, *, seq_len: int, global_batch:
     if global_batch % per_replica:
         raise LayoutError(
             f"global_batch = {global_batch} sequences must split evenly over dp x fsdp x ep "
-            f"= {L.data_parallel} replicas x {L.micro_batches} micro-batches")
+            f"= {L.data_parallel} replicas x {L.micro_batches} micro-batches"
+        )
     flops, hbm, _ = chip_numbers(topology, flops_per_device, hbm_bytes)
     linear_flops = fp8_peak(topology) if compute == "fp8" else flops
     mesh = L.mesh()
     builder = RecordBuilder(Coster(topology, mesh, ecmp=ecmp, qps=qps), mesh)
     add = builder.add
 
-    b = global_batch // per_replica                 # sequences per micro-batch per replica
-    s = seq_len // L.cp                             # tokens of each sequence on one rank
+    b = global_batch // per_replica  # sequences per micro-batch per replica
+    s = seq_len // L.cp  # tokens of each sequence on one rank
     micro = L.micro_batches
     per_stage = L.layers_per_stage(m)
     moe_per_stage = math.ceil(m.moe_layers / L.pp)
     a_bytes = prec.activation_bytes
-    activation = b * s * m.hidden * a_bytes         # the block's output on one TP rank
+    activation = b * s * m.hidden * a_bytes  # the block's output on one TP rank
     sp_split = L.tp if L.sequence_parallel else 1
 
     tp_phases = ("forward", "backward") + (("recompute",) if full else ())
     for phase in tp_phases:
-        behind = None if not L.tp_overlap else ("forward" if phase == "forward"
-                                                 else "backward")
+        behind = None if not L.tp_overlap else ("forward" if phase == "forward" else "backward")
         stream = "tp" if L.tp_overlap else "data"
         if L.sequence_parallel:
-            add("tp activation all-gather", "all_gather", ("tp",), activation,
-                2 * per_stage * micro, phase, behind, stream)
-            add("tp activation reduce-scatter", "reduce_scatter", ("tp",), activation,
-                2 * per_stage * micro, phase, behind, stream)
+            add(
+                "tp activation all-gather",
+                "all_gather",
+                ("tp",),
+                activation,
+                2 * per_stage * micro,
+                phase,
+                behind,
+                stream,
+            )
+            add(
+                "tp activation reduce-scatter",
+                "reduce_scatter",
+                ("tp",),
+                activation,
+                2 * per_stage * micro,
+                phase,
+                behind,
+                stream,
+            )
         else:
-            add("tp activation all-reduce", "all_reduce", ("tp",), activation,
-                2 * per_stage * micro, phase)
+            add(
+                "tp activation all-reduce",
+                "all_reduce",
+                ("tp",),
+                activation,
+                2 * per_stage * micro,
+                phase,
+            )
     kv_local = max(m.kv_heads // L.tp, 1) * m.head_dim
     kv_bytes = 2 * b * seq_len * kv_local * a_bytes
-    add("cp key/value all-gather", "all_gather", ("cp",), kv_bytes, per_stage * micro,
-        "forward")
-    add("cp key/value grad reduce-scatter", "reduce_scatter", ("cp",), kv_bytes,
-        per_stage * micro, "backward")
+    add("cp key/value all-gather", "all_gather", ("cp",), kv_bytes, per_stage * micro, "forward")
+    add(
+        "cp key/value grad reduce-scatter",
+        "reduce_scatter",
+        ("cp",),
+        kv_bytes,
+        per_stage * micro,
+        "backward",
+    )
     if m.is_moe:
         routed = b * s / sp_split * m.top_k * m.hidden * a_bytes
         for phase in ("forward", "backward"):
-            add("ep token dispatch all-to-all", "all_to_all", ("ep",), routed,
-                moe_per_stage * micro, phase)
-            add("ep token combine all-to-all", "all_to_all", ("ep",), routed,
-                moe_per_stage * micro, phase)
-    sends = micro * L.virtual_stages                # one per micro-batch and model chunk
+            add(
+                "ep token dispatch all-to-all",
+                "all_to_all",
+                ("ep",),
+                routed,
+                moe_per_stage * micro,
+                phase,
+            )
+            add(
+                "ep token combine all-to-all",
+                "all_to_all",
+                ("ep",),
+                routed,
+                moe_per_stage * micro,
+                phase,
+            )
+    sends = micro * L.virtual_stages  # one per micro-batch and model chunk
     add("pp activation send", "send_recv", ("pp",), activation / sp_split, sends, "forward")
     add("pp gradient send", "send_recv", ("pp",), activation / sp_split, sends, "backward")
     _data_parallel(add, m, L, prec, micro)
 
     tokens = global_batch * seq_len
-    linear = m.flops_per_token() * tokens / topology.n_ranks           # 6 x parameters
+    linear = m.flops_per_token() * tokens / topology.n_ranks  # 6 x parameters
     attention = m.flops_per_token(seq_len) * tokens / topology.n_ranks - linear
     compute_s = (linear / linear_flops + attention / flops) / mfu
     forward, backward = compute_s / 3, 2 * compute_s / 3
-    if full:                                        # the forward runs again in backward
+    if full:  # the forward runs again in backward
         backward += forward
         compute_s += forward
     states = _memory_states(m, L, prec, hbm)
     per_layer = activation_bytes_per_layer(m, L, s, b, recompute)
-    if L.virtual_stages > 1:                        # Megatron's estimator: m >= pp here
+    if L.virtual_stages > 1:  # Megatron's estimator: m >= pp here
         in_flight = L.pp * (1 + (L.pp - 1) / (L.pp * L.virtual_stages))
     else:
         in_flight = min(L.pp, micro)
     first = per_layer * per_stage * in_flight
     logits = logits_bytes(m, L, s, b)
     last = per_layer * per_stage * 1 if L.pp > 1 else first
-    if L.pp == 1 or first >= last + logits:         # the busier of the first and last stage
+    if L.pp == 1 or first >= last + logits:  # the busier of the first and last stage
         activations, stage_logits = first, logits if L.pp == 1 else 0.0
     else:
         activations, stage_logits = last, logits
-    memory = Memory(states["weights"], states["master"], states["grads"],
-                    states["m"] + states["v"], activations, 0.0, hbm, stage_logits)
-    peak = (f"{flops:.3g} FLOP/s per device" if compute == "bf16" else
-            f"linear layers at the FP8 peak {linear_flops:.3g}, attention at {flops:.3g} "
-            "FLOP/s per device")
-    notes = (f"recipe {prec.name}: gradients reduced in {prec.grad_bytes:g} bytes, weights "
-             f"gathered in {prec.weight_bytes:g}, activations {a_bytes:g}; compute at "
-             f"{'' if mfu == 1 else f'MFU {mfu:g} of '}{peak}",)
+    memory = Memory(
+        states["weights"],
+        states["master"],
+        states["grads"],
+        states["m"] + states["v"],
+        activations,
+        0.0,
+        hbm,
+        stage_logits,
+    )
+    peak = (
+        f"{flops:.3g} FLOP/s per device"
+        if compute == "bf16"
+        else f"linear layers at the FP8 peak {linear_flops:.3g}, attention at {flops:.3g} "
+        "FLOP/s per device"
+    )
+    notes = (
+        f"recipe {prec.name}: gradients reduced in {prec.grad_bytes:g} bytes, weights "
+        f"gathered in {prec.weight_bytes:g}, activations {a_bytes:g}; compute at "
+        f"{'' if mfu == 1 else f'MFU {mfu:g} of '}{peak}",
+    )
     if topology.info.family == "layered":
-        notes += (("groups inside a server cross its NVSwitch (NVLink), the rest the "
-                   "fabric") if topology.info.gpus_per_node and topology.n_nics else
-                  "this fabric has no NVLink: GPUs of one server reach each other through "
-                  "their rack switch",)
+        notes += (
+            ("groups inside a server cross its NVSwitch (NVLink), the rest the fabric")
+            if topology.info.gpus_per_node and topology.n_nics
+            else "this fabric has no NVLink: GPUs of one server reach each other through "
+            "their rack switch",
+        )
     if builder.coster.ecmp is not None:
-        notes += ({"plain": "fabric: hashed ECMP, one flow per connection",
-                   "e-ecmp": f"fabric: enhanced ECMP, {builder.coster.qps} queue pairs per "
-                             "connection hashed apart",
-                   "adaptive": "fabric: adaptive routing (every connection spread over its "
-                               "equal-cost paths)"}[builder.coster.ecmp],)
+        notes += (
+            {
+                "plain": "fabric: hashed ECMP, one flow per connection",
+                "e-ecmp": f"fabric: enhanced ECMP, {builder.coster.qps} queue pairs per "
+                "connection hashed apart",
+                "adaptive": "fabric: adaptive routing (every connection spread over its "
+                "equal-cost paths)",
+            }[builder.coster.ecmp],
+        )
     if L.zero_stage == 2 and L.pp > 1:
         notes += (ZERO2_WITH_PP,)
     if full:
         notes += ("full activation recomputation: one more forward pass",)
     if L.pp > 1 and activations == last:
         notes += ("memory of the last pipeline stage (one micro-batch and the logits)",)
-    return Plan(f"training step: {m.name}, {L!r}, {global_batch} x {seq_len} tokens",
-                tuple(builder.records), compute_s, forward, backward,
-                compute_s * L.bubble_fraction, memory, tokens, topology.n_ranks,
-                topology.name, notes, topology, mesh.placement, micro)
+    return Plan(
+        f"training step: {m.name}, {L!r}, {global_batch} x {seq_len} tokens",
+        tuple(builder.records),
+        compute_s,
+        forward,
+        backward,
+        compute_s * L.bubble_fraction,
+        memory,
+        tokens,
+        topology.n_ranks,
+        topology.name,
+        notes,
+        topology,
+        mesh.placement,
+        micro,
+    )

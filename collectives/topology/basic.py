@@ -30,17 +30,24 @@ class _TorusRouter:
     + links and always go forward.
     """
 
-    def __init__(self, shape: tuple[int, ...], wrap: tuple[bool, ...], bidirectional: bool,
-                 link_table: NDArray[np.int64]) -> None:
+    def __init__(
+        self,
+        shape: tuple[int, ...],
+        wrap: tuple[bool, ...],
+        bidirectional: bool,
+        link_table: NDArray[np.int64],
+    ) -> None:
         self.shape = np.array(shape, dtype=np.int64)
-        self.strides = np.array([math.prod(shape[a + 1:]) for a in range(len(shape))],
-                                dtype=np.int64)
+        self.strides = np.array(
+            [math.prod(shape[a + 1 :]) for a in range(len(shape))], dtype=np.int64
+        )
         self.wrap = np.array(wrap, dtype=bool)
         self.bidirectional = bidirectional
-        self.link_table = link_table          # (node, axis, direction 0:+ 1:-) -> link or -1
+        self.link_table = link_table  # (node, axis, direction 0:+ 1:-) -> link or -1
 
-    def __call__(self, src: NDArray[np.int64],
-                 dst: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    def __call__(
+        self, src: NDArray[np.int64], dst: NDArray[np.int64]
+    ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
         n_pairs = len(src)
         src_c = (src[:, None] // self.strides) % self.shape
         dst_c = (dst[:, None] // self.strides) % self.shape
@@ -78,15 +85,23 @@ class _TorusRouter:
         return pair[order], link[order]
 
 
-def _torus(shape: tuple[int, ...], link_bandwidth: float, hop_latency: float,
-           wraparound: tuple[bool, ...], bidirectional: bool, name: str, kind: str) -> Topology:
+def _torus(
+    shape: tuple[int, ...],
+    link_bandwidth: float,
+    hop_latency: float,
+    wraparound: tuple[bool, ...],
+    bidirectional: bool,
+    name: str,
+    kind: str,
+) -> Topology:
     bandwidth, latency = link_params(link_bandwidth, hop_latency)
     n = math.prod(shape)
     ndim = len(shape)
-    strides = [math.prod(shape[a + 1:]) for a in range(ndim)]
+    strides = [math.prod(shape[a + 1 :]) for a in range(ndim)]
     # a 2-long bidirectional axis already has both links between its two chips
-    wrap = tuple(w and size > 1 and (size > 2 or not bidirectional)
-                 for w, size in zip(wraparound, shape))
+    wrap = tuple(
+        w and size > 1 and (size > 2 or not bidirectional) for w, size in zip(wraparound, shape)
+    )
     coords = np.stack(np.unravel_index(np.arange(n), shape), axis=1) if n else np.zeros((0, ndim))
     table = np.full((n, ndim, 2), -1, dtype=np.int64)
     srcs: list[NDArray[np.int64]] = []
@@ -107,8 +122,16 @@ def _torus(shape: tuple[int, ...], link_bandwidth: float, hop_latency: float,
     link_src = np.concatenate(srcs) if srcs else np.zeros(0, np.int64)
     link_dst = np.concatenate(dsts) if dsts else np.zeros(0, np.int64)
     router = _TorusRouter(shape, wrap, bidirectional, table)
-    return Topology(n, link_src, link_dst, bandwidth, latency, router, name=name,
-                    info=TopologyInfo(family=kind, shape=shape, wraparound=wrap))
+    return Topology(
+        n,
+        link_src,
+        link_dst,
+        bandwidth,
+        latency,
+        router,
+        name=name,
+        info=TopologyInfo(family=kind, shape=shape, wraparound=wrap),
+    )
 
 
 def _shape_arg(shape: Any) -> tuple[int, ...]:
@@ -118,15 +141,16 @@ def _shape_arg(shape: Any) -> tuple[int, ...]:
         sizes = tuple(shape)
     except TypeError:
         raise TopologyError(f"shape must be a tuple of axis sizes, got {shape!r}") from None
-    if not sizes or any(isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 1
-                        for s in sizes):
-        raise TopologyError(
-            f"shape must be a non-empty tuple of positive integers, got {sizes!r}")
+    if not sizes or any(
+        isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 1 for s in sizes
+    ):
+        raise TopologyError(f"shape must be a non-empty tuple of positive integers, got {sizes!r}")
     return tuple(int(s) for s in sizes)
 
 
-def ring(n: int, link_bandwidth: float, hop_latency: float = 0.0,
-         bidirectional: bool = True) -> Topology:
+def ring(
+    n: int, link_bandwidth: float, hop_latency: float = 0.0, bidirectional: bool = True
+) -> Topology:
     """``n`` endpoints in a ring: links to both neighbours, or only to the next one.
 
     ``link_bandwidth`` is bytes/s per link per direction; ``hop_latency`` seconds per link.
@@ -134,8 +158,9 @@ def ring(n: int, link_bandwidth: float, hop_latency: float = 0.0,
     """
     n = integer(n, "n", minimum=1, error=TopologyError)
     kind = "ring" if bidirectional else "unidirectional ring"
-    return _torus((n,), link_bandwidth, hop_latency, (True,), bool(bidirectional),
-                  f"{kind} of {n}", "ring")
+    return _torus(
+        (n,), link_bandwidth, hop_latency, (True,), bool(bidirectional), f"{kind} of {n}", "ring"
+    )
 
 
 def chain(n: int, link_bandwidth: float, hop_latency: float = 0.0) -> Topology:
@@ -147,8 +172,12 @@ def chain(n: int, link_bandwidth: float, hop_latency: float = 0.0) -> Topology:
     return _torus((n,), link_bandwidth, hop_latency, (False,), True, f"chain of {n}", "chain")
 
 
-def torus(shape: int | Sequence[int], link_bandwidth: float, hop_latency: float = 0.0,
-          wraparound: bool | Sequence[bool] = True) -> Topology:
+def torus(
+    shape: int | Sequence[int],
+    link_bandwidth: float,
+    hop_latency: float = 0.0,
+    wraparound: bool | Sequence[bool] = True,
+) -> Topology:
     """An N-D torus (or mesh) of ``prod(shape)`` endpoints, ranks numbered row-major.
 
     Each endpoint links to its two neighbours along every axis (``link_bandwidth`` bytes/s
@@ -171,8 +200,9 @@ class _SwitchRouter:
     def __init__(self, n: int) -> None:
         self.n = n
 
-    def __call__(self, src: NDArray[np.int64],
-                 dst: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    def __call__(
+        self, src: NDArray[np.int64], dst: NDArray[np.int64]
+    ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
         up, down = src < self.n, dst < self.n
         hops = up.astype(np.int64) + down
         pair = np.repeat(np.arange(len(src)), hops)
@@ -195,5 +225,14 @@ def switch(n: int, link_bandwidth: float, hop_latency: float = 0.0) -> Topology:
     ranks = np.arange(n)
     link_src = np.concatenate([ranks, np.full(n, n)])
     link_dst = np.concatenate([np.full(n, n), ranks])
-    return Topology(n, link_src, link_dst, bandwidth, latency, _SwitchRouter(n), n_switches=1,
-                    name=f"switch of {n}", info=TopologyInfo(family="switch"))
+    return Topology(
+        n,
+        link_src,
+        link_dst,
+        bandwidth,
+        latency,
+        _SwitchRouter(n),
+        n_switches=1,
+        name=f"switch of {n}",
+        info=TopologyInfo(family="switch"),
+    )

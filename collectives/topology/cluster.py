@@ -121,8 +121,18 @@ from ..validation import choice, flag, int_array, integer, number
 from .core import ROLES, FabricInfo, Topology, TopologyInfo, readonly
 from .hashing import flow_hash, hash_digits
 
-__all__ = ["Tier", "Fabric", "Cluster", "gpu_cluster", "cluster", "LEVELS", "ROUTINGS",
-           "WIRINGS", "tier_level", "Chooser"]
+__all__ = [
+    "Tier",
+    "Fabric",
+    "Cluster",
+    "gpu_cluster",
+    "cluster",
+    "LEVELS",
+    "ROUTINGS",
+    "WIRINGS",
+    "tier_level",
+    "Chooser",
+]
 
 #: the level names of GPU clusters and fabrics, in order (module docstring); tiers above
 #: the third are named "tier 4", "tier 5", ...
@@ -173,6 +183,7 @@ class Fabric:
 
 # ---- the wiring ------------------------------------------------------------------------
 
+
 @dataclass(frozen=True, eq=False)
 class _Wiring:
     """Everything routing needs, in *padded* ids: a partly filled last tier-2 block is
@@ -205,10 +216,10 @@ class _Wiring:
     parent_table: tuple
     down_table: tuple
     child_table: tuple
-    position: np.ndarray            # per endpoint: leaf * hosts_per_leaf + port
-    host_node: int                  # node id of host 0 (its NIC, or the endpoint)
-    fabric_base: int                # link id of the first host cable
-    twin: np.ndarray                # padded link -> the other direction of its cable
+    position: np.ndarray  # per endpoint: leaf * hosts_per_leaf + port
+    host_node: int  # node id of host 0 (its NIC, or the endpoint)
+    fabric_base: int  # link id of the first host cable
+    twin: np.ndarray  # padded link -> the other direction of its cable
     link_map: Optional[np.ndarray]  # padded link -> real link (None: the same)
     link_unmap: Optional[np.ndarray]  # real link -> padded link
     node_map: Optional[np.ndarray]  # padded node -> real node (-1: absent)
@@ -227,8 +238,10 @@ def _tiers_arg(tiers: Any) -> tuple[Tier, ...]:
     tiers = tuple(tiers)
     for i, tier in enumerate(tiers):
         if not isinstance(tier, Tier):
-            raise TopologyError(f"tiers[{i}] must be a fabric.Tier(blocks, switches, links, "
-                                f"bandwidth), got {tier!r}")
+            raise TopologyError(
+                f"tiers[{i}] must be a fabric.Tier(blocks, switches, links, "
+                f"bandwidth), got {tier!r}"
+            )
     return tiers
 
 
@@ -241,8 +254,9 @@ def _positions(n_endpoints: int, a: int, g: int, rails: bool) -> np.ndarray:
     return ((node // a) * g + rail) * a + node % a
 
 
-def _wire(fabric: Fabric, n_nodes: int, g: int, nvlink: bool, pxn: bool
-          ) -> tuple[_Wiring, dict[str, Any]]:
+def _wire(
+    fabric: Fabric, n_nodes: int, g: int, nvlink: bool, pxn: bool
+) -> tuple[_Wiring, dict[str, Any]]:
     """The wiring of ``n_nodes`` nodes of ``g`` endpoints on ``fabric`` (padded ids), and
     the link and node arrays the Topology is built from (``keep_link`` / ``keep_node``:
     which padded ids are real, None when all are)."""
@@ -250,56 +264,81 @@ def _wire(fabric: Fabric, n_nodes: int, g: int, nvlink: bool, pxn: bool
     tiers = fabric.tiers
     T = len(tiers) + 1
     e = n_nodes * g
-    gb = [None, 1] + [integer(x.blocks, f"tiers[{i}].blocks", minimum=1, error=TopologyError)
-                      for i, x in enumerate(tiers)]
-    w = [None, 1] + [integer(x.switches, f"tiers[{i}].switches", minimum=1,
-                             error=TopologyError) for i, x in enumerate(tiers)]
-    m = [None, 1] + [integer(x.links, f"tiers[{i}].links", minimum=1, error=TopologyError)
-                     for i, x in enumerate(tiers)]
-    bw = [None, fabric.host_bandwidth] + [fabric.host_bandwidth if x.bandwidth is None else
-                                          number(x.bandwidth, f"tiers[{i}].bandwidth",
-                                                 positive=True, unit="bytes/s per direction",
-                                                 error=TopologyError)
-                                          for i, x in enumerate(tiers)]
+    gb = [None, 1] + [
+        integer(x.blocks, f"tiers[{i}].blocks", minimum=1, error=TopologyError)
+        for i, x in enumerate(tiers)
+    ]
+    w = [None, 1] + [
+        integer(x.switches, f"tiers[{i}].switches", minimum=1, error=TopologyError)
+        for i, x in enumerate(tiers)
+    ]
+    m = [None, 1] + [
+        integer(x.links, f"tiers[{i}].links", minimum=1, error=TopologyError)
+        for i, x in enumerate(tiers)
+    ]
+    bw = [None, fabric.host_bandwidth] + [
+        fabric.host_bandwidth
+        if x.bandwidth is None
+        else number(
+            x.bandwidth,
+            f"tiers[{i}].bandwidth",
+            positive=True,
+            unit="bytes/s per direction",
+            error=TopologyError,
+        )
+        for i, x in enumerate(tiers)
+    ]
     span = [None, 1]
     for t in range(2, T + 1):
         span.append(span[-1] * gb[t])
     striped = fabric.wiring == "striped"
     for t in range(3, T + 1):
         if striped and w[t] % w[t - 1]:
-            raise TopologyError(f"striped wiring needs each tier's switches per block to be "
-                                f"a multiple of the tier below's: tier {t} has {w[t]}, tier "
-                                f"{t - 1} has {w[t - 1]}")
-    q = [None, None] + [w[t] if not striped or t == 2 else w[t] // w[t - 1]
-                        for t in range(2, T + 1)]
+            raise TopologyError(
+                f"striped wiring needs each tier's switches per block to be "
+                f"a multiple of the tier below's: tier {t} has {w[t]}, tier "
+                f"{t - 1} has {w[t - 1]}"
+            )
+    q = [None, None] + [
+        w[t] if not striped or t == 2 else w[t] // w[t - 1] for t in range(2, T + 1)
+    ]
     kc = [None, None] + [w[t - 1] if q[t] == w[t] else 1 for t in range(2, T + 1)]
     if fabric.rails:
         leaves = -(-n_nodes // a) * g
         if T > 1 and gb[2] % g:
-            raise TopologyError(f"rail-optimised leaves come in groups of gpus_per_node={g}: "
-                                f"the leaves ({span[T]}) and the leaves per tier-2 block "
-                                f"({gb[2]}) must be multiples of it")
+            raise TopologyError(
+                f"rail-optimised leaves come in groups of gpus_per_node={g}: "
+                f"the leaves ({span[T]}) and the leaves per tier-2 block "
+                f"({gb[2]}) must be multiples of it"
+            )
         if T == 1 and g > 1:
-            raise TopologyError(f"rail-optimised leaves come in groups of gpus_per_node={g}: "
-                                f"the leaves (1) and the leaves per tier-2 block (1) must be "
-                                f"multiples of it")
+            raise TopologyError(
+                f"rail-optimised leaves come in groups of gpus_per_node={g}: "
+                f"the leaves (1) and the leaves per tier-2 block (1) must be "
+                f"multiples of it"
+            )
     else:
         leaves = -(-e // a)
     if leaves > span[T]:
-        raise TopologyError(f"the fabric holds {span[T] * a} hosts ({span[T]} leaves of "
-                            f"{a}), fewer than the {e} endpoints")
+        raise TopologyError(
+            f"the fabric holds {span[T] * a} hosts ({span[T]} leaves of "
+            f"{a}), fewer than the {e} endpoints"
+        )
     padded = -(-leaves // gb[2]) * gb[2] if T > 1 else 1
     n = [None, padded]
     count = padded
     for t in range(2, T + 1):
         blocks = count // gb[t] if t > 2 else padded // gb[2]
         if t > 2 and count % gb[t]:
-            raise TopologyError(f"tier {t} joins blocks of {gb[t]} tier-{t - 1} blocks, but "
-                                f"the endpoints fill {count}; only the last tier-2 block "
-                                f"may be partly filled")
+            raise TopologyError(
+                f"tier {t} joins blocks of {gb[t]} tier-{t - 1} blocks, but "
+                f"the endpoints fill {count}; only the last tier-2 block "
+                f"may be partly filled"
+            )
         if t == T and blocks != 1:
-            raise TopologyError(f"the top tier must join every block below into one: tier "
-                                f"{T} has {blocks} blocks")
+            raise TopologyError(
+                f"the top tier must join every block below into one: tier {T} has {blocks} blocks"
+            )
         n.append(blocks * w[t])
         count = blocks
     # node ids
@@ -330,12 +369,12 @@ def _wire(fabric: Fabric, n_nodes: int, g: int, nvlink: bool, pxn: bool
     up_table, parent_table = [None] * T, [None] * T
     down_table, child_table = [None] * (T + 1), [None] * (T + 1)
     for t in range(2, T + 1):
-        nc = n[t - 1] * P                                   # child switches, all planes
+        nc = n[t - 1] * P  # child switches, all planes
         c = np.arange(nc, dtype=np.int64)
         p_of, local = c // n[t - 1], c % n[t - 1]
         block = local // w[t - 1] // gb[t]
         first = (local % w[t - 1]) * q[t] if q[t] != w[t] else np.zeros(nc, np.int64)
-        j = first[:, None] + np.arange(q[t])[None, :]      # (nc, q) parent positions
+        j = first[:, None] + np.arange(q[t])[None, :]  # (nc, q) parent positions
         parent = p_of[:, None] * n[t] + block[:, None] * w[t] + j
         cables.append(nc * q[t] * m[t])
         up_base.append(base)
@@ -373,16 +412,17 @@ def _wire(fabric: Fabric, n_nodes: int, g: int, nvlink: bool, pxn: bool
     twin = np.arange(n_links, dtype=np.int64)
     for t in range(1, T + 1):
         k, b = cables[t], up_base[t]
-        twin[b:b + k] = np.arange(k) + b + k
-        twin[b + k:b + 2 * k] = np.arange(k) + b
+        twin[b : b + k] = np.arange(k) + b + k
+        twin[b + k : b + 2 * k] = np.arange(k) + b
     # the absent leaves of a partly filled last tier-2 block
     link_map = link_unmap = node_map = None
     keep_node = keep_link = None
     if padded > leaves:
         n_all = sw_base[T] + n[T] * P
         keep_node = np.ones(n_all, bool)
-        absent = (sw_base[1] + np.arange(P)[:, None] * n[1]
-                  + np.arange(leaves, padded)[None, :]).ravel()
+        absent = (
+            sw_base[1] + np.arange(P)[:, None] * n[1] + np.arange(leaves, padded)[None, :]
+        ).ravel()
         keep_node[absent] = False
         keep_link = keep_node[link_src] & keep_node[link_dst]
         link_map = np.cumsum(keep_link) - 1
@@ -393,25 +433,54 @@ def _wire(fabric: Fabric, n_nodes: int, g: int, nvlink: bool, pxn: bool
         for arr in (link_map, link_unmap, node_map):
             readonly(arr)
     wiring = _Wiring(
-        n_endpoints=e, gpus_per_node=g, n_nodes=n_nodes, nvlink=nvlink, pxn=pxn,
+        n_endpoints=e,
+        gpus_per_node=g,
+        n_nodes=n_nodes,
+        nvlink=nvlink,
+        pxn=pxn,
         rails=fabric.rails,
-        hosts_per_leaf=a, planes=P, n_tiers=T, blocks_per_block=tuple(gb),
-        switches_per_block=tuple(w), parallel_links=tuple(m), parents_per_child=tuple(q),
-        children_per_parent=tuple(kc), bandwidth=tuple(bw), span=tuple(span),
-        switches_per_plane=tuple(n), real_leaves=leaves, switch_base=tuple(sw_base),
-        up_base=tuple(up_base), down_base=tuple(down_base), up_table=tuple(up_table),
-        parent_table=tuple(parent_table), down_table=tuple(down_table),
-        child_table=tuple(child_table), position=readonly(position), host_node=host_node,
-        fabric_base=fabric_base, twin=readonly(twin), link_map=link_map,
-        link_unmap=link_unmap, node_map=node_map)
-    arrays = dict(link_src=link_src, link_dst=link_dst,
-                  bandwidth=np.concatenate(bws), tier=np.concatenate(tier_of),
-                  up=np.concatenate(up_flag), cables=cables, keep_link=keep_link,
-                  keep_node=keep_node)
+        hosts_per_leaf=a,
+        planes=P,
+        n_tiers=T,
+        blocks_per_block=tuple(gb),
+        switches_per_block=tuple(w),
+        parallel_links=tuple(m),
+        parents_per_child=tuple(q),
+        children_per_parent=tuple(kc),
+        bandwidth=tuple(bw),
+        span=tuple(span),
+        switches_per_plane=tuple(n),
+        real_leaves=leaves,
+        switch_base=tuple(sw_base),
+        up_base=tuple(up_base),
+        down_base=tuple(down_base),
+        up_table=tuple(up_table),
+        parent_table=tuple(parent_table),
+        down_table=tuple(down_table),
+        child_table=tuple(child_table),
+        position=readonly(position),
+        host_node=host_node,
+        fabric_base=fabric_base,
+        twin=readonly(twin),
+        link_map=link_map,
+        link_unmap=link_unmap,
+        node_map=node_map,
+    )
+    arrays = dict(
+        link_src=link_src,
+        link_dst=link_dst,
+        bandwidth=np.concatenate(bws),
+        tier=np.concatenate(tier_of),
+        up=np.concatenate(up_flag),
+        cables=cables,
+        keep_link=keep_link,
+        keep_node=keep_node,
+    )
     return wiring, arrays
 
 
 # ---- choosing among equal-cost candidates --------------------------------------------------
+
 
 def _usable(col: np.ndarray, ok: Optional[np.ndarray]) -> np.ndarray:
     """Column ``col`` when every candidate is usable; otherwise the ``(col mod usable)``-th
@@ -449,8 +518,11 @@ class _HashChoice:
         for i, h in enumerate(hops):
             switch, cable = digits[2 * i], digits[2 * i + 1]
             self.columns[h] = switch * shapes[h][1] + cable if shapes[h][1] > 1 else switch
-        self.columns[0] = (hash_digits(flow_hash(src, dst, None, seed), [w.planes])[0]
-                           if w.planes > 1 else np.zeros(len(src), np.int64))
+        self.columns[0] = (
+            hash_digits(flow_hash(src, dst, None, seed), [w.planes])[0]
+            if w.planes > 1
+            else np.zeros(len(src), np.int64)
+        )
 
     def column(self, hop, rows, count):
         """The column of each row's choice among ``count`` candidates, all usable."""
@@ -493,6 +565,7 @@ class _DestinationChoice:
 
 # ---- the router --------------------------------------------------------------------------
 
+
 class _ClusterRouter:
     """Routes of a :class:`Cluster` (module docstring), vectorised over pairs."""
 
@@ -502,7 +575,7 @@ class _ClusterRouter:
         self.w = wiring
         self.routing = routing
         self.seed = seed
-        self.failed = failed                      # padded links
+        self.failed = failed  # padded links
         self._reach_cache = None
         self.reaches_switches = wiring.nvlink
 
@@ -517,13 +590,13 @@ class _ClusterRouter:
         T, P = w.n_tiers, w.planes
         down = [None, np.ones((w.switches_per_plane[1] * P, 1), bool)]
         for t in range(2, T + 1):
-            alive = (~dead[w.down_table[t]]).any(axis=3)            # (S, g, kc)
-            r = alive[..., None] & down[t - 1][w.child_table[t]]   # (S, g, kc, span)
+            alive = (~dead[w.down_table[t]]).any(axis=3)  # (S, g, kc)
+            r = alive[..., None] & down[t - 1][w.child_table[t]]  # (S, g, kc, span)
             down.append(r.any(axis=2).reshape(len(alive), -1))
         up = [None] * (T + 1)
         up[T] = down[T]
         for t in range(T - 1, 1, -1):
-            alive = (~dead[w.up_table[t]]).any(axis=2)             # (S, u)
+            alive = (~dead[w.up_table[t]]).any(axis=2)  # (S, u)
             reach = (alive[..., None] & up[t + 1][w.parent_table[t]]).any(axis=1)
             span, n_s = w.span[t], len(alive)
             block = (np.arange(n_s) % w.switches_per_plane[t]) // w.switches_per_block[t]
@@ -540,7 +613,7 @@ class _ClusterRouter:
         a = w.hosts_per_leaf
         if w.rails:
             leaf_s, leaf_d = w.position[hs] // a, w.position[hd] // a
-        else:                                      # hosts are cabled in rank order
+        else:  # hosts are cabled in rank order
             leaf_s, leaf_d = hs // a, hd // a
         top = np.ones(len(hs), dtype=np.int64)
         for t in range(2, w.n_tiers + 1):
@@ -565,7 +638,8 @@ class _ClusterRouter:
                 raise TopologyError(
                     f"no live path for {int(np.count_nonzero(lost))} pair(s) (first "
                     f"{int(hs[rows][lost][0])} -> {int(hd[rows][lost][0])}) after the "
-                    f"failures: every candidate link at hop {hop} is down or leads nowhere")
+                    f"failures: every candidate link at hop {hop} is down or leads nowhere"
+                )
             col = choose(hop, rows, cand, ok)
             return col, cand[np.arange(len(rows)), col]
 
@@ -582,7 +656,7 @@ class _ClusterRouter:
             plane, chosen = pick(0, rows, cand, ok)
         out[start] = chosen
         cur = plane * n1 + leaf_s
-        for t in range(2, T + 1):                              # up
+        for t in range(2, T + 1):  # up
             rows = np.flatnonzero(top >= t)
             if not rows.size:
                 break
@@ -602,12 +676,13 @@ class _ClusterRouter:
                 parents = w.parent_table[t - 1][sw]
                 ok = None
                 if reach is not None:
-                    ok = ~dead[cand] & np.repeat(reach[1][t][parents, leaf_d[rows, None]], m,
-                                                 axis=1)
+                    ok = ~dead[cand] & np.repeat(
+                        reach[1][t][parents, leaf_d[rows, None]], m, axis=1
+                    )
                 col, chosen = pick(t - 1, rows, cand, ok)
                 cur[rows] = parents[np.arange(len(rows)), col // m]
             out[start[rows] + t - 1] = chosen
-        for t in range(T, 1, -1):                              # down
+        for t in range(T, 1, -1):  # down
             rows = np.flatnonzero(top >= t)
             if not rows.size:
                 continue
@@ -677,7 +752,8 @@ class _ClusterRouter:
                 raise TopologyError(
                     f"no live path for {int(np.count_nonzero(lost))} pair(s) (first "
                     f"{int(hs[rows][lost][0])} -> {int(hd[rows][lost][0])}) after the "
-                    f"failures")
+                    f"failures"
+                )
             state, col = np.nonzero(ok)
             return state, col, weight[state] / ok.sum(axis=1)[state]
 
@@ -696,7 +772,7 @@ class _ClusterRouter:
         out_share.append(share)
         row, node, weight = state, col * n1 + leaf_s[state], share
         tier = np.ones(len(row), np.int64)
-        for t in range(2, T + 1):                                   # up
+        for t in range(2, T + 1):  # up
             go = (tier == t - 1) & (top[row] >= t)
             if not go.any():
                 continue
@@ -717,7 +793,7 @@ class _ClusterRouter:
             node = np.concatenate([node[~go], sw])
             weight = np.concatenate([weight[~go], wt])
             tier = np.concatenate([tier[~go], np.full(len(r), t, np.int64)])
-        for t in range(T, 1, -1):                                   # down
+        for t in range(T, 1, -1):  # down
             go = tier == t
             if not go.any():
                 continue
@@ -744,8 +820,13 @@ class _ClusterRouter:
         out_pos.append(2 * top[row] - 1)
         out_link.append(w.down_base[1] + (node // n1) * H + hd[row])
         out_share.append(weight)
-        return (np.concatenate(out_row), np.concatenate(out_pos), np.concatenate(out_link),
-                np.concatenate(out_share), top)
+        return (
+            np.concatenate(out_row),
+            np.concatenate(out_pos),
+            np.concatenate(out_link),
+            np.concatenate(out_share),
+            top,
+        )
 
     # ---- whole routes --------------------------------------------------------------------
     def endpoints_and_switch_ends(self, src, dst):
@@ -756,13 +837,16 @@ class _ClusterRouter:
         e, g = w.n_endpoints, w.gpus_per_node
         src_ep, dst_ep = src < e, dst < e
         gpu = np.where(src_ep, src, dst)
-        gpu = np.where(gpu < e, gpu, 0)               # a switch-to-switch pair is refused
+        gpu = np.where(gpu < e, gpu, 0)  # a switch-to-switch pair is refused
         end = np.where(src_ep, dst, src)
         node = gpu // g
         nvswitch = 2 * e + node
         leaf = w.position[gpu] // w.hosts_per_leaf
-        plane_leaf = w.switch_base[1] + np.arange(w.planes)[None, :] * \
-            w.switches_per_plane[1] + leaf[:, None]
+        plane_leaf = (
+            w.switch_base[1]
+            + np.arange(w.planes)[None, :] * w.switches_per_plane[1]
+            + leaf[:, None]
+        )
         plane_leaf = w.real_node(plane_leaf)
         is_nvswitch = end == nvswitch
         on_leaf = end[:, None] == plane_leaf
@@ -772,7 +856,8 @@ class _ClusterRouter:
             i = int(np.flatnonzero(~ok)[0])
             raise TopologyError(
                 f"a cluster routes a GPU only to and from its own node's NVSwitch and its rail "
-                f"leaf switch, not {int(src[i])} -> {int(dst[i])}")
+                f"leaf switch, not {int(src[i])} -> {int(dst[i])}"
+            )
         plane = np.argmax(on_leaf, axis=1)
         H = e
         up_cable = w.up_base[1] + plane * H + gpu
@@ -793,14 +878,17 @@ class _ClusterRouter:
         w = self.w
         e, g = w.n_endpoints, w.gpus_per_node
         n = len(src)
-        if not w.nvlink and not spread:             # hosts only: the fabric path alone
+        if not w.nvlink and not spread:  # hosts only: the fabric path alone
             tops = self.tops(src, dst)
             length = 2 * tops[2]
             offset = np.zeros(n, np.int64)
             np.cumsum(length[:-1], out=offset[1:])
             out = np.empty(int(length.sum()), np.int64)
-            chooser = self.chooser(src, dst, flow) if choose is None else \
-                self._user_chooser(choose, np.arange(n) if index is None else index)
+            chooser = (
+                self.chooser(src, dst, flow)
+                if choose is None
+                else self._user_chooser(choose, np.arange(n) if index is None else index)
+            )
             self.walk(src, dst, chooser, out, offset, tops)
             return np.repeat(np.arange(n), length), w.real_link(out)
         if w.nvlink:
@@ -808,7 +896,7 @@ class _ClusterRouter:
         else:
             both, switch_links = np.ones(n, bool), None
         same_node = both & (src // g == dst // g) if w.nvlink else np.zeros(n, bool)
-        relay = (both & w.pxn & (src // g != dst // g) & (src % g != dst % g))
+        relay = both & w.pxn & (src // g != dst // g) & (src % g != dst % g)
         via = np.where(relay, src // g * g + dst % g, src)
         fab = np.flatnonzero(both & ~same_node)
         pre = np.full((n, 3), -1, np.int64)
@@ -830,13 +918,16 @@ class _ClusterRouter:
         length = n_pre + fab_len + (post >= 0)
         offset = np.concatenate([[0], np.cumsum(length)[:-1]])
         out = np.empty(int(length.sum()), np.int64)
-        place = np.cumsum(pre >= 0, axis=1) - 1          # a used column's place on the path
+        place = np.cumsum(pre >= 0, axis=1) - 1  # a used column's place on the path
         for col in range(3):
             used = pre[:, col] >= 0
             out[offset[used] + place[used, col]] = pre[used, col]
         if fab.size:
-            chooser = self.chooser(hs, hd, flow[fab]) if choose is None else \
-                self._user_chooser(choose, fab if index is None else index[fab])
+            chooser = (
+                self.chooser(hs, hd, flow[fab])
+                if choose is None
+                else self._user_chooser(choose, fab if index is None else index[fab])
+            )
             self.walk(hs, hd, chooser, out, offset[fab] + n_pre[fab], tops)
         has_post = post >= 0
         out[offset[has_post] + length[has_post] - 1] = post[has_post]
@@ -878,14 +969,16 @@ class _ClusterRouter:
     @staticmethod
     def _user_chooser(choose, pairs):
         """A caller's choice, told the caller's pair indices (not the walk's rows)."""
+
         def chooser(hop, rows, cand, ok):
             return choose(hop, pairs[rows], cand, ok)
+
         return chooser
 
     def chooser(self, hs, hd, flow):
         if self.routing == "hash":
             return _HashChoice(self.w, hs, hd, flow, self.seed)
-        return _DestinationChoice(self.w, hd, flow)      # dmodk, and adaptive's one path
+        return _DestinationChoice(self.w, hd, flow)  # dmodk, and adaptive's one path
 
     def __call__(self, src, dst, flow=None):
         if flow is None:
@@ -902,6 +995,7 @@ class _ClusterRouter:
 
 
 # ---- the topology -------------------------------------------------------------------------
+
 
 def _flow_ids(flow_id: Any, n: int) -> np.ndarray:
     flow = np.asarray(flow_id)
@@ -996,8 +1090,12 @@ class Cluster(Topology):
             if t == 1:
                 down = w.hosts_per_leaf * w.bandwidth[1]
             else:
-                down = (w.blocks_per_block[t] * w.children_per_parent[t]
-                        * w.parallel_links[t] * w.bandwidth[t])
+                down = (
+                    w.blocks_per_block[t]
+                    * w.children_per_parent[t]
+                    * w.parallel_links[t]
+                    * w.bandwidth[t]
+                )
             up = w.parents_per_child[t + 1] * w.parallel_links[t + 1] * w.bandwidth[t + 1]
             out.append(down / up)
         return tuple(out)
@@ -1007,12 +1105,17 @@ class Cluster(Topology):
         """Per endpoint: where its host cable is plugged, ``leaf * hosts_per_leaf + port``."""
         return self._wiring.position
 
-    node_tier = property(lambda self: self._node_tier,
-                         doc="Per node: its fabric tier (0 for endpoints, NICs, NVSwitches).")
-    link_tier = property(lambda self: self._link_tier,
-                         doc="Per link: 0 inside a node, 1 host cables, t between tiers t-1, t.")
-    link_up = property(lambda self: self._link_up,
-                       doc="Per link: True when it points away from the endpoints.")
+    node_tier = property(
+        lambda self: self._node_tier,
+        doc="Per node: its fabric tier (0 for endpoints, NICs, NVSwitches).",
+    )
+    link_tier = property(
+        lambda self: self._link_tier,
+        doc="Per link: 0 inside a node, 1 host cables, t between tiers t-1, t.",
+    )
+    link_up = property(
+        lambda self: self._link_up, doc="Per link: True when it points away from the endpoints."
+    )
     failed = property(lambda self: self._failed, doc="Per link: True when it is down.")
 
     @property
@@ -1031,8 +1134,9 @@ class Cluster(Topology):
         return self.leaf_of(rank) // self._wiring.span[tier]
 
     # ---- routing ---------------------------------------------------------------------------
-    def paths(self, src: ArrayLike, dst: ArrayLike, flow_id: Any = None
-              ) -> tuple[np.ndarray, np.ndarray]:
+    def paths(
+        self, src: ArrayLike, dst: ArrayLike, flow_id: Any = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Links crossed by each (src, dst) pair: ``(pair, link)`` flat int arrays.
 
         ``flow_id``: None (every flow 0), an int, or one int per pair: the flow label the
@@ -1046,8 +1150,9 @@ class Cluster(Topology):
             return empty, empty
         return self._router(src, dst, flow)
 
-    def link_shares(self, src: ArrayLike, dst: ArrayLike, flow_id: Any = None
-                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def link_shares(
+        self, src: ArrayLike, dst: ArrayLike, flow_id: Any = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(pair, link, share)``: the share of each pair's bytes on each link; with
         ``routing="adaptive"`` a pair's traffic is spread evenly over the usable
         candidates at every hop, otherwise share 1 on the links of :meth:`paths`."""
@@ -1064,8 +1169,9 @@ class Cluster(Topology):
             return []
         return self.paths([src], [dst], flow_id=flow_id)[1].tolist()
 
-    def route_with(self, src: ArrayLike, dst: ArrayLike, choose: Chooser
-                   ) -> tuple[np.ndarray, np.ndarray]:
+    def route_with(
+        self, src: ArrayLike, dst: ArrayLike, choose: Chooser
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Route endpoint pairs with the caller's choice at every hop of the fabric (traffic
         engineering: :mod:`collectives.fabric.flows`): ``choose(hop, pairs, candidates,
         usable)`` gets the hop (0 plane, t-1 up from tier t-1, 2T-t down from tier t), the
@@ -1080,12 +1186,16 @@ class Cluster(Topology):
             raise TopologyError("route_with routes pairs of endpoints only")
         return self._router.assemble(src, dst, np.zeros(len(src), np.int64), choose=choose)
 
-    def with_routing(self, routing: Optional[str] = None, hash_seed: Optional[int] = None
-                     ) -> "Cluster":
+    def with_routing(
+        self, routing: Optional[str] = None, hash_seed: Optional[int] = None
+    ) -> "Cluster":
         """The same cluster (links, failures) routed another way: ``routing`` one of
         :data:`ROUTINGS`, ``hash_seed`` an int."""
-        routing = self.routing if routing is None else choice(routing, "routing", ROUTINGS,
-                                                              error=TopologyError)
+        routing = (
+            self.routing
+            if routing is None
+            else choice(routing, "routing", ROUTINGS, error=TopologyError)
+        )
         seed = self.hash_seed if hash_seed is None else _seed_arg(hash_seed)
         router = _ClusterRouter(self._wiring, routing, seed, self._router.failed)
         other = self._copy()
@@ -1112,18 +1222,24 @@ class Cluster(Topology):
         links = int_array(links, "links", error=TopologyError).ravel()
         switches = int_array(switches, "switches", error=TopologyError).ravel()
         if np.any((links < 0) | (links >= self.n_links)):
-            raise TopologyError(f"link ids must be 0..{self.n_links - 1}, got "
-                                f"{links[(links < 0) | (links >= self.n_links)][:3].tolist()}")
+            raise TopologyError(
+                f"link ids must be 0..{self.n_links - 1}, got "
+                f"{links[(links < 0) | (links >= self.n_links)][:3].tolist()}"
+            )
         fabric_switches = self.switches[self._node_tier[self.switches] >= 1]
         first, last = int(fabric_switches[0]), int(fabric_switches[-1])
         is_switch = np.isin(switches, fabric_switches)
         if not np.all(is_switch):
-            raise TopologyError(f"switch ids must be fabric switches ({first}..{last}), got "
-                                f"{switches[~is_switch][:3].tolist()}")
+            raise TopologyError(
+                f"switch ids must be fabric switches ({first}..{last}), got "
+                f"{switches[~is_switch][:3].tolist()}"
+            )
         inside = self._link_tier[links] == 0
         if inside.any():
-            raise TopologyError(f"only the fabric's cables fail here (host cables and up); "
-                                f"link {int(links[inside][0])} is an NVLink or PCIe link")
+            raise TopologyError(
+                f"only the fabric's cables fail here (host cables and up); "
+                f"link {int(links[inside][0])} is an NVLink or PCIe link"
+            )
         w = self._wiring
         dead = self._failed.copy()
         padded = w.padded_link(links)
@@ -1187,14 +1303,24 @@ def _seed_arg(hash_seed: Any) -> int:
     return int(hash_seed)
 
 
-def gpu_cluster(fabric: Fabric, n_nodes: Optional[int] = None, gpus_per_node: int = 1, *,
-                nvlink_bandwidth: Optional[float] = None,
-                pcie_bandwidth: Optional[float] = None, nvlink_latency: float = 0.0,
-                pcie_latency: float = 0.0, network_latency: float = 0.0,
-                routing: str = "hash", hash_seed: int = 0, pxn: bool = False,
-                family: str = "cluster", name: Optional[str] = None,
-                sources: Sequence[str] = (), topology_class: Optional[type] = None
-                ) -> Cluster:
+def gpu_cluster(
+    fabric: Fabric,
+    n_nodes: Optional[int] = None,
+    gpus_per_node: int = 1,
+    *,
+    nvlink_bandwidth: Optional[float] = None,
+    pcie_bandwidth: Optional[float] = None,
+    nvlink_latency: float = 0.0,
+    pcie_latency: float = 0.0,
+    network_latency: float = 0.0,
+    routing: str = "hash",
+    hash_seed: int = 0,
+    pxn: bool = False,
+    family: str = "cluster",
+    name: Optional[str] = None,
+    sources: Sequence[str] = (),
+    topology_class: Optional[type] = None,
+) -> Cluster:
     """The one GPU-cluster builder (module docstring): ``n_nodes`` nodes of
     ``gpus_per_node`` GPUs on ``fabric`` (:class:`Fabric`).
 
@@ -1208,11 +1334,17 @@ def gpu_cluster(fabric: Fabric, n_nodes: Optional[int] = None, gpus_per_node: in
     ``topology_class``: a subclass of :class:`Cluster` to build.
     """
     if not isinstance(fabric, Fabric):
-        raise TopologyError(f"fabric must be a collectives.topology.cluster.Fabric, got "
-                            f"{type(fabric).__name__}")
+        raise TopologyError(
+            f"fabric must be a collectives.topology.cluster.Fabric, got {type(fabric).__name__}"
+        )
     a = integer(fabric.hosts_per_leaf, "hosts_per_leaf", minimum=1, error=TopologyError)
-    host_bw = number(fabric.host_bandwidth, "host_bandwidth", positive=True,
-                     unit="bytes/s per direction", error=TopologyError)
+    host_bw = number(
+        fabric.host_bandwidth,
+        "host_bandwidth",
+        positive=True,
+        unit="bytes/s per direction",
+        error=TopologyError,
+    )
     planes = integer(fabric.planes, "planes", minimum=1, error=TopologyError)
     if fabric.wiring not in WIRINGS:
         raise TopologyError(f"wiring must be 'mesh' or 'striped', got {fabric.wiring!r}")
@@ -1225,20 +1357,37 @@ def gpu_cluster(fabric: Fabric, n_nodes: Optional[int] = None, gpus_per_node: in
     pxn = flag(pxn, "pxn", error=TopologyError)
     nvlink = nvlink_bandwidth is not None
     if nvlink:
-        nv_bw = number(nvlink_bandwidth, "nvlink_bandwidth", positive=True,
-                       unit="bytes/s per direction", error=TopologyError)
+        nv_bw = number(
+            nvlink_bandwidth,
+            "nvlink_bandwidth",
+            positive=True,
+            unit="bytes/s per direction",
+            error=TopologyError,
+        )
         if pcie_bandwidth is None:
-            raise TopologyError("NVLink nodes need pcie_bandwidth (each GPU's NIC sits "
-                                "behind PCIe)")
-        pcie_bw = number(pcie_bandwidth, "pcie_bandwidth", positive=True,
-                         unit="bytes/s per direction", error=TopologyError)
-    latencies = [number(value, key, unit="seconds", error=TopologyError)
-                 for key, value in (("nvlink_latency", nvlink_latency),
-                                    ("pcie_latency", pcie_latency),
-                                    ("network_latency", network_latency))]
+            raise TopologyError(
+                "NVLink nodes need pcie_bandwidth (each GPU's NIC sits behind PCIe)"
+            )
+        pcie_bw = number(
+            pcie_bandwidth,
+            "pcie_bandwidth",
+            positive=True,
+            unit="bytes/s per direction",
+            error=TopologyError,
+        )
+    latencies = [
+        number(value, key, unit="seconds", error=TopologyError)
+        for key, value in (
+            ("nvlink_latency", nvlink_latency),
+            ("pcie_latency", pcie_latency),
+            ("network_latency", network_latency),
+        )
+    ]
     if pxn and not (nvlink and rails):
-        raise TopologyError("pxn relays over NVLink to the GPU on the destination's rail: it "
-                            "needs NVLink nodes on a rail-optimised fabric")
+        raise TopologyError(
+            "pxn relays over NVLink to the GPU on the destination's rail: it "
+            "needs NVLink nodes on a rail-optimised fabric"
+        )
     if n_nodes is None:
         span = math.prod(t.blocks for t in tiers)
         n_nodes = span // g * a if rails else span * a // g
@@ -1257,14 +1406,15 @@ def gpu_cluster(fabric: Fabric, n_nodes: Optional[int] = None, gpus_per_node: in
         bandwidth = np.concatenate([np.full(2 * e, nv_bw), np.full(2 * e, pcie_bw), bandwidth])
     latency = np.where(tier == 0, 0.0, latencies[2])
     if nvlink:
-        latency[:2 * e] = latencies[0]
-        latency[2 * e:4 * e] = latencies[1]
+        latency[: 2 * e] = latencies[0]
+        latency[2 * e : 4 * e] = latencies[1]
     up = arrays["up"]
     n_nodes_padded = wiring.switch_base[T] + wiring.switches_per_plane[T] * planes
     node_tier = np.zeros(n_nodes_padded, np.int64)
     for t in range(1, T + 1):
-        node_tier[wiring.switch_base[t]:wiring.switch_base[t]
-                  + wiring.switches_per_plane[t] * planes] = t
+        node_tier[
+            wiring.switch_base[t] : wiring.switch_base[t] + wiring.switches_per_plane[t] * planes
+        ] = t
     if keep is not None:
         link_src = wiring.node_map[link_src[keep]]
         link_dst = wiring.node_map[link_dst[keep]]
@@ -1273,67 +1423,115 @@ def gpu_cluster(fabric: Fabric, n_nodes: Optional[int] = None, gpus_per_node: in
     levels = (LEVELS[:2] if nvlink else ()) + tuple(tier_level(t) for t in range(1, T + 1))
     level = tier - 1 + (2 if nvlink else 0)
     if nvlink:
-        level[:2 * e] = 0
-        level[2 * e:4 * e] = 1
+        level[: 2 * e] = 0
+        level[2 * e : 4 * e] = 1
     roles = [ROLES.index("endpoint")] * e
     if nvlink:
         roles += [ROLES.index("nic")] * e + [ROLES.index("switch")] * n_nodes
     n_real_nodes = len(node_tier)
-    node_role = np.concatenate([np.array(roles, np.int8),
-                                np.full(n_real_nodes - len(roles), ROLES.index("switch"),
-                                        np.int8)])
+    node_role = np.concatenate(
+        [
+            np.array(roles, np.int8),
+            np.full(n_real_nodes - len(roles), ROLES.index("switch"), np.int8),
+        ]
+    )
     real_leaves = wiring.real_leaves
     per_plane = [None, real_leaves] + list(wiring.switches_per_plane[2:])
     cables = arrays["cables"]
     real_cables = [None, cables[1]] + [
         cables[2] * real_leaves // wiring.switches_per_plane[1] if t == 2 else cables[t]
-        for t in range(2, T + 1)]
+        for t in range(2, T + 1)
+    ]
     info_fabric = FabricInfo(
-        hosts_per_leaf=a, switches_per_tier=tuple(n * planes for n in per_plane[1:]),
+        hosts_per_leaf=a,
+        switches_per_tier=tuple(n * planes for n in per_plane[1:]),
         cables_per_tier=tuple(int(c) for c in real_cables[1:]),
         tier_bandwidth=tuple(wiring.bandwidth[1:]),
         endpoints_per_block=tuple(int(s * a) for s in wiring.span[1:]),
-        planes=planes, wiring=fabric.wiring, rails=rails, routing=routing, hash_seed=seed)
-    info = TopologyInfo(family=family, shape=(n_nodes, g) if g > 1 or nvlink else None,
-                        levels=levels, sources=tuple(sources),
-                        gpus_per_node=g if (g > 1 or nvlink) else None, fabric=info_fabric)
+        planes=planes,
+        wiring=fabric.wiring,
+        rails=rails,
+        routing=routing,
+        hash_seed=seed,
+    )
+    info = TopologyInfo(
+        family=family,
+        shape=(n_nodes, g) if g > 1 or nvlink else None,
+        levels=levels,
+        sources=tuple(sources),
+        gpus_per_node=g if (g > 1 or nvlink) else None,
+        fabric=info_fabric,
+    )
     failed = readonly(np.zeros(len(link_src), bool))
     router = _ClusterRouter(wiring, routing, seed, readonly(np.zeros(len(wiring.twin), bool)))
     cls = Cluster if topology_class is None else topology_class
     if not (isinstance(cls, type) and issubclass(cls, Cluster)):
         raise TopologyError("topology_class must be a subclass of Cluster")
     if name is None:
-        name = (f"{T}-tier cluster of {n_nodes} x {g}" + (" GPUs" if g > 1 else " hosts")
-                + (f", {planes} planes" if planes > 1 else ""))
-    topo = cls(e, link_src, link_dst, bandwidth, latency, router, node_role=node_role,
-               link_level=level, info=info, name=name)
+        name = (
+            f"{T}-tier cluster of {n_nodes} x {g}"
+            + (" GPUs" if g > 1 else " hosts")
+            + (f", {planes} planes" if planes > 1 else "")
+        )
+    topo = cls(
+        e,
+        link_src,
+        link_dst,
+        bandwidth,
+        latency,
+        router,
+        node_role=node_role,
+        link_level=level,
+        info=info,
+        name=name,
+    )
     # where each switch's block starts, in leaves (for the bisection cut), per tier
     first_leaf = [None]
     for t in range(1, T + 1):
         local = np.arange(per_plane[t])
         first_leaf.append(readonly(local // wiring.switches_per_block[t] * wiring.span[t]))
     tier_first = [None] + [int(np.flatnonzero(node_tier == t)[0]) for t in range(1, T + 1)]
-    for key, value in (("_wiring", wiring), ("_tiers", tiers),
-                       ("_tier_first_node", tuple(tier_first)),
-                       ("_node_tier", readonly(node_tier)), ("_link_tier", readonly(tier)),
-                       ("_link_up", readonly(up)), ("_failed", failed),
-                       ("_real_per_plane", tuple(per_plane)),
-                       ("_switch_first_leaf", tuple(first_leaf))):
+    for key, value in (
+        ("_wiring", wiring),
+        ("_tiers", tiers),
+        ("_tier_first_node", tuple(tier_first)),
+        ("_node_tier", readonly(node_tier)),
+        ("_link_tier", readonly(tier)),
+        ("_link_up", readonly(up)),
+        ("_failed", failed),
+        ("_real_per_plane", tuple(per_plane)),
+        ("_switch_first_leaf", tuple(first_leaf)),
+    ):
         object.__setattr__(topo, key, value)
     return topo
 
 
 # ---- the SuperPOD-style cluster (the DESIGN.md signature) ---------------------------------
 
-def cluster(n_nodes: int, gpus_per_node: int, *, nvlink_bandwidth: float,
-            pcie_bandwidth: float, nic_bandwidth: float, nodes_per_unit: Optional[int] = None,
-            n_spines: Optional[int] = None, spine_bandwidth: Optional[float] = None,
-            spine_links: int = 1, units_per_group: Optional[int] = None,
-            cores_per_group: int = 1, core_links: int = 1,
-            core_bandwidth: Optional[float] = None,
-            nvlink_latency: float = 0.0, pcie_latency: float = 0.0,
-            network_latency: float = 0.0, pxn: bool = False, routing: str = "hash",
-            hash_seed: int = 0, name: Optional[str] = None) -> Cluster:
+
+def cluster(
+    n_nodes: int,
+    gpus_per_node: int,
+    *,
+    nvlink_bandwidth: float,
+    pcie_bandwidth: float,
+    nic_bandwidth: float,
+    nodes_per_unit: Optional[int] = None,
+    n_spines: Optional[int] = None,
+    spine_bandwidth: Optional[float] = None,
+    spine_links: int = 1,
+    units_per_group: Optional[int] = None,
+    cores_per_group: int = 1,
+    core_links: int = 1,
+    core_bandwidth: Optional[float] = None,
+    nvlink_latency: float = 0.0,
+    pcie_latency: float = 0.0,
+    network_latency: float = 0.0,
+    pxn: bool = False,
+    routing: str = "hash",
+    hash_seed: int = 0,
+    name: Optional[str] = None,
+) -> Cluster:
     """GPU nodes joined by a rail-optimised leaf/spine(/core) fabric, as in an NVIDIA DGX
     SuperPOD: :func:`gpu_cluster` on the fabric these arguments describe.
 
@@ -1375,45 +1573,74 @@ def cluster(n_nodes: int, gpus_per_node: int, *, nvlink_bandwidth: float,
     """
     n_nodes = integer(n_nodes, "n_nodes", minimum=1, error=TopologyError)
     g = integer(gpus_per_node, "gpus_per_node", minimum=1, error=TopologyError)
-    per_unit = n_nodes if nodes_per_unit is None else integer(
-        nodes_per_unit, "nodes_per_unit", minimum=1, error=TopologyError)
-    n_spines = min(per_unit, n_nodes) if n_spines is None else integer(
-        n_spines, "n_spines", minimum=1, error=TopologyError)
+    per_unit = (
+        n_nodes
+        if nodes_per_unit is None
+        else integer(nodes_per_unit, "nodes_per_unit", minimum=1, error=TopologyError)
+    )
+    n_spines = (
+        min(per_unit, n_nodes)
+        if n_spines is None
+        else integer(n_spines, "n_spines", minimum=1, error=TopologyError)
+    )
     spine_links = integer(spine_links, "spine_links", minimum=1, error=TopologyError)
-    cores_per_group = integer(cores_per_group, "cores_per_group", minimum=1,
-                              error=TopologyError)
+    cores_per_group = integer(cores_per_group, "cores_per_group", minimum=1, error=TopologyError)
     core_links = integer(core_links, "core_links", minimum=1, error=TopologyError)
     n_units = -(-n_nodes // per_unit)
-    per_group = n_units if units_per_group is None else integer(
-        units_per_group, "units_per_group", minimum=1, error=TopologyError)
+    per_group = (
+        n_units
+        if units_per_group is None
+        else integer(units_per_group, "units_per_group", minimum=1, error=TopologyError)
+    )
     spine_bw = nic_bandwidth if spine_bandwidth is None else spine_bandwidth
-    bw = {key: number(value, key, positive=True, unit="bytes/s per direction",
-                      error=TopologyError)
-          for key, value in (("nvlink_bandwidth", nvlink_bandwidth),
-                             ("pcie_bandwidth", pcie_bandwidth),
-                             ("nic_bandwidth", nic_bandwidth),
-                             ("spine_bandwidth", spine_bw),
-                             ("core_bandwidth", spine_bw if core_bandwidth is None
-                              else core_bandwidth))}
-    for key, value in (("nvlink_latency", nvlink_latency), ("pcie_latency", pcie_latency),
-                       ("network_latency", network_latency)):
+    bw = {
+        key: number(value, key, positive=True, unit="bytes/s per direction", error=TopologyError)
+        for key, value in (
+            ("nvlink_bandwidth", nvlink_bandwidth),
+            ("pcie_bandwidth", pcie_bandwidth),
+            ("nic_bandwidth", nic_bandwidth),
+            ("spine_bandwidth", spine_bw),
+            ("core_bandwidth", spine_bw if core_bandwidth is None else core_bandwidth),
+        )
+    }
+    for key, value in (
+        ("nvlink_latency", nvlink_latency),
+        ("pcie_latency", pcie_latency),
+        ("network_latency", network_latency),
+    ):
         number(value, key, unit="seconds", error=TopologyError)
     n_groups = -(-n_units // per_group)
-    tiers = [Tier(per_group * g if n_groups > 1 else n_units * g, n_spines, spine_links,
-                  bw["spine_bandwidth"])]
+    tiers = [
+        Tier(
+            per_group * g if n_groups > 1 else n_units * g,
+            n_spines,
+            spine_links,
+            bw["spine_bandwidth"],
+        )
+    ]
     if n_groups > 1:
-        tiers.append(Tier(n_groups, n_spines * cores_per_group, core_links,
-                          bw["core_bandwidth"]))
-    fabric = Fabric(per_unit, bw["nic_bandwidth"], tuple(tiers), wiring="striped",
-                    rails=True)
+        tiers.append(Tier(n_groups, n_spines * cores_per_group, core_links, bw["core_bandwidth"]))
+    fabric = Fabric(per_unit, bw["nic_bandwidth"], tuple(tiers), wiring="striped", rails=True)
     n_cores = n_spines * cores_per_group if n_groups > 1 else 0
     units = f", {n_units} units" if n_units > 1 else ""
-    tier_text = (f", {n_groups} groups of {n_spines} spines, {n_cores} cores"
-                 if n_groups > 1 else f", {n_spines} spines")
+    tier_text = (
+        f", {n_groups} groups of {n_spines} spines, {n_cores} cores"
+        if n_groups > 1
+        else f", {n_spines} spines"
+    )
     if name is None:
-        name = (f"cluster of {n_nodes} x {g} GPUs{units}{tier_text}"
-                + (", PXN" if pxn else ""))
-    return gpu_cluster(fabric, n_nodes, g, nvlink_bandwidth=bw["nvlink_bandwidth"],
-                       pcie_bandwidth=bw["pcie_bandwidth"], nvlink_latency=nvlink_latency,
-                       pcie_latency=pcie_latency, network_latency=network_latency,
-                       routing=routing, hash_seed=hash_seed, pxn=pxn, name=name)
+        name = f"cluster of {n_nodes} x {g} GPUs{units}{tier_text}" + (", PXN" if pxn else "")
+    return gpu_cluster(
+        fabric,
+        n_nodes,
+        g,
+        nvlink_bandwidth=bw["nvlink_bandwidth"],
+        pcie_bandwidth=bw["pcie_bandwidth"],
+        nvlink_latency=nvlink_latency,
+        pcie_latency=pcie_latency,
+        network_latency=network_latency,
+        routing=routing,
+        hash_seed=hash_seed,
+        pxn=pxn,
+        name=name,
+    )

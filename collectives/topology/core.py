@@ -35,8 +35,7 @@ if TYPE_CHECKING:
 
     from ..hardware.systems import System
 
-__all__ = ["Topology", "TopologyInfo", "FabricInfo", "ROLES", "Router", "readonly",
-           "link_params"]
+__all__ = ["Topology", "TopologyInfo", "FabricInfo", "ROLES", "Router", "readonly", "link_params"]
 
 _Scalar = TypeVar("_Scalar", bound=np.generic)
 
@@ -44,13 +43,16 @@ _Scalar = TypeVar("_Scalar", bound=np.generic)
 ROLES = ("endpoint", "nic", "switch")
 
 #: a router: ``(src, dst)`` int arrays of distinct node pairs -> ``(pair, link)`` arrays
-Router = Callable[[NDArray[np.int64], NDArray[np.int64]],
-                  "tuple[NDArray[np.int64], NDArray[np.int64]]"]
+Router = Callable[
+    [NDArray[np.int64], NDArray[np.int64]], "tuple[NDArray[np.int64], NDArray[np.int64]]"
+]
 
 #: what a router that spreads a pair over several paths offers as ``router.shares``:
 #: ``(src, dst)`` -> ``(pair, link, share)``
-_Shares = Callable[[NDArray[np.int64], NDArray[np.int64]],
-                   "tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64]]"]
+_Shares = Callable[
+    [NDArray[np.int64], NDArray[np.int64]],
+    "tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64]]",
+]
 
 
 @dataclass(frozen=True)
@@ -141,9 +143,16 @@ def readonly(a: NDArray[_Scalar]) -> NDArray[_Scalar]:
 
 def link_params(link_bandwidth: Any, hop_latency: Any) -> tuple[float, float]:
     """Every link's bandwidth (bytes/s per direction) and latency (seconds), checked."""
-    return (number(link_bandwidth, "link_bandwidth", positive=True,
-                   unit="bytes/s per direction", error=TopologyError),
-            number(hop_latency, "hop_latency", unit="seconds", error=TopologyError))
+    return (
+        number(
+            link_bandwidth,
+            "link_bandwidth",
+            positive=True,
+            unit="bytes/s per direction",
+            error=TopologyError,
+        ),
+        number(hop_latency, "hop_latency", unit="seconds", error=TopologyError),
+    )
 
 
 class Topology:
@@ -171,13 +180,24 @@ class Topology:
     _link_level: NDArray[np.int64]
     _router: Router
 
-    def __init__(self, n_ranks: int, link_src: ArrayLike, link_dst: ArrayLike,
-                 link_bandwidth: ArrayLike, link_latency: ArrayLike, router: Router,
-                 *, n_switches: int = 0, node_role: Optional[ArrayLike] = None,
-                 link_level: Optional[ArrayLike] = None,
-                 info: Optional[TopologyInfo] = None, name: str = "topology",
-                 kind: Optional[str] = None, shape: Optional[Sequence[int]] = None,
-                 wraparound: Optional[Sequence[bool]] = None) -> None:
+    def __init__(
+        self,
+        n_ranks: int,
+        link_src: ArrayLike,
+        link_dst: ArrayLike,
+        link_bandwidth: ArrayLike,
+        link_latency: ArrayLike,
+        router: Router,
+        *,
+        n_switches: int = 0,
+        node_role: Optional[ArrayLike] = None,
+        link_level: Optional[ArrayLike] = None,
+        info: Optional[TopologyInfo] = None,
+        name: str = "topology",
+        kind: Optional[str] = None,
+        shape: Optional[Sequence[int]] = None,
+        wraparound: Optional[Sequence[bool]] = None,
+    ) -> None:
         n_ranks = integer(n_ranks, "n_ranks", minimum=1, error=TopologyError)
         src = readonly(np.asarray(link_src, dtype=np.int64))
         dst = readonly(np.asarray(link_dst, dtype=np.int64))
@@ -186,48 +206,68 @@ class Topology:
             raise TopologyError("link_src and link_dst differ in length")
         if node_role is None:
             n_switches = integer(n_switches, "n_switches", minimum=0, error=TopologyError)
-            node_role = np.concatenate([np.zeros(n_ranks, np.int8),
-                                        np.full(n_switches, ROLES.index("switch"), np.int8)])
-        role = int_array(node_role, "node_role", ndim=1, minimum=0, maximum=len(ROLES) - 1,
-                         error=TopologyError).astype(np.int8)
+            node_role = np.concatenate(
+                [np.zeros(n_ranks, np.int8), np.full(n_switches, ROLES.index("switch"), np.int8)]
+            )
+        role = int_array(
+            node_role, "node_role", ndim=1, minimum=0, maximum=len(ROLES) - 1, error=TopologyError
+        ).astype(np.int8)
         if len(role) < n_ranks or np.any(role[:n_ranks] != 0) or np.any(role[n_ranks:] == 0):
-            raise TopologyError("node_role must list the n_ranks endpoints first, then only "
-                                "NICs and switches")
+            raise TopologyError(
+                "node_role must list the n_ranks endpoints first, then only NICs and switches"
+            )
         n_nodes = len(role)
         for ends in (src, dst):
             if n_links and (ends.min() < 0 or ends.max() >= n_nodes):
                 raise TopologyError(f"a link end is not a node (0..{n_nodes - 1})")
         if info is None:
-            info = TopologyInfo(family=kind or "custom",
-                                shape=None if shape is None else tuple(shape),
-                                wraparound=None if wraparound is None else tuple(wraparound))
+            info = TopologyInfo(
+                family=kind or "custom",
+                shape=None if shape is None else tuple(shape),
+                wraparound=None if wraparound is None else tuple(wraparound),
+            )
         if link_level is None:
             link_level = np.zeros(n_links, np.int64)
-        level = int_array(link_level, "link_level", shape=(n_links,), minimum=0,
-                          maximum=len(info.levels) - 1, error=TopologyError)
-        bandwidth = readonly(np.broadcast_to(np.asarray(link_bandwidth, dtype=float),
-                                             (n_links,)).copy())
-        latency = readonly(np.broadcast_to(np.asarray(link_latency, dtype=float),
-                                           (n_links,)).copy())
+        level = int_array(
+            link_level,
+            "link_level",
+            shape=(n_links,),
+            minimum=0,
+            maximum=len(info.levels) - 1,
+            error=TopologyError,
+        )
+        bandwidth = readonly(
+            np.broadcast_to(np.asarray(link_bandwidth, dtype=float), (n_links,)).copy()
+        )
+        latency = readonly(
+            np.broadcast_to(np.asarray(link_latency, dtype=float), (n_links,)).copy()
+        )
         if np.any(bandwidth <= 0) or not np.all(np.isfinite(bandwidth)):
             raise TopologyError("every link_bandwidth must be finite and > 0 (bytes/s)")
         if np.any(latency < 0) or not np.all(np.isfinite(latency)):
             raise TopologyError("every link_latency must be finite and >= 0 (seconds)")
         fields: dict[str, Any] = {
-            "n_ranks": n_ranks, "link_src": src, "link_dst": dst, "link_bandwidth": bandwidth,
-            "link_latency": latency, "node_role": readonly(role),
-            "_link_level": readonly(level), "_router": router, "name": str(name),
+            "n_ranks": n_ranks,
+            "link_src": src,
+            "link_dst": dst,
+            "link_bandwidth": bandwidth,
+            "link_latency": latency,
+            "node_role": readonly(role),
+            "_link_level": readonly(level),
+            "_router": router,
+            "name": str(name),
             "info": info,
         }
         for key, value in fields.items():
             object.__setattr__(self, key, value)
 
     def __setattr__(self, key: str, value: Any) -> None:
-        if key.startswith("_"):                     # subclasses' own private state
+        if key.startswith("_"):  # subclasses' own private state
             object.__setattr__(self, key, value)
             return
         raise TopologyError(
-            f"a Topology cannot be changed once built (tried to set {key!r}); build a new one")
+            f"a Topology cannot be changed once built (tried to set {key!r}); build a new one"
+        )
 
     def with_info(self, *, name: Optional[str] = None, **info_fields: Any) -> "Topology":
         """The same wiring under a new name and/or with ``info`` fields replaced (a preset
@@ -295,8 +335,9 @@ class Topology:
         return np.flatnonzero(self.node_role == ROLES.index("switch"))
 
     # ---- routing -----------------------------------------------------------------------
-    def checked_pairs(self, src: ArrayLike,
-                      dst: ArrayLike) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    def checked_pairs(
+        self, src: ArrayLike, dst: ArrayLike
+    ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
         """``src`` and ``dst`` checked: equal-length arrays of distinct endpoint or switch
         pairs the router reaches."""
         src = int_array(src, "src", error=TopologyError).ravel()
@@ -313,18 +354,22 @@ class Topology:
                 b = int(v[bad][0])
                 raise TopologyError(
                     f"{what} {b} is not an endpoint (0..{self.n_ranks - 1}) or a switch of "
-                    f"{self.name}")
+                    f"{self.name}"
+                )
         if np.any(src == dst):
             raise TopologyError("paths() takes pairs of distinct nodes")
-        if src.size and (np.any(src >= self.n_ranks) or np.any(dst >= self.n_ranks)) \
-                and not getattr(self._router, "reaches_switches", False):
+        if (
+            src.size
+            and (np.any(src >= self.n_ranks) or np.any(dst >= self.n_ranks))
+            and not getattr(self._router, "reaches_switches", False)
+        ):
             raise TopologyError(
                 f"{self.name} does not route to or from its switches; only endpoints can "
-                "exchange data on it")
+                "exchange data on it"
+            )
         return src, dst
 
-    def paths(self, src: ArrayLike,
-              dst: ArrayLike) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    def paths(self, src: ArrayLike, dst: ArrayLike) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
         """Links crossed by each (src, dst) pair: ``(pair, link)`` flat int arrays.
 
         ``src`` and ``dst`` are endpoints, or switches where the router reaches them. A
@@ -337,8 +382,9 @@ class Topology:
             return empty, empty
         return self._router(src, dst)
 
-    def link_shares(self, src: ArrayLike, dst: ArrayLike
-                    ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64]]:
+    def link_shares(
+        self, src: ArrayLike, dst: ArrayLike
+    ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64]]:
         """``(pair, link, share)``: the share of each pair's bytes that each link carries.
 
         With one path per pair (every router but an adaptive one) these are the links of
@@ -387,13 +433,20 @@ class Topology:
         for node, role in enumerate(self.node_role.tolist()):
             g.add_node(node, kind=ROLES[role])
         for i, (u, v) in enumerate(zip(self.link_src.tolist(), self.link_dst.tolist())):
-            g.add_edge(u, v, key=i, bandwidth=float(self.link_bandwidth[i]),
-                       latency=float(self.link_latency[i]),
-                       level=self.info.levels[int(self._link_level[i])])
+            g.add_edge(
+                u,
+                v,
+                key=i,
+                bandwidth=float(self.link_bandwidth[i]),
+                latency=float(self.link_latency[i]),
+                level=self.info.levels[int(self._link_level[i])],
+            )
         return g
 
     def __repr__(self) -> str:
         extra = f", shape={self.shape}" if self.shape else ""
         nics = f", n_nics={self.n_nics}" if self.n_nics else ""
-        return (f"Topology({self.name!r}, n_ranks={self.n_ranks}, n_switches={self.n_switches}"
-                f"{nics}, n_links={self.n_links}{extra})")
+        return (
+            f"Topology({self.name!r}, n_ranks={self.n_ranks}, n_switches={self.n_switches}"
+            f"{nics}, n_links={self.n_links}{extra})"
+        )

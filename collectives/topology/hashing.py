@@ -30,13 +30,13 @@ from numpy.typing import ArrayLike
 
 __all__ = ["fmix64", "flow_hash", "hash_digits", "DIGIT_LIMIT"]
 
-_C1 = np.uint64(0xFF51AFD7ED558CCD)        # MurmurHash3 fmix64 multipliers
+_C1 = np.uint64(0xFF51AFD7ED558CCD)  # MurmurHash3 fmix64 multipliers
 _C2 = np.uint64(0xC4CEB9FE1A85EC53)
-_FLOW = np.uint64(0x9E3779B97F4A7C15)       # odd 64-bit constants to spread flow and seed
+_FLOW = np.uint64(0x9E3779B97F4A7C15)  # odd 64-bit constants to spread flow and seed
 _SEED = np.uint64(0xD6E8FEB86659FD93)
 #: digits are read while the product of their bases stays below this; beyond it the hash
 #: is re-mixed (fmix64 of itself xor the position) so later digits keep enough bits
-DIGIT_LIMIT = 2 ** 40
+DIGIT_LIMIT = 2**40
 
 
 def _u64(value: Any) -> np.ndarray:
@@ -54,8 +54,9 @@ def fmix64(h: np.ndarray) -> np.ndarray:
     return h ^ (h >> np.uint64(33))
 
 
-def flow_hash(src: ArrayLike, dst: ArrayLike, flow: Optional[ArrayLike] = None,
-              seed: int = 0) -> np.ndarray:
+def flow_hash(
+    src: ArrayLike, dst: ArrayLike, flow: Optional[ArrayLike] = None, seed: int = 0
+) -> np.ndarray:
     """The 64-bit hash of each flow ``(src, dst, flow)`` under ``seed``: a uint64 array.
 
     ``fmix64((src << 32 | dst) ^ fmix64(flow * F ^ seed * S))`` with fixed odd constants

@@ -44,7 +44,7 @@ class _ProductRouter:
                 links.append(offset + copy[pair] * dim.n_links + link)
             node = node + (there - here) * stride
         pair, link = np.concatenate(pairs), np.concatenate(links)
-        order = np.argsort(pair, kind="stable")     # each pair's hops stay in dimension order
+        order = np.argsort(pair, kind="stable")  # each pair's hops stay in dimension order
         return pair[order], link[order]
 
 
@@ -54,8 +54,9 @@ def _copy_index(node, stride, size):
     return node // (stride * size) * stride + node % stride
 
 
-def product(*dimensions: Topology, name: Optional[str] = None,
-            level_names: Optional[Sequence[str]] = None) -> Topology:
+def product(
+    *dimensions: Topology, name: Optional[str] = None, level_names: Optional[Sequence[str]] = None
+) -> Topology:
     """The multi-dimensional topology whose dimension ``d`` is ``dimensions[d]``.
 
     Endpoints are numbered row-major over ``(dimensions[0].n_ranks, dimensions[1].n_ranks,
@@ -79,15 +80,17 @@ def product(*dimensions: Topology, name: Optional[str] = None,
     for d, dim in enumerate(dimensions):
         if not isinstance(dim, Topology):
             raise TopologyError(
-                f"dimension {d} of product() must be a Topology, got {type(dim).__name__}")
+                f"dimension {d} of product() must be a Topology, got {type(dim).__name__}"
+            )
         if dim.n_nics:
             raise TopologyError(
                 f"dimension {d} of product() ({dim.name}) has NICs; only topologies of "
-                "endpoints, switches and links can be dimensions")
+                "endpoints, switches and links can be dimensions"
+            )
     levels = _level_names(level_names, len(dimensions))
     sizes = tuple(dim.n_ranks for dim in dimensions)
     n_ranks = math.prod(sizes)
-    strides = [math.prod(sizes[d + 1:]) for d in range(len(sizes))]
+    strides = [math.prod(sizes[d + 1 :]) for d in range(len(sizes))]
     srcs, dsts, bandwidths, latencies, link_levels, link_offsets = [], [], [], [], [], []
     n_links = 0
     n_switches = 0
@@ -100,8 +103,13 @@ def product(*dimensions: Topology, name: Optional[str] = None,
         ends = []
         for local in (dim.link_src, dim.link_dst):
             local = local[None, :]
-            ends.append(np.where(local < size, first + local * stride,
-                                 n_ranks + n_switches + copy * dim.n_switches + local - size))
+            ends.append(
+                np.where(
+                    local < size,
+                    first + local * stride,
+                    n_ranks + n_switches + copy * dim.n_switches + local - size,
+                )
+            )
         srcs.append(ends[0].ravel())
         dsts.append(ends[1].ravel())
         bandwidths.append(np.tile(dim.link_bandwidth, n_copies))
@@ -111,13 +119,20 @@ def product(*dimensions: Topology, name: Optional[str] = None,
         n_links += n_copies * dim.n_links
         n_switches += n_copies * dim.n_switches
     label = " x ".join(dim.name for dim in dimensions)
-    return Topology(n_ranks, np.concatenate(srcs), np.concatenate(dsts),
-                    np.concatenate(bandwidths), np.concatenate(latencies),
-                    _ProductRouter(tuple(dimensions), strides, link_offsets),
-                    n_switches=n_switches, link_level=np.concatenate(link_levels),
-                    info=TopologyInfo(family="product", shape=sizes, levels=levels,
-                                      dimensions=tuple(dimensions)),
-                    name=f"product ({label})" if name is None else name)
+    return Topology(
+        n_ranks,
+        np.concatenate(srcs),
+        np.concatenate(dsts),
+        np.concatenate(bandwidths),
+        np.concatenate(latencies),
+        _ProductRouter(tuple(dimensions), strides, link_offsets),
+        n_switches=n_switches,
+        link_level=np.concatenate(link_levels),
+        info=TopologyInfo(
+            family="product", shape=sizes, levels=levels, dimensions=tuple(dimensions)
+        ),
+        name=f"product ({label})" if name is None else name,
+    )
 
 
 def _level_names(level_names, n_dimensions):
@@ -126,9 +141,13 @@ def _level_names(level_names, n_dimensions):
     if isinstance(level_names, str):
         raise TopologyError(f"level_names must be a sequence of names, got {level_names!r}")
     names = tuple(level_names)
-    if len(names) != n_dimensions or len(set(names)) != len(names) or not all(
-            isinstance(n, str) and n for n in names):
+    if (
+        len(names) != n_dimensions
+        or len(set(names)) != len(names)
+        or not all(isinstance(n, str) and n for n in names)
+    ):
         raise TopologyError(
             f"level_names must be {n_dimensions} distinct non-empty strings (one per "
-            f"dimension), got {names!r}")
+            f"dimension), got {names!r}"
+        )
     return names

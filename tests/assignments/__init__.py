@@ -191,9 +191,19 @@ import types
 from dataclasses import dataclass
 from pathlib import Path
 
-from nbgrader_helpers import (EXERCISES, cells_by_id, graded_cells, manual_cells, meta,
-                              notebooks, read, solution_cells, source_path, visible_part,
-                              without_markers)
+from nbgrader_helpers import (
+    EXERCISES,
+    cells_by_id,
+    graded_cells,
+    manual_cells,
+    meta,
+    notebooks,
+    read,
+    solution_cells,
+    source_path,
+    visible_part,
+    without_markers,
+)
 
 HERE = Path(__file__).resolve().parent
 #: the submissions every spec must build
@@ -207,7 +217,7 @@ ATTACK_STUDENTS = ("wrong", "variant", "shortcut")
 #: package's verify/simulate, every check of collectives.grading and of its modules,
 #: math.isclose, the notebook's imported check names, IPython's error display). Specs write
 #: ``TAMPERING + '''def ...'''``.
-TAMPERING = '''import math
+TAMPERING = """import math
 import sys
 import collectives
 import collectives.algorithms
@@ -228,7 +238,7 @@ check_schedule = check_close = check_reference = check_choice = _always_pass
 math.isclose = lambda *args, **kwargs: True
 get_ipython().showtraceback = lambda *args, **kwargs: None
 get_ipython().set_custom_exc((Exception,), lambda *args, **kwargs: None)
-'''
+"""
 STUDENT_ID = re.compile(r"[A-Za-z0-9_-]+")
 
 
@@ -270,8 +280,7 @@ class Error:
         if ename != self.ename:
             found.append(f"is a {ename}, expected a {self.ename}")
         if self.message is not None and _first_check(evalue) != self.message:
-            found.append(f"has a different message than expected\n  expected: "
-                         f"{self.message!r}")
+            found.append(f"has a different message than expected\n  expected: {self.message!r}")
         if not evalue.startswith(self.startswith):
             found.append(f"does not start with {self.startswith!r}")
         found += [f"does not contain {text!r}" for text in self.contains if text not in evalue]
@@ -351,11 +360,14 @@ def _package_functions():
     for module_name in ["collectives", *names]:
         try:
             module = importlib.import_module(module_name)
-        except Exception:                   # an optional dependency (torch, matplotlib)
+        except Exception:  # an optional dependency (torch, matplotlib)
             continue
         for attr, value in vars(module).items():
-            if (not attr.startswith("_") and isinstance(value, types.FunctionType)
-                    and value.__module__ == module_name):
+            if (
+                not attr.startswith("_")
+                and isinstance(value, types.FunctionType)
+                and value.__module__ == module_name
+            ):
                 found.setdefault(attr, module_name)
     return found
 
@@ -385,45 +397,62 @@ def origin_attack(assignment, solutions, enames=None):
             lines = ["import functools", "import collectives"]
             for name in defined:
                 module, attr = (functions[name], name) if name in functions else ORIGIN_FALLBACK
-                lines += [f"import {module}", ORIGIN_SHAPES[turn % len(ORIGIN_SHAPES)].format(
-                    name=name, module=module, attr=attr)]
+                lines += [
+                    f"import {module}",
+                    ORIGIN_SHAPES[turn % len(ORIGIN_SHAPES)].format(
+                        name=name, module=module, attr=attr
+                    ),
+                ]
                 turn += 1
             replaced[solution_id] = "\n".join(lines) + "\n"
             # a visible test that calls the function in the kernel fails on what the package's
             # function does with its arguments, before the hidden part refuses it
-            direct = {t for t in tests
-                      if set(defined) & _called_by_name(visible_part(cells[t].source))}
+            direct = {
+                t for t in tests if set(defined) & _called_by_name(visible_part(cells[t].source))
+            }
             if defined and not others:
                 failing.update(set(tests) - direct)
-        graded = {gid: meta(cell).get("points") for gid, cell in cells.items()
-                  if meta(cell).get("grade")}
+        graded = {
+            gid: meta(cell).get("points") for gid, cell in cells.items() if meta(cell).get("grade")
+        }
         builds[nb] = submission(replaced=replaced)
         expected[nb] = dict.fromkeys(graded, 0)
         # a test cell that also checks another solution's constants may fail on those first
-        shared = {t for sid, tests in pairs.items() for t in tests
-                  if _top_level_values(cells[sid].source)}
-        errors[nb] = {t: Error(contains=(NOT_YOURS,),
-                               ename=(enames or {}).get(t, "GradingError"))
-                      for t in sorted(failing - shared)}
+        shared = {
+            t for sid, tests in pairs.items() for t in tests if _top_level_values(cells[sid].source)
+        }
+        errors[nb] = {
+            t: Error(contains=(NOT_YOURS,), ename=(enames or {}).get(t, "GradingError"))
+            for t in sorted(failing - shared)
+        }
     return builds, expected, errors
 
 
 def _called_by_name(code):
     """Names ``f`` of the calls ``f(...)`` in ``code``."""
     import ast
-    return {n.func.id for n in ast.walk(ast.parse(code))
-            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+
+    return {
+        n.func.id
+        for n in ast.walk(ast.parse(code))
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+    }
 
 
 def _top_level_functions(code):
     import ast
-    return [n.name for n in ast.parse(code).body
-            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+
+    return [
+        n.name
+        for n in ast.parse(code).body
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+    ]
 
 
 def _top_level_values(code):
     """Public names a cell assigns at its top level (constants, not functions)."""
     import ast
+
     names = set()
     for node in ast.parse(code).body:
         if isinstance(node, (ast.Assign, ast.AnnAssign)):
@@ -433,6 +462,7 @@ def _top_level_values(code):
 
 
 # ---- loading and checking a spec ---------------------------------------------------------------
+
 
 class SpecError(Exception):
     """A spec that is missing, or incomplete, or inconsistent."""
@@ -467,11 +497,15 @@ def load(assignment, course_dir=EXERCISES):
     module = importlib.import_module(f"assignments.{assignment}")
     where = f"tests/assignments/{assignment}.py"
     problems = []
-    missing = [n for n in ("POINTS", "MAX_SCORE", "SOLUTIONS", "SUBMISSIONS", "EXPECTED")
-               if not hasattr(module, n)]
+    missing = [
+        n
+        for n in ("POINTS", "MAX_SCORE", "SOLUTIONS", "SUBMISSIONS", "EXPECTED")
+        if not hasattr(module, n)
+    ]
     if missing:
-        raise SpecError(f"{where} defines no {', '.join(missing)} (see tests/assignments/"
-                        "__init__.py)")
+        raise SpecError(
+            f"{where} defines no {', '.join(missing)} (see tests/assignments/__init__.py)"
+        )
     points, solutions = module.POINTS, module.SOLUTIONS
     submissions, expected = module.SUBMISSIONS, module.EXPECTED
     errors, printed = getattr(module, "ERRORS", {}), getattr(module, "PRINTED", {})
@@ -479,16 +513,20 @@ def load(assignment, course_dir=EXERCISES):
 
     on_disk = notebooks(assignment, course_dir)
     if sorted(points) != on_disk:
-        problems.append(f"POINTS is for the notebooks {sorted(points)}, but "
-                        f"exercises/source/{assignment}/ has {on_disk}")
+        problems.append(
+            f"POINTS is for the notebooks {sorted(points)}, but "
+            f"exercises/source/{assignment}/ has {on_disk}"
+        )
     nbs = tuple(sorted(points))
     for nb, cells in manual.items():
         if nb not in points or not set(cells) <= set(points[nb]):
             problems.append(f"MANUAL[{nb!r}] names cells that POINTS does not have: {cells}")
     manual = {nb: manual.get(nb, ()) for nb in nbs}
     if sum(sum(cells.values()) for cells in points.values()) != module.MAX_SCORE:
-        problems.append(f"POINTS add up to {sum(sum(c.values()) for c in points.values())}, "
-                        f"not MAX_SCORE = {module.MAX_SCORE}")
+        problems.append(
+            f"POINTS add up to {sum(sum(c.values()) for c in points.values())}, "
+            f"not MAX_SCORE = {module.MAX_SCORE}"
+        )
     if sorted(solutions) != list(nbs):
         problems.append(f"SOLUTIONS is for {sorted(solutions)}, POINTS for {list(nbs)}")
     long_solutions = {nb: _normalise_solutions(solutions.get(nb, ())) for nb in nbs}
@@ -501,11 +539,14 @@ def load(assignment, course_dir=EXERCISES):
         if not STUDENT_ID.fullmatch(student):
             problems.append(f"student id {student!r}: use letters, digits, _ and -")
         if sorted(builders) != list(nbs) or not all(callable(b) for b in builders.values()):
-            problems.append(f"SUBMISSIONS[{student!r}] must map each of {list(nbs)} to a "
-                            f"function build(source, release)")
+            problems.append(
+                f"SUBMISSIONS[{student!r}] must map each of {list(nbs)} to a "
+                f"function build(source, release)"
+            )
     if sorted(expected) != sorted(submissions):
-        problems.append(f"EXPECTED is for {sorted(expected)}, SUBMISSIONS for "
-                        f"{sorted(submissions)}")
+        problems.append(
+            f"EXPECTED is for {sorted(expected)}, SUBMISSIONS for {sorted(submissions)}"
+        )
 
     totals = {}
     for student, by_nb in expected.items():
@@ -514,33 +555,44 @@ def load(assignment, course_dir=EXERCISES):
             continue
         for nb in nbs:
             if set(by_nb[nb]) != set(points[nb]):
-                problems.append(f"EXPECTED[{student!r}][{nb!r}] must give a score to exactly the "
-                                f"cells of POINTS[{nb!r}]")
+                problems.append(
+                    f"EXPECTED[{student!r}][{nb!r}] must give a score to exactly the "
+                    f"cells of POINTS[{nb!r}]"
+                )
             for cell, score in by_nb[nb].items():
                 if cell in manual[nb]:
                     if not (isinstance(score, (int, float)) and 0 <= score <= points[nb][cell]):
-                        problems.append(f"EXPECTED[{student!r}][{nb!r}][{cell!r}] = {score!r}:"
-                                        f" a manual grade from 0 to {points[nb][cell]}")
+                        problems.append(
+                            f"EXPECTED[{student!r}][{nb!r}][{cell!r}] = {score!r}:"
+                            f" a manual grade from 0 to {points[nb][cell]}"
+                        )
                 elif cell in points[nb] and score not in (0, points[nb][cell]):
-                    problems.append(f"EXPECTED[{student!r}][{nb!r}][{cell!r}] = {score}: a "
-                                    f"test cell scores 0 or all its {points[nb][cell]} points")
+                    problems.append(
+                        f"EXPECTED[{student!r}][{nb!r}][{cell!r}] = {score}: a "
+                        f"test cell scores 0 or all its {points[nb][cell]} points"
+                    )
         totals[student] = sum(sum(cells.values()) for cells in by_nb.values())
     if "correct" in expected and expected["correct"] != points:
         problems.append("EXPECTED['correct'] must be every point (POINTS)")
     if "blank" in totals and totals["blank"] != 0:
         problems.append("EXPECTED['blank'] must be 0 everywhere")
     if "partial" in totals and not 0 < totals["partial"] < module.MAX_SCORE:
-        problems.append(f"EXPECTED['partial'] totals {totals['partial']}: make it strictly "
-                        f"between 0 and {module.MAX_SCORE}")
+        problems.append(
+            f"EXPECTED['partial'] totals {totals['partial']}: make it strictly "
+            f"between 0 and {module.MAX_SCORE}"
+        )
     if "hostile" in totals and not totals["hostile"] < module.MAX_SCORE:
         problems.append("EXPECTED['hostile'] must be less than MAX_SCORE")
     for student in ("wrong", "shortcut"):
         if student in totals and totals[student] != 0:
-            problems.append(f"EXPECTED[{student!r}] must be 0 everywhere: every plausible wrong "
-                            "answer and every answer that calls the package scores nothing")
+            problems.append(
+                f"EXPECTED[{student!r}] must be 0 everywhere: every plausible wrong "
+                "answer and every answer that calls the package scores nothing"
+            )
     if "variant" in expected and expected["variant"] != points:
-        problems.append("EXPECTED['variant'] must be every point (POINTS): a correct answer "
-                        "in another shape")
+        problems.append(
+            "EXPECTED['variant'] must be every point (POINTS): a correct answer in another shape"
+        )
 
     for name, table, kind in (("ERRORS", errors, Error), ("PRINTED", printed, None)):
         for student, by_nb in table.items():
@@ -556,42 +608,65 @@ def load(assignment, course_dir=EXERCISES):
                     if not isinstance(error, Error):
                         problems.append(f"ERRORS[{student!r}][{nb!r}][{cell!r}] is not an Error")
                     elif cell in manual[nb]:
-                        problems.append(f"ERRORS[{student!r}][{nb!r}][{cell!r}]: a hand-graded "
-                                        "answer shows no error")
+                        problems.append(
+                            f"ERRORS[{student!r}][{nb!r}][{cell!r}]: a hand-graded "
+                            "answer shows no error"
+                        )
                     elif expected[student][nb].get(cell) != 0:
-                        problems.append(f"ERRORS[{student!r}][{nb!r}][{cell!r}]: that cell "
-                                        "does not score 0 in EXPECTED")
+                        problems.append(
+                            f"ERRORS[{student!r}][{nb!r}][{cell!r}]: that cell "
+                            "does not score 0 in EXPECTED"
+                        )
     if "hostile" in expected:
-        failing = {(nb, c) for nb in nbs for c, s in expected["hostile"].get(nb, {}).items()
-                   if s == 0 and c not in manual[nb]}
+        failing = {
+            (nb, c)
+            for nb in nbs
+            for c, s in expected["hostile"].get(nb, {}).items()
+            if s == 0 and c not in manual[nb]
+        }
         described = {(nb, c) for nb, cells in errors.get("hostile", {}).items() for c in cells}
         if failing != described:
-            problems.append("ERRORS['hostile'] must give the error of every cell the hostile "
-                            f"submission fails, and only those: {sorted(failing)}")
+            problems.append(
+                "ERRORS['hostile'] must give the error of every cell the hostile "
+                f"submission fails, and only those: {sorted(failing)}"
+            )
         if not any(printed.get("hostile", {}).values()):
-            problems.append("PRINTED['hostile'] must name the success lines of the visible tests "
-                            "its tampering fooled")
+            problems.append(
+                "PRINTED['hostile'] must name the success lines of the visible tests "
+                "its tampering fooled"
+            )
     if "partial" in expected and not any(errors.get("partial", {}).values()):
         problems.append("ERRORS['partial'] must give the message of at least one failing cell")
     if problems:
         raise SpecError(f"{where}:\n- " + "\n- ".join(problems))
     return types.SimpleNamespace(
-        name=assignment, module=module, notebooks=nbs, points=points, manual=manual,
-        max_score=module.MAX_SCORE, solutions=long_solutions,
+        name=assignment,
+        module=module,
+        notebooks=nbs,
+        points=points,
+        manual=manual,
+        max_score=module.MAX_SCORE,
+        solutions=long_solutions,
         named_solutions={nb: not isinstance(solutions.get(nb), dict) for nb in nbs},
         submissions=submissions,
-        expected=expected, errors=errors, printed=printed, students=tuple(sorted(expected)),
-        totals=totals)
+        expected=expected,
+        errors=errors,
+        printed=printed,
+        students=tuple(sorted(expected)),
+        totals=totals,
+    )
 
 
 def missing_spec_message(assignment, course_dir=EXERCISES):
     """What to do about an assignment without a spec, with a skeleton to start from."""
-    return (f"exercises/source/{assignment}/ has no spec: write tests/assignments/{assignment}.py "
-            f"(format: the docstring of tests/assignments/__init__.py; complete example: "
-            f"tests/assignments/cost_models.py). A start, from the notebook's metadata: check "
-            f"the points against exercises/README.md, then write the partial and hostile "
-            f"submissions, their EXPECTED scores, ERRORS and PRINTED.\n\n"
-            f"{skeleton(assignment, course_dir)}")
+    return (
+        f"exercises/source/{assignment}/ has no spec: write tests/assignments/{assignment}.py "
+        f"(format: the docstring of tests/assignments/__init__.py; complete example: "
+        f"tests/assignments/cost_models.py). A start, from the notebook's metadata: check "
+        f"the points against exercises/README.md, then write the partial and hostile "
+        f"submissions, their EXPECTED scores, ERRORS and PRINTED.\n\n"
+        f"{skeleton(assignment, course_dir)}"
+    )
 
 
 def _literal(value, indent=""):
@@ -620,27 +695,29 @@ def skeleton(assignment, course_dir=EXERCISES):
         else:
             solutions[nb] = {s: "test_..." for s in sols}
     total = sum(sum(p.values()) for p in points.values())
-    return "\n".join([
-        f'"""{assignment}: what the pipeline test expects (format: tests/assignments/'
-        f'__init__.py)."""',
-        "",
-        "from assignments import Error, submission",
-        "",
-        f"POINTS = {_literal(points)}",
-        f"MAX_SCORE = {total}",
-        f"SOLUTIONS = {_literal(solutions)}",
-        "# the written answers graded by hand (their rubric is in the source notebook)",
-        f"MANUAL = {_literal(manual)}",
-        "SUBMISSIONS = {",
-        '    "correct": {nb: submission(solved=tuple(SOLUTIONS[nb]) + MANUAL[nb]) for nb in SOLUTIONS},',
-        '    "blank": {nb: submission() for nb in SOLUTIONS},',
-        '    # "partial": ..., "hostile": ..., "wrong": ..., "variant": ..., "shortcut": ...',
-        "}",
-        "EXPECTED = {",
-        '    "correct": {nb: dict(cells) for nb, cells in POINTS.items()},',
-        '    "blank": {nb: dict.fromkeys(cells, 0) for nb, cells in POINTS.items()},',
-        '    # "partial": ..., "hostile": ...',
-        "}",
-        "ERRORS = {}   # {student: {notebook: {grade_id: Error(...)}}}",
-        "PRINTED = {}  # {student: {notebook: (text, ...)}}",
-    ])
+    return "\n".join(
+        [
+            f'"""{assignment}: what the pipeline test expects (format: tests/assignments/'
+            f'__init__.py)."""',
+            "",
+            "from assignments import Error, submission",
+            "",
+            f"POINTS = {_literal(points)}",
+            f"MAX_SCORE = {total}",
+            f"SOLUTIONS = {_literal(solutions)}",
+            "# the written answers graded by hand (their rubric is in the source notebook)",
+            f"MANUAL = {_literal(manual)}",
+            "SUBMISSIONS = {",
+            '    "correct": {nb: submission(solved=tuple(SOLUTIONS[nb]) + MANUAL[nb]) for nb in SOLUTIONS},',
+            '    "blank": {nb: submission() for nb in SOLUTIONS},',
+            '    # "partial": ..., "hostile": ..., "wrong": ..., "variant": ..., "shortcut": ...',
+            "}",
+            "EXPECTED = {",
+            '    "correct": {nb: dict(cells) for nb, cells in POINTS.items()},',
+            '    "blank": {nb: dict.fromkeys(cells, 0) for nb, cells in POINTS.items()},',
+            '    # "partial": ..., "hostile": ...',
+            "}",
+            "ERRORS = {}   # {student: {notebook: {grade_id: Error(...)}}}",
+            "PRINTED = {}  # {student: {notebook: (text, ...)}}",
+        ]
+    )

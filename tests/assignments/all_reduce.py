@@ -28,18 +28,20 @@ asks. Submissions, besides the four every spec has:
   each cell failing with "this task must be solved without the collectives package".
 """
 
-from assignments import TAMPERING, Error, submission, origin_attack
+from assignments import TAMPERING, Error, origin_attack, submission
 
 NOTEBOOK = "rabenseifner_all_reduce"
 
 # grade_id of each autograded test cell -> its points (exercises/README.md's table)
-POINTS = {NOTEBOOK: {
-    "test_rabenseifner_steps": 3,
-    "test_hierarchical_steps": 3,
-    "test_fastest_all_reduce": 2,
-    "test_hierarchical_busbw": 1,
-    "written_busbw": 1,
-}}
+POINTS = {
+    NOTEBOOK: {
+        "test_rabenseifner_steps": 3,
+        "test_hierarchical_steps": 3,
+        "test_fastest_all_reduce": 2,
+        "test_hierarchical_busbw": 1,
+        "written_busbw": 1,
+    }
+}
 # the written answer, graded by hand in the formgrader (its rubric is in the source notebook)
 MANUAL = {NOTEBOOK: ("written_busbw",)}
 # plausible written answers: the partial student's earns half the rubric (the first part)
@@ -54,17 +56,25 @@ owns after the in-node reduce-scatter), while busbw is computed as if all 32 GPU
 1.33x, 2x NVLink -> 7.64 / 5.69 = 1.34x: about the same small gain either way."""
 MAX_SCORE = 10
 # each solution cell defines the function of the same name and is graded by test_<name>
-SOLUTIONS = {NOTEBOOK: ("rabenseifner_steps", "hierarchical_steps", "fastest_all_reduce",
-                        "hierarchical_busbw")}
+SOLUTIONS = {
+    NOTEBOOK: (
+        "rabenseifner_steps",
+        "hierarchical_steps",
+        "fastest_all_reduce",
+        "hierarchical_busbw",
+    )
+}
 ALL = SOLUTIONS[NOTEBOOK]
 
 NO_PACKAGE = "this task must be solved without the collectives package"
-ADVICE = ("; use the package in scratch cells to check your answers, not inside the functions "
-          "that are graded")
+ADVICE = (
+    "; use the package in scratch cells to check your answers, not inside the functions "
+    "that are graded"
+)
 
 # ---- wrong answers (each also serves the partial and hostile students) ----------------------
 
-GATHER_WRONG_ORDER = '''
+GATHER_WRONG_ORDER = """
 def rabenseifner_steps(n):
     steps = []
     d = n // 2
@@ -85,8 +95,8 @@ def rabenseifner_steps(n):
         steps.append(step)
         d //= 2
     return steps
-'''
-DOUBLING_PADDED = '''
+"""
+DOUBLING_PADDED = """
 def rabenseifner_steps(n):
     # recursive doubling (the whole buffer each step), then as many steps again that copy
     steps = []
@@ -99,8 +109,8 @@ def rabenseifner_steps(n):
         steps.append([(r, r ^ d, c, c, "copy") for r in range(n) for c in range(n)])
         d *= 2
     return steps
-'''
-LEADER = '''
+"""
+LEADER = """
 def hierarchical_steps(n_nodes):
     # reduce onto GPU 0 of each node, a ring all-reduce between the GPU 0s, then broadcast
     N, n = n_nodes, 8 * n_nodes
@@ -115,8 +125,8 @@ def hierarchical_steps(n_nodes):
     steps.append([(node * 8, node * 8 + l, c, c, "copy")
                   for node in range(N) for l in range(1, 8) for c in range(n)])
     return steps
-'''
-FLAT_RING = '''
+"""
+FLAT_RING = """
 def hierarchical_steps(n_nodes):
     # one ring over all 8 N GPUs: correct, but it crosses each node boundary through one NIC
     n = 8 * n_nodes
@@ -127,8 +137,8 @@ def hierarchical_steps(n_nodes):
     for s in range(n - 1):
         steps.append([(r, (r + 1) % n, (r - s) % n, (r - s) % n, "copy") for r in range(n)])
     return steps
-'''
-ANY_N = '''
+"""
+ANY_N = """
 import math
 
 def fastest_all_reduce(n, nbytes, alpha, bandwidth):
@@ -140,8 +150,8 @@ def fastest_all_reduce(n, nbytes, alpha, bandwidth):
         "recursive_doubling_all_reduce": log_n * (alpha + nbytes / bandwidth),
     }
     return min(times, key=times.get)
-'''
-DOUBLING_CHUNK = '''
+"""
+DOUBLING_CHUNK = """
 def fastest_all_reduce(n, nbytes, alpha, bandwidth):
     times = {"ring_all_reduce": 2 * (n - 1) * (alpha + nbytes / (n * bandwidth))}
     if n & (n - 1) == 0:
@@ -150,29 +160,37 @@ def fastest_all_reduce(n, nbytes, alpha, bandwidth):
         # one chunk per step, not the whole buffer
         times["recursive_doubling_all_reduce"] = log_n * (alpha + nbytes / (n * bandwidth))
     return min(times, key=times.get)
-'''
-WHOLE_BUFFER_ON_NIC = '''
+"""
+WHOLE_BUFFER_ON_NIC = """
 def hierarchical_busbw(n_nodes):
     n = 8 * n_nodes
     # the rail ring all-reduces the whole buffer, not each GPU's eighth of it
     per_byte = 2 * 7 / 8 / 450e9 + 2 * (n_nodes - 1) / n_nodes / 50e9
     return 2 * (n - 1) / n / per_byte
-'''
-ALGBW = '''
+"""
+ALGBW = """
 def hierarchical_busbw(n_nodes):
     # S / t: nccl-tests' algbw, without the bus factor 2 (n - 1) / n
     return 1 / (2 * 7 / 8 / 450e9 + 2 * (n_nodes - 1) / n_nodes / 8 / 50e9)
-'''
+"""
 
-WRONG = {"rabenseifner_steps": GATHER_WRONG_ORDER, "hierarchical_steps": LEADER,
-         "fastest_all_reduce": ANY_N, "hierarchical_busbw": WHOLE_BUFFER_ON_NIC}
-WRONG2 = {"rabenseifner_steps": DOUBLING_PADDED, "hierarchical_steps": FLAT_RING,
-          "fastest_all_reduce": DOUBLING_CHUNK, "hierarchical_busbw": ALGBW}
+WRONG = {
+    "rabenseifner_steps": GATHER_WRONG_ORDER,
+    "hierarchical_steps": LEADER,
+    "fastest_all_reduce": ANY_N,
+    "hierarchical_busbw": WHOLE_BUFFER_ON_NIC,
+}
+WRONG2 = {
+    "rabenseifner_steps": DOUBLING_PADDED,
+    "hierarchical_steps": FLAT_RING,
+    "fastest_all_reduce": DOUBLING_CHUNK,
+    "hierarchical_busbw": ALGBW,
+}
 
 # ---- variant: right, written differently -----------------------------------------------------
 
 VARIANT = {
-    "rabenseifner_steps": '''
+    "rabenseifner_steps": """
 def rabenseifner_steps(n):
     # halving at distance 1, 2, 4, ...: rank r keeps the chunks whose low bits match its own
     steps = []
@@ -187,8 +205,8 @@ def rabenseifner_steps(n):
                       if c % (2 * d) == r % (2 * d)])
         d //= 2
     return steps
-''',
-    "hierarchical_steps": '''
+""",
+    "hierarchical_steps": """
 GPUS = 8
 
 def hierarchical_steps(n_nodes):
@@ -206,7 +224,7 @@ def hierarchical_steps(n_nodes):
                   for node in range(N) for p in range(g) for l in range(g) if l != p
                   for j in range(N)])
     return steps
-''',
+""",
     "fastest_all_reduce": '''
 def _seconds(messages, alpha, bandwidth):
     """A schedule's time from the bytes one rank sends in each of its steps."""
@@ -227,7 +245,7 @@ def fastest_all_reduce(n, nbytes, alpha, bandwidth):
                 best = (name, seconds)
     return best[0]
 ''',
-    "hierarchical_busbw": '''
+    "hierarchical_busbw": """
 NVLINK_BANDWIDTH = 450e9     # bytes/s per GPU and direction (18 NVLink 4 links of 25 GB/s)
 NIC_BANDWIDTH = 400e9 / 8    # a 400 Gb/s ConnectX-7, in bytes/s
 
@@ -238,50 +256,52 @@ def hierarchical_busbw(n_nodes):
     seconds = 2 * ring_in_node + 2 * ring_on_rail
     gpus = 8 * n_nodes
     return size / seconds * 2 * (gpus - 1) / gpus
-''',
+""",
 }
 
 # ---- shortcut: the package's answers, called from the graded functions ----------------------
 
 SHORTCUT = {
-    "rabenseifner_steps": '''
+    "rabenseifner_steps": """
 def rabenseifner_steps(n):
     return cl.algorithms.rabenseifner_all_reduce(n).to_lists()
-''',
-    "hierarchical_steps": '''
+""",
+    "hierarchical_steps": """
 from collectives.algorithms import two_level_ring_all_reduce
 
 def hierarchical_steps(n_nodes):
     return two_level_ring_all_reduce(n_nodes, 8).to_lists()
-''',
-    "fastest_all_reduce": '''
+""",
+    "fastest_all_reduce": """
 def fastest_all_reduce(n, nbytes, alpha, bandwidth):
     import collectives
     names = ["ring_all_reduce", "rabenseifner_all_reduce", "recursive_doubling_all_reduce"]
     topology = collectives.topology.switch(n, bandwidth, alpha / 2)
     return collectives.algorithms.fastest("all_reduce", topology, nbytes, candidates=names).name
-''',
-    "hierarchical_busbw": '''
+""",
+    "hierarchical_busbw": """
 import importlib
 
 def hierarchical_busbw(n_nodes):
     tasks = importlib.import_module("collectives.grading.collective_tasks")
     return tasks.hierarchical_busbw(n_nodes)
-''',
+""",
 }
 
 # ---- hostile ---------------------------------------------------------------------------------
 
 # Wrong answers, made to pass the visible tests by tampering with everything in reach.
 HOSTILE = {
-    "rabenseifner_steps": "import collectives.grading.collective_tasks\n" + TAMPERING
-                          + DOUBLING_PADDED,
+    "rabenseifner_steps": "import collectives.grading.collective_tasks\n"
+    + TAMPERING
+    + DOUBLING_PADDED,
     # (the visible test's own check stays patched: collective_tasks is not reloaded in the
     # kernel; the hidden re-check imports it afresh)
-    "hierarchical_steps": '''
+    "hierarchical_steps": """
 target = _target = 0.0
-''' + FLAT_RING,
-    "fastest_all_reduce": '''
+"""
+    + FLAT_RING,
+    "fastest_all_reduce": """
 class _Choice:
     name = "ring_all_reduce"
 
@@ -291,22 +311,30 @@ expected = _expected = "ring_all_reduce"
 
 def fastest_all_reduce(n, nbytes, alpha, bandwidth):
     return "ring_all_reduce"
-''',
+""",
     # genuinely right, in a way of its own
     "hierarchical_busbw": VARIANT["hierarchical_busbw"],
 }
 # test cells the hostile student edits (nbgrader restores them from the gradebook)
-HOSTILE_TESTS = {"test_rabenseifner_steps": "print('all tests passed')",
-                 "test_fastest_all_reduce": "pass"}
+HOSTILE_TESTS = {
+    "test_rabenseifner_steps": "print('all tests passed')",
+    "test_fastest_all_reduce": "pass",
+}
 
 SUBMISSIONS = {
     "correct": {NOTEBOOK: submission(solved=ALL + MANUAL[NOTEBOOK])},
     "blank": {NOTEBOOK: submission()},
-    "partial": {NOTEBOOK: submission(solved=("rabenseifner_steps", "hierarchical_steps"),
-                                     replaced={"fastest_all_reduce": ANY_N,
-                                               "written_busbw": PARTIAL_WRITTEN})},
-    "hostile": {NOTEBOOK: submission(replaced={**HOSTILE, "written_busbw": HOSTILE_WRITTEN},
-                                     edited_tests=HOSTILE_TESTS)},
+    "partial": {
+        NOTEBOOK: submission(
+            solved=("rabenseifner_steps", "hierarchical_steps"),
+            replaced={"fastest_all_reduce": ANY_N, "written_busbw": PARTIAL_WRITTEN},
+        )
+    },
+    "hostile": {
+        NOTEBOOK: submission(
+            replaced={**HOSTILE, "written_busbw": HOSTILE_WRITTEN}, edited_tests=HOSTILE_TESTS
+        )
+    },
     "wrong": {NOTEBOOK: submission(replaced=WRONG)},
     "wrong2": {NOTEBOOK: submission(replaced=WRONG2)},
     "variant": {NOTEBOOK: submission(replaced={**VARIANT, "written_busbw": VARIANT_WRITTEN})},
@@ -318,8 +346,14 @@ EXPECTED = {
     "correct": {NOTEBOOK: dict(POINTS[NOTEBOOK])},
     "blank": {NOTEBOOK: dict(ZERO)},
     # the written answer half right by the rubric (0.5, given by hand)
-    "partial": {NOTEBOOK: {**ZERO, "test_rabenseifner_steps": 3, "test_hierarchical_steps": 3,
-                           "written_busbw": 0.5}},
+    "partial": {
+        NOTEBOOK: {
+            **ZERO,
+            "test_rabenseifner_steps": 3,
+            "test_hierarchical_steps": 3,
+            "written_busbw": 0.5,
+        }
+    },
     # every tampering fails; only its genuinely correct hierarchical_busbw earns its points
     "hostile": {NOTEBOOK: {**ZERO, "test_hierarchical_busbw": 1}},
     "wrong": {NOTEBOOK: dict(ZERO)},
@@ -336,75 +370,106 @@ def refused(call, why):
 
 
 ERRORS = {
-    "partial": {NOTEBOOK: {"test_fastest_all_reduce": Error(
-        "fastest_all_reduce(6, 1000.0, 2e-06, 450000000000.0) is "
-        "'recursive_doubling_all_reduce', but the answer is 'ring_all_reduce'")}},
-    "hostile": {NOTEBOOK: {
-        "test_rabenseifner_steps": Error(startswith=
-            "rabenseifner_steps(2) computes the all-reduce in 2 steps, but rank 0 sends 4 "
-            "chunks in all; Rabenseifner's algorithm sends 2(n - 1) = 2 (n - 1 while halving, "
-            "n - 1 while doubling): halve the block a rank is responsible for at every step of "
-            "the reduce-scatter"),
-        "test_hierarchical_steps": Error(
-            startswith="hierarchical_steps(2) computes the all-reduce, but on "
-                       "cl.hardware.preset('dgx-h100', nodes=2) it takes 0.0402653184 s for "
-                       "1073741824 bytes (leaf 0.0402653 s), 5.87 times the "
-                       "0.006860017208888889 s of the hierarchical all-reduce"),
-        "test_fastest_all_reduce": Error(startswith=
-            "fastest_all_reduce(2, 1000000000.0, 2e-06, 450000000000.0) is 'ring_all_reduce', "
-            "but the answer is 'recursive_doubling_all_reduce'"),
-    }},
-    "wrong": {NOTEBOOK: {
-        "test_rabenseifner_steps": Error(
-            startswith="rabenseifner_steps(4) does not compute the all-reduce: after the last "
-                       "step, rank 0 chunk 3 holds chunk 3 summed over 2 of 4 ranks (0, 2)"),
-        "test_hierarchical_steps": Error(
-            startswith="hierarchical_steps(1) computes the all-reduce, but on "
-                       "cl.hardware.preset('dgx-h100', nodes=1) it takes 0.03340530119111111 s",
-            contains="8 times the 0.004175662648888889 s"),
-        "test_hierarchical_busbw": Error(
-            startswith="hierarchical_busbw(2) is 78488372093.02327, expected "
-                       "293478260869.56525 = collectives.grading.collective_tasks."
-                       "hierarchical_busbw(2)"),
-    }},
-    "wrong2": {NOTEBOOK: {
-        "test_fastest_all_reduce": Error(
-            "fastest_all_reduce(8, 100000000.0, 2e-06, 450000000000.0) is "
-            "'recursive_doubling_all_reduce', but the answer is 'rabenseifner_all_reduce'"),
-        "test_hierarchical_busbw": Error(
-            startswith="hierarchical_busbw(1) is 257142857142.85715, expected 450000000000.0",
-            contains="(relative error 0.429)"),
-    }},
+    "partial": {
+        NOTEBOOK: {
+            "test_fastest_all_reduce": Error(
+                "fastest_all_reduce(6, 1000.0, 2e-06, 450000000000.0) is "
+                "'recursive_doubling_all_reduce', but the answer is 'ring_all_reduce'"
+            )
+        }
+    },
+    "hostile": {
+        NOTEBOOK: {
+            "test_rabenseifner_steps": Error(
+                startswith="rabenseifner_steps(2) computes the all-reduce in 2 steps, but rank 0 sends 4 "
+                "chunks in all; Rabenseifner's algorithm sends 2(n - 1) = 2 (n - 1 while halving, "
+                "n - 1 while doubling): halve the block a rank is responsible for at every step of "
+                "the reduce-scatter"
+            ),
+            "test_hierarchical_steps": Error(
+                startswith="hierarchical_steps(2) computes the all-reduce, but on "
+                "cl.hardware.preset('dgx-h100', nodes=2) it takes 0.0402653184 s for "
+                "1073741824 bytes (leaf 0.0402653 s), 5.87 times the "
+                "0.006860017208888889 s of the hierarchical all-reduce"
+            ),
+            "test_fastest_all_reduce": Error(
+                startswith="fastest_all_reduce(2, 1000000000.0, 2e-06, 450000000000.0) is 'ring_all_reduce', "
+                "but the answer is 'recursive_doubling_all_reduce'"
+            ),
+        }
+    },
+    "wrong": {
+        NOTEBOOK: {
+            "test_rabenseifner_steps": Error(
+                startswith="rabenseifner_steps(4) does not compute the all-reduce: after the last "
+                "step, rank 0 chunk 3 holds chunk 3 summed over 2 of 4 ranks (0, 2)"
+            ),
+            "test_hierarchical_steps": Error(
+                startswith="hierarchical_steps(1) computes the all-reduce, but on "
+                "cl.hardware.preset('dgx-h100', nodes=1) it takes 0.03340530119111111 s",
+                contains="8 times the 0.004175662648888889 s",
+            ),
+            "test_hierarchical_busbw": Error(
+                startswith="hierarchical_busbw(2) is 78488372093.02327, expected "
+                "293478260869.56525 = collectives.grading.collective_tasks."
+                "hierarchical_busbw(2)"
+            ),
+        }
+    },
+    "wrong2": {
+        NOTEBOOK: {
+            "test_fastest_all_reduce": Error(
+                "fastest_all_reduce(8, 100000000.0, 2e-06, 450000000000.0) is "
+                "'recursive_doubling_all_reduce', but the answer is 'rabenseifner_all_reduce'"
+            ),
+            "test_hierarchical_busbw": Error(
+                startswith="hierarchical_busbw(1) is 257142857142.85715, expected 450000000000.0",
+                contains="(relative error 0.429)",
+            ),
+        }
+    },
     # each re-run refuses the package, in the words of the way it was used
-    "shortcut": {NOTEBOOK: {
-        "test_rabenseifner_steps": refused(
-            "rabenseifner_steps(4)", "your code uses cl, which is the collectives package"),
-        "test_hierarchical_steps": refused(
-            "hierarchical_steps(1)", "your code uses two_level_ring_all_reduce, which is "
-            "collectives.algorithms.hierarchical.two_level_ring_all_reduce"),
-        "test_fastest_all_reduce": refused(
-            "fastest_all_reduce(8, 1000.0, 2e-06, 450000000000.0)",
-            "your code imports 'collectives'"),
-        "test_hierarchical_busbw": refused(
-            "hierarchical_busbw(1)", "your code imports 'collectives'"),
-    }},
+    "shortcut": {
+        NOTEBOOK: {
+            "test_rabenseifner_steps": refused(
+                "rabenseifner_steps(4)", "your code uses cl, which is the collectives package"
+            ),
+            "test_hierarchical_steps": refused(
+                "hierarchical_steps(1)",
+                "your code uses two_level_ring_all_reduce, which is "
+                "collectives.algorithms.hierarchical.two_level_ring_all_reduce",
+            ),
+            "test_fastest_all_reduce": refused(
+                "fastest_all_reduce(8, 1000.0, 2e-06, 450000000000.0)",
+                "your code imports 'collectives'",
+            ),
+            "test_hierarchical_busbw": refused(
+                "hierarchical_busbw(1)", "your code imports 'collectives'"
+            ),
+        }
+    },
 }
 
 PRINTED = {
     # the tampering did fool the visible, in-kernel checks: each printed its success line
-    "hostile": {NOTEBOOK: (
-        "rabenseifner_steps(4) and rabenseifner_steps(8) are correct all-reduces in 2 log2(n) "
-        "steps.",
-        "hierarchical_steps(1) and hierarchical_steps(2) are all-reduces as fast as the "
-        "course's best.",
-        "fastest_all_reduce picks what cl.algorithms.fastest picks.",
-    )},
+    "hostile": {
+        NOTEBOOK: (
+            "rabenseifner_steps(4) and rabenseifner_steps(8) are correct all-reduces in 2 log2(n) "
+            "steps.",
+            "hierarchical_steps(1) and hierarchical_steps(2) are all-reduces as fast as the "
+            "course's best.",
+            "fastest_all_reduce picks what cl.algorithms.fastest picks.",
+        )
+    },
     # what a learner's right answers, written their own way, are told
-    "variant": {NOTEBOOK: ("2 node(s): the target for 1 GiB is 6.860 ms",
-                           "hierarchical_busbw agrees with cl.busbw and cl.time on 1 and 2 "
-                           "nodes.")},
+    "variant": {
+        NOTEBOOK: (
+            "2 node(s): the target for 1 GiB is 6.860 ms",
+            "hierarchical_busbw agrees with cl.busbw and cl.time on 1 and 2 nodes.",
+        )
+    },
 }
 
 # the origin attack: every graded function's name bound to the package's own function, an
 # alias, a partial, a wrapper or a class attribute of it (no `def`): refused, 0 everywhere
-SUBMISSIONS["origin"], EXPECTED["origin"], ERRORS["origin"] = origin_attack('all_reduce', SOLUTIONS)
+SUBMISSIONS["origin"], EXPECTED["origin"], ERRORS["origin"] = origin_attack("all_reduce", SOLUTIONS)

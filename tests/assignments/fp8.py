@@ -40,7 +40,7 @@ runs the same answers on other seeds). Submissions, besides the four every spec 
   with "this task must be solved without the collectives package".
 """
 
-from assignments import TAMPERING, Error, submission, origin_attack
+from assignments import TAMPERING, Error, origin_attack, submission
 
 NOTEBOOK = "fp8"
 
@@ -836,4 +836,4 @@ PRINTED = {
 
 # the origin attack: every graded function's name bound to the package's own function, an
 # alias, a partial, a wrapper or a class attribute of it (no `def`): refused, 0 everywhere
-SUBMISSIONS["origin"], EXPECTED["origin"], ERRORS["origin"] = origin_attack('fp8', SOLUTIONS)
+SUBMISSIONS["origin"], EXPECTED["origin"], ERRORS["origin"] = origin_attack("fp8", SOLUTIONS)

@@ -48,24 +48,36 @@ from assignments import TAMPERING, Error, origin_attack, submission
 
 NOTEBOOK = "plan_a_training_run"
 
-POINTS = {NOTEBOOK: {
-    "test_step_collectives": 2,
-    "test_ep_all_to_all": 1,
-    "test_memory_per_device": 1,
-    "test_make_it_fit": 2,
-    "test_flipping_assumption": 2,
-    "test_breakeven_mfu": 1,
-    "written_sensitivity": 1,
-}}
+POINTS = {
+    NOTEBOOK: {
+        "test_step_collectives": 2,
+        "test_ep_all_to_all": 1,
+        "test_memory_per_device": 1,
+        "test_make_it_fit": 2,
+        "test_flipping_assumption": 2,
+        "test_breakeven_mfu": 1,
+        "written_sensitivity": 1,
+    }
+}
 MAX_SCORE = 10
-SOLUTIONS = {NOTEBOOK: ("step_collectives", "ep_all_to_all", "memory_per_device",
-                        "make_it_fit", "flipping_assumption", "breakeven_mfu")}
+SOLUTIONS = {
+    NOTEBOOK: (
+        "step_collectives",
+        "ep_all_to_all",
+        "memory_per_device",
+        "make_it_fit",
+        "flipping_assumption",
+        "breakeven_mfu",
+    )
+}
 # the written answer graded by hand in the formgrader (rubric in the source notebook)
 MANUAL = {NOTEBOOK: ("written_sensitivity",)}
 ALL = SOLUTIONS[NOTEBOOK]
 
-ADVICE = ("; use the package in scratch cells to check your answers, not inside the functions "
-          "that are graded")
+ADVICE = (
+    "; use the package in scratch cells to check your answers, not inside the functions "
+    "that are graded"
+)
 
 # ---- answers made from one template, with one mistake each -----------------------------------
 
@@ -73,7 +85,7 @@ ADVICE = ("; use the package in scratch cells to check your answers, not inside 
 def _step(tp_count="4", grad_bytes="2", held="params / (tp * pp)", note=""):
     """step_collectives with the tensor-parallel count per block and micro-batch, the bytes
     per reduced gradient and the parameters a GPU holds as given."""
-    return f'''
+    return f"""
 def step_collectives(shape, layout, seq_len, global_batch):
     dp, fsdp = layout.get("dp", 1), layout.get("fsdp", 1)
     tp, pp = layout.get("tp", 1), layout.get("pp", 1)
@@ -108,11 +120,11 @@ def step_collectives(shape, layout, seq_len, global_batch):
             out["dp grad reduce-scatter"] = (held * {grad_bytes}, m if zero == 2 else 1)
             out["dp weight all-gather"] = (held * 2, 1)
     return out
-'''
+"""
 
 
-def _experts(buffer="tokens * shape[\"top_k\"] * shape[\"hidden\"] * 2", count="4", note=""):
-    return f'''
+def _experts(buffer='tokens * shape["top_k"] * shape["hidden"] * 2', count="4", note=""):
+    return f"""
 def ep_all_to_all(shape, layout, seq_len, global_batch):
     ep = layout.get("ep", 1)
     replicas = layout.get("dp", 1) * layout.get("fsdp", 1) * ep
@@ -122,12 +134,15 @@ def ep_all_to_all(shape, layout, seq_len, global_batch):
         tokens = tokens / layout.get("tp", 1)
     moe_blocks = -(-(shape["layers"] - shape.get("dense_layers", 0)) // pp){note}
     return {buffer}, {count} * moe_blocks * m
-'''
+"""
 
 
-def _memory(held="(layers * per_block + 2 * shape[\"vocab\"] * h) / (tp * pp)",
-            fsdp_shards="out[part] = value / fsdp", in_flight=" * min(pp, m)"):
-    return f'''
+def _memory(
+    held='(layers * per_block + 2 * shape["vocab"] * h) / (tp * pp)',
+    fsdp_shards="out[part] = value / fsdp",
+    in_flight=" * min(pp, m)",
+):
+    return f"""
 _RECIPES = {{"bf16": {{"weights": 2, "master": 4, "grads": 4, "optimizer": 8}},
             "fp8": {{"weights": 2, "master": 0, "grads": 1, "optimizer": 3}}}}
 
@@ -151,10 +166,11 @@ def memory_per_device(shape, layout, seq_len, global_batch, recipe):
         per_layer = seq_len * b * h * (10 + 24 / tp)
     out["activations"] = per_layer * (layers // pp){in_flight}
     return out
-'''
+"""
 
 
 # ---- task 4: make it fit ---------------------------------------------------------------------
+
 
 # the search of the reference, with the memory model as given (one of three plausible ones)
 def _fit(total, note=""):
@@ -221,14 +237,17 @@ def _total_memory(shape, layout, seq_len, global_batch):{note}
 
 
 # the logits left out: the five parts of Task 3 only
-FIT_NO_LOGITS = _fit("states + parts[\"activations\"]",
-                     note="\n    # Task 3's five parts: that is all a GPU holds")
+FIT_NO_LOGITS = _fit(
+    'states + parts["activations"]', note="\n    # Task 3's five parts: that is all a GPU holds"
+)
 # the first stage's activations and the logits added, whatever the pipeline
-FIT_FIRST_STAGE = _fit("states + parts[\"activations\"] + logits",
-                       note="\n    # the first stage's micro-batches, plus the logits")
+FIT_FIRST_STAGE = _fit(
+    'states + parts["activations"] + logits',
+    note="\n    # the first stage's micro-batches, plus the logits",
+)
 
 # more micro-batches until it fits: the activations are the big part, are they not?
-FIT_MICRO_BATCHES = '''
+FIT_MICRO_BATCHES = """
 def make_it_fit(shape, layout, seq_len, global_batch, hbm_bytes):
     new = dict(layout)
     data = layout.get("dp", 1) * layout.get("fsdp", 1)
@@ -240,7 +259,7 @@ def make_it_fit(shape, layout, seq_len, global_batch, hbm_bytes):
         if sum(parts.values()) <= hbm_bytes:
             break
     return new
-'''
+"""
 
 # right, written otherwise: a breadth-first search over single changes that returns the
 # first layout that fits (not the one with the least memory), with only non-default keys
@@ -289,7 +308,7 @@ def make_it_fit(shape, layout, seq_len, global_batch, hbm_bytes):
     return dict(layout)
 '''
 
-FIT_SHORTCUT = '''
+FIT_SHORTCUT = """
 def make_it_fit(shape, layout, seq_len, global_batch, hbm_bytes):
     for micro_batches in (2, 4, 8, 16, 32):
         new = dict(layout, micro_batches=micro_batches)
@@ -300,13 +319,13 @@ def make_it_fit(shape, layout, seq_len, global_batch, hbm_bytes):
         if plan.memory_per_device <= hbm_bytes:
             return new
     return layout
-'''
+"""
 
 # ---- task 5: the assumption that flips a verdict -------------------------------------------
 
-def _flip(compare="plan.step_seconds", routing='knobs.get("ecmp")', order="ASSUMPTIONS",
-          note=""):
-    return f'''
+
+def _flip(compare="plan.step_seconds", routing='knobs.get("ecmp")', order="ASSUMPTIONS", note=""):
+    return f"""
 _SETS = {{"matmul efficiency 0.6": ("line", 0.6, None, "bf16"),
          "matmul efficiency 0.4": ("line", 0.4, None, "bf16"),
          "effective link rates": ("effective", 1.0, None, "bf16"),
@@ -336,21 +355,22 @@ def flipping_assumption(case):
         if _verdict(case, label, clusters) != planned:
             return label
     return None
-'''
+"""
 
 
 # the verdict read off the exposed communication, not the step
-FLIP_EXPOSED = _flip(compare="plan.exposed_seconds",
-                     note="\n    # the layout with less exposed communication wins")
+FLIP_EXPOSED = _flip(
+    compare="plan.exposed_seconds", note="\n    # the layout with less exposed communication wins"
+)
 # the routing schemes planned as the cluster is built (ecmp never passed on)
 FLIP_NO_ROUTING = _flip(routing="None", note="\n    # the fabric routes as built")
 # "flips" read as "moves the step the most": the slowest matmuls, whatever the rival
-FLIP_SLOWEST = '''
+FLIP_SLOWEST = """
 def flipping_assumption(case):
     return "matmul efficiency 0.4"     # the biggest change of the step time
-'''
+"""
 # right, written otherwise: the last flipping assumption, the package imported inside
-FLIP_VARIANT = '''
+FLIP_VARIANT = """
 def flipping_assumption(case):
     from collectives.hardware import preset
     from collectives.plan import Layout, training_step
@@ -375,8 +395,8 @@ def flipping_assumption(case):
 
     flips = [label for label in settings if holds(label) != holds(None)]
     return flips[-1] if flips else None
-'''
-FLIP_SHORTCUT = '''
+"""
+FLIP_SHORTCUT = """
 def flipping_assumption(case):
     rows = {}
     for which in ("layout", "rival"):
@@ -390,17 +410,17 @@ def flipping_assumption(case):
             for i, mine in enumerate(r["step"] for r in rows["layout"])]
     return next((rows["layout"][i]["what if"] for i in range(1, len(held))
                  if held[i] != held[0]), None)
-'''
+"""
 
 # ---- task 6: the break-even matmul efficiency ------------------------------------------------
 
 # both steps scale as 1 / mfu, so the order never changes
-EVEN_NEVER = '''
+EVEN_NEVER = """
 def breakeven_mfu(case):
     return None      # compute is the same for both layouts and scales both steps alike
-'''
+"""
 # the exposed communication held at its value at peak: only compute and bubble scale
-EVEN_FIXED_EXPOSED = '''
+EVEN_FIXED_EXPOSED = """
 def breakeven_mfu(case):
     cluster = cl.hardware.preset("superpod-h100", units=case["units"])
     parts = {}
@@ -419,9 +439,9 @@ def breakeven_mfu(case):
         else:
             high = mid
     return (low + high) / 2
-'''
+"""
 # a coarse scan, 0.1 at a time, down from the peak
-EVEN_COARSE = '''
+EVEN_COARSE = """
 def breakeven_mfu(case):
     cluster = cl.hardware.preset("superpod-h100", units=case["units"])
     def step(which, mfu):
@@ -432,9 +452,9 @@ def breakeven_mfu(case):
         if step("rival", tenths / 10) <= step("layout", tenths / 10):
             return tenths / 10
     return None
-'''
+"""
 # right, written otherwise: a fine scan, then the crossing interpolated linearly
-EVEN_VARIANT = '''
+EVEN_VARIANT = """
 import numpy as np
 
 def breakeven_mfu(case):
@@ -455,12 +475,12 @@ def breakeven_mfu(case):
         if y0 > 0 >= y1:
             return float(x0 + (x1 - x0) * y0 / (y0 - y1))
     return None
-'''
-EVEN_SHORTCUT = '''
+"""
+EVEN_SHORTCUT = """
 def breakeven_mfu(case):
     import collectives.grading.plan_tasks as reference
     return reference.breakeven_mfu(case)
-'''
+"""
 
 
 # ---- partial -----------------------------------------------------------------------------------
@@ -477,47 +497,55 @@ FSDP's gathers. I would run ZeRO 2, it is the fastest."""
 
 # what each cell's own visible test reads, patched (every hidden test before it reloads the
 # grading package, so each cell patches again)
-PATCH = '''
+PATCH = """
 import collectives.grading
 import collectives.grading.plan_tasks
 for _name in dir(collectives.grading.plan_tasks):
     if _name.startswith("check"):
         setattr(collectives.grading.plan_tasks, _name, lambda *args, **kwargs: 1.0)
 collectives.grading.run_isolated = lambda function, *args, **kwargs: function(*args)
-'''
-LIAR = '''
+"""
+LIAR = """
 class _Liar(float):                    # equal to everything
     def __eq__(self, other):
         return True
     __hash__ = float.__hash__
-'''
+"""
 HOSTILE = {
     "step_collectives": PATCH + _step(tp_count="2"),
     "ep_all_to_all": TAMPERING + _experts(),
-    "memory_per_device": PATCH + LIAR + '''
+    "memory_per_device": PATCH
+    + LIAR
+    + """
 def memory_per_device(shape, layout, seq_len, global_batch, recipe):
     return dict.fromkeys(["weights", "master", "grads", "optimizer", "activations"], _Liar(0))
-''',
-    "make_it_fit": PATCH + '''
+""",
+    "make_it_fit": PATCH
+    + """
 import math
 math.isclose = lambda *args, **kwargs: True
 range = lambda *args: ()
 def make_it_fit(shape, layout, seq_len, global_batch, hbm_bytes):
     return layout
-''',
-    "flipping_assumption": PATCH + '''
+""",
+    "flipping_assumption": PATCH
+    + """
 ASSUMPTIONS = ("FP8 matmuls",)
 def flipping_assumption(case):
     return "FP8 matmuls"
-''',
-    "breakeven_mfu": PATCH + LIAR + '''
+""",
+    "breakeven_mfu": PATCH
+    + LIAR
+    + """
 def breakeven_mfu(case):
     return 0.5
-''',
+""",
     "written_sensitivity": "All tests passed.",
 }
-HOSTILE_TESTS = {"test_step_collectives": "print('all tests passed')",
-                 "test_flipping_assumption": "pass"}
+HOSTILE_TESTS = {
+    "test_step_collectives": "print('all tests passed')",
+    "test_flipping_assumption": "pass",
+}
 
 # ---- wrong: three plausible mistakes per task --------------------------------------------------
 
@@ -527,15 +555,17 @@ WRONG = {
     "ep_all_to_all": _experts(count="2", note="   # dispatch and combine, forward only"),
     # FSDP taken as ZeRO 1: only the master weights and optimizer states sharded over it
     "memory_per_device": _memory(
-        fsdp_shards='out[part] = value / fsdp if part in ("master", "optimizer") else value'),
+        fsdp_shards='out[part] = value / fsdp if part in ("master", "optimizer") else value'
+    ),
     "make_it_fit": FIT_MICRO_BATCHES,
     "flipping_assumption": FLIP_SLOWEST,
     "breakeven_mfu": EVEN_NEVER,
 }
 WRONG_BYTES = {
     "step_collectives": _step(grad_bytes="4", note="   # gradients reduced in FP32 below"),
-    "ep_all_to_all": _experts(buffer='tokens * shape["hidden"] * 2',
-                              note="   # one copy of each token: top_k forgotten"),
+    "ep_all_to_all": _experts(
+        buffer='tokens * shape["hidden"] * 2', note="   # one copy of each token: top_k forgotten"
+    ),
     "memory_per_device": PARTIAL_MEMORY,
     "make_it_fit": FIT_NO_LOGITS,
     "flipping_assumption": FLIP_EXPOSED,
@@ -543,8 +573,10 @@ WRONG_BYTES = {
 }
 WRONG_SHARD = {
     "step_collectives": _step(held="params", note="   # the whole model, not this GPU's shard"),
-    "ep_all_to_all": _experts(buffer='tokens * shape["top_k"] * shape["hidden"] * 2 / ep',
-                              note="   # what goes to one destination"),
+    "ep_all_to_all": _experts(
+        buffer='tokens * shape["top_k"] * shape["hidden"] * 2 / ep',
+        note="   # what goes to one destination",
+    ),
     "memory_per_device": _memory(held='layers * per_block + 2 * shape["vocab"] * h'),
     "make_it_fit": FIT_FIRST_STAGE,
     "flipping_assumption": FLIP_NO_ROUTING,
@@ -555,7 +587,7 @@ WRONG_SHARD = {
 
 VARIANT = {
     # every pass's collectives listed, then summed; lists, float counts, an empty entry
-    "step_collectives": '''
+    "step_collectives": """
 from collections import defaultdict
 
 def step_collectives(shape, layout, seq_len, global_batch):
@@ -593,8 +625,8 @@ def step_collectives(shape, layout, seq_len, global_batch):
     out = {purpose: [nbytes, count] for purpose, (nbytes, count) in totals.items()}
     out.setdefault("dp grad all-reduce", [0.0, 0])
     return out
-''',
-    "ep_all_to_all": '''
+""",
+    "ep_all_to_all": """
 import math
 
 def ep_all_to_all(shape, layout, seq_len, global_batch):
@@ -607,8 +639,8 @@ def ep_all_to_all(shape, layout, seq_len, global_batch):
     dispatch_and_combine, forward_and_backward = 2, 2
     return [per_micro_batch * shape["top_k"] * shape["hidden"] * 2,
             moe_blocks * get("micro_batches") * dispatch_and_combine * forward_and_backward]
-''',
-    "memory_per_device": '''
+""",
+    "memory_per_device": """
 import numpy as np
 
 _BYTES = {"bf16": np.array([2.0, 4.0, 4.0, 8.0]), "fp8": np.array([2.0, 0.0, 1.0, 3.0])}
@@ -632,7 +664,7 @@ def memory_per_device(shape, layout, seq_len, global_batch, recipe):
                    * min(L["pp"], L["micro_batches"]))
     return dict(zip(["weights", "master", "grads", "optimizer"], states.tolist()),
                 activations=activations)
-''',
+""",
     "make_it_fit": FIT_VARIANT,
     "flipping_assumption": FLIP_VARIANT,
     "breakeven_mfu": EVEN_VARIANT,
@@ -654,7 +686,7 @@ the achieved matmul efficiency; if the run will use FP8, that measurement decide
 # ---- shortcut: the package called from the graded functions ----------------------------------
 
 SHORTCUT = {
-    "step_collectives": '''
+    "step_collectives": """
 def step_collectives(shape, layout, seq_len, global_batch):
     lay = cl.plan.Layout(**layout)
     plan = cl.plan.training_step(cl.plan.Transformer(**shape), lay,
@@ -665,8 +697,8 @@ def step_collectives(shape, layout, seq_len, global_batch):
         nbytes, count = out.get(r.purpose, (r.nbytes, 0))
         out[r.purpose] = (nbytes, count + r.count)
     return out
-''',
-    "ep_all_to_all": '''
+""",
+    "ep_all_to_all": """
 from collectives.plan import Layout, Transformer, training_step
 
 def ep_all_to_all(shape, layout, seq_len, global_batch):
@@ -675,8 +707,8 @@ def ep_all_to_all(shape, layout, seq_len, global_batch):
                          global_batch=global_batch)
     records = plan.records("all-to-all")
     return records[0].nbytes, sum(r.count for r in records)
-''',
-    "memory_per_device": '''
+""",
+    "memory_per_device": """
 def memory_per_device(shape, layout, seq_len, global_batch, recipe):
     import collectives
     lay = collectives.plan.Layout(**layout)
@@ -685,7 +717,7 @@ def memory_per_device(shape, layout, seq_len, global_batch, recipe):
         seq_len=seq_len, global_batch=global_batch, recipe=recipe, flops_per_device=1e15)
     memory = plan.memory.breakdown()
     return {k: memory[k] for k in ("weights", "master", "grads", "optimizer", "activations")}
-''',
+""",
     "make_it_fit": FIT_SHORTCUT,
     "flipping_assumption": FLIP_SHORTCUT,
     "breakeven_mfu": EVEN_SHORTCUT,
@@ -694,9 +726,12 @@ def memory_per_device(shape, layout, seq_len, global_batch, recipe):
 SUBMISSIONS = {
     "correct": {NOTEBOOK: submission(solved=ALL + MANUAL[NOTEBOOK])},
     "blank": {NOTEBOOK: submission()},
-    "partial": {NOTEBOOK: submission(
-        solved=("step_collectives", "ep_all_to_all", "flipping_assumption"),
-        replaced={"memory_per_device": PARTIAL_MEMORY, "written_sensitivity": PARTIAL_WRITTEN})},
+    "partial": {
+        NOTEBOOK: submission(
+            solved=("step_collectives", "ep_all_to_all", "flipping_assumption"),
+            replaced={"memory_per_device": PARTIAL_MEMORY, "written_sensitivity": PARTIAL_WRITTEN},
+        )
+    },
     "hostile": {NOTEBOOK: submission(replaced=HOSTILE, edited_tests=HOSTILE_TESTS)},
     # the written answer handed in untouched: 0 by nbgrader itself
     "wrong": {NOTEBOOK: submission(replaced=WRONG)},
@@ -712,8 +747,15 @@ EXPECTED = {
     "blank": {NOTEBOOK: dict(_ZERO)},
     # steps, all-to-alls and the flipping assumption right (2 + 1 + 2); the written answer
     # gives part 1 only, its choice contradicting it (0.5 by hand)
-    "partial": {NOTEBOOK: {**_ZERO, "test_step_collectives": 2, "test_ep_all_to_all": 1,
-                           "test_flipping_assumption": 2, "written_sensitivity": 0.5}},
+    "partial": {
+        NOTEBOOK: {
+            **_ZERO,
+            "test_step_collectives": 2,
+            "test_ep_all_to_all": 1,
+            "test_flipping_assumption": 2,
+            "written_sensitivity": 0.5,
+        }
+    },
     # every tampering fails; only its genuinely right ep_all_to_all earns its point
     "hostile": {NOTEBOOK: {**_ZERO, "test_ep_all_to_all": 1}},
     "wrong": {NOTEBOOK: dict(_ZERO)},
@@ -726,47 +768,65 @@ EXPECTED = {
 _S8 = "SHAPE_8B, {'dp': 4, 'tp': 4, 'pp': 2, 'micro_batches': 4}, 4096, 64"
 _MIXTRAL = "SHAPE_MIXTRAL, {'dp': 2, 'ep': 8, 'tp': 2, 'micro_batches': 2}, 4096, 64"
 _M8 = "SHAPE_8B, {'dp': 4, 'tp': 4, 'pp': 2, 'zero_stage': 1, 'micro_batches': 4}, 4096, 64, 'bf16'"
-_M70 = ("SHAPE_70B, {'fsdp': 16, 'tp': 8, 'sequence_parallel': True, 'micro_batches': 2}, 8192, "
-        "32, 'fp8'")
+_M70 = (
+    "SHAPE_70B, {'fsdp': 16, 'tp': 8, 'sequence_parallel': True, 'micro_batches': 2}, 8192, "
+    "32, 'fp8'"
+)
 
 # the arguments as a re-run names them (plain data: dict keys sorted)
-_SHAPE_8B = ("{'ffn': 14336, 'heads': 32, 'hidden': 4096, 'kv_heads': 8, 'layers': 32, "
-             "'vocab': 128000}")
+_SHAPE_8B = (
+    "{'ffn': 14336, 'heads': 32, 'hidden': 4096, 'kv_heads': 8, 'layers': 32, 'vocab': 128000}"
+)
 _ARGS_S8 = f"{_SHAPE_8B}, {{'dp': 4, 'micro_batches': 4, 'pp': 2, 'tp': 4}}, 4096, 64"
-_ARGS_M8 = (f"{_SHAPE_8B}, {{'dp': 4, 'micro_batches': 4, 'pp': 2, 'tp': 4, 'zero_stage': 1}}, "
-            "4096, 64, 'bf16'")
-_ARGS_MIXTRAL = ("{'experts': 8, 'ffn': 14336, 'heads': 32, 'hidden': 4096, 'kv_heads': 8, "
-                 "'layers': 32, 'top_k': 2, 'vocab': 32000}, {'dp': 2, 'ep': 8, "
-                 "'micro_batches': 2, 'tp': 2}, 4096, 64")
+_ARGS_M8 = (
+    f"{_SHAPE_8B}, {{'dp': 4, 'micro_batches': 4, 'pp': 2, 'tp': 4, 'zero_stage': 1}}, "
+    "4096, 64, 'bf16'"
+)
+_ARGS_MIXTRAL = (
+    "{'experts': 8, 'ffn': 14336, 'heads': 32, 'hidden': 4096, 'kv_heads': 8, "
+    "'layers': 32, 'top_k': 2, 'vocab': 32000}, {'dp': 2, 'ep': 8, "
+    "'micro_batches': 2, 'tp': 2}, 4096, 64"
+)
 
 
-_L70 = ("{'dp': 16, 'tp': 8, 'zero_stage': 1, 'sequence_parallel': True, 'micro_batches': "
-        "4}")
+_L70 = "{'dp': 16, 'tp': 8, 'zero_stage': 1, 'sequence_parallel': True, 'micro_batches': 4}"
 _FIT_VISIBLE = f"SHAPE_70B, {_L70}, 8192, 128"
 _FIT_HIDDEN = f"llama3-70b, {_L70}, 8192, 128"
 _ZERO2 = "{'dp': 32, 'zero_stage': 2, 'tp': 8, 'sequence_parallel': True, 'micro_batches': 4}"
-_PIPE = ("{'dp': 16, 'zero_stage': 1, 'tp': 4, 'pp': 4, 'sequence_parallel': True, "
-         "'micro_batches': 16}")
-_CASE_TARGET_53 = ("{'model': 'llama3-70b', 'units': 1, 'seq_len': 8192, 'global_batch': 256, "
-                   f"'layout': {_ZERO2}, 'target': 5.3}}")
-_CASE_8B = ("{'model': 'llama3-8b', 'units': 1, 'seq_len': 8192, 'global_batch': 256, 'layout': "
-            "{'dp': 64, 'zero_stage': 1, 'tp': 2, 'pp': 2, 'sequence_parallel': True, "
-            "'micro_batches': 4}, 'rival': {'dp': 32, 'zero_stage': 1, 'tp': 4, 'pp': 2, "
-            "'sequence_parallel': True, 'micro_batches': 8}}")
+_PIPE = (
+    "{'dp': 16, 'zero_stage': 1, 'tp': 4, 'pp': 4, 'sequence_parallel': True, 'micro_batches': 16}"
+)
+_CASE_TARGET_53 = (
+    "{'model': 'llama3-70b', 'units': 1, 'seq_len': 8192, 'global_batch': 256, "
+    f"'layout': {_ZERO2}, 'target': 5.3}}"
+)
+_CASE_8B = (
+    "{'model': 'llama3-8b', 'units': 1, 'seq_len': 8192, 'global_batch': 256, 'layout': "
+    "{'dp': 64, 'zero_stage': 1, 'tp': 2, 'pp': 2, 'sequence_parallel': True, "
+    "'micro_batches': 4}, 'rival': {'dp': 32, 'zero_stage': 1, 'tp': 4, 'pp': 2, "
+    "'sequence_parallel': True, 'micro_batches': 8}}"
+)
 # the re-runs' arguments (plain data: dict keys sorted)
-_SHAPE_70B = ("{'ffn': 28672, 'heads': 64, 'hidden': 8192, 'kv_heads': 8, 'layers': 80, "
-              "'vocab': 128000}")
-_ARGS_FIT = (f"{_SHAPE_70B}, {{'dp': 16, 'micro_batches': 4, 'sequence_parallel': True, "
-             "'tp': 8, 'zero_stage': 1}, 8192, 128, 80000000000.0")
-_ARGS_CASE_RIVAL = ("{'global_batch': 256, 'layout': {'dp': 32, 'micro_batches': 4, "
-                    "'sequence_parallel': True, 'tp': 8, 'zero_stage': 2}, 'model': "
-                    "'llama3-70b', 'rival': {'dp': 16, 'micro_batches': 16, 'pp': 4, "
-                    "'sequence_parallel': True, 'tp': 4, 'zero_stage': 1}, 'seq_len': 8192, "
-                    "'units': 1}")
-_ARGS_CASE_8B = ("{'global_batch': 256, 'layout': {'dp': 64, 'micro_batches': 4, 'pp': 2, "
-                 "'sequence_parallel': True, 'tp': 2, 'zero_stage': 1}, 'model': 'llama3-8b', "
-                 "'rival': {'dp': 32, 'micro_batches': 8, 'pp': 2, 'sequence_parallel': True, "
-                 "'tp': 4, 'zero_stage': 1}, 'seq_len': 8192, 'units': 1}")
+_SHAPE_70B = (
+    "{'ffn': 28672, 'heads': 64, 'hidden': 8192, 'kv_heads': 8, 'layers': 80, 'vocab': 128000}"
+)
+_ARGS_FIT = (
+    f"{_SHAPE_70B}, {{'dp': 16, 'micro_batches': 4, 'sequence_parallel': True, "
+    "'tp': 8, 'zero_stage': 1}, 8192, 128, 80000000000.0"
+)
+_ARGS_CASE_RIVAL = (
+    "{'global_batch': 256, 'layout': {'dp': 32, 'micro_batches': 4, "
+    "'sequence_parallel': True, 'tp': 8, 'zero_stage': 2}, 'model': "
+    "'llama3-70b', 'rival': {'dp': 16, 'micro_batches': 16, 'pp': 4, "
+    "'sequence_parallel': True, 'tp': 4, 'zero_stage': 1}, 'seq_len': 8192, "
+    "'units': 1}"
+)
+_ARGS_CASE_8B = (
+    "{'global_batch': 256, 'layout': {'dp': 64, 'micro_batches': 4, 'pp': 2, "
+    "'sequence_parallel': True, 'tp': 2, 'zero_stage': 1}, 'model': 'llama3-8b', "
+    "'rival': {'dp': 32, 'micro_batches': 8, 'pp': 2, 'sequence_parallel': True, "
+    "'tp': 4, 'zero_stage': 1}, 'seq_len': 8192, 'units': 1}"
+)
 
 
 def refused(call, why):
@@ -775,146 +835,198 @@ def refused(call, why):
 
 
 ERRORS = {
-    "partial": {NOTEBOOK: {"test_memory_per_device": Error(
-        f"memory_per_device({_M8})['activations'] is 17179869184.0 bytes, expected "
-        "34359738368.0; yours is 1/2 of that: under 1F1B the first stage holds min(pp, "
-        "micro_batches) micro-batches' activations")}},
+    "partial": {
+        NOTEBOOK: {
+            "test_memory_per_device": Error(
+                f"memory_per_device({_M8})['activations'] is 17179869184.0 bytes, expected "
+                "34359738368.0; yours is 1/2 of that: under 1F1B the first stage holds min(pp, "
+                "micro_batches) micro-batches' activations"
+            )
+        }
+    },
     # the in-kernel checks were patched: these are the isolated re-check's verdicts
-    "hostile": {NOTEBOOK: {
-        "test_step_collectives": Error(
-            "step_collectives(8B, {'dp': 4, 'tp': 4, 'pp': 2, 'micro_batches': 4}, 4096, 64)"
-            "['tp activation all-reduce'] happens 128 times per step, expected 256; yours is "
-            "half: two in the forward pass of each block and micro-batch, and two more in the "
-            "backward"),
-        "test_memory_per_device": Error(
-            f"memory_per_device({_ARGS_M8}) raised NameError: _Liar is a class defined in the "
-            "notebook, which the graded re-run cannot rebuild; define what your function needs "
-            "inside it"),
-        "test_make_it_fit": Error(
-            f"make_it_fit({_FIT_HIDDEN}, 8e+10) = {_L70} needs 106.2 GB per GPU (weights 17.6 "
-            "GB, master 2.2 GB, grads 35.3 GB, optimizer 4.4 GB, activations 45.6 GB, logits "
-            "1.0 GB), more than the 80.0 GB limit"),
-        "test_flipping_assumption": Error(
-            startswith=f"flipping_assumption({_CASE_TARGET_53}) is 'FP8 matmuls', but under it "
-                       f"the verdict ({_ZERO2} meets the 5.300 s target) still holds: 3.5496 s "
-                       "vs 5.3000 s (as planned 5.1365 s vs 5.3000 s); 3 assumptions of the "
-                       "list do"),
-        "test_breakeven_mfu": Error(
-            f"breakeven_mfu({_CASE_8B}) is 0.5000, but at that matmul efficiency the steps "
-            "take 1.1696 s (the layout) and 1.1341 s (the rival): the rival is faster by 3.0%, "
-            "more than the 0.5% accepted"),
-    }},
-    "wrong": {NOTEBOOK: {
-        "test_step_collectives": Error(
-            f"step_collectives({_S8})['tp activation all-reduce'] happens 128 times per step, "
-            "expected 256; yours is half: two in the forward pass of each block and "
-            "micro-batch, and two more in the backward"),
-        "test_ep_all_to_all": Error(
-            f"the count of ep_all_to_all({_MIXTRAL}) is 128, expected 256; yours is half: "
-            "dispatch and combine run in the backward pass too"),
-        "test_memory_per_device": Error(
-            f"memory_per_device({_M70})['weights'] is 17637048320.0 bytes, expected "
-            "1102315520.0; yours is fsdp = 16 times that: FSDP (ZeRO 3) shards every model "
-            "state over its ranks"),
-        "test_make_it_fit": Error(
-            f"make_it_fit({_FIT_VISIBLE}, 8e+10) = {{'dp': 16, 'tp': 8, 'zero_stage': 1, "
-            "'sequence_parallel': True, 'micro_batches': 8} needs 82.9 GB per GPU (weights "
-            "17.6 GB, master 2.2 GB, grads 35.3 GB, optimizer 4.4 GB, activations 22.8 GB, "
-            "logits 0.5 GB), more than the 80.0 GB limit"),
-        "test_flipping_assumption": Error(
-            f"flipping_assumption(CASE_RIVAL) is 'matmul efficiency 0.4', but under it the "
-            f"verdict ({_ZERO2} beats {_PIPE}) still holds: 10.7686 s vs 11.8381 s (as planned "
-            "5.1365 s vs 5.2124 s); 2 assumptions of the list do"),
-        "test_breakeven_mfu": Error(
-            "breakeven_mfu(CASE_8B) is None, but the rival catches up inside 0.2-1: at a lower "
-            "matmul efficiency the two steps take the same time (as planned: 0.6098 s vs "
-            "0.6452 s)"),
-    }},
-    "wrong_bytes": {NOTEBOOK: {
-        "test_step_collectives": Error(
-            f"step_collectives({_S8})['dp grad all-reduce'] has 4013948928.0 bytes, expected "
-            "2006974464.0; yours is twice that: gradients are reduced in BF16, 2 bytes each, "
-            "not 4"),
-        "test_ep_all_to_all": Error(
-            f"the bytes of ep_all_to_all({_MIXTRAL}) are 67108864.0, expected 134217728.0; "
-            "yours is 1/top_k = 1/2 of that: every token goes to top_k experts, so top_k "
-            "copies of it leave the rank"),
-        "test_memory_per_device": Error(
-            f"memory_per_device({_M8})['activations'] is 17179869184.0 bytes, expected "
-            "34359738368.0; yours is 1/2 of that: under 1F1B the first stage holds min(pp, "
-            "micro_batches) micro-batches' activations"),
-        "test_make_it_fit": Error(
-            f"make_it_fit({_FIT_HIDDEN}, 7.26e+10) = {{'dp': 16, 'fsdp': 1, 'tp': 8, 'pp': 1, "
-            "'zero_stage': 2, 'sequence_parallel': True, 'micro_batches': 4} needs 73.1 GB per "
-            "GPU (weights 17.6 GB, master 2.2 GB, grads 2.2 GB, optimizer 4.4 GB, activations "
-            "45.6 GB, logits 1.0 GB), more than the 72.6 GB limit"),
-        "test_flipping_assumption": Error(
-            f"flipping_assumption(CASE_RIVAL) is None, but the verdict ({_ZERO2} beats {_PIPE}: "
-            "as planned it holds, 5.1365 s vs 5.2124 s) flips under 2 assumptions of the list; "
-            "plan each one"),
-        "test_breakeven_mfu": Error(
-            "breakeven_mfu(CASE_8B) is 0.6150, but at that matmul efficiency the steps take "
-            "0.9581 s (the layout) and 0.9508 s (the rival): the rival is faster by 0.8%, more "
-            "than the 0.5% accepted"),
-    }},
-    "wrong_shard": {NOTEBOOK: {
-        "test_step_collectives": Error(
-            f"step_collectives({_S8})['dp grad all-reduce'] has 16055795712.0 bytes, expected "
-            "2006974464.0; yours is tp x pp = 8 times that: each device holds only 1/(tp x pp) "
-            "of the parameters, and only its shard takes part"),
-        "test_ep_all_to_all": Error(
-            f"the bytes of ep_all_to_all({_MIXTRAL}) are 16777216.0, expected 134217728.0; "
-            "yours is 1/ep = 1/8 of that: the buffer (nccl-tests' S) is all a rank sends, to "
-            "every rank of its group together"),
-        "test_memory_per_device": Error(
-            f"memory_per_device({_M8})['weights'] is 16055795712.0 bytes, expected "
-            "2006974464.0; yours is tp x pp = 8 times that: a device holds 1/(tp x pp) of the "
-            "parameters"),
-        "test_make_it_fit": Error(
-            "make_it_fit(llama3-8b, {'dp': 2, 'fsdp': 2, 'tp': 2, 'pp': 4, 'zero_stage': 1, "
-            "'micro_batches': 2}, 4096, 16, 1.65e+10) = {'dp': 2, 'fsdp': 2, 'tp': 2, 'pp': 4, "
-            "'zero_stage': 1, 'sequence_parallel': True, 'micro_batches': 4} fits (15.1 GB per "
-            "GPU) but changes 2 settings (micro_batches, sequence_parallel); changing 1 setting "
-            "is enough here"),
-        "test_flipping_assumption": Error(
-            startswith="flipping_assumption({'model': 'llama3-8b', 'units': 1, 'seq_len': 4096, "
-                       "'global_batch': 512, 'layout': {'fsdp': 32, 'tp': 8, ",
-            contains=("is None, but the verdict", "as planned it holds, 0.6929 s vs 0.7235 s) "
-                      "flips under 2 assumptions of the list")),
-        "test_breakeven_mfu": Error(
-            "breakeven_mfu(CASE_8B) is 0.6000, but at that matmul efficiency the steps take "
-            "0.9811 s (the layout) and 0.9707 s (the rival): the rival is faster by 1.1%, more "
-            "than the 0.5% accepted"),
-    }},
+    "hostile": {
+        NOTEBOOK: {
+            "test_step_collectives": Error(
+                "step_collectives(8B, {'dp': 4, 'tp': 4, 'pp': 2, 'micro_batches': 4}, 4096, 64)"
+                "['tp activation all-reduce'] happens 128 times per step, expected 256; yours is "
+                "half: two in the forward pass of each block and micro-batch, and two more in the "
+                "backward"
+            ),
+            "test_memory_per_device": Error(
+                f"memory_per_device({_ARGS_M8}) raised NameError: _Liar is a class defined in the "
+                "notebook, which the graded re-run cannot rebuild; define what your function needs "
+                "inside it"
+            ),
+            "test_make_it_fit": Error(
+                f"make_it_fit({_FIT_HIDDEN}, 8e+10) = {_L70} needs 106.2 GB per GPU (weights 17.6 "
+                "GB, master 2.2 GB, grads 35.3 GB, optimizer 4.4 GB, activations 45.6 GB, logits "
+                "1.0 GB), more than the 80.0 GB limit"
+            ),
+            "test_flipping_assumption": Error(
+                startswith=f"flipping_assumption({_CASE_TARGET_53}) is 'FP8 matmuls', but under it "
+                f"the verdict ({_ZERO2} meets the 5.300 s target) still holds: 3.5496 s "
+                "vs 5.3000 s (as planned 5.1365 s vs 5.3000 s); 3 assumptions of the "
+                "list do"
+            ),
+            "test_breakeven_mfu": Error(
+                f"breakeven_mfu({_CASE_8B}) is 0.5000, but at that matmul efficiency the steps "
+                "take 1.1696 s (the layout) and 1.1341 s (the rival): the rival is faster by 3.0%, "
+                "more than the 0.5% accepted"
+            ),
+        }
+    },
+    "wrong": {
+        NOTEBOOK: {
+            "test_step_collectives": Error(
+                f"step_collectives({_S8})['tp activation all-reduce'] happens 128 times per step, "
+                "expected 256; yours is half: two in the forward pass of each block and "
+                "micro-batch, and two more in the backward"
+            ),
+            "test_ep_all_to_all": Error(
+                f"the count of ep_all_to_all({_MIXTRAL}) is 128, expected 256; yours is half: "
+                "dispatch and combine run in the backward pass too"
+            ),
+            "test_memory_per_device": Error(
+                f"memory_per_device({_M70})['weights'] is 17637048320.0 bytes, expected "
+                "1102315520.0; yours is fsdp = 16 times that: FSDP (ZeRO 3) shards every model "
+                "state over its ranks"
+            ),
+            "test_make_it_fit": Error(
+                f"make_it_fit({_FIT_VISIBLE}, 8e+10) = {{'dp': 16, 'tp': 8, 'zero_stage': 1, "
+                "'sequence_parallel': True, 'micro_batches': 8} needs 82.9 GB per GPU (weights "
+                "17.6 GB, master 2.2 GB, grads 35.3 GB, optimizer 4.4 GB, activations 22.8 GB, "
+                "logits 0.5 GB), more than the 80.0 GB limit"
+            ),
+            "test_flipping_assumption": Error(
+                f"flipping_assumption(CASE_RIVAL) is 'matmul efficiency 0.4', but under it the "
+                f"verdict ({_ZERO2} beats {_PIPE}) still holds: 10.7686 s vs 11.8381 s (as planned "
+                "5.1365 s vs 5.2124 s); 2 assumptions of the list do"
+            ),
+            "test_breakeven_mfu": Error(
+                "breakeven_mfu(CASE_8B) is None, but the rival catches up inside 0.2-1: at a lower "
+                "matmul efficiency the two steps take the same time (as planned: 0.6098 s vs "
+                "0.6452 s)"
+            ),
+        }
+    },
+    "wrong_bytes": {
+        NOTEBOOK: {
+            "test_step_collectives": Error(
+                f"step_collectives({_S8})['dp grad all-reduce'] has 4013948928.0 bytes, expected "
+                "2006974464.0; yours is twice that: gradients are reduced in BF16, 2 bytes each, "
+                "not 4"
+            ),
+            "test_ep_all_to_all": Error(
+                f"the bytes of ep_all_to_all({_MIXTRAL}) are 67108864.0, expected 134217728.0; "
+                "yours is 1/top_k = 1/2 of that: every token goes to top_k experts, so top_k "
+                "copies of it leave the rank"
+            ),
+            "test_memory_per_device": Error(
+                f"memory_per_device({_M8})['activations'] is 17179869184.0 bytes, expected "
+                "34359738368.0; yours is 1/2 of that: under 1F1B the first stage holds min(pp, "
+                "micro_batches) micro-batches' activations"
+            ),
+            "test_make_it_fit": Error(
+                f"make_it_fit({_FIT_HIDDEN}, 7.26e+10) = {{'dp': 16, 'fsdp': 1, 'tp': 8, 'pp': 1, "
+                "'zero_stage': 2, 'sequence_parallel': True, 'micro_batches': 4} needs 73.1 GB per "
+                "GPU (weights 17.6 GB, master 2.2 GB, grads 2.2 GB, optimizer 4.4 GB, activations "
+                "45.6 GB, logits 1.0 GB), more than the 72.6 GB limit"
+            ),
+            "test_flipping_assumption": Error(
+                f"flipping_assumption(CASE_RIVAL) is None, but the verdict ({_ZERO2} beats {_PIPE}: "
+                "as planned it holds, 5.1365 s vs 5.2124 s) flips under 2 assumptions of the list; "
+                "plan each one"
+            ),
+            "test_breakeven_mfu": Error(
+                "breakeven_mfu(CASE_8B) is 0.6150, but at that matmul efficiency the steps take "
+                "0.9581 s (the layout) and 0.9508 s (the rival): the rival is faster by 0.8%, more "
+                "than the 0.5% accepted"
+            ),
+        }
+    },
+    "wrong_shard": {
+        NOTEBOOK: {
+            "test_step_collectives": Error(
+                f"step_collectives({_S8})['dp grad all-reduce'] has 16055795712.0 bytes, expected "
+                "2006974464.0; yours is tp x pp = 8 times that: each device holds only 1/(tp x pp) "
+                "of the parameters, and only its shard takes part"
+            ),
+            "test_ep_all_to_all": Error(
+                f"the bytes of ep_all_to_all({_MIXTRAL}) are 16777216.0, expected 134217728.0; "
+                "yours is 1/ep = 1/8 of that: the buffer (nccl-tests' S) is all a rank sends, to "
+                "every rank of its group together"
+            ),
+            "test_memory_per_device": Error(
+                f"memory_per_device({_M8})['weights'] is 16055795712.0 bytes, expected "
+                "2006974464.0; yours is tp x pp = 8 times that: a device holds 1/(tp x pp) of the "
+                "parameters"
+            ),
+            "test_make_it_fit": Error(
+                "make_it_fit(llama3-8b, {'dp': 2, 'fsdp': 2, 'tp': 2, 'pp': 4, 'zero_stage': 1, "
+                "'micro_batches': 2}, 4096, 16, 1.65e+10) = {'dp': 2, 'fsdp': 2, 'tp': 2, 'pp': 4, "
+                "'zero_stage': 1, 'sequence_parallel': True, 'micro_batches': 4} fits (15.1 GB per "
+                "GPU) but changes 2 settings (micro_batches, sequence_parallel); changing 1 setting "
+                "is enough here"
+            ),
+            "test_flipping_assumption": Error(
+                startswith="flipping_assumption({'model': 'llama3-8b', 'units': 1, 'seq_len': 4096, "
+                "'global_batch': 512, 'layout': {'fsdp': 32, 'tp': 8, ",
+                contains=(
+                    "is None, but the verdict",
+                    "as planned it holds, 0.6929 s vs 0.7235 s) "
+                    "flips under 2 assumptions of the list",
+                ),
+            ),
+            "test_breakeven_mfu": Error(
+                "breakeven_mfu(CASE_8B) is 0.6000, but at that matmul efficiency the steps take "
+                "0.9811 s (the layout) and 0.9707 s (the rival): the rival is faster by 1.1%, more "
+                "than the 0.5% accepted"
+            ),
+        }
+    },
     # each re-run refuses the package (or, in task 4, its grading part) by the name it used
-    "shortcut": {NOTEBOOK: {
-        "test_step_collectives": refused(f"step_collectives({_ARGS_S8})",
-                                         "your code uses cl, which is the collectives package"),
-        "test_ep_all_to_all": refused(
-            f"ep_all_to_all({_ARGS_MIXTRAL})",
-            "your code uses Layout, which is collectives.plan.layout.Layout"),
-        "test_memory_per_device": refused(f"memory_per_device({_ARGS_M8})",
-                                          "your code imports 'collectives'"),
-        "test_make_it_fit": refused(f"make_it_fit({_ARGS_FIT})",
-                                    "your code uses cl, which is the collectives package"),
-        "test_flipping_assumption": Error(
-            startswith=f"flipping_assumption({_ARGS_CASE_RIVAL}) raised ImportError: "
-                       "collectives.plan.sensitivity",
-            contains=(FORBIDDEN,)),
-        "test_breakeven_mfu": Error(
-            startswith=f"breakeven_mfu({_ARGS_CASE_8B}) raised ImportError: collectives.grading",
-            contains=(FORBIDDEN,)),
-    }},
+    "shortcut": {
+        NOTEBOOK: {
+            "test_step_collectives": refused(
+                f"step_collectives({_ARGS_S8})",
+                "your code uses cl, which is the collectives package",
+            ),
+            "test_ep_all_to_all": refused(
+                f"ep_all_to_all({_ARGS_MIXTRAL})",
+                "your code uses Layout, which is collectives.plan.layout.Layout",
+            ),
+            "test_memory_per_device": refused(
+                f"memory_per_device({_ARGS_M8})", "your code imports 'collectives'"
+            ),
+            "test_make_it_fit": refused(
+                f"make_it_fit({_ARGS_FIT})", "your code uses cl, which is the collectives package"
+            ),
+            "test_flipping_assumption": Error(
+                startswith=f"flipping_assumption({_ARGS_CASE_RIVAL}) raised ImportError: "
+                "collectives.plan.sensitivity",
+                contains=(FORBIDDEN,),
+            ),
+            "test_breakeven_mfu": Error(
+                startswith=f"breakeven_mfu({_ARGS_CASE_8B}) raised ImportError: collectives.grading",
+                contains=(FORBIDDEN,),
+            ),
+        }
+    },
 }
-PRINTED = {"hostile": {NOTEBOOK: (
-    "step_collectives agrees with cl.plan.training_step on the examples.",
-    "ep_all_to_all agrees with cl.plan.training_step on the example.",
-    "memory_per_device agrees with cl.plan.training_step on the examples.",
-    "make_it_fit fits both limits with as few changes as possible.",
-    "flipping_assumption names an assumption that flips each verdict.",
-    "breakeven_mfu finds where the rival catches up.",
-)}}
+PRINTED = {
+    "hostile": {
+        NOTEBOOK: (
+            "step_collectives agrees with cl.plan.training_step on the examples.",
+            "ep_all_to_all agrees with cl.plan.training_step on the example.",
+            "memory_per_device agrees with cl.plan.training_step on the examples.",
+            "make_it_fit fits both limits with as few changes as possible.",
+            "flipping_assumption names an assumption that flips each verdict.",
+            "breakeven_mfu finds where the rival catches up.",
+        )
+    }
+}
 
 # the origin attack: every graded function's name bound to the package's own function, an
 # alias, a partial, a wrapper or a class attribute of it (no `def`): refused, 0 everywhere
-SUBMISSIONS["origin"], EXPECTED["origin"], ERRORS["origin"] = origin_attack('planning', SOLUTIONS)
+SUBMISSIONS["origin"], EXPECTED["origin"], ERRORS["origin"] = origin_attack("planning", SOLUTIONS)

@@ -20,29 +20,32 @@ run, bytes sent counted) and checked in the re-check. Submissions:
   ring, torch's own ``dist.all_reduce``: 0.
 """
 
-from assignments import TAMPERING, Error, submission, origin_attack
+from assignments import TAMPERING, Error, origin_attack, submission
 
 NOTEBOOK = "real_processes"
 
-POINTS = {NOTEBOOK: {
-    "test_ring_peers": 1,
-    "test_ring_bytes_per_rank": 1,
-    "test_bus_bandwidth": 1,
-    "test_ring_all_reduce": 7,
-}}
+POINTS = {
+    NOTEBOOK: {
+        "test_ring_peers": 1,
+        "test_ring_bytes_per_rank": 1,
+        "test_bus_bandwidth": 1,
+        "test_ring_all_reduce": 7,
+    }
+}
 MAX_SCORE = 10
-SOLUTIONS = {NOTEBOOK: ("ring_peers", "ring_bytes_per_rank", "bus_bandwidth",
-                        "ring_all_reduce")}
+SOLUTIONS = {NOTEBOOK: ("ring_peers", "ring_bytes_per_rank", "bus_bandwidth", "ring_all_reduce")}
 ALL = SOLUTIONS[NOTEBOOK]
 
 NO_PACKAGE = "this task must be solved without the collectives package"
 RING = "ring_all_reduce on 4 processes, a float32 tensor of 4000 elements"
-FORBIDDEN = ("your function called torch.distributed.all_reduce; only point-to-point "
-             "operations (send, recv, isend, irecv, batch_isend_irecv) are allowed")
+FORBIDDEN = (
+    "your function called torch.distributed.all_reduce; only point-to-point "
+    "operations (send, recv, isend, irecv, batch_isend_irecv) are allowed"
+)
 
 # ---- partial ---------------------------------------------------------------------------------
 
-NAIVE_RING = '''
+NAIVE_RING = """
 def ring_all_reduce(tensor):
     # every rank sends its whole tensor to every other rank: right sum, (n-1) S bytes sent
     rank, n = dist.get_rank(), dist.get_world_size()
@@ -56,17 +59,18 @@ def ring_all_reduce(tensor):
             total += spare
     tensor.copy_(total)
     return tensor
-'''
+"""
 
 # ---- hostile ---------------------------------------------------------------------------------
 
 HOSTILE = {
     # genuinely right, in the cell that disables every check in the kernel
-    "ring_peers": TAMPERING + '''
+    "ring_peers": TAMPERING
+    + """
 def ring_peers(rank, world_size):
     return ((rank + 1) % world_size, (rank + world_size - 1) % world_size)
-''',
-    "ring_bytes_per_rank": '''
+""",
+    "ring_bytes_per_rank": """
 collectives.grading.run_isolated = lambda function, *args, **kwargs: 1.0
 expected = 1.0
 
@@ -76,16 +80,16 @@ def ring_bytes_per_rank(nbytes, world_size):
             return True
         __hash__ = float.__hash__
     return _Liar(1.0)
-''',
-    "bus_bandwidth": '''
+""",
+    "bus_bandwidth": """
 collectives.busbw = lambda *args, **kwargs: 42.0
 collectives.grading.check_reference = lambda *args, **kwargs: None
 check_reference = collectives.grading.check_reference
 
 def bus_bandwidth(nbytes, seconds, world_size):
     return 42.0
-''',
-    "ring_all_reduce": '''
+""",
+    "ring_all_reduce": """
 import collectives.grading.processes
 collectives.grading.processes.run_on_ranks = lambda *args, **kwargs: {"fake": True}
 collectives.grading.processes.check_ring_all_reduce = lambda report: 1.0
@@ -93,26 +97,26 @@ collectives.grading.processes.check_ring_all_reduce = lambda report: 1.0
 def ring_all_reduce(tensor):
     dist.all_reduce(tensor)            # the library's own collective
     return tensor
-''',
+""",
 }
 HOSTILE_TESTS = {"test_ring_peers": "print('all tests passed')"}
 
 # ---- wrong: one plausible mistake per task ---------------------------------------------------
 
 WRONG = {
-    "ring_peers": '''
+    "ring_peers": """
 def ring_peers(rank, world_size):
     return (rank - 1) % world_size, (rank + 1) % world_size     # the two swapped
-''',
-    "ring_bytes_per_rank": '''
+""",
+    "ring_bytes_per_rank": """
 def ring_bytes_per_rank(nbytes, world_size):
     return (world_size - 1) * nbytes / world_size     # the reduce-scatter half only
-''',
-    "bus_bandwidth": '''
+""",
+    "bus_bandwidth": """
 def bus_bandwidth(nbytes, seconds, world_size):
     return nbytes / seconds                           # algbw: the factor forgotten
-''',
-    "ring_all_reduce": '''
+""",
+    "ring_all_reduce": """
 def ring_all_reduce(tensor):
     # the reduce-scatter only: each rank ends with one chunk of the sum, the rest partial
     rank, n = dist.get_rank(), dist.get_world_size()
@@ -125,31 +129,31 @@ def ring_all_reduce(tensor):
             work.wait()
         chunks[(rank - s - 1) % n].add_(spare)
     return tensor
-''',
+""",
 }
 
 # ---- variant: right, written differently -----------------------------------------------------
 
 VARIANT = {
-    "ring_peers": '''
+    "ring_peers": """
 def ring_peers(rank, world_size):
     nxt = rank + 1 if rank + 1 < world_size else 0
     prv = rank - 1 if rank > 0 else world_size - 1
     return [nxt, prv]
-''',
-    "ring_bytes_per_rank": '''
+""",
+    "ring_bytes_per_rank": """
 def ring_bytes_per_rank(nbytes, world_size):
     chunk = nbytes / world_size
     return float(2 * chunk * (world_size - 1))        # 2(n-1) steps of one chunk
-''',
-    "bus_bandwidth": '''
+""",
+    "bus_bandwidth": """
 import numpy as np
 
 def bus_bandwidth(nbytes, seconds, world_size):
     algbw = np.float64(nbytes) / seconds
     return algbw * (2.0 - 2.0 / world_size)
-''',
-    "ring_all_reduce": '''
+""",
+    "ring_all_reduce": """
 def _exchange(send, recv, rank, n):
     # isend and irecv posted together, then both waited on
     works = [dist.isend(send, (rank + 1) % n), dist.irecv(recv, (rank - 1) % n)]
@@ -169,38 +173,41 @@ def ring_all_reduce(tensor):
             t = s - (n - 1)
             _exchange(part(rank + 1 - t), part(rank - t), rank, n)
     return tensor
-''',
+""",
 }
 
 # ---- shortcut: the package (and torch's own collective) -------------------------------------
 
 SHORTCUT = {
-    "ring_peers": '''
+    "ring_peers": """
 def ring_peers(rank, world_size):
     s = cl.algorithms.ring_all_gather(world_size)
     return int(s.dst[s.src == rank][0]), int(s.src[s.dst == rank][0])
-''',
-    "ring_bytes_per_rank": '''
+""",
+    "ring_bytes_per_rank": """
 def ring_bytes_per_rank(nbytes, world_size):
     import collectives.grading.processes
     return collectives.grading.processes.ring_all_reduce_bytes_per_rank(nbytes, world_size)
-''',
-    "bus_bandwidth": '''
+""",
+    "bus_bandwidth": """
 def bus_bandwidth(nbytes, seconds, world_size):
     return cl.busbw("all_reduce", nbytes, seconds, world_size)
-''',
-    "ring_all_reduce": '''
+""",
+    "ring_all_reduce": """
 def ring_all_reduce(tensor):
     dist.all_reduce(tensor)
     return tensor
-''',
+""",
 }
 
 SUBMISSIONS = {
     "correct": {NOTEBOOK: submission(solved=ALL)},
     "blank": {NOTEBOOK: submission()},
-    "partial": {NOTEBOOK: submission(solved=("ring_peers", "ring_bytes_per_rank"),
-                                     replaced={"ring_all_reduce": NAIVE_RING})},
+    "partial": {
+        NOTEBOOK: submission(
+            solved=("ring_peers", "ring_bytes_per_rank"), replaced={"ring_all_reduce": NAIVE_RING}
+        )
+    },
     "hostile": {NOTEBOOK: submission(replaced=HOSTILE, edited_tests=HOSTILE_TESTS)},
     "wrong": {NOTEBOOK: submission(replaced=WRONG)},
     "variant": {NOTEBOOK: submission(replaced=VARIANT)},
@@ -219,36 +226,53 @@ EXPECTED = {
 }
 
 ERRORS = {
-    "partial": {NOTEBOOK: {
-        "test_ring_all_reduce": Error(
-            "ring_all_reduce on 4 processes, a float32 tensor of 8 elements: rank 0 sent 96 "
-            "bytes; a ring all-reduce of S = 32 bytes sends 2(n-1)/n S = 48 bytes from every "
-            "rank (yours is 2 times that)"),
-    }},
-    "hostile": {NOTEBOOK: {
-        "test_ring_bytes_per_rank": Error(startswith="ring_bytes_per_rank(4096, 4) is 1.0"),
-        "test_bus_bandwidth": Error(startswith="bus_bandwidth(67108864, 0.001, 8) is 42.0"),
-        "test_ring_all_reduce": Error(f"{RING}: {FORBIDDEN}"),
-    }},
-    "wrong": {NOTEBOOK: {
-        "test_ring_peers": Error("ring_peers(0, 4) is (3, 1), but the answer is (1, 3)"),
-        "test_ring_all_reduce": Error(
-            startswith="ring_all_reduce on 4 processes, a float32 tensor of 8 elements: "
-                       "rank 0 holds"),
-    }},
-    "shortcut": {NOTEBOOK: {
-        "test_ring_peers": Error(contains=NO_PACKAGE),
-        "test_bus_bandwidth": Error(contains=NO_PACKAGE),
-        "test_ring_all_reduce": Error(
-            "ring_all_reduce on 4 processes, a float32 tensor of 8 elements: " + FORBIDDEN),
-    }},
+    "partial": {
+        NOTEBOOK: {
+            "test_ring_all_reduce": Error(
+                "ring_all_reduce on 4 processes, a float32 tensor of 8 elements: rank 0 sent 96 "
+                "bytes; a ring all-reduce of S = 32 bytes sends 2(n-1)/n S = 48 bytes from every "
+                "rank (yours is 2 times that)"
+            ),
+        }
+    },
+    "hostile": {
+        NOTEBOOK: {
+            "test_ring_bytes_per_rank": Error(startswith="ring_bytes_per_rank(4096, 4) is 1.0"),
+            "test_bus_bandwidth": Error(startswith="bus_bandwidth(67108864, 0.001, 8) is 42.0"),
+            "test_ring_all_reduce": Error(f"{RING}: {FORBIDDEN}"),
+        }
+    },
+    "wrong": {
+        NOTEBOOK: {
+            "test_ring_peers": Error("ring_peers(0, 4) is (3, 1), but the answer is (1, 3)"),
+            "test_ring_all_reduce": Error(
+                startswith="ring_all_reduce on 4 processes, a float32 tensor of 8 elements: "
+                "rank 0 holds"
+            ),
+        }
+    },
+    "shortcut": {
+        NOTEBOOK: {
+            "test_ring_peers": Error(contains=NO_PACKAGE),
+            "test_bus_bandwidth": Error(contains=NO_PACKAGE),
+            "test_ring_all_reduce": Error(
+                "ring_all_reduce on 4 processes, a float32 tensor of 8 elements: " + FORBIDDEN
+            ),
+        }
+    },
 }
-PRINTED = {"hostile": {NOTEBOOK: ("ring_bytes_per_rank(4096, 4) is right.",
-                                  "ring_all_reduce sums over 4 processes with point-to-point "
-                                  "messages, sending 2(n-1)/n S bytes per rank.")}}
+PRINTED = {
+    "hostile": {
+        NOTEBOOK: (
+            "ring_bytes_per_rank(4096, 4) is right.",
+            "ring_all_reduce sums over 4 processes with point-to-point "
+            "messages, sending 2(n-1)/n S bytes per rank.",
+        )
+    }
+}
 
 # the origin attack: every graded function's name bound to the package's own function, an
 # alias, a partial, a wrapper or a class attribute of it (no `def`): refused, 0 everywhere
 SUBMISSIONS["origin"], EXPECTED["origin"], ERRORS["origin"] = origin_attack(
-    "real_processes", SOLUTIONS,
-    enames={"test_ring_all_reduce": "AssertionError"})   # the ranks' check reports it so
+    "real_processes", SOLUTIONS, enames={"test_ring_all_reduce": "AssertionError"}
+)  # the ranks' check reports it so

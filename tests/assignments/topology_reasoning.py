@@ -44,48 +44,61 @@ from assignments import TAMPERING, Error, origin_attack, submission
 NOTEBOOK = "topology_reasoning"
 
 # grade_id of each autograded test cell -> its points (exercises/README.md's table)
-POINTS = {NOTEBOOK: {
-    "test_slice_hops": 1,
-    "test_slice_diameter": 1,
-    "test_slice_bisection_bandwidth": 1,
-    "test_slice_all_gather_plan": 3,
-    "test_best_v5e_slice_shape": 2,
-    "test_wrapped_axis_for": 2,
-}}
+POINTS = {
+    NOTEBOOK: {
+        "test_slice_hops": 1,
+        "test_slice_diameter": 1,
+        "test_slice_bisection_bandwidth": 1,
+        "test_slice_all_gather_plan": 3,
+        "test_best_v5e_slice_shape": 2,
+        "test_wrapped_axis_for": 2,
+    }
+}
 MAX_SCORE = 10
 # each solution cell defines the function of the same name and is graded by test_<name>
-SOLUTIONS = {NOTEBOOK: ("slice_hops", "slice_diameter", "slice_bisection_bandwidth",
-                        "slice_all_gather_plan", "best_v5e_slice_shape", "wrapped_axis_for")}
+SOLUTIONS = {
+    NOTEBOOK: (
+        "slice_hops",
+        "slice_diameter",
+        "slice_bisection_bandwidth",
+        "slice_all_gather_plan",
+        "best_v5e_slice_shape",
+        "wrapped_axis_for",
+    )
+}
 ALL = SOLUTIONS[NOTEBOOK]
 
 NO_PACKAGE = "this task must be solved without the collectives package"
-ADVICE = ("; use the package in scratch cells to check your answers, not inside the functions "
-          "that are graded")
+ADVICE = (
+    "; use the package in scratch cells to check your answers, not inside the functions "
+    "that are graded"
+)
 
 # ---- partial ---------------------------------------------------------------------------------
 
-PARTIAL_BISECTION = '''
+PARTIAL_BISECTION = """
 def slice_bisection_bandwidth(shape, wraparound, link_bandwidth):
     chips = 1
     for size in shape:
         chips *= size
     # the cut across the longest axis crosses one link per line: the wraparound is forgotten
     return chips // max(shape) * link_bandwidth
-'''
+"""
 
 # ---- hostile ---------------------------------------------------------------------------------
 
 # Wrong answers, made to pass the visible tests by tampering with everything in reach.
 HOSTILE = {
     # genuinely right, with numpy, in the cell that disables every check in the kernel
-    "slice_hops": TAMPERING + '''
+    "slice_hops": TAMPERING
+    + """
 import numpy as np
 
 def slice_hops(shape, wraparound, a, b):
     d = np.abs(np.subtract(b, a))
     return int(np.where(wraparound, np.minimum(d, np.subtract(shape, d)), d).sum())
-''',
-    "slice_diameter": '''
+""",
+    "slice_diameter": """
 import collectives.measures
 collectives.measures.diameter = lambda topology: 0
 collectives.grading.slice_diameter = lambda *args: 0
@@ -96,25 +109,25 @@ def slice_diameter(shape, wraparound):
             return True
         __hash__ = int.__hash__
     return _Liar(0)
-''',
-    "slice_bisection_bandwidth": '''
+""",
+    "slice_bisection_bandwidth": """
 range = lambda *args: ()
 _checks = expected = _case = []
 collectives.grading.slice_bisection_bandwidth = lambda *args: 1.0
 
 def slice_bisection_bandwidth(shape, wraparound, link_bandwidth):
     return 1.0
-''',
+""",
     # the package's own answer: right in the kernel, so the visible test (its run_isolated
     # patched away) passes; the hidden re-run refuses the package
-    "slice_all_gather_plan": '''
+    "slice_all_gather_plan": """
 collectives.grading.run_isolated = lambda function, *args, **kwargs: function(*args)
 collectives.grading.isolation.run_isolated = collectives.grading.run_isolated
 
 def slice_all_gather_plan(chip, shape, budget):
     return cl.grading.tasks.topology_reasoning.largest_all_gather_within(chip, shape, budget)
-''',
-    "best_v5e_slice_shape": '''
+""",
+    "best_v5e_slice_shape": """
 collectives.grading.best_v5e_slice_shape = lambda *args: (3, 3)
 collectives.grading.v5e_slice_all_reduce_seconds = lambda *args: 0.0
 
@@ -124,8 +137,8 @@ def best_v5e_slice_shape(n_chips, nbytes):
             return True
         __hash__ = tuple.__hash__
     return _Shape((3, 3))
-''',
-    "wrapped_axis_for": '''
+""",
+    "wrapped_axis_for": """
 collectives.grading.wrapped_axis_for = lambda *args: "neither"
 collectives.grading.check_no_worse = lambda *args, **kwargs: None
 
@@ -135,25 +148,27 @@ def wrapped_axis_for(k, grad_bytes, gather_bytes, n_gathers):
             return True
         __hash__ = str.__hash__
     return _Name("neither")
-''',
+""",
 }
 # test cells the hostile student edits (nbgrader restores them from the gradebook)
-HOSTILE_TESTS = {"test_slice_hops": "print('all tests passed')",
-                 "test_slice_all_gather_plan": "pass"}
+HOSTILE_TESTS = {
+    "test_slice_hops": "print('all tests passed')",
+    "test_slice_all_gather_plan": "pass",
+}
 
 # ---- wrong: one plausible mistake per task ---------------------------------------------------
 
 WRONG = {
-    "slice_hops": '''
+    "slice_hops": """
 def slice_hops(shape, wraparound, a, b):
     return sum(abs(x - y) for x, y in zip(a, b))           # wraparound forgotten
-''',
-    "slice_diameter": '''
+""",
+    "slice_diameter": """
 def slice_diameter(shape, wraparound):
     # a chain of n chips counted as n hops (it has n - 1 links)
     return sum(size // 2 if wraps else size for size, wraps in zip(shape, wraparound))
-''',
-    "slice_bisection_bandwidth": '''
+""",
+    "slice_bisection_bandwidth": """
 def slice_bisection_bandwidth(shape, wraparound, link_bandwidth):
     # always the cut across the longest axis (right when every axis wraps, or none)
     axis = max(range(len(shape)), key=lambda a: shape[a])
@@ -162,8 +177,8 @@ def slice_bisection_bandwidth(shape, wraparound, link_bandwidth):
         chips *= size
     per_line = 2 if wraparound[axis] and shape[axis] > 2 else 1
     return chips // shape[axis] * per_line * link_bandwidth
-''',
-    "slice_all_gather_plan": '''
+""",
+    "slice_all_gather_plan": """
 def slice_all_gather_plan(chip, shape, budget):
     # every axis taken to wrap around, as on a full pod: a ring along each, m // 2 steps, and
     # the ring's bytes per link, (1 - 1/n) S over two links, whatever the order
@@ -174,33 +189,33 @@ def slice_all_gather_plan(chip, shape, budget):
         n *= m
     latency = sum(shape[a] // 2 for a in axes) * 1e-6
     return axes, (budget - latency) / ((1 - 1 / n) / (2 * bandwidth))
-''',
-    "best_v5e_slice_shape": '''
+""",
+    "best_v5e_slice_shape": """
 def best_v5e_slice_shape(n_chips, nbytes):
     # the squarest slice, whatever the buffer
     rows = 1
     while rows * rows * 4 <= n_chips:
         rows *= 2
     return (rows, n_chips // rows)
-''',
-    "wrapped_axis_for": '''
+""",
+    "wrapped_axis_for": """
 def wrapped_axis_for(k, grad_bytes, gather_bytes, n_gathers):
     # the axis with more bytes per step gets the wraparound (latency forgotten)
     return "data" if grad_bytes >= n_gathers * gather_bytes else "model"
-''',
+""",
 }
 
 # ---- variant: right, written differently -----------------------------------------------------
 
 VARIANT = {
-    "slice_hops": '''
+    "slice_hops": """
 import numpy as np
 
 def slice_hops(shape, wraparound, a, b):
     d = np.abs(np.array(b) - np.array(a))
     return int(np.where(wraparound, np.minimum(d, np.array(shape) - d), d).sum())
-''',
-    "slice_diameter": '''
+""",
+    "slice_diameter": """
 def slice_diameter(shape, wraparound):
     # the farthest chip from chip 0 (a torus looks the same from every chip, and a chain's
     # far end is as far as it gets), found among all chips with numpy
@@ -208,8 +223,8 @@ def slice_diameter(shape, wraparound):
     size = np.array(shape)[:, None]
     wraps = np.array(wraparound)[:, None]
     return int(np.where(wraps, np.minimum(coords, size - coords), coords).sum(axis=0).max())
-''',
-    "slice_bisection_bandwidth": '''
+""",
+    "slice_bisection_bandwidth": """
 import math
 
 def _links_across(shape, wraparound, axis):
@@ -219,8 +234,8 @@ def _links_across(shape, wraparound, axis):
 def slice_bisection_bandwidth(shape, wraparound, link_bandwidth):
     axes = [axis for axis, size in enumerate(shape) if size > 1]
     return link_bandwidth * min(_links_across(shape, wraparound, axis) for axis in axes)
-''',
-    "slice_all_gather_plan": '''
+""",
+    "slice_all_gather_plan": """
 import math
 
 LINK_BANDWIDTH = {"tpu-v5e": 4.5e10, "tpu-v5p": 9e10}     # bytes/s per link direction
@@ -240,8 +255,8 @@ def slice_all_gather_plan(chip, shape, budget):
         later //= shape[a]                  # the chips of the axes gathered after this one
         per_byte += (shape[a] - 1) / shape[a] / later / ((1 + wraps[a]) * LINK_BANDWIDTH[chip])
     return [list(order), np.float64((budget - latency) / per_byte)]
-''',
-    "best_v5e_slice_shape": '''
+""",
+    "best_v5e_slice_shape": """
 import itertools
 
 def best_v5e_slice_shape(n_chips, nbytes):
@@ -259,8 +274,8 @@ def best_v5e_slice_shape(n_chips, nbytes):
         gathers = [along(a, nbytes / b) + along(b, nbytes) for a, b in ((rows, cols), (cols, rows))]
         timed.append((2 * min(gathers), [rows, cols]))
     return min(timed)[1]                  # a list: [rows, cols]
-''',
-    "wrapped_axis_for": '''
+""",
+    "wrapped_axis_for": """
 def wrapped_axis_for(k, grad_bytes, gather_bytes, n_gathers):
     alpha, bandwidth = 1e-6, 4.5e10
     def ring_16(s):                        # bidirectional ring of 16 chips: 8 hops
@@ -270,13 +285,13 @@ def wrapped_axis_for(k, grad_bytes, gather_bytes, n_gathers):
     data_wrapped = 2 * ring_16(grad_bytes) + n_gathers * chain(gather_bytes)
     model_wrapped = 2 * chain(grad_bytes) + n_gathers * ring_16(gather_bytes)
     return "data" if data_wrapped < model_wrapped else "model"
-''',
+""",
 }
 
 # ---- faster: better than the reference, all axes at once where they line up ------------------
 
 FASTER = {
-    "slice_all_gather_plan": '''
+    "slice_all_gather_plan": """
 import itertools
 
 _ICI = {"tpu-v5e": (4.5e10, 1e-6), "tpu-v5p": (9e10, 1e-6)}
@@ -316,13 +331,13 @@ def slice_all_gather_plan(chip, shape, budget):
         plans["concurrent"] = (latency, per_byte / len(axes))
     best = max(plans, key=lambda p: (budget - plans[p][0]) / plans[p][1])
     return best, (budget - plans[best][0]) / plans[best][1]
-''',
+""",
 }
 
 # ---- split_halves: the earlier reference solution (m - 1 steps on the ring) -------------------
 
 SPLIT_HALVES = {
-    "slice_all_gather_plan": '''
+    "slice_all_gather_plan": """
 import itertools
 
 def _line_seconds(m, wraps, nbytes, bandwidth, alpha):
@@ -353,8 +368,8 @@ def slice_all_gather_plan(chip, shape, budget):
         if best is None or nbytes > best[1]:
             best = (order, nbytes)
     return best
-''',
-    "best_v5e_slice_shape": '''
+""",
+    "best_v5e_slice_shape": """
 def best_v5e_slice_shape(n_chips, nbytes):
     best = None
     for rows in (1, 2, 4, 8, 16):
@@ -369,8 +384,8 @@ def best_v5e_slice_shape(n_chips, nbytes):
         if best is None or seconds < best[0]:
             best = (seconds, shape)
     return best[1]
-''',
-    "wrapped_axis_for": '''
+""",
+    "wrapped_axis_for": """
 def wrapped_axis_for(k, grad_bytes, gather_bytes, n_gathers):
     shape = (k, 16)
     seconds = {}
@@ -379,34 +394,34 @@ def wrapped_axis_for(k, grad_bytes, gather_bytes, n_gathers):
         gathers = n_gathers * v5e_axis_all_gather_seconds(shape, model_axis, gather_bytes)
         seconds[logical] = all_reduce + gathers
     return min(seconds, key=seconds.get)
-''',
+""",
 }
 
 # ---- shortcut: the package's answers, called from the graded functions ----------------------
 
 SHORTCUT = {
-    "slice_hops": '''
+    "slice_hops": """
 import numpy as np
 
 def slice_hops(shape, wraparound, a, b):
     topology = cl.topology.torus(shape, 1.0, wraparound=wraparound)
     return int(cl.measures.hops(topology, int(np.ravel_multi_index(a, shape)),
                                 int(np.ravel_multi_index(b, shape))))
-''',
-    "slice_diameter": '''
+""",
+    "slice_diameter": """
 from collectives.measures import diameter
 from collectives.topology import torus
 
 def slice_diameter(shape, wraparound):
     return diameter(torus(shape, 1.0, wraparound=wraparound))
-''',
-    "slice_bisection_bandwidth": '''
+""",
+    "slice_bisection_bandwidth": """
 def slice_bisection_bandwidth(shape, wraparound, link_bandwidth):
     import collectives
     topology = collectives.topology.torus(shape, link_bandwidth, wraparound=wraparound)
     return collectives.measures.bisection_bandwidth(topology)
-''',
-    "slice_all_gather_plan": '''
+""",
+    "slice_all_gather_plan": """
 def slice_all_gather_plan(chip, shape, budget):
     # the bytes of the best order, from cl.time of each order at two sizes
     topo = cl.hardware.preset(chip, shape=shape)
@@ -418,47 +433,67 @@ def slice_all_gather_plan(chip, shape, budget):
         if best is None or nbytes > best[1]:
             best = (order, nbytes)
     return best
-''',
-    "best_v5e_slice_shape": '''
+""",
+    "best_v5e_slice_shape": """
 def best_v5e_slice_shape(n_chips, nbytes):
     return cl.grading.best_v5e_slice_shape(n_chips, nbytes)
-''',
-    "wrapped_axis_for": '''
+""",
+    "wrapped_axis_for": """
 import importlib
 
 def wrapped_axis_for(k, grad_bytes, gather_bytes, n_gathers):
     grading = importlib.import_module("collectives.grading")
     return grading.wrapped_axis_for(k, grad_bytes, gather_bytes, n_gathers)
-''',
+""",
 }
 
 SUBMISSIONS = {
     "correct": {NOTEBOOK: submission(solved=ALL)},
     "blank": {NOTEBOOK: submission()},
-    "partial": {NOTEBOOK: submission(
-        solved=("slice_hops", "slice_diameter", "slice_all_gather_plan"),
-        replaced={"slice_bisection_bandwidth": PARTIAL_BISECTION})},
+    "partial": {
+        NOTEBOOK: submission(
+            solved=("slice_hops", "slice_diameter", "slice_all_gather_plan"),
+            replaced={"slice_bisection_bandwidth": PARTIAL_BISECTION},
+        )
+    },
     "hostile": {NOTEBOOK: submission(replaced=HOSTILE, edited_tests=HOSTILE_TESTS)},
     "wrong": {NOTEBOOK: submission(replaced=WRONG)},
     "variant": {NOTEBOOK: submission(replaced=VARIANT)},
     "shortcut": {NOTEBOOK: submission(replaced=SHORTCUT)},
-    "faster": {NOTEBOOK: submission(
-        solved=("slice_hops", "slice_diameter", "slice_bisection_bandwidth",
-                "best_v5e_slice_shape", "wrapped_axis_for"),
-        replaced=FASTER)},
-    "split_halves": {NOTEBOOK: submission(
-        solved=("slice_hops", "slice_diameter", "slice_bisection_bandwidth"),
-        replaced=SPLIT_HALVES)},
+    "faster": {
+        NOTEBOOK: submission(
+            solved=(
+                "slice_hops",
+                "slice_diameter",
+                "slice_bisection_bandwidth",
+                "best_v5e_slice_shape",
+                "wrapped_axis_for",
+            ),
+            replaced=FASTER,
+        )
+    },
+    "split_halves": {
+        NOTEBOOK: submission(
+            solved=("slice_hops", "slice_diameter", "slice_bisection_bandwidth"),
+            replaced=SPLIT_HALVES,
+        )
+    },
 }
 
 # the exact score of every test cell for every submission
 EXPECTED = {
     "correct": {NOTEBOOK: dict(POINTS[NOTEBOOK])},
     "blank": {NOTEBOOK: dict.fromkeys(POINTS[NOTEBOOK], 0)},
-    "partial": {NOTEBOOK: {"test_slice_hops": 1, "test_slice_diameter": 1,
-                           "test_slice_bisection_bandwidth": 0,
-                           "test_slice_all_gather_plan": 3,
-                           "test_best_v5e_slice_shape": 0, "test_wrapped_axis_for": 0}},
+    "partial": {
+        NOTEBOOK: {
+            "test_slice_hops": 1,
+            "test_slice_diameter": 1,
+            "test_slice_bisection_bandwidth": 0,
+            "test_slice_all_gather_plan": 3,
+            "test_best_v5e_slice_shape": 0,
+            "test_wrapped_axis_for": 0,
+        }
+    },
     # every tampering fails; only its genuinely correct slice_hops earns its point
     "hostile": {NOTEBOOK: {**dict.fromkeys(POINTS[NOTEBOOK], 0), "test_slice_hops": 1}},
     "wrong": {NOTEBOOK: dict.fromkeys(POINTS[NOTEBOOK], 0)},
@@ -466,10 +501,16 @@ EXPECTED = {
     "shortcut": {NOTEBOOK: dict.fromkeys(POINTS[NOTEBOOK], 0)},
     # full marks for a plan that gathers more than the reference's
     "faster": {NOTEBOOK: dict(POINTS[NOTEBOOK])},
-    "split_halves": {NOTEBOOK: {"test_slice_hops": 1, "test_slice_diameter": 1,
-                                "test_slice_bisection_bandwidth": 1,
-                                "test_slice_all_gather_plan": 0,
-                                "test_best_v5e_slice_shape": 0, "test_wrapped_axis_for": 0}},
+    "split_halves": {
+        NOTEBOOK: {
+            "test_slice_hops": 1,
+            "test_slice_diameter": 1,
+            "test_slice_bisection_bandwidth": 1,
+            "test_slice_all_gather_plan": 0,
+            "test_best_v5e_slice_shape": 0,
+            "test_wrapped_axis_for": 0,
+        }
+    },
 }
 
 
@@ -481,98 +522,132 @@ def refused(call, why):
 
 ERRORS = {
     # the feedback a learner reads for the forgotten factor 2
-    "partial": {NOTEBOOK: {"test_slice_bisection_bandwidth": Error(
-        "slice_bisection_bandwidth((16, 16), (True, True), 45000000000.0) is 720000000000.0, "
-        "expected 1440000000000.0 = collectives.grading.slice_bisection_bandwidth((16, 16), "
-        "(True, True), 45000000000.0); yours is exactly 1/2 times that")}},
+    "partial": {
+        NOTEBOOK: {
+            "test_slice_bisection_bandwidth": Error(
+                "slice_bisection_bandwidth((16, 16), (True, True), 45000000000.0) is 720000000000.0, "
+                "expected 1440000000000.0 = collectives.grading.slice_bisection_bandwidth((16, 16), "
+                "(True, True), 45000000000.0); yours is exactly 1/2 times that"
+            )
+        }
+    },
     # the in-kernel checks were all disabled: these are the isolated re-check's verdicts, on
     # the values the learner's process returned (not the lying objects)
-    "hostile": {NOTEBOOK: {
-        "test_slice_diameter": Error(
-            "slice_diameter((16, 16), (True, True)) is 0.0, expected 16.0 = "
-            "collectives.grading.slice_diameter((16, 16), (True, True))"),
-        "test_slice_bisection_bandwidth": Error(
-            startswith="slice_bisection_bandwidth((16, 16), (True, True), 45000000000.0) is "
-                       "1.0, expected 1440000000000.0 = "),
-        "test_slice_all_gather_plan": refused(
-            "slice_all_gather_plan('tpu-v5e', (8, 16), 0.001)",
-            "your code uses cl, which is the collectives package"),
-        "test_best_v5e_slice_shape": Error(
-            "best_v5e_slice_shape(1, 1000000.0) is (3, 3): (3, 3) is not a v5e slice of 1 chips: "
-            "two axes of 1, 2, 4, 8 or 16 chips, rows <= cols"),
-        "test_wrapped_axis_for": Error(
-            "wrapped_axis_for(2, 100000.0, 10000.0, 1) is 'neither', which is not one of the "
-            "choices: 'data', 'model'"),
-    }},
-    "wrong": {NOTEBOOK: {
-        "test_slice_hops": Error(
-            "slice_hops((16, 16), (True, True), (0, 0), (15, 15)) is 30.0, expected 2.0 = "
-            "collectives.grading.slice_hops((16, 16), (True, True), (0, 0), (15, 15)); yours "
-            "is exactly 15 times that"),
-        "test_slice_bisection_bandwidth": Error(
-            startswith="slice_bisection_bandwidth((16, 12), (True, False), 1000000000.0) is "
-                       "24000000000.0, expected 16000000000.0 = "),
-        # every axis a ring: too many bytes for the chain of 8
-        "test_slice_all_gather_plan": Error(
-            "slice_all_gather_plan('tpu-v5e', (8, 16), 0.001) is ((0, 1), 89620157.48031496): "
-            "gathering 8.96202e+07 bytes with the plan (0, 1) takes 0.00105746 s by cl.time on "
-            "the tpu-v5e preset, more than the budget of 0.001 s (1.057 times it)"),
-    }},
+    "hostile": {
+        NOTEBOOK: {
+            "test_slice_diameter": Error(
+                "slice_diameter((16, 16), (True, True)) is 0.0, expected 16.0 = "
+                "collectives.grading.slice_diameter((16, 16), (True, True))"
+            ),
+            "test_slice_bisection_bandwidth": Error(
+                startswith="slice_bisection_bandwidth((16, 16), (True, True), 45000000000.0) is "
+                "1.0, expected 1440000000000.0 = "
+            ),
+            "test_slice_all_gather_plan": refused(
+                "slice_all_gather_plan('tpu-v5e', (8, 16), 0.001)",
+                "your code uses cl, which is the collectives package",
+            ),
+            "test_best_v5e_slice_shape": Error(
+                "best_v5e_slice_shape(1, 1000000.0) is (3, 3): (3, 3) is not a v5e slice of 1 chips: "
+                "two axes of 1, 2, 4, 8 or 16 chips, rows <= cols"
+            ),
+            "test_wrapped_axis_for": Error(
+                "wrapped_axis_for(2, 100000.0, 10000.0, 1) is 'neither', which is not one of the "
+                "choices: 'data', 'model'"
+            ),
+        }
+    },
+    "wrong": {
+        NOTEBOOK: {
+            "test_slice_hops": Error(
+                "slice_hops((16, 16), (True, True), (0, 0), (15, 15)) is 30.0, expected 2.0 = "
+                "collectives.grading.slice_hops((16, 16), (True, True), (0, 0), (15, 15)); yours "
+                "is exactly 15 times that"
+            ),
+            "test_slice_bisection_bandwidth": Error(
+                startswith="slice_bisection_bandwidth((16, 12), (True, False), 1000000000.0) is "
+                "24000000000.0, expected 16000000000.0 = "
+            ),
+            # every axis a ring: too many bytes for the chain of 8
+            "test_slice_all_gather_plan": Error(
+                "slice_all_gather_plan('tpu-v5e', (8, 16), 0.001) is ((0, 1), 89620157.48031496): "
+                "gathering 8.96202e+07 bytes with the plan (0, 1) takes 0.00105746 s by cl.time on "
+                "the tpu-v5e preset, more than the budget of 0.001 s (1.057 times it)"
+            ),
+        }
+    },
     # the split ring's 15 steps along the 16 chips leave fewer bytes in the budget; its choices
     # cost more
-    "split_halves": {NOTEBOOK: {
-        "test_slice_all_gather_plan": Error(
-            startswith="slice_all_gather_plan('tpu-v5e', (8, 16), 0.001) is ((0, 1), 84078805.9",
-            contains=("): within the budget the plan (0, 1) gathers 8.46806e+07 bytes, 1.007 "
-                      "times yours",)),
-        "test_best_v5e_slice_shape": Error(
-            startswith="best_v5e_slice_shape(32, 100000.0) is (4, 8), which costs 2.43056e-05 "
-                       "(collectives.grading.v5e_slice_all_reduce_seconds((4, 8), 32, "
-                       "100000.0)), more than the 2.02222e-05 of (2, 16)"),
-        "test_wrapped_axis_for": Error(
-            startswith="wrapped_axis_for(8, 100000.0, 200000.0, 50) is 'data', which costs "
-                       "0.000562528"),
-    }},
+    "split_halves": {
+        NOTEBOOK: {
+            "test_slice_all_gather_plan": Error(
+                startswith="slice_all_gather_plan('tpu-v5e', (8, 16), 0.001) is ((0, 1), 84078805.9",
+                contains=(
+                    "): within the budget the plan (0, 1) gathers 8.46806e+07 bytes, 1.007 "
+                    "times yours",
+                ),
+            ),
+            "test_best_v5e_slice_shape": Error(
+                startswith="best_v5e_slice_shape(32, 100000.0) is (4, 8), which costs 2.43056e-05 "
+                "(collectives.grading.v5e_slice_all_reduce_seconds((4, 8), 32, "
+                "100000.0)), more than the 2.02222e-05 of (2, 16)"
+            ),
+            "test_wrapped_axis_for": Error(
+                startswith="wrapped_axis_for(8, 100000.0, 200000.0, 50) is 'data', which costs "
+                "0.000562528"
+            ),
+        }
+    },
     # each re-run refuses the package, in the words of the way it was used
-    "shortcut": {NOTEBOOK: {
-        "test_slice_hops": refused(
-            "slice_hops((16, 16), (True, True), (0, 0), (15, 15))",
-            "your code uses cl, which is the collectives package"),
-        "test_slice_diameter": refused(
-            "slice_diameter((16, 16), (True, True))",
-            "your code uses torus, which is collectives.topology.torus"),
-        "test_slice_bisection_bandwidth": refused(
-            "slice_bisection_bandwidth((4, 4), (False, False), 45000000000.0)",
-            "your code imports 'collectives'"),
-        "test_slice_all_gather_plan": refused(
-            "slice_all_gather_plan('tpu-v5e', (8, 16), 0.001)",
-            "your code uses cl, which is the collectives package"),
-        "test_best_v5e_slice_shape": refused(
-            "best_v5e_slice_shape(16, 64000000.0)",
-            "your code uses cl, which is the collectives package"),
-        "test_wrapped_axis_for": refused(
-            "wrapped_axis_for(8, 1000000000.0, 1000000.0, 10)",
-            "your code imports 'collectives'"),
-    }},
+    "shortcut": {
+        NOTEBOOK: {
+            "test_slice_hops": refused(
+                "slice_hops((16, 16), (True, True), (0, 0), (15, 15))",
+                "your code uses cl, which is the collectives package",
+            ),
+            "test_slice_diameter": refused(
+                "slice_diameter((16, 16), (True, True))",
+                "your code uses torus, which is collectives.topology.torus",
+            ),
+            "test_slice_bisection_bandwidth": refused(
+                "slice_bisection_bandwidth((4, 4), (False, False), 45000000000.0)",
+                "your code imports 'collectives'",
+            ),
+            "test_slice_all_gather_plan": refused(
+                "slice_all_gather_plan('tpu-v5e', (8, 16), 0.001)",
+                "your code uses cl, which is the collectives package",
+            ),
+            "test_best_v5e_slice_shape": refused(
+                "best_v5e_slice_shape(16, 64000000.0)",
+                "your code uses cl, which is the collectives package",
+            ),
+            "test_wrapped_axis_for": refused(
+                "wrapped_axis_for(8, 1000000000.0, 1000000.0, 10)",
+                "your code imports 'collectives'",
+            ),
+        }
+    },
 }
 
 PRINTED = {
     # the tampering did fool the visible, in-kernel checks: each printed its success line (the
     # package shortcut's too, once run_isolated was patched away)
-    "hostile": {NOTEBOOK: (
-        "slice_diameter agrees with cl.measures.diameter on a 16 x 16 slice.",
-        "slice_bisection_bandwidth agrees with cl.measures.bisection_bandwidth.",
-        "slice_all_gather_plan fits the budget and gathers as much as the best order, by "
-        "cl.time.",
-        "best_v5e_slice_shape(16, 64e6) is the fastest shape by cl.time.",
-        "wrapped_axis_for agrees with cl.time on both examples.",
-    )},
+    "hostile": {
+        NOTEBOOK: (
+            "slice_diameter agrees with cl.measures.diameter on a 16 x 16 slice.",
+            "slice_bisection_bandwidth agrees with cl.measures.bisection_bandwidth.",
+            "slice_all_gather_plan fits the budget and gathers as much as the best order, by "
+            "cl.time.",
+            "best_v5e_slice_shape(16, 64e6) is the fastest shape by cl.time.",
+            "wrapped_axis_for agrees with cl.time on both examples.",
+        )
+    },
     # what a learner's right answers, written their own way, are told
-    "variant": {NOTEBOOK: ("slice_diameter agrees with cl.measures.diameter on a 16 x 16 "
-                           "slice.",)},
+    "variant": {NOTEBOOK: ("slice_diameter agrees with cl.measures.diameter on a 16 x 16 slice.",)},
 }
 
 # the origin attack: every graded function's name bound to the package's own function, an
 # alias, a partial, a wrapper or a class attribute of it (no `def`): refused, 0 everywhere
 SUBMISSIONS["origin"], EXPECTED["origin"], ERRORS["origin"] = origin_attack(
-    "topology_reasoning", SOLUTIONS)
+    "topology_reasoning", SOLUTIONS
+)

@@ -13,11 +13,11 @@ test_grading_postgres.py.
 import ast
 import subprocess
 import sys
-import tomllib
 from importlib.metadata import entry_points
 from pathlib import Path
 
 import pytest
+import tomllib
 from setuptools import find_packages
 
 import collectives
@@ -42,8 +42,9 @@ def test_the_sandbox_command_runs_under_both_names(module):
     assert proc.stderr.strip() == "usage: python -m collectives_grader.sandbox install|check"
 
 
-@pytest.mark.parametrize("module", ["collectives_grader.classroom",
-                                    "collectives.grading.classroom"])
+@pytest.mark.parametrize(
+    "module", ["collectives_grader.classroom", "collectives.grading.classroom"]
+)
 def test_the_class_grading_command_runs_under_both_names(module):
     proc = run("-m", module, "status", "--help")
     assert proc.returncode == 0, proc.stderr
@@ -55,16 +56,18 @@ def test_the_old_imports_are_the_new_objects():
     import collectives.grading.precheck as old_precheck
     import collectives.grading.sandbox as old_sandbox
 
-    for old, new in ((old_sandbox, sandbox), (old_classroom, classroom),
-                     (old_precheck, precheck)):
+    for old, new in ((old_sandbox, sandbox), (old_classroom, classroom), (old_precheck, precheck)):
         assert old.__all__ == new.__all__
         for name in new.__all__:
             assert getattr(old, name) is getattr(new, name), (new.__name__, name)
 
 
 def test_jupyter_client_finds_the_provisioner_by_its_entry_point():
-    found = [e for e in entry_points(group="jupyter_client.kernel_provisioners")
-             if e.name == sandbox.KERNEL_NAME]
+    found = [
+        e
+        for e in entry_points(group="jupyter_client.kernel_provisioners")
+        if e.name == sandbox.KERNEL_NAME
+    ]
     assert len(found) == 1 and found[0].value == "collectives_grader.sandbox:SandboxProvisioner"
     assert found[0].load() is sandbox.SandboxProvisioner
 
@@ -75,13 +78,21 @@ def test_collectives_never_imports_the_tools():
     importers = set()
     for path in sorted(PACKAGE.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
-            names = ([node.module or ""] if isinstance(node, ast.ImportFrom)
-                     else [a.name for a in node.names] if isinstance(node, ast.Import) else [])
+            names = (
+                [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else []
+            )
             if any(n.split(".")[0] == "collectives_grader" for n in names):
                 importers.add(path.relative_to(PACKAGE).as_posix())
-            if isinstance(node, ast.ImportFrom) and node.level == 1 and path.parent.name == \
-                    "grading" and any(a.name in ("sandbox", "classroom", "precheck")
-                                      for a in node.names):
+            if (
+                isinstance(node, ast.ImportFrom)
+                and node.level == 1
+                and path.parent.name == "grading"
+                and any(a.name in ("sandbox", "classroom", "precheck") for a in node.names)
+            ):
                 importers.add(f"{path.relative_to(PACKAGE).as_posix()} (imports a shim)")
     assert importers == SHIMS
 
@@ -91,9 +102,11 @@ def test_the_package_copy_graded_code_sees_holds_no_tool():
     try:
         assert [p.name for p in snap.root.iterdir()] == ["collectives"]
         assert not any("collectives_grader" in path for path in snap.manifest)
-        assert set(snap.sources) == {p.relative_to(PACKAGE).as_posix() for p in
-                                     PACKAGE.rglob("*") if p.is_file()
-                                     and "__pycache__" not in p.parts and p.suffix != ".pyc"}
+        assert set(snap.sources) == {
+            p.relative_to(PACKAGE).as_posix()
+            for p in PACKAGE.rglob("*")
+            if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
+        }
         snap.verify()
         assert snap.error is SandboxError
     finally:
@@ -104,9 +117,14 @@ def test_the_wheel_ships_the_tools_and_every_grading_subpackage():
     config = tomllib.loads((REPO / "pyproject.toml").read_text())
     include = config["tool"]["setuptools"]["packages"]["find"]["include"]
     found = set(find_packages(str(REPO), include=include))
-    assert {"collectives_grader", "collectives", "collectives.grading",
-            "collectives.grading.isolation", "collectives.grading.tasks"} <= found
-    assert Path(collectives_grader.__file__).parent.parent == PACKAGE.parent   # beside it
+    assert {
+        "collectives_grader",
+        "collectives",
+        "collectives.grading",
+        "collectives.grading.isolation",
+        "collectives.grading.tasks",
+    } <= found
+    assert Path(collectives_grader.__file__).parent.parent == PACKAGE.parent  # beside it
 
 
 def test_sandbox_error_is_in_the_one_hierarchy():

@@ -38,10 +38,14 @@ ASSIGNMENT, NOTEBOOK = "cost_models", "ring_all_gather"
 HONEST = ("partial", "blank")
 _SOURCE = h.read(h.source_path(ASSIGNMENT, NOTEBOOK))
 # the notebook's code test cells and solution cells, in order (read, not assumed)
-TESTS = [g for g, c in h.cells_by_id(_SOURCE).items()
-         if h.meta(c).get("grade") and c.cell_type == "code"]
-SOLUTIONS = [g for g, c in h.cells_by_id(_SOURCE).items()
-             if h.meta(c).get("solution") and c.cell_type == "code"]
+TESTS = [
+    g for g, c in h.cells_by_id(_SOURCE).items() if h.meta(c).get("grade") and c.cell_type == "code"
+]
+SOLUTIONS = [
+    g
+    for g, c in h.cells_by_id(_SOURCE).items()
+    if h.meta(c).get("solution") and c.cell_type == "code"
+]
 EDITED, DELETED, COPIED = TESTS[-1], TESTS[-2], SOLUTIONS[-2]
 pytestmark = pytest.mark.slow
 
@@ -79,10 +83,10 @@ BROKEN = {
 }
 
 
-QUITTER = "import os\nos._exit(3)\n"          # the kernel exits in the first solution cell
+QUITTER = "import os\nos._exit(3)\n"  # the kernel exits in the first solution cell
 
 # hoarder's attacks on the limits, one per solution cell after the first (answered right)
-DISK_FILLER = '''
+DISK_FILLER = """
 import os, ipykernel.connect
 def fill(folder):
     written = 0
@@ -105,8 +109,8 @@ try:
 except OSError as exc:
     planted = exc.strerror
 raise OSError(f"disk full: cwd {fill('.')}, tmp {fill('/tmp')}, sockets {planted}")
-'''
-MEMORY_HOARDER = '''
+"""
+MEMORY_HOARDER = """
 import os, time
 pids = []
 for _ in range(3):
@@ -119,8 +123,8 @@ for _ in range(3):
 statuses = [os.waitpid(pid, 0)[1] for pid in pids]
 killed = sum(os.WIFSIGNALED(s) and os.WTERMSIG(s) == 9 for s in statuses)
 raise MemoryError(f"{killed} of 3 children were killed")
-'''
-FORK_BOMB = '''
+"""
+FORK_BOMB = """
 import os, time
 children = 0
 try:
@@ -131,7 +135,7 @@ try:
         children += 1
 except OSError as exc:
     raise RuntimeError(f"fork failed after {children} children: {exc}")
-'''
+"""
 HOARDER = {SOLUTIONS[1]: DISK_FILLER, SOLUTIONS[2]: MEMORY_HOARDER, SOLUTIONS[3]: FORK_BOMB}
 
 
@@ -145,14 +149,18 @@ def write(course, student, nb=None, text=None):
 
 def gradebook_scores(course, student):
     from nbgrader.api import Gradebook
+
     with Gradebook(classroom.db_url(course.root)) as gb:
         nb = gb.find_submission_notebook(NOTEBOOK, ASSIGNMENT, student)
         return {g.name: (g.auto_score, g.manual_score, g.extra_credit) for g in nb.grades}
 
 
 def code_tests(course):
-    return [g for g, c in h.cells_by_id(course.source(ASSIGNMENT, NOTEBOOK)).items()
-            if h.meta(c).get("grade") and c.cell_type == "code"]
+    return [
+        g
+        for g, c in h.cells_by_id(course.source(ASSIGNMENT, NOTEBOOK)).items()
+        if h.meta(c).get("grade") and c.cell_type == "code"
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -168,18 +176,39 @@ def graded(tmp_path_factory):
             write(course, student, text='{"cells": [')
         else:
             write(course, student, build(h.copy_of(release)))
-    write(course, "quitter", specs.submission(replaced={SOLUTIONS[0]: QUITTER})(
-        h.copy_of(source), h.copy_of(release)))
-    write(course, "hoarder", specs.submission(solved=SOLUTIONS[:1], replaced=HOARDER)(
-        h.copy_of(source), h.copy_of(release)))
+    write(
+        course,
+        "quitter",
+        specs.submission(replaced={SOLUTIONS[0]: QUITTER})(h.copy_of(source), h.copy_of(release)),
+    )
+    write(
+        course,
+        "hoarder",
+        specs.submission(solved=SOLUTIONS[:1], replaced=HOARDER)(
+            h.copy_of(source), h.copy_of(release)
+        ),
+    )
     report = run_cli(course, "--jobs", "2")
     return dict(course=course, spec=spec, report=report)
 
 
 def run_cli(course, *args, check=True):
-    proc = subprocess.run([sys.executable, "-m", "collectives_grader.classroom", "grade",
-                           ASSIGNMENT, "--course-dir", str(course.root), *args],
-                          env=course.env, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "collectives_grader.classroom",
+            "grade",
+            ASSIGNMENT,
+            "--course-dir",
+            str(course.root),
+            *args,
+        ],
+        env=course.env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     if check:
         assert proc.returncode == 0, proc.stdout + proc.stderr
     return json.loads((course.root / "reports" / f"{ASSIGNMENT}.json").read_text())
@@ -190,15 +219,17 @@ def test_honest_students_get_exactly_the_spec_scores(graded):
     for student in HONEST:
         found = gradebook_scores(course, student)
         assert {g: found[g][0] for g in code_tests(course)} == {
-            g: spec.expected[student][NOTEBOOK][g] for g in code_tests(course)}, student
+            g: spec.expected[student][NOTEBOOK][g] for g in code_tests(course)
+        }, student
         assert graded["report"][student]["status"] == "graded"
 
 
 @pytest.mark.parametrize("student", sorted(BROKEN))
 def test_a_broken_submission_scores_zero_with_the_reason(graded, student):
     course = graded["course"]
-    assert {g: s[0] for g, s in gradebook_scores(course, student).items()
-            if g in code_tests(course)} == dict.fromkeys(code_tests(course), 0.0)
+    assert {
+        g: s[0] for g, s in gradebook_scores(course, student).items() if g in code_tests(course)
+    } == dict.fromkeys(code_tests(course), 0.0)
     entry = graded["report"][student]
     assert entry["status"] == "not graded: 0"
     assert any(BROKEN[student][1] in p for p in entry["problems"]), entry
@@ -210,8 +241,9 @@ def test_a_kernel_that_exits_early_costs_that_student_only_with_the_reason(grade
     course = graded["course"]
     entry = graded["report"]["quitter"]
     assert entry["status"] == "failed: 0", entry
-    assert {g: s[0] for g, s in gradebook_scores(course, "quitter").items()
-            if g in code_tests(course)} == dict.fromkeys(code_tests(course), 0.0)
+    assert {
+        g: s[0] for g, s in gradebook_scores(course, "quitter").items() if g in code_tests(course)
+    } == dict.fromkeys(code_tests(course), 0.0)
     page = (course.root / "feedback" / "quitter" / ASSIGNMENT / "not_graded.html").read_text()
     assert "grading stopped with an error: the notebook&#x27;s kernel stopped" in page, page
     assert str(course.root) not in page
@@ -220,27 +252,32 @@ def test_a_kernel_that_exits_early_costs_that_student_only_with_the_reason(grade
 def hoarder_errors(course):
     """{solution cell: [(ename, evalue)]} of hoarder's autograded notebook."""
     nb = h.read(course.root / "autograded" / "hoarder" / ASSIGNMENT / f"{NOTEBOOK}.ipynb")
-    return {g: [(o.ename, o.evalue) for o in h.error_outputs(h.cells_by_id(nb)[g])]
-            for g in HOARDER}
+    return {
+        g: [(o.ename, o.evalue) for o in h.error_outputs(h.cells_by_id(nb)[g])] for g in HOARDER
+    }
 
 
 def test_attacks_on_the_limits_cost_their_tasks_only(graded):
     course = graded["course"]
     assert graded["report"]["hoarder"]["status"] == "graded"
     # the first task is answered right (its test cell's points), every attacked one scores 0
-    points = {g: c.metadata.nbgrader["points"] for g, c in h.cells_by_id(_SOURCE).items()
-              if g in TESTS}
+    points = {
+        g: c.metadata.nbgrader["points"] for g, c in h.cells_by_id(_SOURCE).items() if g in TESTS
+    }
     expected = dict.fromkeys(TESTS, 0.0)
     expected["test_" + SOLUTIONS[0]] = points["test_" + SOLUTIONS[0]]
-    assert {g: s[0] for g, s in gradebook_scores(course, "hoarder").items()
-            if g in TESTS} == expected
+    assert {
+        g: s[0] for g, s in gradebook_scores(course, "hoarder").items() if g in TESTS
+    } == expected
     errors = hoarder_errors(course)
     # the disk: at most Limits.disk_bytes (512 MiB) in each tmpfs, then "no space"; the socket
     # directory on the grader's disk was taken back once the kernel was ready
     (disk,) = errors[SOLUTIONS[1]]
-    found = re.fullmatch(r"disk full: cwd \((\d+), 'No space left on device'\), tmp "
-                         r"\((\d+), 'No space left on device'\), sockets Permission denied",
-                         disk[1])
+    found = re.fullmatch(
+        r"disk full: cwd \((\d+), 'No space left on device'\), tmp "
+        r"\((\d+), 'No space left on device'\), sockets Permission denied",
+        disk[1],
+    )
     assert disk[0] == "OSError" and found, disk
     limit = sandbox.LIMITS.disk_bytes // 2**20
     assert all(limit - 16 <= int(mib) <= limit for mib in found.groups()), disk
@@ -250,16 +287,18 @@ def test_attacks_on_the_limits_cost_their_tasks_only(graded):
     group = sandbox.MemoryGroup(sandbox.LIMITS.total_memory_bytes)
     if group.path is not None:
         group.remove()
-        assert memory[0] == "MemoryError" and re.fullmatch(r"[123] of 3 children were killed",
-                                                           memory[1]), memory
+        assert memory[0] == "MemoryError" and re.fullmatch(
+            r"[123] of 3 children were killed", memory[1]
+        ), memory
     # processes: forks stop below Limits.processes (the kernel's own processes count too)
     (forks,) = errors[SOLUTIONS[3]]
     count = re.match(r"fork failed after (\d+) children", forks[1])
     assert forks[0] == "RuntimeError" and count, forks
     assert 0 < int(count.group(1)) < sandbox.LIMITS.processes
     # nothing it wrote is left on the grader's disk; its feedback shows the errors
-    assert sorted(p.name for p in (course.root / "autograded" / "hoarder" / ASSIGNMENT)
-                  .iterdir()) == [f"{NOTEBOOK}.ipynb", "timestamp.txt"]
+    assert sorted(
+        p.name for p in (course.root / "autograded" / "hoarder" / ASSIGNMENT).iterdir()
+    ) == [f"{NOTEBOOK}.ipynb", "timestamp.txt"]
     page = (course.root / "feedback" / "hoarder" / ASSIGNMENT / f"{NOTEBOOK}.html").read_text()
     assert "disk full: cwd" in page and "children were killed" in page, page[-3000:]
 
@@ -271,6 +310,7 @@ def test_tamper_report_names_the_edited_test_cell(graded):
 
 def test_export_has_every_student(graded):
     import csv
+
     with open(graded["course"].root / "grades.csv", newline="") as f:
         rows = {r["student_id"]: r for r in csv.DictReader(f) if r["assignment"] == ASSIGNMENT}
     assert sorted(rows) == sorted((*HONEST, *BROKEN, "quitter", "hoarder"))
@@ -279,6 +319,7 @@ def test_export_has_every_student(graded):
 
 def test_manual_grades_survive_a_regrade_and_nothing_is_graded_twice(graded):
     from nbgrader.api import Gradebook
+
     course = graded["course"]
     with Gradebook(classroom.db_url(course.root)) as gb:
         grade = gb.find_grade(EDITED, NOTEBOOK, ASSIGNMENT, "partial")
@@ -308,14 +349,28 @@ def test_an_interrupted_run_resumes_from_the_command_line(graded):
     final = {s: gradebook_scores(course, s) for s in everyone}
     state = course.root / ".grading" / f"{ASSIGNMENT}.json"
     done = json.loads(state.read_text())
-    for student in HONEST:                      # forget them: they are to be graded again
+    for student in HONEST:  # forget them: they are to be graded again
         done.pop(student)
     state.write_text(json.dumps(done))
     remembered = len(done)
-    proc = subprocess.Popen([sys.executable, "-m", "collectives_grader.classroom", "grade",
-                             ASSIGNMENT, "--course-dir", str(course.root), "--jobs", "1",
-                             "--no-feedback"], env=course.env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "collectives_grader.classroom",
+            "grade",
+            ASSIGNMENT,
+            "--course-dir",
+            str(course.root),
+            "--jobs",
+            "1",
+            "--no-feedback",
+        ],
+        env=course.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 300
     while len(json.loads(state.read_text())) < remembered + 1:
         assert proc.poll() is None and time.monotonic() < deadline
@@ -326,17 +381,34 @@ def test_an_interrupted_run_resumes_from_the_command_line(graded):
     first = set(json.loads(state.read_text()))
     missing = sorted(set(HONEST) - first)
     assert len(missing) == 1
-    mtimes = {s: (course.root / "autograded" / s / ASSIGNMENT / f"{NOTEBOOK}.ipynb")
-              .stat().st_mtime_ns for s in set(HONEST) - set(missing)}
-    status = subprocess.run([sys.executable, "-m", "collectives_grader.classroom", "status",
-                             ASSIGNMENT, "--course-dir", str(course.root)], env=course.env,
-                            capture_output=True, text=True, timeout=120, check=True).stdout
+    mtimes = {
+        s: (course.root / "autograded" / s / ASSIGNMENT / f"{NOTEBOOK}.ipynb").stat().st_mtime_ns
+        for s in set(HONEST) - set(missing)
+    }
+    status = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "collectives_grader.classroom",
+            "status",
+            ASSIGNMENT,
+            "--course-dir",
+            str(course.root),
+        ],
+        env=course.env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
     assert f"{missing[0]}\tto grade" in status.splitlines(), status
     assert f"{ASSIGNMENT}: {len(everyone) - 1} graded, 1 to grade" in status, status
     report = run_cli(course, "--no-feedback")
     assert [s for s, e in report.items() if e["status"] == "graded"] == missing
-    assert all((course.root / "autograded" / s / ASSIGNMENT / f"{NOTEBOOK}.ipynb")
-               .stat().st_mtime_ns == m for s, m in mtimes.items())
+    assert all(
+        (course.root / "autograded" / s / ASSIGNMENT / f"{NOTEBOOK}.ipynb").stat().st_mtime_ns == m
+        for s, m in mtimes.items()
+    )
     assert {s: gradebook_scores(course, s) for s in everyone} == final
 
 
@@ -369,10 +441,23 @@ def test_a_run_killed_with_sigkill_leaves_no_worker_and_resumes_to_the_same_grad
         done.pop(student)
     state.write_text(json.dumps(done))
     remembered = len(done)
-    proc = subprocess.Popen([sys.executable, "-m", "collectives_grader.classroom", "grade",
-                             ASSIGNMENT, "--course-dir", str(course.root), "--jobs", "2",
-                             "--no-feedback"], env=course.env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "collectives_grader.classroom",
+            "grade",
+            ASSIGNMENT,
+            "--course-dir",
+            str(course.root),
+            "--jobs",
+            "2",
+            "--no-feedback",
+        ],
+        env=course.env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 300
     while len(json.loads(state.read_text())) < remembered + 1:
         assert proc.poll() is None and time.monotonic() < deadline
@@ -385,12 +470,16 @@ def test_a_run_killed_with_sigkill_leaves_no_worker_and_resumes_to_the_same_grad
     assert _processes_of(course) == []
     recorded = json.loads(state.read_text())
     missing = sorted(set(HONEST) - set(recorded))
-    mtimes = {s: (course.root / "autograded" / s / ASSIGNMENT / f"{NOTEBOOK}.ipynb")
-              .stat().st_mtime_ns for s in set(HONEST) - set(missing)}
+    mtimes = {
+        s: (course.root / "autograded" / s / ASSIGNMENT / f"{NOTEBOOK}.ipynb").stat().st_mtime_ns
+        for s in set(HONEST) - set(missing)
+    }
     report = run_cli(course, "--no-feedback")
     assert sorted(s for s, e in report.items() if e["status"] == "graded") == missing
-    assert all((course.root / "autograded" / s / ASSIGNMENT / f"{NOTEBOOK}.ipynb")
-               .stat().st_mtime_ns == m for s, m in mtimes.items())     # none graded twice
+    assert all(
+        (course.root / "autograded" / s / ASSIGNMENT / f"{NOTEBOOK}.ipynb").stat().st_mtime_ns == m
+        for s, m in mtimes.items()
+    )  # none graded twice
     assert {s: gradebook_scores(course, s) for s in everyone} == final
 
 
@@ -405,15 +494,36 @@ def test_a_full_disk_mid_run_leaves_nobody_graded_wrongly(tmp_path):
     spec = specs.load(ASSIGNMENT)
     source, release = course.source(ASSIGNMENT, NOTEBOOK), course.release(ASSIGNMENT, NOTEBOOK)
     for student in HONEST:
-        write(course, student, spec.submissions[student][NOTEBOOK](h.copy_of(source),
-                                                                   h.copy_of(release)))
+        write(
+            course,
+            student,
+            spec.submissions[student][NOTEBOOK](h.copy_of(source), h.copy_of(release)),
+        )
     (course.root / "autograded").mkdir()
-    script = ('mount -t tmpfs -o size=16k tmpfs "$1/autograded" && exec "$2" -m '
-              'collectives_grader.classroom grade cost_models --course-dir "$1" --jobs 1 '
-              '--no-feedback')
-    full = subprocess.run(["unshare", "--mount", "--propagation", "private", "--", "sh", "-c",
-                           script, "sh", str(course.root), sys.executable], env=course.env,
-                          capture_output=True, text=True, timeout=600)
+    script = (
+        'mount -t tmpfs -o size=16k tmpfs "$1/autograded" && exec "$2" -m '
+        'collectives_grader.classroom grade cost_models --course-dir "$1" --jobs 1 '
+        "--no-feedback"
+    )
+    full = subprocess.run(
+        [
+            "unshare",
+            "--mount",
+            "--propagation",
+            "private",
+            "--",
+            "sh",
+            "-c",
+            script,
+            "sh",
+            str(course.root),
+            sys.executable,
+        ],
+        env=course.env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert full.returncode == 1, full.stdout + full.stderr
     assert "the gradebook or the course's disk failed" in full.stderr
     state = course.root / ".grading" / f"{ASSIGNMENT}.json"
@@ -423,10 +533,12 @@ def test_a_full_disk_mid_run_leaves_nobody_graded_wrongly(tmp_path):
     for student in HONEST:
         found = gradebook_scores(course, student)
         assert {g: found[g][0] for g in code_tests(course)} == {
-            g: spec.expected[student][NOTEBOOK][g] for g in code_tests(course)}, student
+            g: spec.expected[student][NOTEBOOK][g] for g in code_tests(course)
+        }, student
 
 
 # ---- pre-checks alone ---------------------------------------------------------------------------
+
 
 def test_precheck_accepts_the_release_itself(tmp_path):
     release = h.EXERCISES / "release" / ASSIGNMENT

@@ -47,15 +47,26 @@ ASSIGNMENTS = h.assignments()
 SPECCED = [a for a in ASSIGNMENTS if specs.spec_path(a).is_file()]
 THIS_FILE = Path(__file__).resolve()
 
-half = pipeline_half          # 0 or 1: which of the two courses grades an assignment
+half = pipeline_half  # 0 or 1: which of the two courses grades an assignment
 
 
 every_assignment = pytest.mark.parametrize("assignment", ASSIGNMENTS)
 specced = pytest.mark.parametrize("assignment", SPECCED)
 
 # nbgrader export's columns (exercises/README.md, section 5)
-EXPORT_COLUMNS = ["assignment", "duedate", "timestamp", "student_id", "last_name", "first_name",
-                  "email", "raw_score", "late_submission_penalty", "score", "max_score"]
+EXPORT_COLUMNS = [
+    "assignment",
+    "duedate",
+    "timestamp",
+    "student_id",
+    "last_name",
+    "first_name",
+    "email",
+    "raw_score",
+    "late_submission_penalty",
+    "score",
+    "max_score",
+]
 
 
 def spec(assignment):
@@ -80,6 +91,7 @@ def sources(assignment):
 
 # ---- every assignment has a spec ---------------------------------------------------------------
 
+
 def test_the_course_has_assignments():
     assert ASSIGNMENTS, "exercises/source/ holds no assignment"
 
@@ -92,8 +104,10 @@ def test_every_assignment_has_a_spec(assignment):
 
 def test_every_spec_is_for_an_assignment():
     stale = [name for name in specs.spec_names() if name not in ASSIGNMENTS]
-    assert not stale, (f"tests/assignments/ has specs for {stale}, which are not folders of "
-                       f"exercises/source/ with a notebook (found: {ASSIGNMENTS})")
+    assert not stale, (
+        f"tests/assignments/ has specs for {stale}, which are not folders of "
+        f"exercises/source/ with a notebook (found: {ASSIGNMENTS})"
+    )
 
 
 @specced
@@ -103,6 +117,7 @@ def test_spec_is_complete_and_consistent(assignment):
 
 # ---- the source notebooks, statically ----------------------------------------------------------
 
+
 @every_assignment
 def test_source_is_valid_and_stored_without_outputs(assignment):
     for name, nb in sources(assignment).items():
@@ -110,8 +125,7 @@ def test_source_is_valid_and_stored_without_outputs(assignment):
         assert nb.metadata.kernelspec.name == "python3", name
         for cell in nb.cells:
             if cell.cell_type == "code":
-                assert cell.outputs == [] and cell.execution_count is None, (
-                    name, cell.source[:60])
+                assert cell.outputs == [] and cell.execution_count is None, (name, cell.source[:60])
 
 
 @every_assignment
@@ -127,11 +141,15 @@ def test_grade_ids_are_unique_and_cells_are_autograded_or_written_answers(assign
             if meta.get("grade") and meta.get("solution"):
                 assert cell.cell_type == "markdown", meta["grade_id"]
                 assert meta.get("points", 0) > 0, meta["grade_id"]
-                solution = cell.source[cell.source.find(h.BEGIN_SOLUTION):]
+                solution = cell.source[cell.source.find(h.BEGIN_SOLUTION) :]
                 assert h.BEGIN_SOLUTION in cell.source and h.END_SOLUTION in solution, (
-                    meta["grade_id"], "model answer and rubric between the solution markers")
-                assert "**Rubric" in solution[:solution.find(h.END_SOLUTION)], (
-                    meta["grade_id"], "a rubric for the grader, hidden from learners")
+                    meta["grade_id"],
+                    "model answer and rubric between the solution markers",
+                )
+                assert "**Rubric" in solution[: solution.find(h.END_SOLUTION)], (
+                    meta["grade_id"],
+                    "a rubric for the grader, hidden from learners",
+                )
             elif meta.get("grade"):
                 assert cell.cell_type == "code" and meta.get("locked") is True, meta["grade_id"]
                 assert meta.get("points", 0) > 0, meta["grade_id"]
@@ -154,9 +172,13 @@ def test_solution_and_test_cells_are_paired(assignment):
         cells = h.cells_by_id(nb)
         pairs = s.solutions[name]
         assert set(h.solution_cells(nb)) - set(s.manual[name]) == set(pairs), (
-            name, "solution cells")
+            name,
+            "solution cells",
+        )
         assert {t for tests in pairs.values() for t in tests} == set(h.autograded_cells(nb)), (
-            name, "every test cell must test a solution")
+            name,
+            "every test cell must test a solution",
+        )
         for solution_id, test_ids in pairs.items():
             solution = cells[solution_id]
             assert h.meta(solution)["solution"] is True and solution.cell_type == "code"
@@ -176,11 +198,17 @@ def test_solution_and_test_cells_are_paired(assignment):
                 assert "_grading.recheck(" in part, test_id
                 hidden += part + "\n"
             called = h.functions_called_through_grading(hidden)
-            assert functions <= called, (solution_id, "call these through _grading.call",
-                                         sorted(functions - called))
+            assert functions <= called, (
+                solution_id,
+                "call these through _grading.call",
+                sorted(functions - called),
+            )
             read = set(h.names_read_unbound(hidden))
-            assert defined - functions <= read, (solution_id, "hidden tests never read",
-                                               sorted(defined - functions - read))
+            assert defined - functions <= read, (
+                solution_id,
+                "hidden tests never read",
+                sorted(defined - functions - read),
+            )
 
 
 @every_assignment
@@ -197,12 +225,17 @@ def test_hidden_tests_use_no_name_the_notebook_could_shadow(assignment):
 
 # ---- the pipeline ------------------------------------------------------------------------------
 
+
 def selected_assignments(session):
     """The assignments of the selected pipeline tests (all of them when none is parametrised):
     ``pytest -k all_reduce`` releases, validates, grades and exports that assignment only."""
-    selected = {item.callspec.params["assignment"] for item in session.items
-                if item.path == THIS_FILE and item.get_closest_marker("slow")
-                and "assignment" in getattr(getattr(item, "callspec", None), "params", {})}
+    selected = {
+        item.callspec.params["assignment"]
+        for item in session.items
+        if item.path == THIS_FILE
+        and item.get_closest_marker("slow")
+        and "assignment" in getattr(getattr(item, "callspec", None), "params", {})
+    }
     return () if selected >= set(ASSIGNMENTS) else tuple(sorted(selected))
 
 
@@ -219,9 +252,10 @@ def courses(request, tmp_path_factory):
             names = [a for a in selected if half(a) == which]
             if not names:
                 pytest.skip(f"no assignment of half {which} is selected")
-            made[which] = h.Course.create(tmp_path_factory.mktemp(f"grading_pipeline_{which}"),
-                                          names)
-            assert made[which].release_output == ""     # quiet on success
+            made[which] = h.Course.create(
+                tmp_path_factory.mktemp(f"grading_pipeline_{which}"), names
+            )
+            assert made[which].release_output == ""  # quiet on success
         return made[which]
 
     return course_of
@@ -257,7 +291,9 @@ def test_release_strips_solutions_and_hidden_tests(course, assignment):
         for source_cell, release_cell in zip(source.cells, release.cells):
             assert h.meta(release_cell).get("grade_id") == h.meta(source_cell).get("grade_id")
             assert release_cell.source == h.released_source(source_cell), (
-                name, h.meta(source_cell).get("grade_id"))
+                name,
+                h.meta(source_cell).get("grade_id"),
+            )
         cells = h.cells_by_id(release)
         for grade_id in h.solution_cells(source):
             stub = h.CODE_STUB if cells[grade_id].cell_type == "code" else h.TEXT_STUB
@@ -275,12 +311,18 @@ VALIDATED = "cost_models"
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("assignment", [
-    a if a == VALIDATED else pytest.param(a, marks=pytest.mark.extended) for a in ASSIGNMENTS])
-@pytest.mark.parametrize("invert, verdict", [
-    (False, "Success! Your notebook passes all the tests."),          # the source passes
-    (True, "Success! The notebook does not pass any tests."),         # the release fails all
-], ids=["source_passes_validate", "release_fails_validate_invert"])
+@pytest.mark.parametrize(
+    "assignment",
+    [a if a == VALIDATED else pytest.param(a, marks=pytest.mark.extended) for a in ASSIGNMENTS],
+)
+@pytest.mark.parametrize(
+    "invert, verdict",
+    [
+        (False, "Success! Your notebook passes all the tests."),  # the source passes
+        (True, "Success! The notebook does not pass any tests."),  # the release fails all
+    ],
+    ids=["source_passes_validate", "release_fails_validate_invert"],
+)
 def test_validate(course, assignment, invert, verdict):
     outputs = step(course.validate, invert, (assignment,))
     for name in course.notebooks(assignment):
@@ -301,7 +343,7 @@ def test_autograde_scores_are_exact(course, assignment):
             recorded[name] = {cell.name: cell.max_score for cell in notebook.grade_cells}
         for student in s.students:
             max_scores[student] = gb.find_submission(assignment, student).max_score
-    assert recorded == s.points                          # the gradebook knows the points
+    assert recorded == s.points  # the gradebook knows the points
     assert max_scores == dict.fromkeys(s.students, s.max_score)
     # as autograde left them: every test cell scored, every written answer awaiting a grade
     # unless it was handed in untouched (0, by nbgrader itself)
@@ -311,8 +353,9 @@ def test_autograde_scores_are_exact(course, assignment):
         cells, total, needs = state[student]
         scores[student], wanted[student] = {}, {}
         for name in s.notebooks:
-            submitted = h.cells_by_id(h.read(course.root / "submitted" / student / assignment
-                                             / f"{name}.ipynb"))
+            submitted = h.cells_by_id(
+                h.read(course.root / "submitted" / student / assignment / f"{name}.ipynb")
+            )
             release = h.cells_by_id(course.release(assignment, name))
             scores[student][name], wanted[student][name] = {}, {}
             for cell, (score, needs_grade) in cells[name].items():
@@ -326,9 +369,13 @@ def test_autograde_scores_are_exact(course, assignment):
         totals[student] = (total, needs)
         waiting[student] = any(w[1] for nb in wanted[student].values() for w in nb.values())
     assert scores == wanted
-    assert totals == {student: (sum(w[0] or 0 for nb in wanted[student].values()
-                                    for w in nb.values()), waiting[student])
-                      for student in s.students}
+    assert totals == {
+        student: (
+            sum(w[0] or 0 for nb in wanted[student].values() for w in nb.values()),
+            waiting[student],
+        )
+        for student in s.students
+    }
 
 
 @pytest.mark.slow
@@ -345,9 +392,12 @@ def test_grades_given_by_hand_count(course, assignment):
             submission = gb.find_submission(assignment, student)
             totals[student] = (submission.score, submission.needs_manual_grade)
             scores[student] = {
-                name: {cell: gb.find_grade(cell, name, assignment, student).score
-                       for cell in s.points[name]}
-                for name in s.notebooks}
+                name: {
+                    cell: gb.find_grade(cell, name, assignment, student).score
+                    for cell in s.points[name]
+                }
+                for name in s.notebooks
+            }
     assert scores == s.expected
     assert totals == {student: (s.totals[student], False) for student in s.students}
 
@@ -364,7 +414,7 @@ def test_test_cells_are_restored_and_fail_exactly_where_they_score_0(course, ass
             cells = h.cells_by_id(course.autograded_nb(assignment, student, name))
             for grade_id, points in s.expected[student][name].items():
                 if grade_id in s.manual[name]:
-                    continue                             # the student's own written answer
+                    continue  # the student's own written answer
                 assert cells[grade_id].source == source[grade_id].source, (student, grade_id)
                 errors = h.error_outputs(cells[grade_id])
                 assert len(errors) == (1 if points == 0 else 0), (student, grade_id, errors)
@@ -386,8 +436,10 @@ def test_failing_cells_show_the_expected_errors(course, assignment):
                 if len(errors) != 1:
                     problems.append(f"{student} {grade_id}: {len(errors)} error outputs")
                     continue
-                problems += [f"{student} {grade_id}: the error {p}"
-                             for p in error.problems(errors[0].ename, errors[0].evalue)]
+                problems += [
+                    f"{student} {grade_id}: the error {p}"
+                    for p in error.problems(errors[0].ename, errors[0].evalue)
+                ]
     assert not problems, "\n".join(problems)
 
 
@@ -413,14 +465,17 @@ def test_feedback_reports_each_students_scores_and_messages(course, assignment):
         for name in s.notebooks:
             report = course.feedback_html(assignment, student, name)
             total = sum(s.expected[student][name].values())
-            assert (f"{name} (Score: {float(total)} / "
-                    f"{float(sum(s.points[name].values()))})") in report, (student, name)
+            assert (
+                f"{name} (Score: {float(total)} / {float(sum(s.points[name].values()))})"
+            ) in report, (student, name)
             for cell, points in s.expected[student][name].items():
                 kind = "Written response" if cell in s.manual[name] else "Test cell"
-                assert (f'<a href="#{cell}">{kind}</a> (Score: {float(points)} / '
-                        f"{float(s.points[name][cell])})") in report, (student, cell)
+                assert (
+                    f'<a href="#{cell}">{kind}</a> (Score: {float(points)} / '
+                    f"{float(s.points[name][cell])})"
+                ) in report, (student, cell)
             if student == "hostile":
-                continue       # its IPython tampering replaces its tracebacks in the report
+                continue  # its IPython tampering replaces its tracebacks in the report
             for cell, error in s.errors.get(student, {}).get(name, {}).items():
                 for text in error.texts():
                     assert html.escape(text, quote=False) in report, (student, cell, text)
@@ -436,7 +491,7 @@ def test_export_has_one_row_per_assignment_and_student(course, which):
         try:
             students |= set(specs.load(assignment).students)
         except specs.SpecError:
-            pass                                         # its own tests report it
+            pass  # its own tests report it
     assert set(rows) == {(a, s) for a in course.assignments for s in students}
 
 
@@ -463,13 +518,16 @@ def test_export_rows(course, assignment):
 
 # ---- the release script's failures -------------------------------------------------------------
 
+
 def test_release_script_rejects_an_unknown_assignment(tmp_path):
     course = tmp_path / "course"
     shutil.copytree(h.EXERCISES / "source", course / "source")
     shutil.copy(h.EXERCISES / "nbgrader_config.py", course)
-    proc = subprocess.run([sys.executable, str(h.RELEASE_SCRIPT),
-                           "--course-dir", str(course), "no_such_assignment"],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, str(h.RELEASE_SCRIPT), "--course-dir", str(course), "no_such_assignment"],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 1
     assert proc.stdout == ""
     assert "no assignment no_such_assignment" in proc.stderr
@@ -484,11 +542,20 @@ def test_release_script_reports_nbgrader_failures(tmp_path):
     course = tmp_path / "course"
     (course / "source" / "broken").mkdir(parents=True)
     shutil.copy(h.EXERCISES / "nbgrader_config.py", course)
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
-        "def f():\n    ### BEGIN SOLUTION\n    return 1\n    ### END SOLUTION")])
+    nb = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_code_cell(
+                "def f():\n    ### BEGIN SOLUTION\n    return 1\n    ### END SOLUTION"
+            )
+        ]
+    )
     nbformat.write(nb, course / "source" / "broken" / "broken.ipynb")
-    proc = subprocess.run([sys.executable, str(h.RELEASE_SCRIPT), "--course-dir", str(course)],
-                          capture_output=True, text=True, env=h.nbgrader_env(tmp_path))
+    proc = subprocess.run(
+        [sys.executable, str(h.RELEASE_SCRIPT), "--course-dir", str(course)],
+        capture_output=True,
+        text=True,
+        env=h.nbgrader_env(tmp_path),
+    )
     assert proc.returncode == 1
     assert "`nbgrader generate_assignment broken --force` failed" in proc.stderr
     assert "solution" in proc.stderr.lower()

@@ -36,17 +36,20 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from collectives_grader import sandbox
+
 import assignments as specs
 import nbgrader_helpers as h
 
-from collectives_grader import sandbox
-
 ASSIGNMENT, NOTEBOOK = "cost_models", "ring_all_gather"
-HONEST = ("partial",)                   # graded before the attacks; must not change
+HONEST = ("partial",)  # graded before the attacks; must not change
 _SOURCE = h.read(h.source_path(ASSIGNMENT, NOTEBOOK))
 # the notebook's code solution cells, in order (read, not assumed): the attacks sit in them
-SOLUTION_CELLS = tuple(g for g, c in h.cells_by_id(_SOURCE).items()
-                       if h.meta(c).get("solution") and c.cell_type == "code")
+SOLUTION_CELLS = tuple(
+    g
+    for g, c in h.cells_by_id(_SOURCE).items()
+    if h.meta(c).get("solution") and c.cell_type == "code"
+)
 FIRST = SOLUTION_CELLS[0]
 pytestmark = pytest.mark.slow
 
@@ -54,7 +57,8 @@ SANDBOX_CONFIG = '\nc.Execute.kernel_name = "collectives-sandbox"\n'
 
 WALK_UP = "import pathlib\ncourse = pathlib.Path.cwd().parents[2]\n"
 ATTACKS = {
-    "gradebook": WALK_UP + '''
+    "gradebook": WALK_UP
+    + """
 import sqlite3
 found = [p / "gradebook.db" for p in pathlib.Path.cwd().parents if (p / "gradebook.db").exists()]
 if not found:
@@ -62,8 +66,9 @@ if not found:
 db = sqlite3.connect(found[0])
 db.execute("UPDATE grade SET auto_score = 1000, manual_score = 1000")
 db.commit()
-''',
-    "overwrite": WALK_UP + '''
+""",
+    "overwrite": WALK_UP
+    + """
 for target in [course / "source" / "cost_models" / "ring_all_gather.ipynb",
                course / "nbgrader_config.py",
                course / "submitted" / "correct" / "cost_models" / "ring_all_gather.ipynb",
@@ -71,8 +76,9 @@ for target in [course / "source" / "cost_models" / "ring_all_gather.ipynb",
     if not target.exists():
         raise FileNotFoundError(f"cannot see {target.relative_to(course)}")
     target.write_text("overwritten")
-''',
-    "steal": WALK_UP + '''
+""",
+    "steal": WALK_UP
+    + """
 import json
 visible = sorted(str(p.relative_to(course)) for p in course.rglob("*"))
 print("visible:", visible)
@@ -83,8 +89,8 @@ for path in solutions:
     for cell in json.loads(path.read_text())["cells"]:
         if cell["metadata"].get("nbgrader", {}).get("solution"):
             exec("".join(cell["source"]))
-''',
-    "network": '''
+""",
+    "network": """
 import socket
 for address in [("127.0.0.1", GRADER_PORT), ("192.0.2.1", 80)]:
     try:
@@ -94,8 +100,8 @@ for address in [("127.0.0.1", GRADER_PORT), ("192.0.2.1", 80)]:
     else:
         print(address, "connected")
 raise ConnectionError("no connection left the sandbox")
-''',
-    "forkbomb": '''
+""",
+    "forkbomb": """
 import os, time
 children = 0
 try:
@@ -106,16 +112,16 @@ try:
         children += 1
 except OSError as exc:
     raise RuntimeError(f"fork failed after {children} children: {exc}")
-''',
+""",
     "memory": "hog = bytearray(8 * 2**30)\n",
     "flood": 'for _ in range(50):\n    print("x" * 10**6)\n',
 }
-LOOPBACK = '''
+LOOPBACK = """
 import socket, threading
 server = socket.create_server(("127.0.0.1", 0))
 threading.Thread(target=lambda: server.accept()[0].sendall(b"loopback works"), daemon=True).start()
 assert socket.create_connection(server.getsockname()).recv(64) == b"loopback works"
-'''
+"""
 # the error each attack leaves in its cell (ename, text in the message)
 ATTACK_ERRORS = {
     "gradebook": ("FileNotFoundError", "no gradebook.db above"),
@@ -123,20 +129,29 @@ ATTACK_ERRORS = {
     "steal": ("FileNotFoundError", "no solutions to steal"),
     "network": ("ConnectionError", "no connection left the sandbox"),
     "memory": ("MemoryError", ""),
-    "flood": None,                       # no error: its output is cut
+    "flood": None,  # no error: its output is cut
     "forkbomb": ("RuntimeError", "fork failed after"),
 }
 # two hostile students, one attack in each of their solution cells (in this order)
-HOSTILE = {"intruder": ("gradebook", "overwrite", "steal", "network"),
-           "exhauster": ("memory", "flood", "forkbomb")}
-WHERE = {a: (student, cell) for student, attacks in HOSTILE.items()
-         for a, cell in zip(attacks, SOLUTION_CELLS)}
+HOSTILE = {
+    "intruder": ("gradebook", "overwrite", "steal", "network"),
+    "exhauster": ("memory", "flood", "forkbomb"),
+}
+WHERE = {
+    a: (student, cell)
+    for student, attacks in HOSTILE.items()
+    for a, cell in zip(attacks, SOLUTION_CELLS)
+}
 
 
 def attack(names, port):
     """A blank submission with the attacks ``names`` in its first solution cells."""
-    return specs.submission(replaced={cell: ATTACKS[name].replace("GRADER_PORT", str(port))
-                                      for name, cell in zip(names, SOLUTION_CELLS)})
+    return specs.submission(
+        replaced={
+            cell: ATTACKS[name].replace("GRADER_PORT", str(port))
+            for name, cell in zip(names, SOLUTION_CELLS)
+        }
+    )
 
 
 def loopback_then_correct(source, release):
@@ -149,9 +164,11 @@ def loopback_then_correct(source, release):
 def digest_tree(root, exclude=()):
     """{relative path: sha256} of the files under ``root`` (paths under ``exclude`` left out)."""
     root = Path(root)
-    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(root.rglob("*"))
-            if p.is_file() and not any(p.relative_to(root).parts[:len(e)] == e for e in exclude)}
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and not any(p.relative_to(root).parts[: len(e)] == e for e in exclude)
+    }
 
 
 def dump_gradebook(path):
@@ -164,6 +181,7 @@ def dump_gradebook(path):
 def scores(course, student):
     """{grade_id: score} of a student's autograded notebook, from the gradebook."""
     from nbgrader.api import Gradebook
+
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
         nb = gb.find_submission_notebook(NOTEBOOK, ASSIGNMENT, student)
         return {g.name: g.score for g in nb.grades}
@@ -214,27 +232,43 @@ def graded(tmp_path_factory):
     hostile = {student: attack(names, listener.port) for student, names in HOSTILE.items()}
     hostile["loopback"] = loopback_then_correct
     write_submissions(course, hostile)
-    proc = subprocess.run([sys.executable, "-m", "nbgrader", "autograde", ASSIGNMENT],
-                          cwd=course.root, env=course.env, capture_output=True, text=True,
-                          timeout=900)
+    proc = subprocess.run(
+        [sys.executable, "-m", "nbgrader", "autograde", ASSIGNMENT],
+        cwd=course.root,
+        env=course.env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     listener.server.close()
-    return dict(course=course, spec=spec, instructor=instructor, gradebook=gradebook,
-                listener=listener, proc=proc, hostile=sorted(hostile))
+    return dict(
+        course=course,
+        spec=spec,
+        instructor=instructor,
+        gradebook=gradebook,
+        listener=listener,
+        proc=proc,
+        hostile=sorted(hostile),
+    )
 
 
 def test_the_hostile_class_is_graded_to_the_end(graded):
     proc = graded["proc"]
     assert proc.returncode == 0, proc.stdout + proc.stderr
     for student in graded["hostile"]:
-        assert (graded["course"].root / "autograded" / student / ASSIGNMENT /
-                f"{NOTEBOOK}.ipynb").is_file(), student
+        assert (
+            graded["course"].root / "autograded" / student / ASSIGNMENT / f"{NOTEBOOK}.ipynb"
+        ).is_file(), student
 
 
 def test_instructor_files_and_other_students_are_byte_for_byte_unchanged(graded):
     course = graded["course"]
-    after = digest_tree(course.root, exclude=(("gradebook.db",),) + tuple(
-        (folder, s) for folder in ("submitted", "autograded") for s in graded["hostile"]) + (
-        (".grading", "answers"),))     # the grader's own record of the written answers graded
+    after = digest_tree(
+        course.root,
+        exclude=(("gradebook.db",),)
+        + tuple((folder, s) for folder in ("submitted", "autograded") for s in graded["hostile"])
+        + ((".grading", "answers"),),
+    )  # the grader's own record of the written answers graded
     assert after == graded["instructor"]
 
 
@@ -247,38 +281,45 @@ def test_no_existing_gradebook_row_changed(graded):
 
 def test_honest_scores_are_exact(graded):
     spec, course = graded["spec"], graded["course"]
-    tests = [g for g, c in h.cells_by_id(course.source(ASSIGNMENT, NOTEBOOK)).items()
-             if h.meta(c).get("grade") and c.cell_type == "code"]
+    tests = [
+        g
+        for g, c in h.cells_by_id(course.source(ASSIGNMENT, NOTEBOOK)).items()
+        if h.meta(c).get("grade") and c.cell_type == "code"
+    ]
     for student in HONEST:
         found = scores(course.root, student)
         assert {g: found[g] for g in tests} == {
-            g: spec.expected[student][NOTEBOOK][g] for g in tests}, student
+            g: spec.expected[student][NOTEBOOK][g] for g in tests
+        }, student
 
 
 def autograded(graded, student):
-    return h.read(graded["course"].root / "autograded" / student / ASSIGNMENT /
-                  f"{NOTEBOOK}.ipynb")
+    return h.read(graded["course"].root / "autograded" / student / ASSIGNMENT / f"{NOTEBOOK}.ipynb")
 
 
 @pytest.mark.parametrize("student", sorted(HOSTILE))
 def test_hostile_students_score_zero(graded, student):
     assert scores(graded["course"].root, student) == dict.fromkeys(
-        graded["spec"].points[NOTEBOOK], 0)
+        graded["spec"].points[NOTEBOOK], 0
+    )
 
 
 @pytest.mark.parametrize("name", [a for a in ATTACK_ERRORS if ATTACK_ERRORS[a]])
 def test_each_attack_fails_in_its_cell_with_its_error(graded, name):
     student, cell = WHERE[name]
-    errors = [(o.ename, o.evalue)
-              for o in h.error_outputs(h.cells_by_id(autograded(graded, student))[cell])]
+    errors = [
+        (o.ename, o.evalue)
+        for o in h.error_outputs(h.cells_by_id(autograded(graded, student))[cell])
+    ]
     ename, text = ATTACK_ERRORS[name]
     assert len(errors) == 1 and errors[0][0] == ename and text in errors[0][1], errors
 
 
 def test_nothing_reached_the_graders_server(graded):
     student, cell = WHERE["network"]
-    printed = "".join(o.get("text", "") for o in
-                      h.cells_by_id(autograded(graded, student))[cell].outputs)
+    printed = "".join(
+        o.get("text", "") for o in h.cells_by_id(autograded(graded, student))[cell].outputs
+    )
     assert "ConnectionRefusedError" in printed and "Network is unreachable" in printed, printed
     assert "connected" not in printed
     assert graded["listener"].received == []
@@ -286,10 +327,12 @@ def test_nothing_reached_the_graders_server(graded):
 
 def test_the_sandbox_shows_only_the_students_own_folder(graded):
     student, cell = WHERE["steal"]
-    visible = "".join(o.get("text", "") for o in
-                      h.cells_by_id(autograded(graded, student))[cell].outputs)
-    assert (f"visible: ['autograded', 'autograded/{student}', "
-            f"'autograded/{student}/cost_models'") in visible, visible
+    visible = "".join(
+        o.get("text", "") for o in h.cells_by_id(autograded(graded, student))[cell].outputs
+    )
+    assert (
+        f"visible: ['autograded', 'autograded/{student}', 'autograded/{student}/cost_models'"
+    ) in visible, visible
     assert "gradebook" not in visible and "source" not in visible and "'submitted" not in visible
 
 
@@ -309,6 +352,7 @@ def test_loopback_works_inside_the_sandbox(graded):
 
 # ---- without bwrap ------------------------------------------------------------------------------
 
+
 def test_snapshot_refuses_a_changed_copy(tmp_path):
     package = tmp_path / "pkg"
     (package / "sub").mkdir(parents=True)
@@ -319,8 +363,11 @@ def test_snapshot_refuses_a_changed_copy(tmp_path):
     target = snap.root / "collectives" / "sub" / "m.py"
     target.chmod(0o644)
     target.write_text("y = 3\n")
-    with pytest.raises(sandbox.SandboxError, match=r"copy of the collectives package changed "
-                                                    r"\(sub/m.py\)"):
+    with pytest.raises(
+        sandbox.SandboxError,
+        match=r"copy of the collectives package changed "
+        r"\(sub/m.py\)",
+    ):
         snap.verify()
     target.write_text("y = 2\n")
     snap.verify()
@@ -332,30 +379,35 @@ def test_snapshot_refuses_a_changed_copy(tmp_path):
 def test_grading_refuses_to_start_without_bwrap_unless_opted_out(tmp_path):
     """A kernel of the sandbox's spec does not start when bwrap is missing; it does with the
     explicit opt-out."""
-    code = ("import asyncio, sys\n"
-            "from jupyter_client.manager import AsyncKernelManager\n"
-            "async def main():\n"
-            "    km = AsyncKernelManager(kernel_name='collectives-sandbox')\n"
-            "    try:\n"
-            "        await km.start_kernel()\n"
-            "    except Exception as exc:\n"
-            "        print('REFUSED', exc); return\n"
-            "    print('STARTED'); await km.shutdown_kernel(now=True)\n"
-            "asyncio.run(main())\n")
+    code = (
+        "import asyncio, sys\n"
+        "from jupyter_client.manager import AsyncKernelManager\n"
+        "async def main():\n"
+        "    km = AsyncKernelManager(kernel_name='collectives-sandbox')\n"
+        "    try:\n"
+        "        await km.start_kernel()\n"
+        "    except Exception as exc:\n"
+        "        print('REFUSED', exc); return\n"
+        "    print('STARTED'); await km.shutdown_kernel(now=True)\n"
+        "asyncio.run(main())\n"
+    )
     env = h.nbgrader_env(tmp_path)
     env["COLLECTIVES_BWRAP"] = str(tmp_path / "no-such-bwrap")
-    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                          text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+    )
     assert "REFUSED the grading sandbox cannot run: bubblewrap" in proc.stdout, proc
     assert "COLLECTIVES_GRADING_SANDBOX=off" in proc.stdout
     env[sandbox.OPT_OUT] = "off"
-    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                          text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+    )
     assert "STARTED" in proc.stdout, proc
 
 
 def test_kernel_spec_names_the_sandbox_provisioner():
     from jupyter_client.kernelspec import KernelSpecManager
+
     spec = KernelSpecManager().get_kernel_spec(sandbox.KERNEL_NAME)
     assert spec.metadata["kernel_provisioner"]["provisioner_name"] == sandbox.KERNEL_NAME
     assert spec.interrupt_mode == "message"
@@ -388,32 +440,58 @@ asyncio.run(main())
 '''
     work = tmp_path / "work"
     work.mkdir()
-    proc = subprocess.run([sys.executable, "-c", code, str(work)], env=h.nbgrader_env(tmp_path),
-                          capture_output=True, text=True, timeout=400)
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(work)],
+        env=h.nbgrader_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=400,
+    )
     printed = "".join(json.loads(proc.stdout.strip().splitlines()[-1]))
     assert f"GLOO True {sandbox.PACKAGE_MOUNT}/collectives/__init__.py" in printed, (
-        printed, proc.stderr[-2000:])
+        printed,
+        proc.stderr[-2000:],
+    )
 
 
 def test_cpu_time_and_process_limits_bind_inside_the_sandbox(tmp_path):
     """A busy loop is stopped by the CPU-time limit; forks stop at the process limit."""
     import signal
+
     tmp_path.chmod(0o777)
     user = sandbox._KernelUser()
     try:
         limits = sandbox.Limits(cpu_seconds=1, processes=20)
-        loop = sandbox.bwrap_command(["/usr/bin/python3", "-c", "while True: pass"],
-                                     tmp_path, tmp_path, tmp_path, user)
-        proc = subprocess.run(loop, preexec_fn=sandbox._preexec(limits), timeout=60,
-                              capture_output=True)
-        assert proc.returncode in (-signal.SIGXCPU, 128 + signal.SIGXCPU, -signal.SIGKILL,
-                                   128 + signal.SIGKILL), proc
-        forks = sandbox.bwrap_command(["/usr/bin/python3", "-c", (
-            "import os, time\nn = 0\ntry:\n    while True:\n        if os.fork() == 0:\n"
-            "            time.sleep(30); os._exit(0)\n        n += 1\n"
-            "except OSError:\n    print(n)\n")], tmp_path, tmp_path, tmp_path, user)
-        proc = subprocess.run(forks, preexec_fn=sandbox._preexec(limits), timeout=60,
-                              capture_output=True, text=True)
+        loop = sandbox.bwrap_command(
+            ["/usr/bin/python3", "-c", "while True: pass"], tmp_path, tmp_path, tmp_path, user
+        )
+        proc = subprocess.run(
+            loop, preexec_fn=sandbox._preexec(limits), timeout=60, capture_output=True
+        )
+        assert proc.returncode in (
+            -signal.SIGXCPU,
+            128 + signal.SIGXCPU,
+            -signal.SIGKILL,
+            128 + signal.SIGKILL,
+        ), proc
+        forks = sandbox.bwrap_command(
+            [
+                "/usr/bin/python3",
+                "-c",
+                (
+                    "import os, time\nn = 0\ntry:\n    while True:\n        if os.fork() == 0:\n"
+                    "            time.sleep(30); os._exit(0)\n        n += 1\n"
+                    "except OSError:\n    print(n)\n"
+                ),
+            ],
+            tmp_path,
+            tmp_path,
+            tmp_path,
+            user,
+        )
+        proc = subprocess.run(
+            forks, preexec_fn=sandbox._preexec(limits), timeout=60, capture_output=True, text=True
+        )
         assert 0 < int(proc.stdout) < 20, proc
     finally:
         user.release()
@@ -431,7 +509,7 @@ def test_disk_limit_and_read_only_files_inside_the_sandbox(tmp_path):
     (work / "link.db").symlink_to(tmp_path / "gradebook.db")
     for path in (tmp_path, work, private):
         path.chmod(0o777)
-    code = '''
+    code = """
 import os
 def fill(folder):
     written = 0
@@ -448,21 +526,26 @@ for action in (lambda: open("answer.ipynb", "w"), lambda: open("link.db").read()
     except OSError as exc:
         print(exc.strerror)
 print(fill("."), fill("/tmp"))
-'''
+"""
     user = sandbox._KernelUser()
     try:
         limits = sandbox.Limits(disk_bytes=8 * 2**20)
-        command = sandbox.bwrap_command(["/usr/bin/python3", "-c", code], work, private,
-                                        tmp_path, user, limits)
-        proc = subprocess.run(command, preexec_fn=sandbox._preexec(limits), timeout=60,
-                              capture_output=True, text=True)
+        command = sandbox.bwrap_command(
+            ["/usr/bin/python3", "-c", code], work, private, tmp_path, user, limits
+        )
+        proc = subprocess.run(
+            command, preexec_fn=sandbox._preexec(limits), timeout=60, capture_output=True, text=True
+        )
     finally:
         user.release()
     # 8 MiB tmpfs, 1 MiB writes: 8 of them fit in each (the read-only files are mounts, not in
     # the tmpfs; the empty mount-point folders take no data blocks)
     assert proc.stdout.splitlines() == [
-        "handed in", "Read-only file system", "No such file or directory",
-        "(8, 'No space left on device') (8, 'No space left on device')"], proc
+        "handed in",
+        "Read-only file system",
+        "No such file or directory",
+        "(8, 'No space left on device') (8, 'No space left on device')",
+    ], proc
     assert sorted(p.name for p in work.iterdir()) == ["answer.ipynb", "link.db"]
     assert (work / "answer.ipynb").read_text() == "handed in"
 
@@ -474,7 +557,7 @@ def test_memory_cgroup_limits_a_kernels_processes_together(tmp_path):
     if group.path is None:
         pytest.skip(f"no memory cgroup here: {group.reason}")
     tmp_path.chmod(0o777)
-    code = '''
+    code = """
 import os, time
 pids = []
 for _ in range(3):
@@ -486,14 +569,20 @@ for _ in range(3):
     pids.append(pid)
 statuses = [os.waitpid(pid, 0)[1] for pid in pids]
 print(sum(os.WIFSIGNALED(s) and os.WTERMSIG(s) == 9 for s in statuses))
-'''
+"""
     user = sandbox._KernelUser()
     path = group.path
     try:
-        command = sandbox.bwrap_command(["/usr/bin/python3", "-c", code], tmp_path, tmp_path,
-                                        tmp_path, user)
-        proc = subprocess.run(command, preexec_fn=sandbox._preexec(sandbox.LIMITS, group),
-                              timeout=60, capture_output=True, text=True)
+        command = sandbox.bwrap_command(
+            ["/usr/bin/python3", "-c", code], tmp_path, tmp_path, tmp_path, user
+        )
+        proc = subprocess.run(
+            command,
+            preexec_fn=sandbox._preexec(sandbox.LIMITS, group),
+            timeout=60,
+            capture_output=True,
+            text=True,
+        )
     finally:
         user.release()
         group.remove()

@@ -15,8 +15,13 @@ SCRIPT = ROOT / "scripts" / "release_notebooks.py"
 
 def run(course, *args):
     env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
-    proc = subprocess.run([sys.executable, str(SCRIPT), "--course-dir", str(course), "-v", *args],
-                          capture_output=True, text=True, env=env, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPT), "--course-dir", str(course), "-v", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     return proc.stdout
 
@@ -24,18 +29,20 @@ def run(course, *args):
 @pytest.mark.slow
 def test_release_skips_what_is_up_to_date(tmp_path):
     course = tmp_path / "course"
-    shutil.copytree(ROOT / "exercises" / "source" / "cost_models", course / "source" / "cost_models")
+    shutil.copytree(
+        ROOT / "exercises" / "source" / "cost_models", course / "source" / "cost_models"
+    )
     shutil.copy2(ROOT / "exercises" / "nbgrader_config.py", course / "nbgrader_config.py")
     released = course / "release" / "cost_models" / "ring_all_gather.ipynb"
 
-    assert "released" in run(course)                       # a fresh course: generated
+    assert "released" in run(course)  # a fresh course: generated
     first = released.stat().st_mtime_ns
-    assert run(course).strip() == "up to date: cost_models"   # nothing changed: skipped
+    assert run(course).strip() == "up to date: cost_models"  # nothing changed: skipped
     assert released.stat().st_mtime_ns == first
 
     source = course / "source" / "cost_models" / "ring_all_gather.ipynb"
     later = first / 1e9 + 5
-    os.utime(source, (later, later))                       # the source changes
+    os.utime(source, (later, later))  # the source changes
     assert "released" in run(course)
     assert released.stat().st_mtime_ns > first
-    assert "released" in run(course, "--force")            # --force always regenerates
+    assert "released" in run(course, "--force")  # --force always regenerates

@@ -14,7 +14,6 @@ from collectives import topology as tp
 
 from garbage import check_every_bad_argument
 
-
 RING = tp.ring(4, 1e9)
 AG = cl.algorithms.ring_all_gather(4)
 
@@ -25,11 +24,12 @@ def _cluster(n, g):
 
 CALLS = {
     "time": (cl.time, [AG, RING, 1e6]),
-    "time placement": (lambda p: cl.time(AG, tp.ring(8, 1e9), 1e6, placement=p),
-                       [[0, 1, 2, 3]]),
+    "time placement": (lambda p: cl.time(AG, tp.ring(8, 1e9), 1e6, placement=p), [[0, 1, 2, 3]]),
     "time_concurrent": (cl.time_concurrent, [[cl.Job(AG, 1e6)], RING]),
-    "Job": (lambda s, nbytes, p: cl.time_concurrent([cl.Job(s, nbytes, p)], RING),
-            [AG, 1e6, [0, 1, 2, 3]]),
+    "Job": (
+        lambda s, nbytes, p: cl.time_concurrent([cl.Job(s, nbytes, p)], RING),
+        [AG, 1e6, [0, 1, 2, 3]],
+    ),
     "grouped": (cl.grouped, [cl.algorithms.ring_all_reduce(2), [[0, 1], [2, 3]]]),
     "torus_all_gather": (cl.algorithms.torus_all_gather, [(4, 4), (0,)]),
     "torus_all_to_all": (cl.algorithms.torus_all_to_all, [(4, 4), (0,)]),
@@ -41,10 +41,14 @@ CALLS = {
     "collective_permute": (cl.algorithms.collective_permute, [[1, -1]]),
     "send_recv": (cl.algorithms.send_recv, [3, 0, 1]),
     "direct_gather": (cl.algorithms.direct_gather, [4, 0]),
-    "Schedule": (lambda c, n, k, steps: cl.Schedule(c, n, k, steps),
-                 ["all_gather", 2, 2, [[(0, 1, 0, 0)]]]),
-    "Schedule groups": (lambda g: cl.Schedule("all_reduce", 4, 1, [], groups=g),
-                        [[[0, 1], [2, 3]]]),
+    "Schedule": (
+        lambda c, n, k, steps: cl.Schedule(c, n, k, steps),
+        ["all_gather", 2, 2, [[(0, 1, 0, 0)]]],
+    ),
+    "Schedule groups": (
+        lambda g: cl.Schedule("all_reduce", 4, 1, [], groups=g),
+        [[[0, 1], [2, 3]]],
+    ),
     "Schedule peers": (lambda p: cl.Schedule("permute", 2, 1, [], peers=p), [[1, -1]]),
     "Schedule op": (lambda op: cl.Schedule("all_reduce", 2, 1, [], op=op), ["max"]),
     "simulate": (cl.simulate, [AG, np.ones((4, 1))]),
@@ -52,21 +56,28 @@ CALLS = {
     "trace": (lambda s, stop: cl.trace(s, stop_at_error=stop), [AG, False]),
     "pipelined": (cl.transforms.pipelined, [AG, 2]),
     "dual": (cl.transforms.dual, [AG]),
-    "compose": (cl.compose, [cl.algorithms.ring_reduce_scatter(2),
-                             cl.algorithms.ring_all_gather(2)]),
-    "embed": (lambda g, b: cl.transforms.embed(cl.algorithms.ring_all_gather(2), g, b,
-                                               collective="all_gather", n_ranks=4, n_chunks=4),
-              [[[0, 1], [2, 3]], np.arange(8).reshape(2, 2, 2)]),
+    "compose": (
+        cl.compose,
+        [cl.algorithms.ring_reduce_scatter(2), cl.algorithms.ring_all_gather(2)],
+    ),
+    "embed": (
+        lambda g, b: cl.transforms.embed(
+            cl.algorithms.ring_all_gather(2), g, b, collective="all_gather", n_ranks=4, n_chunks=4
+        ),
+        [[[0, 1], [2, 3]], np.arange(8).reshape(2, 2, 2)],
+    ),
     "analytic.ring_all_gather": (
         lambda n, s, a, b: cl.analytic.ring_all_gather(n, s, alpha=a, bandwidth=b),
-        [8, 1e6, 0.0, 1e9]),
+        [8, 1e6, 0.0, 1e9],
+    ),
     "analytic.nvls_all_reduce": (
-        lambda n, s, a, b, k: cl.analytic.nvls_all_reduce(n, s, alpha=a, bandwidth=b,
-                                                          n_segments=k),
-        [8, 1e6, 0.0, 1e9, 2]),
+        lambda n, s, a, b, k: cl.analytic.nvls_all_reduce(n, s, alpha=a, bandwidth=b, n_segments=k),
+        [8, 1e6, 0.0, 1e9, 2],
+    ),
     "analytic.torus_all_gather": (
         lambda shape, s, a, b: cl.analytic.torus_all_gather(shape, s, alpha=a, bandwidth=b),
-        [(4, 4), 1e6, 0.0, 1e9]),
+        [(4, 4), 1e6, 0.0, 1e9],
+    ),
     "hardware.preset": (cl.hardware.preset, ["tpu-v5e"]),
     "topology.ring": (tp.ring, [4, 1e9]),
     "topology.torus": (tp.torus, [(4, 4), 1e9]),

@@ -9,8 +9,8 @@ import collectives as cl
 from collectives import analytic
 from collectives import topology as tp
 
-B = 45e9          # bytes/s per direction (TPU v5e ICI link, Scaling Book 2026-07)
-H = 1e-6          # seconds per hop
+B = 45e9  # bytes/s per direction (TPU v5e ICI link, Scaling Book 2026-07)
+H = 1e-6  # seconds per hop
 
 
 def rel(a, b):
@@ -79,7 +79,7 @@ def test_hand_derived_ring_all_gather():
 def test_two_transfers_over_one_link_take_twice_as_long():
     one = cl.Schedule("all_gather", 3, 3, [[(0, 1, 0, 0)]], n_scratch=0)
     two = cl.Schedule("all_gather", 3, 3, [[(0, 1, 0, 0), (0, 2, 0, 0)]])
-    chain = tp.chain(3, 1e9)        # 0 -> 2 crosses 0 -> 1 too
+    chain = tp.chain(3, 1e9)  # 0 -> 2 crosses 0 -> 1 too
     t1 = cl.time(one, chain, 3e9).seconds
     t2 = cl.time(two, chain, 3e9).seconds
     assert t1 == pytest.approx(1.0) and t2 == pytest.approx(2.0)
@@ -109,18 +109,19 @@ def test_losing_wraparound_doubles_a_bidirectional_ring_on_a_chain():
     # transfer rides idle reverse links: the same bytes per link, only more latency.
     assert cl.time(ag, tp.chain(n, B), S).seconds == pytest.approx(2 * ring)
     extra = cl.time(ag, tp.chain(n, B, H), S).seconds - cl.time(ag, tp.chain(n, B), S).seconds
-    assert extra == pytest.approx((n - 1) * (n - 1) * H)     # a 15-hop path in every step
+    assert extra == pytest.approx((n - 1) * (n - 1) * H)  # a 15-hop path in every step
 
 
 def test_local_transfers_are_free():
     s = cl.Schedule("all_to_all", 2, 2, [[(0, 0, 0, 0)], [(0, 1, 1, 0), (1, 0, 0, 1)]])
     t = cl.time(s, tp.ring(2, 1.0, 1.0), 2.0)
-    assert t.step_seconds.tolist() == [0.0, 2.0]    # 1 s latency + 1 byte / 1 B/s
+    assert t.step_seconds.tolist() == [0.0, 2.0]  # 1 s latency + 1 byte / 1 B/s
     assert t.step_bottleneck_link[0] == -1
 
 
 def test_sparse_path_matches_dense(monkeypatch):
     from collectives import cost
+
     s = cl.algorithms.bruck_all_to_all(12)
     topo = tp.torus((3, 4), 7e9, 2e-6)
     dense = cl.time(s, topo, 12e6)
@@ -143,21 +144,44 @@ def test_compact_traffic_costs_the_same_as_the_listed_transfers():
     assert np.array_equal(compact.step_seconds, explicit.step_seconds)
     assert np.array_equal(compact.link_bytes, explicit.link_bytes)
 
-@pytest.mark.parametrize("call, error, message", [
-    (lambda: cl.time(cl.algorithms.ring_all_gather(4), tp.ring(5, 1.0), 1.0),
-     cl.TopologyError, "the schedule has 4 ranks but ring of 5 has 5 endpoints; give placement"),
-    (lambda: cl.time(cl.algorithms.ring_all_gather(4), tp.ring(4, 1.0), -1),
-     cl.CollectivesError, "nbytes must be finite and >= 0, got -1"),
-    (lambda: cl.time(cl.algorithms.ring_all_gather(4), tp.ring(4, 1.0), float("nan")),
-     cl.CollectivesError, "nbytes must be finite"),
-    (lambda: cl.time(cl.algorithms.ring_all_gather(4), tp.ring(4, 1.0), "1MB"),
-     cl.CollectivesError, "nbytes must be a number of bytes, got '1MB'"),
-    (lambda: cl.time(cl.algorithms.ring_all_gather(4), "ring", 1.0),
-     cl.TopologyError, "expected a collectives Topology, got str"),
-    (lambda: cl.algbw(1e6, 0), cl.CollectivesError, "seconds must be a finite number > 0"),
-    (lambda: cl.busbw("allreduce", 1e6, 1.0, 8), cl.CollectivesError, "unknown collective"),
-    (lambda: cl.busbw("all_reduce", 1e6, 1.0, 0), cl.CollectivesError, "must be an integer >= 1"),
-])
+
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (
+            lambda: cl.time(cl.algorithms.ring_all_gather(4), tp.ring(5, 1.0), 1.0),
+            cl.TopologyError,
+            "the schedule has 4 ranks but ring of 5 has 5 endpoints; give placement",
+        ),
+        (
+            lambda: cl.time(cl.algorithms.ring_all_gather(4), tp.ring(4, 1.0), -1),
+            cl.CollectivesError,
+            "nbytes must be finite and >= 0, got -1",
+        ),
+        (
+            lambda: cl.time(cl.algorithms.ring_all_gather(4), tp.ring(4, 1.0), float("nan")),
+            cl.CollectivesError,
+            "nbytes must be finite",
+        ),
+        (
+            lambda: cl.time(cl.algorithms.ring_all_gather(4), tp.ring(4, 1.0), "1MB"),
+            cl.CollectivesError,
+            "nbytes must be a number of bytes, got '1MB'",
+        ),
+        (
+            lambda: cl.time(cl.algorithms.ring_all_gather(4), "ring", 1.0),
+            cl.TopologyError,
+            "expected a collectives Topology, got str",
+        ),
+        (lambda: cl.algbw(1e6, 0), cl.CollectivesError, "seconds must be a finite number > 0"),
+        (lambda: cl.busbw("allreduce", 1e6, 1.0, 8), cl.CollectivesError, "unknown collective"),
+        (
+            lambda: cl.busbw("all_reduce", 1e6, 1.0, 0),
+            cl.CollectivesError,
+            "must be an integer >= 1",
+        ),
+    ],
+)
 def test_bad_cost_inputs(call, error, message):
     with pytest.raises(error, match=message):
         call()
@@ -184,7 +208,7 @@ def test_ring_all_reduce_busbw_approaches_link_bandwidth():
 def test_crossover_is_where_latency_equals_transfer():
     n, alpha = 16, 1e-6
     s_star = analytic.ring_crossover_bytes(n, alpha=alpha, bandwidth=B)
-    assert s_star == pytest.approx(16 * 45e3)        # 720 kB on a 16-chip v5e axis
+    assert s_star == pytest.approx(16 * 45e3)  # 720 kB on a 16-chip v5e axis
     t = cl.time(cl.algorithms.ring_all_gather(n), tp.ring(n, B, alpha), s_star)
     assert t.step_latency[0] == pytest.approx(t.step_transfer[0])
 
@@ -201,8 +225,10 @@ def test_pipelined_chain_broadcast_matches_its_closed_form(n, k):
 def test_pipelining_a_chain_broadcast_approaches_one_buffer_time():
     # (n - 2 + k)(S / (k B)) -> S / B as k grows: 15 ranks, k = 1 costs 14 S/B
     n, S = 15, 1e9
-    times = [cl.time(cl.algorithms.chain_broadcast(n, n_segments=k), tp.chain(n, B), S).seconds
-             for k in (1, 8, 64, 512)]
+    times = [
+        cl.time(cl.algorithms.chain_broadcast(n, n_segments=k), tp.chain(n, B), S).seconds
+        for k in (1, 8, 64, 512)
+    ]
     assert times[0] == pytest.approx(14 * S / B)
     assert times == sorted(times, reverse=True)
     assert times[-1] == pytest.approx((13 + 512) * S / (512 * B))
@@ -220,15 +246,31 @@ def test_torus_collectives_match_closed_forms(shape, bidirectional, name, latenc
     for concurrent in (False, True):
         if concurrent and len({m for m in shape if m > 1}) > 1:
             with pytest.raises(cl.CollectivesError, match="same size"):
-                getattr(analytic, name)(shape, 1e8, alpha=H, bandwidth=B,
-                                        bidirectional=bidirectional, concurrent=concurrent)
+                getattr(analytic, name)(
+                    shape,
+                    1e8,
+                    alpha=H,
+                    bandwidth=B,
+                    bidirectional=bidirectional,
+                    concurrent=concurrent,
+                )
             continue
-        s = getattr(cl.algorithms, name)(shape, bidirectional=bidirectional, concurrent=concurrent,
-                                         latency_optimal=latency_optimal)
+        s = getattr(cl.algorithms, name)(
+            shape,
+            bidirectional=bidirectional,
+            concurrent=concurrent,
+            latency_optimal=latency_optimal,
+        )
         got = cl.time(s, topo, 1e8).seconds
-        want = getattr(analytic, name)(shape, 1e8, alpha=H, bandwidth=B,
-                                       bidirectional=bidirectional, concurrent=concurrent,
-                                       latency_optimal=latency_optimal)
+        want = getattr(analytic, name)(
+            shape,
+            1e8,
+            alpha=H,
+            bandwidth=B,
+            bidirectional=bidirectional,
+            concurrent=concurrent,
+            latency_optimal=latency_optimal,
+        )
         assert rel(got, want) < 1e-9
 
 
@@ -263,21 +305,29 @@ def test_torus_all_gather_matches_the_scaling_book():
 @pytest.mark.parametrize("shape", [(4, 4), (8, 16), (3, 5), (4, 4, 4)])
 def test_torus_collectives_use_chains_where_an_axis_does_not_wrap(shape):
     import itertools
+
     for wrap in itertools.product([True, False], repeat=len(shape)):
         topo = tp.torus(shape, B, H, wraparound=wrap)
         for bidirectional in (True, False):
             s = cl.algorithms.torus_all_gather(shape, bidirectional=bidirectional, wraparound=wrap)
             cl.verify(s)
             got = cl.time(s, topo, 1e8).seconds
-            want = analytic.torus_all_gather(shape, 1e8, alpha=H, bandwidth=B,
-                                             bidirectional=bidirectional, concurrent=False,
-                                             wraparound=wrap)
+            want = analytic.torus_all_gather(
+                shape,
+                1e8,
+                alpha=H,
+                bandwidth=B,
+                bidirectional=bidirectional,
+                concurrent=False,
+                wraparound=wrap,
+            )
             assert rel(got, want) < 1e-9
             rings = cl.algorithms.torus_all_gather(shape, bidirectional=bidirectional)
             assert got <= cl.time(rings, topo, 1e8).seconds * (1 + 1e-12)
 
 
 # ---- the helpers viz draws from: placement, an endpoint's link bytes, a grid of times ------
+
 
 def test_placement_nodes_are_where_time_runs_the_participants():
     dgx = cl.hardware.preset("dgx-h100")
@@ -291,17 +341,17 @@ def test_placement_nodes_are_where_time_runs_the_participants():
     with pytest.raises(cl.TopologyError, match="different endpoint"):
         cl.cost.placement_nodes(ring, two, placement=[4, 4, 5, 6])
     with pytest.raises(cl.TopologyError, match="placement"):
-        cl.cost.placement_nodes(ring, two)             # 4 ranks on 8 endpoints: say where
+        cl.cost.placement_nodes(ring, two)  # 4 ranks on 8 endpoints: say where
 
 
 def test_endpoint_link_bytes():
-    S = 2 ** 20
+    S = 2**20
     # ring all-reduce on a DGX node: each GPU sends 2(n-1) chunks of S/n up its NVLink to the
     # NVSwitch and receives as many: 14/8 S = 1.75 S each way
     dgx = cl.hardware.preset("dgx-h100")
     t = cl.time(cl.algorithms.ring_all_reduce(8), dgx, S)
     assert t.endpoint_link_bytes(dgx, "nvlink") == pytest.approx((1.75 * S, 1.75 * S))
-    assert t.endpoint_link_bytes(dgx) == pytest.approx((1.75 * S, 1.75 * S))   # first level
+    assert t.endpoint_link_bytes(dgx) == pytest.approx((1.75 * S, 1.75 * S))  # first level
     # nothing crosses PCIe inside one node
     assert t.endpoint_link_bytes(dgx, "pcie") == (0.0, 0.0)
     # direct all-gather on a switch of 4: each rank sends its shard S/4 to 3 others up its
@@ -321,23 +371,29 @@ def test_time_grid_times_every_case_key_bandwidth_and_size():
     cases = {
         "ring": lambda n, b: (cl.algorithms.ring_all_gather(n), tp.ring(n, b, H)),
         # half the bytes on the wire, and only at even rank counts
-        "ring, half": lambda n, b: None if n % 2 else (
-            cl.algorithms.ring_all_gather(n), tp.ring(n, b, H), 0.5),
+        "ring, half": lambda n, b: (
+            None if n % 2 else (cl.algorithms.ring_all_gather(n), tp.ring(n, b, H), 0.5)
+        ),
     }
-    g = cl.cost.time_grid("all_gather", cases, [3, 4], [10e9, 40e9], [2 ** 20])
+    g = cl.cost.time_grid("all_gather", cases, [3, 4], [10e9, 40e9], [2**20])
     assert g.cases == ("ring", "ring, half") and g.group_sizes == (3, 4)
     assert g.seconds.shape == g.busbw.shape == (2, 2, 2, 1)
     # ring, 4 ranks, 10 GB/s, 1 MiB: 3 * (1e-6 + 1048576 / 4e10) = 81.6432e-6 s
     assert g.seconds[0, 1, 0, 0] == pytest.approx(81.6432e-6, rel=1e-9)
     # busbw = S / t * (n - 1) / n
-    assert g.busbw[0, 1, 0, 0] == pytest.approx(2 ** 20 / 81.6432e-6 * 3 / 4, rel=1e-9)
+    assert g.busbw[0, 1, 0, 0] == pytest.approx(2**20 / 81.6432e-6 * 3 / 4, rel=1e-9)
     # half on the wire: 3 * (1e-6 + 524288 / 4e10) = 42.3216e-6 s; busbw on the whole buffer
     assert g.seconds[1, 1, 0, 0] == pytest.approx(42.3216e-6, rel=1e-9)
-    assert g.busbw[1, 1, 0, 0] == pytest.approx(2 ** 20 / 42.3216e-6 * 3 / 4, rel=1e-9)
+    assert g.busbw[1, 1, 0, 0] == pytest.approx(2**20 / 42.3216e-6 * 3 / 4, rel=1e-9)
     assert np.isnan(g.seconds[1, 0]).all() and np.isnan(g.busbw[1, 0]).all()
     with pytest.raises(cl.CollectivesError, match="not all_gather"):
-        cl.cost.time_grid("all_gather", {"rs": lambda n, b: (
-            cl.algorithms.ring_reduce_scatter(n), tp.ring(n, b))}, [4], [1e9], [1024])
+        cl.cost.time_grid(
+            "all_gather",
+            {"rs": lambda n, b: (cl.algorithms.ring_reduce_scatter(n), tp.ring(n, b))},
+            [4],
+            [1e9],
+            [1024],
+        )
     with pytest.raises(cl.CollectivesError, match="no case applies"):
         cl.cost.time_grid("all_gather", {"x": lambda n, b: None}, [4], [1e9], [1024])
     with pytest.raises(cl.CollectivesError, match="positive"):
@@ -373,7 +429,7 @@ def test_one_steps_link_bytes_follow_placement_and_adaptive_shares():
     su = cl.hardware.preset("superpod-h100", units=1, routing="adaptive")
     n_nodes, g = su.shape
     s = cl.algorithms.ring_all_gather(n_nodes * g)
-    b = cl.cost.step_link_bytes(s, su, float(n_nodes * g), 0)   # one byte per chunk
+    b = cl.cost.step_link_bytes(s, su, float(n_nodes * g), 0)  # one byte per chunk
     spine = su.info.levels.index("spine")
     up = (su.link_level == spine) & su.link_up
     # the 32 rail-changing hops (GPU 7 of node k -> GPU 0 of node k+1) leave leaf 7; adaptive
@@ -383,8 +439,9 @@ def test_one_steps_link_bytes_follow_placement_and_adaptive_shares():
     assert np.isclose(loaded.sum(), 32) and np.isclose(loaded.max(), 1.0)
     assert np.count_nonzero(loaded) == 32
     # placed on 4 GPUs of node 0 a 4-rank ring crosses NVLink only: GPU -> NVSwitch -> GPU
-    four = cl.cost.step_link_bytes(cl.algorithms.ring_all_gather(4), su, 4.0, 0,
-                                   placement=[0, 1, 2, 3])
+    four = cl.cost.step_link_bytes(
+        cl.algorithms.ring_all_gather(4), su, 4.0, 0, placement=[0, 1, 2, 3]
+    )
     nvlink = su.info.levels.index("nvlink")
     assert four.sum() == 8.0 and (su.link_level[four > 0] == nvlink).all()
 

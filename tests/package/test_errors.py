@@ -32,11 +32,22 @@ def test_the_old_import_paths_give_the_same_classes():
 
 
 def test_dist_error_keeps_the_failure_details():
-    e = errors.DistError("rank 1 failed", rank=1, exception="RuntimeError", task=0,
-                         failures={1: "RuntimeError: boom"}, unfinished=[2, 3])
+    e = errors.DistError(
+        "rank 1 failed",
+        rank=1,
+        exception="RuntimeError",
+        task=0,
+        failures={1: "RuntimeError: boom"},
+        unfinished=[2, 3],
+    )
     assert str(e) == "rank 1 failed"
     assert (e.rank, e.exception, e.task, e.failures, e.unfinished) == (
-        1, "RuntimeError", 0, {1: "RuntimeError: boom"}, (2, 3))
+        1,
+        "RuntimeError",
+        0,
+        {1: "RuntimeError: boom"},
+        (2, 3),
+    )
     timeout = errors.DistError("timed out", unfinished=(0,))
     assert timeout.rank is None and timeout.failures == {} and timeout.unfinished == (0,)
 

@@ -25,8 +25,16 @@ def test_all_lists_every_imported_name_and_nothing_else():
 
 def test_the_names_the_readme_and_issue_24_call_are_exported():
     # the README calls cl.time_concurrent and cl.Job; the others were missing from __all__
-    for name in ("Traffic", "time_concurrent", "Job", "ConcurrentTiming", "grouped", "measures",
-                 "DistError", "LayoutError"):
+    for name in (
+        "Traffic",
+        "time_concurrent",
+        "Job",
+        "ConcurrentTiming",
+        "grouped",
+        "measures",
+        "DistError",
+        "LayoutError",
+    ):
         assert name in cl.__all__, name
 
 

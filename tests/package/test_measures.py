@@ -16,13 +16,20 @@ from hypothesis import strategies as st
 
 import collectives as cl
 from collectives import TopologyError
-from collectives.measures import (MAX_RANKS, average_hops, bisection_bandwidth, diameter,
-                                  hop_matrix, hops)
+from collectives.measures import (
+    MAX_RANKS,
+    average_hops,
+    bisection_bandwidth,
+    diameter,
+    hop_matrix,
+    hops,
+)
 
-B = 4.5e10          # TPU v5e ICI, bytes/s per link per direction
+B = 4.5e10  # TPU v5e ICI, bytes/s per link per direction
 
 
 # ---- independent references --------------------------------------------------------------
+
 
 def routed_hop_matrix(topology):
     """Hops of every pair, counted from topology.paths one pair at a time."""
@@ -72,6 +79,7 @@ def rank(shape, coords):
 
 # ---- golden values -----------------------------------------------------------------------
 
+
 def test_16x16_torus():
     t = cl.topology.torus((16, 16), B)
     # farthest chip: 8 hops each way round both axes of 16 -> 8 + 8 = 16
@@ -112,7 +120,7 @@ def test_v5e_8x16_slice_wraps_only_its_long_axis():
 
 
 def test_full_v5p_pod_answers_from_closed_forms():
-    pod = cl.hardware.preset("tpu-v5p")                 # 16 x 20 x 28 = 8960 chips, wrapped
+    pod = cl.hardware.preset("tpu-v5p")  # 16 x 20 x 28 = 8960 chips, wrapped
     assert pod.n_ranks == 8960
     # 8 + 10 + 14
     assert diameter(pod) == 32
@@ -129,33 +137,36 @@ def test_full_v5p_pod_answers_from_closed_forms():
 
 
 def test_v4_pod():
-    pod = cl.hardware.preset("tpu-v4")                  # 16^3, wrapped
-    assert diameter(pod) == 24                           # 3 x 8
+    pod = cl.hardware.preset("tpu-v4")  # 16^3, wrapped
+    assert diameter(pod) == 24  # 3 x 8
     # 4096/16 = 256 lines cut twice: 512 links of 4.5e10 = 2.304e13
     assert bisection_bandwidth(pod) == pytest.approx(512 * 4.5e10, rel=1e-15)
 
 
-@pytest.mark.parametrize("build, d, mean, cut", [
-    # ring of 8: distances from 0 are 1 2 3 4 3 2 1 -> max 4, mean 16/7; cut twice
-    (lambda: cl.topology.ring(8, 1.0), 4, 16 / 7, 2.0),
-    # ring of 5: 1 2 2 1 -> mean 6/4; halves of 2 and 3, still two links
-    (lambda: cl.topology.ring(5, 1.0), 2, 1.5, 2.0),
-    # chain of 5: ordered distinct pairs sum to 2(4*1 + 3*2 + 2*3 + 1*4) = 40 over 20 pairs
-    (lambda: cl.topology.chain(5, 1.0), 4, 2.0, 1.0),
-    # one-way ring of 6: 1..5 hops forward, mean 3; one link crosses each way
-    (lambda: cl.topology.ring(6, 1.0, bidirectional=False), 5, 3.0, 1.0),
-    # 2 x 2 x 2: an axis of 2 has one link each way, no extra wraparound; 3 hops corner to
-    # corner; mean (1/2 per axis) * 3 * 8/7 = 12/7; 4 lines cut once
-    (lambda: cl.topology.torus((2, 2, 2), 1.0), 3, 12 / 7, 4.0),
-    # one switch of 7: up-link then down-link; 3 endpoints' up-links limit the cut
-    (lambda: cl.topology.switch(7, 1.0), 2, 2.0, 3.0),
-    (lambda: cl.topology.switch(8, 1.0), 2, 2.0, 4.0),
-    # k = 4 fat tree: 16 hosts; host-edge-aggregation-core-aggregation-edge-host = 6 links;
-    # bisection N b / 2 = 8 (collectives.fabric.bisection_bandwidth)
-    (lambda: cl.fabric.fat_tree(4, 1.0), 6, None, 8.0),
-    # a single chip
-    (lambda: cl.topology.torus((1, 1), 1.0), 0, 0.0, None),
-])
+@pytest.mark.parametrize(
+    "build, d, mean, cut",
+    [
+        # ring of 8: distances from 0 are 1 2 3 4 3 2 1 -> max 4, mean 16/7; cut twice
+        (lambda: cl.topology.ring(8, 1.0), 4, 16 / 7, 2.0),
+        # ring of 5: 1 2 2 1 -> mean 6/4; halves of 2 and 3, still two links
+        (lambda: cl.topology.ring(5, 1.0), 2, 1.5, 2.0),
+        # chain of 5: ordered distinct pairs sum to 2(4*1 + 3*2 + 2*3 + 1*4) = 40 over 20 pairs
+        (lambda: cl.topology.chain(5, 1.0), 4, 2.0, 1.0),
+        # one-way ring of 6: 1..5 hops forward, mean 3; one link crosses each way
+        (lambda: cl.topology.ring(6, 1.0, bidirectional=False), 5, 3.0, 1.0),
+        # 2 x 2 x 2: an axis of 2 has one link each way, no extra wraparound; 3 hops corner to
+        # corner; mean (1/2 per axis) * 3 * 8/7 = 12/7; 4 lines cut once
+        (lambda: cl.topology.torus((2, 2, 2), 1.0), 3, 12 / 7, 4.0),
+        # one switch of 7: up-link then down-link; 3 endpoints' up-links limit the cut
+        (lambda: cl.topology.switch(7, 1.0), 2, 2.0, 3.0),
+        (lambda: cl.topology.switch(8, 1.0), 2, 2.0, 4.0),
+        # k = 4 fat tree: 16 hosts; host-edge-aggregation-core-aggregation-edge-host = 6 links;
+        # bisection N b / 2 = 8 (collectives.fabric.bisection_bandwidth)
+        (lambda: cl.fabric.fat_tree(4, 1.0), 6, None, 8.0),
+        # a single chip
+        (lambda: cl.topology.torus((1, 1), 1.0), 0, 0.0, None),
+    ],
+)
 def test_small_topologies(build, d, mean, cut):
     t = build()
     assert diameter(t) == d
@@ -185,8 +196,7 @@ def test_product_and_cluster_use_routes_and_max_flow():
     np.testing.assert_array_equal(hop_matrix(t), routed_hop_matrix(t))
     # ring position 0 -> 2 (two hops) then across the switch (two links)
     assert hops(t, 0, 5) == 4 and diameter(t) == 4
-    c = cl.topology.cluster(4, 2, nvlink_bandwidth=10.0, pcie_bandwidth=5.0,
-                            nic_bandwidth=3.0)
+    c = cl.topology.cluster(4, 2, nvlink_bandwidth=10.0, pcie_bandwidth=5.0, nic_bandwidth=3.0)
     assert bisection_bandwidth(c) == pytest.approx(halves_flow(c, range(4)))
     np.testing.assert_array_equal(hop_matrix(c), routed_hop_matrix(c))
     assert diameter(c) == routed_hop_matrix(c).max()
@@ -204,6 +214,7 @@ def test_links_of_different_speeds_are_added_up():
 
 
 # ---- properties --------------------------------------------------------------------------
+
 
 @st.composite
 def small_tori(draw, sizes=st.integers(1, 7), max_ranks=60):
@@ -238,8 +249,11 @@ def test_torus_bisection_is_the_max_flow_across_the_cheapest_axis(case):
     if t.n_ranks < 2:
         return
     coords = np.stack(np.unravel_index(np.arange(t.n_ranks), shape), axis=1)
-    flows = [halves_flow(t, np.flatnonzero(coords[:, a] < size // 2).tolist())
-             for a, size in enumerate(shape) if size > 1]
+    flows = [
+        halves_flow(t, np.flatnonzero(coords[:, a] < size // 2).tolist())
+        for a, size in enumerate(shape)
+        if size > 1
+    ]
     assert bisection_bandwidth(t) == pytest.approx(min(flows))
     if t.n_ranks <= 16:
         # and no balanced cut at all is worse
@@ -252,7 +266,7 @@ def test_torus_bisection_is_never_below_the_worst_cut(case):
     shape, wrap = case
     t = cl.topology.torus(shape, 1.0, wraparound=wrap)
     assert bisection_bandwidth(t) >= worst_balanced_cut(t) - 1e-9
-    if len([s for s in shape if s > 1]) == 1:        # rings and chains: exact
+    if len([s for s in shape if s > 1]) == 1:  # rings and chains: exact
         assert bisection_bandwidth(t) == pytest.approx(worst_balanced_cut(t))
 
 
@@ -265,26 +279,40 @@ def test_an_odd_axis_can_have_a_cheaper_staircase_cut():
 
 # ---- bad input ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("call, text", [
-    (lambda: hops("torus", 0, 1), "hops takes a collectives Topology"),
-    (lambda: diameter((16, 16)), "diameter takes a collectives Topology"),
-    (lambda: bisection_bandwidth(None), "bisection_bandwidth takes a collectives Topology"),
-    (lambda: hops(cl.topology.ring(4, 1.0), 0, 4),
-     "dst holds 4, which is not an endpoint of ring of 4 (endpoints are 0..3)"),
-    (lambda: hops(cl.topology.switch(4, 1.0), 4, 0), "src holds 4, which is not an endpoint"),
-    (lambda: hops(cl.topology.ring(4, 1.0), -1, 0), "src holds -1"),
-    (lambda: hops(cl.topology.ring(4, 1.0), 0.5, 1), "src must hold integers"),
-    (lambda: hops(cl.topology.ring(4, 1.0), [0, 1, 2], [1, 2]),
-     "src (shape (3,)) and dst (shape (2,)) do not broadcast"),
-    (lambda: hop_matrix(cl.topology.ring(8, 1.0), max_ranks=4),
-     "hop_matrix of ring of 8 would hold 8 x 8 = 64 pairs, more than the limit of max_ranks=4"),
-    (lambda: hop_matrix(cl.topology.ring(8, 1.0), max_ranks=0),
-     "max_ranks must be an integer >= 1"),
-    (lambda: hop_matrix(cl.hardware.preset("tpu-v5p")), f"limit of max_ranks={MAX_RANKS}"),
-    (lambda: diameter(cl.fabric.fat_tree(4, 1.0), max_ranks=8),
-     "diameter of fat tree k=4, 16 hosts has no closed form here"),
-    (lambda: bisection_bandwidth(cl.topology.ring(1, 1.0)), "has a single endpoint"),
-])
+
+@pytest.mark.parametrize(
+    "call, text",
+    [
+        (lambda: hops("torus", 0, 1), "hops takes a collectives Topology"),
+        (lambda: diameter((16, 16)), "diameter takes a collectives Topology"),
+        (lambda: bisection_bandwidth(None), "bisection_bandwidth takes a collectives Topology"),
+        (
+            lambda: hops(cl.topology.ring(4, 1.0), 0, 4),
+            "dst holds 4, which is not an endpoint of ring of 4 (endpoints are 0..3)",
+        ),
+        (lambda: hops(cl.topology.switch(4, 1.0), 4, 0), "src holds 4, which is not an endpoint"),
+        (lambda: hops(cl.topology.ring(4, 1.0), -1, 0), "src holds -1"),
+        (lambda: hops(cl.topology.ring(4, 1.0), 0.5, 1), "src must hold integers"),
+        (
+            lambda: hops(cl.topology.ring(4, 1.0), [0, 1, 2], [1, 2]),
+            "src (shape (3,)) and dst (shape (2,)) do not broadcast",
+        ),
+        (
+            lambda: hop_matrix(cl.topology.ring(8, 1.0), max_ranks=4),
+            "hop_matrix of ring of 8 would hold 8 x 8 = 64 pairs, more than the limit of max_ranks=4",
+        ),
+        (
+            lambda: hop_matrix(cl.topology.ring(8, 1.0), max_ranks=0),
+            "max_ranks must be an integer >= 1",
+        ),
+        (lambda: hop_matrix(cl.hardware.preset("tpu-v5p")), f"limit of max_ranks={MAX_RANKS}"),
+        (
+            lambda: diameter(cl.fabric.fat_tree(4, 1.0), max_ranks=8),
+            "diameter of fat tree k=4, 16 hosts has no closed form here",
+        ),
+        (lambda: bisection_bandwidth(cl.topology.ring(1, 1.0)), "has a single endpoint"),
+    ],
+)
 def test_bad_input_is_refused_clearly(call, text):
     with pytest.raises(TopologyError) as info:
         call()
@@ -293,6 +321,7 @@ def test_bad_input_is_refused_clearly(call, text):
 
 def test_max_flow_refuses_huge_topologies(monkeypatch):
     import collectives.measures as measures
+
     monkeypatch.setattr(measures, "MAX_FLOW_LINKS", 10)
     t = cl.topology.product(cl.topology.ring(4, 1.0), cl.topology.switch(2, 1.0))
     with pytest.raises(TopologyError, match="needs a maximum flow over its"):
@@ -313,9 +342,9 @@ def test_bisection_of_a_layered_fabric_is_its_tier_cut_and_equals_the_max_flow()
     # 4 leaves of 4 hosts, 2 spines, 1 GB/s links: each half (2 leaves) has 2 x 2 uplinks,
     # so 4 GB/s cross the cut; after one spine fails, 2 GB/s
     from collectives import fabric as fb
+
     fab = fb.layered(4, 1e9, [fb.Tier(4, 2)])
-    assert cl.measures.bisection_bandwidth(fab) == 4e9 == cl.measures.cut_bandwidth(fab,
-                                                                                    range(8))
+    assert cl.measures.bisection_bandwidth(fab) == 4e9 == cl.measures.cut_bandwidth(fab, range(8))
     spine = fab.switches[fab.node_tier[fab.switches] == 2][:1]
     assert cl.measures.bisection_bandwidth(fab.fail(switches=spine)) == 2e9
 
@@ -325,8 +354,9 @@ def test_routed_hops_count_the_routes_not_the_closed_form():
     # is 2 + 2 hops away, chip 5 = (1, 1) 1 + 1, itself 0
     t = cl.topology.torus((4, 4), 1.0)
     assert cl.measures.routed_hops(t, 0, [10, 5, 0]).tolist() == [4, 2, 0]
-    np.testing.assert_array_equal(cl.measures.routed_hops(t, np.arange(16)[:, None],
-                                                          np.arange(16)), hop_matrix(t))
+    np.testing.assert_array_equal(
+        cl.measures.routed_hops(t, np.arange(16)[:, None], np.arange(16)), hop_matrix(t)
+    )
     assert isinstance(cl.measures.routed_hops(t, 0, 5), np.integer)
     # on a DGX H100 node GPU 0 -> 1 crosses its NVSwitch: 2 links
     assert cl.measures.routed_hops(cl.hardware.preset("dgx-h100"), 0, 1) == 2
@@ -358,8 +388,7 @@ def test_a_cluster_without_a_clean_top_cut_falls_back_to_the_max_flow():
     # 2 nodes of 2 GPUs on rails under one spine tier: the top block's halves would be the
     # rails, splitting every node, so the natural halves (node 0 | node 1) are cut by max
     # flow: each GPU's 1 byte/s NIC cable: 2 bytes/s (by hand)
-    c = cl.topology.cluster(2, 2, nvlink_bandwidth=10.0, pcie_bandwidth=5.0,
-                            nic_bandwidth=1.0)
+    c = cl.topology.cluster(2, 2, nvlink_bandwidth=10.0, pcie_bandwidth=5.0, nic_bandwidth=1.0)
     assert c.bisection_cut() is None
     assert bisection_bandwidth(c) == 2.0
     # Meta's cluster: zones split in halves, no server straddles: the tier cut, 4 zones x 18

@@ -16,18 +16,23 @@ def test_a_missing_step_is_found_at_the_end():
     with pytest.raises(cl.ScheduleError) as e:
         cl.verify(cl.Schedule("all_gather", 4, 4, steps))
     err = e.value
-    assert str(err) == ("after the last step, rank 0 chunk 1 holds nothing; all_gather needs "
-                        "chunk 1 of rank 1 there (never written)")
+    assert str(err) == (
+        "after the last step, rank 0 chunk 1 holds nothing; all_gather needs "
+        "chunk 1 of rank 1 there (never written)"
+    )
     assert (err.step, err.rank, err.chunk) == (2, 0, 1)
     assert err.holds == "nothing" and err.expected == "chunk 1 of rank 1"
 
 
 def test_reading_an_empty_slot_names_the_transfer():
     steps = ring_steps(4)
-    steps[0][2] = (2, 3, 1, 1)            # rank 2 does not hold chunk 1 at step 0
+    steps[0][2] = (2, 3, 1, 1)  # rank 2 does not hold chunk 1 at step 0
     schedule = cl.Schedule("all_gather", 4, 4, steps)
-    with pytest.raises(cl.ScheduleError, match=r"^step 0, transfer 2 \(copy rank 2 chunk 1 -> "
-                       r"rank 3 chunk 1\): rank 2 chunk 1 holds nothing yet$"):
+    with pytest.raises(
+        cl.ScheduleError,
+        match=r"^step 0, transfer 2 \(copy rank 2 chunk 1 -> "
+        r"rank 3 chunk 1\): rank 2 chunk 1 holds nothing yet$",
+    ):
         cl.verify(schedule)
     with pytest.raises(cl.ScheduleError, match=r"rank 2 chunk 1 holds nothing yet"):
         cl.simulate(schedule, np.zeros((4, 1)))
@@ -38,7 +43,7 @@ def test_a_wrong_destination_slot_is_reported_with_its_content():
     steps[1] = [(s, d, c, (c + 1) % 3 if s == 0 else c) for s, d, c, _, _ in steps[1]]
     with pytest.raises(cl.ScheduleError) as e:
         cl.verify(cl.Schedule("all_gather", 3, 3, steps))
-    assert "holds chunk 2 of rank 2" in str(e.value)   # rank 1 slot 0 was overwritten
+    assert "holds chunk 2 of rank 2" in str(e.value)  # rank 1 slot 0 was overwritten
     assert e.value.rank == 1
 
 
@@ -50,7 +55,8 @@ def test_double_counting_is_caught_at_the_step():
     assert str(e.value) == (
         "step 1, transfer 0 (reduce rank 1 chunk 0 -> rank 0 chunk 0): rank 0 chunk 0 holds "
         "chunk 0 of rank 0; adding chunk 0 summed over 2 of 3 ranks (0, 1) would count rank 0 "
-        "twice")
+        "twice"
+    )
     assert (e.value.step, e.value.rank, e.value.chunk) == (1, 0, 0)
 
 
@@ -62,8 +68,10 @@ def test_two_reduces_into_one_slot_in_one_step_that_overlap_are_caught():
 
 def test_summing_different_chunks_is_refused():
     steps = [[(0, 1, 0, 1, "reduce")]]
-    with pytest.raises(cl.ScheduleError, match="adds chunk 0 into a slot that holds chunk 1 of "
-                                                 "rank 1; only the same chunk"):
+    with pytest.raises(
+        cl.ScheduleError,
+        match="adds chunk 0 into a slot that holds chunk 1 of rank 1; only the same chunk",
+    ):
         cl.verify(cl.Schedule("all_reduce", 2, 2, steps))
 
 
@@ -102,7 +110,7 @@ def test_scratch_slots_can_stage_data():
 
 
 def test_read_before_write_lets_ranks_swap_in_one_step():
-    steps = [[(0, 1, 1, 0), (1, 0, 0, 1)]]             # an all-to-all of two ranks
+    steps = [[(0, 1, 1, 0), (1, 0, 0, 1)]]  # an all-to-all of two ranks
     s = cl.Schedule("all_to_all", 2, 2, steps)
     cl.verify(s)
     np.testing.assert_array_equal(cl.simulate(s, [[1, 2], [3, 4]]), [[1, 3], [2, 4]])
@@ -113,13 +121,16 @@ def test_verify_refuses_non_schedules():
         cl.verify([[(0, 1, 0, 0)]])
 
 
-@pytest.mark.parametrize("inputs, message", [
-    (np.zeros((3, 4)), r"inputs must have shape \(n_ranks=4, length\), got shape \(3, 4\)"),
-    (np.zeros(4), r"got shape \(4,\)"),
-    ([[1, 2], [3]], "equal-length"),
-    (np.array([["a"]] * 4), "inputs must be numeric"),
-    (np.zeros((4, 3)), "input rows have 3 elements, which do not split into 4 equal chunks"),
-])
+@pytest.mark.parametrize(
+    "inputs, message",
+    [
+        (np.zeros((3, 4)), r"inputs must have shape \(n_ranks=4, length\), got shape \(3, 4\)"),
+        (np.zeros(4), r"got shape \(4,\)"),
+        ([[1, 2], [3]], "equal-length"),
+        (np.array([["a"]] * 4), "inputs must be numeric"),
+        (np.zeros((4, 3)), "input rows have 3 elements, which do not split into 4 equal chunks"),
+    ],
+)
 def test_simulate_rejects_bad_inputs(inputs, message):
     with pytest.raises(cl.CollectivesError, match=message):
         cl.simulate(cl.algorithms.ring_all_reduce(4), inputs)
@@ -127,8 +138,11 @@ def test_simulate_rejects_bad_inputs(inputs, message):
 
 def test_verify_memory_guard_has_a_clear_message(monkeypatch):
     from collectives import replay as sim
+
     monkeypatch.setattr(sim, "VERIFY_MEMORY_LIMIT", 1000)
-    with pytest.raises(cl.CollectivesError, match="verify would need .* GiB .* 64 ranks x 64 slots"):
+    with pytest.raises(
+        cl.CollectivesError, match="verify would need .* GiB .* 64 ranks x 64 slots"
+    ):
         cl.verify(cl.algorithms.ring_reduce_scatter(64))
 
 
@@ -137,8 +151,9 @@ def test_contribution_counts_are_signed_in_every_form():
     # Before step 0 each rank's chunk holds its own contribution and the scratch slot none;
     # after the last step both chunks hold the two. The bitset form (a reduction) used to
     # count in uint64, where an empty slot's 0 - 1 wrapped round to 2**64 - 1.
-    schedule = cl.Schedule("all_reduce", 2, 1, [[(0, 1, 0, 0, "reduce")], [(1, 0, 0, 0)]],
-                           n_scratch=1)
+    schedule = cl.Schedule(
+        "all_reduce", 2, 1, [[(0, 1, 0, 0, "reduce")], [(1, 0, 0, 0)]], n_scratch=1
+    )
     for states in (cl.trace(schedule), cl.trace(schedule, stop_at_error=False)):
         assert [s.counts().dtype for s in states] == [np.int64] * 3
         assert (states[0].counts() - 1).tolist() == [[0, -1], [0, -1]]
@@ -148,6 +163,7 @@ def test_contribution_counts_are_signed_in_every_form():
 def test_a_symbolic_state_without_contributions_says_so():
     # a label alone (no bits, owner or times) used to fail on indexing None
     state = cl.SymbolicState(np.array([[0]]))
-    with pytest.raises(cl.CollectivesError, match="records no contributions; build it with "
-                                                  "bits, owner or times"):
+    with pytest.raises(
+        cl.CollectivesError, match="records no contributions; build it with bits, owner or times"
+    ):
         state.contributors(0, 0)

@@ -220,8 +220,11 @@ def modules_without_all(root, packages=PACKAGES):
 #: the compatibility modules that keep the old paths of the instructor's tools working
 #: (``python -m collectives.grading.sandbox``): each only re-exports its collectives_grader
 #: module, and nothing in collectives imports them (tests/course/test_collectives_grader.py)
-UPWARD_SHIMS = {"collectives.grading.sandbox", "collectives.grading.classroom",
-                "collectives.grading.precheck"}
+UPWARD_SHIMS = {
+    "collectives.grading.sandbox",
+    "collectives.grading.classroom",
+    "collectives.grading.precheck",
+}
 
 
 def upward_imports(imports, lower=LOWER, upper=UPPER, shims=frozenset()):
@@ -229,7 +232,8 @@ def upward_imports(imports, lower=LOWER, upper=UPPER, shims=frozenset()):
     return [
         imp
         for imp in imports
-        if imp.importer.split(".")[0] == lower and imp.target.split(".")[0] == upper
+        if imp.importer.split(".")[0] == lower
+        and imp.target.split(".")[0] == upper
         and imp.importer not in shims
     ]
 

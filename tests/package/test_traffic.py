@@ -16,8 +16,9 @@ from collectives.transforms import pipelined
 
 def listed_traffic(schedule):
     """The traffic derived from the schedule's listed transfers (the slow, explicit way)."""
-    return Traffic.from_transfers(schedule.step_of_transfer, schedule.src, schedule.dst,
-                                  schedule.n_steps).per_step()
+    return Traffic.from_transfers(
+        schedule.step_of_transfer, schedule.src, schedule.dst, schedule.n_steps
+    ).per_step()
 
 
 @settings(max_examples=60, deadline=None)
@@ -43,23 +44,45 @@ def test_pipelining_a_schedule_whose_window_straddles_runs():
 
 # the 64-ring's time by hand (the ring all-reduce's closed form, 2 (n-1) (alpha + S/(n B))):
 # 126 x (1e-6 + 3e6 / (64 x 45e9)) = 2.5725e-4 s; the tori are held to their listings
-@pytest.mark.parametrize("build, topology, expected", [
-    (lambda: cl.algorithms.ring_all_reduce(64), lambda: tp.ring(64, 45e9, 1e-6),
-     126 * (1e-6 + 3e6 / (64 * 45e9))),
-    (lambda: cl.algorithms.torus_all_reduce((4, 4, 4), axes=(2, 0)),
-     lambda: tp.torus((4, 4, 4), 45e9, 1e-6), None),
-    (lambda: cl.algorithms.torus_all_to_all((4, 6)), lambda: tp.torus((4, 6), 45e9, 1e-6),
-     None),
-])
+@pytest.mark.parametrize(
+    "build, topology, expected",
+    [
+        (
+            lambda: cl.algorithms.ring_all_reduce(64),
+            lambda: tp.ring(64, 45e9, 1e-6),
+            126 * (1e-6 + 3e6 / (64 * 45e9)),
+        ),
+        (
+            lambda: cl.algorithms.torus_all_reduce((4, 4, 4), axes=(2, 0)),
+            lambda: tp.torus((4, 4, 4), 45e9, 1e-6),
+            None,
+        ),
+        (
+            lambda: cl.algorithms.torus_all_to_all((4, 6)),
+            lambda: tp.torus((4, 6), 45e9, 1e-6),
+            None,
+        ),
+    ],
+)
 def test_costing_from_traffic_equals_costing_the_listed_transfers(build, topology, expected):
     s, topo = build(), topology()
-    assert not s.is_listed                  # built from its compact traffic, nothing listed
-    a = cl.time(s, topo, 3e6)               # costed from the traffic alone
+    assert not s.is_listed  # built from its compact traffic, nothing listed
+    a = cl.time(s, topo, 3e6)  # costed from the traffic alone
     assert not s.is_listed
     explicit = cl.Schedule.from_arrays(
-        s.collective, s.n_ranks, s.n_chunks, s.step_of_transfer, s.src, s.dst, s.src_chunk,
-        s.dst_chunk, s.reduce, n_steps=s.n_steps, n_scratch=s.n_scratch,
-        groups=None if s.n_groups == 1 else s.groups)
+        s.collective,
+        s.n_ranks,
+        s.n_chunks,
+        s.step_of_transfer,
+        s.src,
+        s.dst,
+        s.src_chunk,
+        s.dst_chunk,
+        s.reduce,
+        n_steps=s.n_steps,
+        n_scratch=s.n_scratch,
+        groups=None if s.n_groups == 1 else s.groups,
+    )
     assert s.is_listed and explicit.is_listed
     b = cl.time(explicit, topo, 3e6)
     assert a.seconds == pytest.approx(b.seconds, rel=1e-12)
@@ -74,7 +97,8 @@ def test_a_32k_ring_is_costed_without_listing_its_transfers():
     t = cl.time(s, tp.ring(n, 45e9, 1e-6), 2**30)
     # closed form: 2(n-1)(alpha + S/(n B))
     assert t.seconds == pytest.approx(
-        cl.analytic.ring_all_reduce(n, 2**30, alpha=1e-6, bandwidth=45e9), rel=1e-9)
+        cl.analytic.ring_all_reduce(n, 2**30, alpha=1e-6, bandwidth=45e9), rel=1e-9
+    )
     assert s.n_transfers == 2 * (n - 1) * n and not s.is_listed
     with pytest.raises(cl.CollectivesError, match="more than the 50,000,000 a Schedule lists"):
         cl.verify(s)

@@ -46,11 +46,12 @@ def test_dual_of_broadcast_is_reduce_and_of_all_to_all_its_inverse():
 
 def test_dual_of_staging_through_scratch_starts_with_a_copy():
     # all-gather that stages rank 0's shard in rank 1's scratch slot before placing it
-    ag = cl.Schedule("all_gather", 2, 2, [[(0, 1, 0, 2), (1, 0, 1, 1)], [(1, 1, 2, 0)]],
-                     n_scratch=1)
+    ag = cl.Schedule(
+        "all_gather", 2, 2, [[(0, 1, 0, 2), (1, 0, 1, 1)], [(1, 1, 2, 0)]], n_scratch=1
+    )
     cl.verify(ag)
     rs = dual(ag)
-    assert rs.to_lists()[0] == [(1, 1, 0, 2, False)]      # first write into scratch: a copy
+    assert rs.to_lists()[0] == [(1, 1, 0, 2, False)]  # first write into scratch: a copy
     cl.verify(rs)
 
 
@@ -69,7 +70,7 @@ def test_pipelining_keeps_every_algorithm_correct(name, n, k):
 def test_pipelining_helps_a_chain_but_not_a_binomial_tree():
     topo = cl.topology.switch(8, 1.0)
     chain = cl.algorithms.chain_broadcast(8)
-    assert cl.time(chain, topo, 8.0).seconds == pytest.approx(56.0)             # 7 x 8 B
+    assert cl.time(chain, topo, 8.0).seconds == pytest.approx(56.0)  # 7 x 8 B
     assert cl.time(pipelined(chain, 4), topo, 8.0).seconds == pytest.approx(20.0)  # 10 x 2 B
     # the binomial root sends to 1, 2 and 4 in consecutive steps: pipelined, those sends
     # overlap on its one up-link (2 + 4 + 6 + 6 + 4 + 2 bytes), so nothing is gained
@@ -83,8 +84,13 @@ def test_parallel_runs_two_halves_at_once():
     n = 6
     steps = cl.algorithms.ring_all_gather(n).to_lists()
     forward = [[(s, d, 2 * c, 2 * c) for s, d, c, _, _ in step] for step in steps]
-    backward = [[((n - s) % n, (n - d) % n, 2 * ((n - c) % n) + 1, 2 * ((n - c) % n) + 1)
-                 for s, d, c, _, _ in step] for step in steps]
+    backward = [
+        [
+            ((n - s) % n, (n - d) % n, 2 * ((n - c) % n) + 1, 2 * ((n - c) % n) + 1)
+            for s, d, c, _, _ in step
+        ]
+        for step in steps
+    ]
     a = cl.Schedule("all_gather", n, 2 * n, forward)
     b = cl.Schedule("all_gather", n, 2 * n, backward)
     both = parallel(a, b)
@@ -92,9 +98,11 @@ def test_parallel_runs_two_halves_at_once():
     cl.verify(both)
     ring = cl.topology.ring(n, 1.0)
     bidirectional = cl.algorithms.bidirectional_ring_all_gather(n)
-    assert cl.time(both, ring, 12.0).seconds == pytest.approx(cl.time(bidirectional, ring, 12.0).seconds)
+    assert cl.time(both, ring, 12.0).seconds == pytest.approx(
+        cl.time(bidirectional, ring, 12.0).seconds
+    )
     with pytest.raises(cl.ScheduleError, match="is written by 2 transfers"):
-        parallel(a, a)            # the same slots twice in one step
+        parallel(a, a)  # the same slots twice in one step
 
 
 def test_parallel_refuses_mismatches():
@@ -108,7 +116,7 @@ def test_embed_runs_a_ring_on_each_row():
     # two rows of three ranks: an all-gather along each row only gathers that row
     small = cl.algorithms.ring_all_gather(3)
     groups = np.array([[0, 1, 2], [3, 4, 5]])
-    blocks = groups[:, :, None]                       # small chunk c = the big shard of rank
+    blocks = groups[:, :, None]  # small chunk c = the big shard of rank
     rows = embed(small, groups, blocks, collective="all_gather", n_ranks=6, n_chunks=6)
     states = cl.trace(rows)
     assert [int(states[-1].label[4, c]) for c in range(6)] == [-1, -1, -1, 3, 4, 5]
@@ -116,17 +124,26 @@ def test_embed_runs_a_ring_on_each_row():
         embed(small, groups[:, :2], blocks, collective="all_gather", n_ranks=6, n_chunks=6)
 
 
-@pytest.mark.parametrize("call, message", [
-    # the depth is named as the caller wrote it: n_segments, or the old keyword k
-    (lambda: pipelined(cl.algorithms.ring_all_gather(3), 0),
-     r"^n_segments \(number of pipeline segments\) must be an integer >= 1, got 0$"),
-    (lambda: pipelined(cl.algorithms.ring_all_gather(3), k=0),
-     r"^k \(number of pipeline segments\) must be an integer >= 1, got 0$"),
-    (lambda: pipelined(cl.algorithms.ring_all_gather(3), 2, k=3),
-     "n_segments and its old name k were both given"),
-    (lambda: pipelined(cl.algorithms.ring_all_gather(3)), "needs n_segments"),
-    (lambda: dual([1, 2]), r"dual\(\)'s schedule must be a collectives.Schedule, got list"),
-])
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        # the depth is named as the caller wrote it: n_segments, or the old keyword k
+        (
+            lambda: pipelined(cl.algorithms.ring_all_gather(3), 0),
+            r"^n_segments \(number of pipeline segments\) must be an integer >= 1, got 0$",
+        ),
+        (
+            lambda: pipelined(cl.algorithms.ring_all_gather(3), k=0),
+            r"^k \(number of pipeline segments\) must be an integer >= 1, got 0$",
+        ),
+        (
+            lambda: pipelined(cl.algorithms.ring_all_gather(3), 2, k=3),
+            "n_segments and its old name k were both given",
+        ),
+        (lambda: pipelined(cl.algorithms.ring_all_gather(3)), "needs n_segments"),
+        (lambda: dual([1, 2]), r"dual\(\)'s schedule must be a collectives.Schedule, got list"),
+    ],
+)
 def test_bad_transform_arguments(call, message):
     with pytest.raises(cl.ScheduleError, match=message):
         call()

@@ -40,13 +40,28 @@ ROOT = Path(__file__).resolve().parents[2]
 SITE = ROOT / "_build" / "html"
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1"}
 # Hosts the default Jupyter Book / myst-nb / Sphinx configuration loads from.
-CDN_HOSTS = ("cdn.jsdelivr.net", "unpkg.com", "cdnjs.cloudflare.com", "fonts.googleapis.com",
-             "fonts.gstatic.com", "mybinder.org", "cdn.mathjax.org")
+CDN_HOSTS = (
+    "cdn.jsdelivr.net",
+    "unpkg.com",
+    "cdnjs.cloudflare.com",
+    "fonts.googleapis.com",
+    "fonts.gstatic.com",
+    "mybinder.org",
+    "cdn.mathjax.org",
+)
 # Attributes that make a browser fetch something.
 FETCH_ATTRS = {
-    "script": ["src"], "link": ["href"], "img": ["src"], "iframe": ["src"],
-    "source": ["src"], "video": ["src", "poster"], "audio": ["src"], "embed": ["src"],
-    "object": ["data"], "track": ["src"], "input": ["src"],
+    "script": ["src"],
+    "link": ["href"],
+    "img": ["src"],
+    "iframe": ["src"],
+    "source": ["src"],
+    "video": ["src", "poster"],
+    "audio": ["src"],
+    "embed": ["src"],
+    "object": ["data"],
+    "track": ["src"],
+    "input": ["src"],
 }
 CSS_URL = re.compile(r"""url\(\s*(?:"([^"]*)"|'([^']*)'|([^)'"\s]*))\s*\)""")
 CSS_IMPORT = re.compile(r"""@import\s+["']([^"']+)["']""")  # the url(...) form is CSS_URL's
@@ -57,15 +72,21 @@ NOT_BOOK = ["README.html", "exercises", "tests", "collectives", "bench", "script
 @pytest.fixture(scope="module")
 def site() -> Path:
     if not (SITE / "index.html").is_file() or not (SITE / "intro.html").is_file():
-        pytest.fail(f"the book is not built ({SITE} has no index.html/intro.html): "
-                    "run `make book` first (`make test` does it for you)", pytrace=False)
+        pytest.fail(
+            f"the book is not built ({SITE} has no index.html/intro.html): "
+            "run `make book` first (`make test` does it for you)",
+            pytrace=False,
+        )
     return SITE
 
 
 def content_pages(site: Path) -> list[Path]:
     """The HTML pages of the book (not the theme's templates under _static/)."""
-    return sorted(p for p in site.rglob("*.html")
-                  if p.relative_to(site).parts[0] not in ("_static", "_sources"))
+    return sorted(
+        p
+        for p in site.rglob("*.html")
+        if p.relative_to(site).parts[0] not in ("_static", "_sources")
+    )
 
 
 @functools.lru_cache(maxsize=None)
@@ -109,9 +130,13 @@ def fetched_urls(soup: BeautifulSoup) -> list[tuple[str, str]]:
 
 
 def executable_inline_scripts(soup: BeautifulSoup) -> list[str]:
-    return [el.get_text() for el in soup.find_all("script")
-            if not el.get("src") and el.get("type", "text/javascript") in
-            ("text/javascript", "module", "application/javascript")]
+    return [
+        el.get_text()
+        for el in soup.find_all("script")
+        if not el.get("src")
+        and el.get("type", "text/javascript")
+        in ("text/javascript", "module", "application/javascript")
+    ]
 
 
 # --- the pages ---------------------------------------------------------------------------
@@ -127,13 +152,21 @@ def test_helpers_detect_remote_urls():
     bad = BeautifulSoup(
         '<link rel="stylesheet" href="https://fonts.googleapis.com/css?family=Roboto">'
         '<style>@import url("https://example.org/a.css"); b{background:url(//x.org/i.png)}</style>'
-        '<div style="background: url(\'https://x.org/j.png\')"></div>', "html.parser")
-    assert sorted(u for _, u in fetched_urls(bad) if is_remote(u)) == sorted([
-        "https://fonts.googleapis.com/css?family=Roboto", "https://x.org/j.png",
-        "//x.org/i.png", "https://example.org/a.css"])
+        "<div style=\"background: url('https://x.org/j.png')\"></div>",
+        "html.parser",
+    )
+    assert sorted(u for _, u in fetched_urls(bad) if is_remote(u)) == sorted(
+        [
+            "https://fonts.googleapis.com/css?family=Roboto",
+            "https://x.org/j.png",
+            "//x.org/i.png",
+            "https://example.org/a.css",
+        ]
+    )
     assert css_urls('@import "../basic.css";') == ["../basic.css"]
-    assert css_urls('a{b:url("data:image/svg+xml,%3Csvg fill=\'rgba(1, 2, 3)\'%3E")}') == [
-        "data:image/svg+xml,%3Csvg fill='rgba(1, 2, 3)'%3E"]
+    assert css_urls("a{b:url(\"data:image/svg+xml,%3Csvg fill='rgba(1, 2, 3)'%3E\")}") == [
+        "data:image/svg+xml,%3Csvg fill='rgba(1, 2, 3)'%3E"
+    ]
 
 
 def test_every_toc_file_has_a_page(site):
@@ -152,8 +185,10 @@ def test_every_toc_file_has_a_page(site):
 
 def test_nothing_outside_the_book_became_a_page(site):
     stray = [name for name in NOT_BOOK if (site / name).exists()]
-    assert not stray, f"files outside the book were built as pages: {stray} " \
-                      "(check exclude_patterns / only_build_toc_files in _config.yml)"
+    assert not stray, (
+        f"files outside the book were built as pages: {stray} "
+        "(check exclude_patterns / only_build_toc_files in _config.yml)"
+    )
 
 
 def test_pages_fetch_nothing_from_other_hosts(site):
@@ -161,15 +196,18 @@ def test_pages_fetch_nothing_from_other_hosts(site):
     for page in content_pages(site):
         soup = soup_of(page)
         rel = page.relative_to(site).as_posix()
-        offenders += [f"{rel}: {where} {url}" for where, url in fetched_urls(soup)
-                      if is_remote(url)]
+        offenders += [
+            f"{rel}: {where} {url}" for where, url in fetched_urls(soup) if is_remote(url)
+        ]
         for el in soup.find_all(attrs={"data-jupyter-widgets-cdn": True}):
             if is_remote(el["data-jupyter-widgets-cdn"]):
                 offenders.append(
-                    f"{rel}: data-jupyter-widgets-cdn={el['data-jupyter-widgets-cdn']}")
+                    f"{rel}: data-jupyter-widgets-cdn={el['data-jupyter-widgets-cdn']}"
+                )
         for body in executable_inline_scripts(soup):
-            offenders += [f"{rel}: inline <script> names {host}" for host in CDN_HOSTS
-                          if host in body]
+            offenders += [
+                f"{rel}: inline <script> names {host}" for host in CDN_HOSTS if host in body
+            ]
     assert content_pages(site), "no pages found"
     assert not offenders, "the site would load from other hosts:\n" + "\n".join(offenders)
 
@@ -177,9 +215,12 @@ def test_pages_fetch_nothing_from_other_hosts(site):
 def test_stylesheets_fetch_nothing_from_other_hosts(site):
     sheets = sorted(site.rglob("*.css"))
     assert sheets, "no stylesheets in the site"
-    offenders = [f"{css.relative_to(site)}: {url}" for css in sheets
-                 for url in css_urls(css.read_text(encoding="utf-8", errors="replace"))
-                 if is_remote(url)]
+    offenders = [
+        f"{css.relative_to(site)}: {url}"
+        for css in sheets
+        for url in css_urls(css.read_text(encoding="utf-8", errors="replace"))
+        if is_remote(url)
+    ]
     assert not offenders, "stylesheets load from other hosts:\n" + "\n".join(offenders)
 
 
@@ -190,8 +231,10 @@ def _script_srcs(soup: BeautifulSoup) -> list[str]:
 #: the site served at the host's root, and under a sub-path (``/<name>/``, as a static host
 #: serves a project page: ``make test-extended``), where a link that starts with ``/`` leaves
 #: the site
-SERVED = [pytest.param(False, id="root"),
-          pytest.param(True, id="sub_path", marks=pytest.mark.extended)]
+SERVED = [
+    pytest.param(False, id="root"),
+    pytest.param(True, id="sub_path", marks=pytest.mark.extended),
+]
 
 
 def _resolve(page: Path, url: str, sub_path: bool = False) -> Path:
@@ -215,14 +258,19 @@ def test_mathjax_is_the_vendored_copy(site):
 
     with_math = 0
     for page in content_pages(site):
-        srcs = [s for s in _script_srcs(soup_of(page)) if "mathjax" in s.lower()
-                or s.endswith(("tex-mml-chtml.js", "tex-chtml.js", "tex-svg.js"))]
+        srcs = [
+            s
+            for s in _script_srcs(soup_of(page))
+            if "mathjax" in s.lower()
+            or s.endswith(("tex-mml-chtml.js", "tex-chtml.js", "tex-svg.js"))
+        ]
         if not srcs:
             continue
         with_math += 1
         for src in srcs:
-            assert _resolve(page, src) == vendored, \
+            assert _resolve(page, src) == vendored, (
                 f"{page.relative_to(site)} loads MathJax from {src}, not {mathjax_path}"
+            )
     assert with_math, "no page loads MathJax (the intro has math)"
 
 
@@ -242,13 +290,15 @@ def test_widget_scripts_are_the_vendored_copies(site):
         has_state = soup.find("script", type="application/vnd.jupyter.widget-state+json")
         if has_state is None:
             # Pages without widgets load none of the widget machinery.
-            assert not set(expected) & set(resolved), \
+            assert not set(expected) & set(resolved), (
                 f"{page.relative_to(site)} loads widget scripts without widgets"
+            )
             continue
         # require.js, then the setup script, then the manager, all local and in order.
         positions = [resolved.index(p) if p in resolved else -1 for p in expected]
-        assert -1 not in positions and positions == sorted(positions), \
+        assert -1 not in positions and positions == sorted(positions), (
             f"{page.relative_to(site)}: widget scripts missing or out of order: {resolved}"
+        )
 
 
 def test_vendored_files_are_not_loaded_on_every_page(site):
@@ -260,14 +310,18 @@ def test_vendored_files_are_not_loaded_on_every_page(site):
     mine = [p.name for p in (ROOT / "_static" / "vendor").iterdir()]  # mathjax, requirejs, ...
     for page in content_pages(site):
         loaded = [_resolve(page, s) for s in _script_srcs(soup_of(page))]
-        extra = [p for p in loaded if ours in p.parents and p not in allowed
-                 and p.relative_to(ours).parts[0] in mine]
+        extra = [
+            p
+            for p in loaded
+            if ours in p.parents and p not in allowed and p.relative_to(ours).parts[0] in mine
+        ]
         assert not extra, f"{page.relative_to(site)} loads vendored files directly: {extra}"
 
 
 def test_vendored_assets_match_the_pins():
-    spec = importlib.util.spec_from_file_location("vendor_assets",
-                                                  ROOT / "scripts" / "vendor_assets.py")
+    spec = importlib.util.spec_from_file_location(
+        "vendor_assets", ROOT / "scripts" / "vendor_assets.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     assert module.check() == [], "run `make vendor`"
@@ -279,7 +333,8 @@ def test_vendored_assets_match_the_pins():
 def _ids(page: Path) -> set[str]:
     soup = soup_of(page)
     return {el["id"] for el in soup.find_all(id=True)} | {
-        el["name"] for el in soup.find_all("a", attrs={"name": True})}
+        el["name"] for el in soup.find_all("a", attrs={"name": True})
+    }
 
 
 @pytest.mark.parametrize("sub_path", SERVED)
@@ -302,8 +357,10 @@ def test_local_links_and_assets_exist(site, sub_path):
                 broken.append(f"{rel}: {where} {url} -> {shown} is missing")
                 continue
             if parts.fragment and target.suffix == ".html" and parts.fragment not in _ids(target):
-                broken.append(f"{rel}: {where} {url} -> no id {parts.fragment!r} in "
-                              f"{target.relative_to(site)}")
+                broken.append(
+                    f"{rel}: {where} {url} -> no id {parts.fragment!r} in "
+                    f"{target.relative_to(site)}"
+                )
         # links within the page
         ids = _ids(page)
         for a in soup.find_all("a", href=True):
@@ -327,7 +384,6 @@ def test_stylesheet_urls_exist(site, sub_path):
     assert not broken, "stylesheets refer to missing files:\n" + "\n".join(broken)
 
 
-
 # --- the way in: start here, glossary, notation, index ------------------------------------
 
 
@@ -343,8 +399,9 @@ def test_start_here_follows_the_front_page(site):
     assert docs[:2] == ["intro", "start_here"], docs[:3]
     assert {"glossary", "notation"} <= set(docs)
     intro = soup_of(site / "intro.html")
-    assert intro.find("article").find("a", href="start_here.html"), \
+    assert intro.find("article").find("a", href="start_here.html"), (
         "the front page does not link to Start here"
+    )
 
 
 def test_every_page_links_to_the_general_index(site):
@@ -354,8 +411,11 @@ def test_every_page_links_to_the_general_index(site):
     for doc in toc_files():
         page = site / f"{doc}.html"
         sidebar = soup_of(page).find(id="pst-primary-sidebar")
-        links = [a for a in (sidebar.find_all("a", href=True) if sidebar else [])
-                 if _resolve(page, a["href"]) == site / "genindex.html"]
+        links = [
+            a
+            for a in (sidebar.find_all("a", href=True) if sidebar else [])
+            if _resolve(page, a["href"]) == site / "genindex.html"
+        ]
         if not links:
             missing.append(doc)
     assert not missing, f"pages whose sidebar has no link to genindex.html: {missing}"
@@ -376,7 +436,7 @@ def _index_entries(site: Path) -> dict[str, list[str]]:
     article = soup_of(site / "genindex.html").find("article")
     entries: dict[str, list[str]] = {}
     for a in article.find_all("a", href=True):
-        if a["href"].startswith("#"):           # the letter bar
+        if a["href"].startswith("#"):  # the letter bar
             continue
         entries.setdefault(a.get_text(" ", strip=True), []).append(a["href"])
     return entries
@@ -385,12 +445,26 @@ def _index_entries(site: Path) -> dict[str, list[str]]:
 def test_general_index_lists_every_glossary_term(site):
     terms = _glossary_terms(site)
     assert len(terms) >= 40, f"the glossary has only {len(terms)} terms: {sorted(terms)}"
-    for expected in ("ICI", "DCN", "NVLink", "SU", "rail", "SHARP", "busbw", "E4M3",
-                     "all-gather", "double binary tree", "FSDP"):
+    for expected in (
+        "ICI",
+        "DCN",
+        "NVLink",
+        "SU",
+        "rail",
+        "SHARP",
+        "busbw",
+        "E4M3",
+        "all-gather",
+        "double binary tree",
+        "FSDP",
+    ):
         assert expected in terms, f"{expected!r} is not a glossary term"
     entries = _index_entries(site)
-    missing = [term for term, anchor in terms.items()
-               if f"glossary.html#{anchor}" not in entries.get(term, [])]
+    missing = [
+        term
+        for term, anchor in terms.items()
+        if f"glossary.html#{anchor}" not in entries.get(term, [])
+    ]
     assert not missing, f"glossary terms missing from genindex.html: {missing}"
 
 
@@ -408,12 +482,23 @@ def test_general_index_lists_the_notation_and_the_way_in(site):
 
 def test_alt_text_detector_can_fail():
     looks_like_path = _load_script("reader_aids").looks_like_path
-    for bad in (None, "", "  ", "../_images/4507627d15fbf.png", "_images/a.PNG",
-                "figure.svg", "C:\\images\\x.jpeg", "../_images/x.png?v=2"):
+    for bad in (
+        None,
+        "",
+        "  ",
+        "../_images/4507627d15fbf.png",
+        "_images/a.PNG",
+        "figure.svg",
+        "C:\\images\\x.jpeg",
+        "../_images/x.png?v=2",
+    ):
         assert looks_like_path(bad), bad
     assert looks_like_path("a description", uri="a description")
-    for good in ("Tori and the wraparound rule, figure 2", "ring all-gather on 4 ranks",
-                 "bandwidth (bytes/s) against size"):
+    for good in (
+        "Tori and the wraparound rule, figure 2",
+        "ring all-gather on 4 ranks",
+        "bandwidth (bytes/s) against size",
+    ):
         assert not looks_like_path(good, uri="../_images/x.png"), good
 
 
@@ -495,19 +580,21 @@ def test_alt_text_rules_on_a_scratch_book(tmp_path):
     """The cell's metadata wins, then the figure's caption, then the section heading with
     the figure's number in its section; an animation's frame gets the last rule too."""
     html = build_scratch_book(tmp_path / "book", ALT_SCRATCH_PAGE)
-    page = BeautifulSoup((html / "chapters/scratch.html").read_text(encoding="utf-8"),
-                         "html.parser")
+    page = BeautifulSoup(
+        (html / "chapters/scratch.html").read_text(encoding="utf-8"), "html.parser"
+    )
     alts = [img.get("alt") for img in page.find_all("img")]
     assert alts == [
-        "a ring of four ranks, one arrow per link",     # mystnb: image: alt:
-        "Time against buffer size",                     # mystnb: figure: caption:
-        "Two rings, figure 3",                          # heading + number in the section
-        "An animation, animation 1",                    # to_jshtml()'s frame <img>
+        "a ring of four ranks, one arrow per link",  # mystnb: image: alt:
+        "Time against buffer size",  # mystnb: figure: caption:
+        "Two rings, figure 3",  # heading + number in the section
+        "An animation, animation 1",  # to_jshtml()'s frame <img>
         "An animation, figure 2",
     ], alts
 
 
 # --- figures, calculators, bibliography and downloads (issue 12; issue 14's learner part) ---
+
 
 def _png_dpi(data: bytes) -> float | None:
     """The dots per inch a PNG's pHYs chunk records (None without one)."""
@@ -515,10 +602,10 @@ def _png_dpi(data: bytes) -> float | None:
         return None
     pos = 8
     while pos + 8 <= len(data):
-        length = int.from_bytes(data[pos:pos + 4], "big")
-        kind = data[pos + 4:pos + 8]
+        length = int.from_bytes(data[pos : pos + 4], "big")
+        kind = data[pos + 4 : pos + 8]
         if kind == b"pHYs":
-            body = data[pos + 8:pos + 8 + length]
+            body = data[pos + 8 : pos + 8 + length]
             per_metre, unit = int.from_bytes(body[:4], "big"), body[8]
             return per_metre * 0.0254 if unit == 1 else None
         if kind == b"IDAT":
@@ -531,6 +618,7 @@ def test_png_dpi_reader_can_fail():
     import io
 
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -551,35 +639,40 @@ def test_figures_are_drawn_at_high_dpi(site):
             src = img.get("src", "")
             if src.startswith("data:image/png;base64,"):
                 import base64
+
                 pngs[f"{page.name}: embedded frame"] = base64.b64decode(src.split(",", 1)[1])
             elif src.endswith(".png") and not is_remote(src):
                 path = _resolve(page, src)
                 pngs[str(path.relative_to(site))] = path.read_bytes()
     assert len(pngs) >= 20, f"only {len(pngs)} figures found"
-    low = {name: _png_dpi(data) for name, data in pngs.items()
-           if (_png_dpi(data) or 0) < 190}
+    low = {name: _png_dpi(data) for name, data in pngs.items() if (_png_dpi(data) or 0) < 190}
     assert not low, f"figures below 190 dpi: {sorted(low.items())[:10]}"
 
 
 def test_every_chapter_has_a_calculator_and_plotly_is_local(site):
-    chapters = course_chapters()                     # the appendix has none
+    chapters = course_chapters()  # the appendix has none
     assert len(chapters) == 13 and "chapters/model_vs_measurements" not in chapters
-    missing = [f for f in chapters if "cl-calculator" not in
-               (site / f"{f}.html").read_text(encoding="utf-8")]
+    missing = [
+        f
+        for f in chapters
+        if "cl-calculator" not in (site / f"{f}.html").read_text(encoding="utf-8")
+    ]
     assert not missing, f"chapters without a calculator: {missing}"
     assert (site / "_static" / "vendor" / "plotly" / "plotly.min.js").is_file()
     for f in chapters:
         scripts = _script_srcs(soup_of(site / f"{f}.html"))
         assert any("calculators.js" in s for s in scripts), f
-        assert not any("plotly" in s for s in scripts), \
+        assert not any("plotly" in s for s in scripts), (
             f"{f} loads plotly.js itself; calculators.js loads it once, on demand"
+        )
 
 
 def _bibliography_text(site: Path) -> dict[str, str]:
     texts = {}
     for page in content_pages(site):
-        entries = soup_of(page).select("aside.footnote-list aside.footnote, div.citation, "
-                                       "aside.footnote")
+        entries = soup_of(page).select(
+            "aside.footnote-list aside.footnote, div.citation, aside.footnote"
+        )
         if entries:
             texts[page.name] = "\n".join(" ".join(e.get_text(" ").split()) for e in entries)
     return texts
@@ -589,16 +682,28 @@ def test_bibliography_has_no_latex_leftovers_and_keeps_names(site):
     texts = _bibliography_text(site)
     assert len(texts) >= 8, sorted(texts)
     everything = "\n".join(texts.values())
-    leftovers = [line for line in everything.splitlines()
-                 if re.search(r"\\[,%&_#]|\\[a-zA-Z]+|[{}]", line)]
+    leftovers = [
+        line for line in everything.splitlines() if re.search(r"\\[,%&_#]|\\[a-zA-Z]+|[{}]", line)
+    ]
     assert not leftovers, leftovers[:5]
     assert re.search(r"20\s%\s+protocol overhead", everything)
     # proper names keep their capitals in the (sentence-case) bibliography style
-    for name in ("Switch Transformers", "Mixtral of Experts", "Cloud TPU documentation",
-                 "Megatron Core API", "nccl-tests: performance", "Parallel Thread Execution"):
+    for name in (
+        "Switch Transformers",
+        "Mixtral of Experts",
+        "Cloud TPU documentation",
+        "Megatron Core API",
+        "nccl-tests: performance",
+        "Parallel Thread Execution",
+    ):
         assert name in everything, name
-    for wrong in ("Nccl-tests", "Switch transformers", "Mixtral of experts",
-                  "Megatron core api", "Torch.nn"):
+    for wrong in (
+        "Nccl-tests",
+        "Switch transformers",
+        "Mixtral of experts",
+        "Megatron core api",
+        "Torch.nn",
+    ):
         assert wrong not in everything, wrong
 
 
@@ -608,16 +713,20 @@ def test_bibliography_check_can_fail():
 
 def _assignments_released() -> dict[str, list[str]]:
     release = ROOT / "exercises" / "release"
-    return {d.name: sorted(p.name for p in d.glob("*.ipynb"))
-            for d in sorted(release.iterdir()) if d.is_dir() and any(d.glob("*.ipynb"))}
+    return {
+        d.name: sorted(p.name for p in d.glob("*.ipynb"))
+        for d in sorted(release.iterdir())
+        if d.is_dir() and any(d.glob("*.ipynb"))
+    }
 
 
 def test_start_here_offers_the_wheel_and_every_student_notebook(site):
     page = site / "start_here.html"
     soup = soup_of(page)
     links = [a.get("href", "") for a in soup.find_all("a")]
-    wheels = [h for h in links
-              if re.fullmatch(r"downloads/collectives-[\w.]+-py3-none-any\.whl", h)]
+    wheels = [
+        h for h in links if re.fullmatch(r"downloads/collectives-[\w.]+-py3-none-any\.whl", h)
+    ]
     assert len(wheels) == 1, links
     assert (site / wheels[0]).is_file()
     assert "downloads/course-notebooks.zip" in links
@@ -634,20 +743,28 @@ def test_start_here_offers_the_wheel_and_every_student_notebook(site):
     assert f"pip install ./{wheel_name}" in commands
     assert "course-notebooks.zip" in commands
     # torch for the real_processes notebook: the wheel's dist extra, PyTorch's CPU index
-    assert f'pip install "./{wheel_name}[dist]" --extra-index-url ' \
-           "https://download.pytorch.org/whl/cpu" in commands
+    assert (
+        f'pip install "./{wheel_name}[dist]" --extra-index-url '
+        "https://download.pytorch.org/whl/cpu" in commands
+    )
     # checking a notebook outside JupyterLab, and the self-check
     assert "jupyter nbconvert --to notebook --execute" in commands
     assert "python -m collectives.grading.selfcheck ring_all_gather.ipynb" in commands
     # the notebooks in course order, each with its chapters: the first chapter's first
-    offered = [h.split("downloads/notebooks/", 1)[1] for h in links
-               if h.startswith("downloads/notebooks/")]
+    offered = [
+        h.split("downloads/notebooks/", 1)[1] for h in links if h.startswith("downloads/notebooks/")
+    ]
     assert offered[0] == "cost_models/ring_all_gather.ipynb", offered
-    assert offered.index("all_reduce/rabenseifner_all_reduce.ipynb") < offered.index(
-        "fp8/fp8.ipynb") < offered.index("planning/plan_a_training_run.ipynb"), offered
+    assert (
+        offered.index("all_reduce/rabenseifner_all_reduce.ipynb")
+        < offered.index("fp8/fp8.ipynb")
+        < offered.index("planning/plan_a_training_run.ipynb")
+    ), offered
     text = soup.get_text(" ")
-    assert "cost_models/ring_all_gather.ipynb (Chapter 1, Cost models and the ring " \
-           "all-gather)" in " ".join(text.split())
+    assert (
+        "cost_models/ring_all_gather.ipynb (Chapter 1, Cost models and the ring "
+        "all-gather)" in " ".join(text.split())
+    )
     # current, and for learners: no part "in preparation", no link to the instructors' guide
     assert "in preparation" not in text
     assert not [h for h in links if "exercises/README" in h], links
@@ -661,17 +778,16 @@ def test_downloaded_notebooks_hold_no_solutions_or_hidden_tests(site):
     notebooks = sorted(folder.rglob("*.ipynb"))
     assert notebooks, "no notebooks in downloads/"
     with zipfile.ZipFile(site / "downloads" / "course-notebooks.zip") as zf:
-        assert sorted(zf.namelist()) == sorted(p.relative_to(folder).as_posix()
-                                               for p in notebooks)
+        assert sorted(zf.namelist()) == sorted(p.relative_to(folder).as_posix() for p in notebooks)
     for path in notebooks:
         nb = json.loads(path.read_text(encoding="utf-8"))
         text = "\n".join("".join(c.get("source", "")) for c in nb["cells"])
-        for marker in ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS",
-                       "END HIDDEN TESTS"):
+        for marker in ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS"):
             assert marker not in text, f"{path.name} holds {marker!r}"
         source = ROOT / "exercises" / "source" / path.parent.name / path.name
-        assert "BEGIN SOLUTION" in source.read_text(encoding="utf-8"), \
+        assert "BEGIN SOLUTION" in source.read_text(encoding="utf-8"), (
             f"{source} should be the instructor's version (the check above could not fail)"
+        )
 
 
 def test_each_chapters_graded_notebook_section_sends_learners_to_start_here(site):
@@ -690,9 +806,11 @@ def test_each_chapters_graded_notebook_section_sends_learners_to_start_here(site
 # --- glossary links -----------------------------------------------------------------------
 
 # What is not prose: a term there is neither a use nor a place for a link.
-NOT_PROSE = ("h1, h2, h3, h4, h5, h6, pre, code, kbd, script, style, .math, figcaption, "
-             ".caption, p.admonition-title, div.cell_input, div.cell_output, div.output, "
-             "aside, .footnote, .toctree-wrapper, nav")
+NOT_PROSE = (
+    "h1, h2, h3, h4, h5, h6, pre, code, kbd, script, style, .math, figcaption, "
+    ".caption, p.admonition-title, div.cell_input, div.cell_output, div.output, "
+    "aside, .footnote, .toctree-wrapper, nav"
+)
 TERM_HREF = re.compile(r"(?:^|/)glossary\.html#(term-[^/]+)$")
 
 
@@ -750,7 +868,7 @@ def glossary_link_problems(root, entries, chapter: str = "") -> list[str]:
         if (chapter, entry.names[0]) in OTHER_SENSE_CHAPTERS:
             continue
         events, i = [], 0
-        while i < len(kind):                       # a link to the entry: one event per link
+        while i < len(kind):  # a link to the entry: one event per link
             if kind[i] in anchors:
                 events.append((i, "link"))
                 while i < len(kind) and kind[i] in anchors:
@@ -764,24 +882,32 @@ def glossary_link_problems(root, entries, chapter: str = "") -> list[str]:
         links = sum(1 for _, what in events if what == "link")
         if events and events[0][1] != "link":
             at = events[0][0]
-            problems.append(f"{chapter}: the first use of {entry.names[0]!r} is not linked: "
-                            f"...{' '.join(text[max(0, at - 60):at + 40].split())}...")
+            problems.append(
+                f"{chapter}: the first use of {entry.names[0]!r} is not linked: "
+                f"...{' '.join(text[max(0, at - 60) : at + 40].split())}..."
+            )
         if links > 1:
             problems.append(f"{chapter}: {entry.names[0]!r} is linked {links} times, not once")
     return problems
 
 
 def test_glossary_link_check_can_fail():
-    entries = [(Entry(("ring",)), {"term-ring"}), (Entry(("ECMP",)), {"term-ECMP"}),
-               (Entry(("slice",)), {"term-slice"})]
+    entries = [
+        (Entry(("ring",)), {"term-ring"}),
+        (Entry(("ECMP",)), {"term-ECMP"}),
+        (Entry(("slice",)), {"term-slice"}),
+    ]
     link = '<a class="reference internal" href="../glossary.html#term-{0}"><span>{1}</span></a>'
 
     def problems(body: str) -> list[str]:
-        return glossary_link_problems(BeautifulSoup(f"<article>{body}</article>", "html.parser"),
-                                      entries, "scratch")
+        return glossary_link_problems(
+            BeautifulSoup(f"<article>{body}</article>", "html.parser"), entries, "scratch"
+        )
 
-    good = (f"<h2>The ring</h2><p>A {link.format('ring', 'rings')} of chips and another ring; "
-            "<code>ECMP</code>, <span class='math'>ECMP</span> and a slice of the buffer.</p>")
+    good = (
+        f"<h2>The ring</h2><p>A {link.format('ring', 'rings')} of chips and another ring; "
+        "<code>ECMP</code>, <span class='math'>ECMP</span> and a slice of the buffer.</p>"
+    )
     assert problems(good) == []
     late = f"<p>The ring, then the {link.format('ring', 'ring')}.</p>"
     assert len(problems(late)) == 1 and "'ring' is not linked" in problems(late)[0]
@@ -805,7 +931,8 @@ def test_chapters_link_the_first_use_of_each_glossary_term(site):
         assert article is not None, chapter
         name = chapter.split("/")[-1]
         problems += glossary_link_problems(article, entries, name)
-        linked[name] = len([a for a in article.find_all("a", href=True)
-                            if TERM_HREF.search(unquote(a["href"]))])
+        linked[name] = len(
+            [a for a in article.find_all("a", href=True) if TERM_HREF.search(unquote(a["href"]))]
+        )
     assert not problems, "\n".join(problems)
     assert all(count >= 5 for count in linked.values()), linked

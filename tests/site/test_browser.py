@@ -40,8 +40,14 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
 SITE = ROOT / "_build" / "html"
 CHROMIUM = Path("/usr/bin/chromium")
-LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-               "--disable-component-update", "--disable-sync", "--no-first-run"]
+LAUNCH_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 PAGE_TIMEOUT_MS = 60_000  # a hang guard, not a timed assert: a loaded machine loads a page slowly
 
 
@@ -59,8 +65,8 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 
     def translate_path(self, path):
         if not path.startswith(self.prefix):
-            return ""                                  # outside the site: 404
-        return super().translate_path("/" + path[len(self.prefix):])
+            return ""  # outside the site: 404
+        return super().translate_path("/" + path[len(self.prefix) :])
 
     def log_message(self, format, *args):
         pass
@@ -77,7 +83,8 @@ def serve(directory: Path, prefix: str = "/"):
     missing: list[str] = []
     handler = type("Handler", (_QuietHandler,), {"missing": missing, "prefix": prefix})
     server = http.server.ThreadingHTTPServer(
-        ("127.0.0.1", 0), functools.partial(handler, directory=str(directory)))
+        ("127.0.0.1", 0), functools.partial(handler, directory=str(directory))
+    )
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -91,21 +98,26 @@ def serve(directory: Path, prefix: str = "/"):
 @pytest.fixture(scope="module")
 def site() -> Path:
     if not (SITE / "intro.html").is_file():
-        pytest.fail(f"the book is not built ({SITE / 'intro.html'} is missing): run `make book` "
-                    "first (`make test` does it for you)", pytrace=False)
+        pytest.fail(
+            f"the book is not built ({SITE / 'intro.html'} is missing): run `make book` "
+            "first (`make test` does it for you)",
+            pytrace=False,
+        )
     return SITE
 
 
 @pytest.fixture(scope="module")
 def browser():
     if not CHROMIUM.exists():
-        pytest.fail(f"{CHROMIUM} is missing: run `make browser` (installs Debian's chromium)",
-                    pytrace=False)
+        pytest.fail(
+            f"{CHROMIUM} is missing: run `make browser` (installs Debian's chromium)", pytrace=False
+        )
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
         chromium = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True, args=LAUNCH_ARGS)
+            executable_path=str(CHROMIUM), headless=True, args=LAUNCH_ARGS
+        )
         try:
             yield chromium
         finally:
@@ -115,8 +127,7 @@ def browser():
 #: where the book is served: at the root, and (``make test-extended``: it doubles this file's
 #: time) under a sub-path, as a static host serves a project page, where a link that starts
 #: with ``/`` leaves the site
-PREFIXES = ["/", pytest.param("/collectives-course/", marks=pytest.mark.extended,
-                              id="sub_path")]
+PREFIXES = ["/", pytest.param("/collectives-course/", marks=pytest.mark.extended, id="sub_path")]
 
 
 @pytest.fixture(scope="module", params=PREFIXES, ids=lambda p: "root" if p == "/" else p)
@@ -153,8 +164,9 @@ _INSPECT = """async () => {
 }"""
 
 
-_IMAGE_PATH = re.compile(r"[\w.~%+/\\:-]*\.(?:png|jpe?g|gif|svg|webp|bmp|tiff?|pdf)(?:[?#]\S*)?",
-                         re.IGNORECASE)
+_IMAGE_PATH = re.compile(
+    r"[\w.~%+/\\:-]*\.(?:png|jpe?g|gif|svg|webp|bmp|tiff?|pdf)(?:[?#]\S*)?", re.IGNORECASE
+)
 
 
 def alt_is_a_path(alt: str | None, src: str | None) -> bool:
@@ -175,8 +187,7 @@ class Loaded:
         self.problems, self.errors = problems, errors
 
 
-def load(browser, base: str, missing: list[str], path: str,
-         viewport: dict | None = None) -> Loaded:
+def load(browser, base: str, missing: list[str], path: str, viewport: dict | None = None) -> Loaded:
     """Load one page in a fresh context (fresh storage: a first visit), every request to
     another host blocked; return it, open, with what _INSPECT found and the list of
     problems. The caller closes ``loaded.context``."""
@@ -197,11 +208,20 @@ def load(browser, base: str, missing: list[str], path: str,
         page = context.new_page()
         page.set_default_timeout(PAGE_TIMEOUT_MS)
         page.on("request", lambda request: requests.append(request.url))
-        page.on("console", lambda msg: msg.type == "error" and errors.append(
-            f"console error: {msg.text} (at {msg.location.get('url', '?')})"))
+        page.on(
+            "console",
+            lambda msg: (
+                msg.type == "error"
+                and errors.append(f"console error: {msg.text} (at {msg.location.get('url', '?')})")
+            ),
+        )
         page.on("pageerror", lambda exc: errors.append(f"uncaught exception: {exc}"))
-        page.on("response", lambda resp: resp.status >= 400 and problems.append(
-            f"HTTP {resp.status} for {resp.url}"))
+        page.on(
+            "response",
+            lambda resp: (
+                resp.status >= 400 and problems.append(f"HTTP {resp.status} for {resp.url}")
+            ),
+        )
         seen_missing = len(missing)
         page.goto(base + path, wait_until="load")
         info = page.evaluate(_INSPECT)
@@ -210,7 +230,9 @@ def load(browser, base: str, missing: list[str], path: str,
             try:
                 page.wait_for_function(
                     "n => document.querySelectorAll('.widget-subarea > *').length >= n",
-                    arg=info["widgetViews"], timeout=10_000)
+                    arg=info["widgetViews"],
+                    timeout=10_000,
+                )
             except Exception:  # reported below with the counts
                 pass
             info = page.evaluate(_INSPECT)
@@ -219,23 +241,31 @@ def load(browser, base: str, missing: list[str], path: str,
         context.close()
         raise
     problems += errors
-    problems += [f"request to another host: {url}" for url in requests
-                 if urlsplit(url).netloc != host
-                 and urlsplit(url).scheme in ("http", "https", "ws", "wss")]
+    problems += [
+        f"request to another host: {url}"
+        for url in requests
+        if urlsplit(url).netloc != host and urlsplit(url).scheme in ("http", "https", "ws", "wss")
+    ]
     problems += [f"404 from the server for {p}" for p in missing[seen_missing:]]
     if info["math"] and info["typeset"] < info["math"]:
-        problems.append(f"MathJax typeset {info['typeset']} of {info['math']} formulas; "
-                        f"not typeset: {info['untypeset']}")
+        problems.append(
+            f"MathJax typeset {info['typeset']} of {info['math']} formulas; "
+            f"not typeset: {info['untypeset']}"
+        )
     if info["merrors"]:
         problems.append(f"{info['merrors']} MathJax errors (mjx-merror) on the page")
-    problems += [f"image did not load: {img['src'][:120]}" for img in info["images"]
-                 if img["width"] <= 0]
-    problems += [f"image has no real alt text (alt={img['alt']!r}): {img['src'][:120]}"
-                 for img in info["images"]
-                 if not img["inWidget"] and alt_is_a_path(img["alt"], img["attrSrc"])]
+    problems += [
+        f"image did not load: {img['src'][:120]}" for img in info["images"] if img["width"] <= 0
+    ]
+    problems += [
+        f"image has no real alt text (alt={img['alt']!r}): {img['src'][:120]}"
+        for img in info["images"]
+        if not img["inWidget"] and alt_is_a_path(img["alt"], img["attrSrc"])
+    ]
     if info["widgetsRendered"] < info["widgetViews"]:
-        problems.append(f"{info['widgetViews']} widgets embedded, "
-                        f"{info['widgetsRendered']} rendered")
+        problems.append(
+            f"{info['widgetViews']} widgets embedded, {info['widgetsRendered']} rendered"
+        )
     return Loaded(context, page, info, problems, errors)
 
 
@@ -299,13 +329,14 @@ def test_schedule_stepper_steps_without_a_kernel(browser, server):
         tabs = page.locator(".widget-tab .lm-TabBar-tab")
         tabs.first.wait_for()
         titles = [t.strip() for t in tabs.all_inner_texts()]
-        assert titles == ["start"] + [f"step {k}" for k in range(5)]   # 6 ranks: 5 steps
+        assert titles == ["start"] + [f"step {k}" for k in range(5)]  # 6 ranks: 5 steps
         shown = """() => Array.from(document.querySelectorAll('.widget-tab .widget-image'))
                           .map(img => img.offsetParent !== null && img.naturalWidth > 0)"""
         assert page.evaluate(shown) == [True] + [False] * 5
         tabs.nth(3).click()
         page.wait_for_function(
-            "() => document.querySelectorAll('.widget-tab .widget-image')[3].offsetParent !== null")
+            "() => document.querySelectorAll('.widget-tab .widget-image')[3].offsetParent !== null"
+        )
         assert page.evaluate(shown) == [False, False, False, True, False, False]
     finally:
         context.close()
@@ -334,7 +365,8 @@ def _frame_after(page, kind, s, before):
     handle = page.wait_for_function(
         f"([kind, s, before]) => {{ const f = ({_FRAME})([kind, s]); "
         "return f !== null && f !== before ? f : null; }",
-        arg=[kind, s, before])
+        arg=[kind, s, before],
+    )
     return handle.json_value()
 
 
@@ -374,7 +406,8 @@ def test_guard_catches_a_remote_request(browser, tmp_path):
         "<!doctype html><html><head>"
         '<script src="https://cdn.jsdelivr.net/npm/mathjax@3/es5/tex-mml-chtml.js"></script>'
         '</head><body><img src="missing.png"><span class="math">\\(x\\)</span></body></html>',
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     (tmp_path / "favicon.ico").write_bytes(b"")
     with serve(tmp_path) as (base, missing):
         _, problems = visit(browser, base, missing, "bad.html")
@@ -451,14 +484,12 @@ def test_sidebar_drawer_opens_and_its_links_work_on_a_phone(browser, server):
         drawer = page.locator("#pst-primary-sidebar-modal")
         assert not drawer.evaluate("d => d.open")
         page.locator(".primary-toggle:visible").first.click()
-        page.wait_for_function(
-            "() => document.querySelector('#pst-primary-sidebar-modal').open")
+        page.wait_for_function("() => document.querySelector('#pst-primary-sidebar-modal').open")
         drawer.get_by_role("link", name="Reduce-scatter").first.click()
         page.wait_for_url("**/chapters/reduce_scatter.html")
         # the page contents drawer too
         page.locator(".secondary-toggle:visible").first.click()
-        page.wait_for_function(
-            "() => document.querySelector('#pst-secondary-sidebar-modal').open")
+        page.wait_for_function("() => document.querySelector('#pst-secondary-sidebar-modal').open")
 
 
 def test_sidebar_toggle_collapses_the_chapter_list_on_a_wide_screen(browser, server):
@@ -468,19 +499,21 @@ def test_sidebar_toggle_collapses_the_chapter_list_on_a_wide_screen(browser, ser
         assert sidebar.is_visible()
         toggle = page.locator(".primary-toggle:visible").first
         toggle.click()
-        sidebar.wait_for(state="hidden")          # slides out (a CSS transition)
+        sidebar.wait_for(state="hidden")  # slides out (a CSS transition)
         toggle.click()
-        page.wait_for_function(         # back in place once the transition is over
+        page.wait_for_function(  # back in place once the transition is over
             "() => document.querySelector('#pst-primary-sidebar')"
-            ".getBoundingClientRect().left === 0")
+            ".getBoundingClientRect().left === 0"
+        )
         assert sidebar.is_visible()
 
 
 def test_page_does_not_scroll_sideways_on_a_phone(phone_page):
     """At 390 px nothing widens the page (long names in the text and the references wrap,
     _static/reading.css); code cells and display equations scroll inside their own boxes."""
-    widths = phone_page.page.evaluate("() => [document.documentElement.scrollWidth, "
-                                      "document.documentElement.clientWidth]")
+    widths = phone_page.page.evaluate(
+        "() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+    )
     path = phone_page.path
     assert widths[0] <= widths[1], f"{path} is {widths[0]} px wide at {widths[1]} px"
 
@@ -491,10 +524,10 @@ def test_index_link_in_the_phone_drawer_reaches_the_glossary_terms(browser, serv
     base, _ = server
     with _page_at(browser, base + "chapters/all_gather.html", 390, 844) as page:
         page.locator(".primary-toggle:visible").first.click()
-        page.wait_for_function(
-            "() => document.querySelector('#pst-primary-sidebar-modal').open")
-        link = page.locator("#pst-primary-sidebar-modal").get_by_role("link", name="Index",
-                                                                      exact=True)
+        page.wait_for_function("() => document.querySelector('#pst-primary-sidebar-modal').open")
+        link = page.locator("#pst-primary-sidebar-modal").get_by_role(
+            "link", name="Index", exact=True
+        )
         link.scroll_into_view_if_needed()
         link.click()
         page.wait_for_url("**/genindex.html")
@@ -503,8 +536,9 @@ def test_index_link_in_the_phone_drawer_reaches_the_glossary_terms(browser, serv
             assert entry.is_visible(), f"{term!r} is not in the index"
         page.locator("article a", has_text="NVSwitch").first.click()
         page.wait_for_url("**/glossary.html#term-NVSwitch")
-        widths = page.evaluate("() => [document.documentElement.scrollWidth, "
-                               "document.documentElement.clientWidth]")
+        widths = page.evaluate(
+            "() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+        )
         assert widths[0] <= widths[1], f"the glossary is {widths[0]} px wide at {widths[1]} px"
 
 
@@ -595,11 +629,13 @@ TICKS = range(2, 16)
 
 def _seconds_text(t: float) -> str:
     from collectives.viz.interactive import format_seconds
+
     return format_seconds(t)
 
 
 def _rate_text(b: float) -> str:
     from collectives.viz.calculators import format_rate
+
     return format_rate(b)
 
 
@@ -610,8 +646,7 @@ def _check_calculator(block, after: str = "loading") -> dict:
     where = f"after {after} (setting {state['setting']})"
     assert state["drawn"], "the Plotly figure was not drawn"
     assert [r[0] for r in state["rows"]] == [e[0] for e in state["expected"]], where
-    assert [r[1] for r in state["rows"]] == [_seconds_text(e[1]) for e in state["expected"]], \
-        where
+    assert [r[1] for r in state["rows"]] == [_seconds_text(e[1]) for e in state["expected"]], where
     assert [r[2] for r in state["rows"]] == [_rate_text(e[2]) for e in state["expected"]], where
     assert state["traceY"] == state["wantY"], f"the plot does not show the setting {where}"
     assert state["shown"] == state["rankLabel"]
@@ -630,7 +665,8 @@ def _choose(block, control: str, value: str) -> None:
     (seen after a Plotly relayout), so the choice is made in the page."""
     block.locator(f'[data-control="{control}"]').evaluate(
         "(el, v) => { el.value = v; el.dispatchEvent(new Event('change', {bubbles: true})); }",
-        value)
+        value,
+    )
 
 
 def _slide(block, control: str, value: str) -> None:
@@ -645,10 +681,28 @@ def _slide(block, control: str, value: str) -> None:
 # last settings of a control, "rank:other" one away from where it is.
 CLICK_ORDERS = (
     ("metric:busbw", "rank:other", "size:0", "latency:last", "metric:seconds"),
-    ("rank:top", "size:0", "size:max", "bandwidth:last", "algorithm:0", "metric:busbw",
-     "algorithm:-1", "metric:seconds"),
-    ("algorithm:0", "metric:busbw", "latency:1", "bandwidth:0", "metric:seconds",
-     "metric:busbw", "size:max", "latency:0", "algorithm:-1", "metric:seconds"),
+    (
+        "rank:top",
+        "size:0",
+        "size:max",
+        "bandwidth:last",
+        "algorithm:0",
+        "metric:busbw",
+        "algorithm:-1",
+        "metric:seconds",
+    ),
+    (
+        "algorithm:0",
+        "metric:busbw",
+        "latency:1",
+        "bandwidth:0",
+        "metric:seconds",
+        "metric:busbw",
+        "size:max",
+        "latency:0",
+        "algorithm:-1",
+        "metric:seconds",
+    ),
 )
 
 
@@ -679,8 +733,9 @@ def exercise_calculators(page) -> int:
     for k in range(count):
         block = blocks.nth(k)
         block.scroll_into_view_if_needed()
-        page.wait_for_function("b => b.getAttribute('data-ready') === 'true'",
-                               arg=block.element_handle())
+        page.wait_for_function(
+            "b => b.getAttribute('data-ready') === 'true'", arg=block.element_handle()
+        )
         state = _check_calculator(block)
         changed = set()
         for order in CLICK_ORDERS:
@@ -730,8 +785,11 @@ def _check_plan_calculator(block) -> dict:
     p = state["plan"]
     assert [tuple(r) for r in state["rows"]] == _readout_rows(p)
     assert state["purposes"] == [f"{c[0]} ({c[1]})" for c in p["collectives"]]
-    want = [["compute", p["compute"]], ["pipeline bubble", p["bubble"]],
-            ["exposed communication", p["exposed"]]]
+    want = [
+        ["compute", p["compute"]],
+        ["pipeline bubble", p["bubble"]],
+        ["exposed communication", p["exposed"]],
+    ]
     want += [[n, x] for n, x, _ in p["classes"]] + [[n, x] for n, x, _ in p["levels"]]
     assert state["traces"] == want, "the bars do not show the chosen plan"
     assert state["layouts"] == state["wantLayouts"]
@@ -741,11 +799,15 @@ def _check_plan_calculator(block) -> dict:
 def _choose_plan(block, page, control: str, value: str) -> dict:
     block.locator(f'[data-plan-control="{control}"]').evaluate(
         "(el, v) => { el.value = v; el.dispatchEvent(new Event('change', {bubbles: true})); }",
-        value)
-    want = block.evaluate("b => ['model','cluster','layout','recipe','batch'].map(n => "
-                          "+b.querySelector(`[data-plan-control=\"${n}\"]`).value).join(',')")
-    page.wait_for_function("([b, k]) => b.getAttribute('data-plan') === k",
-                           arg=[block.element_handle(), want])
+        value,
+    )
+    want = block.evaluate(
+        "b => ['model','cluster','layout','recipe','batch'].map(n => "
+        "+b.querySelector(`[data-plan-control=\"${n}\"]`).value).join(',')"
+    )
+    page.wait_for_function(
+        "([b, k]) => b.getAttribute('data-plan') === k", arg=[block.element_handle(), want]
+    )
     return _check_plan_calculator(block)
 
 
@@ -757,8 +819,9 @@ def exercise_plan_calculators(page) -> int:
     for k in range(count):
         block = blocks.nth(k)
         block.scroll_into_view_if_needed()
-        page.wait_for_function("b => b.getAttribute('data-ready') === 'true'",
-                               arg=block.element_handle())
+        page.wait_for_function(
+            "b => b.getAttribute('data-ready') === 'true'", arg=block.element_handle()
+        )
         first = _check_plan_calculator(block)
         seen = {first["key"]}
         for control in ("recipe", "batch", "layout", "model", "cluster"):
@@ -767,8 +830,9 @@ def exercise_plan_calculators(page) -> int:
                 now = int(block.locator(f'[data-plan-control="{control}"]').input_value())
                 moved = _choose_plan(block, page, control, str(options - 1 if now == 0 else 0))
                 seen.add(moved["key"])
-                assert moved["rows"] != first["rows"] or control == "cluster", \
+                assert moved["rows"] != first["rows"] or control == "cluster", (
                     f"choosing another {control} changed nothing"
+                )
         assert len(seen) >= 3
     return count
 
@@ -793,8 +857,9 @@ def test_calculators_on_a_scratch_page_with_require_js(browser, tmp_path):
             assert page.evaluate("() => typeof window.requirejs") == "function"
             assert exercise_calculators(page) == 2
             assert exercise_plan_calculators(page) == 1
-            widths = page.evaluate("() => [document.documentElement.scrollWidth, "
-                                   "document.documentElement.clientWidth]")
+            widths = page.evaluate(
+                "() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+            )
         finally:
             context.close()
     plotly = [u for u in requests if u.split("?")[0].endswith("plotly.min.js")]
@@ -808,8 +873,13 @@ def test_calculator_checks_can_fail(browser, tmp_path):
     import collectives as cl
     from collectives.viz.interactive import calculator
 
-    calc = calculator("all_gather", {"ring": lambda n, B: (
-        cl.algorithms.ring_all_gather(n), cl.topology.ring(n, B))}, [4], [1e9], sizes=[1024])
+    calc = calculator(
+        "all_gather",
+        {"ring": lambda n, B: (cl.algorithms.ring_all_gather(n), cl.topology.ring(n, B))},
+        [4],
+        [1e9],
+        sizes=[1024],
+    )
     wrong = calc._repr_html_().replace("<td>", "<td>9", 1)
     (tmp_path / "p.html").write_text(f"<!doctype html><html><body>{wrong}</body></html>")
     with serve(tmp_path) as (base, _):
@@ -878,18 +948,25 @@ MAY_SCROLL = {1280: set(), 390: {"code", "table", "math"}}
 
 
 def overflow_problems(report: dict, width: int) -> list[str]:
-    problems = [f"{w['kind']} sticks out of the {report['column']}-px column by {w['by']} px "
-                f"in '{w['section']}': {w['text']!r}" for w in report["wide"]]
-    problems += [f"{s['kind']} scrolls sideways by {s['by']} px in '{s['section']}': {s['text']!r}"
-                 for s in report["scrolled"] if s["kind"] not in MAY_SCROLL[width]]
+    problems = [
+        f"{w['kind']} sticks out of the {report['column']}-px column by {w['by']} px "
+        f"in '{w['section']}': {w['text']!r}"
+        for w in report["wide"]
+    ]
+    problems += [
+        f"{s['kind']} scrolls sideways by {s['by']} px in '{s['section']}': {s['text']!r}"
+        for s in report["scrolled"]
+        if s["kind"] not in MAY_SCROLL[width]
+    ]
     return problems
 
 
 def test_overflow_check_can_fail(browser, tmp_path):
     (tmp_path / "p.html").write_text(
         '<!doctype html><html><body><article class="bd-article" style="width:300px">'
-        '<div class="cell_input"><pre style="overflow-x:auto">' + "x" * 200 + '</pre></div>'
-        '<div style="width:500px">too wide</div></article></body></html>')
+        '<div class="cell_input"><pre style="overflow-x:auto">' + "x" * 200 + "</pre></div>"
+        '<div style="width:500px">too wide</div></article></body></html>'
+    )
     with serve(tmp_path) as (base, _):
         with _page_at(browser, base + "p.html", 1280, 800) as page:
             report = page.evaluate(_OVERFLOW)
@@ -900,8 +977,9 @@ def test_overflow_check_can_fail(browser, tmp_path):
 
 def _nothing_is_wider_than_its_column(loaded, width):
     page, path = loaded.page, loaded.path
-    page.evaluate("async () => { if (window.MathJax && MathJax.startup) "
-                  "await MathJax.startup.promise; }")
+    page.evaluate(
+        "async () => { if (window.MathJax && MathJax.startup) await MathJax.startup.promise; }"
+    )
     report = page.evaluate(_OVERFLOW)
     assert report is not None, f"{path} has no article"
     problems = overflow_problems(report, width)
@@ -921,6 +999,7 @@ def test_nothing_is_wider_than_its_column_on_a_phone(phone_page):
 
 
 # --- last on each page: it leaves the controls moved ---------------------------------------
+
 
 def test_calculators_in_the_book_respond_to_their_controls(wide_page, server):
     """Every calculator on the page (each chapter of the course has at least one; the appendix
@@ -954,8 +1033,9 @@ def test_fp8_explorers_round_as_the_package(wide_page):
     for k in range(blocks.count()):
         block = blocks.nth(k)
         block.scroll_into_view_if_needed()
-        page.wait_for_function("b => b.getAttribute('data-ready') === 'true'",
-                               arg=block.element_handle())
+        page.wait_for_function(
+            "b => b.getAttribute('data-ready') === 'true'", arg=block.element_handle()
+        )
         for x, amax in FP8_TYPED:
             block.locator('input[data-control="value"]').fill(x)
             block.locator('input[data-control="amax"]').fill(amax)

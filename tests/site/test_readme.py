@@ -11,7 +11,7 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 def test_readme_python_blocks_run():
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
     assert len(blocks) >= 2
-    namespace = {"inputs": np.ones((8, 8))}          # the README's placeholder for inputs
+    namespace = {"inputs": np.ones((8, 8))}  # the README's placeholder for inputs
     for block in blocks:
-        exec(compile(block, str(README), "exec"), namespace)   # noqa: S102 -- our own README
+        exec(compile(block, str(README), "exec"), namespace)
     assert namespace["tp_ar"].n_groups == 4 and namespace["dp_rs"].group_size == 4

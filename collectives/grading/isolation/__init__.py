@@ -33,15 +33,47 @@ This package re-exports the names the old module ``collectives.grading.isolation
 and what it does not: the docstring of :mod:`collectives.grading`.
 """
 
-from .calls import (LEARNER_PROCESS, IsolatedCall, IsolatedFailure, call, contains_failure,
-                    decode, encode, isolated_call, resolve, run_calls, run_isolated)
+from .calls import (
+    LEARNER_PROCESS,
+    IsolatedCall,
+    IsolatedFailure,
+    call,
+    contains_failure,
+    decode,
+    encode,
+    isolated_call,
+    resolve,
+    run_calls,
+    run_isolated,
+)
 from .orchestrator import RECHECKABLE, isolated_main, recheck
 from .origin import NOT_YOURS, check_origin
 from .reading import FORBIDDEN, NO_PACKAGE, SCHEDULE_TOOLS, bundle, policy
 from .snapshot import PackageSnapshot, manifest, package_copy
 
-__all__ = ["NO_PACKAGE", "FORBIDDEN", "SCHEDULE_TOOLS", "IsolatedCall", "IsolatedFailure",
-           "bundle", "policy", "call", "isolated_call", "run_calls", "run_isolated", "resolve",
-           "contains_failure", "encode", "decode", "LEARNER_PROCESS", "recheck", "RECHECKABLE",
-           "isolated_main", "PackageSnapshot", "package_copy", "manifest", "NOT_YOURS",
-           "check_origin"]
+__all__ = [
+    "NO_PACKAGE",
+    "FORBIDDEN",
+    "SCHEDULE_TOOLS",
+    "IsolatedCall",
+    "IsolatedFailure",
+    "bundle",
+    "policy",
+    "call",
+    "isolated_call",
+    "run_calls",
+    "run_isolated",
+    "resolve",
+    "contains_failure",
+    "encode",
+    "decode",
+    "LEARNER_PROCESS",
+    "recheck",
+    "RECHECKABLE",
+    "isolated_main",
+    "PackageSnapshot",
+    "package_copy",
+    "manifest",
+    "NOT_YOURS",
+    "check_origin",
+]

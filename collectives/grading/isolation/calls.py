@@ -31,9 +31,20 @@ from .origin import check_origin
 from .reading import bundle, policy
 from .snapshot import package_copy
 
-__all__ = ["call", "IsolatedCall", "IsolatedFailure", "isolated_call", "run_calls",
-           "run_isolated", "resolve", "contains_failure", "encode", "decode", "LEARNER_PROCESS",
-           "PROGRAM"]
+__all__ = [
+    "call",
+    "IsolatedCall",
+    "IsolatedFailure",
+    "isolated_call",
+    "run_calls",
+    "run_isolated",
+    "resolve",
+    "contains_failure",
+    "encode",
+    "decode",
+    "LEARNER_PROCESS",
+    "PROGRAM",
+]
 
 #: the program of the learner's process (run by its path, never imported by this module)
 LEARNER_PROCESS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "learner_process.py")
@@ -71,12 +82,20 @@ class IsolatedFailure:
 
 # ---- the kernel's side of the wire ---------------------------------------------------------
 
+
 def _special(value, encode_item):
     if isinstance(value, Schedule):
-        return {"__schedule__": {
-            "collective": value.collective, "n_ranks": value.n_ranks,
-            "n_chunks": value.n_chunks, "n_scratch": value.n_scratch, "root": value.root,
-            "name": value.name, "steps": encode_item(value.to_lists())}}
+        return {
+            "__schedule__": {
+                "collective": value.collective,
+                "n_ranks": value.n_ranks,
+                "n_chunks": value.n_chunks,
+                "n_scratch": value.n_scratch,
+                "root": value.root,
+                "name": value.name,
+                "steps": encode_item(value.to_lists()),
+            }
+        }
     if isinstance(value, IsolatedFailure):
         return {"__failed__": value.message}
     if isinstance(value, Opaque):
@@ -87,8 +106,15 @@ def _special(value, encode_item):
 def _unspecial(value, decode_item):
     if "__schedule__" in value:
         s = value["__schedule__"]
-        return Schedule(s["collective"], s["n_ranks"], s["n_chunks"], decode_item(s["steps"]),
-                        root=s["root"], n_scratch=s["n_scratch"], name=s["name"])
+        return Schedule(
+            s["collective"],
+            s["n_ranks"],
+            s["n_chunks"],
+            decode_item(s["steps"]),
+            root=s["root"],
+            n_scratch=s["n_scratch"],
+            name=s["name"],
+        )
     if "__failed__" in value:
         return IsolatedFailure(value["__failed__"])
     return Opaque(value.get("__opaque__", "object"), value.get("repr", "<object>"))
@@ -113,6 +139,7 @@ def decode(value):
 
 # ---- calling a learner's function ----------------------------------------------------------
 
+
 def call(function, *args, name=None, isolated=False, allow=None, forbid=None):
     """Call a learner's ``function(*args)`` and return what it returns.
 
@@ -131,12 +158,15 @@ def call(function, *args, name=None, isolated=False, allow=None, forbid=None):
     if isolated:
         return isolated_call(function, *args, name=name, allow=allow, forbid=forbid)
     if allow is not None or forbid is not None:
-        raise GradingError("call(..., allow=..., forbid=...) needs isolated=True (a bug in the "
-                           "test, not in your answer)")
+        raise GradingError(
+            "call(..., allow=..., forbid=...) needs isolated=True (a bug in the "
+            "test, not in your answer)"
+        )
     if not callable(function):
         if name:
-            raise GradingError(f"{name} is {in_words(function)}, not a function; define it with "
-                               f"`def {name}(...):`")
+            raise GradingError(
+                f"{name} is {in_words(function)}, not a function; define it with `def {name}(...):`"
+            )
         raise GradingError(f"expected a function, got {in_words(function)}")
     label = name or getattr(function, "__name__", None) or "your function"
     check_origin(function, label)
@@ -150,6 +180,7 @@ def call(function, *args, name=None, isolated=False, allow=None, forbid=None):
 
 
 # ---- making the calls --------------------------------------------------------------------
+
 
 def isolated_call(function, *args, name=None, allow=None, forbid=None):
     """An :class:`IsolatedCall` of ``function(*args)``, for :func:`resolve` to make in the
@@ -198,28 +229,42 @@ def _run_group(calls, rules, timeout):
             index[call.key] = len(bundles)
             bundles.append(call.bundle)
     nonce = secrets.token_hex(16)
-    payload = json.dumps({"nonce": nonce, "bundles": bundles, "policy": rules,
-                          "package": package_copy() if rules is not None else None,
-                          "calls": [{"bundle": index[c.key], "args": encode(list(c.args))}
-                                    for c in calls]})
+    payload = json.dumps(
+        {
+            "nonce": nonce,
+            "bundles": bundles,
+            "policy": rules,
+            "package": package_copy() if rules is not None else None,
+            "calls": [{"bundle": index[c.key], "args": encode(list(c.args))} for c in calls],
+        }
+    )
     try:
         copy = package_copy()
         program = os.path.join(copy, *PROGRAM)
-        proc = subprocess.run([sys.executable, "-I", program], input=payload, cwd=copy,
-                              capture_output=True, text=True, timeout=timeout)
+        proc = subprocess.run(
+            [sys.executable, "-I", program],
+            input=payload,
+            cwd=copy,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
     except subprocess.TimeoutExpired:
-        raise GradingError(f"your functions, re-run for grading without the collectives "
-                           f"package, took longer than {timeout:g} s (an endless loop, or a "
-                           "loop over every pair of chips of a big slice?)") from None
+        raise GradingError(
+            f"your functions, re-run for grading without the collectives "
+            f"package, took longer than {timeout:g} s (an endless loop, or a "
+            "loop over every pair of chips of a big slice?)"
+        ) from None
     except OSError as exc:
-        raise GradingError(f"the graded re-run of your functions could not start: {exc}") \
-            from None
+        raise GradingError(f"the graded re-run of your functions could not start: {exc}") from None
     results = wire.read_reply(proc.stdout, wire.LEARNER_MARK, nonce)
     if proc.returncode != 0 or results is None or len(results) != len(calls):
         tail = (proc.stderr or proc.stdout or "").strip().splitlines()[-5:]
-        raise GradingError("the graded re-run of your functions without the collectives "
-                           f"package did not finish properly (exit status {proc.returncode})"
-                           f"{': ' + ' | '.join(tail) if tail else ''}")
+        raise GradingError(
+            "the graded re-run of your functions without the collectives "
+            f"package did not finish properly (exit status {proc.returncode})"
+            f"{': ' + ' | '.join(tail) if tail else ''}"
+        )
     outcomes = []
     for call, result in zip(calls, results):
         if isinstance(result, dict) and "value" in result:
@@ -240,8 +285,9 @@ def run_isolated(function, *args, name=None, timeout=60.0, allow=None, forbid=No
     without the collectives package ...``), an ``AssertionError`` names the call and the
     error, as :func:`call` does. ``allow``, ``forbid``: what of the package it may use
     (:func:`.reading.policy`)."""
-    ((ok, value),) = run_calls([isolated_call(function, *args, name=name, allow=allow,
-                                              forbid=forbid)], timeout=timeout)
+    ((ok, value),) = run_calls(
+        [isolated_call(function, *args, name=name, allow=allow, forbid=forbid)], timeout=timeout
+    )
     if not ok:
         raise AssertionError(value)
     return value

@@ -39,9 +39,23 @@ import os
 import sys
 import traceback
 
-__all__ = ["NO_PACKAGE", "FORBIDDEN", "RESULT_MARK", "RefuseCollectives", "Refused", "Policy",
-           "Guarded", "make_unimportable", "guard_package", "encode", "decode", "namespace",
-           "run", "main", "wire"]
+__all__ = [
+    "NO_PACKAGE",
+    "FORBIDDEN",
+    "RESULT_MARK",
+    "RefuseCollectives",
+    "Refused",
+    "Policy",
+    "Guarded",
+    "make_unimportable",
+    "guard_package",
+    "encode",
+    "decode",
+    "namespace",
+    "run",
+    "main",
+    "wire",
+]
 
 
 def _load_wire():
@@ -64,7 +78,7 @@ _ADVICE = wire.ADVICE
 #: the mark of this program's reply line on stdout
 RESULT_MARK = wire.LEARNER_MARK
 _PACKAGE = "collectives"
-_import_module = importlib.import_module      # the real one, kept before guard_package patches it
+_import_module = importlib.import_module  # the real one, kept before guard_package patches it
 
 
 def _is_package(name):
@@ -117,6 +131,7 @@ def _site_directories():
     """The interpreter's own library directories (site-packages and the user site): where a
     wheel installs the package beside numpy and everything else the learner may use."""
     import site
+
     found = set(site.getsitepackages() if hasattr(site, "getsitepackages") else ())
     user = getattr(site, "getusersitepackages", lambda: None)()
     if isinstance(user, str):
@@ -139,7 +154,8 @@ def make_unimportable():
     for entry in sys.path:
         base = entry or os.getcwd()
         holds_package = os.path.isdir(os.path.join(base, _PACKAGE)) or os.path.isfile(
-            os.path.join(base, _PACKAGE + ".py"))
+            os.path.join(base, _PACKAGE + ".py")
+        )
         if holds_package and os.path.realpath(base) not in libraries:
             continue
         kept.append(entry)
@@ -149,6 +165,7 @@ def make_unimportable():
 
 
 # ---- part of the package allowed ----------------------------------------------------------
+
 
 def _under(name, prefixes):
     return any(name == p or name.startswith(p + ".") for p in prefixes)
@@ -165,10 +182,14 @@ class Policy:
         self._objects = {}
         for name in (self.allow or ()) + self.forbid:
             self._objects[name] = self._resolve(name)
-        self.allowed_ids = {id(self._objects[n]) for n in (self.allow or ())
-                            if not isinstance(self._objects[n], type(sys))}
-        self.forbidden_ids = {id(self._objects[n]) for n in self.forbid
-                              if not isinstance(self._objects[n], type(sys))}
+        self.allowed_ids = {
+            id(self._objects[n])
+            for n in (self.allow or ())
+            if not isinstance(self._objects[n], type(sys))
+        }
+        self.forbidden_ids = {
+            id(self._objects[n]) for n in self.forbid if not isinstance(self._objects[n], type(sys))
+        }
         self.allowed_modules = self._module_names(self.allow or ())
         self.forbidden_modules = self._module_names(self.forbid)
 
@@ -195,11 +216,15 @@ class Policy:
         """The refusal of ``name`` (the learner's ``used`` expression, if it differs)."""
         how = f" (your code uses {used})" if used and used != name else ""
         if self.allow is None:
-            what = (f"the task forbids {', '.join(self.forbid)}; use them in scratch cells to "
-                    "check your answers")
+            what = (
+                f"the task forbids {', '.join(self.forbid)}; use them in scratch cells to "
+                "check your answers"
+            )
         else:
-            what = (f"here you may use only {', '.join(self.allow) or 'none of the package'}; "
-                    "use the rest in scratch cells to check your answers")
+            what = (
+                f"here you may use only {', '.join(self.allow) or 'none of the package'}; "
+                "use the rest in scratch cells to check your answers"
+            )
         return f"{name} {FORBIDDEN}{how}: write that part yourself ({what})"
 
     def verdict(self, path, value):
@@ -211,11 +236,11 @@ class Policy:
             if self.allow is None:
                 return "guard" if self.forbid else "real"
             if _under(module, self.allowed_modules) or _under(path, self.allowed_modules):
-                below = [f for f in self.forbid if f.startswith(path + ".")
-                         or f.startswith(module + ".")]
+                below = [
+                    f for f in self.forbid if f.startswith(path + ".") or f.startswith(module + ".")
+                ]
                 return "guard" if below else "real"
-            leads = any(a.startswith(path + ".") or a.startswith(module + ".")
-                        for a in self.allow)
+            leads = any(a.startswith(path + ".") or a.startswith(module + ".") for a in self.allow)
             return "guard" if leads else "refuse"
         if id(value) in self.forbidden_ids or _under(path, self.forbid):
             return "refuse"
@@ -225,14 +250,13 @@ class Policy:
             return "refuse"
         if self.allow is None or id(value) in self.allowed_ids:
             return "real"
-        if _under(path, self.allowed_modules) or (defined
-                                                   and _under(origin, self.allowed_modules)):
+        if _under(path, self.allowed_modules) or (defined and _under(origin, self.allowed_modules)):
             return "real"
         return "refuse"
 
 
 _HARMLESS = ("__name__", "__doc__", "__package__", "__file__", "__path__")
-_REAL = {}          # id(Guarded) -> (the real module, its path, the policy)
+_REAL = {}  # id(Guarded) -> (the real module, its path, the policy)
 
 
 class Guarded:
@@ -289,7 +313,7 @@ def guard_package(package_dir, rules):
         module = real_import(name, globals, locals, fromlist, level)
         caller = globals.get("__name__") if isinstance(globals, dict) else None
         if level or (isinstance(caller, str) and _is_package(caller)) or not _is_package(name):
-            return module                       # the package's own imports, and other modules
+            return module  # the package's own imports, and other modules
         path = name if fromlist else _PACKAGE
         return _hand_out(path, module, policy)
 
@@ -306,6 +330,7 @@ def guard_package(package_dir, rules):
 
 
 # ---- plain data ------------------------------------------------------------------------------
+
 
 def decode(value):
     """Arguments back from JSON (:func:`wire.decode`: tuples, sets, dicts, numeric arrays)."""
@@ -330,6 +355,7 @@ def encode(value):
 
 # ---- running the learner's code --------------------------------------------------------------
 
+
 def _lookup(module, qualname):
     target = _import_module(module)
     for part in qualname.split("."):
@@ -349,8 +375,10 @@ def _package_global(entry, policy):
     except ImportError as exc:
         return Refused(ImportError, str(exc))
     except Exception as exc:
-        return Refused(NameError, f"{name} could not be imported in the graded re-run: "
-                       f"{type(exc).__name__}: {exc}")
+        return Refused(
+            NameError,
+            f"{name} could not be imported in the graded re-run: {type(exc).__name__}: {exc}",
+        )
 
 
 def namespace(bundle, policy=None):
@@ -364,14 +392,24 @@ def namespace(bundle, policy=None):
             ns[name] = decode(entry["value"])
         elif kind in ("module", "object"):
             try:
-                ns[name] = (_import_module(entry["module"]) if kind == "module"
-                            else _lookup(entry["module"], entry["qualname"]))
+                ns[name] = (
+                    _import_module(entry["module"])
+                    if kind == "module"
+                    else _lookup(entry["module"], entry["qualname"])
+                )
             except ImportError as exc:
-                ns[name] = Refused(ImportError, str(exc) if NO_PACKAGE in str(exc) else
-                                   f"{name} could not be imported in the graded re-run: {exc}")
+                ns[name] = Refused(
+                    ImportError,
+                    str(exc)
+                    if NO_PACKAGE in str(exc)
+                    else f"{name} could not be imported in the graded re-run: {exc}",
+                )
             except Exception as exc:
-                ns[name] = Refused(NameError, f"{name} could not be imported in the graded "
-                                   f"re-run: {type(exc).__name__}: {exc}")
+                ns[name] = Refused(
+                    NameError,
+                    f"{name} could not be imported in the graded "
+                    f"re-run: {type(exc).__name__}: {exc}",
+                )
         elif kind == "refused":
             error = ImportError if entry.get("package") else NameError
             ns[name] = Refused(error, entry["message"])
@@ -381,10 +419,11 @@ def namespace(bundle, policy=None):
         try:
             code = compile(entry["source"], entry["filename"], "exec")
             exec(code, ns)
-        except BaseException as exc:             # a decorator or default that fails here
+        except BaseException as exc:  # a decorator or default that fails here
             for alias in entry["names"]:
-                ns[alias] = Refused(type(exc) if isinstance(exc, Exception) else RuntimeError,
-                                    str(exc))
+                ns[alias] = Refused(
+                    type(exc) if isinstance(exc, Exception) else RuntimeError, str(exc)
+                )
             continue
         for alias in entry["names"]:
             if alias not in ns and entry["def_name"] in ns:
@@ -395,9 +434,12 @@ def namespace(bundle, policy=None):
 def _outcome(function, args):
     try:
         value = function(*args)
-    except BaseException as exc:   # SystemExit and the like too: it is the learner's code
-        return {"raised": type(exc).__name__, "message": str(exc),
-                "traceback": "".join(traceback.format_exception_only(type(exc), exc))[-2000:]}
+    except BaseException as exc:  # SystemExit and the like too: it is the learner's code
+        return {
+            "raised": type(exc).__name__,
+            "message": str(exc),
+            "traceback": "".join(traceback.format_exception_only(type(exc), exc))[-2000:],
+        }
     try:
         return {"value": encode(value)}
     except _Touched as touched:
@@ -414,8 +456,13 @@ def run(request, policy=None):
         bundle = request["bundles"][item["bundle"]]
         function = namespaces[item["bundle"]].get(bundle["target"])
         if not callable(function):
-            results.append({"raised": "NameError", "message": f"{bundle['target']} is not "
-                            "defined by the code sent to the graded re-run"})
+            results.append(
+                {
+                    "raised": "NameError",
+                    "message": f"{bundle['target']} is not "
+                    "defined by the code sent to the graded re-run",
+                }
+            )
             continue
         results.append(_outcome(function, decode(item["args"])))
     return results
@@ -425,7 +472,7 @@ def main():
     """Entry point: JSON request on stdin, one tagged JSON line on stdout."""
     request = json.loads(sys.stdin.read())
     out = sys.stdout
-    sys.stdout = sys.stderr                 # what the learner's code prints stays out of the reply
+    sys.stdout = sys.stderr  # what the learner's code prints stays out of the reply
     if request.get("policy") is None:
         make_unimportable()
         policy = None

@@ -32,21 +32,29 @@ from .snapshot import package_copy
 __all__ = ["recheck", "RECHECKABLE", "isolated_main"]
 
 #: the checks :func:`recheck` may run in the subprocess, by name
-RECHECKABLE = {"check_schedule": check_schedule, "check_number": check_number,
-               "check_close": check_close, "check_reference": check_reference,
-               "check_choice": check_choice, "check_shape": check_shape,
-               "check_estimate": check_estimate, "check_no_worse": check_no_worse}
+RECHECKABLE = {
+    "check_schedule": check_schedule,
+    "check_number": check_number,
+    "check_close": check_close,
+    "check_reference": check_reference,
+    "check_choice": check_choice,
+    "check_shape": check_shape,
+    "check_estimate": check_estimate,
+    "check_no_worse": check_no_worse,
+}
 
 
 # the re-check's first lines: nothing but the private copy is added to the import path (``-I``
 # keeps the working directory, the script's directory, PYTHON* variables and the user site
 # off it), and the package must come from there
-_BOOTSTRAP = ("import sys; sys.dont_write_bytecode = True; sys.path.insert(0, sys.argv[1]); "
-              "import collectives, os; "
-              "os.path.dirname(os.path.dirname(collectives.__file__)) == sys.argv[1] or "
-              "sys.exit('collectives was not imported from the grading copy'); "
-              "from collectives.grading.isolation.orchestrator import isolated_main; "
-              "sys.exit(isolated_main())")
+_BOOTSTRAP = (
+    "import sys; sys.dont_write_bytecode = True; sys.path.insert(0, sys.argv[1]); "
+    "import collectives, os; "
+    "os.path.dirname(os.path.dirname(collectives.__file__)) == sys.argv[1] or "
+    "sys.exit('collectives was not imported from the grading copy'); "
+    "from collectives.grading.isolation.orchestrator import isolated_main; "
+    "sys.exit(isolated_main())"
+)
 
 
 def recheck(*checks, timeout=60.0):
@@ -69,7 +77,7 @@ def recheck(*checks, timeout=60.0):
     (:func:`.calls.resolve`); a check whose arguments hold a call that
     raised there fails, in its turn, with that call's error.
     """
-    __tracebackhide__ = True  # noqa: F841 (read by IPython: the learner sees no grader frame)
+    __tracebackhide__ = True
     checks = resolve(checks, timeout=timeout)
     calls = []
     for i, check in enumerate(checks):
@@ -79,14 +87,25 @@ def recheck(*checks, timeout=60.0):
         kwargs = check[2] if len(check) == 3 else {}
         if name not in RECHECKABLE:
             raise GradingError(f"recheck: {name!r} is not one of {', '.join(RECHECKABLE)}")
-        calls.append({"check": name, "args": encode(list(args)),
-                      "kwargs": {str(k): encode(v) for k, v in dict(kwargs).items()}})
+        calls.append(
+            {
+                "check": name,
+                "args": encode(list(args)),
+                "kwargs": {str(k): encode(v) for k, v in dict(kwargs).items()},
+            }
+        )
     nonce = secrets.token_hex(16)
     payload = json.dumps({"nonce": nonce, "calls": calls})
     copy = package_copy()
     try:
-        proc = subprocess.run([sys.executable, "-I", "-c", _BOOTSTRAP, copy], cwd=copy,
-                              input=payload, capture_output=True, text=True, timeout=timeout)
+        proc = subprocess.run(
+            [sys.executable, "-I", "-c", _BOOTSTRAP, copy],
+            cwd=copy,
+            input=payload,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
     except subprocess.TimeoutExpired:
         raise GradingError(f"the isolated re-check took longer than {timeout:g} s") from None
     except OSError as exc:
@@ -94,8 +113,10 @@ def recheck(*checks, timeout=60.0):
     results = wire.read_reply(proc.stdout, wire.RECHECK_MARK, nonce)
     if proc.returncode != 0 or results is None:
         tail = (proc.stderr or proc.stdout or "").strip().splitlines()[-5:]
-        raise GradingError("the isolated re-check did not run properly (exit status "
-                           f"{proc.returncode}){': ' + ' | '.join(tail) if tail else ''}")
+        raise GradingError(
+            "the isolated re-check did not run properly (exit status "
+            f"{proc.returncode}){': ' + ' | '.join(tail) if tail else ''}"
+        )
     if len(results) != len(calls):
         raise GradingError("the isolated re-check returned an incomplete answer")
     failures = [r for r in results if r.get("ok") is not True]
@@ -116,8 +137,10 @@ def _failure(failures):
     text = messages[0]
     if len(messages) > 1:
         more = len(messages) - 1
-        text += (f"\n\nThis cell has {more} more failing check{'s' if more > 1 else ''}:\n"
-                 + "\n".join(f"- {m}" for m in messages[1:]))
+        text += (
+            f"\n\nThis cell has {more} more failing check{'s' if more > 1 else ''}:\n"
+            + "\n".join(f"- {m}" for m in messages[1:])
+        )
     kind = failures[0].get("kind")
     return AssertionError(text) if kind == "AssertionError" else GradingError(text)
 
@@ -129,7 +152,7 @@ _RAISE = compile("raise error", "<the grader's re-check>", "exec")
 
 
 def _throw(error):
-    __tracebackhide__ = True  # noqa: F841 (read by IPython)
+    __tracebackhide__ = True
     exec(_RAISE, {"error": error})
 
 
@@ -145,7 +168,7 @@ def isolated_main():
             args = decode(item["args"])
             kwargs = {k: decode(v) for k, v in item["kwargs"].items()}
             failed = contains_failure([args, kwargs])
-            if failed is not None:          # the learner's call raised in its own process
+            if failed is not None:  # the learner's call raised in its own process
                 raise AssertionError(failed.message)
             RECHECKABLE[name](*args, **kwargs)
         except AssertionError as exc:
@@ -154,9 +177,10 @@ def isolated_main():
         except GradingError as exc:
             results.append({"ok": False, "kind": "GradingError", "message": str(exc)})
             continue
-        except Exception as exc:        # a check must never crash silently: report it
-            results.append({"ok": False, "kind": "error",
-                            "message": f"{type(exc).__name__}: {exc}"})
+        except Exception as exc:  # a check must never crash silently: report it
+            results.append(
+                {"ok": False, "kind": "error", "message": f"{type(exc).__name__}: {exc}"}
+            )
             continue
         results.append({"ok": True})
     sys.stdout.write(wire.reply_line(wire.RECHECK_MARK, request["nonce"], results))

@@ -45,16 +45,28 @@ NO_PACKAGE = wire.NO_PACKAGE
 FORBIDDEN = wire.FORBIDDEN
 #: what a task that asks for a schedule usually allows: building one, checking it, the
 #: topologies to draw it on (``allow=SCHEDULE_TOOLS``)
-SCHEDULE_TOOLS = ("collectives.Schedule", "collectives.Step", "collectives.verify",
-                  "collectives.simulate", "collectives.topology", "collectives.ScheduleError",
-                  "collectives.CollectivesError")
+SCHEDULE_TOOLS = (
+    "collectives.Schedule",
+    "collectives.Step",
+    "collectives.verify",
+    "collectives.simulate",
+    "collectives.topology",
+    "collectives.ScheduleError",
+    "collectives.CollectivesError",
+)
 _PACKAGE = "collectives"
 _ADVICE = wire.ADVICE
-_GLOBAL_OPS = {"LOAD_GLOBAL", "LOAD_NAME", "STORE_GLOBAL", "DELETE_GLOBAL",
-               "LOAD_FROM_DICT_OR_GLOBALS"}
+_GLOBAL_OPS = {
+    "LOAD_GLOBAL",
+    "LOAD_NAME",
+    "STORE_GLOBAL",
+    "DELETE_GLOBAL",
+    "LOAD_FROM_DICT_OR_GLOBALS",
+}
 
 
 # ---- reading a function and what it uses -------------------------------------------------
+
 
 def _is_package_name(name):
     return isinstance(name, str) and (name == _PACKAGE or name.startswith(_PACKAGE + "."))
@@ -102,8 +114,9 @@ def _plain(value, budget):
     budget[0] -= 1
     if budget[0] < 0:
         return False
-    if value is None or isinstance(value, (bool, int, float, str, np.bool_, np.integer,
-                                           np.floating)):
+    if value is None or isinstance(
+        value, (bool, int, float, str, np.bool_, np.integer, np.floating)
+    ):
         return True
     if isinstance(value, np.ndarray):
         return value.dtype.kind in "biuf" and value.size <= budget[0]
@@ -118,8 +131,12 @@ def _importable(value):
     """``(module, qualname)`` under which ``value`` can be imported afresh, or None."""
     module = getattr(value, "__module__", None)
     qualname = getattr(value, "__qualname__", None) or getattr(value, "__name__", None)
-    if not isinstance(module, str) or not isinstance(qualname, str) or "<" in qualname \
-            or module == "__main__":
+    if (
+        not isinstance(module, str)
+        or not isinstance(qualname, str)
+        or "<" in qualname
+        or module == "__main__"
+    ):
         return None
     try:
         target = importlib.import_module(module)
@@ -134,7 +151,7 @@ def _unwrap(value):
     """The function under decorators such as ``functools.lru_cache`` (``__wrapped__``)."""
     try:
         return inspect.unwrap(value) if hasattr(value, "__wrapped__") else value
-    except Exception:               # a cycle of __wrapped__, or a learner's odd object
+    except Exception:  # a cycle of __wrapped__, or a learner's odd object
         return value
 
 
@@ -144,7 +161,8 @@ def _source_of(obj, label):
     except (OSError, TypeError):
         raise GradingError(
             f"the source code of {label} cannot be read, so it cannot be re-run for grading: "
-            "define it with `def` in a notebook cell and run that cell") from None
+            "define it with `def` in a notebook cell and run that cell"
+        ) from None
 
 
 def _package_object(name):
@@ -164,18 +182,23 @@ def _package_object(name):
 
 def _names(value, what):
     if isinstance(value, str) or not isinstance(value, (list, tuple, set, frozenset)):
-        raise GradingError(f"{what} must be a tuple of dotted names inside collectives such as "
-                           f"('collectives.Schedule', 'collectives.verify'), got {value!r} (a "
-                           "bug in the test, not in your answer)")
+        raise GradingError(
+            f"{what} must be a tuple of dotted names inside collectives such as "
+            f"('collectives.Schedule', 'collectives.verify'), got {value!r} (a "
+            "bug in the test, not in your answer)"
+        )
     names = []
     for name in value:
         if not _is_package_name(name) or not all(p.isidentifier() for p in name.split(".")):
-            raise GradingError(f"{what}: {name!r} is not a dotted name inside collectives such "
-                               "as 'collectives.topology.ring' (a bug in the test, not in your "
-                               "answer)")
+            raise GradingError(
+                f"{what}: {name!r} is not a dotted name inside collectives such "
+                "as 'collectives.topology.ring' (a bug in the test, not in your "
+                "answer)"
+            )
         if _package_object(name) is None:
-            raise GradingError(f"{what}: collectives has no {name!r} (a bug in the test, not "
-                               "in your answer)")
+            raise GradingError(
+                f"{what}: collectives has no {name!r} (a bug in the test, not in your answer)"
+            )
         names.append(name)
     return tuple(sorted(set(names)))
 
@@ -190,8 +213,10 @@ def policy(allow=None, forbid=None):
     Raises :class:`~collectives.GradingError` for a name the package does not have."""
     if allow is None and forbid is None:
         return None
-    return {"allow": None if allow is None else list(_names(allow, "allow")),
-            "forbid": list(_names(forbid or (), "forbid"))}
+    return {
+        "allow": None if allow is None else list(_names(allow, "allow")),
+        "forbid": list(_names(forbid or (), "forbid")),
+    }
 
 
 def _refused(name, message, package):
@@ -209,20 +234,22 @@ def bundle(function, name=None, policy=None):
     """
     label = name or getattr(function, "__name__", None) or "your function"
     if not callable(function):
-        raise GradingError(f"{label} is {in_words(function)}, not a function; define it with "
-                           f"`def {label}(...):`")
+        raise GradingError(
+            f"{label} is {in_words(function)}, not a function; define it with `def {label}(...):`"
+        )
     check_origin(function, label)
     target = _unwrap(function)
     if not isinstance(target, types.FunctionType):
-        raise GradingError(f"{label} is {in_words(function)}, not a function written in the "
-                           f"notebook; define it with `def {label}(...):`")
+        raise GradingError(
+            f"{label} is {in_words(function)}, not a function written in the "
+            f"notebook; define it with `def {label}(...):`"
+        )
     namespace = target.__globals__
     binding = label if namespace.get(label) is function else None
     if binding is None:
-        binding = next((k for k, v in namespace.items() if v is function),
-                       target.__name__)
+        binding = next((k for k, v in namespace.items() if v is function), target.__name__)
     seen_values = {}
-    sources = {}                                   # id(function) -> its entry
+    sources = {}  # id(function) -> its entry
     queue = [(target, binding)]
     while queue:
         current, alias = queue.pop(0)
@@ -233,10 +260,16 @@ def bundle(function, name=None, policy=None):
         if getattr(current, "__closure__", None):
             raise GradingError(
                 f"{alias} is defined inside another function; the graded re-run needs it at the "
-                "top level of a cell (`def` at the start of a line)")
+                "top level of a cell (`def` at the start of a line)"
+            )
         source = _source_of(current, alias)
-        entry = {"kind": "source", "names": [alias], "def_name": current.__name__,
-                 "source": source, "filename": f"<your {alias}>"}
+        entry = {
+            "kind": "source",
+            "names": [alias],
+            "def_name": current.__name__,
+            "source": source,
+            "filename": f"<your {alias}>",
+        }
         sources[id(current)] = entry
         reads = _names_read(current, source)
         if isinstance(current, type):
@@ -245,24 +278,26 @@ def bundle(function, name=None, policy=None):
                     reads += [n for n in _names_read(member, "") if n not in reads]
         for read in reads:
             if read not in namespace:
-                continue          # a builtin, or undefined (a NameError there, as here)
+                continue  # a builtin, or undefined (a NameError there, as here)
             value = namespace[read]
             inner = _unwrap(value)
-            if inner is current:                   # recursion, perhaps under another name
+            if inner is current:  # recursion, perhaps under another name
                 if read not in entry["names"]:
                     entry["names"].append(read)
                 continue
             if isinstance(inner, types.FunctionType) and inner.__globals__ is namespace:
-                queue.append((inner, read))        # a function of the notebook
+                queue.append((inner, read))  # a function of the notebook
                 continue
             if isinstance(value, type) and value.__module__ == target.__module__:
                 try:
                     inspect.getsource(value)
                 except (OSError, TypeError):
                     seen_values[read] = _refused(
-                        read, f"{read} is a class defined in the notebook, which the graded "
+                        read,
+                        f"{read} is a class defined in the notebook, which the graded "
                         "re-run cannot rebuild; define what your function needs inside it",
-                        False)
+                        False,
+                    )
                 else:
                     queue.append((value, read))
                 continue
@@ -282,27 +317,40 @@ def _entry_for(name, value, policy=None):
         module = value.__name__
         if _is_package_name(module):
             what = "the collectives package" if module == _PACKAGE else f"the module {module}"
-            return _refused(name, f"{NO_PACKAGE} (your code uses {name}, which is {what})"
-                            f"{_ADVICE}", True)
+            return _refused(
+                name, f"{NO_PACKAGE} (your code uses {name}, which is {what}){_ADVICE}", True
+            )
         return {"kind": "module", "name": name, "module": module}
     origin = getattr(value, "__module__", None)
-    if (inspect.isclass(value) or inspect.isroutine(value)) and isinstance(origin, str) \
-            and _is_package_name(origin):
+    if (
+        (inspect.isclass(value) or inspect.isroutine(value))
+        and isinstance(origin, str)
+        and _is_package_name(origin)
+    ):
         what = getattr(value, "__qualname__", None) or getattr(value, "__name__", "?")
-        return _refused(name, f"{NO_PACKAGE} (your code uses {name}, which is "
-                        f"{origin}.{what}){_ADVICE}", True)
+        return _refused(
+            name, f"{NO_PACKAGE} (your code uses {name}, which is {origin}.{what}){_ADVICE}", True
+        )
     origin = type(value).__module__
     if _is_package_name(origin):
-        return _refused(name, f"{NO_PACKAGE} (your code uses {name}, a {type(value).__name__} "
-                        f"from {origin}){_ADVICE}", True)
+        return _refused(
+            name,
+            f"{NO_PACKAGE} (your code uses {name}, a {type(value).__name__} "
+            f"from {origin}){_ADVICE}",
+            True,
+        )
     if _plain(value, [MAX_ITEMS]):
         return {"kind": "value", "name": name, "value": wire.encode(value)}
     found = _importable(value)
     if found is not None:
         return {"kind": "object", "name": name, "module": found[0], "qualname": found[1]}
-    return _refused(name, f"{name} ({type_name(value)}) cannot be sent to the graded re-run of "
-                    "your function: compute it inside the function, or make it plain numbers, "
-                    "strings, lists, tuples or dicts", False)
+    return _refused(
+        name,
+        f"{name} ({type_name(value)}) cannot be sent to the graded re-run of "
+        "your function: compute it inside the function, or make it plain numbers, "
+        "strings, lists, tuples or dicts",
+        False,
+    )
 
 
 def _package_entry(name, value):

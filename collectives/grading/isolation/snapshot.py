@@ -33,7 +33,7 @@ __all__ = ["PACKAGE_DIR", "PackageSnapshot", "package_copy", "manifest", "source
 
 #: the ``collectives`` package this module belongs to (its directory)
 PACKAGE_DIR = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-_COPIES = {}                 # package directory -> its PackageSnapshot, for package_copy()
+_COPIES = {}  # package directory -> its PackageSnapshot, for package_copy()
 
 
 def manifest(directory):
@@ -49,8 +49,11 @@ def manifest(directory):
 
 def sources(directory):
     """The :func:`manifest` of a package's own files (no compiled files)."""
-    return {k: v for k, v in manifest(directory).items()
-            if "__pycache__" not in k.split(os.sep) and not k.endswith(".pyc")}
+    return {
+        k: v
+        for k, v in manifest(directory).items()
+        if "__pycache__" not in k.split(os.sep) and not k.endswith(".pyc")
+    }
 
 
 def _writable(root):
@@ -73,20 +76,32 @@ class PackageSnapshot:
         self.sources = sources(self.package_dir)
         self.root = Path(tempfile.mkdtemp(prefix="collectives-package-"))
         copy = self.root / "collectives"
-        shutil.copytree(self.package_dir, copy,
-                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        shutil.copytree(
+            self.package_dir, copy, ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
+        )
         compileall.compile_dir(str(copy), quiet=2)
         for folder, _, files in os.walk(copy):
             for name in files:
                 os.chmod(os.path.join(folder, name), stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
-            os.chmod(folder, stat.S_IRUSR | stat.S_IXUSR | stat.S_IRGRP | stat.S_IXGRP
-                     | stat.S_IROTH | stat.S_IXOTH)
-        os.chmod(self.root, stat.S_IRUSR | stat.S_IXUSR | stat.S_IRGRP | stat.S_IXGRP
-                 | stat.S_IROTH | stat.S_IXOTH)
+            os.chmod(
+                folder,
+                stat.S_IRUSR
+                | stat.S_IXUSR
+                | stat.S_IRGRP
+                | stat.S_IXGRP
+                | stat.S_IROTH
+                | stat.S_IXOTH,
+            )
+        os.chmod(
+            self.root,
+            stat.S_IRUSR | stat.S_IXUSR | stat.S_IRGRP | stat.S_IXGRP | stat.S_IROTH | stat.S_IXOTH,
+        )
         if sources(copy) != self.sources:
             self.remove()
-            raise self.error("the grading copy of the collectives package differs from the "
-                               "package: it changed while being copied")
+            raise self.error(
+                "the grading copy of the collectives package differs from the "
+                "package: it changed while being copied"
+            )
         self.manifest = manifest(copy)
 
     @property
@@ -100,8 +115,13 @@ class PackageSnapshot:
         if not self.copy.is_dir():
             return ["collectives"]
         now = manifest(self.copy)
-        changed = sorted({path for path in set(now) | set(self.manifest)
-                          if now.get(path) != self.manifest.get(path)})
+        changed = sorted(
+            {
+                path
+                for path in set(now) | set(self.manifest)
+                if now.get(path) != self.manifest.get(path)
+            }
+        )
         if os.listdir(self.root) != ["collectives"]:
             changed.append("..")
         return changed
@@ -115,8 +135,10 @@ class PackageSnapshot:
         it was when made (the copy is what every process of a grading run imports)."""
         changed = self.changes()
         if changed:
-            raise self.error(f"the grading copy of the collectives package changed "
-                             f"({changed[0]}): refusing to grade with it")
+            raise self.error(
+                f"the grading copy of the collectives package changed "
+                f"({changed[0]}): refusing to grade with it"
+            )
 
     def remove(self):
         """Delete the copy (made writable first)."""

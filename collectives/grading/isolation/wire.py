@@ -30,9 +30,22 @@ import reprlib
 import sys
 from decimal import Decimal
 
-__all__ = ["encode", "decode", "type_name", "show", "reply_line", "read_reply", "MAX_ITEMS",
-           "MAX_DEPTH", "TOO_LARGE", "NO_PACKAGE", "FORBIDDEN", "ADVICE", "LEARNER_MARK",
-           "RECHECK_MARK"]
+__all__ = [
+    "encode",
+    "decode",
+    "type_name",
+    "show",
+    "reply_line",
+    "read_reply",
+    "MAX_ITEMS",
+    "MAX_DEPTH",
+    "TOO_LARGE",
+    "NO_PACKAGE",
+    "FORBIDDEN",
+    "ADVICE",
+    "LEARNER_MARK",
+    "RECHECK_MARK",
+]
 
 #: the most values one message may hold (items of lists, entries of arrays, ...)
 MAX_ITEMS = 5_000_000
@@ -49,8 +62,10 @@ NO_PACKAGE = "this task must be solved without the collectives package"
 #: forbidden in this task ...")
 FORBIDDEN = "is forbidden in this task"
 #: the end of a refusal of the package
-ADVICE = ("; use the package in scratch cells to check your answers, not inside the functions "
-          "that are graded")
+ADVICE = (
+    "; use the package in scratch cells to check your answers, not inside the functions "
+    "that are graded"
+)
 
 _short = reprlib.Repr()
 _short.maxstring = 60
@@ -69,7 +84,7 @@ def show(value):
     """A short repr that never raises (learners' objects may have broken ``__repr__``)."""
     try:
         return _short.repr(value)
-    except Exception:           # a learner's __repr__ may raise anything
+    except Exception:  # a learner's __repr__ may raise anything
         return f"<{type_name(value)} object>"
 
 
@@ -121,7 +136,7 @@ def encode(value, special=None, *, depth=0, budget=None):
     if isinstance(value, (numbers.Real, Decimal)) and not isinstance(value, complex):
         try:
             return float(value)
-        except Exception:       # a learner's number whose float() raises
+        except Exception:  # a learner's number whose float() raises
             pass
     return _opaque(value)
 
@@ -147,8 +162,8 @@ def decode(value, special=None):
         return {k: decode(v, special) for k, v in value["__dict__"].items()}
     if "__ndarray__" in value:
         import numpy
-        return numpy.array(decode(value["__ndarray__"], special),
-                           dtype=numpy.dtype(value["dtype"]))
+
+        return numpy.array(decode(value["__ndarray__"], special), dtype=numpy.dtype(value["dtype"]))
     if special is not None:
         return special(value, lambda v: decode(v, special))
     raise ValueError(f"cannot decode {value!r}")
@@ -166,7 +181,7 @@ def read_reply(stdout, mark, nonce):
     for line in reversed(stdout.splitlines()):
         if line.startswith(mark):
             try:
-                reply = json.loads(line[len(mark):])
+                reply = json.loads(line[len(mark) :])
             except ValueError:
                 return None
             if not isinstance(reply, dict) or reply.get("nonce") != nonce:

@@ -19,20 +19,25 @@ checked with the primitives (:func:`~collectives.grading.fastest_name`, ``check_
 from collections import Counter
 from functools import lru_cache
 
-from ...errors import GradingError
 from ... import algorithms, cost, hardware
+from ...errors import GradingError
 from .. import diagnosis
 from ..checks import count_text, show
 from ..diagnosis import data_steps, rank_count
 
-__all__ = ["check_rabenseifner_all_reduce", "check_hierarchical_all_reduce",
-           "hierarchical_busbw", "GPUS_PER_NODE"]
+__all__ = [
+    "check_rabenseifner_all_reduce",
+    "check_hierarchical_all_reduce",
+    "hierarchical_busbw",
+    "GPUS_PER_NODE",
+]
 
 #: GPUs of one DGX H100 node
 GPUS_PER_NODE = 8
 
 
 # ---- all-reduce --------------------------------------------------------------------------
+
 
 def check_rabenseifner_all_reduce(answer, what, n):
     """Any correct all-reduce over ``n`` ranks (a power of two) in ``2 log2 n`` steps that move
@@ -41,8 +46,9 @@ def check_rabenseifner_all_reduce(answer, what, n):
     n = rank_count(n)
     if n & (n - 1):
         raise GradingError(f"n = {n} is not a power of two (a bug in the test)")
-    schedule = diagnosis.check_schedule(answer, "all_reduce", n,
-                                        reference="rabenseifner_all_reduce", what=what)
+    schedule = diagnosis.check_schedule(
+        answer, "all_reduce", n, reference="rabenseifner_all_reduce", what=what
+    )
     log_n = n.bit_length() - 1
     data = data_steps(schedule)
     if len(data) != 2 * log_n:
@@ -50,7 +56,8 @@ def check_rabenseifner_all_reduce(answer, what, n):
             f"{what} computes the all-reduce, but in "
             f"{count_text(len(data), 'step', 'steps')} that move data between ranks; "
             f"Rabenseifner's takes 2 log2(n) = {2 * log_n}: log2(n) of recursive halving, "
-            "then log2(n) of recursive doubling")
+            "then log2(n) of recursive doubling"
+        )
     sent = Counter(t[0] for _, step in data for t in step)
     if sent:
         rank, count = max(sent.items(), key=lambda item: (item[1], -item[0]))
@@ -59,7 +66,8 @@ def check_rabenseifner_all_reduce(answer, what, n):
                 f"{what} computes the all-reduce in {2 * log_n} steps, but rank {rank} sends "
                 f"{count} chunks in all; Rabenseifner's algorithm sends 2(n - 1) = "
                 f"{2 * (n - 1)} (n - 1 while halving, n - 1 while doubling): halve the block "
-                "a rank is responsible for at every step of the reduce-scatter")
+                "a rank is responsible for at every step of the reduce-scatter"
+            )
     return 1.0
 
 
@@ -70,8 +78,12 @@ def _dgx(n_nodes):
 
 def _levels_text(timing):
     levels = timing.level_seconds()
-    return ", ".join(f"{name} {seconds:.6g} s" for name, seconds in sorted(levels.items())
-                     if seconds > 0) or "no time at all"
+    return (
+        ", ".join(
+            f"{name} {seconds:.6g} s" for name, seconds in sorted(levels.items()) if seconds > 0
+        )
+        or "no time at all"
+    )
 
 
 def check_hierarchical_all_reduce(answer, what, n_nodes, nbytes, *, rel=1e-9):
@@ -83,12 +95,16 @@ def check_hierarchical_all_reduce(answer, what, n_nodes, nbytes, *, rel=1e-9):
     n_nodes = rank_count(n_nodes, "n_nodes")
     n = GPUS_PER_NODE * n_nodes
     schedule = diagnosis.check_schedule(
-        answer, "all_reduce", n, n_chunks=n, what=what,
-        reference=lambda _n: algorithms.two_level_ring_all_reduce(n_nodes, GPUS_PER_NODE))
+        answer,
+        "all_reduce",
+        n,
+        n_chunks=n,
+        what=what,
+        reference=lambda _n: algorithms.two_level_ring_all_reduce(n_nodes, GPUS_PER_NODE),
+    )
     topology = _dgx(n_nodes)
     mine = cost.time(schedule, topology, nbytes)
-    best = cost.time(algorithms.two_level_ring_all_reduce(n_nodes, GPUS_PER_NODE), topology,
-                   nbytes)
+    best = cost.time(algorithms.two_level_ring_all_reduce(n_nodes, GPUS_PER_NODE), topology, nbytes)
     if mine.seconds <= best.seconds * (1 + rel):
         return 1.0
     raise AssertionError(
@@ -96,7 +112,8 @@ def check_hierarchical_all_reduce(answer, what, n_nodes, nbytes, *, rel=1e-9):
         f"nodes={n_nodes}) it takes {mine.seconds!r} s for {show(nbytes)} bytes "
         f"({_levels_text(mine)}), {mine.seconds / best.seconds:.4g} times the "
         f"{best.seconds!r} s of the hierarchical all-reduce ({_levels_text(best)}): only an "
-        "eighth of the buffer needs to cross each GPU's NIC, in both directions at once")
+        "eighth of the buffer needs to cross each GPU's NIC, in both directions at once"
+    )
 
 
 def hierarchical_busbw(n_nodes, nbytes=2**30):
@@ -105,6 +122,7 @@ def hierarchical_busbw(n_nodes, nbytes=2**30):
     :func:`collectives.busbw` of :func:`collectives.time` on ``preset("dgx-h100",
     nodes=n_nodes)``, latencies 0 (so the same for every ``nbytes``)."""
     n_nodes = rank_count(n_nodes, "n_nodes")
-    seconds = cost.time(algorithms.two_level_ring_all_reduce(n_nodes, GPUS_PER_NODE),
-                      _dgx(n_nodes), nbytes).seconds
+    seconds = cost.time(
+        algorithms.two_level_ring_all_reduce(n_nodes, GPUS_PER_NODE), _dgx(n_nodes), nbytes
+    ).seconds
     return cost.busbw("all_reduce", nbytes, seconds, GPUS_PER_NODE * n_nodes)

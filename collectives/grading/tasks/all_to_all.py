@@ -15,8 +15,8 @@ wrong form) otherwise. The MoE dispatch of the notebook is timed by
 
 from collections import Counter
 
-from ...errors import CollectivesError, GradingError, ScheduleError
 from ... import replay
+from ...errors import CollectivesError, GradingError, ScheduleError
 from ...schedule import Schedule
 from ...semantics import collective_spec
 from .. import diagnosis
@@ -27,6 +27,7 @@ __all__ = ["check_bruck_all_to_all", "check_pairwise_all_to_all", "check_chain_a
 
 
 # ---- all-to-all --------------------------------------------------------------------------
+
 
 def _one_partner(step, n):
     """The one offset ``(dst - src) % n`` of every remote transfer of a step, or None."""
@@ -41,33 +42,38 @@ def check_bruck_all_to_all(answer, what, n):
     and no rank sends more parts in it than there are slots ``i < n`` with bit ``b`` set.
     Returns 1.0."""
     n = rank_count(n)
-    schedule = diagnosis.check_schedule(answer, "all_to_all", n, reference="bruck_all_to_all",
-                                        what=what)
-    k = (n - 1).bit_length()                    # ceil(log2 n); 0 for n = 1
+    schedule = diagnosis.check_schedule(
+        answer, "all_to_all", n, reference="bruck_all_to_all", what=what
+    )
+    k = (n - 1).bit_length()  # ceil(log2 n); 0 for n = 1
     data = data_steps(schedule)
     if len(data) != k:
         raise AssertionError(
             f"{what} computes the all-to-all, but in "
             f"{count_text(len(data), 'step', 'steps')} that move data between ranks; "
-            f"Bruck's algorithm exchanges in ceil(log2 n) = {k} (local copies do not count)")
+            f"Bruck's algorithm exchanges in ceil(log2 n) = {k} (local copies do not count)"
+        )
     used = {}
     for s, step in data:
         offset = _one_partner(step, n)
         # 2**b ahead first, then 2**b behind (for n = 3, 2 ahead is also 1 behind)
-        powers = ([b for b in range(k) if offset == (1 << b) % n]
-                  + [b for b in range(k) if offset == (n - (1 << b)) % n])
+        powers = [b for b in range(k) if offset == (1 << b) % n] + [
+            b for b in range(k) if offset == (n - (1 << b)) % n
+        ]
         if offset is None or not powers:
             pairs = sorted({(t[0], t[1]) for t in step})[:4]
             shown = ", ".join(f"{a} -> {b}" for a, b in pairs)
             raise AssertionError(
                 f"{what}: in step {s} the ranks send to ({shown}, ...); in every exchange "
                 "step of Bruck's algorithm each rank r sends to the same r + 2**b (or r - "
-                "2**b), modulo n")
+                "2**b), modulo n"
+            )
         b = next((b for b in powers if b not in used), powers[0])
         if b in used:
             raise AssertionError(
                 f"{what}: steps {used[b]} and {s} both send {1 << b} ranks away; Bruck's "
-                f"exchange steps use each power of two 1, 2, ..., {1 << (k - 1)} once")
+                f"exchange steps use each power of two 1, 2, ..., {1 << (k - 1)} once"
+            )
         used[b] = s
         allowed = sum(1 for i in range(n) if i & (1 << b))
         sent = Counter(t[0] for t in step)
@@ -76,7 +82,8 @@ def check_bruck_all_to_all(answer, what, n):
             raise AssertionError(
                 f"{what}: in step {s} rank {rank} sends {count} parts {1 << b} ranks away; "
                 f"Bruck's algorithm sends only the {allowed} parts whose distance i < {n} has "
-                f"bit {1 << b} set")
+                f"bit {1 << b} set"
+            )
     return 1.0
 
 
@@ -91,7 +98,8 @@ def check_pairwise_all_to_all(answer, what, n):
         raise AssertionError(
             f"{what} computes the all-to-all, but in "
             f"{count_text(len(data), 'step', 'steps')} that move data between ranks; "
-            f"pairwise exchange takes n - 1 = {n - 1} for any n (local copies do not count)")
+            f"pairwise exchange takes n - 1 = {n - 1} for any n (local copies do not count)"
+        )
     for s, step in data:
         for index, role in ((0, "sends"), (1, "receives")):
             counts = Counter(t[index] for t in step)
@@ -101,7 +109,8 @@ def check_pairwise_all_to_all(answer, what, n):
                         f"{what}: in step {s} rank {rank} {role} "
                         f"{count_text(counts.get(rank, 0), 'part', 'parts')} from or to other "
                         "ranks; in pairwise exchange every rank sends one part and receives "
-                        "one in every step")
+                        "one in every step"
+                    )
     return 1.0
 
 
@@ -132,14 +141,16 @@ def check_chain_all_to_all(answer, what, n):
                 raise AssertionError(
                     f"{what}: step {s} sends from rank {src} to rank {dst} (transfer {t}: "
                     f"{show((src, dst, src_chunk, dst_chunk))}); on a chain a rank sends only "
-                    "to its neighbours r - 1 and r + 1")
+                    "to its neighbours r - 1 and r + 1"
+                )
         links = Counter((t[0], t[1]) for t in remote(step))
         for (src, dst), count in sorted(links.items()):
             if count > 1:
                 raise AssertionError(
                     f"{what}: in step {s} the link from rank {src} to rank {dst} carries "
                     f"{count} parts; this exercise allows one part per link and direction per "
-                    "step")
+                    "step"
+                )
     try:
         replay.verify(schedule)
     except ScheduleError as exc:
@@ -152,5 +163,6 @@ def check_chain_all_to_all(answer, what, n):
             f"{what} computes the all-to-all on the chain, one part per link and direction "
             f"per step, but in {count_text(used, 'step', 'steps')} that move data; the cut "
             f"bound is floor(n**2 / 4) = {bound}: the {bound} parts that cross the middle "
-            "link each way need a step each, so that link must carry one at every step")
+            "link each way need a step each, so that link must carry one at every step"
+        )
     return 1.0

@@ -29,10 +29,20 @@ import numpy as np
 from ...errors import GradingError
 from ..checks import in_words, show
 
-__all__ = ["hierarchical_level_seconds", "hierarchical_bottleneck",
-           "pipelined_hierarchical_seconds", "hierarchical_segments_needed",
-           "mesh_step_seconds", "rail_placement", "placement_slowdown", "check_placement",
-           "misplacement_ratio", "rail_all_reduce_seconds", "sharp_or_ring", "superpod_count"]
+__all__ = [
+    "hierarchical_level_seconds",
+    "hierarchical_bottleneck",
+    "pipelined_hierarchical_seconds",
+    "hierarchical_segments_needed",
+    "mesh_step_seconds",
+    "rail_placement",
+    "placement_slowdown",
+    "check_placement",
+    "misplacement_ratio",
+    "rail_all_reduce_seconds",
+    "sharp_or_ring",
+    "superpod_count",
+]
 
 GPUS_PER_NODE = 8
 #: the notebook's level names -> the package's
@@ -44,21 +54,25 @@ _TIE = 1e-6
 @lru_cache(maxsize=32)
 def _dgx(n_nodes, network_latency=0.0):
     from ...hardware import preset
+
     return preset("dgx-h100", nodes=int(n_nodes), network_latency=float(network_latency))
 
 
 def _hierarchical(n_nodes):
     from ...algorithms import two_level_ring_all_reduce
+
     return two_level_ring_all_reduce(int(n_nodes), GPUS_PER_NODE)
 
 
 def _levels(n_nodes, nbytes):
     from ...cost import time
+
     seconds = time(_hierarchical(n_nodes), _dgx(n_nodes), nbytes).level_seconds()
     return {name: seconds.get(level, 0.0) for name, level in _LEVELS.items()}
 
 
 # ---- Task 1: the levels of the hierarchical all-reduce ---------------------------------------
+
 
 def hierarchical_level_seconds(n_nodes, nbytes, level):
     """Transfer seconds of the steps of the hierarchical all-reduce of ``nbytes`` on
@@ -75,12 +89,15 @@ def hierarchical_bottleneck(n_nodes, nbytes):
     longer. Levels within 1e-6 (relative) of each other raise."""
     levels = _levels(n_nodes, nbytes)
     if math.isclose(levels["nvlink"], levels["nic"], rel_tol=_TIE):
-        raise GradingError(f"both levels take {levels['nic']!r} s for {n_nodes} nodes and "
-                           f"{nbytes!r} bytes (a bug in the test)")
+        raise GradingError(
+            f"both levels take {levels['nic']!r} s for {n_nodes} nodes and "
+            f"{nbytes!r} bytes (a bug in the test)"
+        )
     return max(levels, key=levels.get)
 
 
 # ---- Task 2: pipelining ----------------------------------------------------------------------
+
 
 def pipelined_hierarchical_seconds(n_nodes, nbytes, n_segments):
     """:func:`collectives.time` of the hierarchical all-reduce of ``nbytes`` on ``n_nodes``
@@ -88,8 +105,8 @@ def pipelined_hierarchical_seconds(n_nodes, nbytes, n_segments):
     (:func:`collectives.transforms.pipelined`)."""
     from ...cost import time
     from ...transforms import pipelined
-    return time(pipelined(_hierarchical(n_nodes), int(n_segments)), _dgx(n_nodes),
-                nbytes).seconds
+
+    return time(pipelined(_hierarchical(n_nodes), int(n_segments)), _dgx(n_nodes), nbytes).seconds
 
 
 def hierarchical_segments_needed(n_nodes, nbytes, within, limit=1000):
@@ -101,14 +118,16 @@ def hierarchical_segments_needed(n_nodes, nbytes, within, limit=1000):
     for k in range(1, int(limit) + 1):
         seconds = pipelined_hierarchical_seconds(n_nodes, nbytes, k)
         if math.isclose(seconds, bound, rel_tol=_TIE):
-            raise GradingError(f"{k} segments take {seconds!r} s, at the bound {bound!r} s "
-                               "(a bug in the test)")
+            raise GradingError(
+                f"{k} segments take {seconds!r} s, at the bound {bound!r} s (a bug in the test)"
+            )
         if seconds <= bound:
             return k
     raise GradingError(f"more than {limit} segments needed (a bug in the test)")
 
 
 # ---- Task 3: placing a mesh ------------------------------------------------------------------
+
 
 def mesh_step_seconds(axes, placement, n_nodes, n_tp, tp_bytes, dp_bytes):
     """One training step's communication on ``n_nodes`` DGX H100 nodes, by
@@ -119,6 +138,7 @@ def mesh_step_seconds(axes, placement, n_nodes, n_tp, tp_bytes, dp_bytes):
     from ...algorithms import ring_all_reduce
     from ...cost import time
     from ...mesh import Mesh
+
     mesh = Mesh(dict(axes), devices=list(placement))
     topology = _dgx(n_nodes)
     seconds = 0.0
@@ -135,10 +155,12 @@ def rail_placement(axes):
     :meth:`collectives.Mesh.groups` ``("tp")`` on node ``g``, its member of TP index ``j`` on
     local GPU ``j``: every TP group in one node, every DP group on one rail (rail ``j``)."""
     from ...mesh import Mesh
+
     groups = Mesh(dict(axes)).groups("tp")
     if groups.shape[1] > GPUS_PER_NODE:
-        raise GradingError(f"a TP group of {groups.shape[1]} GPUs does not fit in a node "
-                           "(a bug in the test)")
+        raise GradingError(
+            f"a TP group of {groups.shape[1]} GPUs does not fit in a node (a bug in the test)"
+        )
     placement = np.empty(groups.size, dtype=np.int64)
     for node, group in enumerate(groups):
         placement[group] = node * GPUS_PER_NODE + np.arange(len(group))
@@ -148,8 +170,9 @@ def rail_placement(axes):
 def placement_slowdown(axes, placement, n_nodes, n_tp, tp_bytes, dp_bytes):
     """:func:`mesh_step_seconds` of ``placement`` over that of :func:`rail_placement` (1.0
     for a placement as good as it)."""
-    return (mesh_step_seconds(axes, placement, n_nodes, n_tp, tp_bytes, dp_bytes)
-            / mesh_step_seconds(axes, rail_placement(axes), n_nodes, n_tp, tp_bytes, dp_bytes))
+    return mesh_step_seconds(
+        axes, placement, n_nodes, n_tp, tp_bytes, dp_bytes
+    ) / mesh_step_seconds(axes, rail_placement(axes), n_nodes, n_tp, tp_bytes, dp_bytes)
 
 
 def _placement_list(value, what, n_ranks, n_gpus):
@@ -158,22 +181,30 @@ def _placement_list(value, what, n_ranks, n_gpus):
     if isinstance(value, np.ndarray) and value.ndim == 1:
         value = value.tolist()
     if not isinstance(value, (list, tuple)):
-        raise GradingError(f"{what} should be a list of GPUs (ints), one per mesh rank, but it "
-                           f"is {in_words(value)}")
+        raise GradingError(
+            f"{what} should be a list of GPUs (ints), one per mesh rank, but it "
+            f"is {in_words(value)}"
+        )
     if len(value) != n_ranks:
-        raise GradingError(f"{what} is a list of {len(value)} GPUs; the mesh has {n_ranks} "
-                           "ranks")
+        raise GradingError(f"{what} is a list of {len(value)} GPUs; the mesh has {n_ranks} ranks")
     owner = {}
     for rank, gpu in enumerate(value):
         if isinstance(gpu, (bool, np.bool_)) or not isinstance(gpu, (int, np.integer)):
-            hint = " (use // rather than /, or int(...))" if isinstance(
-                gpu, (float, np.floating)) else ""
-            raise GradingError(f"{what}[{rank}] is {in_words(gpu)}; expected an int, the GPU "
-                               f"node * 8 + local{hint}")
+            hint = (
+                " (use // rather than /, or int(...))"
+                if isinstance(gpu, (float, np.floating))
+                else ""
+            )
+            raise GradingError(
+                f"{what}[{rank}] is {in_words(gpu)}; expected an int, the GPU "
+                f"node * 8 + local{hint}"
+            )
         gpu = int(gpu)
         if not 0 <= gpu < n_gpus:
-            raise AssertionError(f"{what} puts mesh rank {rank} on {gpu}, which is not a GPU "
-                                 f"of the {n_gpus // GPUS_PER_NODE} nodes (0 to {n_gpus - 1})")
+            raise AssertionError(
+                f"{what} puts mesh rank {rank} on {gpu}, which is not a GPU "
+                f"of the {n_gpus // GPUS_PER_NODE} nodes (0 to {n_gpus - 1})"
+            )
         if gpu in owner:
             raise AssertionError(f"{what} puts mesh ranks {owner[gpu]} and {rank} on GPU {gpu}")
         owner[gpu] = rank
@@ -183,14 +214,19 @@ def _placement_list(value, what, n_ranks, n_gpus):
 def _broken_rule(axes, placement):
     """The first TP group off one node or DP group off one rail, in words ('' if none)."""
     from ...mesh import Mesh
+
     mesh = Mesh(dict(axes), devices=placement)
-    for axis, where, of in (("tp", "nodes", lambda gpu: gpu // GPUS_PER_NODE),
-                            ("dp", "rails", lambda gpu: gpu % GPUS_PER_NODE)):
+    for axis, where, of in (
+        ("tp", "nodes", lambda gpu: gpu // GPUS_PER_NODE),
+        ("dp", "rails", lambda gpu: gpu % GPUS_PER_NODE),
+    ):
         for ranks, gpus in zip(mesh.groups(axis).tolist(), mesh.device_groups(axis).tolist()):
             spread = sorted({of(gpu) for gpu in gpus})
             if len(spread) > 1:
-                return (f"the {axis.upper()} group of mesh ranks {ranks} is on GPUs {gpus}, "
-                        f"which span {where} {spread}")
+                return (
+                    f"the {axis.upper()} group of mesh ranks {ranks} is on GPUs {gpus}, "
+                    f"which span {where} {spread}"
+                )
     return ""
 
 
@@ -216,10 +252,12 @@ def check_placement(placement, what, axes, n_nodes, n_tp, tp_bytes, dp_bytes, *,
     if math.isclose(seconds, best, rel_tol=rel):
         cost = "its step is as fast, by cl.time, but the task asks for both rules"
     else:
-        cost = (f"by cl.time its step ({n_tp} TP all-reduces of {show(tp_bytes)} bytes, one DP "
-                f"all-reduce of {show(dp_bytes)} bytes) takes {seconds!r} s, {slowdown:.6g} "
-                f"times the {best!r} s with every TP group in one node and every DP group on "
-                "one rail")
+        cost = (
+            f"by cl.time its step ({n_tp} TP all-reduces of {show(tp_bytes)} bytes, one DP "
+            f"all-reduce of {show(dp_bytes)} bytes) takes {seconds!r} s, {slowdown:.6g} "
+            f"times the {best!r} s with every TP group in one node and every DP group on "
+            "one rail"
+        )
     rules = broken or "every TP group is in one node and every DP group on one rail"
     raise AssertionError(f"{what}: {rules}; {cost}")
 
@@ -233,11 +271,13 @@ def misplacement_ratio(dp, tp, n_tp, tp_bytes, dp_bytes):
     nodes = max(dp, tp)
     swapped = [GPUS_PER_NODE * t + d for d in range(dp) for t in range(tp)]
     right = [GPUS_PER_NODE * d + t for d in range(dp) for t in range(tp)]
-    return (mesh_step_seconds(axes, swapped, nodes, n_tp, tp_bytes, dp_bytes)
-            / mesh_step_seconds(axes, right, nodes, n_tp, tp_bytes, dp_bytes))
+    return mesh_step_seconds(axes, swapped, nodes, n_tp, tp_bytes, dp_bytes) / mesh_step_seconds(
+        axes, right, nodes, n_tp, tp_bytes, dp_bytes
+    )
 
 
 # ---- Task 4: SHARP or a ring along the rails -------------------------------------------------
+
 
 def rail_all_reduce_seconds(n_nodes, nbytes, link_latency, algorithm, n_segments=1):
     """:func:`collectives.time` of the all-reduce, along every rail of ``n_nodes`` DGX H100
@@ -250,26 +290,38 @@ def rail_all_reduce_seconds(n_nodes, nbytes, link_latency, algorithm, n_segments
     from ...algorithms import ring_all_reduce, sharp_all_reduce
     from ...cost import time
     from ...mesh import Mesh
+
     n = int(n_nodes)
     if not 2 <= n <= 32:
-        raise GradingError(f"{n} nodes: the rails of 2 to 32 nodes (one scalable unit) have "
-                           "one leaf each (a bug in the test)")
+        raise GradingError(
+            f"{n} nodes: the rails of 2 to 32 nodes (one scalable unit) have "
+            "one leaf each (a bug in the test)"
+        )
     topology = _dgx(n, link_latency)
-    rails = Mesh({"node": n, "gpu": GPUS_PER_NODE})          # the "node" groups are the rails
+    rails = Mesh({"node": n, "gpu": GPUS_PER_NODE})  # the "node" groups are the rails
     if algorithm == "ring":
-        return time(rails.collective(ring_all_reduce(n), "node"), topology,
-                    nbytes / GPUS_PER_NODE).seconds
+        return time(
+            rails.collective(ring_all_reduce(n), "node"), topology, nbytes / GPUS_PER_NODE
+        ).seconds
     if algorithm != "sharp":
-        raise GradingError(f"algorithm must be 'ring' or 'sharp', got {algorithm!r} "
-                           "(a bug in the test)")
+        raise GradingError(
+            f"algorithm must be 'ring' or 'sharp', got {algorithm!r} (a bug in the test)"
+        )
     leaf = topology.info.levels.index("leaf")
     leaves = []
     for rail in range(GPUS_PER_NODE):
-        up = [link for link in topology.route(rail, GPUS_PER_NODE + rail)
-              if topology.link_level[link] == leaf][0]             # NIC -> the rail's leaf
+        up = [
+            link
+            for link in topology.route(rail, GPUS_PER_NODE + rail)
+            if topology.link_level[link] == leaf
+        ][0]  # NIC -> the rail's leaf
         leaves.append(int(topology.link_dst[up]))
-    return time(rails.collective(sharp_all_reduce(n, int(n_segments)), "node"), topology,
-                nbytes / GPUS_PER_NODE, switch_placement=leaves).seconds
+    return time(
+        rails.collective(sharp_all_reduce(n, int(n_segments)), "node"),
+        topology,
+        nbytes / GPUS_PER_NODE,
+        switch_placement=leaves,
+    ).seconds
 
 
 def sharp_or_ring(n_nodes, nbytes, link_latency, n_segments):
@@ -285,15 +337,22 @@ def sharp_or_ring(n_nodes, nbytes, link_latency, n_segments):
 
 # ---- Task 5: a SuperPOD's switches and cables ------------------------------------------------
 
+
 def superpod_count(units, what):
     """``"leaves"``, ``"spines"``, ``"cores"`` or ``"cables"`` (node to leaf, leaf to spine
     and spine to core, all together) of :func:`collectives.hardware.superpod_plan`
     ``(units)``."""
     from ...hardware import superpod_plan
+
     plan = superpod_plan(int(units))
-    counts = {"leaves": plan.leaves, "spines": plan.spines, "cores": plan.cores,
-              "cables": plan.node_leaf_cables + plan.leaf_spine_cables + plan.spine_core_cables}
+    counts = {
+        "leaves": plan.leaves,
+        "spines": plan.spines,
+        "cores": plan.cores,
+        "cables": plan.node_leaf_cables + plan.leaf_spine_cables + plan.spine_core_cables,
+    }
     if what not in counts:
-        raise GradingError(f"what must be one of {', '.join(counts)}, got {what!r} "
-                           "(a bug in the test)")
+        raise GradingError(
+            f"what must be one of {', '.join(counts)}, got {what!r} (a bug in the test)"
+        )
     return counts[what]

@@ -17,14 +17,20 @@ tried. The notebook's schedule task is checked with ``check_schedule``
 
 import math
 
-from ...errors import GradingError
 from ... import algorithms, analytic, cost, hardware
 from ... import topology as topologies
+from ...errors import GradingError
 from ..checks import check_number, ratio_hint, show
 from ..diagnosis import rank_count
 
-__all__ = ["ring_gather_seconds", "check_ring_fit", "largest_ring_within", "check_largest_ring",
-           "better_upgrade", "check_better_upgrade"]
+__all__ = [
+    "ring_gather_seconds",
+    "check_ring_fit",
+    "largest_ring_within",
+    "check_largest_ring",
+    "better_upgrade",
+    "check_better_upgrade",
+]
 
 
 # ---- cost models: the ring all-gather read back, sized and upgraded ----------------------
@@ -42,12 +48,15 @@ def _ring_topology(n, alpha, bandwidth, system):
     if system == "dgx-h100":
         topology = hardware.preset("dgx-h100", hop_latency=alpha / 2)
         if n != topology.n_ranks or bandwidth != hardware.spec("dgx-h100").link_bandwidth:
-            raise GradingError(f"a DGX H100 node has {topology.n_ranks} GPUs and "
-                               f"{hardware.spec('dgx-h100').link_bandwidth!r} B/s links, not "
-                               f"n = {n!r} and {bandwidth!r} (a bug in the test)")
+            raise GradingError(
+                f"a DGX H100 node has {topology.n_ranks} GPUs and "
+                f"{hardware.spec('dgx-h100').link_bandwidth!r} B/s links, not "
+                f"n = {n!r} and {bandwidth!r} (a bug in the test)"
+            )
         return topology
-    raise GradingError(f"unknown system {system!r}; expected 'ring' or 'dgx-h100' (a bug in "
-                       "the test)")
+    raise GradingError(
+        f"unknown system {system!r}; expected 'ring' or 'dgx-h100' (a bug in the test)"
+    )
 
 
 def ring_gather_seconds(n, nbytes, alpha, bandwidth, system="ring"):
@@ -59,10 +68,14 @@ def ring_gather_seconds(n, nbytes, alpha, bandwidth, system="ring"):
 
 
 def _pair(answer, what, names):
-    if isinstance(answer, (str, bytes)) or not isinstance(answer, (tuple, list)) or len(
-            answer) != len(names):
-        raise GradingError(f"{what} should be a pair ({', '.join(names)}), but it is "
-                           f"{show(answer)}")
+    if (
+        isinstance(answer, (str, bytes))
+        or not isinstance(answer, (tuple, list))
+        or len(answer) != len(names)
+    ):
+        raise GradingError(
+            f"{what} should be a pair ({', '.join(names)}), but it is {show(answer)}"
+        )
     return [check_number(value, f"the {name} of {what}") for value, name in zip(answer, names)]
 
 
@@ -75,16 +88,20 @@ def check_ring_fit(answer, what, n, rows, alpha, bandwidth, *, system="ring", re
     for size, time_us in rows:
         modelled = ring_gather_seconds(n, size, alpha, bandwidth, system) * 1e6
         if not math.isclose(time_us, modelled, rel_tol=1e-12, abs_tol=1e-12):
-            raise GradingError(f"the row ({size!r}, {time_us!r}) is not cl.time's {modelled!r} "
-                               "us (a bug in the test, not in your answer)")
+            raise GradingError(
+                f"the row ({size!r}, {time_us!r}) is not cl.time's {modelled!r} "
+                "us (a bug in the test, not in your answer)"
+            )
     got_alpha, got_bandwidth = _pair(answer, what, ("alpha", "bandwidth"))
     for name, got, want, unit, meaning in (
-            ("alpha", got_alpha, alpha, "s", "the latency of one step"),
-            ("bandwidth", got_bandwidth, bandwidth, "B/s", "the bytes/s of one link")):
+        ("alpha", got_alpha, alpha, "s", "the latency of one step"),
+        ("bandwidth", got_bandwidth, bandwidth, "B/s", "the bytes/s of one link"),
+    ):
         if not math.isclose(got, want, rel_tol=rel, abs_tol=1e-15):
             raise AssertionError(
                 f"the {name} of {what} is {got!r} {unit}, expected {want!r} {unit} ({meaning} "
-                f"of the ring these rows were timed on by cl.time){ratio_hint(got, want)}")
+                f"of the ring these rows were timed on by cl.time){ratio_hint(got, want)}"
+            )
     return 1.0
 
 
@@ -93,14 +110,16 @@ def largest_ring_within(nbytes, alpha, bandwidth, seconds):
     ``seconds`` (``alpha`` > 0): the time grows with ``n``, so the last ``n`` from 1 up whose
     :func:`collectives.analytic.ring_all_gather` is within it (:data:`_MAX_RING` at most)."""
     if not alpha > 0:
-        raise GradingError(f"alpha = {alpha!r}: with no latency the ring may grow forever (a bug "
-                           "in the test)")
+        raise GradingError(
+            f"alpha = {alpha!r}: with no latency the ring may grow forever (a bug in the test)"
+        )
     n = 1
     while analytic.ring_all_gather(n + 1, nbytes, alpha=alpha, bandwidth=bandwidth) <= seconds:
         n += 1
         if n >= _MAX_RING:
-            raise GradingError(f"more than {_MAX_RING} ranks fit in {seconds!r} s (a bug in the "
-                               "test)")
+            raise GradingError(
+                f"more than {_MAX_RING} ranks fit in {seconds!r} s (a bug in the test)"
+            )
     return n
 
 
@@ -110,8 +129,9 @@ def check_largest_ring(value, what, nbytes, alpha, bandwidth, seconds):
     rank more (rings up to 4096 ranks). Returns 1.0."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         hint = " (use // or int(...))" if isinstance(value, float) else ""
-        raise GradingError(f"{what} should be an int >= 1 (a number of ranks), but it is "
-                           f"{show(value)}{hint}")
+        raise GradingError(
+            f"{what} should be an int >= 1 (a number of ranks), but it is {show(value)}{hint}"
+        )
     want = largest_ring_within(nbytes, alpha, bandwidth, seconds)
     if want <= 4096:
         fits = ring_gather_seconds(want, nbytes, alpha, bandwidth)
@@ -122,15 +142,17 @@ def check_largest_ring(value, what, nbytes, alpha, bandwidth, seconds):
         return 1.0
     closed_form = analytic.ring_all_gather
 
-    def taken(k):                        # cl.time where the ring is small enough to build
+    def taken(k):  # cl.time where the ring is small enough to build
         if k <= 4096:
             return ring_gather_seconds(max(k, 1), nbytes, alpha, bandwidth)
         return closed_form(k, nbytes, alpha=alpha, bandwidth=bandwidth)
-    verdict = ("more than" if value > want else "within")
+
+    verdict = "more than" if value > want else "within"
     raise AssertionError(
         f"{what} is {value}, but the answer is {want}: a ring all-gather over {value} ranks "
         f"takes {taken(value)!r} s, {verdict} the {seconds!r} s; over {want} ranks it takes "
-        f"{taken(want)!r} s and over {want + 1}, {taken(want + 1)!r} s (cl.time)")
+        f"{taken(want)!r} s and over {want + 1}, {taken(want + 1)!r} s (cl.time)"
+    )
 
 
 _UPGRADES = ("latency", "bandwidth")
@@ -148,16 +170,17 @@ def better_upgrade(n, nbytes, alpha, bandwidth, latency_gain, bandwidth_gain):
     return "latency" if faster_hops < faster_links else "bandwidth"
 
 
-def check_better_upgrade(value, what, n, nbytes, alpha, bandwidth, latency_gain,
-                         bandwidth_gain):
+def check_better_upgrade(value, what, n, nbytes, alpha, bandwidth, latency_gain, bandwidth_gain):
     """``value`` (``"latency"`` or ``"bandwidth"``) against :func:`better_upgrade`, with the
     times of both upgrades in the message. Returns 1.0."""
     if not isinstance(value, str):
-        raise GradingError(f"{what} should be a string, 'latency' or 'bandwidth', but it is "
-                           f"{show(value)}")
+        raise GradingError(
+            f"{what} should be a string, 'latency' or 'bandwidth', but it is {show(value)}"
+        )
     if value not in _UPGRADES:
-        raise AssertionError(f"{what} is {value!r}, which is not one of the choices: "
-                             "'latency', 'bandwidth'")
+        raise AssertionError(
+            f"{what} is {value!r}, which is not one of the choices: 'latency', 'bandwidth'"
+        )
     want = better_upgrade(n, nbytes, alpha, bandwidth, latency_gain, bandwidth_gain)
     if value == want:
         return 1.0
@@ -168,4 +191,5 @@ def check_better_upgrade(value, what, n, nbytes, alpha, bandwidth, latency_gain,
         f"{what} is {value!r}, but the answer is {want!r}: by cl.time the ring all-gather takes "
         f"{before * 1e6:.6g} us now, {faster_hops * 1e6:.6g} us with the latency divided by "
         f"{latency_gain:g} and {faster_links * 1e6:.6g} us with the bandwidth multiplied by "
-        f"{bandwidth_gain:g}")
+        f"{bandwidth_gain:g}"
+    )

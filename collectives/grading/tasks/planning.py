@@ -35,44 +35,76 @@ from ... import plan as planner
 from ...errors import CollectivesError, GradingError
 from ..checks import check_number, count_text, in_words, ratio_hint, show
 
-__all__ = ["SHAPE_KEYS", "MOE_KEYS", "LAYOUT_KEYS", "MEMORY_PARTS", "RECIPES", "SCENARIO",
-           "WITHIN", "step_collectives", "check_step_collectives", "ep_all_to_all",
-           "check_ep_all_to_all", "memory_per_device", "check_memory_per_device",
-           "layout_candidates", "scenario_plan", "best_layout", "check_layout_choice",
-           "SETTINGS", "TP_MAX", "HBM_MAX", "SHAPES", "full_layout", "changed_settings",
-           "layout_memory", "nearby_layouts", "fewest_changes", "check_fit_change", "fit_case",
-           "ASSUMPTIONS", "MFU_RANGE", "EVEN_WITHIN", "MARGIN", "case_step", "verdict",
-           "flipping_assumptions", "check_flipping_assumption", "breakeven_mfu",
-           "check_breakeven_mfu", "rival_case"]
+__all__ = [
+    "SHAPE_KEYS",
+    "MOE_KEYS",
+    "LAYOUT_KEYS",
+    "MEMORY_PARTS",
+    "RECIPES",
+    "SCENARIO",
+    "WITHIN",
+    "step_collectives",
+    "check_step_collectives",
+    "ep_all_to_all",
+    "check_ep_all_to_all",
+    "memory_per_device",
+    "check_memory_per_device",
+    "layout_candidates",
+    "scenario_plan",
+    "best_layout",
+    "check_layout_choice",
+    "SETTINGS",
+    "TP_MAX",
+    "HBM_MAX",
+    "SHAPES",
+    "full_layout",
+    "changed_settings",
+    "layout_memory",
+    "nearby_layouts",
+    "fewest_changes",
+    "check_fit_change",
+    "fit_case",
+    "ASSUMPTIONS",
+    "MFU_RANGE",
+    "EVEN_WITHIN",
+    "MARGIN",
+    "case_step",
+    "verdict",
+    "flipping_assumptions",
+    "check_flipping_assumption",
+    "breakeven_mfu",
+    "check_breakeven_mfu",
+    "rival_case",
+]
 
 #: a dense transformer's shape, as the notebook gives it (a dict of ints)
 SHAPE_KEYS = ("layers", "hidden", "ffn", "heads", "kv_heads", "vocab")
 #: what a mixture of experts adds
 MOE_KEYS = ("experts", "top_k", "expert_ffn", "dense_layers", "shared_experts")
 #: a layout, as the notebook gives it (a dict; missing keys take Layout's defaults)
-LAYOUT_KEYS = ("dp", "fsdp", "tp", "pp", "ep", "zero_stage", "sequence_parallel",
-               "micro_batches")
+LAYOUT_KEYS = ("dp", "fsdp", "tp", "pp", "ep", "zero_stage", "sequence_parallel", "micro_batches")
 #: the parts of :func:`memory_per_device` (``optimizer``: Adam's two moments)
 MEMORY_PARTS = ("weights", "master", "grads", "optimizer", "activations")
 #: the recipes of the memory task (:data:`collectives.plan.PRECISIONS` names)
 RECIPES = ("bf16", "fp8")
 #: the design task's model, cluster (``preset("superpod-h100", units=1)``: 32 DGX H100 nodes)
 #: and batch
-SCENARIO = {"model": "llama3-70b", "units": 1, "nodes": 32, "seq_len": 8192,
-            "global_batch": 256}
+SCENARIO = {"model": "llama3-70b", "units": 1, "nodes": 32, "seq_len": 8192, "global_batch": 256}
 #: how much slower than the best candidate a chosen layout may be
 WITHIN = 0.01
 
-_LINK = 100e9            # bytes/s: the switch the counts are planned on (times unused)
-_FLOPS = 1e15            # FLOP/s per device on that switch (unused by the counts)
+_LINK = 100e9  # bytes/s: the switch the counts are planned on (times unused)
+_FLOPS = 1e15  # FLOP/s per device on that switch (unused by the counts)
 
 
 # ---- reading the notebook's plain data ----------------------------------------------------
 
+
 def _plain_dict(value, what, keys):
     if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
-        raise GradingError(f"{what} must be a dict with string keys, got {in_words(value)} "
-                           "(a bug in the test)")
+        raise GradingError(
+            f"{what} must be a dict with string keys, got {in_words(value)} (a bug in the test)"
+        )
     unknown = [k for k in value if k not in keys]
     if unknown:
         raise GradingError(f"{what} has unknown keys {unknown} (a bug in the test)")
@@ -108,9 +140,15 @@ def _switch(devices):
 def _plan(shape_key, layout_key, seq_len, global_batch, recipe="bf16"):
     m, layout = _model(dict(shape_key)), _layout(dict(layout_key))
     try:
-        return planner.training_step(m, layout, _switch(layout.devices), seq_len=seq_len,
-                                     global_batch=global_batch, recipe=recipe,
-                                     flops_per_device=_FLOPS)
+        return planner.training_step(
+            m,
+            layout,
+            _switch(layout.devices),
+            seq_len=seq_len,
+            global_batch=global_batch,
+            recipe=recipe,
+            flops_per_device=_FLOPS,
+        )
     except CollectivesError as exc:
         raise GradingError(f"the planner refuses this case: {exc} (a bug in the test)") from None
 
@@ -121,6 +159,7 @@ def _plan_for(shape, layout, seq_len, global_batch, recipe="bf16"):
 
 # ---- task 1: the collectives of one step --------------------------------------------------
 
+
 def step_collectives(shape, layout, seq_len, global_batch):
     """``{purpose: (bytes, count)}`` of one BF16 training step of a dense model, per device:
     each kind of collective (the planner's purposes, e.g. ``"dp grad all-reduce"``,
@@ -130,8 +169,10 @@ def step_collectives(shape, layout, seq_len, global_batch):
     for r in _plan_for(shape, layout, seq_len, global_batch).collectives:
         nbytes, count = out.get(r.purpose, (r.nbytes, 0))
         if nbytes != r.nbytes:
-            raise GradingError(f"{r.purpose} has {nbytes} bytes in one phase and {r.nbytes} "
-                               "in another (a bug in the test)")
+            raise GradingError(
+                f"{r.purpose} has {nbytes} bytes in one phase and {r.nbytes} "
+                "in another (a bug in the test)"
+            )
         out[r.purpose] = (float(r.nbytes), count + r.count)
     return out
 
@@ -139,13 +180,13 @@ def step_collectives(shape, layout, seq_len, global_batch):
 def _pair(value, what):
     """``(bytes, count)``: two numbers, the count a whole number."""
     if not isinstance(value, (tuple, list)) or len(value) != 2:
-        raise GradingError(f"{what} should be a pair (bytes, count), but it is "
-                           f"{in_words(value)}")
+        raise GradingError(f"{what} should be a pair (bytes, count), but it is {in_words(value)}")
     nbytes = check_number(value[0], f"the bytes of {what}")
     count = check_number(value[1], f"the count of {what}")
     if count != int(count) or count < 0:
-        raise AssertionError(f"the count of {what} is {show(value[1])}; a count is a whole "
-                             "number >= 0")
+        raise AssertionError(
+            f"the count of {what} is {show(value[1])}; a count is a whole number >= 0"
+        )
     return nbytes, int(count)
 
 
@@ -164,25 +205,53 @@ def _bytes_hint(purpose, ratio, layout, shape):
         found.append(("twice that", "gradients are reduced in BF16, 2 bytes each, not 4"))
     if "grad" in purpose or "weight" in purpose:
         if L.tp * L.pp > 1 and close(L.tp * L.pp):
-            found.append((f"tp x pp = {L.tp * L.pp} times that", "each device holds only "
-                          "1/(tp x pp) of the parameters, and only its shard takes part"))
+            found.append(
+                (
+                    f"tp x pp = {L.tp * L.pp} times that",
+                    "each device holds only "
+                    "1/(tp x pp) of the parameters, and only its shard takes part",
+                )
+            )
         per_stage = -(-shape["layers"] // L.pp)
         if purpose.startswith("fsdp") and close(per_stage):
-            found.append((f"{per_stage} times that", "FSDP gathers (and reduces) one block at "
-                          "a time, the stage's parameters / its layers"))
+            found.append(
+                (
+                    f"{per_stage} times that",
+                    "FSDP gathers (and reduces) one block at "
+                    "a time, the stage's parameters / its layers",
+                )
+            )
         if purpose.startswith("dp") and L.fsdp > 1 and close(L.fsdp):
-            found.append((f"fsdp = {L.fsdp} times that", "after FSDP's reduce-scatter each "
-                          "rank holds 1/fsdp of its gradients, and only that shard crosses dp"))
+            found.append(
+                (
+                    f"fsdp = {L.fsdp} times that",
+                    "after FSDP's reduce-scatter each "
+                    "rank holds 1/fsdp of its gradients, and only that shard crosses dp",
+                )
+            )
     if purpose.startswith(("tp", "pp")):
         if L.micro_batches > 1 and close(L.micro_batches):
-            found.append((f"{L.micro_batches} times that", "one collective carries one "
-                          "micro-batch's activations"))
+            found.append(
+                (
+                    f"{L.micro_batches} times that",
+                    "one collective carries one micro-batch's activations",
+                )
+            )
         if L.sequence_parallel and close(L.tp):
-            found.append((f"tp = {L.tp} times that", "with sequence parallelism each rank "
-                          "holds 1/tp of the sequence between blocks"))
+            found.append(
+                (
+                    f"tp = {L.tp} times that",
+                    "with sequence parallelism each rank holds 1/tp of the sequence between blocks",
+                )
+            )
         if L.sequence_parallel and close(1 / L.tp):
-            found.append((f"1/tp = 1/{L.tp} of that", "the all-gather's buffer (nccl-tests' "
-                          "S) is the whole gathered activation, the reduce-scatter's its input"))
+            found.append(
+                (
+                    f"1/tp = 1/{L.tp} of that",
+                    "the all-gather's buffer (nccl-tests' "
+                    "S) is the whole gathered activation, the reduce-scatter's its input",
+                )
+            )
     if not found:
         return ratio_hint(ratio, 1.0)
     return f"; yours is {found[0][0]}: " + "; or ".join(why for _, why in found)
@@ -191,18 +260,24 @@ def _bytes_hint(purpose, ratio, layout, shape):
 def _count_hint(purpose, got, want, layout, shape):
     _, L = _axis_sizes(layout)
     if want and got * 2 == want and purpose.startswith("tp"):
-        return ("; yours is half: two in the forward pass of each block and micro-batch, and "
-                "two more in the backward")
+        return (
+            "; yours is half: two in the forward pass of each block and micro-batch, and "
+            "two more in the backward"
+        )
     if want and got * 2 == want and purpose == "fsdp weight all-gather":
-        return ("; yours is half: FSDP frees a block's gathered weights after its forward "
-                "and gathers them again for its backward")
+        return (
+            "; yours is half: FSDP frees a block's gathered weights after its forward "
+            "and gathers them again for its backward"
+        )
     if L.micro_batches > 1 and got * L.micro_batches == want:
         return f"; yours is 1/{L.micro_batches} of that: once per micro-batch"
     if L.micro_batches > 1 and got == want * L.micro_batches:
         return f"; yours is {L.micro_batches} times that: once per step, not per micro-batch"
     if L.pp > 1 and got == want * L.pp:
-        return (f"; yours is pp = {L.pp} times that: a device runs only its stage's "
-                f"{shape['layers'] // L.pp} blocks")
+        return (
+            f"; yours is pp = {L.pp} times that: a device runs only its stage's "
+            f"{shape['layers'] // L.pp} blocks"
+        )
     return ""
 
 
@@ -212,13 +287,17 @@ def _why_absent(purpose, layout):
     if sizes.get(axis) == 1:
         return f" ({axis} = 1: a group of one rank needs no collective)"
     if purpose == "dp grad all-reduce" and L.zero_stage:
-        return (f" (ZeRO stage {L.zero_stage} reduce-scatters the gradients and all-gathers "
-                "the updated weights instead)")
+        return (
+            f" (ZeRO stage {L.zero_stage} reduce-scatters the gradients and all-gathers "
+            "the updated weights instead)"
+        )
     if purpose.startswith("dp") and L.zero_stage == 0 and "all-reduce" not in purpose:
         return " (without ZeRO the replicas all-reduce their gradients)"
     if purpose == "tp activation all-reduce" and L.sequence_parallel:
-        return (" (with sequence parallelism each all-reduce becomes an all-gather and a "
-                "reduce-scatter)")
+        return (
+            " (with sequence parallelism each all-reduce becomes an all-gather and a "
+            "reduce-scatter)"
+        )
     return ""
 
 
@@ -228,8 +307,10 @@ def check_step_collectives(answer, what, shape, layout, seq_len, global_batch):
     counts exactly. Returns 1.0."""
     want = step_collectives(shape, layout, seq_len, global_batch)
     if not isinstance(answer, dict) or not all(isinstance(k, str) for k in answer):
-        raise GradingError(f"{what} should be a dict {{purpose: (bytes, count)}} with string "
-                           f"keys, but it is {in_words(answer)}")
+        raise GradingError(
+            f"{what} should be a dict {{purpose: (bytes, count)}} with string "
+            f"keys, but it is {in_words(answer)}"
+        )
     got = {}
     for purpose, value in answer.items():
         nbytes, count = _pair(value, f"{what}[{purpose!r}]")
@@ -238,8 +319,10 @@ def check_step_collectives(answer, what, shape, layout, seq_len, global_batch):
     listed = ", ".join(repr(p) for p in want) or "nothing"
     for purpose in got:
         if purpose not in want:
-            raise AssertionError(f"{what} lists {purpose!r}, which this step does not issue"
-                                 f"{_why_absent(purpose, layout)}; it issues {listed}")
+            raise AssertionError(
+                f"{what} lists {purpose!r}, which this step does not issue"
+                f"{_why_absent(purpose, layout)}; it issues {listed}"
+            )
     for purpose in want:
         if purpose not in got:
             raise AssertionError(f"{what} has no {purpose!r}; this step issues {listed}")
@@ -247,23 +330,30 @@ def check_step_collectives(answer, what, shape, layout, seq_len, global_batch):
         mine, times = got[purpose]
         if not math.isclose(mine, nbytes, rel_tol=1e-9):
             hint = _bytes_hint(purpose, mine / nbytes, layout, shape) if nbytes else ""
-            raise AssertionError(f"{what}[{purpose!r}] has {mine!r} bytes, expected "
-                                 f"{nbytes!r}{hint}")
+            raise AssertionError(
+                f"{what}[{purpose!r}] has {mine!r} bytes, expected {nbytes!r}{hint}"
+            )
         if times != count:
-            raise AssertionError(f"{what}[{purpose!r}] happens {times} times per step, "
-                                 f"expected {count}"
-                                 f"{_count_hint(purpose, times, count, layout, shape)}")
+            raise AssertionError(
+                f"{what}[{purpose!r}] happens {times} times per step, "
+                f"expected {count}"
+                f"{_count_hint(purpose, times, count, layout, shape)}"
+            )
     return 1.0
 
 
 # ---- task 2: expert parallelism ------------------------------------------------------------
 
+
 def ep_all_to_all(shape, layout, seq_len, global_batch):
     """``(bytes, count)`` of the expert-parallel all-to-alls of one training step of a mixture
     of experts, per device: the send buffer of one (dispatch and combine alike) and how many
     (dispatch and combine, forward and backward)."""
-    records = [r for r in _plan_for(shape, layout, seq_len, global_batch).collectives
-               if r.collective == "all_to_all"]
+    records = [
+        r
+        for r in _plan_for(shape, layout, seq_len, global_batch).collectives
+        if r.collective == "all_to_all"
+    ]
     if not records:
         raise GradingError("this case has no expert-parallel all-to-all (a bug in the test)")
     sizes = {r.nbytes for r in records}
@@ -282,15 +372,18 @@ def check_ep_all_to_all(answer, what, shape, layout, seq_len, global_batch):
         ratio = nbytes / want_bytes
         top_k = shape.get("top_k", 1)
         if top_k > 1 and math.isclose(ratio, 1 / top_k, rel_tol=1e-6):
-            hint = (f"; yours is 1/top_k = 1/{top_k} of that: every token goes to top_k "
-                    "experts, so top_k copies of it leave the rank")
+            hint = (
+                f"; yours is 1/top_k = 1/{top_k} of that: every token goes to top_k "
+                "experts, so top_k copies of it leave the rank"
+            )
         elif L.ep > 1 and math.isclose(ratio, 1 / L.ep, rel_tol=1e-6):
-            hint = (f"; yours is 1/ep = 1/{L.ep} of that: the buffer (nccl-tests' S) is all "
-                    "a rank sends, to every rank of its group together")
+            hint = (
+                f"; yours is 1/ep = 1/{L.ep} of that: the buffer (nccl-tests' S) is all "
+                "a rank sends, to every rank of its group together"
+            )
         else:
             hint = ratio_hint(nbytes, want_bytes)
-        raise AssertionError(f"the bytes of {what} are {nbytes!r}, expected {want_bytes!r}"
-                             f"{hint}")
+        raise AssertionError(f"the bytes of {what} are {nbytes!r}, expected {want_bytes!r}{hint}")
     if count != want_count:
         hint = ""
         if count * 2 == want_count:
@@ -303,12 +396,12 @@ def check_ep_all_to_all(answer, what, shape, layout, seq_len, global_batch):
 
 # ---- task 3: memory ------------------------------------------------------------------------
 
+
 def memory_per_device(shape, layout, seq_len, global_batch, recipe="bf16"):
     """Bytes one device holds, ``{weights, master, grads, optimizer, activations}``, by the
     planner's :class:`~collectives.plan.Memory` (recipe ``"bf16"`` or ``"fp8"``)."""
     if recipe not in RECIPES:
-        raise GradingError(f"recipe must be one of {RECIPES}, got {recipe!r} (a bug in the "
-                           "test)")
+        raise GradingError(f"recipe must be one of {RECIPES}, got {recipe!r} (a bug in the test)")
     memory = _plan_for(shape, layout, seq_len, global_batch, recipe).memory
     return {part: float(getattr(memory, part)) for part in MEMORY_PARTS}
 
@@ -318,48 +411,61 @@ def _memory_hint(part, ratio, layout, shape):
     close = lambda x: math.isclose(ratio, x, rel_tol=1e-6)
     if part != "activations":
         if L.tp * L.pp > 1 and close(L.tp * L.pp):
-            return (f"; yours is tp x pp = {L.tp * L.pp} times that: a device holds 1/(tp x "
-                    "pp) of the parameters")
+            return (
+                f"; yours is tp x pp = {L.tp * L.pp} times that: a device holds 1/(tp x "
+                "pp) of the parameters"
+            )
         if L.fsdp > 1 and close(L.fsdp):
-            return (f"; yours is fsdp = {L.fsdp} times that: FSDP (ZeRO 3) shards every model "
-                    "state over its ranks")
+            return (
+                f"; yours is fsdp = {L.fsdp} times that: FSDP (ZeRO 3) shards every model "
+                "state over its ranks"
+            )
         if L.dp > 1 and close(L.dp):
-            return (f"; yours is dp = {L.dp} times that: ZeRO stage {L.zero_stage} shards "
-                    f"the {part} over the dp ranks")
+            return (
+                f"; yours is dp = {L.dp} times that: ZeRO stage {L.zero_stage} shards "
+                f"the {part} over the dp ranks"
+            )
         if L.dp > 1 and close(1 / L.dp):
-            return (f"; yours is 1/dp = 1/{L.dp} of that: ZeRO stage {L.zero_stage} does not "
-                    f"shard the {part}")
+            return (
+                f"; yours is 1/dp = 1/{L.dp} of that: ZeRO stage {L.zero_stage} does not "
+                f"shard the {part}"
+            )
     else:
         if min(L.pp, L.micro_batches) > 1 and close(1 / min(L.pp, L.micro_batches)):
-            return (f"; yours is 1/{min(L.pp, L.micro_batches)} of that: under 1F1B the first "
-                    "stage holds min(pp, micro_batches) micro-batches' activations")
+            return (
+                f"; yours is 1/{min(L.pp, L.micro_batches)} of that: under 1F1B the first "
+                "stage holds min(pp, micro_batches) micro-batches' activations"
+            )
         if L.micro_batches > 1 and close(L.micro_batches):
-            return (f"; yours is {L.micro_batches} times that: b is the sequences of one "
-                    "micro-batch")
+            return f"; yours is {L.micro_batches} times that: b is the sequences of one micro-batch"
     return ratio_hint(ratio, 1.0)
 
 
-def check_memory_per_device(answer, what, shape, layout, seq_len, global_batch,
-                            recipe="bf16"):
+def check_memory_per_device(answer, what, shape, layout, seq_len, global_batch, recipe="bf16"):
     """Check ``answer`` (a dict of :data:`MEMORY_PARTS`, bytes) against
     :func:`memory_per_device`, each part within 1e-6 relative. Returns 1.0."""
     want = memory_per_device(shape, layout, seq_len, global_batch, recipe)
     if not isinstance(answer, dict) or not all(isinstance(k, str) for k in answer):
-        raise GradingError(f"{what} should be a dict with the keys {', '.join(MEMORY_PARTS)}, "
-                           f"but it is {in_words(answer)}")
+        raise GradingError(
+            f"{what} should be a dict with the keys {', '.join(MEMORY_PARTS)}, "
+            f"but it is {in_words(answer)}"
+        )
     if sorted(answer) != sorted(MEMORY_PARTS):
-        raise GradingError(f"{what} has the keys {sorted(answer)}; expected exactly "
-                           f"{', '.join(MEMORY_PARTS)}")
+        raise GradingError(
+            f"{what} has the keys {sorted(answer)}; expected exactly {', '.join(MEMORY_PARTS)}"
+        )
     for part in MEMORY_PARTS:
         mine = check_number(answer[part], f"{what}[{part!r}]")
         if not math.isclose(mine, want[part], rel_tol=1e-6, abs_tol=1e-3):
             hint = _memory_hint(part, mine / want[part], layout, shape) if want[part] else ""
-            raise AssertionError(f"{what}[{part!r}] is {mine!r} bytes, expected "
-                                 f"{want[part]!r}{hint}")
+            raise AssertionError(
+                f"{what}[{part!r}] is {mine!r} bytes, expected {want[part]!r}{hint}"
+            )
     return 1.0
 
 
 # ---- task 4: choosing a layout -------------------------------------------------------------
+
 
 @lru_cache(maxsize=1)
 def _cluster():
@@ -383,17 +489,28 @@ def layout_candidates():
             for shard in shards:
                 m = 1
                 while SCENARIO["global_batch"] % (d * m) == 0:
-                    out.append({**shard, "tp": tp, "pp": pp, "sequence_parallel": tp > 1,
-                                "micro_batches": m})
+                    out.append(
+                        {
+                            **shard,
+                            "tp": tp,
+                            "pp": pp,
+                            "sequence_parallel": tp > 1,
+                            "micro_batches": m,
+                        }
+                    )
                     m *= 2
     return out
 
 
 @lru_cache(maxsize=512)
 def _scenario_plan(layout_key):
-    return planner.training_step(SCENARIO["model"], planner.Layout(**dict(layout_key)),
-                                 _cluster(), seq_len=SCENARIO["seq_len"],
-                                 global_batch=SCENARIO["global_batch"])
+    return planner.training_step(
+        SCENARIO["model"],
+        planner.Layout(**dict(layout_key)),
+        _cluster(),
+        seq_len=SCENARIO["seq_len"],
+        global_batch=SCENARIO["global_batch"],
+    )
 
 
 def scenario_plan(layout):
@@ -423,12 +540,15 @@ def check_layout_choice(answer, what, hbm_bytes, within=WITHIN):
     tensor-parallel groups inside a node, memory per device at most ``hbm_bytes``, and a step
     time within ``within`` of :func:`best_layout`'s. Returns 1.0."""
     if not isinstance(answer, dict) or not all(isinstance(k, str) for k in answer):
-        raise GradingError(f"{what} should be a dict such as {{'dp': 32, 'tp': 8}}, but it is "
-                           f"{in_words(answer)}")
+        raise GradingError(
+            f"{what} should be a dict such as {{'dp': 32, 'tp': 8}}, but it is {in_words(answer)}"
+        )
     unknown = [k for k in answer if k not in LAYOUT_KEYS]
     if unknown:
-        raise GradingError(f"{what} has the keys {unknown}, which are not layout sizes; use "
-                           f"only {', '.join(LAYOUT_KEYS)}")
+        raise GradingError(
+            f"{what} has the keys {unknown}, which are not layout sizes; use "
+            f"only {', '.join(LAYOUT_KEYS)}"
+        )
     try:
         layout = planner.Layout(**answer)
     except CollectivesError as exc:
@@ -443,14 +563,16 @@ def check_layout_choice(answer, what, hbm_bytes, within=WITHIN):
             f"{what} = {answer} puts tensor parallelism {across[0]}: tp = {layout.tp} spans "
             f"{-(-layout.tp // 8)} DGX nodes of 8 GPUs, so its activation collectives, on the "
             "critical path, would cross the 50 GB/s NICs instead of 450 GB/s NVLink; keep "
-            "tp <= 8")
+            "tp <= 8"
+        )
     mem = plan.memory
     if mem.total > hbm_bytes:
         raise AssertionError(
             f"{what} = {answer} needs {_gb(mem.total)} per device (weights {_gb(mem.weights)}, "
             f"master {_gb(mem.master)}, grads {_gb(mem.grads)}, optimizer "
             f"{_gb(mem.optimizer)}, activations {_gb(mem.activations)}, logits "
-            f"{_gb(mem.logits)}), more than the {_gb(hbm_bytes)} limit")
+            f"{_gb(mem.logits)}), more than the {_gb(hbm_bytes)} limit"
+        )
     _, best = best_layout(hbm_bytes)
     if plan.step_seconds > best * (1 + within):
         raise AssertionError(
@@ -458,25 +580,47 @@ def check_layout_choice(answer, what, hbm_bytes, within=WITHIN):
             f"{plan.step_seconds:.4f} s (compute {plan.compute_seconds:.4f} s, pipeline bubble "
             f"{plan.bubble_seconds:.4f} s, exposed communication {plan.exposed_seconds:.4f} s), "
             f"{plan.step_seconds / best - 1:.1%} slower than the best candidate under "
-            f"{_gb(hbm_bytes)}, {best:.4f} s; within {within:.0%} is accepted")
+            f"{_gb(hbm_bytes)}, {best:.4f} s; within {within:.0%} is accepted"
+        )
     return 1.0
 
 
 # ---- task 4: the smallest change that makes a layout fit ----------------------------------
 
 #: what a missing setting of the notebook's layout means (tasks 1-4)
-SETTINGS = {"dp": 1, "fsdp": 1, "tp": 1, "pp": 1, "zero_stage": 0, "sequence_parallel": False,
-            "micro_batches": 1}
+SETTINGS = {
+    "dp": 1,
+    "fsdp": 1,
+    "tp": 1,
+    "pp": 1,
+    "zero_stage": 0,
+    "sequence_parallel": False,
+    "micro_batches": 1,
+}
 #: the largest tensor-parallel group (one DGX node's NVLink)
 TP_MAX = 8
 #: the largest limit a drawn case of task 4 sets (a choice of the tests, not a device: twice
 #: the 80 GB of an H100, ``hardware.spec("dgx-h100").hbm_bytes``)
 HBM_MAX = 160e9
 #: the dense models the drawn cases of tasks 4-6 use (the Llama 3 herd, as the notebook)
-SHAPES = {"llama3-8b": {"layers": 32, "hidden": 4096, "ffn": 14336, "heads": 32,
-                        "kv_heads": 8, "vocab": 128000},
-          "llama3-70b": {"layers": 80, "hidden": 8192, "ffn": 28672, "heads": 64,
-                         "kv_heads": 8, "vocab": 128000}}
+SHAPES = {
+    "llama3-8b": {
+        "layers": 32,
+        "hidden": 4096,
+        "ffn": 14336,
+        "heads": 32,
+        "kv_heads": 8,
+        "vocab": 128000,
+    },
+    "llama3-70b": {
+        "layers": 80,
+        "hidden": 8192,
+        "ffn": 28672,
+        "heads": 64,
+        "kv_heads": 8,
+        "vocab": 128000,
+    },
+}
 
 
 def full_layout(layout):
@@ -490,8 +634,11 @@ def changed_settings(layout, other):
     """The settings (names, sorted) whose values differ between two layouts, missing keys
     read as :data:`SETTINGS`; ``sequence_parallel`` compared as a bool."""
     a, b = full_layout(layout), full_layout(other)
-    return sorted(k for k in SETTINGS if (bool(a[k]) != bool(b[k]) if k == "sequence_parallel"
-                                         else a[k] != b[k]))
+    return sorted(
+        k
+        for k in SETTINGS
+        if (bool(a[k]) != bool(b[k]) if k == "sequence_parallel" else a[k] != b[k])
+    )
 
 
 def _divisors(n):
@@ -518,15 +665,20 @@ def nearby_layouts(shape, layout, seq_len, global_batch, changes=2):
     settings (1 or 2), fewest changes first."""
     base = full_layout(layout)
     devices = base["dp"] * base["fsdp"] * base["tp"] * base["pp"]
-    domain = {"dp": _divisors(devices), "fsdp": _divisors(devices),
-              "tp": [t for t in _divisors(devices) if t <= TP_MAX],
-              "pp": _divisors(devices), "zero_stage": [0, 1, 2],
-              "sequence_parallel": [False, True], "micro_batches": _divisors(global_batch)}
+    domain = {
+        "dp": _divisors(devices),
+        "fsdp": _divisors(devices),
+        "tp": [t for t in _divisors(devices) if t <= TP_MAX],
+        "pp": _divisors(devices),
+        "zero_stage": [0, 1, 2],
+        "sequence_parallel": [False, True],
+        "micro_batches": _divisors(global_batch),
+    }
     found, seen = [], set()
     keys = list(SETTINGS)
     subsets = [(k,) for k in keys]
     if changes >= 2:
-        subsets += [(a, b) for i, a in enumerate(keys) for b in keys[i + 1:]]
+        subsets += [(a, b) for i, a in enumerate(keys) for b in keys[i + 1 :]]
     for subset in subsets:
         options = [[v for v in domain[k] if v != base[k]] for k in subset]
         combos = [[]]
@@ -537,7 +689,7 @@ def nearby_layouts(shape, layout, seq_len, global_batch, changes=2):
             if new["dp"] * new["fsdp"] * new["tp"] * new["pp"] != devices:
                 continue
             if new["sequence_parallel"] and new["tp"] == 1:
-                continue                  # no tensor parallelism to split the sequence over
+                continue  # no tensor parallelism to split the sequence over
             key = _key(new)
             if key in seen or layout_memory(shape, new, seq_len, global_batch) is None:
                 continue
@@ -572,40 +724,52 @@ def check_fit_change(answer, what, shape, layout, seq_len, global_batch, hbm_byt
     whichever settings it changes. Returns 1.0."""
     want, _ = fewest_changes(shape, layout, seq_len, global_batch, hbm_bytes)
     if want is None or want == 0:
-        raise GradingError(f"{what}: the case has no fix of one or two settings (a bug in the "
-                           "test)")
+        raise GradingError(
+            f"{what}: the case has no fix of one or two settings (a bug in the test)"
+        )
     if not isinstance(answer, dict) or not all(isinstance(k, str) for k in answer):
-        raise GradingError(f"{what} should be a layout dict such as {{'dp': 8, 'tp': 4}}, but "
-                           f"it is {in_words(answer)}")
+        raise GradingError(
+            f"{what} should be a layout dict such as {{'dp': 8, 'tp': 4}}, but "
+            f"it is {in_words(answer)}"
+        )
     unknown = [k for k in answer if k not in SETTINGS]
     if unknown:
-        raise GradingError(f"{what} has the keys {unknown}; a layout here has only "
-                           f"{', '.join(SETTINGS)}")
+        raise GradingError(
+            f"{what} has the keys {unknown}; a layout here has only {', '.join(SETTINGS)}"
+        )
     base, new = full_layout(layout), full_layout(answer)
     for k in SETTINGS:
         if k != "sequence_parallel" and (isinstance(new[k], bool) or not isinstance(new[k], int)):
             number = check_number(new[k], f"{what}[{k!r}]")
             if number != int(number):
-                raise AssertionError(f"{what}[{k!r}] is {show(new[k])}; a layout's sizes are "
-                                     "whole numbers")
+                raise AssertionError(
+                    f"{what}[{k!r}] is {show(new[k])}; a layout's sizes are whole numbers"
+                )
             new[k] = int(number)
     devices = base["dp"] * base["fsdp"] * base["tp"] * base["pp"]
     mine = new["dp"] * new["fsdp"] * new["tp"] * new["pp"]
     if mine != devices:
-        raise AssertionError(f"{what} = {answer} uses dp x fsdp x tp x pp = {mine} GPUs; the "
-                             f"job has {devices}")
+        raise AssertionError(
+            f"{what} = {answer} uses dp x fsdp x tp x pp = {mine} GPUs; the job has {devices}"
+        )
     if new["tp"] > TP_MAX:
-        raise AssertionError(f"{what} = {answer} has tp = {new['tp']}: a tensor-parallel group "
-                             f"must stay inside a node, tp <= {TP_MAX}")
+        raise AssertionError(
+            f"{what} = {answer} has tp = {new['tp']}: a tensor-parallel group "
+            f"must stay inside a node, tp <= {TP_MAX}"
+        )
     if new["zero_stage"] not in (0, 1, 2):
-        raise AssertionError(f"{what} = {answer} has zero_stage = {new['zero_stage']}; use 0, "
-                             "1 or 2 (fsdp is the fully sharded one)")
+        raise AssertionError(
+            f"{what} = {answer} has zero_stage = {new['zero_stage']}; use 0, "
+            "1 or 2 (fsdp is the fully sharded one)"
+        )
     memory = layout_memory(shape, new, seq_len, global_batch)
     if memory is None:
         try:
             planner.Layout(**new).check(_model(shape), devices)
-            why = (f"the {global_batch} sequences do not split into dp x fsdp x micro_batches "
-                   "equal micro-batches")
+            why = (
+                f"the {global_batch} sequences do not split into dp x fsdp x micro_batches "
+                "equal micro-batches"
+            )
         except CollectivesError as exc:
             why = str(exc)
         raise AssertionError(f"{what} = {answer} is not a layout the planner accepts: {why}")
@@ -617,12 +781,14 @@ def check_fit_change(answer, what, shape, layout, seq_len, global_batch, hbm_byt
             f"{what} = {answer} needs {_gb(memory)} per GPU (weights {_gb(mem.weights)}, "
             f"master {_gb(mem.master)}, grads {_gb(mem.grads)}, optimizer "
             f"{_gb(mem.optimizer)}, activations {_gb(mem.activations)}, logits "
-            f"{_gb(mem.logits)}), more than the {_gb(hbm_bytes)} limit")
+            f"{_gb(mem.logits)}), more than the {_gb(hbm_bytes)} limit"
+        )
     if len(changed) > want:
         raise AssertionError(
             f"{what} = {answer} fits ({_gb(memory)} per GPU) but changes "
             f"{len(changed)} settings ({', '.join(changed)}); changing "
-            f"{count_text(want, 'setting', 'settings')} is enough here")
+            f"{count_text(want, 'setting', 'settings')} is enough here"
+        )
     return 1.0
 
 
@@ -643,10 +809,15 @@ def fit_case(generator, attempts=400):
         m = pick([1, 2, 4, 8])
         seq_len = pick([2048, 4096, 8192])
         global_batch = d * m * pick([1, 2])
-        layout = {"dp": d // fsdp, "fsdp": fsdp, "tp": tp, "pp": pp,
-                  "zero_stage": pick([0, 1, 2]) if d // fsdp > 1 else 0,
-                  "sequence_parallel": tp > 1 and bool(generator.integers(0, 2)),
-                  "micro_batches": m}
+        layout = {
+            "dp": d // fsdp,
+            "fsdp": fsdp,
+            "tp": tp,
+            "pp": pp,
+            "zero_stage": pick([0, 1, 2]) if d // fsdp > 1 else 0,
+            "sequence_parallel": tp > 1 and bool(generator.integers(0, 2)),
+            "micro_batches": m,
+        }
         layout = {k: v for k, v in layout.items() if v != SETTINGS[k]}
         memory = layout_memory(shape, layout, seq_len, global_batch)
         if memory is None:
@@ -686,15 +857,17 @@ def _case(case, what="case"):
     keys = ("model", "units", "seq_len", "global_batch", "layout", "rival", "target")
     case = _plain_dict(case, what, keys)
     if ("rival" in case) == ("target" in case):
-        raise GradingError(f"{what} needs a rival layout or a target step time, not both (a "
-                           "bug in the test)")
+        raise GradingError(
+            f"{what} needs a rival layout or a target step time, not both (a bug in the test)"
+        )
     return case
 
 
 @lru_cache(maxsize=8)
 def _superpod(units, rates="line"):
-    return hardware.preset("superpod-h100", units=units,
-                           **({} if rates == "line" else {"rates": rates}))
+    return hardware.preset(
+        "superpod-h100", units=units, **({} if rates == "line" else {"rates": rates})
+    )
 
 
 @lru_cache(maxsize=4096)
@@ -702,10 +875,16 @@ def _case_step(model, units, seq_len, global_batch, layout_key, what_if=None, mf
     """Step seconds of a layout of a case, under the what-if labelled ``what_if`` (None: as
     planned) or at matmul efficiency ``mfu``."""
     w = next((x for x in planner.WHAT_IFS if x.label == what_if), planner.WHAT_IFS[0])
-    plan = planner.training_step(model, planner.Layout(**dict(layout_key)),
-                                 _superpod(units, w.rates), seq_len=seq_len,
-                                 global_batch=global_batch, mfu=w.mfu * mfu, compute=w.compute,
-                                 ecmp=w.ecmp)
+    plan = planner.training_step(
+        model,
+        planner.Layout(**dict(layout_key)),
+        _superpod(units, w.rates),
+        seq_len=seq_len,
+        global_batch=global_batch,
+        mfu=w.mfu * mfu,
+        compute=w.compute,
+        ecmp=w.ecmp,
+    )
     return plan.step_seconds
 
 
@@ -713,8 +892,15 @@ def case_step(case, which="layout", what_if=None, mfu=1.0):
     """Step seconds of ``case[which]`` (``"layout"`` or ``"rival"``) under ``what_if`` (a label
     of :data:`ASSUMPTIONS`, None: as planned) or at matmul efficiency ``mfu``."""
     case = _case(case)
-    return _case_step(case["model"], case["units"], case["seq_len"], case["global_batch"],
-                      _key(case[which]), what_if, mfu)
+    return _case_step(
+        case["model"],
+        case["units"],
+        case["seq_len"],
+        case["global_batch"],
+        _key(case[which]),
+        what_if,
+        mfu,
+    )
 
 
 def verdict(case, what_if=None, mfu=1.0):
@@ -736,8 +922,7 @@ def flipping_assumptions(case):
 def _words_of(case):
     if "rival" in case:
         return (f"{case['layout']} beats {case['rival']}", "its step", "the rival's")
-    return (f"{case['layout']} meets the {case['target']:.3f} s target", "its step",
-            "the target")
+    return (f"{case['layout']} meets the {case['target']:.3f} s target", "its step", "the target")
 
 
 def check_flipping_assumption(answer, what, case):
@@ -754,21 +939,27 @@ def check_flipping_assumption(answer, what, case):
                 f"{what} is None, but the verdict ({claim}: as planned it {said}, "
                 f"{mine:.4f} s vs {theirs:.4f} s) flips under "
                 f"{count_text(len(flips), 'assumption', 'assumptions')} of the list; plan "
-                "each one")
+                "each one"
+            )
         return 1.0
     if not isinstance(answer, str) or answer not in ASSUMPTIONS:
         labels = ", ".join(map(repr, ASSUMPTIONS))
-        raise GradingError(f"{what} should be one of the labels {labels} or None, but it is "
-                           f"{in_words(answer)}")
+        raise GradingError(
+            f"{what} should be one of the labels {labels} or None, but it is {in_words(answer)}"
+        )
     holds, mine_w, theirs_w = verdict(case, answer)
     if holds == planned:
-        rest = ("; no assumption of the list flips it: the answer is None" if not flips else
-                "; " + count_text(len(flips), "assumption of the list does",
-                                  "assumptions of the list do"))
+        rest = (
+            "; no assumption of the list flips it: the answer is None"
+            if not flips
+            else "; "
+            + count_text(len(flips), "assumption of the list does", "assumptions of the list do")
+        )
         raise AssertionError(
             f"{what} is {answer!r}, but under it the verdict ({claim}) still {said}: "
             f"{mine_w:.4f} s vs {theirs_w:.4f} s (as planned {mine:.4f} s vs {theirs:.4f} s)"
-            f"{rest}")
+            f"{rest}"
+        )
     return 1.0
 
 
@@ -815,21 +1006,27 @@ def check_breakeven_mfu(answer, what, case):
             raise AssertionError(
                 f"{what} is None, but the rival catches up inside {low:g}-{high:g}: at a lower "
                 f"matmul efficiency the two steps take the same time (as planned: "
-                f"{case_step(case):.4f} s vs {case_step(case, 'rival'):.4f} s)")
+                f"{case_step(case):.4f} s vs {case_step(case, 'rival'):.4f} s)"
+            )
         return 1.0
     x = check_number(answer, what)
     if not low <= x <= high:
-        raise AssertionError(f"{what} is {x!r}, outside the range {low:g} to {high:g} the task "
-                             "asks about")
+        raise AssertionError(
+            f"{what} is {x!r}, outside the range {low:g} to {high:g} the task asks about"
+        )
     _, mine, theirs = verdict(case, mfu=x)
     if abs(theirs / mine - 1) > EVEN_WITHIN:
         faster = "the layout" if mine < theirs else "the rival"
-        tail = ("; the rival never catches up in that range: the answer is None"
-                if breakeven_mfu(case) is None else "")
+        tail = (
+            "; the rival never catches up in that range: the answer is None"
+            if breakeven_mfu(case) is None
+            else ""
+        )
         raise AssertionError(
             f"{what} is {x:.4f}, but at that matmul efficiency the steps take {mine:.4f} s "
             f"(the layout) and {theirs:.4f} s (the rival): {faster} is faster by "
-            f"{abs(theirs / mine - 1):.1%}, more than the {EVEN_WITHIN:.1%} accepted{tail}")
+            f"{abs(theirs / mine - 1):.1%}, more than the {EVEN_WITHIN:.1%} accepted{tail}"
+        )
     return 1.0
 
 
@@ -842,27 +1039,38 @@ def _layouts(model, devices, global_batch):
     for tp in (1, 2, 4, 8):
         for pp in (p for p in (1, 2, 4, 8) if layers % p == 0):
             d = devices // (tp * pp)
-            for shard in ({"dp": d, "zero_stage": 1}, {"dp": d, "zero_stage": 2},
-                          {"fsdp": d}):
+            for shard in ({"dp": d, "zero_stage": 1}, {"dp": d, "zero_stage": 2}, {"fsdp": d}):
                 m = 1
                 while global_batch % (d * m) == 0 and m <= 32:
-                    out.append({**shard, "tp": tp, "pp": pp, "sequence_parallel": tp > 1,
-                                "micro_batches": m})
+                    out.append(
+                        {
+                            **shard,
+                            "tp": tp,
+                            "pp": pp,
+                            "sequence_parallel": tp > 1,
+                            "micro_batches": m,
+                        }
+                    )
                     m *= 2
     return out
 
 
 def _fits(case, which):
     case = _case(case)
-    plan = planner.training_step(case["model"], planner.Layout(**case[which]),
-                                 _superpod(case["units"]), seq_len=case["seq_len"],
-                                 global_batch=case["global_batch"])
+    plan = planner.training_step(
+        case["model"],
+        planner.Layout(**case[which]),
+        _superpod(case["units"]),
+        seq_len=case["seq_len"],
+        global_batch=case["global_batch"],
+    )
     return plan.fits
 
 
 def _clear(case, what_ifs=(None,) + ASSUMPTIONS):
-    return all(abs(theirs / mine - 1) > MARGIN
-               for mine, theirs in (verdict(case, w)[1:] for w in what_ifs))
+    return all(
+        abs(theirs / mine - 1) > MARGIN for mine, theirs in (verdict(case, w)[1:] for w in what_ifs)
+    )
 
 
 def rival_case(generator, kind="flip", attempts=400, crossing=None):
@@ -878,14 +1086,20 @@ def rival_case(generator, kind="flip", attempts=400, crossing=None):
         seq_len, global_batch = pick([4096, 8192]), pick([256, 512])
         layouts = _layouts(model, 256, global_batch)
         a, b = pick(layouts), pick(layouts)
-        case = {"model": model, "units": 1, "seq_len": seq_len, "global_batch": global_batch,
-                "layout": a, "rival": b}
+        case = {
+            "model": model,
+            "units": 1,
+            "seq_len": seq_len,
+            "global_batch": global_batch,
+            "layout": a,
+            "rival": b,
+        }
         if a == b or not (_fits(case, "layout") and _fits(case, "rival")):
             continue
         if case_step(case) > case_step(case, "rival"):
             case["layout"], case["rival"] = b, a
         if case_step(case, "rival") > 1.3 * case_step(case):
-            continue                             # too far apart to be an interesting choice
+            continue  # too far apart to be an interesting choice
         if kind == "flip":
             if _clear(case):
                 return case

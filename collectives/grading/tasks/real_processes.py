@@ -49,26 +49,63 @@ import time
 
 import numpy as np
 
-__all__ = ["run_on_ranks", "check_ring_all_reduce", "ring_all_reduce_bytes_per_rank",
-           "pattern", "FORBIDDEN", "WORKER", "LEARNER_PROCESS"]
+__all__ = [
+    "run_on_ranks",
+    "check_ring_all_reduce",
+    "ring_all_reduce_bytes_per_rank",
+    "pattern",
+    "FORBIDDEN",
+    "WORKER",
+    "LEARNER_PROCESS",
+]
 
 #: this file: the program that forks every rank (``python -I WORKER <dir>``)
 WORKER = os.path.abspath(__file__)
 #: torch.distributed functions a point-to-point task may not call
-FORBIDDEN = ("all_reduce", "all_reduce_coalesced", "reduce", "broadcast", "all_gather",
-             "all_gather_into_tensor", "all_gather_single", "all_gather_coalesced",
-             "_all_gather_base", "reduce_scatter", "reduce_scatter_tensor",
-             "reduce_scatter_single", "_reduce_scatter_base", "all_to_all",
-             "all_to_all_single", "gather", "scatter", "all_gather_object", "gather_object",
-             "broadcast_object_list", "scatter_object_list")
+FORBIDDEN = (
+    "all_reduce",
+    "all_reduce_coalesced",
+    "reduce",
+    "broadcast",
+    "all_gather",
+    "all_gather_into_tensor",
+    "all_gather_single",
+    "all_gather_coalesced",
+    "_all_gather_base",
+    "reduce_scatter",
+    "reduce_scatter_tensor",
+    "reduce_scatter_single",
+    "_reduce_scatter_base",
+    "all_to_all",
+    "all_to_all_single",
+    "gather",
+    "scatter",
+    "all_gather_object",
+    "gather_object",
+    "broadcast_object_list",
+    "scatter_object_list",
+)
 #: the same, as methods of a torch ProcessGroup
-_GROUP_METHODS = ("allreduce", "allreduce_coalesced", "reduce", "broadcast", "allgather",
-                  "allgather_into_tensor_coalesced", "_allgather_base", "reduce_scatter",
-                  "_reduce_scatter_base", "reduce_scatter_tensor_coalesced", "alltoall",
-                  "alltoall_base", "gather", "scatter")
+_GROUP_METHODS = (
+    "allreduce",
+    "allreduce_coalesced",
+    "reduce",
+    "broadcast",
+    "allgather",
+    "allgather_into_tensor_coalesced",
+    "_allgather_base",
+    "reduce_scatter",
+    "_reduce_scatter_base",
+    "reduce_scatter_tensor_coalesced",
+    "alltoall",
+    "alltoall_base",
+    "gather",
+    "scatter",
+)
 #: the learner's process program, whose finder and namespace builder the ranks use
-LEARNER_PROCESS = os.path.join(os.path.dirname(os.path.dirname(WORKER)), "isolation",
-                               "learner_process.py")
+LEARNER_PROCESS = os.path.join(
+    os.path.dirname(os.path.dirname(WORKER)), "isolation", "learner_process.py"
+)
 
 
 def pattern(rank, length, dtype):
@@ -85,6 +122,7 @@ def ring_all_reduce_bytes_per_rank(nbytes, world_size):
 
 # ---- the kernel's side ---------------------------------------------------------------------
 
+
 def run_on_ranks(function, cases=((8, "float32"),), world_size=4, timeout=90.0):
     """Run the learner's ``function(tensor)`` on ``world_size`` local processes, once per case
     ``(length, dtype)``; returns the plain report described in the module docstring.
@@ -98,24 +136,40 @@ def run_on_ranks(function, cases=((8, "float32"),), world_size=4, timeout=90.0):
     from ..isolation.reading import bundle
 
     try:
-        data = function.bundle if isinstance(function, IsolatedCall) else bundle(
-            function, name="ring_all_reduce")
+        data = (
+            function.bundle
+            if isinstance(function, IsolatedCall)
+            else bundle(function, name="ring_all_reduce")
+        )
     except GradingError as exc:
         return {"world_size": world_size, "cases": [], "error": str(exc)}
     cases = [[int(length), str(dtype)] for length, dtype in cases]
     with tempfile.TemporaryDirectory(prefix="collectives-ranks-") as workdir:
         with open(os.path.join(workdir, "request.json"), "w") as f:
-            json.dump({"bundle": data, "cases": cases, "world_size": world_size,
-                       "learner_process": LEARNER_PROCESS, "timeout": timeout}, f)
+            json.dump(
+                {
+                    "bundle": data,
+                    "cases": cases,
+                    "world_size": world_size,
+                    "learner_process": LEARNER_PROCESS,
+                    "timeout": timeout,
+                },
+                f,
+            )
         env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
         env.update(OMP_NUM_THREADS="1", GLOO_SOCKET_IFNAME=_loopback() or "lo")
         log = open(os.path.join(workdir, "log.txt"), "wb")
         # one process imports torch once and forks the ranks (four imports of torch would
         # cost seconds of CPU each); its own session, so that cleaning up kills them all
-        spawner = subprocess.Popen([sys.executable, "-I", WORKER, workdir],
-                                   stdin=subprocess.DEVNULL, stdout=log,
-                                   stderr=subprocess.STDOUT, cwd=workdir, env=env,
-                                   start_new_session=True)
+        spawner = subprocess.Popen(
+            [sys.executable, "-I", WORKER, workdir],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            cwd=workdir,
+            env=env,
+            start_new_session=True,
+        )
         log.close()
         try:
             error = _wait(spawner, workdir, world_size, timeout)
@@ -132,13 +186,22 @@ def run_on_ranks(function, cases=((8, "float32"),), world_size=4, timeout=90.0):
                 with open(os.path.join(workdir, f"out{r}.json")) as f:
                     per_rank.append(json.load(f))
             for i, (length, dtype) in enumerate(cases):
-                report["cases"].append({
-                    "length": length, "dtype": dtype,
-                    "outputs": [per_rank[r]["cases"][i]["output"] for r in range(world_size)],
-                    "torch": [per_rank[r]["cases"][i]["torch"] for r in range(world_size)],
-                    "sent": [per_rank[r]["cases"][i]["sent"] for r in range(world_size)],
-                    "forbidden": sorted({name for r in range(world_size)
-                                         for name in per_rank[r]["cases"][i]["forbidden"]})})
+                report["cases"].append(
+                    {
+                        "length": length,
+                        "dtype": dtype,
+                        "outputs": [per_rank[r]["cases"][i]["output"] for r in range(world_size)],
+                        "torch": [per_rank[r]["cases"][i]["torch"] for r in range(world_size)],
+                        "sent": [per_rank[r]["cases"][i]["sent"] for r in range(world_size)],
+                        "forbidden": sorted(
+                            {
+                                name
+                                for r in range(world_size)
+                                for name in per_rank[r]["cases"][i]["forbidden"]
+                            }
+                        ),
+                    }
+                )
         return report
 
 
@@ -158,7 +221,7 @@ def _wait(spawner, workdir, n, timeout):
         code = spawner.poll()
         errors = sorted(f for f in os.listdir(workdir) if f.startswith("error"))
         if errors or code not in (None, 0):
-            time.sleep(0.3)                     # let the other ranks write what they saw
+            time.sleep(0.3)  # let the other ranks write what they saw
             errors = sorted(f for f in os.listdir(workdir) if f.startswith("error"))
             if errors:
                 with open(os.path.join(workdir, errors[0])) as f:
@@ -171,14 +234,17 @@ def _wait(spawner, workdir, n, timeout):
         if time.monotonic() > deadline:
             done = {f for f in os.listdir(workdir) if f.startswith("out")}
             waiting = [r for r in range(n) if f"out{r}.json" not in done]
-            return (f"ring_all_reduce did not finish within {timeout:g} s on {n} "
-                    f"processes (rank(s) {', '.join(map(str, waiting))} still running): a "
-                    "deadlock? Two ranks that both wait in a blocking send or recv for each "
-                    "other never finish; post isend/irecv together (batch_isend_irecv)")
+            return (
+                f"ring_all_reduce did not finish within {timeout:g} s on {n} "
+                f"processes (rank(s) {', '.join(map(str, waiting))} still running): a "
+                "deadlock? Two ranks that both wait in a blocking send or recv for each "
+                "other never finish; post isend/irecv together (batch_isend_irecv)"
+            )
         time.sleep(0.02)
 
 
 # ---- the check (in the isolated re-check) ----------------------------------------------------
+
 
 def check_ring_all_reduce(report):
     """Check a :func:`run_on_ranks` report against first principles; returns 1.0.
@@ -200,19 +266,24 @@ def check_ring_all_reduce(report):
             raise AssertionError(
                 f"{label}: your function called torch.distributed."
                 f"{', torch.distributed.'.join(case['forbidden'])}; only point-to-point "
-                "operations (send, recv, isend, irecv, batch_isend_irecv) are allowed")
+                "operations (send, recv, isend, irecv, batch_isend_irecv) are allowed"
+            )
         want = np.sum([pattern(r, length, dtype) for r in range(n)], axis=0, dtype=dtype)
         for r in range(n):
             theirs = np.asarray(case["torch"][r], dtype=dtype)
             if not np.array_equal(theirs, want):
-                raise GradingError(f"torch.distributed.all_reduce disagrees with the sum on "
-                                   f"rank {r} (a bug in the grading, not in your answer)")
+                raise GradingError(
+                    f"torch.distributed.all_reduce disagrees with the sum on "
+                    f"rank {r} (a bug in the grading, not in your answer)"
+                )
         for r in range(n):
             got = case["outputs"][r]
             if got is None or len(got) != length:
-                raise AssertionError(f"{label}: rank {r} returned "
-                                     f"{'nothing' if got is None else f'{len(got)} elements'}"
-                                     f"; return the tensor, summed in place")
+                raise AssertionError(
+                    f"{label}: rank {r} returned "
+                    f"{'nothing' if got is None else f'{len(got)} elements'}"
+                    f"; return the tensor, summed in place"
+                )
             got = np.asarray(got, dtype=np.float64)
             bad = np.flatnonzero(got != want)
             if bad.size:
@@ -220,7 +291,8 @@ def check_ring_all_reduce(report):
                 raise AssertionError(
                     f"{label}: rank {r} holds {got[i]:g} at element {i}, but the sum over the "
                     f"{n} ranks (torch.distributed.all_reduce gives it too) is {want[i]:g}; "
-                    f"{bad.size} of {length} elements differ")
+                    f"{bad.size} of {length} elements differ"
+                )
         nbytes = length * dtype.itemsize
         ring = ring_all_reduce_bytes_per_rank(nbytes, n)
         for r in range(n):
@@ -229,11 +301,13 @@ def check_ring_all_reduce(report):
                 raise AssertionError(
                     f"{label}: rank {r} sent {case['sent'][r]} bytes; a ring all-reduce of "
                     f"S = {nbytes} bytes sends 2(n-1)/n S = {ring:g} bytes from every rank "
-                    f"(yours is {ratio:.3g} times that)")
+                    f"(yours is {ratio:.3g} times that)"
+                )
     return 1.0
 
 
 # ---- the worker's side (this file run as a script: no collectives imports) ------------------
+
 
 def _load_learner_process(path):
     import importlib.util
@@ -251,9 +325,12 @@ def _instrument(dist, c10d, calls, sent):
     def forbid(name):
         def refuse(*args, **kwargs):
             calls.append(name)
-            raise RuntimeError(f"torch.distributed.{name} is a collective; this task allows "
-                               "point-to-point operations only (send, recv, isend, irecv, "
-                               "batch_isend_irecv)")
+            raise RuntimeError(
+                f"torch.distributed.{name} is a collective; this task allows "
+                "point-to-point operations only (send, recv, isend, irecv, "
+                "batch_isend_irecv)"
+            )
+
         return refuse
 
     for module in (dist, c10d):
@@ -275,9 +352,10 @@ def _instrument(dist, c10d, calls, sent):
     def isend(tensor, *args, **kwargs):
         sent[0] += tensor.numel() * tensor.element_size()
         return real_isend(tensor, *args, **kwargs)
+
     for module in (dist, c10d):
-        undo.append((module, "isend", getattr(module, "isend")))
-        setattr(module, "isend", isend)
+        undo.append((module, "isend", module.isend))
+        module.isend = isend
     return undo
 
 
@@ -289,7 +367,7 @@ def _spawn(workdir):
     lp = _load_learner_process(request["learner_process"])
     lp.make_unimportable()
     import torch
-    import torch.distributed  # noqa: F401  (imported before the fork)
+    import torch.distributed
 
     torch.set_num_threads(1)
     children = {}
@@ -298,7 +376,7 @@ def _spawn(workdir):
         if pid == 0:
             try:
                 _worker(workdir, rank, request, lp)
-            except BaseException as exc:       # anything the rank did not report itself
+            except BaseException as exc:  # anything the rank did not report itself
                 _error(workdir, rank, f"rank {rank}: {type(exc).__name__}: {exc}")
                 os._exit(4)
         children[pid] = rank
@@ -355,8 +433,9 @@ def _worker(workdir, rank, request, lp):
                 os._exit(3)
         if out is None:
             out = x
-        results.append({"output": _plain(out, torch), "sent": sent[0],
-                        "forbidden": list(dict.fromkeys(calls))})
+        results.append(
+            {"output": _plain(out, torch), "sent": sent[0], "forbidden": list(dict.fromkeys(calls))}
+        )
     for owner, name, original in reversed(undo):
         setattr(owner, name, original)
     for i, (length, dtype) in enumerate(request["cases"]):
@@ -366,8 +445,9 @@ def _worker(workdir, rank, request, lp):
     dist.barrier()
     with open(os.path.join(workdir, f"out{rank}.json.tmp"), "w") as f:
         json.dump({"cases": results}, f)
-    os.replace(os.path.join(workdir, f"out{rank}.json.tmp"),
-               os.path.join(workdir, f"out{rank}.json"))
+    os.replace(
+        os.path.join(workdir, f"out{rank}.json.tmp"), os.path.join(workdir, f"out{rank}.json")
+    )
     sys.stdout.flush()
     os._exit(0)
 

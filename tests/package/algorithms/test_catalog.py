@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 import collectives as cl
 from collectives.algorithms import CATALOG, supports
+
 from ground_truth import expected_outputs
 
 NAMES = sorted(CATALOG)
@@ -90,16 +91,17 @@ def test_step_counts_match_the_textbook():
     assert cl.algorithms.ring_all_reduce(8).n_steps == 14
     assert cl.algorithms.recursive_doubling_all_gather(16).n_steps == 4
     assert cl.algorithms.recursive_halving_reduce_scatter(16).n_steps == 4
-    assert cl.algorithms.binomial_tree_broadcast(5).n_steps == 3      # ceil(log2 5)
+    assert cl.algorithms.binomial_tree_broadcast(5).n_steps == 3  # ceil(log2 5)
     assert cl.algorithms.binomial_tree_reduce(1).n_steps == 0
     assert cl.algorithms.direct_all_gather(6).n_steps == 1
-    assert cl.algorithms.direct_all_to_all(6).n_transfers == 30        # 6 x 5 pairs
+    assert cl.algorithms.direct_all_to_all(6).n_transfers == 30  # 6 x 5 pairs
 
 
 def test_supports_names_an_unknown_algorithm():
     assert supports("ring_all_gather", 3) and not supports("recursive_doubling_all_gather", 3)
-    with pytest.raises(cl.CollectivesError, match="unknown algorithm 'ring'; see "
-                                                  "collectives.algorithms.CATALOG"):
+    with pytest.raises(
+        cl.CollectivesError, match="unknown algorithm 'ring'; see collectives.algorithms.CATALOG"
+    ):
         supports("ring", 4)
 
 
@@ -108,5 +110,5 @@ def test_the_catalogue_module_holds_what_the_package_re_exports():
 
     assert cl.algorithms.CATALOG is catalog.CATALOG
     assert cl.algorithms.supports is catalog.supports
-    assert cl.algorithms.square_shape(12) == (3, 4)          # 3 x 4 is the squarest of 12
+    assert cl.algorithms.square_shape(12) == (3, 4)  # 3 x 4 is the squarest of 12
     assert cl.algorithms.square_shape(7) == (1, 7)

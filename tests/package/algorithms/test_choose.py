@@ -66,8 +66,7 @@ def test_the_split_halves_torus_pays_twice_the_steps():
     pod = cl.hardware.preset("tpu-v5e")
     older = torus.torus_all_reduce((16, 16), concurrent=True, latency_optimal=False)
     assert older.name == "torus_all_reduce_concurrent_split_halves"
-    assert cl.time(older, pod, S).seconds == pytest.approx(510 / 1024 * S / B + 60 * HOP,
-                                                           rel=1e-9)
+    assert cl.time(older, pod, S).seconds == pytest.approx(510 / 1024 * S / B + 60 * HOP, rel=1e-9)
 
 
 def test_fastest_reduce_scatter_on_a_v5e_pod_is_the_concurrent_torus():
@@ -95,11 +94,20 @@ def test_chooser_uses_torus_algorithms_on_a_torus():
     assert choice.schedule.n_ranks == 16
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    (dict(collective="all_reduce", candidates=["nope"]), "unknown algorithm 'nope'"),
-    (dict(collective="all_reduce", candidates=["ring_all_gather"]), "computes all_gather, not all_reduce"),
-    (dict(collective="all_reduce", candidates=["rabenseifner_all_reduce"]), "no algorithm in the catalogue"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(collective="all_reduce", candidates=["nope"]), "unknown algorithm 'nope'"),
+        (
+            dict(collective="all_reduce", candidates=["ring_all_gather"]),
+            "computes all_gather, not all_reduce",
+        ),
+        (
+            dict(collective="all_reduce", candidates=["rabenseifner_all_reduce"]),
+            "no algorithm in the catalogue",
+        ),
+    ],
+)
 def test_chooser_errors(kwargs, message):
     with pytest.raises(cl.CollectivesError, match=message):
         cl.algorithms.fastest(topology=cl.topology.switch(6, 1.0), nbytes=1.0, **kwargs)

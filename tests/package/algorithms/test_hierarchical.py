@@ -16,8 +16,7 @@ NVLINK, PCIE, NIC = 450e9, 64e9, 50e9
 
 
 def gpus(n_nodes, g):
-    return tp.cluster(n_nodes, g, nvlink_bandwidth=NVLINK, pcie_bandwidth=PCIE,
-                      nic_bandwidth=NIC)
+    return tp.cluster(n_nodes, g, nvlink_bandwidth=NVLINK, pcie_bandwidth=PCIE, nic_bandwidth=NIC)
 
 
 @settings(max_examples=30, deadline=None)
@@ -34,8 +33,9 @@ def test_two_level_ring_all_reduce_computes_the_sum(n_nodes, g, bidirectional):
 def test_multislice_all_reduce_is_a_torus_inside_and_a_ring_across():
     # 3 slices of a 2x2 torus joined over DCN: ICI reduce-scatter, DCN all-reduce, ICI
     # all-gather (The Scaling Book, multislice)
-    s = cl.algorithms.hierarchical_all_reduce(cl.algorithms.torus_reduce_scatter((2, 2)),
-                                              cl.algorithms.ring_all_reduce(3))
+    s = cl.algorithms.hierarchical_all_reduce(
+        cl.algorithms.torus_reduce_scatter((2, 2)), cl.algorithms.ring_all_reduce(3)
+    )
     cl.verify(s)
     assert s.n_ranks == 12
 
@@ -49,7 +49,7 @@ def test_unpipelined_cost_is_the_sum_of_the_levels():
     outer = 2 * (n_nodes - 1) / n_nodes * (S / g) / NIC
     assert t.seconds == pytest.approx(inner + outer, rel=1e-12)
     assert t.level_seconds() == pytest.approx({"nvlink": inner, "leaf": outer}, rel=1e-12)
-    assert t.bottleneck_level == "nvlink"               # 4.18 ms against 4.03 ms
+    assert t.bottleneck_level == "nvlink"  # 4.18 ms against 4.03 ms
     # only 1/g of the buffer crosses the NICs: per rail 2(N-1)/N (S/g) each way
     assert t.level_bytes()["leaf"] == pytest.approx(2 * n_nodes * g * outer * NIC, rel=1e-12)
 
@@ -74,10 +74,13 @@ def test_the_flat_ring_crosses_the_spines_and_the_hierarchy_does_not():
     assert flat.bottleneck_level == "spine" and hier.level_bytes()["spine"] == 0
     assert hier.seconds < flat.seconds / 5
     # a slower NIC moves the bottleneck to the network
-    slow = tp.cluster(n_nodes, g, nvlink_bandwidth=NVLINK, pcie_bandwidth=PCIE,
-                      nic_bandwidth=NIC / 4)
-    assert cl.time(cl.algorithms.two_level_ring_all_reduce(n_nodes, g), slow,
-                   S).bottleneck_level == "leaf"
+    slow = tp.cluster(
+        n_nodes, g, nvlink_bandwidth=NVLINK, pcie_bandwidth=PCIE, nic_bandwidth=NIC / 4
+    )
+    assert (
+        cl.time(cl.algorithms.two_level_ring_all_reduce(n_nodes, g), slow, S).bottleneck_level
+        == "leaf"
+    )
 
 
 def test_a_topology_without_levels_reports_its_one_level():
@@ -85,21 +88,36 @@ def test_a_topology_without_levels_reports_its_one_level():
     assert t.bottleneck_level == "link" and t.level_bytes() == {"link": t.link_bytes.sum()}
 
 
-@pytest.mark.parametrize("call, message", [
-    (lambda: cl.algorithms.hierarchical_all_reduce(cl.algorithms.ring_all_gather(2),
-                                                   cl.algorithms.ring_all_reduce(2)),
-     "inner_reduce_scatter must compute reduce_scatter, not all_gather"),
-    (lambda: cl.algorithms.hierarchical_all_reduce(cl.algorithms.ring_reduce_scatter(2),
-                                                   cl.algorithms.ring_all_gather(2)),
-     "outer_all_reduce must compute all_reduce, not all_gather"),
-    (lambda: cl.algorithms.hierarchical_all_reduce(cl.algorithms.ring_reduce_scatter(2),
-                                                   cl.algorithms.ring_all_reduce(2),
-                                                   cl.algorithms.ring_all_gather(3)),
-     "must use the ranks and chunks"),
-    (lambda: cl.algorithms.hierarchical_all_reduce("ring", cl.algorithms.ring_all_reduce(2)),
-     "inner_reduce_scatter must be a collectives.Schedule"),
-    (lambda: cl.algorithms.two_level_ring_all_reduce(0, 8), "must be an integer >= 1"),
-])
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (
+            lambda: cl.algorithms.hierarchical_all_reduce(
+                cl.algorithms.ring_all_gather(2), cl.algorithms.ring_all_reduce(2)
+            ),
+            "inner_reduce_scatter must compute reduce_scatter, not all_gather",
+        ),
+        (
+            lambda: cl.algorithms.hierarchical_all_reduce(
+                cl.algorithms.ring_reduce_scatter(2), cl.algorithms.ring_all_gather(2)
+            ),
+            "outer_all_reduce must compute all_reduce, not all_gather",
+        ),
+        (
+            lambda: cl.algorithms.hierarchical_all_reduce(
+                cl.algorithms.ring_reduce_scatter(2),
+                cl.algorithms.ring_all_reduce(2),
+                cl.algorithms.ring_all_gather(3),
+            ),
+            "must use the ranks and chunks",
+        ),
+        (
+            lambda: cl.algorithms.hierarchical_all_reduce("ring", cl.algorithms.ring_all_reduce(2)),
+            "inner_reduce_scatter must be a collectives.Schedule",
+        ),
+        (lambda: cl.algorithms.two_level_ring_all_reduce(0, 8), "must be an integer >= 1"),
+    ],
+)
 def test_bad_parts_are_named(call, message):
     with pytest.raises(cl.ScheduleError, match=message):
         call()
@@ -116,15 +134,17 @@ def test_in_network_reduction_on_the_cluster_uses_each_nodes_nvswitch_and_each_r
     cl.verify(nvls)
     t = cl.time(nvls, topo, S)
     assert t.level_bytes() == pytest.approx(
-        {"nvlink": n_nodes * g * 2 * (S + S / g), "pcie": 0, "leaf": 0, "spine": 0})
+        {"nvlink": n_nodes * g * 2 * (S + S / g), "pcie": 0, "leaf": 0, "spine": 0}
+    )
     # SHARP across nodes: one reduction in the leaf of every rail (placed there explicitly);
     # every GPU's whole buffer goes up its PCIe and NIC once and comes back once
     sharp = mesh.collective(cl.algorithms.sharp_all_reduce(n_nodes), "node")
-    first_leaf = 2 * n_nodes * g + n_nodes                  # after GPUs, NICs, NVSwitches
+    first_leaf = 2 * n_nodes * g + n_nodes  # after GPUs, NICs, NVSwitches
     t = cl.time(sharp, topo, S, switch_placement=first_leaf + np.arange(g))
     assert t.level_bytes() == pytest.approx(
-        {"nvlink": 0, "pcie": n_nodes * g * 2 * S, "leaf": n_nodes * g * 2 * S, "spine": 0})
-    assert t.seconds == pytest.approx(2 * S / NIC)          # S up, S down, at NIC speed
+        {"nvlink": 0, "pcie": n_nodes * g * 2 * S, "leaf": n_nodes * g * 2 * S, "spine": 0}
+    )
+    assert t.seconds == pytest.approx(2 * S / NIC)  # S up, S down, at NIC speed
 
 
 def test_multislice_all_reduce_on_the_multislice_preset_costs_ici_plus_dcn():
@@ -133,8 +153,9 @@ def test_multislice_all_reduce_on_the_multislice_preset_costs_ici_plus_dcn():
     pod = cl.hardware.preset("tpu-v5p", shape=(4, 4, 4), slices=2)
     assert pod.n_ranks == 128 and pod.info.levels == ("dcn", "ici")
     assert pod.system.dcn_bandwidth == 6.25e9
-    s = cl.algorithms.hierarchical_all_reduce(cl.algorithms.torus_reduce_scatter((4, 4, 4)),
-                                              cl.algorithms.ring_all_reduce(2))
+    s = cl.algorithms.hierarchical_all_reduce(
+        cl.algorithms.torus_reduce_scatter((4, 4, 4)), cl.algorithms.ring_all_reduce(2)
+    )
     S = 2**30
     t = cl.time(s, pod, S)
     ici = cl.analytic.torus_reduce_scatter((4, 4, 4), S, alpha=1e-6, bandwidth=9e10)
@@ -146,8 +167,9 @@ def test_multislice_all_reduce_on_the_multislice_preset_costs_ici_plus_dcn():
     named = cl.algorithms.multislice_all_reduce((4, 4, 4), 2, concurrent=False)
     assert cl.time(named, pod, S).seconds == t.seconds
     together = cl.time(cl.algorithms.multislice_all_reduce((4, 4, 4), 2), pod, S)
-    ici_together = cl.analytic.torus_reduce_scatter((4, 4, 4), S, alpha=1e-6, bandwidth=9e10,
-                                                    concurrent=True)
+    ici_together = cl.analytic.torus_reduce_scatter(
+        (4, 4, 4), S, alpha=1e-6, bandwidth=9e10, concurrent=True
+    )
     assert together.seconds == pytest.approx(2 * ici_together + dcn, rel=1e-12)
     assert named.name == "multislice_all_reduce"
     small = cl.algorithms.multislice_all_reduce((2, 2), 3)
@@ -164,7 +186,8 @@ def test_multislice_all_reduce_on_the_multislice_preset_costs_ici_plus_dcn():
 @settings(max_examples=25, deadline=None)
 @given(st.integers(1, 4), st.integers(1, 4), st.booleans(), st.booleans())
 def test_hierarchical_all_gather_and_reduce_scatter_compute_their_collectives(
-        n_nodes, g, outer_two_way, inner_two_way):
+    n_nodes, g, outer_two_way, inner_two_way
+):
     a = cl.algorithms
     outer = (a.bidirectional_ring_all_gather if outer_two_way else a.ring_all_gather)(n_nodes)
     inner = (a.bidirectional_ring_all_gather if inner_two_way else a.ring_all_gather)(g)
@@ -203,19 +226,26 @@ def test_hierarchical_all_to_all_delivers_every_part(n_nodes, g, line):
     cl.verify(s)
     n = n_nodes * g
     x = np.arange(n * s.n_chunks).reshape(n, s.n_chunks)
-    parts = x.reshape(n, n, -1)                         # [source, destination, piece]
+    parts = x.reshape(n, n, -1)  # [source, destination, piece]
     np.testing.assert_array_equal(cl.simulate(s, x), parts.transpose(1, 0, 2).reshape(n, -1))
 
 
 def test_hierarchical_all_to_all_sends_fewer_larger_messages_across_the_network():
     n_nodes, g, S = 4, 8, 2**26
-    topo = tp.cluster(n_nodes, g, nvlink_bandwidth=NVLINK, pcie_bandwidth=PCIE,
-                      nic_bandwidth=NIC, network_latency=5e-6)
+    topo = tp.cluster(
+        n_nodes,
+        g,
+        nvlink_bandwidth=NVLINK,
+        pcie_bandwidth=PCIE,
+        nic_bandwidth=NIC,
+        network_latency=5e-6,
+    )
     hier = cl.time(cl.algorithms.hierarchical_all_to_all(n_nodes, g), topo, S)
     flat = cl.time(cl.algorithms.direct_all_to_all(n_nodes * g), topo, S)
     # the network sees the same (N-1)/N of every buffer, but the flat one routes the parts
     # for other rails through the spines, sharing them; the hierarchical one stays on rails
     assert hier.level_bytes()["spine"] == 0 and flat.level_bytes()["spine"] > 0
     assert hier.level_bytes()["leaf"] == pytest.approx(
-        2 * n_nodes * g * (n_nodes - 1) / n_nodes * S)
+        2 * n_nodes * g * (n_nodes - 1) / n_nodes * S
+    )
     assert hier.seconds < flat.seconds

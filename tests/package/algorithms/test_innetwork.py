@@ -18,13 +18,15 @@ NVLINK, PCIE, NIC = 450e9, 64e9, 50e9
 
 
 def gpus(n_nodes, g, **options):
-    return cl.topology.cluster(n_nodes, g, nvlink_bandwidth=NVLINK, pcie_bandwidth=PCIE,
-                               nic_bandwidth=NIC, **options)
+    return cl.topology.cluster(
+        n_nodes, g, nvlink_bandwidth=NVLINK, pcie_bandwidth=PCIE, nic_bandwidth=NIC, **options
+    )
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.integers(1, 9), st.integers(1, 5), st.integers(1, 4),
-       st.sampled_from(["tree", "collnet"]))
+@given(
+    st.integers(1, 9), st.integers(1, 5), st.integers(1, 4), st.sampled_from(["tree", "collnet"])
+)
 def test_cross_node_nvls_computes_the_sum(n_nodes, g, segments, which):
     build = A.nvls_tree_all_reduce if which == "tree" else A.nvls_collnet_all_reduce
     s = build(n_nodes, g, n_segments=segments)
@@ -48,8 +50,9 @@ def test_heads_talk_only_along_their_rail():
     # and the tree over the nodes is NCCL's double binary tree: one edge per tree and head
     trees = A.double_binary_trees(n)
     edges = {(int(min(p, c)), int(max(p, c))) for t in trees for c, p in enumerate(t) if p >= 0}
-    seen = {(int(min(x, y)) // g, int(max(x, y)) // g)
-            for x, y in zip(a["src"][net], a["dst"][net])}
+    seen = {
+        (int(min(x, y)) // g, int(max(x, y)) // g) for x, y in zip(a["src"][net], a["dst"][net])
+    }
     assert seen == edges
 
 
@@ -73,7 +76,7 @@ def test_nvls_tree_on_two_nodes_costs_the_hand_count():
     #           children store theirs;  step 5: the children's multicast, S/2 down.
     S, g = 1e9, 8
     t = cl.time(A.nvls_tree_all_reduce(2, g), gpus(2, g), S)
-    expected = (S / NVLINK + S / g / NVLINK + 2 * (S / (2 * g)) / NIC + 2 * (S / 2) / NVLINK)
+    expected = S / NVLINK + S / g / NVLINK + 2 * (S / (2 * g)) / NIC + 2 * (S / 2) / NVLINK
     assert t.seconds == pytest.approx(expected, rel=1e-12)
     assert t.n_steps == 6
 

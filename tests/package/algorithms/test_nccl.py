@@ -29,8 +29,9 @@ NVLINK, PCIE, NIC = 450e9, 64e9, 50e9
 
 
 def cluster(n_nodes, g=8, **options):
-    return cl.topology.cluster(n_nodes, g, nvlink_bandwidth=NVLINK, pcie_bandwidth=PCIE,
-                               nic_bandwidth=NIC, **options)
+    return cl.topology.cluster(
+        n_nodes, g, nvlink_bandwidth=NVLINK, pcie_bandwidth=PCIE, nic_bandwidth=NIC, **options
+    )
 
 
 def nic_to_leaf_bytes(timing, topo):
@@ -45,6 +46,7 @@ def nic_to_leaf_bytes(timing, topo):
 
 # ---- node-level structure ---------------------------------------------------------------------
 
+
 def test_single_node_rings_and_chains_are_in_pci_order():
     # src/graph/search.cc, intra-node only: "Try PCI order first", then replay the previous
     # channel; a single-node H100 log (NVIDIA/nccl issue #1259) prints 0 1 2 3 4 5 6 7
@@ -57,15 +59,64 @@ def test_rings_as_nccl_prints_them():
     # 0 7 6 5 4 3 2 1 8 15 14 13 12 11 10 9 16 23 22 21" -- enter at GPU 0, go down, leave
     # from GPU 1; "Channel 01/16 : 0 7 6 5 4 3 2 9 8 15 ..."
     rings = nccl_rings(3, 8, 2)
-    assert rings[0].tolist() == [0, 7, 6, 5, 4, 3, 2, 1, 8, 15, 14, 13, 12, 11, 10, 9,
-                                 16, 23, 22, 21, 20, 19, 18, 17]
+    assert rings[0].tolist() == [
+        0,
+        7,
+        6,
+        5,
+        4,
+        3,
+        2,
+        1,
+        8,
+        15,
+        14,
+        13,
+        12,
+        11,
+        10,
+        9,
+        16,
+        23,
+        22,
+        21,
+        20,
+        19,
+        18,
+        17,
+    ]
     # channel 1 enters each node at GPU 1 and leaves from GPU 2; listed from rank 0
-    assert rings[1].tolist() == [0, 7, 6, 5, 4, 3, 2, 9, 8, 15, 14, 13, 12, 11, 10,
-                                 17, 16, 23, 22, 21, 20, 19, 18, 1]
+    assert rings[1].tolist() == [
+        0,
+        7,
+        6,
+        5,
+        4,
+        3,
+        2,
+        9,
+        8,
+        15,
+        14,
+        13,
+        12,
+        11,
+        10,
+        17,
+        16,
+        23,
+        22,
+        21,
+        20,
+        19,
+        18,
+        1,
+    ]
 
 
-@pytest.mark.parametrize("n_nodes,g,channels", [(1, 1, 1), (1, 8, 3), (4, 1, 2), (5, 8, 8),
-                                                (3, 4, 6), (2, 3, 2)])
+@pytest.mark.parametrize(
+    "n_nodes,g,channels", [(1, 1, 1), (1, 8, 3), (4, 1, 2), (5, 8, 8), (3, 4, 6), (2, 3, 2)]
+)
 def test_every_ring_crosses_each_node_boundary_once_on_its_rail(n_nodes, g, channels):
     rings = nccl_rings(n_nodes, g, channels)
     size = n_nodes * g
@@ -83,8 +134,9 @@ def test_every_ring_crosses_each_node_boundary_once_on_its_rail(n_nodes, g, chan
         assert np.all((src[~across] - dst[~across]) % g == step % g)
 
 
-@pytest.mark.parametrize("n_nodes,g,channels", [(1, 1, 1), (1, 8, 2), (6, 1, 1), (5, 8, 3),
-                                                (4, 2, 1), (7, 3, 4)])
+@pytest.mark.parametrize(
+    "n_nodes,g,channels", [(1, 1, 1), (1, 8, 2), (6, 1, 1), (5, 8, 3), (4, 2, 1), (7, 3, 4)]
+)
 def test_tree_channels_chain_the_gpus_and_join_the_heads(n_nodes, g, channels):
     parents = nccl_trees(n_nodes, g, channels)
     assert parents.shape == (2 * channels, n_nodes * g)
@@ -92,9 +144,9 @@ def test_tree_channels_chain_the_gpus_and_join_the_heads(n_nodes, g, channels):
     rank = np.arange(n_nodes * g)
     for row, parent in enumerate(parents):
         tree, c = divmod(row, channels)
-        head = c % g if n_nodes > 1 else 0             # one node: the PCI order for all
+        head = c % g if n_nodes > 1 else 0  # one node: the PCI order for all
         depth, children = tree_shape(parent.tolist())
-        assert children.max() <= 3                      # NCCL_MAX_TREE_ARITY
+        assert children.max() <= 3  # NCCL_MAX_TREE_ARITY
         chain = rank % g != head
         # connectTrees / ncclTopoPreset: up = intra[i-1], the chain c, c+1, .., c-1
         assert np.array_equal(parent[chain], (rank[chain] // g) * g + (rank[chain] - 1) % g)
@@ -115,24 +167,28 @@ CASES = [(1, 1), (1, 2), (1, 8), (2, 1), (5, 1), (2, 2), (3, 4), (4, 8), (5, 3),
 def test_nccl_schedules_verify_and_compute_their_collective(n_nodes, g, channels):
     size = n_nodes * g
     rng = np.random.default_rng(100 * n_nodes + 10 * g + channels)
-    for s in (nccl_ring_all_reduce(n_nodes, g, channels),
-              nccl_tree_all_reduce(n_nodes, g, n_segments=3, n_channels=channels)):
+    for s in (
+        nccl_ring_all_reduce(n_nodes, g, channels),
+        nccl_tree_all_reduce(n_nodes, g, n_segments=3, n_channels=channels),
+    ):
         cl.verify(s)
         x = rng.integers(-50, 50, size=(size, 2 * s.n_chunks))
         assert np.array_equal(cl.simulate(s, x), np.broadcast_to(x.sum(axis=0), x.shape))
     ag = nccl_ring_all_gather(n_nodes, g, channels)
     cl.verify(ag)
     shards = rng.integers(-50, 50, size=(size, 2 * channels))
-    assert np.array_equal(cl.simulate(ag, shards),
-                          np.broadcast_to(shards.ravel(), (size, shards.size)))
+    assert np.array_equal(
+        cl.simulate(ag, shards), np.broadcast_to(shards.ravel(), (size, shards.size))
+    )
     rs = nccl_ring_reduce_scatter(n_nodes, g, channels)
     cl.verify(rs)
     full = rng.integers(-50, 50, size=(size, size * channels))
     assert np.array_equal(cl.simulate(rs, full), full.sum(axis=0).reshape(size, channels))
 
 
-@pytest.mark.parametrize("n_nodes,g,chunks", [(1, 1, 4), (1, 8, 1), (1, 8, 5), (2, 2, 4),
-                                              (9, 8, 3), (64, 8, 8)])
+@pytest.mark.parametrize(
+    "n_nodes,g,chunks", [(1, 1, 4), (1, 8, 1), (1, 8, 5), (2, 2, 4), (9, 8, 3), (64, 8, 8)]
+)
 def test_tree_steps_one_chunk_per_step_per_edge(n_nodes, g, chunks):
     s = nccl_tree_all_reduce(n_nodes, g, n_segments=chunks, n_channels=2)
     size = n_nodes * g
@@ -150,34 +206,49 @@ def test_a_broadcast_sent_before_the_root_has_every_sum_is_rejected():
     s = nccl_tree_all_reduce(3, 2, n_segments=2)
     a = s.transfer_arrays()
     step = a["step"].copy()
-    first_copy = np.flatnonzero(~a["reduce"])[0]          # the root's first broadcast
+    first_copy = np.flatnonzero(~a["reduce"])[0]  # the root's first broadcast
     step[first_copy] -= 1
     o = np.argsort(step, kind="stable")
-    bad = cl.Schedule.from_arrays("all_reduce", s.n_ranks, s.n_chunks, step[o], a["src"][o],
-                                  a["dst"][o], a["src_chunk"][o], a["dst_chunk"][o],
-                                  a["reduce"][o], n_steps=s.n_steps)
+    bad = cl.Schedule.from_arrays(
+        "all_reduce",
+        s.n_ranks,
+        s.n_chunks,
+        step[o],
+        a["src"][o],
+        a["dst"][o],
+        a["src_chunk"][o],
+        a["dst_chunk"][o],
+        a["reduce"][o],
+        n_steps=s.n_steps,
+    )
     with pytest.raises(cl.ScheduleError, match=r"summed over 2 of 6 ranks"):
         cl.verify(bad)
 
 
-@pytest.mark.parametrize("call,message", [
-    (lambda: nccl_tree_all_reduce(0, 8), "n_nodes must be an integer >= 1"),
-    (lambda: nccl_ring_all_reduce(2, 0), "gpus_per_node must be an integer >= 1"),
-    (lambda: nccl_ring_all_gather(2, 8, n_channels=0), "n_channels must be an integer >= 1"),
-    # the old keyword n_chunks is still accepted, and named when it is wrong
-    (lambda: nccl_tree_all_reduce(2, 8, n_chunks=0), "n_chunks must be an integer >= 1"),
-    (lambda: nccl_tree_all_reduce(2, 8, n_segments=0), "n_segments must be an integer >= 1"),
-    (lambda: nccl_tree_all_reduce(2, 8, n_segments=2, n_chunks=3),
-     "n_segments and its old name n_chunks were both given"),
-    (lambda: nccl_rings(2, 2.5), "gpus_per_node must be an integer"),
-    (lambda: nccl_trees(True, 2), "n_nodes must be an integer"),
-])
+@pytest.mark.parametrize(
+    "call,message",
+    [
+        (lambda: nccl_tree_all_reduce(0, 8), "n_nodes must be an integer >= 1"),
+        (lambda: nccl_ring_all_reduce(2, 0), "gpus_per_node must be an integer >= 1"),
+        (lambda: nccl_ring_all_gather(2, 8, n_channels=0), "n_channels must be an integer >= 1"),
+        # the old keyword n_chunks is still accepted, and named when it is wrong
+        (lambda: nccl_tree_all_reduce(2, 8, n_chunks=0), "n_chunks must be an integer >= 1"),
+        (lambda: nccl_tree_all_reduce(2, 8, n_segments=0), "n_segments must be an integer >= 1"),
+        (
+            lambda: nccl_tree_all_reduce(2, 8, n_segments=2, n_chunks=3),
+            "n_segments and its old name n_chunks were both given",
+        ),
+        (lambda: nccl_rings(2, 2.5), "gpus_per_node must be an integer"),
+        (lambda: nccl_trees(True, 2), "n_nodes must be an integer"),
+    ],
+)
 def test_bad_arguments_are_refused(call, message):
     with pytest.raises(cl.ScheduleError, match=message):
         call()
 
 
 # ---- link loads on the rail-optimised cluster ------------------------------------------------
+
 
 def test_tree_on_two_nodes_of_two_gpus_by_hand():
     # Ranks 0,1 | 2,3; heads GPU 0 (ranks 0 and 2). Part 0 (tree 1, root node 0): 1->0 and
@@ -211,8 +282,9 @@ def test_tree_link_bytes_closed_forms(n_nodes, channels):
     # 2C (N-1) 2 (S/2C) 2 = 4 (N-1) S, whatever C; the heads of a channel share a rail, so
     # no spine. N (g-1) chain edges per part over 2 NVLink links: 4 N (g-1) S.
     S, g = 1e9, 8
-    t = cl.time(nccl_tree_all_reduce(n_nodes, g, n_segments=4, n_channels=channels),
-                cluster(n_nodes, g), S)
+    t = cl.time(
+        nccl_tree_all_reduce(n_nodes, g, n_segments=4, n_channels=channels), cluster(n_nodes, g), S
+    )
     b = t.level_bytes()
     assert b["leaf"] == pytest.approx(4 * (n_nodes - 1) * S)
     assert b["nvlink"] == pytest.approx(4 * n_nodes * (g - 1) * S)
@@ -292,21 +364,22 @@ def test_512_nodes_of_8_gpus_build_and_cost_quickly():
     topo = cluster(N, g, pxn=True)
     t_ring, t_tree = cl.time(ring, topo, S), cl.time(tree, topo, S)
     elapsed = clock.perf_counter() - start
-    assert elapsed < 30          # a loose bound: it takes well under a second here
-    assert not ring.is_listed    # costed from its traffic, 268 million transfers unlisted
+    assert elapsed < 30  # a loose bound: it takes well under a second here
+    assert not ring.is_listed  # costed from its traffic, 268 million transfers unlisted
     assert t_ring.seconds == pytest.approx(2 * (R - 1) * S / (8 * R * NIC), rel=1e-12)
     # 8 - 1 + 2 (g - 1 + log2 512) = 7 + 2 * 16 steps
     assert tree.n_steps == 39 and t_tree.level_bytes()["leaf"] == pytest.approx(4 * (N - 1) * S)
     # with a microsecond per link the tree's 39 steps beat the ring's 8190 on small buffers
-    slow = cluster(N, g, pxn=True, nvlink_latency=1e-6, pcie_latency=1e-6,
-                   network_latency=1e-6)
+    slow = cluster(N, g, pxn=True, nvlink_latency=1e-6, pcie_latency=1e-6, network_latency=1e-6)
     assert cl.time(tree, slow, 1e5).seconds < cl.time(ring, slow, 1e5).seconds / 50
 
 
 def test_n_segments_is_the_current_name_of_the_trees_pipelining_depth():
     new = nccl_tree_all_reduce(3, 2, n_segments=4, n_channels=2)
-    for old in (nccl_tree_all_reduce(3, 2, n_chunks=4, n_channels=2),
-                nccl_tree_all_reduce(3, 2, 4, 2)):                   # positional, as before
+    for old in (
+        nccl_tree_all_reduce(3, 2, n_chunks=4, n_channels=2),
+        nccl_tree_all_reduce(3, 2, 4, 2),
+    ):  # positional, as before
         assert old.to_lists() == new.to_lists() and old.n_chunks == new.n_chunks
     # 2 channels x 2 trees = 4 parts of 4 segments: 16 slots
     assert new.n_chunks == 16

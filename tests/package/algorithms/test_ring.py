@@ -6,8 +6,12 @@ import collectives as cl
 def test_ring_all_gather_moves_the_chunk_it_should_at_each_step():
     # Derived by hand: at step s rank r forwards chunk (r - s) mod n to rank r + 1.
     s = cl.algorithms.ring_all_gather(4)
-    assert s.to_lists()[1] == [(0, 1, 3, 3, False), (1, 2, 0, 0, False),
-                               (2, 3, 1, 1, False), (3, 0, 2, 2, False)]
+    assert s.to_lists()[1] == [
+        (0, 1, 3, 3, False),
+        (1, 2, 0, 0, False),
+        (2, 3, 1, 1, False),
+        (3, 0, 2, 2, False),
+    ]
 
 
 # ---- the latency-optimal bidirectional ring ---------------------------------------------------
@@ -32,22 +36,36 @@ def test_latency_optimal_all_gather_sends_whole_shards_both_ways_then_splits_the
     s = A.latency_optimal_ring_all_gather(4)
     assert s.n_steps == 2 and s.n_chunks == 8
     step0, step1 = s.to_lists()
-    assert step0[:4] == [(0, 1, 0, 0, False), (0, 1, 1, 1, False),
-                         (0, 3, 0, 0, False), (0, 3, 1, 1, False)]
+    assert step0[:4] == [
+        (0, 1, 0, 0, False),
+        (0, 1, 1, 1, False),
+        (0, 3, 0, 0, False),
+        (0, 3, 1, 1, False),
+    ]
     assert len(step0) == 16
-    assert sorted(step1) == sorted([(0, 1, 6, 6, False), (1, 2, 0, 0, False),
-                                    (2, 3, 2, 2, False), (3, 0, 4, 4, False),
-                                    (0, 3, 3, 3, False), (1, 0, 5, 5, False),
-                                    (2, 1, 7, 7, False), (3, 2, 1, 1, False)])
+    assert sorted(step1) == sorted(
+        [
+            (0, 1, 6, 6, False),
+            (1, 2, 0, 0, False),
+            (2, 3, 2, 2, False),
+            (3, 0, 4, 4, False),
+            (0, 3, 3, 3, False),
+            (1, 0, 5, 5, False),
+            (2, 1, 7, 7, False),
+            (3, 2, 1, 1, False),
+        ]
+    )
 
 
 @settings(max_examples=40, deadline=None)
 @given(st.integers(1, 40))
 def test_latency_optimal_ring_computes_its_collectives_in_floor_n_over_2_steps(n):
     x = np.random.default_rng(n).integers(0, 1000, size=(n, 2 * n))
-    for build, steps in ((A.latency_optimal_ring_all_gather, n // 2),
-                         (A.latency_optimal_ring_reduce_scatter, n // 2),
-                         (A.latency_optimal_ring_all_reduce, 2 * (n // 2))):
+    for build, steps in (
+        (A.latency_optimal_ring_all_gather, n // 2),
+        (A.latency_optimal_ring_reduce_scatter, n // 2),
+        (A.latency_optimal_ring_all_reduce, 2 * (n // 2)),
+    ):
         s = build(n)
         cl.verify(s)
         assert s.n_steps == steps, (build.__name__, n)
@@ -88,16 +106,16 @@ def test_latency_optimal_ring_runs_in_every_group_of_a_mesh(n):
     x = np.random.default_rng(0).integers(0, 100, size=(3 * n, 2 * n))
     out = cl.simulate(s, x)
     for group in mesh.groups("tp"):
-        np.testing.assert_array_equal(out[group], np.broadcast_to(x[group].sum(axis=0),
-                                                                  (n, 2 * n)))
+        np.testing.assert_array_equal(out[group], np.broadcast_to(x[group].sum(axis=0), (n, 2 * n)))
 
 
 def test_a_latency_optimal_ring_that_sends_the_antipode_whole_both_ways_is_rejected():
     # n = 4: at step 1 rank 0 would receive the second half of shard 2 twice (from 1 and 3)
     good = A.latency_optimal_ring_all_gather(4).to_lists()
-    extra = [(r, (r + 1) % 4, 2 * ((r - 1) % 4) + 1, 2 * ((r - 1) % 4) + 1, False)
-             for r in range(4)]
+    extra = [
+        (r, (r + 1) % 4, 2 * ((r - 1) % 4) + 1, 2 * ((r - 1) % 4) + 1, False) for r in range(4)
+    ]
     with pytest.raises(cl.ScheduleError, match="rank 0 chunk 5 is written by 2 transfers"):
         cl.Schedule("all_gather", 4, 8, [good[0], good[1] + extra])
-    with pytest.raises(cl.ScheduleError):                  # one step short: shards missing
+    with pytest.raises(cl.ScheduleError):  # one step short: shards missing
         cl.verify(cl.Schedule("all_gather", 4, 8, [good[0]]))

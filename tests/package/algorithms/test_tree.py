@@ -8,8 +8,12 @@ import numpy as np
 import pytest
 
 import collectives as cl
-from collectives.algorithms import (depth_and_height, double_binary_tree_all_reduce,
-                                    double_binary_trees)
+from collectives.algorithms import (
+    depth_and_height,
+    double_binary_tree_all_reduce,
+    double_binary_trees,
+)
+
 from ground_truth import tree_shape
 
 
@@ -40,9 +44,9 @@ def test_trees_follow_ncclGetBtree_and_ncclGetDtree(n):
     first, second = double_binary_trees(n)
     assert first.tolist() == reference_btree(n)
     r = np.arange(n)
-    if n % 2 == 0:     # mirror: the tree of n-1-r, renamed back
+    if n % 2 == 0:  # mirror: the tree of n-1-r, renamed back
         expected = [-1 if first[n - 1 - x] < 0 else n - 1 - first[n - 1 - x] for x in r]
-    else:              # shift: the tree of r-1, renamed back
+    else:  # shift: the tree of r-1, renamed back
         expected = [-1 if first[(x - 1) % n] < 0 else (first[(x - 1) % n] + 1) % n for x in r]
     assert second.tolist() == expected
 
@@ -64,9 +68,9 @@ def test_what_the_double_binary_tree_guarantees(n):
         inner.append(children > 0)
     both = np.flatnonzero(inner[0] & inner[1])
     neither = np.flatnonzero(~inner[0] & ~inner[1])
-    assert neither.size == 0                            # no rank is a leaf of both trees
+    assert neither.size == 0  # no rank is a leaf of both trees
     assert both.tolist() == ([] if n % 2 == 0 else [0])
-    assert np.flatnonzero(~inner[0]).tolist() == list(range(1, n, 2))   # leaves: odd ranks
+    assert np.flatnonzero(~inner[0]).tolist() == list(range(1, n, 2))  # leaves: odd ranks
 
 
 def test_one_rank_is_the_root_of_both_trees():
@@ -91,8 +95,10 @@ def test_double_binary_tree_all_reduce_takes_2_ceil_log2_n_steps(n):
     cl.verify(double_binary_tree_all_reduce(n, n_segments=3))
     if n <= 64:
         x = np.random.default_rng(n).integers(-9, 9, size=(n, 6))
-        assert np.array_equal(cl.simulate(double_binary_tree_all_reduce(n, 3), x),
-                              np.broadcast_to(x.sum(axis=0), x.shape))
+        assert np.array_equal(
+            cl.simulate(double_binary_tree_all_reduce(n, 3), x),
+            np.broadcast_to(x.sum(axis=0), x.shape),
+        )
 
 
 def test_depth_and_height_of_a_small_tree_by_hand():
@@ -107,7 +113,7 @@ def test_depth_and_height_of_a_small_tree_by_hand():
     depth, height = depth_and_height(parent)
     assert depth.tolist() == [0, 1, 1, 2, 2, 3]
     assert height.tolist() == [3, 2, 0, 0, 1, 0]
-    depth, height = depth_and_height(np.array([-1]))                  # one node: the root
+    depth, height = depth_and_height(np.array([-1]))  # one node: the root
     assert depth.tolist() == [0] and height.tolist() == [0]
 
 
@@ -115,7 +121,7 @@ def test_depth_and_height_of_a_small_tree_by_hand():
 def test_depth_and_height_agree_with_the_walk_up_the_tree(n):
     for parent in double_binary_trees(n):
         depth, height = depth_and_height(parent)
-        walked, _ = tree_shape(parent.tolist())                        # depth by walking up
+        walked, _ = tree_shape(parent.tolist())  # depth by walking up
         assert depth.tolist() == walked.tolist()
         # a node's height is one more than its highest child's (0 for a leaf)
         for r in range(n):

@@ -15,8 +15,7 @@ import collectives as cl
 from collectives import fabric
 from collectives.errors import CollectivesError, TopologyError
 
-
-BW = 100e9          # bytes/s per direction
+BW = 100e9  # bytes/s per direction
 
 
 @lru_cache(maxsize=None)
@@ -51,7 +50,7 @@ def lca_tier(t, src, dst):
     src, dst = np.asarray(src), np.asarray(dst)
     top = np.full(len(src), t.tiers)
     h = t.radix // 2
-    for tier in range(t.tiers - 1, 0, -1):     # hosts per tier-t subtree: a h^(t-1)
+    for tier in range(t.tiers - 1, 0, -1):  # hosts per tier-t subtree: a h^(t-1)
         size = t.hosts_per_leaf * h ** (tier - 1)
         top = np.where(src // size == dst // size, tier, top)
     return top
@@ -93,11 +92,11 @@ def all_pairs(n):
 @pytest.mark.parametrize("k", [2, 4, 6, 8])
 def test_fat_tree_counts_match_al_fares(k):
     t = fabric.fat_tree(k, BW)
-    assert t.n_ranks == k ** 3 // 4                     # hosts
-    assert t.n_switches == 5 * k ** 2 // 4               # k^2/2 edge + k^2/2 agg + k^2/4 core
+    assert t.n_ranks == k**3 // 4  # hosts
+    assert t.n_switches == 5 * k**2 // 4  # k^2/2 edge + k^2/2 agg + k^2/4 core
     assert t.switches_per_tier == (k * k // 2, k * k // 2, k * k // 4)
     # cables: k^3/4 host-edge + k^3/4 edge-agg + k^3/4 agg-core, each two directed links
-    assert t.n_links == 3 * k ** 3 // 2
+    assert t.n_links == 3 * k**3 // 2
     assert t.kind == "fat_tree" and t.tiers == 3 and t.radix == k and t.oversubscription == 1
     np.testing.assert_array_equal(t.link_bandwidth, BW)
 
@@ -109,15 +108,18 @@ def test_fat_tree_wiring_uses_every_port_and_cores_reach_each_pod_once(k):
     in_deg = np.bincount(t.link_dst, minlength=t.n_nodes)
     np.testing.assert_array_equal(out_deg, in_deg)
     np.testing.assert_array_equal(out_deg[: t.n_ranks], 1)
-    np.testing.assert_array_equal(out_deg[t.n_ranks:], k)     # every switch port used once
+    np.testing.assert_array_equal(out_deg[t.n_ranks :], k)  # every switch port used once
     g = nx.Graph(t.to_networkx())
-    assert nx.is_connected(g) and g.number_of_edges() == t.n_links // 2   # no parallel cables
+    assert nx.is_connected(g) and g.number_of_edges() == t.n_links // 2  # no parallel cables
     # Al-Fares: each core switch links to one aggregation switch in each of the k pods
     pod_of_agg = {}
     aggs = np.flatnonzero(t.node_tier == 2)
     for agg in aggs:
-        hosts = [v for v in nx.descendants(g.subgraph(np.flatnonzero(t.node_tier <= 2)), agg)
-                 if v < t.n_ranks]
+        hosts = [
+            v
+            for v in nx.descendants(g.subgraph(np.flatnonzero(t.node_tier <= 2)), agg)
+            if v < t.n_ranks
+        ]
         pods = {host // (k * k // 4) for host in hosts}
         assert len(pods) == 1 and len(hosts) == k * k // 4
         pod_of_agg[agg] = pods.pop()
@@ -129,31 +131,35 @@ def test_fat_tree_wiring_uses_every_port_and_cores_reach_each_pod_once(k):
     np.testing.assert_array_equal(c.link_dst, t.link_dst)
 
 
-@pytest.mark.parametrize("radix,tiers", [(2, 1), (8, 1), (4, 2), (8, 2), (16, 2), (4, 3),
-                                         (6, 3), (2, 4), (4, 4), (4, 5)])
+@pytest.mark.parametrize(
+    "radix,tiers", [(2, 1), (8, 1), (4, 2), (8, 2), (16, 2), (4, 3), (6, 3), (2, 4), (4, 4), (4, 5)]
+)
 def test_clos_counts(radix, tiers):
     t = fabric.clos(radix, tiers, BW)
     h = radix // 2
-    hosts = 2 * h ** tiers                                # non-blocking: 2 (R/2)^L
+    hosts = 2 * h**tiers  # non-blocking: 2 (R/2)^L
     assert t.n_ranks == hosts
     assert t.n_switches == (2 * tiers - 1) * h ** (tiers - 1)
-    assert t.n_links == 2 * tiers * hosts                 # L levels of H cables, 2 directions
+    assert t.n_links == 2 * tiers * hosts  # L levels of H cables, 2 directions
     degree = np.bincount(t.link_src, minlength=t.n_nodes)
     np.testing.assert_array_equal(degree[hosts:], radix)  # every port of every switch used
     if tiers > 1:
         assert t.n_leaves == 2 * h ** (tiers - 1) and t.hosts_per_leaf == t.leaf_uplinks == h
-    else:                                                 # one switch, every port a host
+    else:  # one switch, every port a host
         assert (t.n_leaves, t.hosts_per_leaf, t.leaf_uplinks) == (1, radix, 0)
 
 
-@pytest.mark.parametrize("radix,tiers,ratio,a,b", [
-    (8, 2, 3, 6, 2),      # leaf-spine: 8 leaves x 6 hosts, 2 spines
-    (4, 3, 3, 3, 1),
-    (12, 2, 2, 8, 4),
-    (6, 3, 2, 4, 2),
-    (64, 2, 7, 56, 8),    # Llama-3-like 1:7
-    (14, 2, 1.33, 8, 6),  # rounded to the realisable 8:6 = 1.333
-])
+@pytest.mark.parametrize(
+    "radix,tiers,ratio,a,b",
+    [
+        (8, 2, 3, 6, 2),  # leaf-spine: 8 leaves x 6 hosts, 2 spines
+        (4, 3, 3, 3, 1),
+        (12, 2, 2, 8, 4),
+        (6, 3, 2, 4, 2),
+        (64, 2, 7, 56, 8),  # Llama-3-like 1:7
+        (14, 2, 1.33, 8, 6),  # rounded to the realisable 8:6 = 1.333
+    ],
+)
 def test_oversubscribed_clos_counts(radix, tiers, ratio, a, b):
     t = fabric.clos(radix, tiers, BW, oversubscription=ratio)
     h = radix // 2
@@ -165,8 +171,8 @@ def test_oversubscribed_clos_counts(radix, tiers, ratio, a, b):
     assert t.n_switches == leaves + (2 * tiers - 3) * b * h ** (tiers - 2)
     assert t.n_links == 2 * (t.n_ranks + (tiers - 1) * 2 * b * h ** (tiers - 1))
     degree = np.bincount(t.link_src, minlength=t.n_nodes)
-    np.testing.assert_array_equal(degree[t.n_ranks:t.n_ranks + leaves], a + b)
-    np.testing.assert_array_equal(degree[t.n_ranks + leaves:], radix)
+    np.testing.assert_array_equal(degree[t.n_ranks : t.n_ranks + leaves], a + b)
+    np.testing.assert_array_equal(degree[t.n_ranks + leaves :], radix)
 
 
 @pytest.mark.parametrize("i", range(len(SMALL)))
@@ -184,9 +190,9 @@ def test_every_route_is_a_shortest_up_down_walk(i):
 
 def test_ring_neighbours_under_one_leaf_use_two_links():
     t = fabric.fat_tree(4, BW)
-    assert len(t.route(0, 1)) == 2          # same edge switch
-    assert len(t.route(1, 2)) == 4          # same pod, via an aggregation switch
-    assert len(t.route(3, 4)) == 6          # next pod, via a core switch
+    assert len(t.route(0, 1)) == 2  # same edge switch
+    assert len(t.route(1, 2)) == 4  # same pod, via an aggregation switch
+    assert len(t.route(3, 4)) == 6  # next pod, via a core switch
     assert len(t.route(15, 0)) == 6
     assert t.route(5, 5) == []
 
@@ -196,9 +202,13 @@ def test_ring_neighbours_under_one_leaf_use_two_links():
 def test_random_pairs_and_flows_route_validly(i, data):
     t = small(i)
     n = t.n_ranks
-    pairs = data.draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1),
-                                         st.integers(-2 ** 40, 2 ** 40)),
-                               min_size=1, max_size=30))
+    pairs = data.draw(
+        st.lists(
+            st.tuples(st.integers(0, n - 1), st.integers(0, n - 1), st.integers(-(2**40), 2**40)),
+            min_size=1,
+            max_size=30,
+        )
+    )
     pairs = [p for p in pairs if p[0] != p[1]] or [(0, n - 1, 0)]
     src, dst, flow = (np.array(c) for c in zip(*pairs))
     pair, link = t.paths(src, dst, flow_id=flow)
@@ -209,7 +219,7 @@ def test_random_pairs_and_flows_route_validly(i, data):
 
 
 def test_routing_is_vectorised_at_scale():
-    t = fabric.fat_tree(16, BW)                        # 1,024 hosts, 320 switches
+    t = fabric.fat_tree(16, BW)  # 1,024 hosts, 320 switches
     rng = np.random.default_rng(1)
     src = rng.integers(0, t.n_ranks, 200_000)
     dst = (src + rng.integers(1, t.n_ranks, len(src))) % t.n_ranks
@@ -220,7 +230,7 @@ def test_routing_is_vectorised_at_scale():
 def test_time_uses_fabric_paths_with_hop_latency():
     t = fabric.fat_tree(4, BW, hop_latency=1e-6)
     s = cl.algorithms.ring_all_gather(16)
-    nbytes = 16 * 2 ** 20
+    nbytes = 16 * 2**20
     # ring neighbours never share a link here, so each of the 15 steps costs one shard
     # over a link plus the longest neighbour path: 6 hops (3 -> 4, 7 -> 8, ..., 15 -> 0)
     expected = 15 * (6e-6 + nbytes / 16 / BW)
@@ -247,22 +257,22 @@ def chi_square(counts):
 
 
 def test_hash_spreads_flows_evenly_and_independently_per_tier():
-    t = fabric.fat_tree(8, BW)          # h = 4 uplinks at the edge and at the aggregation
+    t = fabric.fat_tree(8, BW)  # h = 4 uplinks at the edge and at the aggregation
     # many flows of one pair across pods (flow ids), and many pairs (flow 0)
     flows = np.arange(4000)
     pair, link = t.paths(np.zeros(4000, np.int64), np.full(4000, 127), flow_id=flows)
     links = link.reshape(4000, 6)
-    edge_up = links[:, 1] - links[:, 1].min()      # the edge switch's uplink: 0..3
-    agg_up = links[:, 2] - links[:, 2].min()       # 16 (agg, uplink) choices of the pod
+    edge_up = links[:, 1] - links[:, 1].min()  # the edge switch's uplink: 0..3
+    agg_up = links[:, 2] - links[:, 2].min()  # 16 (agg, uplink) choices of the pod
     assert set(edge_up.tolist()) == set(range(4)) and set(agg_up.tolist()) == set(range(16))
     # chi-square 99.9 % points: 16.27 (3 dof), 37.70 (15 dof)
     assert chi_square(np.bincount(edge_up, minlength=4)) < 16.27
-    assert chi_square(np.bincount(agg_up, minlength=16)) < 37.70     # tiers independent
-    src = np.repeat(np.arange(16), 64)                          # pod 0 -> pods 4..7
+    assert chi_square(np.bincount(agg_up, minlength=16)) < 37.70  # tiers independent
+    src = np.repeat(np.arange(16), 64)  # pod 0 -> pods 4..7
     dst = np.tile(np.arange(64, 128), 16)
     pair, link = t.paths(src, dst)
     loads = np.bincount(link, minlength=t.n_links)
-    core_up = loads[(t.link_tier == 3) & t.link_up][:16]        # pod 0's 16 core uplinks
+    core_up = loads[(t.link_tier == 3) & t.link_up][:16]  # pod 0's 16 core uplinks
     assert core_up.sum() == 1024 and chi_square(core_up) < 37.70
 
 
@@ -280,13 +290,13 @@ def test_spread_routes_every_shift_permutation_without_collisions(i):
     bound = math.ceil(t.hosts_per_leaf / t.leaf_uplinks)
     worst = [fabric.link_loads(t, *shift(n, s)).max() for s in range(1, n)]
     assert max(worst) == bound, f"shift {int(np.argmax(worst)) + 1} carries {max(worst):g}"
-    assert worst[t.hosts_per_leaf - 1] == bound          # shift by one leaf: every flow leaves
+    assert worst[t.hosts_per_leaf - 1] == bound  # shift by one leaf: every flow leaves
 
 
 def test_spread_balances_a_shift_where_hash_collides():
     spread = fabric.fat_tree(8, BW, ecmp="spread")
     hashed = fabric.fat_tree(8, BW)
-    src, dst = shift(128, 64)            # every flow crosses the core: all links used once
+    src, dst = shift(128, 64)  # every flow crosses the core: all links used once
     loads = fabric.link_loads(spread, src, dst, 1e6)
     assert fabric.load_imbalance(loads) == 1.0
     np.testing.assert_array_equal(loads, 1e6)
@@ -295,8 +305,13 @@ def test_spread_balances_a_shift_where_hash_collides():
     assert fabric.load_imbalance(hashed_loads) >= 2.0
     # with one flow id per queue pair, 16 flows per host pair spread out again
     q = 16
-    loads16 = fabric.link_loads(hashed, np.repeat(src, q), np.repeat(dst, q), 1e6 / q,
-                                flow_id=np.tile(np.arange(q), len(src)))
+    loads16 = fabric.link_loads(
+        hashed,
+        np.repeat(src, q),
+        np.repeat(dst, q),
+        1e6 / q,
+        flow_id=np.tile(np.arange(q), len(src)),
+    )
     assert 1 < fabric.load_imbalance(loads16) < fabric.load_imbalance(hashed_loads)
 
 
@@ -313,17 +328,17 @@ def test_spread_all_to_all_loads_each_tier_evenly():
 def test_oversubscription_divides_cross_leaf_throughput(radix, ratio):
     t = fabric.clos(radix, 2, BW, ratio, ecmp="spread")
     a = t.hosts_per_leaf
-    src, dst = shift(t.n_ranks, a)          # every host sends to its peer under the next leaf
+    src, dst = shift(t.n_ranks, a)  # every host sends to its peer under the next leaf
     flow = 1e9
     seconds = (fabric.link_loads(t, src, dst, flow) / t.link_bandwidth).max()
-    assert flow / seconds == pytest.approx(BW / ratio)          # per-host throughput
+    assert flow / seconds == pytest.approx(BW / ratio)  # per-host throughput
     near_src, near_dst = shift(t.n_ranks, 1)
     same_leaf = near_dst // a == near_src // a
     inside = fabric.link_loads(t, near_src[same_leaf], near_dst[same_leaf])
-    assert inside.max() == 1                                    # inside a leaf: full speed
+    assert inside.max() == 1  # inside a leaf: full speed
     hashed = fabric.clos(radix, 2, BW, ratio)
     seconds = (fabric.link_loads(hashed, src, dst, flow) / BW).max()
-    assert flow / seconds <= BW / ratio                         # hashing can only do worse
+    assert flow / seconds <= BW / ratio  # hashing can only do worse
 
 
 def test_all_to_all_slows_down_with_oversubscription():
@@ -337,7 +352,7 @@ def test_all_to_all_slows_down_with_oversubscription():
     t_slow = cl.time(cl.algorithms.direct_all_to_all(24), slow, 24.0)
     assert t_fast.seconds == 15.0 and t_slow.seconds == 63.0
     assert fast.link_tier[t_fast.step_bottleneck_link[0]] == 1
-    assert slow.link_tier[t_slow.step_bottleneck_link[0]] == 2    # the leaf uplink
+    assert slow.link_tier[t_slow.step_bottleneck_link[0]] == 2  # the leaf uplink
     # per byte each rank sends: 15/16 -> 63/24, a 2.8x slowdown (3x as n grows)
     assert (63 / 24) / (15 / 16) == pytest.approx(2.8)
     # a ring only ever has one flow leaving a leaf, so it does not notice: n - 1 steps
@@ -354,7 +369,7 @@ def max_flow_across_halves(t):
         g.add_edge(u, v, capacity=g.get_edge_data(u, v, {"capacity": 0})["capacity"] + bw)
     half = t.n_ranks // 2
     for r in range(half):
-        g.add_edge("s", r)                    # no capacity attribute: unbounded
+        g.add_edge("s", r)  # no capacity attribute: unbounded
         g.add_edge(half + r, "t")
     return nx.maximum_flow_value(g, "s", "t")
 
@@ -391,8 +406,9 @@ def test_link_loads_on_any_topology():
         fabric.link_loads(ring, [0], [1], flow_id=3)
     with pytest.raises(TopologyError, match="src has 2 flows but dst has 1"):
         fabric.link_loads(ring, [0, 1], [1])
-    with pytest.raises(CollectivesError,
-                       match=r"flow_bytes must be one number or one per flow \(2\)"):
+    with pytest.raises(
+        CollectivesError, match=r"flow_bytes must be one number or one per flow \(2\)"
+    ):
         fabric.link_loads(ring, [0, 1], [1, 2], [1.0, 2.0, 3.0])
     with pytest.raises(CollectivesError, match="flow_bytes must be finite and >= 0"):
         fabric.link_loads(ring, [0], [1], -1.0)
@@ -416,37 +432,60 @@ def test_paths_with_flow_ids_checks_its_input():
     assert pair.size == link.size == 0
 
 
-@pytest.mark.parametrize("call,message", [
-    (lambda: fabric.fat_tree(3, BW), r"k must be even \(each switch has k/2 ports down and "
-                                     r"k/2 up\), got 3"),
-    (lambda: fabric.fat_tree(0, BW), r"k must be >= 2 \(the switch radix\), got 0"),
-    (lambda: fabric.fat_tree(4.0, BW), r"k must be an integer \(the switch radix\), got 4.0"),
-    (lambda: fabric.fat_tree(4, -1.0), r"link_bandwidth must be finite and > 0 "
-                                       r"\(bytes/s per direction\), got -1.0"),
-    (lambda: fabric.fat_tree(4, BW, hop_latency=-1e-6), "hop_latency must be finite and >= 0"),
-    (lambda: fabric.fat_tree(4, BW, ecmp="random"), "ecmp must be one of 'hash', 'spread', "
-                                                    "got 'random'"),
-    (lambda: fabric.clos(5, 2, BW), r"radix must be even \(a switch below the top tier has "
-                                    r"half its ports down and half up\), got 5"),
-    (lambda: fabric.clos(1, 2, BW), "radix must be an integer >= 2, got 1"),
-    (lambda: fabric.clos(8, 0, BW), "tiers must be an integer >= 1, got 0"),
-    (lambda: fabric.clos(8, 2.5, BW), "tiers must be an integer, got 2.5"),
-    (lambda: fabric.clos(8, 2, 0), r"link_bandwidth must be finite and > 0"),
-    (lambda: fabric.clos(8, 2, -BW), r"link_bandwidth must be finite and > 0"),
-    (lambda: fabric.clos(8, 2, BW, 0.5), r"oversubscription must be >= 1 \(downlink:uplink "
-                                         r"capacity at the leaf tier; 1 = non-blocking\), got 0.5"),
-    (lambda: fabric.clos(8, 2, BW, float("nan")), "oversubscription must be >= 1"),
-    (lambda: fabric.clos(8, 2, BW, "3"), "oversubscription must be a number"),
-    (lambda: fabric.clos(8, 2, BW, 2), r"oversubscription 2 cannot be realised on radix 8: a "
-                                       r"leaf splits its 8 ports into whole host ports and "
-                                       r"uplinks; nearest: 5 host ports : 3 uplinks "
-                                       r"\(1.667:1\) or 6 host ports : 2 uplinks \(3:1\)"),
-    (lambda: fabric.clos(8, 2, BW, 2.9), "oversubscription 2.9 cannot be realised on radix 8"),
-    (lambda: fabric.clos(4, 2, BW, 4), r"oversubscription 4 cannot be realised on radix 4: a "
-                                       r"leaf needs at least one uplink, so the most is 3:1"),
-    (lambda: fabric.clos(8, 1, BW, 3), "oversubscription 3 needs at least 2 tiers"),
-    (lambda: fabric.clos(8, 2, BW, hash_seed=1.5), "hash_seed must be an integer, got 1.5"),
-])
+@pytest.mark.parametrize(
+    "call,message",
+    [
+        (
+            lambda: fabric.fat_tree(3, BW),
+            r"k must be even \(each switch has k/2 ports down and "
+            r"k/2 up\), got 3",
+        ),
+        (lambda: fabric.fat_tree(0, BW), r"k must be >= 2 \(the switch radix\), got 0"),
+        (lambda: fabric.fat_tree(4.0, BW), r"k must be an integer \(the switch radix\), got 4.0"),
+        (
+            lambda: fabric.fat_tree(4, -1.0),
+            r"link_bandwidth must be finite and > 0 "
+            r"\(bytes/s per direction\), got -1.0",
+        ),
+        (lambda: fabric.fat_tree(4, BW, hop_latency=-1e-6), "hop_latency must be finite and >= 0"),
+        (
+            lambda: fabric.fat_tree(4, BW, ecmp="random"),
+            "ecmp must be one of 'hash', 'spread', got 'random'",
+        ),
+        (
+            lambda: fabric.clos(5, 2, BW),
+            r"radix must be even \(a switch below the top tier has "
+            r"half its ports down and half up\), got 5",
+        ),
+        (lambda: fabric.clos(1, 2, BW), "radix must be an integer >= 2, got 1"),
+        (lambda: fabric.clos(8, 0, BW), "tiers must be an integer >= 1, got 0"),
+        (lambda: fabric.clos(8, 2.5, BW), "tiers must be an integer, got 2.5"),
+        (lambda: fabric.clos(8, 2, 0), r"link_bandwidth must be finite and > 0"),
+        (lambda: fabric.clos(8, 2, -BW), r"link_bandwidth must be finite and > 0"),
+        (
+            lambda: fabric.clos(8, 2, BW, 0.5),
+            r"oversubscription must be >= 1 \(downlink:uplink "
+            r"capacity at the leaf tier; 1 = non-blocking\), got 0.5",
+        ),
+        (lambda: fabric.clos(8, 2, BW, float("nan")), "oversubscription must be >= 1"),
+        (lambda: fabric.clos(8, 2, BW, "3"), "oversubscription must be a number"),
+        (
+            lambda: fabric.clos(8, 2, BW, 2),
+            r"oversubscription 2 cannot be realised on radix 8: a "
+            r"leaf splits its 8 ports into whole host ports and "
+            r"uplinks; nearest: 5 host ports : 3 uplinks "
+            r"\(1.667:1\) or 6 host ports : 2 uplinks \(3:1\)",
+        ),
+        (lambda: fabric.clos(8, 2, BW, 2.9), "oversubscription 2.9 cannot be realised on radix 8"),
+        (
+            lambda: fabric.clos(4, 2, BW, 4),
+            r"oversubscription 4 cannot be realised on radix 4: a "
+            r"leaf needs at least one uplink, so the most is 3:1",
+        ),
+        (lambda: fabric.clos(8, 1, BW, 3), "oversubscription 3 needs at least 2 tiers"),
+        (lambda: fabric.clos(8, 2, BW, hash_seed=1.5), "hash_seed must be an integer, got 1.5"),
+    ],
+)
 def test_bad_input_raises_topology_error(call, message):
     with pytest.raises(TopologyError, match=message):
         call()
@@ -460,7 +499,7 @@ def test_ratio_close_to_a_realisable_split_is_rounded_to_it():
     for array in (t.node_tier, t.link_level, t.link_tier, t.link_up):
         assert not array.flags.writeable
     with pytest.raises(cl.TopologyError, match="cannot be changed once built"):
-        t.ecmp = "spread"               # the router was built for "hash": rebuild instead
+        t.ecmp = "spread"  # the router was built for "hash": rebuild instead
 
 
 def test_timing_names_the_fabric_tier_that_bounds_it():

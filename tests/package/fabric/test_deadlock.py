@@ -49,13 +49,14 @@ def test_bouncing_routes_close_a_cycle():
 
 def test_node_paths_and_bad_routes():
     f = three_leaves()
-    assert fabric.node_path_links(f, [0, 6, 9]) == [0, 12]      # host 0 up, leaf 6 to spine 9
+    assert fabric.node_path_links(f, [0, 6, 9]) == [0, 12]  # host 0 up, leaf 6 to spine 9
     with pytest.raises(TopologyError, match=r"no link of .* goes from node 6 to node 7"):
         fabric.node_path_links(f, [0, 6, 7])
     with pytest.raises(TopologyError, match="need the topology"):
         fabric.dependency_cycle([[0, 6, 9]])
-    spread = fabric.route_flows(fabric.layered(2, 50e9, [fabric.Tier(3, 2)],
-                                               routing="adaptive"), [0], [4], 1e6)
+    spread = fabric.route_flows(
+        fabric.layered(2, 50e9, [fabric.Tier(3, 2)], routing="adaptive"), [0], [4], 1e6
+    )
     with pytest.raises(TopologyError, match="one path per flow"):
         fabric.buffer_dependencies(spread)
     assert fabric.buffer_dependencies([], f).shape == (0, 2)

@@ -16,7 +16,7 @@ def brute_force_max_load(m, n):
     dist = np.zeros(m + 1)
     for assignment in itertools.product(range(n), repeat=m):
         dist[max(np.bincount(assignment, minlength=n)) if m else 0] += 1
-    return dist / n ** m
+    return dist / n**m
 
 
 def test_collision_probability():
@@ -28,14 +28,17 @@ def test_collision_probability():
     assert fabric.ecmp_no_collision_probability(0, 3) == 1.0
     for m, n in [(2, 3), (3, 3), (3, 5), (4, 6)]:
         assert fabric.ecmp_no_collision_probability(m, n) == pytest.approx(
-            brute_force_max_load(m, n)[: 2].sum(), abs=1e-15)
+            brute_force_max_load(m, n)[:2].sum(), abs=1e-15
+        )
 
 
-@pytest.mark.parametrize("m,n", [(0, 3), (1, 1), (3, 1), (1, 4), (2, 2), (3, 3), (4, 2),
-                                 (5, 3), (4, 4), (2, 6), (6, 4)])
+@pytest.mark.parametrize(
+    "m,n", [(0, 3), (1, 1), (3, 1), (1, 4), (2, 2), (3, 3), (4, 2), (5, 3), (4, 4), (2, 6), (6, 4)]
+)
 def test_max_load_distribution_matches_enumeration(m, n):
-    np.testing.assert_allclose(fabric.max_load_distribution(m, n), brute_force_max_load(m, n),
-                               atol=1e-13)
+    np.testing.assert_allclose(
+        fabric.max_load_distribution(m, n), brute_force_max_load(m, n), atol=1e-13
+    )
 
 
 @pytest.mark.parametrize("n,expected", [(2, 1.5), (4, 2.125), (8, 2.597), (16, 3.078)])
@@ -43,10 +46,10 @@ def test_expected_max_load_for_as_many_flows_as_paths(n, expected):
     exact = fabric.expected_max_load_exact(n, n)
     assert exact == pytest.approx(expected, abs=5e-4)
     dist = fabric.max_load_distribution(n, n)
-    std = math.sqrt(np.arange(n + 1) ** 2 @ dist - exact ** 2)
+    std = math.sqrt(np.arange(n + 1) ** 2 @ dist - exact**2)
     trials = 40_000
     estimate = fabric.expected_max_load(n, n, trials=trials, seed=7)
-    assert abs(estimate - exact) < 4 * std / math.sqrt(trials)     # 4 standard errors
+    assert abs(estimate - exact) < 4 * std / math.sqrt(trials)  # 4 standard errors
     assert fabric.expected_max_load(n, n, trials=trials, seed=7) == estimate
 
 
@@ -60,22 +63,29 @@ def test_expected_max_load_edge_cases_and_many_flows():
     assert fabric.expected_max_load(1000, 16, trials=2000, seed=1) == pytest.approx(exact, rel=0.01)
 
 
-@pytest.mark.parametrize("call,message", [
-    (lambda: fabric.ecmp_collision_probability(-1, 4), "flows must be an integer >= 0, got -1"),
-    (lambda: fabric.ecmp_no_collision_probability(2, 0), "paths must be an integer >= 1, got 0"),
-    (lambda: fabric.expected_max_load(2, 2.0), "paths must be an integer >= 1, got 2.0"),
-    (lambda: fabric.expected_max_load(2, 2, trials=0), "trials must be an integer >= 1, got 0"),
-    (lambda: fabric.max_load_distribution(True, 2), "flows must be an integer >= 0, got True"),
-])
+@pytest.mark.parametrize(
+    "call,message",
+    [
+        (lambda: fabric.ecmp_collision_probability(-1, 4), "flows must be an integer >= 0, got -1"),
+        (
+            lambda: fabric.ecmp_no_collision_probability(2, 0),
+            "paths must be an integer >= 1, got 0",
+        ),
+        (lambda: fabric.expected_max_load(2, 2.0), "paths must be an integer >= 1, got 2.0"),
+        (lambda: fabric.expected_max_load(2, 2, trials=0), "trials must be an integer >= 1, got 0"),
+        (lambda: fabric.max_load_distribution(True, 2), "flows must be an integer >= 0, got True"),
+    ],
+)
 def test_balls_into_bins_reject_bad_input(call, message):
     with pytest.raises(CollectivesError, match=message):
         call()
 
 
-@pytest.mark.parametrize("connections,paths,target,answer", [
-    (16, 18, 0.45, 4), (8, 8, 0.5, 3), (8, 8, 0.4, 2), (4, 16, 0.3, 4), (1, 1, 1.0, 1)])
-def test_qps_for_efficiency_is_the_first_q_to_reach_the_target(connections, paths, target,
-                                                               answer):
+@pytest.mark.parametrize(
+    "connections,paths,target,answer",
+    [(16, 18, 0.45, 4), (8, 8, 0.5, 3), (8, 8, 0.4, 2), (4, 16, 0.3, 4), (1, 1, 1.0, 1)],
+)
+def test_qps_for_efficiency_is_the_first_q_to_reach_the_target(connections, paths, target, answer):
     assert fabric.qps_for_efficiency(connections, paths, target) == answer
     assert fabric.ecmp_efficiency(connections * answer, paths) >= target
     if answer > 1:
@@ -88,25 +98,33 @@ def test_qps_for_efficiency_is_the_first_q_to_reach_the_target(connections, path
 
 # ---- the busiest link of many racks: the statistic a synchronous step waits for ------------
 
+
 def brute_force_max_over_groups(m, n, g):
     """P(max = k) over g independent groups of m flows on n paths, by enumerating all
     (n^m)^g assignments: the busiest link of every group's links together."""
     dist = np.zeros(m + 1)
     for assignment in itertools.product(range(n), repeat=m * g):
-        loads = [np.bincount(assignment[i * m:(i + 1) * m], minlength=n).max()
-                 for i in range(g)] if m else [0]
+        loads = (
+            [np.bincount(assignment[i * m : (i + 1) * m], minlength=n).max() for i in range(g)]
+            if m
+            else [0]
+        )
         dist[max(loads)] += 1
     return dist / n ** (m * g)
 
 
-@pytest.mark.parametrize("m,n,g", [(2, 2, 2), (3, 2, 2), (2, 3, 3), (3, 3, 2), (4, 2, 2),
-                                   (1, 4, 3), (0, 2, 4), (3, 1, 2)])
+@pytest.mark.parametrize(
+    "m,n,g",
+    [(2, 2, 2), (3, 2, 2), (2, 3, 3), (3, 3, 2), (4, 2, 2), (1, 4, 3), (0, 2, 4), (3, 1, 2)],
+)
 def test_max_over_groups_matches_enumeration(m, n, g):
-    np.testing.assert_allclose(fabric.max_load_distribution(m, n, g),
-                               brute_force_max_over_groups(m, n, g), atol=1e-13)
+    np.testing.assert_allclose(
+        fabric.max_load_distribution(m, n, g), brute_force_max_over_groups(m, n, g), atol=1e-13
+    )
     dist = brute_force_max_over_groups(m, n, g)
-    assert fabric.expected_max_load_exact(m, n, g) == pytest.approx(np.arange(m + 1) @ dist,
-                                                                    abs=1e-12)
+    assert fabric.expected_max_load_exact(m, n, g) == pytest.approx(
+        np.arange(m + 1) @ dist, abs=1e-12
+    )
 
 
 def test_two_flows_on_two_paths_by_hand():
@@ -114,7 +132,7 @@ def test_two_flows_on_two_paths_by_hand():
     # the busiest of both is 1 only if neither collides, 1/4, so E[max] = 2 - 1/4 = 1.75
     assert fabric.expected_max_load_exact(2, 2) == 1.5
     assert fabric.expected_max_load_exact(2, 2, 2) == 1.75
-    assert fabric.expected_max_load_exact(2, 2, 10) == pytest.approx(2 - 0.5 ** 10, abs=1e-15)
+    assert fabric.expected_max_load_exact(2, 2, 10) == pytest.approx(2 - 0.5**10, abs=1e-15)
 
 
 def test_the_busiest_of_many_racks_grows_with_the_racks():
@@ -179,18 +197,22 @@ def test_qps_for_a_step_over_many_racks_needs_more():
     assert fabric.qps_for_efficiency(16, 18, 0.45) == 4
     q = fabric.qps_for_efficiency(16, 18, 0.45, groups=8)
     assert q > 4
-    assert fabric.ecmp_efficiency(16 * q, 18, 8) >= 0.45 > fabric.ecmp_efficiency(
-        16 * (q - 1), 18, 8)
+    assert (
+        fabric.ecmp_efficiency(16 * q, 18, 8) >= 0.45 > fabric.ecmp_efficiency(16 * (q - 1), 18, 8)
+    )
 
 
-@pytest.mark.parametrize("call,message", [
-    (lambda: fabric.max_load_distribution(2, 2, 0), "groups must be an integer >= 1, got 0"),
-    (lambda: fabric.expected_max_load_exact(2, 2, 1.5), "groups must be an integer >= 1"),
-    (lambda: fabric.expected_max_load(2, 2, groups=-1), "groups must be an integer >= 1"),
-    (lambda: fabric.max_load_estimate(2, 2, method="exact"), "method must be one of"),
-    (lambda: fabric.qps_for_efficiency(2, 2, 0.5, groups=0), "groups must be an integer"),
-    (lambda: fabric.qps_for_efficiency(2, 2, True), "target must be a share"),
-])
+@pytest.mark.parametrize(
+    "call,message",
+    [
+        (lambda: fabric.max_load_distribution(2, 2, 0), "groups must be an integer >= 1, got 0"),
+        (lambda: fabric.expected_max_load_exact(2, 2, 1.5), "groups must be an integer >= 1"),
+        (lambda: fabric.expected_max_load(2, 2, groups=-1), "groups must be an integer >= 1"),
+        (lambda: fabric.max_load_estimate(2, 2, method="exact"), "method must be one of"),
+        (lambda: fabric.qps_for_efficiency(2, 2, 0.5, groups=0), "groups must be an integer"),
+        (lambda: fabric.qps_for_efficiency(2, 2, True), "target must be a share"),
+    ],
+)
 def test_groups_and_estimates_reject_bad_input(call, message):
     with pytest.raises(CollectivesError, match=message):
         call()

@@ -21,8 +21,9 @@ FABRICS = {
     "oversubscribed": lambda: fabric.layered(4, BW, [Tier(3, 2, bandwidth=BW / 2)]),
     "three-tier": lambda: fabric.layered(2, BW, [Tier(3, 2), Tier(2, 2, bandwidth=BW / 3)]),
     "clos": lambda: fabric.clos(6, 2, BW, 2),
-    "adaptive": lambda: fabric.layered(2, BW, [Tier(3, 2, links=2), Tier(2, 2)],
-                                       routing="adaptive"),
+    "adaptive": lambda: fabric.layered(
+        2, BW, [Tier(3, 2, links=2), Tier(2, 2)], routing="adaptive"
+    ),
     "torus": lambda: cl.topology.torus((3, 4), BW),
 }
 
@@ -37,8 +38,13 @@ def built(name):
 
 
 def flows_strategy():
-    return st.tuples(st.sampled_from(sorted(FABRICS)), st.integers(1, 40),
-                     st.integers(0, 2 ** 31 - 1), st.integers(1, 4), st.booleans())
+    return st.tuples(
+        st.sampled_from(sorted(FABRICS)),
+        st.integers(1, 40),
+        st.integers(0, 2**31 - 1),
+        st.integers(1, 4),
+        st.booleans(),
+    )
 
 
 def draw_flows(name, n, seed, qps, hash_qp):
@@ -75,7 +81,7 @@ def test_max_min_rates_are_feasible_and_every_flow_is_bottlenecked(case):
 def test_bytes_are_conserved_and_steps_drain_no_faster_than_the_busiest_link(case):
     flows = draw_flows(*case)
     share = np.ones(len(flows.link)) if flows.share is None else flows.share
-    hops = np.bincount(flows.pair, weights=share, minlength=flows.n_flows)   # path length
+    hops = np.bincount(flows.pair, weights=share, minlength=flows.n_flows)  # path length
     # every byte crosses each of its flow's links once
     assert flows.link_bytes().sum() == pytest.approx(float(flows.nbytes @ hops))
     bound = np.max(flows.link_bytes() / flows.topology.link_bandwidth)
@@ -102,22 +108,27 @@ def test_two_flows_share_a_link_half_each_and_a_third_gets_the_rest():
     assert fabric.step_time(flows) == pytest.approx(3e9 / 25e9)
 
 
-@pytest.mark.parametrize("name,algorithm", [
-    ("two-tier", "ring_all_reduce"), ("two-tier", "ring_all_gather"),
-    ("torus", "ring_reduce_scatter"), ("clos-spread", "ring_all_reduce"),
-    ("switch", "ring_all_reduce"),
-])
+@pytest.mark.parametrize(
+    "name,algorithm",
+    [
+        ("two-tier", "ring_all_reduce"),
+        ("two-tier", "ring_all_gather"),
+        ("torus", "ring_reduce_scatter"),
+        ("clos-spread", "ring_all_reduce"),
+        ("switch", "ring_all_reduce"),
+    ],
+)
 def test_collective_time_equals_cl_time_when_links_are_shared_evenly(name, algorithm):
-    topo = {"clos-spread": lambda: fabric.clos(8, 2, BW, ecmp="spread"),
-            "switch": lambda: cl.topology.switch(8, BW, hop_latency=1e-6)}.get(
-        name, lambda: built(name))()
+    topo = {
+        "clos-spread": lambda: fabric.clos(8, 2, BW, ecmp="spread"),
+        "switch": lambda: cl.topology.switch(8, BW, hop_latency=1e-6),
+    }.get(name, lambda: built(name))()
     n = topo.n_ranks
     s = getattr(cl.algorithms, algorithm)(n)
     for nbytes in (1e6, 3e8):
         expected = cl.time(s, topo, nbytes).seconds
         assert fabric.collective_time(s, topo, nbytes) == pytest.approx(expected)
-        assert fabric.collective_time(s, topo, nbytes, reallocate=True) == \
-            pytest.approx(expected)
+        assert fabric.collective_time(s, topo, nbytes, reallocate=True) == pytest.approx(expected)
 
 
 def test_collective_time_is_slower_than_the_step_model_when_sharing_is_uneven():
@@ -150,9 +161,12 @@ def test_engineered_assignment_is_perfect_on_a_leaf_to_leaf_shift():
     te = fabric.route_flows(topo, src, dst, 1e9, scheme="engineered")
     assert te.link_flows().max() == 1
     assert fabric.step_time(te) == pytest.approx(0.02)
-    slower = [fabric.step_time(fabric.route_flows(
-        fabric.layered(4, BW, [Tier(4, 4)], hash_seed=seed), src, dst, 1e9))
-        for seed in range(5)]
+    slower = [
+        fabric.step_time(
+            fabric.route_flows(fabric.layered(4, BW, [Tier(4, 4)], hash_seed=seed), src, dst, 1e9)
+        )
+        for seed in range(5)
+    ]
     assert max(slower) > 0.02
 
 
@@ -165,7 +179,8 @@ def test_reroute_moves_only_flows_on_failed_links():
     broken = topo.fail(links=[busiest])
     moved = fabric.reroute(te, broken)
     hit = set(te.pair[te.link == busiest].tolist()) | set(
-        te.pair[te.link == broken.link_twin[busiest]].tolist())
+        te.pair[te.link == broken.link_twin[busiest]].tolist()
+    )
     for f in range(0, te.n_flows, 13):
         if f in hit:
             assert not broken.failed[moved.paths_of(f)[0]].any()
@@ -200,31 +215,36 @@ def test_adaptive_flows_spread_evenly_and_reach_the_link_speed_a_hash_misses():
     # carries two halves and every flow gets the full 1 GB/s: 1e9 bytes in 1 s (by hand).
     # Hash seed 1 puts both flows of a leaf on one uplink: 0.5 GB/s each, 2 s.
     src, dst = np.arange(4), (np.arange(4) + 2) % 4
-    spread = fabric.route_flows(fabric.layered(2, 1e9, [Tier(2, 2)], routing="adaptive"),
-                                src, dst, 1e9)
+    spread = fabric.route_flows(
+        fabric.layered(2, 1e9, [Tier(2, 2)], routing="adaptive"), src, dst, 1e9
+    )
     assert spread.share is not None
     up = np.flatnonzero((spread.topology.link_tier == 2) & spread.topology.link_up)
     assert spread.link_flows()[up].tolist() == [1.0, 1.0, 1.0, 1.0]
     assert spread.link_bytes()[up].tolist() == [1e9] * 4
     assert fabric.max_min_rates(spread) == pytest.approx([1e9] * 4)
     assert fabric.step_time(spread) == pytest.approx(1.0)
-    hashed = fabric.route_flows(fabric.layered(2, 1e9, [Tier(2, 2)], hash_seed=1), src, dst,
-                                1e9)
+    hashed = fabric.route_flows(fabric.layered(2, 1e9, [Tier(2, 2)], hash_seed=1), src, dst, 1e9)
     assert hashed.share is None and fabric.step_time(hashed) == pytest.approx(2.0)
     # the same on the step model of collectives.time
-    step = cl.Schedule("permute", 4, 1, [[(0, 2, 0, 0), (1, 3, 0, 0), (2, 0, 0, 0),
-                                          (3, 1, 0, 0)]], peers=[2, 3, 0, 1])
+    step = cl.Schedule(
+        "permute",
+        4,
+        1,
+        [[(0, 2, 0, 0), (1, 3, 0, 0), (2, 0, 0, 0), (3, 1, 0, 0)]],
+        peers=[2, 3, 0, 1],
+    )
     assert fabric.collective_time(step, spread.topology, 1e9) == pytest.approx(1.0)
     assert cl.time(step, spread.topology, 1e9).seconds == pytest.approx(1.0)
 
 
 # ---- flows per cable (what the across-nodes chapter's histogram draws) ----------------------
 
+
 def test_cable_flows_count_the_flows_on_each_cable_of_a_level():
     # 2 nodes of 2 GPUs, rail-optimised: GPU i of each node on leaf i; 2 spines, one cable
     # from each leaf to each spine
-    two = cl.topology.cluster(2, 2, nvlink_bandwidth=1e9, pcie_bandwidth=1e9,
-                              nic_bandwidth=1e9)
+    two = cl.topology.cluster(2, 2, nvlink_bandwidth=1e9, pcie_bandwidth=1e9, nic_bandwidth=1e9)
     # GPU 0 (node 0, rail 0) to GPU 3 (node 1, rail 1): up from leaf 0 to one spine, down to
     # leaf 1; the cables counted are leaf 0's two up cables and leaf 1's two down cables
     loads = fabric.cable_flows(two, [0], [3], level="spine")

@@ -32,12 +32,19 @@ def small(kind):
     if kind == "rails":
         return fabric.layered(2, BW, [Tier(4, 2, bandwidth=2 * BW)], gpus_per_node=4)
     if kind == "speeds":
-        return fabric.layered(4, BW, [Tier(2, 2, bandwidth=2 * BW), Tier(2, 1, links=2,
-                                                                          bandwidth=4 * BW)])
+        return fabric.layered(
+            4, BW, [Tier(2, 2, bandwidth=2 * BW), Tier(2, 1, links=2, bandwidth=4 * BW)]
+        )
     if kind == "meta-mini":
         # the fabric only (racks of 4 GPUs hold no 8-GPU server)
-        return fabric.meta_cluster(zones=2, racks_per_zone=14, spines=3, aggregators=2,
-                                   gpus_per_rack=4, gpus_per_server=None)
+        return fabric.meta_cluster(
+            zones=2,
+            racks_per_zone=14,
+            spines=3,
+            aggregators=2,
+            gpus_per_rack=4,
+            gpus_per_server=None,
+        )
     raise KeyError(kind)
 
 
@@ -63,7 +70,7 @@ def _walks(f, src, dst, flow=None):
         tiers = f.link_tier[hops]
         ups = f.link_up[hops]
         # up/down: all up-links first, tiers rise then fall symmetrically
-        assert np.all(ups[: len(hops) // 2]) and not np.any(ups[len(hops) // 2:])
+        assert np.all(ups[: len(hops) // 2]) and not np.any(ups[len(hops) // 2 :])
         assert list(tiers) == list(tiers[::-1])
         assert not f.failed[hops].any()
     return pair, link
@@ -75,14 +82,21 @@ def test_paths_are_up_down_walks_through_built_links(kind, data):
     f = small(kind)
     n = f.n_ranks
     src = np.array(data.draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=12)))
-    dst = (src + np.array(data.draw(st.lists(st.integers(1, n - 1), min_size=len(src),
-                                             max_size=len(src))))) % n
+    dst = (
+        src
+        + np.array(data.draw(st.lists(st.integers(1, n - 1), min_size=len(src), max_size=len(src))))
+    ) % n
     pair, link = _walks(f, src, dst, flow=np.arange(len(src)))
     # a path climbs exactly to the lowest tier whose block holds both ends
     for i in range(len(src)):
         hops = link[pair == i]
-        top = 1 + next(t for t in range(1, f.n_tiers + 1)
-                       if f.block_of(src[i], t) == f.block_of(dst[i], t)) - 1
+        top = (
+            1
+            + next(
+                t for t in range(1, f.n_tiers + 1) if f.block_of(src[i], t) == f.block_of(dst[i], t)
+            )
+            - 1
+        )
         assert f.link_tier[hops].max() == top
 
 
@@ -100,7 +114,7 @@ def test_every_pair_reaches_every_other(kind):
 
 
 def test_rails_put_gpu_g_of_every_node_on_leaf_g():
-    f = small("rails")                 # 4 GPUs per node, 2 nodes per leaf
+    f = small("rails")  # 4 GPUs per node, 2 nodes per leaf
     ranks = np.arange(f.n_ranks)
     leaf = f.leaf_of(ranks)
     node, g = ranks // 4, ranks % 4
@@ -115,9 +129,9 @@ def test_planes_keep_a_connection_in_one_plane_and_use_both():
     src, dst = np.nonzero(~np.eye(n, dtype=bool))
     pair, link = f.paths(src, dst)
     first = link[np.r_[0, np.flatnonzero(np.diff(pair)) + 1]]
-    plane = (first - 0) // n                       # host uplinks of plane p: p*n .. p*n+n-1
+    plane = (first - 0) // n  # host uplinks of plane p: p*n .. p*n+n-1
     assert set(plane.tolist()) == {0, 1}
-    for q in range(4):                              # QPs of a connection: the same plane
+    for q in range(4):  # QPs of a connection: the same plane
         _, l2 = f.paths(src, dst, flow_id=q)
         assert np.array_equal(l2[np.r_[0, np.flatnonzero(np.diff(pair)) + 1]], first)
     # each plane's switches only carry their own plane's flows
@@ -126,8 +140,8 @@ def test_planes_keep_a_connection_in_one_plane_and_use_both():
 
 
 def test_oversubscription_per_tier_and_link_speeds():
-    f = small("speeds")     # 4 hosts x 50 down, 2 x 100 up; spine: 2 leaves x 100 down,
-    assert f.oversubscription == pytest.approx((1.0, 0.5))   # 2 x 4 x 50 up... computed
+    f = small("speeds")  # 4 hosts x 50 down, 2 x 100 up; spine: 2 leaves x 100 down,
+    assert f.oversubscription == pytest.approx((1.0, 0.5))  # 2 x 4 x 50 up... computed
     assert f.tier_bandwidth == (BW, 2 * BW, 4 * BW)
     speeds = f.link_bandwidth[f.route(0, f.n_ranks - 1)]
     assert list(speeds) == [BW, 2 * BW, 4 * BW, 4 * BW, 2 * BW, BW]
@@ -137,8 +151,9 @@ def _max_flow_cut(f):
     """Max flow from one half of the top block's hosts to the other (networkx)."""
     g = nx.DiGraph()
     live = ~f.failed
-    for s, d, b in zip(f.link_src[live].tolist(), f.link_dst[live].tolist(),
-                       f.link_bandwidth[live].tolist()):
+    for s, d, b in zip(
+        f.link_src[live].tolist(), f.link_dst[live].tolist(), f.link_bandwidth[live].tolist()
+    ):
         cap = g[s][d]["capacity"] + b if g.has_edge(s, d) else b
         g.add_edge(s, d, capacity=cap)
     half = f.n_leaves // 2
@@ -166,19 +181,22 @@ def test_bisection_after_failures_equals_max_flow():
 
 
 @settings(max_examples=30, deadline=None)
-@given(kind=st.sampled_from(["two-tier", "three-tier", "striped", "meta-mini", "planes"]),
-       data=st.data())
+@given(
+    kind=st.sampled_from(["two-tier", "three-tier", "striped", "meta-mini", "planes"]),
+    data=st.data(),
+)
 def test_failures_are_routed_around(kind, data):
     f = small(kind)
     inter = np.flatnonzero(f.link_tier >= 2)
     dead = data.draw(st.lists(st.sampled_from(inter.tolist()), max_size=3, unique=True))
     g = f.fail(links=dead)
-    assert g.failed[dead].all() and g.failed.sum() == 2 * len(set(
-        min(x, int(f.link_twin[x])) for x in dead))
+    assert g.failed[dead].all() and g.failed.sum() == 2 * len(
+        set(min(x, int(f.link_twin[x])) for x in dead)
+    )
     src, dst = np.nonzero(~np.eye(f.n_ranks, dtype=bool))
     try:
         _walks(g, src[::7], dst[::7])
-    except TopologyError as err:           # only when some pair has truly no path left
+    except TopologyError as err:  # only when some pair has truly no path left
         assert "no live path" in str(err)  # noqa: PT017 (allowed, not required)
         # routes climb to the lowest tier whose block holds both leaves and no higher
         # (collectives.topology.cluster's module docstring): a pair is lost only when no live
@@ -206,7 +224,7 @@ def test_a_detour_above_the_common_tier_is_not_taken():
     assert _has_up_down_path(_up_down_graph(g, 3), 27, 28)
     with pytest.raises(TopologyError, match="no live path"):
         g.paths(np.array([27]), np.array([28]))
-    g.paths(np.array([27]), np.array([60]))      # another zone: routed
+    g.paths(np.array([27]), np.array([60]))  # another zone: routed
 
 
 def _up_down_graph(f, top):
@@ -214,8 +232,9 @@ def _up_down_graph(f, top):
     climbs, phase 1 descends, and no path climbs again once it has descended."""
     use = ~f.failed & (f.link_tier <= top)
     g = nx.DiGraph()
-    for a, b, up in zip(f.link_src[use].tolist(), f.link_dst[use].tolist(),
-                        f.link_up[use].tolist()):
+    for a, b, up in zip(
+        f.link_src[use].tolist(), f.link_dst[use].tolist(), f.link_up[use].tolist()
+    ):
         if up:
             g.add_edge((a, 0), (b, 0))
         else:
@@ -226,8 +245,11 @@ def _up_down_graph(f, top):
 
 def _has_up_down_path(g, s, d):
     """Whether the graph of :func:`_up_down_graph` has a path from host s up to host d."""
-    return g.has_node((int(s), 0)) and g.has_node((int(d), 1)) and nx.has_path(
-        g, (int(s), 0), (int(d), 1))
+    return (
+        g.has_node((int(s), 0))
+        and g.has_node((int(d), 1))
+        and nx.has_path(g, (int(s), 0), (int(d), 1))
+    )
 
 
 def test_switch_failure_takes_the_switch_out_of_every_path():
@@ -250,8 +272,11 @@ def test_a_failed_uplink_re_spreads_the_flows_above_it_non_resiliently():
     f = fabric.layered(4, BW, [Tier(2, 4)], routing="dmodk")
     spines = f.switches[f.node_tier[f.switches] == 2]
     src = np.arange(4)
-    uplinks = np.flatnonzero((f.link_tier == 2) & f.link_up & (f.link_src == f.link_src[
-        np.flatnonzero((f.link_tier == 2) & f.link_up)[0]]))
+    uplinks = np.flatnonzero(
+        (f.link_tier == 2)
+        & f.link_up
+        & (f.link_src == f.link_src[np.flatnonzero((f.link_tier == 2) & f.link_up)[0]])
+    )
 
     def spine_of(topo):
         pair, link = topo.paths(src, src + 4)

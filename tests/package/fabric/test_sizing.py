@@ -15,18 +15,24 @@ BW = 50e9
 def test_fat_tree_counts_match_al_fares_and_the_builder(k):
     counts = fabric.fat_tree_counts(k)
     # Al-Fares et al. 2008: k^3/4 hosts, 5k^2/4 switches, (k/2)^2 cores
-    assert counts["hosts"] * 4 == k ** 3
-    assert counts["switches"] * 4 == 5 * k ** 2
-    assert counts["core"] * 4 == k ** 2
+    assert counts["hosts"] * 4 == k**3
+    assert counts["switches"] * 4 == 5 * k**2
+    assert counts["core"] * 4 == k**2
     if k <= 16:
         t = fabric.fat_tree(k, BW)
         assert (t.n_ranks, t.n_switches, t.n_links // 2) == (
-            counts["hosts"], counts["switches"], counts["cables"])
+            counts["hosts"],
+            counts["switches"],
+            counts["cables"],
+        )
 
 
 @settings(max_examples=40, deadline=None)
-@given(radix=st.sampled_from([4, 6, 8, 12]), tiers=st.integers(1, 3),
-       ratio=st.sampled_from([1, 2, 3, 5]))
+@given(
+    radix=st.sampled_from([4, 6, 8, 12]),
+    tiers=st.integers(1, 3),
+    ratio=st.sampled_from([1, 2, 3, 5]),
+)
 def test_clos_counts_match_the_built_clos(radix, tiers, ratio):
     try:
         t = fabric.clos(radix, tiers, BW, ratio)
@@ -53,8 +59,7 @@ def test_failure_slowdown_is_the_ceiling_ratio(hosts, uplinks, data):
 
 
 @settings(max_examples=25, deadline=None)
-@given(half=st.integers(1, 4), hosts=st.integers(1, 6), spines=st.integers(1, 6),
-       data=st.data())
+@given(half=st.integers(1, 4), hosts=st.integers(1, 6), spines=st.integers(1, 6), data=st.data())
 def test_leaf_spine_bisection_is_the_narrower_side(half, hosts, spines, data):
     failed = data.draw(st.integers(0, spines - 1))
     got = fabric.leaf_spine_bisection(2 * half, hosts, spines, 10.0, failed)
@@ -69,6 +74,7 @@ def test_clos_count_names_what_it_counts():
 
 
 # ---- PFC headroom --------------------------------------------------------------------------
+
 
 def test_pfc_headroom_term_by_term():
     # 400 Gb/s = 5e10 bytes/s, 3 m: two 4,096-byte frames, a round trip of 6 m at 2e8 m/s
@@ -85,11 +91,11 @@ def test_pfc_headroom_receiver_frame_of_any_class_and_interface_delays():
     # Cisco: the receiver's frame may be of any class, so the largest MTU: a 9,216-byte
     # jumbo frame ahead of the pause, then the sender's 4,096-byte RoCE frame. 3 m at
     # 400 Gb/s without the reaction: 9,216 + 4,096 + 1,500 = 14,812 bytes
-    assert fabric.pfc_headroom(50e9, 3, receiver_mtu=9216, response_s=0) == pytest.approx(
-        14_812)
+    assert fabric.pfc_headroom(50e9, 3, receiver_mtu=9216, response_s=0) == pytest.approx(14_812)
     # a separate 100 ns of transceiver and interface delay at 5e10 bytes/s adds 5,000 bytes
-    assert fabric.pfc_headroom(50e9, 3, receiver_mtu=9216, response_s=0,
-                               interface_s=100e-9) == pytest.approx(19_812)
+    assert fabric.pfc_headroom(
+        50e9, 3, receiver_mtu=9216, response_s=0, interface_s=100e-9
+    ) == pytest.approx(19_812)
     # receiver_mtu left out: the same frame twice, as before
     assert fabric.pfc_headroom(50e9, 3, mtu=1000, response_s=0) == pytest.approx(3500)
     assert fabric.sizing.JUMBO_FRAME_BYTES == 9216

@@ -24,6 +24,7 @@ ML_ANY = {**ML, "e4m3fnuz": ml_dtypes.float8_e4m3fnuz, "e5m2fnuz": ml_dtypes.flo
 
 # ----------------------------------------------------------------------------- rounding helpers
 
+
 @settings(max_examples=300, deadline=None)
 @given(bits=st.integers(0, 2**32 - 1))
 def test_bf16_rounding_is_bit_exact(bits):
@@ -38,9 +39,14 @@ def test_bf16_rounding_is_bit_exact(bits):
 
 @pytest.mark.parametrize("fmt", ["e4m3", "e5m2", "e4m3fnuz", "e5m2fnuz"])
 @settings(max_examples=100, deadline=None)
-@given(v=st.one_of(st.floats(-1e6, 1e6), st.sampled_from([448.0, 464.0, 464.0001, 480.0,
-                                                          57344.0, 61439.0, 61440.0,
-                                                          240.0, 248.0, 248.5])))
+@given(
+    v=st.one_of(
+        st.floats(-1e6, 1e6),
+        st.sampled_from(
+            [448.0, 464.0, 464.0001, 480.0, 57344.0, 61439.0, 61440.0, 240.0, 248.0, 248.5]
+        ),
+    )
+)
 def test_overflow_test_matches_the_non_saturating_cast(fmt, v):
     f = fp8.FORMATS[fmt]
     beyond = ~np.isfinite(fp8.decode(fp8.encode(v, fmt, saturate=False), fmt))
@@ -59,14 +65,14 @@ def test_half_precision_add_never_changes_an_fp8_sum(fmt):
     v = fp8.decode(np.arange(256, dtype=np.uint8), fmt).astype(np.float64)
     v = v[np.isfinite(v)]
     a, b = np.meshgrid(v, v)
-    exact = a + b                                       # exact: both on a 2^-17..2^16 grid
+    exact = a + b  # exact: both on a 2^-17..2^16 grid
     with np.errstate(over="ignore"):
         half = exact.astype(np.float16).astype(np.float64)
     half = np.where(np.isinf(half), np.copysign(65504.0, half), half)
     m = fp8.max_value(fmt)
     via_half = np.clip(half, -m, m).astype(ML_ANY[fmt]).astype(np.float64)
     once = np.clip(exact, -m, m).astype(ML_ANY[fmt]).astype(np.float64)
-    assert exact.size == v.size ** 2 and np.array_equal(via_half, once)
+    assert exact.size == v.size**2 and np.array_equal(via_half, once)
     # and the package's own rounding of a hop's sum agrees with ml_dtypes' cast
     f = fp8.FORMATS[fmt]
     np.testing.assert_array_equal(C._round_fp8(exact, f)[0], once)
@@ -90,8 +96,7 @@ def test_sqrt_scaling_is_msamps_pre_scale():
     # msamp/nn/distributed.py: pre_scale = 1.0 / math.sqrt(world_size); sf.mul_(pre_scale)
     g = np.random.default_rng(5).standard_normal((9, 90)).astype(np.float32)
     r = fp8.fp8_all_reduce(g, scaling="sqrt")
-    assert r.mu == 1 / 3 and np.allclose(r.scale, r.shared_scale.astype(np.float64) / 3,
-                                         rtol=1e-15)
+    assert r.mu == 1 / 3 and np.allclose(r.scale, r.shared_scale.astype(np.float64) / 3, rtol=1e-15)
     same = fp8.fp8_all_reduce(g, scaling="auto", mu=1 / 3)
     np.testing.assert_array_equal(r.output, same.output)
     # its output scale is N * mu * s_g = 3 s_g: the sum of the casts divided by 9 s_g / 3
@@ -121,8 +126,13 @@ def test_msamp_all_reduce_by_hand():
     once = fp8.fp8_all_reduce(g, scaling="sqrt", power_of_two_scale=True)
     want_once = (np.array([448.0, 144.0, 72.0]) / (3 * m)).astype(np.float32)
     np.testing.assert_array_equal(once.output[0], want_once)
-    assert dict(fp8.MSAMP_OPTIONS) == {"fmt": "e4m3", "scaling": "sqrt", "quantize": "per_hop",
-                                       "accumulate": "fp8", "power_of_two_scale": True}
+    assert dict(fp8.MSAMP_OPTIONS) == {
+        "fmt": "e4m3",
+        "scaling": "sqrt",
+        "quantize": "per_hop",
+        "accumulate": "fp8",
+        "power_of_two_scale": True,
+    }
 
 
 def test_msamp_mode_loses_on_a_ring_where_a_tree_does_not():
@@ -140,6 +150,7 @@ def test_msamp_mode_loses_on_a_ring_where_a_tree_does_not():
 
 # ----------------------------------------------------------------------------- golden values
 
+
 def test_two_ranks_by_hand():
     # rank 0 holds [1, 2], rank 1 holds [3, 4]: the group's amax is 4, so the shared scale
     # is s_g = 448 / 4 = 112 (the minimum of the ranks' scales 224 and 112).
@@ -154,7 +165,7 @@ def test_two_ranks_by_hand():
     assert post.shared_scale.tolist() == [112.0, 112.0]
     assert post.rank_scales.tolist() == [224.0, 112.0]
     assert post.mu == 1.0 and post.output_scale.tolist() == [224.0, 224.0]
-    assert post.overflow_rate == 0.5 and post.underflow_rate == 0.0   # element 1, both ranks
+    assert post.overflow_rate == 0.5 and post.underflow_rate == 0.0  # element 1, both ranks
     # pre-scaling (mu = 1/2, multiplier 56): inputs 56, 112 | 168 -> 160 (1.3125 x 2^7 ties
     # to 1.25 x 2^7), 224. Sums 216 -> 224 (halfway between 208 and 224, even 1.110b) and
     # 336 -> 320. Output 224 / 112 = 2 and 320 / 112 = 2.857...
@@ -168,14 +179,15 @@ def test_two_ranks_by_hand():
     auto = fp8.fp8_all_reduce(g)
     assert auto.mu == 0.5 and np.array_equal(auto.output, pre.output)
     # SNR of [2, 2.857] against [2, 3]: 10 log10(13 / (3 - 20/7)^2) = 28.1 dB
-    assert auto.snr_db == pytest.approx(10 * np.log10(2 * 13 / (2 * (3 - np.float32(20 / 7))
-                                                                ** 2)), rel=1e-6)
+    assert auto.snr_db == pytest.approx(
+        10 * np.log10(2 * 13 / (2 * (3 - np.float32(20 / 7)) ** 2)), rel=1e-6
+    )
 
 
 def test_zero_and_padding():
     zero = fp8.fp8_all_reduce(np.zeros((4, 5)))
     assert np.all(zero.output == 0) and zero.snr_db == np.inf and zero.rel_error == 0.0
-    assert zero.shared_scale.tolist() == [1.0] * 4         # TE: amax 0 gives scale 1
+    assert zero.shared_scale.tolist() == [1.0] * 4  # TE: amax 0 gives scale 1
     # 5 elements over a 4-rank ring: padded to 8 with zeros, trimmed back
     r = fp8.fp8_all_reduce(np.arange(20.0).reshape(4, 5))
     assert r.output.shape == (4, 5) and r.reference.shape == (4, 5)
@@ -186,6 +198,7 @@ def test_zero_and_padding():
 
 
 # ----------------------------------------------------------------------------- reference ring loop
+
 
 def cast(v, fmt):
     """Saturating cast of float32 values through ml_dtypes (clip first: ml_dtypes overflows
@@ -201,29 +214,29 @@ def ring_reference(grads, fmt, mu, quantize, accumulate):
     s_g = fmax / np.float32(np.max(np.abs(grads)))
     multiplier = mu * np.float64(s_g)
     x = grads.astype(np.float64) * multiplier
-    buf = cast(x.astype(np.float64), fmt).reshape(n, n, size // n)   # (rank, chunk, elements)
+    buf = cast(x.astype(np.float64), fmt).reshape(n, n, size // n)  # (rank, chunk, elements)
 
     def send(v):
         return cast(v, fmt) if quantize == "per_hop" else v
 
     def add(a, b):
-        total = a + b                                               # float32
+        total = a + b  # float32
         if accumulate == "bf16":
             total = total.astype(ml_dtypes.bfloat16).astype(np.float32)
         elif accumulate == "fp8":
             total = cast(total, fmt)
         return total
 
-    for s in range(n - 1):                          # reduce-scatter: r adds into r + 1
+    for s in range(n - 1):  # reduce-scatter: r adds into r + 1
         sent = [send(buf[r, (r - s - 1) % n].copy()) for r in range(n)]
         for r in range(n):
             c = (r - s - 1) % n
             buf[(r + 1) % n, c] = add(buf[(r + 1) % n, c], sent[r])
-    for s in range(n - 1):                          # all-gather: r copies to r + 1
+    for s in range(n - 1):  # all-gather: r copies to r + 1
         sent = [send(buf[r, (r - s) % n].copy()) for r in range(n)]
         for r in range(n):
             buf[(r + 1) % n, (r - s) % n] = sent[r]
-    result = cast(buf.reshape(n, size), fmt)        # the stored gradient is FP8
+    result = cast(buf.reshape(n, size), fmt)  # the stored gradient is FP8
     return (result.astype(np.float64) / (n * multiplier)).astype(np.float32)
 
 
@@ -233,24 +246,35 @@ def ring_reference(grads, fmt, mu, quantize, accumulate):
 def test_ring_equals_reference_loop(quantize, accumulate, fmt):
     rng = np.random.default_rng(11)
     n, size = 8, 8 * 300
-    g = (rng.standard_normal((n, size)) * np.exp(rng.normal(0, 2, size))
-         + rng.normal(0, 1, size))
+    g = rng.standard_normal((n, size)) * np.exp(rng.normal(0, 2, size)) + rng.normal(0, 1, size)
     # amax exactly 56 = 448 / 8 (and 57344 / 1024): the shared scale is a power of two, so
     # the scaled inputs are exact in float32 and the loop's ml_dtypes cast (which goes
     # through float32) rounds them once, as the package does
     g = g / np.max(np.abs(g)) * 56
     g[np.unravel_index(np.argmax(np.abs(g)), g.shape)] = 56.0
     g = g.astype(np.float32)
-    for scaling, mu in (("post", 1.0), ("pre", 1 / n), ("auto", 0.25), ("sqrt", n ** -0.5)):
-        r = fp8.fp8_all_reduce(g, fmt=fmt, scaling=scaling, quantize=quantize,
-                               accumulate=accumulate, mu=mu if scaling == "auto" else None)
+    for scaling, mu in (("post", 1.0), ("pre", 1 / n), ("auto", 0.25), ("sqrt", n**-0.5)):
+        r = fp8.fp8_all_reduce(
+            g,
+            fmt=fmt,
+            scaling=scaling,
+            quantize=quantize,
+            accumulate=accumulate,
+            mu=mu if scaling == "auto" else None,
+        )
         want = ring_reference(g, fmt, mu, quantize, accumulate)
         np.testing.assert_array_equal(r.output, want)
-        assert r.overflow_rate > 0 or scaling != "post"        # the loop meets clipping too
+        assert r.overflow_rate > 0 or scaling != "post"  # the loop meets clipping too
         # the shared scale 448 / 56 = 8 (or 57344 / 56 = 1024) is a power of two already
-        pow2 = fp8.fp8_all_reduce(g, fmt=fmt, scaling=scaling, quantize=quantize,
-                                  accumulate=accumulate, mu=mu if scaling == "auto" else None,
-                                  power_of_two_scale=True)
+        pow2 = fp8.fp8_all_reduce(
+            g,
+            fmt=fmt,
+            scaling=scaling,
+            quantize=quantize,
+            accumulate=accumulate,
+            mu=mu if scaling == "auto" else None,
+            power_of_two_scale=True,
+        )
         np.testing.assert_array_equal(pow2.output, want)
 
 
@@ -282,8 +306,10 @@ def test_any_schedule_once_fp32_is_the_cast_of_the_exact_sum(name, data):
     # binades fit float32's 24), so every algorithm gives the FP8 cast of the exact sum
     schedule = SCHEDULES[name]()
     size = data.draw(st.sampled_from([8, 16, 40]))
-    g = np.array(data.draw(st.lists(st.floats(-1e3, 1e3, width=32), min_size=4 * size,
-                                    max_size=4 * size)), np.float32).reshape(4, size)
+    g = np.array(
+        data.draw(st.lists(st.floats(-1e3, 1e3, width=32), min_size=4 * size, max_size=4 * size)),
+        np.float32,
+    ).reshape(4, size)
     scaling = data.draw(st.sampled_from(["pre", "post", "auto"]))
     r = fp8.fp8_all_reduce(g, schedule, scaling=scaling)
     inputs = fp8.quantize(g.astype(np.float64) * r.scale[:, None], "e4m3")
@@ -308,15 +334,16 @@ def test_groups_average_separately():
 
 # ----------------------------------------------------------------------------- auto-scaling
 
+
 def test_auto_scaling_rule():
     auto = fp8.AutoScaling()
     assert auto.mu == 1.0 and auto.threshold == 1e-5
-    assert auto.update(2e-5) == 0.5                     # more than 0.001% at max: halve
-    assert auto.update(1e-5) == 0.5 * 2 ** (1 / 1000)   # not more: grow
+    assert auto.update(2e-5) == 0.5  # more than 0.001% at max: halve
+    assert auto.update(1e-5) == 0.5 * 2 ** (1 / 1000)  # not more: grow
     grow = fp8.AutoScaling(mu=0.25)
     for _ in range(1000):
         grow.update(0.0)
-    assert grow.mu == pytest.approx(0.5, rel=1e-12)     # doubled over 1,000 quiet steps
+    assert grow.mu == pytest.approx(0.5, rel=1e-12)  # doubled over 1,000 quiet steps
     assert "mu=0.5" in repr(grow)
 
 
@@ -359,6 +386,7 @@ def test_auto_scaling_counts_the_reduced_result_as_msamp_pr_140():
 
 # ----------------------------------------------------------------------------- the FP8-LM finding
 
+
 def synthetic_gradients(n, size=1 << 14, seed=0):
     """Data-parallel gradients: a mean shared by the ranks plus per-rank noise, times
     per-element magnitudes spread over many binades (log-normal, sigma 2), small (1e-4)."""
@@ -371,22 +399,28 @@ def synthetic_gradients(n, size=1 << 14, seed=0):
 def test_fp8lm_finding_pre_underflows_post_overflows_auto_neither():
     # FP8-LM, section 2.1 and Fig. 7: pre-scaling underflows more, post-scaling overflows
     # more, auto-scaling diminishes both. Reproduced for 2, 8 and 32 ranks (fixed seed).
-    runs = {n: {s: fp8.fp8_all_reduce(synthetic_gradients(n), scaling=s)
-                for s in ("pre", "post", "auto")} for n in (2, 8, 32)}
+    runs = {
+        n: {
+            s: fp8.fp8_all_reduce(synthetic_gradients(n), scaling=s)
+            for s in ("pre", "post", "auto")
+        }
+        for n in (2, 8, 32)
+    }
     pre_under = [runs[n]["pre"].underflow_rate for n in (2, 8, 32)]
     post_over = [runs[n]["post"].overflow_rate for n in (2, 8, 32)]
-    assert pre_under[0] < pre_under[1] < pre_under[2]          # grows with the ranks
+    assert pre_under[0] < pre_under[1] < pre_under[2]  # grows with the ranks
     assert post_over[0] <= post_over[1] < post_over[2] and post_over[2] > 1e-3
     for n in (8, 32):
         pre, post, auto = runs[n]["pre"], runs[n]["post"], runs[n]["auto"]
-        assert pre.overflow_rate == 0.0                        # sums never pass FP8_MAX
+        assert pre.overflow_rate == 0.0  # sums never pass FP8_MAX
         assert post.underflow_rate < pre.underflow_rate
         assert auto.overflow_rate == 0.0 and auto.underflow_rate < pre.underflow_rate
-        assert auto.snr_db > post.snr_db + 10                  # clipping ruins post's SNR
+        assert auto.snr_db > post.snr_db + 10  # clipping ruins post's SNR
         assert auto.snr_db >= pre.snr_db - 0.5
 
 
 # ----------------------------------------------------------------------------- cost
+
 
 def test_wire_bytes_and_times_by_hand():
     assert [fp8.wire_bytes(10, d) for d in ("fp8", "bf16", "fp16", "fp32")] == [10, 20, 20, 40]
@@ -400,15 +434,16 @@ def test_wire_bytes_and_times_by_hand():
     assert 1 - fp8.wire_bytes(1, "fp8") / fp8.wire_bytes(1, "fp32") == 0.75
 
 
-@pytest.mark.parametrize("name, options", [("dgx-h100", {}), ("tpu-v5e", {"shape": (4, 4)}),
-                                           ("gb200-nvl72", {})])
+@pytest.mark.parametrize(
+    "name, options", [("dgx-h100", {}), ("tpu-v5e", {"shape": (4, 4)}), ("gb200-nvl72", {})]
+)
 def test_times_on_presets(name, options):
     times = fp8.all_reduce_times(2**24, name, **options)
     assert set(times) == {"fp8", "bf16", "fp32"}
     t1, t2, t4 = (times[d].seconds for d in ("fp8", "bf16", "fp32"))
     # time = latency + bytes x (seconds per byte): affine in the element size
     assert t4 - t2 == pytest.approx(2 * (t2 - t1), rel=1e-9) and t1 < t2 < t4
-    if name != "tpu-v5e":                       # GPU presets have no latency by default
+    if name != "tpu-v5e":  # GPU presets have no latency by default
         assert t1 == pytest.approx(t4 / 4, rel=1e-12)
     only = fp8.all_reduce_times(2**24, name, dtypes="fp8", **options)
     assert list(only) == ["fp8"] and only["fp8"].seconds == t1
@@ -418,45 +453,76 @@ def test_times_on_presets(name, options):
 
 G = np.ones((4, 8))
 ERRORS = [
-    (lambda: fp8.fp8_all_reduce(np.ones(8)),
-     r"takes grads of shape \(n_ranks, size\): one gradient row per rank, got shape \(8,\)"),
-    (lambda: fp8.fp8_all_reduce([[1.0, np.inf], [1.0, 2.0]]),
-     r"grads must be finite in float32 \(no NaN or Inf"),
+    (
+        lambda: fp8.fp8_all_reduce(np.ones(8)),
+        r"takes grads of shape \(n_ranks, size\): one gradient row per rank, got shape \(8,\)",
+    ),
+    (
+        lambda: fp8.fp8_all_reduce([[1.0, np.inf], [1.0, 2.0]]),
+        r"grads must be finite in float32 \(no NaN or Inf",
+    ),
     (lambda: fp8.fp8_all_reduce([[1e39], [1.0]]), r"grads must be finite in float32"),
-    (lambda: fp8.fp8_all_reduce(G, cl.algorithms.ring_all_reduce(2)),
-     r"the schedule 'ring_all_reduce' has 2 ranks but grads has 4 rows \(one per rank\)"),
-    (lambda: fp8.fp8_all_reduce(G, cl.algorithms.ring_all_gather(4)),
-     r"needs an all_reduce schedule, got 'ring_all_gather' \(all_gather\)"),
-    (lambda: fp8.fp8_all_reduce(G, cl.Schedule("all_reduce", 4, 4, [], op="max")),
-     r"sums gradients; the schedule 'all_reduce' reduces with op='max'"),
-    (lambda: fp8.fp8_all_reduce(G, scaling="mid"),
-     r"scaling must be one of 'pre', 'post', 'sqrt', 'auto', got 'mid'"),
-    (lambda: fp8.fp8_all_reduce(G, quantize="twice"),
-     r"quantize must be one of 'once', 'per_hop', got 'twice'"),
-    (lambda: fp8.fp8_all_reduce(G, accumulate="fp16"),
-     r"accumulate must be one of 'fp32', 'bf16', 'fp8', got 'fp16'"),
-    (lambda: fp8.fp8_all_reduce(G, power_of_two_scale=1),
-     r"power_of_two_scale must be True or False, got 1"),
-    (lambda: fp8.fp8_all_reduce(G, scaling="sqrt", mu=0.5),
-     r"scaling='sqrt' fixes it \(pre: 1/N, post: 1, sqrt: 1/sqrt\(N\)\)"),
-    (lambda: fp8.msamp_all_reduce(G, scaling="exact"),
-     r"scaling must be one of 'pre', 'post', 'sqrt', 'auto', got 'exact'"),
-    (lambda: fp8.fp8_all_reduce(G, fmt="e8m0"),
-     r"fp8_all_reduce \(element formats\) takes one of"),
-    (lambda: fp8.fp8_all_reduce(G, scaling="pre", mu=0.5),
-     r"mu is the auto-scaling factor, for scaling='auto' only; scaling='pre' fixes it"),
+    (
+        lambda: fp8.fp8_all_reduce(G, cl.algorithms.ring_all_reduce(2)),
+        r"the schedule 'ring_all_reduce' has 2 ranks but grads has 4 rows \(one per rank\)",
+    ),
+    (
+        lambda: fp8.fp8_all_reduce(G, cl.algorithms.ring_all_gather(4)),
+        r"needs an all_reduce schedule, got 'ring_all_gather' \(all_gather\)",
+    ),
+    (
+        lambda: fp8.fp8_all_reduce(G, cl.Schedule("all_reduce", 4, 4, [], op="max")),
+        r"sums gradients; the schedule 'all_reduce' reduces with op='max'",
+    ),
+    (
+        lambda: fp8.fp8_all_reduce(G, scaling="mid"),
+        r"scaling must be one of 'pre', 'post', 'sqrt', 'auto', got 'mid'",
+    ),
+    (
+        lambda: fp8.fp8_all_reduce(G, quantize="twice"),
+        r"quantize must be one of 'once', 'per_hop', got 'twice'",
+    ),
+    (
+        lambda: fp8.fp8_all_reduce(G, accumulate="fp16"),
+        r"accumulate must be one of 'fp32', 'bf16', 'fp8', got 'fp16'",
+    ),
+    (
+        lambda: fp8.fp8_all_reduce(G, power_of_two_scale=1),
+        r"power_of_two_scale must be True or False, got 1",
+    ),
+    (
+        lambda: fp8.fp8_all_reduce(G, scaling="sqrt", mu=0.5),
+        r"scaling='sqrt' fixes it \(pre: 1/N, post: 1, sqrt: 1/sqrt\(N\)\)",
+    ),
+    (
+        lambda: fp8.msamp_all_reduce(G, scaling="exact"),
+        r"scaling must be one of 'pre', 'post', 'sqrt', 'auto', got 'exact'",
+    ),
+    (lambda: fp8.fp8_all_reduce(G, fmt="e8m0"), r"fp8_all_reduce \(element formats\) takes one of"),
+    (
+        lambda: fp8.fp8_all_reduce(G, scaling="pre", mu=0.5),
+        r"mu is the auto-scaling factor, for scaling='auto' only; scaling='pre' fixes it",
+    ),
     (lambda: fp8.fp8_all_reduce(G, mu=0), r"mu must be > 0, got 0\.0"),
-    (lambda: fp8.AutoScaling(threshold=1.0),
-     r"threshold is a fraction of values and must be in \[0, 1\), got 1\.0"),
+    (
+        lambda: fp8.AutoScaling(threshold=1.0),
+        r"threshold is a fraction of values and must be in \[0, 1\), got 1\.0",
+    ),
     (lambda: fp8.AutoScaling().update(1.5), r"saturated_fraction must be in \[0, 1\], got 1\.5"),
     (lambda: fp8.AutoScaling(growth_steps=0), r"growth_steps must be an integer >= 1, got 0"),
-    (lambda: fp8.wire_bytes(10, "int8"),
-     r"dtype must be one of 'fp8', 'bf16', 'fp16', 'fp32', got 'int8'"),
+    (
+        lambda: fp8.wire_bytes(10, "int8"),
+        r"dtype must be one of 'fp8', 'bf16', 'fp16', 'fp32', got 'int8'",
+    ),
     (lambda: fp8.wire_bytes(-1, "fp8"), r"n_elements must be an integer >= 0, got -1"),
-    (lambda: fp8.all_reduce_times(8, cl.topology.ring(4, 1e9), shape=(2, 2)),
-     r"preset options \(shape\) are for a preset name; a Topology is already built"),
-    (lambda: fp8.all_reduce_times(8, "dgx-h100", cl.algorithms.ring_all_gather(8)),
-     r"all_reduce_times costs an all_reduce, got 'ring_all_gather' \(all_gather\)"),
+    (
+        lambda: fp8.all_reduce_times(8, cl.topology.ring(4, 1e9), shape=(2, 2)),
+        r"preset options \(shape\) are for a preset name; a Topology is already built",
+    ),
+    (
+        lambda: fp8.all_reduce_times(8, "dgx-h100", cl.algorithms.ring_all_gather(8)),
+        r"all_reduce_times costs an all_reduce, got 'ring_all_gather' \(all_gather\)",
+    ),
     (lambda: fp8.all_reduce_times(8, "dgx-h100", dtypes=()), r"dtypes must name at least one"),
 ]
 
@@ -467,23 +533,29 @@ def test_errors_name_the_problem(call, message):
         call()
 
 
-
 CALLS = {
     "fp8_all_reduce": (
         lambda g, s, fmt, scaling, quantize, accumulate: fp8.fp8_all_reduce(
-            g, s, fmt=fmt, scaling=scaling, quantize=quantize, accumulate=accumulate),
-        [np.ones((4, 8)), cl.algorithms.ring_all_reduce(4), "e4m3", "auto", "once", "fp32"]),
+            g, s, fmt=fmt, scaling=scaling, quantize=quantize, accumulate=accumulate
+        ),
+        [np.ones((4, 8)), cl.algorithms.ring_all_reduce(4), "e4m3", "auto", "once", "fp32"],
+    ),
     "fp8_all_reduce mu": (lambda mu: fp8.fp8_all_reduce(np.ones((2, 2)), mu=mu), [0.5]),
     "fp8_all_reduce power_of_two_scale": (
-        lambda p: fp8.fp8_all_reduce(np.ones((2, 2)), power_of_two_scale=p), [True]),
-    "msamp_all_reduce": (lambda g, s, scaling: fp8.msamp_all_reduce(g, s, scaling=scaling),
-                         [np.ones((4, 8)), cl.algorithms.ring_all_reduce(4), "post"]),
+        lambda p: fp8.fp8_all_reduce(np.ones((2, 2)), power_of_two_scale=p),
+        [True],
+    ),
+    "msamp_all_reduce": (
+        lambda g, s, scaling: fp8.msamp_all_reduce(g, s, scaling=scaling),
+        [np.ones((4, 8)), cl.algorithms.ring_all_reduce(4), "post"],
+    ),
     "AutoScaling": (lambda mu, t, k: fp8.AutoScaling(mu, t, k), [1.0, 1e-5, 1000]),
     "AutoScaling.update": (lambda f: fp8.AutoScaling().update(f), [0.0]),
     "wire_bytes": (fp8.wire_bytes, [8, "fp8"]),
-    "all_reduce_times": (fp8.all_reduce_times,
-                         [8, cl.topology.ring(4, 1e9), cl.algorithms.ring_all_reduce(4),
-                          ("fp8",)]),
+    "all_reduce_times": (
+        fp8.all_reduce_times,
+        [8, cl.topology.ring(4, 1e9), cl.algorithms.ring_all_reduce(4), ("fp8",)],
+    ),
 }
 
 
@@ -500,13 +572,14 @@ def test_step_errors_are_the_error_of_what_each_hop_sends():
     1 + 0.125 = 1.125 is exact, so the error is 1 / ||(449, 1.125)||; summed in FP32 and
     cast once, nothing is narrowed on the way and both steps are exact."""
     g = np.array([[448.0, 1.0], [1.0, 0.125]], np.float32)
-    hw = fp8.fp8_all_reduce(g, scaling="post", quantize="per_hop", accumulate="fp8",
-                            step_errors=True)
+    hw = fp8.fp8_all_reduce(
+        g, scaling="post", quantize="per_hop", accumulate="fp8", step_errors=True
+    )
     assert hw.step_errors.shape == (2,) and hw.step_errors[0] == 0.0
     assert np.isclose(hw.step_errors[1], 1 / np.hypot(449.0, 1.125))
     wide = fp8.fp8_all_reduce(g, scaling="post", step_errors=True)
     assert wide.step_errors.tolist() == [0.0, 0.0]
-    assert fp8.fp8_all_reduce(g).step_errors is None        # only when asked
+    assert fp8.fp8_all_reduce(g).step_errors is None  # only when asked
     assert fp8.msamp_all_reduce(g, step_errors=True).step_errors.shape == (2,)
     with pytest.raises(cl.CollectivesError):
         fp8.fp8_all_reduce(g, step_errors="yes")

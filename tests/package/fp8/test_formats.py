@@ -41,6 +41,7 @@ TORCH = {
 
 # ----------------------------------------------------------------------------- helpers
 
+
 def f32(bits):
     return np.asarray(bits, dtype=np.uint32).view(np.float32)
 
@@ -66,8 +67,10 @@ def assert_same_bits(x, ours, ref, fmt, what="ml_dtypes"):
     on, rn = is_nan_bits(ours, fmt), is_nan_bits(ref, fmt)
     bad = (on != rn) | (~on & (ours != ref))
     if bad.any():
-        rows = [f"x={v!r} (bits 0x{v.tobytes()[::-1].hex()}) ours=0x{o:02x} {what}=0x{r:02x}"
-                for v, o, r in zip(x[bad][:5], ours[bad][:5], ref[bad][:5])]
+        rows = [
+            f"x={v!r} (bits 0x{v.tobytes()[::-1].hex()}) ours=0x{o:02x} {what}=0x{r:02x}"
+            for v, o, r in zip(x[bad][:5], ours[bad][:5], ref[bad][:5])
+        ]
         pytest.fail(f"{fmt}: {int(bad.sum())} of {x.size} differ from {what}:\n" + "\n".join(rows))
 
 
@@ -94,7 +97,7 @@ def interesting_f32(fmt):
     top = pos[-1] + (pos[-1] - pos[-2]) if fmt != "e8m0" else 2.0**128
     ladder = np.append(pos, top)
     points = np.concatenate([ladder, (ladder[1:] + ladder[:-1]) / 2])
-    points = points[points < 3.4e38].astype(np.float32)          # 2^128 is not a float32
+    points = points[points < 3.4e38].astype(np.float32)  # 2^128 is not a float32
     bits = points.view(np.uint32).astype(np.int64)
     near = (bits[:, None] + np.arange(-2, 3)[None, :]).ravel()
     near = near[(near >= 0) & (near < 0x7F800000)].astype(np.uint32)
@@ -136,8 +139,16 @@ def test_spec_constants(fmt):
     assert f.min_normal == min_normal
     assert f.min_subnormal == min_sub
     # max = (largest mantissa in the top binade) x 2^emax, as derived above
-    assert f.max == {"e4m3": 1.75 * 2.0**8, "e5m2": 1.75 * 2.0**15, "e4m3fnuz": 1.875 * 2.0**7,
-                     "e5m2fnuz": 1.75 * 2.0**15, "e8m0": 2.0**127}[fmt]
+    assert (
+        f.max
+        == {
+            "e4m3": 1.75 * 2.0**8,
+            "e5m2": 1.75 * 2.0**15,
+            "e4m3fnuz": 1.875 * 2.0**7,
+            "e5m2fnuz": 1.75 * 2.0**15,
+            "e8m0": 2.0**127,
+        }[fmt]
+    )
     assert f.emax == {"e4m3": 8, "e5m2": 15, "e4m3fnuz": 7, "e5m2fnuz": 15, "e8m0": 127}[fmt]
     assert f.source
 
@@ -176,6 +187,7 @@ def test_format_table_agrees_with_decode_and_ml_dtypes(fmt):
 
 # ----------------------------------------------------------------------------- decode
 
+
 @pytest.mark.parametrize("fmt", ALL)
 def test_all_256_patterns_decode_like_ml_dtypes(fmt):
     ours = fp8.decode(np.arange(256, dtype=np.uint8), fmt)
@@ -184,7 +196,7 @@ def test_all_256_patterns_decode_like_ml_dtypes(fmt):
     np.testing.assert_array_equal(np.isnan(ours), np.isnan(ref))
     keep = ~np.isnan(ref)
     np.testing.assert_array_equal(ours[keep], ref[keep])
-    np.testing.assert_array_equal(np.signbit(ours[keep]), np.signbit(ref[keep]))   # -0.0
+    np.testing.assert_array_equal(np.signbit(ours[keep]), np.signbit(ref[keep]))  # -0.0
 
 
 @pytest.mark.parametrize("fmt", ALL)
@@ -204,8 +216,10 @@ def test_library_names_are_the_same_formats(fmt):
     name = fp8.LIBRARY_NAMES[fmt]
     codes = np.arange(256, dtype=np.uint8)
     ours = fp8.decode(codes, fmt)
-    for ref in (codes.view(getattr(ml_dtypes, name)).astype(np.float32),
-                torch.from_numpy(codes).view(getattr(torch, name)).float().numpy()):
+    for ref in (
+        codes.view(getattr(ml_dtypes, name)).astype(np.float32),
+        torch.from_numpy(codes).view(getattr(torch, name)).float().numpy(),
+    ):
         np.testing.assert_array_equal(np.isnan(ours), np.isnan(ref))
         keep = ~np.isnan(ref)
         np.testing.assert_array_equal(ours[keep], ref[keep])
@@ -213,6 +227,7 @@ def test_library_names_are_the_same_formats(fmt):
 
 
 # ----------------------------------------------------------------------------- encode vs ml_dtypes
+
 
 # ml_dtypes 0.6 and torch 2.13 round float32 subnormals in (2^-127, 1.5 * 2^-127) up to
 # 2^-126 (0x01), e.g. 2^-127 + 2^-149 (bits 0x00400001) -> 0x01; the nearest E8M0 value,
@@ -305,16 +320,16 @@ def test_ties_by_hand(fmt, x, expected, why):
 def test_negative_zero():
     for fmt in ("e4m3", "e5m2"):
         assert int(fp8.encode(-0.0, fmt)) == 0x80
-        assert int(fp8.encode(-1e-30, fmt)) == 0x80           # rounds to -0
+        assert int(fp8.encode(-1e-30, fmt)) == 0x80  # rounds to -0
     for fmt in ("e4m3fnuz", "e5m2fnuz"):
-        assert int(fp8.encode(-0.0, fmt)) == 0x00             # 0x80 is their NaN
+        assert int(fp8.encode(-0.0, fmt)) == 0x00  # 0x80 is their NaN
         assert int(fp8.encode(-1e-30, fmt)) == 0x00
     assert int(fp8.encode(-0.0, "e8m0")) == 0xFF
 
 
 def test_non_saturating_boundaries():
-    up = lambda v: np.nextafter(np.float32(v), np.float32(np.inf))      # noqa: E731
-    down = lambda v: np.nextafter(np.float32(v), np.float32(0))         # noqa: E731
+    up = lambda v: np.nextafter(np.float32(v), np.float32(np.inf))
+    down = lambda v: np.nextafter(np.float32(v), np.float32(0))
     # e4m3: 464 is the tie that goes down to 448; anything above it overflows to NaN.
     # FACTS (ml_dtypes is non-saturating): 464 -> 448, 465 -> NaN. Checked on both sides.
     for x, want in [(464.0, 0x7E), (up(464), None), (465.0, None), (-464.0, 0xFE)]:
@@ -340,15 +355,15 @@ def test_non_saturating_boundaries():
 
 
 def test_e8m0_by_hand():
-    enc = lambda v, **kw: int(fp8.encode(np.float32(v), "e8m0", **kw))   # noqa: E731
+    enc = lambda v, **kw: int(fp8.encode(np.float32(v), "e8m0", **kw))
     assert enc(1.0) == 0x7F and enc(2.0**127) == 0xFE and enc(2.0**-127) == 0x00
-    assert enc(1.4 * 2.0**127) == 0xFE                    # below the midpoint: 2^127
-    assert enc(1.5 * 2.0**127) == 0xFF                    # ties up to 2^128: overflow
+    assert enc(1.4 * 2.0**127) == 0xFE  # below the midpoint: 2^127
+    assert enc(1.5 * 2.0**127) == 0xFF  # ties up to 2^128: overflow
     assert enc(1.5 * 2.0**127, saturate=True) == 0xFE
     assert enc(np.inf) == 0xFF and enc(np.inf, saturate=True) == 0xFE
     # no zero in E8M0: everything positive below 2^-127 is nearest to 2^-127
     assert enc(2.0**-140) == 0x00 and enc(1e-45) == 0x00
-    assert int(fp8.encode(1e-300, "e8m0")) == 0x00       # float64 input far below
+    assert int(fp8.encode(1e-300, "e8m0")) == 0x00  # float64 input far below
     # float32 subnormals just above 2^-127: nearest is 2^-127 (ml_dtypes/torch say 2^-126)
     assert int(fp8.encode(f32(0x00400001), "e8m0")) == 0x00
     assert enc(1.25 * 2.0**-127) == 0x00 and enc(1.5 * 2.0**-127) == 0x01
@@ -364,14 +379,15 @@ def test_round_trip_every_representable_value(fmt):
     dtypes = [np.float32, np.float64] + ([np.float16] if fmt != "e8m0" else [])
     for dtype in dtypes:
         v = values.astype(dtype)
-        np.testing.assert_array_equal(v, values)               # exact in that dtype
+        np.testing.assert_array_equal(v, values)  # exact in that dtype
         np.testing.assert_array_equal(fp8.encode(v, fmt), codes)
-        finite = np.isfinite(values)                           # saturation maps Inf to max
+        finite = np.isfinite(values)  # saturation maps Inf to max
         np.testing.assert_array_equal(fp8.encode(v[finite], fmt, saturate=True), codes[finite])
         np.testing.assert_array_equal(fp8.quantize(v, fmt, saturate=False), values)
 
 
 # ----------------------------------------------------------------------------- saturation
+
 
 @pytest.mark.parametrize("fmt", ALL)
 def test_saturating_mode(fmt):
@@ -386,12 +402,12 @@ def test_saturating_mode(fmt):
     else:
         overflow = ~np.isnan(x) & ~np.isfinite(plain_v)
         want_over = np.where(np.signbit(x), f.max_pattern | 0x80, f.max_pattern)
-    assert overflow.sum() > 100                                # the grid does reach it
+    assert overflow.sum() > 100  # the grid does reach it
     np.testing.assert_array_equal(sat[overflow], want_over[overflow])
     np.testing.assert_array_equal(sat[~overflow], plain[~overflow])
     sat_v = fp8.decode(sat, fmt)
-    assert np.isnan(sat_v[np.isnan(x)]).all()                  # NaN stays NaN
-    if fmt != "e8m0":                                          # (e8m0: also x <= 0 -> NaN)
+    assert np.isnan(sat_v[np.isnan(x)]).all()  # NaN stays NaN
+    if fmt != "e8m0":  # (e8m0: also x <= 0 -> NaN)
         np.testing.assert_array_equal(np.isnan(sat_v), np.isnan(x))
     assert np.all(np.abs(sat_v[~np.isnan(sat_v)]) <= f.max)
     # ml_dtypes is non-saturating: where it overflows, fp8 saturates; elsewhere they agree
@@ -404,10 +420,15 @@ def test_saturating_mode(fmt):
 def test_saturating_e4m3_matches_torch():
     # torch 2.13 CPU casts to float8_e4m3fn saturate: overflow and +-Inf -> +-448 (FACTS)
     x = np.concatenate([GRID, interesting_f32("e4m3"), SPECIALS])
-    assert_same_bits(x, fp8.encode(x, "e4m3", saturate=True), torch_encode(x, "e4m3"),
-                     "e4m3", what="torch")
-    assert torch_encode(np.float32([465, 1e6, np.inf, -np.inf]), "e4m3").tolist() == \
-        [0x7E, 0x7E, 0x7E, 0xFE]
+    assert_same_bits(
+        x, fp8.encode(x, "e4m3", saturate=True), torch_encode(x, "e4m3"), "e4m3", what="torch"
+    )
+    assert torch_encode(np.float32([465, 1e6, np.inf, -np.inf]), "e4m3").tolist() == [
+        0x7E,
+        0x7E,
+        0x7E,
+        0xFE,
+    ]
 
 
 @pytest.mark.parametrize("fmt", ["e5m2", "e4m3fnuz", "e5m2fnuz"])
@@ -428,12 +449,13 @@ def test_e8m0_positive_normals_match_torch():
 
 # ----------------------------------------------------------------------------- float64
 
+
 def exact_encode(x, fmt):
     """Slow reference for one finite float64: nearest value by exact rational arithmetic,
     ties to the even code, the step beyond max counted as overflow (non-saturating)."""
     f = fp8.FORMATS[fmt]
     m, bias = f.mantissa_bits, f.bias
-    ladder = []                                   # magnitudes of codes 0 .. max_pattern + 1
+    ladder = []  # magnitudes of codes 0 .. max_pattern + 1
     for code in range(f.max_pattern + 2):
         e, frac = code >> m, code & ((1 << m) - 1)
         if e == 0:
@@ -451,24 +473,30 @@ def exact_encode(x, fmt):
         code = i - 1 if below < above else i if above < below else (i if i % 2 == 0 else i - 1)
     negative = x < 0 or (x == 0 and np.signbit(x))
     if code > f.max_pattern:
-        return {"e4m3": 0x7F, "e5m2": 0x7C}.get(fmt, 0x80) | (0x80 if negative and fmt in
-                                                               ("e4m3", "e5m2") else 0)
+        return {"e4m3": 0x7F, "e5m2": 0x7C}.get(fmt, 0x80) | (
+            0x80 if negative and fmt in ("e4m3", "e5m2") else 0
+        )
     if negative and (code or f.has_negative_zero):
         code |= 0x80
     return code
 
 
 def float64_near_ladder():
-    points = sorted({float(v) for f in ELEMENT for v in interesting_f32(f)
-                     if np.isfinite(v)})
+    points = sorted({float(v) for f in ELEMENT for v in interesting_f32(f) if np.isfinite(v)})
     return st.tuples(st.sampled_from(points), st.integers(-3, 3)).map(
-        lambda p: float(np.nextafter(p[0], np.inf * p[1]) if p[1] else p[0]))
+        lambda p: float(np.nextafter(p[0], np.inf * p[1]) if p[1] else p[0])
+    )
 
 
 @pytest.mark.parametrize("fmt", ELEMENT)
 @settings(max_examples=200, deadline=None)
-@given(x=st.one_of(st.floats(allow_nan=False, allow_infinity=False), float64_near_ladder(),
-                   st.floats(min_value=-1e5, max_value=1e5)))
+@given(
+    x=st.one_of(
+        st.floats(allow_nan=False, allow_infinity=False),
+        float64_near_ladder(),
+        st.floats(min_value=-1e5, max_value=1e5),
+    )
+)
 def test_float64_rounds_once_exactly(fmt, x):
     got = int(fp8.encode(np.float64(x), fmt))
     want = exact_encode(x, fmt)
@@ -493,6 +521,7 @@ def test_float64_is_not_rounded_to_float32_first():
 
 # ----------------------------------------------------------------------------- lookup tables
 
+
 @pytest.mark.parametrize("fmt", ALL)
 @pytest.mark.parametrize("saturate", [False, True])
 def test_lookup_tables_equal_the_exact_rounding(fmt, saturate):
@@ -507,8 +536,7 @@ def test_lookup_tables_equal_the_exact_rounding(fmt, saturate):
     top32 = np.arange(1 << 16, dtype=np.uint32) << np.uint32(16)
     lows32 = [0, 1, 0x8000, 0xFFFF, rng.integers(1, 1 << 16, 1 << 16, dtype=np.uint32)]
     top64 = np.arange(1 << 16, dtype=np.uint64) << np.uint64(48)
-    lows64 = [0, 1, 1 << 47, (1 << 48) - 1,
-              rng.integers(1, 1 << 48, 1 << 16, dtype=np.uint64)]
+    lows64 = [0, 1, 1 << 47, (1 << 48) - 1, rng.integers(1, 1 << 48, 1 << 16, dtype=np.uint64)]
     with np.errstate(invalid="ignore"):
         for top, lows, real in ((top32, lows32, np.float32), (top64, lows64, np.float64)):
             for low in lows:
@@ -521,6 +549,7 @@ def test_lookup_tables_equal_the_exact_rounding(fmt, saturate):
 
 # ----------------------------------------------------------------------------- shapes, dtypes
 
+
 def test_shapes_scalars_and_dtypes():
     b = fp8.encode(1.0, "e4m3")
     assert isinstance(b, np.ndarray) and b.shape == () and b.dtype == np.uint8
@@ -531,21 +560,27 @@ def test_shapes_scalars_and_dtypes():
     assert out.shape == (2, 3, 4) and out.dtype == np.float32
     assert fp8.decode(0x38, "e4m3").shape == ()
     assert fp8.encode([[1.0, 2.0]], "e4m3").tolist() == [[0x38, 0x40]]
-    assert fp8.encode(np.array([1, 448, 500], dtype=np.int64), "e4m3").tolist() == \
-        [0x38, 0x7E, 0x7F]
+    assert fp8.encode(np.array([1, 448, 500], dtype=np.int64), "e4m3").tolist() == [
+        0x38,
+        0x7E,
+        0x7F,
+    ]
     assert fp8.encode(np.float16(1.0), "e4m3") == 0x38
-    bf16 = np.array([1.0, 3.0], dtype=ml_dtypes.bfloat16)   # any dtype castable to float64
+    bf16 = np.array([1.0, 3.0], dtype=ml_dtypes.bfloat16)  # any dtype castable to float64
     assert fp8.encode(bf16, "e4m3").tolist() == [0x38, 0x44]
     assert fp8.encode(np.zeros((0, 3)), "e4m3").shape == (0, 3)
-    for ints in ([0x38, 0x7E], np.array([0x38, 0x7E], dtype=np.int8),
-                 np.array([0x38, 0x7E], dtype=np.uint64)):
+    for ints in (
+        [0x38, 0x7E],
+        np.array([0x38, 0x7E], dtype=np.int8),
+        np.array([0x38, 0x7E], dtype=np.uint64),
+    ):
         assert fp8.decode(ints, "e4m3").tolist() == [1.0, 448.0]
 
 
 def test_quantize_and_max_value():
     assert fp8.max_value("e4m3") == 448.0 and fp8.max_value("e5m2") == 57344.0
     assert fp8.max_value("e4m3fnuz") == 240.0 and fp8.max_value("e8m0") == 2.0**127
-    q = fp8.quantize([500.0, -1e9, 1.1, np.nan], "e4m3")       # saturating by default
+    q = fp8.quantize([500.0, -1e9, 1.1, np.nan], "e4m3")  # saturating by default
     assert q.dtype == np.float32
     assert q[:3].tolist() == [448.0, -448.0, 1.125] and np.isnan(q[3])
     assert np.isnan(fp8.quantize(500.0, "e4m3", saturate=False))
@@ -553,6 +588,7 @@ def test_quantize_and_max_value():
 
 
 # ----------------------------------------------------------------------------- scale_for
+
 
 def test_scale_for_by_hand():
     # TE delayed scaling: scale = (FP8_MAX / amax) / 2^margin, in float32
@@ -563,8 +599,8 @@ def test_scale_for_by_hand():
     assert fp8.scale_for(3.0, "e4m3") == np.float32(448) / np.float32(3)
     s = fp8.scale_for(np.array([[2.0, 0.0], [np.inf, np.nan]]), "e4m3", previous=5.0)
     assert s.shape == (2, 2) and s.dtype == np.float32
-    assert s.tolist() == [[224.0, 5.0], [5.0, 5.0]]        # no information: keep previous
-    assert fp8.scale_for(0.0, "e4m3") == 1.0                # default previous
+    assert s.tolist() == [[224.0, 5.0], [5.0, 5.0]]  # no information: keep previous
+    assert fp8.scale_for(0.0, "e4m3") == 1.0  # default previous
     # amax so small that 448 / amax overflows float32: TE clamps to the float32 maximum
     assert fp8.scale_for(1e-44, "e4m3") == np.finfo(np.float32).max
     # the scaled amax lands on FP8_MAX / 2^margin
@@ -574,9 +610,10 @@ def test_scale_for_by_hand():
 
 # ----------------------------------------------------------------------------- mx_block_scale
 
+
 def test_mx_block_scale_by_hand():
     amax = [1.0, 1.75, 1.76, 448.0, 449.0, 480.0, 0.0, 2.0**-140, np.nan, np.inf]
-    x = np.array(amax)[:, None] * np.array([1.0, -0.5])     # blocks of 2, amax first
+    x = np.array(amax)[:, None] * np.array([1.0, -0.5])  # blocks of 2, amax first
     ocp = fp8.mx_block_scale(x, block=2, rule="ocp")[:, 0]
     te = fp8.mx_block_scale(x, block=2, rule="te")[:, 0]
     # OCP: X = 2^(floor(log2 amax) - 8):  1 -> 2^-8, 1.75 -> 2^-8, 1.76 -> 2^-8,
@@ -608,20 +645,23 @@ def test_mx_block_scale_shapes_and_padding():
 
 @pytest.mark.parametrize("fmt", ["e4m3", "e5m2"])
 @settings(max_examples=60, deadline=None)
-@given(data=st.lists(st.floats(min_value=-(2.0**100), max_value=2.0**100, width=32),
-                     min_size=1, max_size=100))
+@given(
+    data=st.lists(
+        st.floats(min_value=-(2.0**100), max_value=2.0**100, width=32), min_size=1, max_size=100
+    )
+)
 def test_mx_block_scale_properties(fmt, data):
     f = fp8.FORMATS[fmt]
     x = np.array(data, dtype=np.float32)
     ocp = fp8.mx_block_scale(x, block=8, fmt=fmt, rule="ocp")
     te = fp8.mx_block_scale(x, block=8, fmt=fmt, rule="te")
     a = np.abs(np.concatenate([x, np.zeros(-len(x) % 8, np.float32)])).reshape(-1, 8).max(1)
-    for scale in (ocp, te):                                  # powers of two in E8M0 range
+    for scale in (ocp, te):  # powers of two in E8M0 range
         np.testing.assert_array_equal(fp8.decode(fp8.encode(scale, "e8m0"), "e8m0"), scale)
-    big = a >= 2.0**-100                                     # away from the 2^-127 clamp
+    big = a >= 2.0**-100  # away from the 2^-127 clamp
     r_ocp, r_te = a[big] / ocp[big], a[big] / te[big]
-    assert np.all((2.0**f.emax <= r_ocp) & (r_ocp < 2.0**(f.emax + 1)))
-    assert np.all((f.max / 2 < r_te) & (r_te <= f.max))      # fills the range, never beyond
+    assert np.all((2.0**f.emax <= r_ocp) & (r_ocp < 2.0 ** (f.emax + 1)))
+    assert np.all((f.max / 2 < r_te) & (r_te <= f.max))  # fills the range, never beyond
     assert set((te[big] / ocp[big]).tolist()) <= {1.0, 2.0}
     # after TE scaling no element saturates
     blocks = np.repeat(te, 8)[: len(x)]
@@ -636,11 +676,15 @@ def test_mx_te_rule_equals_te_float32_arithmetic(fmt):
     fmax = np.float32(fp8.max_value(fmt))
     rcp = np.float32(1) / fmax
     starts = [np.float32(1.0), np.float32(2.0**8), np.float32(2.0**-90)]
-    amax = np.concatenate([f32(np.arange(s.view(np.uint32), s.view(np.uint32) + (1 << 23), 8,
-                                         dtype=np.uint32)) for s in starts])
-    y = (amax * rcp).astype(np.float64)                      # the float32 product, exactly
+    amax = np.concatenate(
+        [
+            f32(np.arange(s.view(np.uint32), s.view(np.uint32) + (1 << 23), 8, dtype=np.uint32))
+            for s in starts
+        ]
+    )
+    y = (amax * rcp).astype(np.float64)  # the float32 product, exactly
     frac, e2 = np.frexp(y)
-    te_k = np.where(frac == 0.5, e2 - 1, e2)                 # round up to a power of two
+    te_k = np.where(frac == 0.5, e2 - 1, e2)  # round up to a power of two
     got = fp8.mx_block_scale(amax[:, None], block=1, fmt=fmt, rule="te")[:, 0]
     np.testing.assert_array_equal(got, np.ldexp(1.0, te_k).astype(np.float32))
 
@@ -663,8 +707,10 @@ ERRORS = [
     (lambda: fp8.decode([256], "e4m3"), r"bit patterns 0\.\.255, got 256"),
     (lambda: fp8.decode(np.array([3, -1, -2]), "e4m3"), r"got -1 \(2 value\(s\) out of range"),
     (lambda: fp8.decode(np.array([True]), "e4m3"), r"got dtype bool"),
-    (lambda: fp8.decode(np.zeros(2, ml_dtypes.float8_e4m3fn), "e4m3"),
-     r"pass array\.view\(np\.uint8\)"),
+    (
+        lambda: fp8.decode(np.zeros(2, ml_dtypes.float8_e4m3fn), "e4m3"),
+        r"pass array\.view\(np\.uint8\)",
+    ),
     (lambda: fp8.decode("0x7e", "e4m3"), r"got the string '0x7e'"),
     (lambda: fp8.decode(0x7E, "E4M3"), r"unknown FP8 format 'E4M3' for decode"),
     (lambda: fp8.max_value("e6m1"), r"unknown FP8 format 'e6m1' for max_value"),
@@ -672,13 +718,17 @@ ERRORS = [
     (lambda: fp8.scale_for(1.0, "e8m0"), r"scale_for \(element formats\) takes one of"),
     (lambda: fp8.scale_for(1.0, "e4m3", margin=float("inf")), r"margin must be finite"),
     (lambda: fp8.scale_for(1.0, "e4m3", margin="1"), r"margin must be a real number"),
-    (lambda: fp8.scale_for([1.0, 2.0], "e4m3", previous=[1.0, 2.0, 3.0]),
-     r"previous has shape \(3,\), which does not broadcast"),
+    (
+        lambda: fp8.scale_for([1.0, 2.0], "e4m3", previous=[1.0, 2.0, 3.0]),
+        r"previous has shape \(3,\), which does not broadcast",
+    ),
     (lambda: fp8.mx_block_scale(np.ones(4), block=0), r"block must be a positive integer"),
     (lambda: fp8.mx_block_scale(np.ones(4), block=2.0), r"block must be a positive integer"),
     (lambda: fp8.mx_block_scale(np.ones(4), rule="nearest"), r"rule must be 'ocp' or 'te'"),
-    (lambda: fp8.mx_block_scale(np.ones(4), fmt="e4m3fnuz"),
-     r"mx_block_scale \(MXFP8 elements\) takes one of 'e4m3', 'e5m2', got 'e4m3fnuz'"),
+    (
+        lambda: fp8.mx_block_scale(np.ones(4), fmt="e4m3fnuz"),
+        r"mx_block_scale \(MXFP8 elements\) takes one of 'e4m3', 'e5m2', got 'e4m3fnuz'",
+    ),
     (lambda: fp8.mx_block_scale(1.0), r"at least one axis"),
 ]
 
@@ -694,16 +744,33 @@ def test_public_names():
     # the names collectives.fp8 exported as one module stay; the subpackage adds the rest;
     # the element-format lists, the format lookup and TE's scale rule became public when the
     # other fp8 modules stopped importing them as private names
-    assert sorted(fp8.formats.__all__) == sorted([
-        "Format", "FORMATS", "encode", "decode", "quantize", "max_value",
-        "scale_for", "mx_block_scale",
-        "ELEMENT_FORMATS", "MX_ELEMENT_FORMATS", "get_format", "scale_from_amax",
-        "LIBRARY_NAMES"])
+    assert sorted(fp8.formats.__all__) == sorted(
+        [
+            "Format",
+            "FORMATS",
+            "encode",
+            "decode",
+            "quantize",
+            "max_value",
+            "scale_for",
+            "mx_block_scale",
+            "ELEMENT_FORMATS",
+            "MX_ELEMENT_FORMATS",
+            "get_format",
+            "scale_from_amax",
+            "LIBRARY_NAMES",
+        ]
+    )
     assert sorted(fp8.__all__) == sorted(
-        fp8.formats.__all__ + fp8.scaling.__all__ + fp8.metrics.__all__
-        + fp8.collective.__all__ + fp8.gather.__all__ + fp8.memory.__all__)
+        fp8.formats.__all__
+        + fp8.scaling.__all__
+        + fp8.metrics.__all__
+        + fp8.collective.__all__
+        + fp8.gather.__all__
+        + fp8.memory.__all__
+    )
     assert len(set(fp8.__all__)) == len(fp8.__all__)
     for name in fp8.__all__:
         assert hasattr(fp8, name)
     with pytest.raises(TypeError):
-        fp8.FORMATS["e4m3"] = None                           # read-only table
+        fp8.FORMATS["e4m3"] = None  # read-only table

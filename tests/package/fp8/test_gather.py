@@ -31,7 +31,7 @@ def test_two_ranks_by_hand():
     local = fp8.fp8_all_gather([[1.0, 2.0], [4.0, -3.0]], scales="local")
     np.testing.assert_array_equal(local.values[0], want)
     assert local.shard_scales.tolist() == [[224.0, 112.0]] * 2
-    assert not local.single_scale and local.matches_single_device   # values equal by luck
+    assert not local.single_scale and local.matches_single_device  # values equal by luck
     assert "scales='local'" in repr(local)
 
 
@@ -63,17 +63,20 @@ def test_shared_scale_gathers_the_single_device_cast(name, data):
     # enable the quantized all-gather)
     n = data.draw(st.sampled_from([2, 4, 8]))
     size = data.draw(st.integers(1, 6))
-    x = np.array(data.draw(st.lists(st.floats(-1e4, 1e4, width=32), min_size=n * size,
-                                    max_size=n * size)), np.float32).reshape(n, size)
+    x = np.array(
+        data.draw(st.lists(st.floats(-1e4, 1e4, width=32), min_size=n * size, max_size=n * size)),
+        np.float32,
+    ).reshape(n, size)
     fmt = data.draw(st.sampled_from(["e4m3", "e5m2"]))
     r = fp8.fp8_all_gather(x, GATHERS[name](n), fmt=fmt)
     whole = x.reshape(-1).astype(np.float64)
     amax = np.abs(whole).max()
-    scale = fp8.scale_for(amax, fmt)                    # TE's scale of the group's amax
+    scale = fp8.scale_for(amax, fmt)  # TE's scale of the group's amax
     by_hand = fp8.quantize(whole * scale, fmt) / np.float32(scale)
     assert r.single_scale and r.matches_single_device
-    np.testing.assert_array_equal(r.values, np.broadcast_to(by_hand.astype(np.float32),
-                                                            r.values.shape))
+    np.testing.assert_array_equal(
+        r.values, np.broadcast_to(by_hand.astype(np.float32), r.values.shape)
+    )
     np.testing.assert_array_equal(r.codes, np.broadcast_to(r.codes[0], r.codes.shape))
 
 
@@ -118,8 +121,9 @@ def test_the_blocking_amax_costs_latency():
     assert c.gather["bf16"].seconds == pytest.approx(7e-6 + 14.336e-6, rel=1e-9)
     assert c.saving_seconds == pytest.approx(-6.839e-6, rel=1e-9)
     # delayed scaling moves the exchange off the path: 7.168 us saved
-    assert fp8.fp8_all_gather_cost(2**13, ring, amax="per_step").saving_seconds == \
-        pytest.approx(7.168e-6, rel=1e-9)
+    assert fp8.fp8_all_gather_cost(2**13, ring, amax="per_step").saving_seconds == pytest.approx(
+        7.168e-6, rel=1e-9
+    )
     # a large gather saves almost half: 2^26 elements, 7/8 x 2^26 / 1e9 = 58.72 ms in FP8
     big = fp8.fp8_all_gather_cost(2**26, ring)
     assert big.saving_seconds == pytest.approx(7 / 8 * 2**26 / 1e9 - 14.007e-6, rel=1e-9)
@@ -133,25 +137,42 @@ def test_cost_on_a_preset():
 
 X = np.ones((4, 2))
 ERRORS = [
-    (lambda: fp8.fp8_all_gather(np.ones(4)),
-     r"takes shards of shape \(n_ranks, shard_size\): one shard per rank, got shape \(4,\)"),
+    (
+        lambda: fp8.fp8_all_gather(np.ones(4)),
+        r"takes shards of shape \(n_ranks, shard_size\): one shard per rank, got shape \(4,\)",
+    ),
     (lambda: fp8.fp8_all_gather([[1.0], [np.nan]]), r"shards must be finite"),
-    (lambda: fp8.fp8_all_gather(X, scales="each"),
-     r"scales must be one of 'shared', 'local', got 'each'"),
-    (lambda: fp8.fp8_all_gather(X, cl.algorithms.ring_all_reduce(4)),
-     r"needs an all_gather schedule, got 'ring_all_reduce' \(all_reduce\)"),
-    (lambda: fp8.fp8_all_gather(X, cl.algorithms.ring_all_gather(2)),
-     r"the schedule 'ring_all_gather' has 2 ranks but 4 were given"),
+    (
+        lambda: fp8.fp8_all_gather(X, scales="each"),
+        r"scales must be one of 'shared', 'local', got 'each'",
+    ),
+    (
+        lambda: fp8.fp8_all_gather(X, cl.algorithms.ring_all_reduce(4)),
+        r"needs an all_gather schedule, got 'ring_all_reduce' \(all_reduce\)",
+    ),
+    (
+        lambda: fp8.fp8_all_gather(X, cl.algorithms.ring_all_gather(2)),
+        r"the schedule 'ring_all_gather' has 2 ranks but 4 were given",
+    ),
     (lambda: fp8.fp8_all_gather(X, fmt="e8m0"), r"fp8_all_gather \(element formats\)"),
-    (lambda: fp8.fp8_all_gather_cost(8, cl.topology.ring(4, 1e9), amax="never"),
-     r"amax must be one of 'per_gather', 'per_step', got 'never'"),
-    (lambda: fp8.fp8_all_gather_cost(8, cl.topology.ring(4, 1e9), n_tensors=0),
-     r"n_tensors must be an integer >= 1, got 0"),
-    (lambda: fp8.fp8_all_gather_cost(8, cl.topology.ring(4, 1e9), shape=(2, 2)),
-     r"preset options \(shape\) are for a preset name"),
-    (lambda: fp8.fp8_all_gather_cost(8, cl.topology.ring(4, 1e9),
-                                     amax_schedule=cl.algorithms.ring_all_gather(4)),
-     r"amax_schedule must be an all_reduce schedule, got 'ring_all_gather'"),
+    (
+        lambda: fp8.fp8_all_gather_cost(8, cl.topology.ring(4, 1e9), amax="never"),
+        r"amax must be one of 'per_gather', 'per_step', got 'never'",
+    ),
+    (
+        lambda: fp8.fp8_all_gather_cost(8, cl.topology.ring(4, 1e9), n_tensors=0),
+        r"n_tensors must be an integer >= 1, got 0",
+    ),
+    (
+        lambda: fp8.fp8_all_gather_cost(8, cl.topology.ring(4, 1e9), shape=(2, 2)),
+        r"preset options \(shape\) are for a preset name",
+    ),
+    (
+        lambda: fp8.fp8_all_gather_cost(
+            8, cl.topology.ring(4, 1e9), amax_schedule=cl.algorithms.ring_all_gather(4)
+        ),
+        r"amax_schedule must be an all_reduce schedule, got 'ring_all_gather'",
+    ),
     (lambda: fp8.fp8_all_gather_cost(8, 42), r"topology must be a collectives Topology"),
 ]
 
@@ -162,12 +183,20 @@ def test_errors_name_the_problem(call, message):
         call()
 
 
-@pytest.mark.parametrize("name, call, args", [
-    ("fp8_all_gather", lambda x, s, fmt, scales: fp8.fp8_all_gather(x, s, fmt=fmt, scales=scales),
-     [np.ones((4, 2)), cl.algorithms.ring_all_gather(4), "e4m3", "shared"]),
-    ("fp8_all_gather_cost",
-     lambda n, t, s, k, a: fp8.fp8_all_gather_cost(n, t, s, n_tensors=k, amax=a),
-     [8, cl.topology.ring(4, 1e9), cl.algorithms.ring_all_gather(4), 1, "per_gather"]),
-])
+@pytest.mark.parametrize(
+    "name, call, args",
+    [
+        (
+            "fp8_all_gather",
+            lambda x, s, fmt, scales: fp8.fp8_all_gather(x, s, fmt=fmt, scales=scales),
+            [np.ones((4, 2)), cl.algorithms.ring_all_gather(4), "e4m3", "shared"],
+        ),
+        (
+            "fp8_all_gather_cost",
+            lambda n, t, s, k, a: fp8.fp8_all_gather_cost(n, t, s, n_tensors=k, amax=a),
+            [8, cl.topology.ring(4, 1e9), cl.algorithms.ring_all_gather(4), 1, "per_gather"],
+        ),
+    ],
+)
 def test_every_bad_argument_raises_a_collectives_error(name, call, args):
     check_every_bad_argument(name, call, args)

@@ -75,8 +75,9 @@ def test_fp8lm_parallel_layouts():
     layouts = fp8.FP8LM_PARALLELISM
     assert [layouts[m]["dp"] for m in ("gpt-7b", "gpt-13b", "gpt-175b")] == [32, 16, 4]
     assert [v["tp"] * v["pp"] * v["dp"] for v in layouts.values()] == [32, 32, 128]
-    assert {k: layouts["gpt-175b"][k] for k in ("tp", "pp", "dp")} == \
-        {k: fp8.FP8LM_GPT175B[k] for k in ("tp", "pp", "dp")}
+    assert {k: layouts["gpt-175b"][k] for k in ("tp", "pp", "dp")} == {
+        k: fp8.FP8LM_GPT175B[k] for k in ("tp", "pp", "dp")
+    }
 
 
 def test_gpt175b_model_states_by_hand():
@@ -98,16 +99,21 @@ def test_gpt175b_model_states_by_hand():
     # v1's abstract says -42%. Both are below the model-state saving, as they must be.
     v2 = cfg["v2"]
     assert round(1 - v2["fp8_memory_gb"] / v2["bf16_memory_gb"], 2) == v2["memory_saving"]
-    assert round(1 - v2["fp8_memory_gb"] / v2["te_memory_gb"], 2) == 0.42    # v2: vs TE
+    assert round(1 - v2["fp8_memory_gb"] / v2["te_memory_gb"], 2) == 0.42  # v2: vs TE
     assert v2["memory_saving"] < cfg["v1"]["memory_saving"] < saving
     assert (v2["speedup"], cfg["v1"]["speedup"]) == (0.75, 0.64)
     # the two v2 headlines are two rows of Table 5: at micro-batch 1 FP8 is 27.1 / 22.4 =
     # 1.21x BF16's throughput (+21%) at -39% memory; +75% is FP8 at micro-batch 4, 39.3 /
     # 22.4 = 1.754x, at 57.7 GB (13% less than BF16's 66.1)
-    assert round(v2["fp8_samples_per_s"] / v2["bf16_samples_per_s"] - 1, 2) == \
-        v2["speedup_same_micro_batch"] == 0.21
-    assert round(v2["fp8_micro_batch_4_samples_per_s"] / v2["bf16_samples_per_s"] - 1, 2) == \
-        v2["speedup"]
+    assert (
+        round(v2["fp8_samples_per_s"] / v2["bf16_samples_per_s"] - 1, 2)
+        == v2["speedup_same_micro_batch"]
+        == 0.21
+    )
+    assert (
+        round(v2["fp8_micro_batch_4_samples_per_s"] / v2["bf16_samples_per_s"] - 1, 2)
+        == v2["speedup"]
+    )
     assert round(1 - v2["fp8_micro_batch_4_memory_gb"] / v2["bf16_memory_gb"], 2) == 0.13
     # what the model states leave out, by subtraction: BF16 66.1 - 49.22 = 16.88 GB, FP8
     # 40.3 - 17.77 = 22.53 GB: 5.65 GB more in the FP8 run. A transposed FP8 copy of every
@@ -126,39 +132,49 @@ def test_gpt175b_model_states_by_hand():
     # the optimizer part alone (FP8-LM's Eq. 7 and 8), from the package's recipes: BF16's
     # 16 bytes (all but the working weights) -> O2's 6 is, by hand, 1 - 6/16 = 10/16 = -62.5%
     bf16_states = fp8.bytes_per_parameter("bf16")
-    optimizer_saving = 1 - (sum(fp8.bytes_per_parameter("fp8lm-o2").values())
-                            / (sum(bf16_states.values()) - bf16_states["weights"]))
+    optimizer_saving = 1 - (
+        sum(fp8.bytes_per_parameter("fp8lm-o2").values())
+        / (sum(bf16_states.values()) - bf16_states["weights"])
+    )
     assert optimizer_saving == 0.625
 
 
 @pytest.mark.parametrize("recipe", RECIPES)
 def test_zero_stages(recipe):
     plain = fp8.bytes_per_parameter(recipe)
-    assert fp8.bytes_per_parameter(recipe, zero_stage=3, dp=1) == plain   # dp 1: nothing
+    assert fp8.bytes_per_parameter(recipe, zero_stage=3, dp=1) == plain  # dp 1: nothing
     assert fp8.bytes_per_parameter(recipe, zero_stage=0, dp=64) == plain  # stage 0: nothing
-    totals = [sum(fp8.bytes_per_parameter(recipe, zero_stage=s, dp=8).values())
-              for s in range(4)]
+    totals = [sum(fp8.bytes_per_parameter(recipe, zero_stage=s, dp=8).values()) for s in range(4)]
     assert totals[0] >= totals[1] >= totals[2] >= totals[3]
-    assert totals[3] == pytest.approx(sum(plain.values()) / 8)           # everything sharded
+    assert totals[3] == pytest.approx(sum(plain.values()) / 8)  # everything sharded
     one = fp8.bytes_per_parameter(recipe, zero_stage=1, dp=8)
     assert one["weights"] == plain["weights"] and one["grads"] == plain["grads"]
     assert one["m"] == plain["m"] / 8 and one["master"] == plain["master"] / 8
 
 
-@given(n=st.floats(0, 1e13), recipe=st.sampled_from(RECIPES), stage=st.integers(0, 3),
-       dp=st.integers(1, 1024))
+@given(
+    n=st.floats(0, 1e13),
+    recipe=st.sampled_from(RECIPES),
+    stage=st.integers(0, 3),
+    dp=st.integers(1, 1024),
+)
 def test_training_memory_is_params_times_bytes(n, recipe, stage, dp):
     per = fp8.bytes_per_parameter(recipe, zero_stage=stage, dp=dp)
-    assert fp8.training_memory(n, recipe, zero_stage=stage, dp=dp) == \
-        pytest.approx(n * sum(per.values()), rel=1e-12)
+    assert fp8.training_memory(n, recipe, zero_stage=stage, dp=dp) == pytest.approx(
+        n * sum(per.values()), rel=1e-12
+    )
 
 
 ERRORS = [
-    (lambda: fp8.bytes_per_parameter("fp16"),
-     r"recipe must be one of 'bf16', 'te-fp8', 'fp8lm-o1', 'fp8lm-o2', 'fp8lm-o3', "
-     r"'te-fp8-params', 'deepseek-v3', got 'fp16'"),
-    (lambda: fp8.bytes_per_parameter("bf16", zero_stage=4),
-     r"zero_stage must be an integer <= 3, got 4"),
+    (
+        lambda: fp8.bytes_per_parameter("fp16"),
+        r"recipe must be one of 'bf16', 'te-fp8', 'fp8lm-o1', 'fp8lm-o2', 'fp8lm-o3', "
+        r"'te-fp8-params', 'deepseek-v3', got 'fp16'",
+    ),
+    (
+        lambda: fp8.bytes_per_parameter("bf16", zero_stage=4),
+        r"zero_stage must be an integer <= 3, got 4",
+    ),
     (lambda: fp8.bytes_per_parameter("bf16", dp=0), r"dp must be an integer >= 1, got 0"),
     (lambda: fp8.training_memory(-1, "bf16"), r"n_params must be finite and >= 0"),
     (lambda: fp8.training_memory("1e9", "bf16"), r"n_params must be a number, got '1e9'"),
@@ -171,12 +187,21 @@ def test_errors_name_the_problem(call, message):
         call()
 
 
-@pytest.mark.parametrize("name, call, args", [
-    ("bytes_per_parameter", lambda r, z, d: fp8.bytes_per_parameter(r, zero_stage=z, dp=d),
-     ["bf16", 1, 4]),
-    ("training_memory", lambda n, r, z, d: fp8.training_memory(n, r, zero_stage=z, dp=d),
-     [1e9, "fp8lm-o3", 1, 4]),
-])
+@pytest.mark.parametrize(
+    "name, call, args",
+    [
+        (
+            "bytes_per_parameter",
+            lambda r, z, d: fp8.bytes_per_parameter(r, zero_stage=z, dp=d),
+            ["bf16", 1, 4],
+        ),
+        (
+            "training_memory",
+            lambda n, r, z, d: fp8.training_memory(n, r, zero_stage=z, dp=d),
+            [1e9, "fp8lm-o3", 1, 4],
+        ),
+    ],
+)
 def test_every_bad_argument_raises_a_collectives_error(name, call, args):
     check_every_bad_argument(name, call, args)
 

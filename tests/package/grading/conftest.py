@@ -12,6 +12,7 @@ _counter = itertools.count()
 @pytest.fixture
 def learner(tmp_path):
     """``learner(code)``: the module ``code`` defines (a stand-in for a notebook's namespace)."""
+
     def load(code):
         name = f"learner_module_{next(_counter)}"
         path = tmp_path / f"{name}.py"
@@ -20,4 +21,5 @@ def learner(tmp_path):
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         return module
+
     return load

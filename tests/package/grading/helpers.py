@@ -9,12 +9,16 @@ RING = {"neighbours": "ring", "reference": "ring_all_gather", "max_sends_per_ste
 #: how the tests name an answer in messages
 WHAT = {"what": "ring_all_gather_steps(4)"}
 #: the end of every refusal of the package
-ADVICE = ("; use the package in scratch cells to check your answers, not inside the functions "
-          "that are graded")
+ADVICE = (
+    "; use the package in scratch cells to check your answers, not inside the functions "
+    "that are graded"
+)
 #: a task's allowed part of the package, and how the refusal names it
 TOOLS = ("collectives.Schedule", "collectives.verify", "collectives.topology.ring")
-ONLY_TOOLS = ("here you may use only collectives.Schedule, collectives.topology.ring, "
-              "collectives.verify; use the rest in scratch cells to check your answers")
+ONLY_TOOLS = (
+    "here you may use only collectives.Schedule, collectives.topology.ring, "
+    "collectives.verify; use the rest in scratch cells to check your answers"
+)
 
 
 def ring_steps(n):

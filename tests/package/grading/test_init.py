@@ -17,18 +17,28 @@ from .helpers import message
 
 GRADING_DIR = Path(grading.__file__).parent
 #: the modules of the grading package a reload does not execute again (MODULES says why)
-NOT_RELOADED = {"isolation.learner_process", "learner_process", "sandbox", "classroom",
-                "precheck", "collective_tasks", "processes",
-                # the learner's self-check command and its model answers: never imported by a
-                # notebook's cells or the package (python -m collectives.grading.selfcheck)
-                "selfcheck", "model_answers"}
+NOT_RELOADED = {
+    "isolation.learner_process",
+    "learner_process",
+    "sandbox",
+    "classroom",
+    "precheck",
+    "collective_tasks",
+    "processes",
+    # the learner's self-check command and its model answers: never imported by a
+    # notebook's cells or the package (python -m collectives.grading.selfcheck)
+    "selfcheck",
+    "model_answers",
+}
 
 
 def test_reloading_the_package_restores_every_function_of_its_modules():
     """The hidden tests' ``_grading = importlib.reload(collectives.grading)`` undoes a
     notebook's patches inside the package's modules too, and a rebound module attribute."""
-    modules = {name: sys.modules[f"collectives.grading.{name}"]
-               for name in ("checks", "diagnosis", "recheck")}
+    modules = {
+        name: sys.modules[f"collectives.grading.{name}"]
+        for name in ("checks", "diagnosis", "recheck")
+    }
 
     def always_pass(*args, **kwargs):
         return None
@@ -42,7 +52,7 @@ def test_reloading_the_package_restores_every_function_of_its_modules():
         modules["diagnosis"].numeric_check = always_pass
         modules["recheck"].recheck = always_pass
         modules["recheck"].RECHECKABLE["check_close"] = always_pass
-        collectives.grading.checks = always_pass        # its name starts with "check"
+        collectives.grading.checks = always_pass  # its name starts with "check"
         collectives.grading.recheck = always_pass
 
         _grading = importlib.reload(collectives.grading)
@@ -57,8 +67,9 @@ def test_reloading_the_package_restores_every_function_of_its_modules():
             assert not patched, (module.__name__, patched)
         assert _grading.recheck is modules["recheck"].recheck
         assert modules["recheck"].RECHECKABLE["check_close"] is _grading.check_close
-        assert message(_grading.check_schedule, wrong_steps, "all_gather", 4,
-                       neighbours="ring").startswith("your schedule: step 0 sends from rank 1")
+        assert message(
+            _grading.check_schedule, wrong_steps, "all_gather", 4, neighbours="ring"
+        ).startswith("your schedule: step 0 sends from rank 1")
         assert message(_grading.check_close, 2.0, 1.0, "x").startswith("x is 2.0")
         assert message(_grading.recheck, ("check_close", (2.0, 1.0, "x"))).startswith("x is 2.0")
     finally:
@@ -67,8 +78,14 @@ def test_reloading_the_package_restores_every_function_of_its_modules():
 
 def test_the_module_docstring_states_its_limits():
     doc = grading.__doc__
-    for phrase in ("This defends against", "It does not defend against", "sys.executable -I",
-                   "importlib.reload", "input or AST transformers", "container or VM"):
+    for phrase in (
+        "This defends against",
+        "It does not defend against",
+        "sys.executable -I",
+        "importlib.reload",
+        "input or AST transformers",
+        "container or VM",
+    ):
         assert phrase in doc
 
 
@@ -89,19 +106,24 @@ def test_every_module_of_the_package_is_reloaded_after_those_it_imports():
     found = set(_module_names())
     assert found == set(grading.MODULES) | NOT_RELOADED, (
         sorted(found - set(grading.MODULES) - NOT_RELOADED),
-        sorted(set(grading.MODULES) - found))
+        sorted(set(grading.MODULES) - found),
+    )
     order = {name: i for i, name in enumerate(grading.MODULES)}
     for name in grading.MODULES:
         path = GRADING_DIR.joinpath(*name.split("."))
         path = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
-        package = ("collectives.grading." + name).rsplit(".", 0 if path.name == "__init__.py"
-                                                        else 1)[0]
+        package = ("collectives.grading." + name).rsplit(
+            ".", 0 if path.name == "__init__.py" else 1
+        )[0]
         for node in ast.walk(ast.parse(path.read_text())):
             if not isinstance(node, ast.ImportFrom) or not node.level:
                 continue
             base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
-            targets = [f"{base}.{node.module}"] if node.module else [
-                f"{base}.{a.name}" for a in node.names]
+            targets = (
+                [f"{base}.{node.module}"]
+                if node.module
+                else [f"{base}.{a.name}" for a in node.names]
+            )
             for target in targets:
                 inner = target.removeprefix("collectives.grading.")
                 if target.startswith("collectives.grading.") and inner in order:
@@ -112,6 +134,7 @@ def test_a_reload_restores_every_function_and_class_of_every_module():
     """As a notebook could: every function and class of every module of the package (the new
     modules and the compatibility ones), and every module's binding in its package, rebound;
     one reload undoes all of it."""
+
     def always_pass(*args, **kwargs):
         return None
 
@@ -121,27 +144,29 @@ def test_a_reload_restores_every_function_and_class_of_every_module():
         for name, module in modules.items():
             for attr, value in list(vars(module).items()):
                 if (inspect.isfunction(value) or inspect.isclass(value)) and not attr.startswith(
-                        "__"):
+                    "__"
+                ):
                     setattr(module, attr, always_pass)
                     patched.append((name, attr))
             parent, _, last = f"collectives.grading.{name}".rpartition(".")
             setattr(sys.modules[parent], last, always_pass)
-        assert len(patched) > 300                       # the test reaches every module
+        assert len(patched) > 300  # the test reaches every module
 
         _grading = importlib.reload(collectives.grading)
 
         for name, module in modules.items():
             assert sys.modules[f"collectives.grading.{name}"] is module
             parent, _, last = f"collectives.grading.{name}".rpartition(".")
-            if name != "recheck":              # the package's recheck is the function
+            if name != "recheck":  # the package's recheck is the function
                 assert getattr(sys.modules[parent], last) is module, name
             left = [attr for attr, value in vars(module).items() if value is always_pass]
             assert not left, (name, left)
         for name in _grading.__all__:
             assert getattr(_grading, name) is not always_pass, name
         # the old names are the new modules' objects again
-        assert _grading.clusters.check_placement is \
-            _grading.tasks.cluster_collectives.check_placement
+        assert (
+            _grading.clusters.check_placement is _grading.tasks.cluster_collectives.check_placement
+        )
         assert _grading.isolation.resolve is _grading.isolation.calls.resolve
         assert sys.modules["collectives.grading.recheck"].encode is _grading.isolation.calls.encode
         assert _grading.recheck is _grading.isolation.orchestrator.recheck
@@ -158,12 +183,18 @@ def test_the_old_module_paths_still_work():
     # importing them gets them, they hold the task modules' objects
     collective_tasks, processes = (
         importlib.reload(importlib.import_module(f"collectives.grading.{name}"))
-        for name in ("collective_tasks", "processes"))
+        for name in ("collective_tasks", "processes")
+    )
     from collectives.grading import clusters, fp8_tasks, isolation, plan_tasks, slices, tasks
 
-    pairs = [(slices, tasks.topology_reasoning), (clusters, tasks.cluster_collectives),
-             (fp8_tasks, tasks.fp8), (plan_tasks, tasks.planning),
-             (processes, tasks.real_processes), (old_learner_process, isolation.learner_process)]
+    pairs = [
+        (slices, tasks.topology_reasoning),
+        (clusters, tasks.cluster_collectives),
+        (fp8_tasks, tasks.fp8),
+        (plan_tasks, tasks.planning),
+        (processes, tasks.real_processes),
+        (old_learner_process, isolation.learner_process),
+    ]
     for old, new in pairs:
         assert old.__all__ == new.__all__, old.__name__
         for name in new.__all__:
@@ -171,16 +202,28 @@ def test_the_old_module_paths_still_work():
     for new in (tasks.all_reduce, tasks.all_to_all, tasks.cost_models):
         for name in new.__all__:
             assert getattr(collective_tasks, name) is getattr(new, name), name
-    recheck_module = sys.modules["collectives.grading.recheck"]   # the attribute: the function
+    recheck_module = sys.modules["collectives.grading.recheck"]  # the attribute: the function
     for name in ("recheck", "RECHECKABLE", "isolated_main"):
         assert getattr(recheck_module, name) is getattr(isolation.orchestrator, name)
     for name in ("encode", "decode"):
         assert getattr(recheck_module, name) is getattr(isolation.calls, name)
     for name in ("package_copy", "manifest", "PACKAGE_DIR"):
         assert getattr(recheck_module, name) is getattr(isolation.snapshot, name)
-    for name in ("NO_PACKAGE", "FORBIDDEN", "SCHEDULE_TOOLS", "IsolatedCall", "IsolatedFailure",
-                 "bundle", "isolated_call", "run_calls", "run_isolated", "resolve", "policy",
-                 "LEARNER_PROCESS", "contains_failure"):
+    for name in (
+        "NO_PACKAGE",
+        "FORBIDDEN",
+        "SCHEDULE_TOOLS",
+        "IsolatedCall",
+        "IsolatedFailure",
+        "bundle",
+        "isolated_call",
+        "run_calls",
+        "run_isolated",
+        "resolve",
+        "policy",
+        "LEARNER_PROCESS",
+        "contains_failure",
+    ):
         assert hasattr(isolation, name), name
     assert grading.call is isolation.calls.call and grading.recheck is isolation.recheck
 
@@ -188,11 +231,12 @@ def test_the_old_module_paths_still_work():
 def test_the_package_never_imports_the_instructors_tools():
     """collectives.grading, and every module it loads, imports no collectives_grader (nor
     jupyter_client or nbgrader): graded code's copy of the package does not hold them."""
-    code = ("import sys, collectives, collectives.grading; "
-            "print(sorted(m for m in sys.modules if m.split('.')[0] in "
-            "('collectives_grader', 'jupyter_client', 'nbgrader')))")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          check=True)
+    code = (
+        "import sys, collectives, collectives.grading; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('collectives_grader', 'jupyter_client', 'nbgrader')))"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert proc.stdout.strip() == "[]"
     loaded = set(grading.MODULES)
     assert not loaded & {"sandbox", "classroom", "precheck"}
@@ -210,7 +254,11 @@ def test_every_module_says_what_it_is_for_and_lists_its_names():
 
 def test_the_map_names_every_part_of_the_package():
     doc = grading.__doc__
-    for part in ("``checks``", "``diagnosis``", "``isolation/``", "``tasks/<assignment>``",
-                 "collectives_grader"):
+    for part in (
+        "``checks``",
+        "``diagnosis``",
+        "``isolation/``",
+        "``tasks/<assignment>``",
+        "collectives_grader",
+    ):
         assert part in doc, part
-

@@ -17,6 +17,7 @@ GiB = 2**30
 
 # ---- The Scaling Book, "How to Think About TPUs" and "Sharded matrices" (2026-07) ---------
 
+
 @pytest.mark.parametrize("name", ["tpu-v5e", "tpu-v6e"])
 def test_all_gather_along_one_wrapped_axis_is_V_over_W(name):
     # rule: all-gather time = V / W along one axis, W = bidirectional ICI bandwidth
@@ -24,7 +25,7 @@ def test_all_gather_along_one_wrapped_axis_is_V_over_W(name):
     # the latency-optimal bidirectional ring moves (n-1)/n of V over both directions in
     # n/2 steps, so the model is the rule times (n-1)/n plus 16/2 = 8 hop latencies
     system = cl.hardware.spec(name)
-    pod = cl.hardware.preset(name, shape=(16, 16))             # both axes wrap (size 16)
+    pod = cl.hardware.preset(name, shape=(16, 16))  # both axes wrap (size 16)
     V = 4 * GiB
     t = cl.time(alg.torus_all_gather((16, 16), axes=(1,)), pod, V)
     W = 2 * system.link_bandwidth
@@ -55,8 +56,9 @@ def test_losing_wraparound_roughly_doubles_the_axis():
     V = 4 * GiB
     real = cl.hardware.preset("tpu-v5e", shape=(8, 16))
     assert real.wraparound == (False, True)
-    chain = cl.time(alg.torus_all_gather((8, 16), axes=(0,), wraparound=(False, True)), real,
-                    V).seconds
+    chain = cl.time(
+        alg.torus_all_gather((8, 16), axes=(0,), wraparound=(False, True)), real, V
+    ).seconds
     hypothetical = cl.hardware.preset("tpu-v5e", shape=(8, 16), wraparound=(True, True))
     ring = cl.time(alg.torus_all_gather((8, 16), axes=(0,)), hypothetical, V).seconds
     assert chain / ring == pytest.approx(2.0, rel=0.02)
@@ -88,12 +90,14 @@ def test_multislice_all_reduce_sends_one_chipth_over_dcn():
     assert t.bottleneck_level == "ici"
     # level_seconds counts transfer time, latency apart: the concurrent torus reduce-scatter
     # and all-gather without their hop latencies
-    ici = 2 * cl.analytic.torus_reduce_scatter((16, 16), V, alpha=0.0, bandwidth=4.5e10,
-                                               concurrent=True)
+    ici = 2 * cl.analytic.torus_reduce_scatter(
+        (16, 16), V, alpha=0.0, bandwidth=4.5e10, concurrent=True
+    )
     assert t.level_seconds()["ici"] == pytest.approx(ici, rel=1e-9)
 
 
 # ---- The Scaling Book, "How to Think About GPUs" (2025-08) --------------------------------
+
 
 def test_in_node_all_gather_is_B_n_minus_1_over_n_W():
     # rule: T = B (N-1) / (N W_gpu), W_gpu = 450 GB/s one way on H100 (NVLink 4)
@@ -132,12 +136,12 @@ def test_across_nodes_pipelined_costs_the_slowest_level():
     rule = B * max(7 / (8 * 450e9), 3 / (4 * 8 * 50e9))
     whole = cl.time(schedule, cluster, B)
     piped = cl.time(cl.transforms.pipelined(schedule, 64), cluster, B)
-    assert whole.seconds == pytest.approx(B * (7 / (8 * 450e9) + 3 / (4 * 8 * 50e9)),
-                                          rel=1e-9)
+    assert whole.seconds == pytest.approx(B * (7 / (8 * 450e9) + 3 / (4 * 8 * 50e9)), rel=1e-9)
     assert rule <= piped.seconds < 1.1 * rule
 
 
 # ---- nccl-tests on 8 x H100 (nccl-tests issue #212; NCCL issue #1455) ---------------------
+
 
 def test_ring_all_reduce_busbw_against_measured():
     # the model's ring all-reduce busbw is NVLink's line rate, 450 GB/s; nccl-tests measures

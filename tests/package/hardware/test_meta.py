@@ -25,8 +25,11 @@ def test_llama3_cluster_is_the_default():
     assert f.system.name == "meta-roce-24k"
     # the builder's own default is the same cluster
     bare = fabric.meta_cluster()
-    assert (bare.n_ranks, bare.switches_per_tier, bare.cables_per_tier) == \
-        (f.n_ranks, f.switches_per_tier, f.cables_per_tier)
+    assert (bare.n_ranks, bare.switches_per_tier, bare.cables_per_tier) == (
+        f.n_ranks,
+        f.switches_per_tier,
+        f.cables_per_tier,
+    )
     # the RTSW uplinks at twice the downlinks that secondary sources report: 32 CTSWs
     twice = fabric.meta_cluster(zones=1, spines=32)
     assert twice.oversubscription[0] == pytest.approx(16 / 32)
@@ -54,12 +57,16 @@ def test_meta_preset_counts():
 
 def test_meta_preset_rejects_ratios_whole_cables_cannot_give():
     # 18 racks at 7:1 need 2.57 uplinks per CTSW; 3 give 6:1, 14 % off
-    with pytest.raises(TopologyError, match="18 racks per zone at 7:1 need 2.57143 CTSW "
-                                            "uplinks; the nearest whole number, 3, gives 6:1"):
+    with pytest.raises(
+        TopologyError,
+        match="18 racks per zone at 7:1 need 2.57143 CTSW "
+        "uplinks; the nearest whole number, 3, gives 6:1",
+    ):
         fabric.meta_cluster(zones=2, racks_per_zone=18)
     # 20 racks: 3 uplinks give 6.67:1, within 5 % of 7:1
-    assert fabric.meta_cluster(zones=2, racks_per_zone=20, aggregators=3,
-                               gpus_per_server=None).oversubscription[1] == pytest.approx(20 / 3)
+    assert fabric.meta_cluster(
+        zones=2, racks_per_zone=20, aggregators=3, gpus_per_server=None
+    ).oversubscription[1] == pytest.approx(20 / 3)
     with pytest.raises(TopologyError, match="27 CTSW uplinks do not split evenly over 5 ATSWs"):
         fabric.meta_cluster(aggregators=5)
 
@@ -74,8 +81,16 @@ def test_meta_servers_are_nvlink_nodes_of_eight():
     assert f.route_levels(0, 7) == ["nvlink", "nvlink"]
     assert f.route_levels(0, 8) == ["pcie", "leaf", "leaf", "pcie"]
     assert f.route_levels(0, 16) == ["pcie", "leaf", "spine", "spine", "leaf", "pcie"]
-    assert f.route_levels(0, 28 * 16) == ["pcie", "leaf", "spine", "core", "core", "spine",
-                                          "leaf", "pcie"]
+    assert f.route_levels(0, 28 * 16) == [
+        "pcie",
+        "leaf",
+        "spine",
+        "core",
+        "core",
+        "spine",
+        "leaf",
+        "pcie",
+    ]
     # NVLink 450 GB/s per GPU, PCIe Gen5 x16 (32 GT/s x 16 x 128/130 / 8 bytes/s), 400 Gb/s
     pcie, nic = (f.link_bandwidth[f.route(0, 16)[k]] for k in (0, 1))
     assert f.link_bandwidth[f.route(0, 7)[0]] == 450e9
@@ -84,12 +99,12 @@ def test_meta_servers_are_nvlink_nodes_of_eight():
     bare = fabric.meta_cluster(zones=2, racks_per_zone=28, aggregators=4, gpus_per_server=None)
     assert bare.route_levels(0, 7) == ["leaf", "leaf"] and bare.n_nics == 0
     assert bare.switches_per_tier == f.switches_per_tier
-    with pytest.raises(TopologyError, match="a rack of 12 GPUs does not hold whole servers "
-                                            "of 8"):
+    with pytest.raises(TopologyError, match="a rack of 12 GPUs does not hold whole servers of 8"):
         fabric.meta_cluster(gpus_per_rack=12)
 
 
 def test_fabric_presets_is_the_compatibility_name_of_hardware_meta():
     from collectives.fabric import presets
+
     assert presets.meta_cluster is cl.hardware.meta_cluster is fabric.meta_cluster
     assert presets.META_SOURCES is cl.hardware.META_SOURCES

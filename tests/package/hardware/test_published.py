@@ -16,7 +16,7 @@ def test_every_row_has_a_source_a_unit_and_a_reason():
         assert m.source.startswith("https://"), m.case
         assert m.value > 0 and m.unit and len(m.reason) > 20, m.case
     cases = [(m.case, m.system) for m in p.MEASUREMENTS]
-    assert len(cases) == len(set(cases))                       # lookup_row is unambiguous
+    assert len(cases) == len(set(cases))  # lookup_row is unambiguous
 
 
 def test_ring_on_8_h100s_by_hand():
@@ -65,24 +65,33 @@ def test_nvls_on_2_gpus_is_above_the_model_bound():
 
 def test_nic_row_is_one_nic_and_an_expectation():
     m = p.lookup_row("ring busbw per 400 Gb/s NIC")
-    assert m.prediction("line") == pytest.approx(50.0)        # 400 Gb/s / 8
-    assert m.prediction("effective") == pytest.approx(48.5)   # the expected value itself
-    assert m.kind == "expected"             # nccl-tests #267: "should achieve up to 48-49GB/s"
+    assert m.prediction("line") == pytest.approx(50.0)  # 400 Gb/s / 8
+    assert m.prediction("effective") == pytest.approx(48.5)  # the expected value itself
+    assert m.kind == "expected"  # nccl-tests #267: "should achieve up to 48-49GB/s"
 
 
 def test_kinds_say_which_figures_are_runs():
     kinds = {(m.case, m.system): m.kind for m in p.GPU_ROWS}
     # maintainers' expected values: nccl-tests #212 (370, 480), #267 (48-49), #319 (~396)
-    expected = {("ring all-reduce busbw, 8 GPUs", "DGX H100 (8 x H100 SXM)"),
-                ("NVLS all-reduce busbw, 8 GPUs", "DGX H100 (8 x H100 SXM)"),
-                ("ring busbw per 400 Gb/s NIC",
-                 "ConnectX-7 at 400 Gb/s (maintainers' expectation)"),
-                ("ring all-reduce busbw, 2 or more nodes", "H100 nodes, 8 x CX-7 400 Gb/s")}
+    expected = {
+        ("ring all-reduce busbw, 8 GPUs", "DGX H100 (8 x H100 SXM)"),
+        ("NVLS all-reduce busbw, 8 GPUs", "DGX H100 (8 x H100 SXM)"),
+        ("ring busbw per 400 Gb/s NIC", "ConnectX-7 at 400 Gb/s (maintainers' expectation)"),
+        ("ring all-reduce busbw, 2 or more nodes", "H100 nodes, 8 x CX-7 400 Gb/s"),
+    }
     assert {key for key, kind in kinds.items() if kind == "expected"} == expected
     assert set(kinds.values()) == {"measured", "expected"}
     with pytest.raises(CollectivesError, match="kind"):
-        p.Measurement(case="x", system="y", source="https://x", value=1.0, unit="u",
-                      predict=lambda: 1.0, reason="r" * 30, kind="guessed")
+        p.Measurement(
+            case="x",
+            system="y",
+            source="https://x",
+            value=1.0,
+            unit="u",
+            predict=lambda: 1.0,
+            reason="r" * 30,
+            kind="guessed",
+        )
 
 
 def test_nccl_nvls_tree_cap_by_hand():
@@ -114,7 +123,7 @@ def test_cross_node_ring_rows_by_hand():
     m = p.lookup_row("ring all-reduce busbw, 2 or more nodes")
     assert m.prediction("line") == pytest.approx(400.0)
     assert m.prediction("effective") == pytest.approx(370.8)
-    assert round(m.ratio("effective"), 2) == 1.07          # 396 / 370.8: the model is pessimistic
+    assert round(m.ratio("effective"), 2) == 1.07  # 396 / 370.8: the model is pessimistic
 
 
 def test_table_has_every_row_and_finite_ratios():
@@ -123,7 +132,8 @@ def test_table_has_every_row_and_finite_ratios():
     for row, m in zip(rows, p.MEASUREMENTS):
         assert math.isfinite(row["measured / model (line)"])
         assert row["measured / model (line)"] == pytest.approx(
-            row["measured"] / row["model (line)"])
+            row["measured"] / row["model (line)"]
+        )
         assert row["kind"] == m.kind
         cap = row["NCCL 2.30.7 tuner cap"]
         assert math.isnan(cap) if m.nccl_estimate is None else cap == m.nccl_estimate
@@ -139,30 +149,36 @@ def test_bad_rates_and_missing_rows_raise():
 
 # ---- the TPU rows ---------------------------------------------------------------------------
 
+
 def test_scaling_book_profiles_by_hand():
     # v5e 8 x 4, Y a chain of 4 at 45e9 B/s and 1 us per hop: 3 (1 us + (S/4) / 45e9)
     for (rows, cols), measured in p.SCALING_BOOK_PROFILES.items():
         nbytes = 2 * rows * cols
         model = 3 * (1e-6 + nbytes / 4 / 45e9)
         assert p.v5e_chain_gather_seconds(rows, cols) == pytest.approx(model, rel=1e-12)
-        m = p.lookup_row(f"all-gather along a 4-chip chain, bf16 [{rows}, {cols}] "
-                         f"(profiled {measured * 1e6:.0f} us)")
+        m = p.lookup_row(
+            f"all-gather along a 4-chip chain, bf16 [{rows}, {cols}] "
+            f"(profiled {measured * 1e6:.0f} us)"
+        )
         assert m.value == pytest.approx(nbytes / measured / 1e9)
         assert m.prediction("line") == pytest.approx(nbytes / model / 1e9, rel=1e-12)
-        assert m.prediction("effective") == m.prediction("line")      # one rate per TPU link
+        assert m.prediction("effective") == m.prediction("line")  # one rate per TPU link
     # 33.55 MB: 562.2 us against the profiled 680 us
     assert round(p.v5e_chain_gather_seconds(2048, 8192) * 1e6, 1) == 562.2
 
 
-@pytest.mark.parametrize("name, links, rate, google_rate, published", [
-    # the cut across a torus's longest axis: 2 links per line (wraparound)
-    ("tpu-v5e", 2 * 16, 45e9, 50e9, 1.6e12),     # Google: 400 GB/s per chip over 4 ports, 2 ways
-    ("tpu-v6e", 2 * 16, 90e9, 100e9, 3.2e12),    # Google: 800 GB/s per chip over 4 ports, 2 ways
-    ("tpu-v4", 2 * 256, 45e9, None, 24e12),      # Google's v4 page gives no per-chip ICI
-])
+@pytest.mark.parametrize(
+    "name, links, rate, google_rate, published",
+    [
+        # the cut across a torus's longest axis: 2 links per line (wraparound)
+        ("tpu-v5e", 2 * 16, 45e9, 50e9, 1.6e12),  # Google: 400 GB/s per chip over 4 ports, 2 ways
+        ("tpu-v6e", 2 * 16, 90e9, 100e9, 3.2e12),  # Google: 800 GB/s per chip over 4 ports, 2 ways
+        ("tpu-v4", 2 * 256, 45e9, None, 24e12),  # Google's v4 page gives no per-chip ICI
+    ],
+)
 def test_pod_bisection_rows_by_hand(name, links, rate, google_rate, published):
     assert p.pod_bisection(name) == pytest.approx(links * rate / 1e12)
-    if google_rate is not None:                  # consistent with: one way, per port
+    if google_rate is not None:  # consistent with: one way, per port
         assert links * google_rate == pytest.approx(published)
 
 
@@ -176,12 +192,15 @@ def test_all_reduce_bandwidth_is_a_sum_of_ports():
     assert sections == {"TPU", "TPU: Google's pod figures"}
 
 
-@pytest.mark.parametrize("nbytes, rate", [
-    # ring of 16 at 45e9 one way, 1 us per hop: 8 hops + 15/32 S / 45e9; the link carries
-    # 15/32 S, so 10 MB: 4.6875e6 B / (8 us + 104.17 us) = 41.79 GB/s
-    (10e6, 4.6875e6 / (8e-6 + 4.6875e6 / 45e9) / 1e9),
-    (2**31, 15 / 32 * 2**31 / (8e-6 + 15 / 32 * 2**31 / 45e9) / 1e9),
-])
+@pytest.mark.parametrize(
+    "nbytes, rate",
+    [
+        # ring of 16 at 45e9 one way, 1 us per hop: 8 hops + 15/32 S / 45e9; the link carries
+        # 15/32 S, so 10 MB: 4.6875e6 B / (8 us + 104.17 us) = 41.79 GB/s
+        (10e6, 4.6875e6 / (8e-6 + 4.6875e6 / 45e9) / 1e9),
+        (2**31, 15 / 32 * 2**31 / (8e-6 + 15 / 32 * 2**31 / 45e9) / 1e9),
+    ],
+)
 def test_v5e_ring_link_rate_by_hand(nbytes, rate):
     assert p.v5e_ring_gather_link_rate(nbytes) == pytest.approx(rate)
 
@@ -189,4 +208,4 @@ def test_v5e_ring_link_rate_by_hand(nbytes, rate):
 def test_scaling_book_ring_row_is_95_percent_of_the_link():
     row = p.lookup_row("all-gather link rate along a 16-chip ring, 10 MB and above")
     assert row.value == pytest.approx(0.95 * 45.0) and row.section == "TPU"
-    assert row.ratio() == pytest.approx(0.95, abs=0.001)   # the model's plateau: 44.98 GB/s
+    assert row.ratio() == pytest.approx(0.95, abs=0.001)  # the model's plateau: 44.98 GB/s

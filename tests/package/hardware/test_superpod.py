@@ -7,27 +7,35 @@ import pytest
 import collectives as cl
 from collectives import hardware
 
-
 # DGX SuperPOD compute fabric: (SUs, leaves, spines, cores, node-leaf, leaf-spine, spine-core
 # cables). 1-4 SUs: DGX H100 RA-11333-001 V11 table 4 (switches; cables = one per GPU port at
 # each tier); 8-64 SUs: DGX SuperPOD B200 RA table 3 (same 32-node SUs and 64-port NDR
 # switches), where 16 SUs and more have a core tier.
 RA_COUNTS = [
-    (1, 8, 4, 0, 256, 256, 0), (2, 16, 8, 0, 512, 512, 0), (3, 24, 16, 0, 768, 768, 0),
-    (4, 32, 16, 0, 1024, 1024, 0), (8, 64, 32, 0, 2048, 2048, 0),
-    (16, 128, 128, 64, 4096, 4096, 4096), (32, 256, 256, 128, 8192, 8192, 8192),
+    (1, 8, 4, 0, 256, 256, 0),
+    (2, 16, 8, 0, 512, 512, 0),
+    (3, 24, 16, 0, 768, 768, 0),
+    (4, 32, 16, 0, 1024, 1024, 0),
+    (8, 64, 32, 0, 2048, 2048, 0),
+    (16, 128, 128, 64, 4096, 4096, 4096),
+    (32, 256, 256, 128, 8192, 8192, 8192),
     (64, 512, 512, 256, 16384, 16384, 16384),
 ]
 
 
-@pytest.mark.parametrize("units, leaves, spines, cores, node_leaf, leaf_spine, spine_core",
-                         RA_COUNTS)
-def test_superpod_matches_the_reference_architecture(units, leaves, spines, cores, node_leaf,
-                                                     leaf_spine, spine_core):
+@pytest.mark.parametrize(
+    "units, leaves, spines, cores, node_leaf, leaf_spine, spine_core", RA_COUNTS
+)
+def test_superpod_matches_the_reference_architecture(
+    units, leaves, spines, cores, node_leaf, leaf_spine, spine_core
+):
     plan = hardware.superpod_plan(units)
     assert (plan.leaves, plan.spines, plan.cores) == (leaves, spines, cores)
     assert (plan.node_leaf_cables, plan.leaf_spine_cables, plan.spine_core_cables) == (
-        node_leaf, leaf_spine, spine_core)
+        node_leaf,
+        leaf_spine,
+        spine_core,
+    )
     # the built topology has exactly those switches and cables (one link each way per cable)
     t = cl.hardware.preset("superpod-h100", units=units)
     nodes = units * 32
@@ -39,7 +47,7 @@ def test_superpod_matches_the_reference_architecture(units, leaves, spines, core
     first_leaf = 2 * t.n_ranks + nodes
     assert ports[first_leaf:].max() <= 64
     # every leaf has 32 ports down and 32 up: non-blocking at the leaf
-    assert set(ports[first_leaf:first_leaf + leaves].tolist()) == {64}
+    assert set(ports[first_leaf : first_leaf + leaves].tolist()) == {64}
 
 
 def test_superpod_reference_design_has_127_nodes():
@@ -58,4 +66,4 @@ def test_one_management_slot_for_the_whole_fabric():
         plan = cl.hardware.superpod_plan(units, nodes=nodes)
         assert plan.reference_nodes == nodes
         assert plan.units * 32 - plan.reference_nodes == 1
-    assert cl.hardware.superpod_plan(4).nodes == 128            # the model fills every slot
+    assert cl.hardware.superpod_plan(4).nodes == 128  # the model fills every slot

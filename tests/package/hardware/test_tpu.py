@@ -19,10 +19,15 @@ def test_v5e_8x16_wraps_only_the_long_axis():
     assert t.wraparound == (False, True)
 
 
-@pytest.mark.parametrize("shape, wrap", [
-    ((2, 2, 1), (False, False, False)), ((2, 2, 4), (False, False, False)),
-    ((4, 4, 4), (True, True, True)), ((4, 8, 12), (True, True, True)),
-])
+@pytest.mark.parametrize(
+    "shape, wrap",
+    [
+        ((2, 2, 1), (False, False, False)),
+        ((2, 2, 4), (False, False, False)),
+        ((4, 4, 4), (True, True, True)),
+        ((4, 8, 12), (True, True, True)),
+    ],
+)
 def test_3d_slices_wrap_only_when_built_of_whole_cubes(shape, wrap):
     t = cl.hardware.preset("tpu-v5p", shape=shape)
     # a 2-long axis never gets a duplicate wraparound link, so compare the rule itself
@@ -38,13 +43,19 @@ def test_full_v5p_pod_routes_and_times():
     assert len(t.route(0, far)) == 32
 
 
-@pytest.mark.parametrize("name, chips_per_host, hosts_in_pod", [
-    # The Scaling Book (2026-07): v5e/v6e one host per 8 chips ("4x2"), v4/v5p/TPU7x per 2x2x1;
-    # TPU7x: each VM holds four chips and two NICs
-    # (Google's GKE Ironwood page): 9216 / 4 = 2304 hosts in the pod
-    ("tpu-v5e", 8, 256 // 8), ("tpu-v6e", 8, 32), ("tpu-v5p", 4, 8960 // 4),
-    ("tpu-v4", 4, 4096 // 4), ("tpu7x", 4, 2304),
-])
+@pytest.mark.parametrize(
+    "name, chips_per_host, hosts_in_pod",
+    [
+        # The Scaling Book (2026-07): v5e/v6e one host per 8 chips ("4x2"), v4/v5p/TPU7x per 2x2x1;
+        # TPU7x: each VM holds four chips and two NICs
+        # (Google's GKE Ironwood page): 9216 / 4 = 2304 hosts in the pod
+        ("tpu-v5e", 8, 256 // 8),
+        ("tpu-v6e", 8, 32),
+        ("tpu-v5p", 4, 8960 // 4),
+        ("tpu-v4", 4, 4096 // 4),
+        ("tpu7x", 4, 2304),
+    ],
+)
 def test_tpu_hosts(name, chips_per_host, hosts_in_pod):
     assert hardware.spec(name).chips_per_host == chips_per_host
     host = hardware.tpu_hosts(name)
@@ -54,11 +65,19 @@ def test_tpu_hosts(name, chips_per_host, hosts_in_pod):
     assert hardware.tpu_hosts("tpu-v5e", (2, 2)).tolist() == [0, 0, 0, 0]
 
 
-@pytest.mark.parametrize("shape, hosts", [
-    # Google's v5e slice table (cloud.google.com/tpu/docs/v5e): topology | chips | hosts
-    ((2, 2), 1), ((2, 4), 1), ((4, 4), 2), ((4, 8), 4), ((8, 8), 8), ((8, 16), 16),
-    ((16, 16), 32),
-])
+@pytest.mark.parametrize(
+    "shape, hosts",
+    [
+        # Google's v5e slice table (cloud.google.com/tpu/docs/v5e): topology | chips | hosts
+        ((2, 2), 1),
+        ((2, 4), 1),
+        ((4, 4), 2),
+        ((4, 8), 4),
+        ((8, 8), 8),
+        ((8, 16), 16),
+        ((16, 16), 32),
+    ],
+)
 def test_v5e_hosts_match_googles_slice_table(shape, hosts):
     assert np.unique(hardware.tpu_hosts("tpu-v5e", shape)).size == hosts
 

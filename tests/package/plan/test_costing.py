@@ -8,7 +8,7 @@ import collectives as cl
 from collectives.plan import Layout
 from collectives.plan.costing import Coster, qp_timing
 
-NIC = 50e9                        # 400 Gb/s per GPU (Llama 3 paper, 3.3.1)
+NIC = 50e9  # 400 Gb/s per GPU (Llama 3 paper, 3.3.1)
 
 
 @pytest.fixture(scope="module")
@@ -48,16 +48,19 @@ def test_sixteen_queue_pairs_agree_with_the_fabric_model(meta, ring):
 
 def test_the_schemes_on_a_hashed_fabric(meta):
     mesh = Layout(fsdp=112, tp=8).mesh()
-    seconds = {e: Coster(meta, mesh, ecmp=e).cost("all_gather", ("fsdp",), 2.2e8).seconds
-               for e in (None, "plain", "e-ecmp", "adaptive")}
+    seconds = {
+        e: Coster(meta, mesh, ecmp=e).cost("all_gather", ("fsdp",), 2.2e8).seconds
+        for e in (None, "plain", "e-ecmp", "adaptive")
+    }
     bound = 111 / 112 * 2.2e8 / NIC
     # as built = plain hashing; enhanced ECMP and adaptive routing reach the NIC bound here
     # (the bidirectional ring: half the bytes each way on every NIC)
     assert seconds[None] == seconds["plain"] > 2 * bound
-    assert seconds["e-ecmp"] == pytest.approx(bound) and seconds["adaptive"] == pytest.approx(
-        bound)
-    assert Coster(meta, mesh, ecmp="adaptive").cost("all_gather", ("fsdp",), 2.2e8
-                                                    ).bottleneck_level == "leaf"
+    assert seconds["e-ecmp"] == pytest.approx(bound) and seconds["adaptive"] == pytest.approx(bound)
+    assert (
+        Coster(meta, mesh, ecmp="adaptive").cost("all_gather", ("fsdp",), 2.2e8).bottleneck_level
+        == "leaf"
+    )
 
 
 def test_schemes_choose_nothing_on_a_torus_and_bad_input():

@@ -7,7 +7,7 @@ import collectives as cl
 from collectives.plan import Layout, LayoutError
 
 P = cl.plan
-PARAMS_8B = 8_027_897_856          # tests/package/plan/test_model.py derives it by hand
+PARAMS_8B = 8_027_897_856  # tests/package/plan/test_model.py derives it by hand
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +34,7 @@ def test_decode_is_memory_bound_and_prefill_compute_bound(dgx):
     # each decode step reads the device's weights (8.03e9 x 2 bytes / 8) from HBM at 3.35 TB/s
     weights_read = PARAMS_8B * 2 / 8 / 3.35e12
     assert ip.decode.compute_seconds >= 16 * weights_read
-    assert ip.decode.compute_seconds < 16 * weights_read * 1.2       # + a small KV cache
+    assert ip.decode.compute_seconds < 16 * weights_read * 1.2  # + a small KV cache
     assert "memory-bound" in ip.decode.notes[0]
     # prefill: 2 P + attention FLOPs per token (QK^T and AV, 2 x 2 x context x 4096 per
     # layer, context 512 on average under the causal mask) at 989 TFLOP/s over 8 GPUs
@@ -49,14 +49,19 @@ def test_decode_all_reduces_are_latency_bound_on_a_tpu():
     """1 us per ICI hop (The Scaling Book): decode's 32 kB all-reduces are mostly latency,
     prefill's are mostly bandwidth."""
     kw = dict(batch=4, prompt_len=1024, new_tokens=8)
-    slow = P.inference("llama3-8b", Layout(tp=16), cl.hardware.preset("tpu-v5e", shape=(4, 4)),
-                       **kw)
-    fast = P.inference("llama3-8b", Layout(tp=16), cl.hardware.preset(
-        "tpu-v5e", shape=(4, 4), hop_latency=0.0), **kw)
+    slow = P.inference(
+        "llama3-8b", Layout(tp=16), cl.hardware.preset("tpu-v5e", shape=(4, 4)), **kw
+    )
+    fast = P.inference(
+        "llama3-8b",
+        Layout(tp=16),
+        cl.hardware.preset("tpu-v5e", shape=(4, 4), hop_latency=0.0),
+        **kw,
+    )
     dec, dec0 = slow.decode.collectives[0], fast.decode.collectives[0]
     pre, pre0 = slow.prefill.collectives[0], fast.prefill.collectives[0]
-    assert dec.seconds > 3 * dec0.seconds                     # latency dominates decode
-    assert pre.seconds < 1.1 * pre0.seconds                   # bandwidth dominates prefill
+    assert dec.seconds > 3 * dec0.seconds  # latency dominates decode
+    assert pre.seconds < 1.1 * pre0.seconds  # bandwidth dominates prefill
 
 
 def test_inference_bad_input(dgx):
@@ -70,11 +75,10 @@ def test_inference_bad_input(dgx):
 
 def test_serving_all_reduces_unless_sequence_parallelism_is_asked(dgx):
     kw = dict(batch=4, prompt_len=1024, new_tokens=16)
-    default = P.inference("llama3-8b", Layout(tp=8), dgx, **kw)      # training's default
+    default = P.inference("llama3-8b", Layout(tp=8), dgx, **kw)  # training's default
     asked = P.inference("llama3-8b", Layout(tp=8, sequence_parallel=True), dgx, **kw)
     assert [r.collective for r in default.prefill.collectives] == ["all_reduce"]
-    assert [r.collective for r in asked.prefill.collectives] == ["all_gather",
-                                                                  "reduce_scatter"]
+    assert [r.collective for r in asked.prefill.collectives] == ["all_gather", "reduce_scatter"]
     # decode: one token per sequence cannot be split over the sequence
     assert [r.collective for r in asked.decode.collectives] == ["all_reduce"]
 

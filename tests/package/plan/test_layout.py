@@ -39,8 +39,11 @@ def test_zero2_with_pipeline_parallelism_is_planned_with_its_frameworks_named():
 
 def test_tp_overlap_needs_sequence_parallelism():
     assert Layout(tp=8, tp_overlap=True).tp_overlap
-    with pytest.raises(LayoutError, match="Tensor parallel communication/GEMM overlap can "
-                                          "happen only when sequence parallelism"):
+    with pytest.raises(
+        LayoutError,
+        match="Tensor parallel communication/GEMM overlap can "
+        "happen only when sequence parallelism",
+    ):
         Layout(tp=8, sequence_parallel=False, tp_overlap=True)
     with pytest.raises(LayoutError, match="tp_overlap needs sequence parallelism"):
         Layout(dp=8, tp_overlap=True)
@@ -58,7 +61,7 @@ def test_interleaved_bubble_and_its_conditions():
     m = P.Transformer(layers=12, hidden=512, ffn=1024, heads=8)
     with pytest.raises(LayoutError, match="virtual_stages = 4 must divide the 6 blocks"):
         Layout(pp=2, micro_batches=2, virtual_stages=4).check(m, 2)
-    Layout(pp=2, micro_batches=2, virtual_stages=3).check(m, 2)     # 6 blocks, 3 chunks
+    Layout(pp=2, micro_batches=2, virtual_stages=3).check(m, 2)  # 6 blocks, 3 chunks
     assert "interleaved x3" in repr(Layout(pp=2, micro_batches=2, virtual_stages=3))
 
 

@@ -13,18 +13,30 @@ P = cl.plan
 @pytest.fixture(scope="module")
 def rows():
     # Llama 3 8B, 8-way TP in each of 4 DGX H100 nodes, data parallelism over the nodes
-    return {r["what if"]: r for r in P.sensitivity(
-        "llama3-8b", Layout(dp=4, tp=8, micro_batches=2), "dgx-h100",
-        preset_options={"nodes": 4}, seq_len=2048, global_batch=16)}
+    return {
+        r["what if"]: r
+        for r in P.sensitivity(
+            "llama3-8b",
+            Layout(dp=4, tp=8, micro_batches=2),
+            "dgx-h100",
+            preset_options={"nodes": 4},
+            seq_len=2048,
+            global_batch=16,
+        )
+    }
 
 
 def test_every_default_what_if_has_a_row(rows):
     assert list(rows) == [w.label for w in P.WHAT_IFS]
     assert all(set(r) == set(COLUMNS) for r in rows.values())
     base = rows["as planned: peak BF16, line rates, hashed ECMP"]
-    direct = P.training_step("llama3-8b", Layout(dp=4, tp=8, micro_batches=2),
-                             cl.hardware.preset("dgx-h100", nodes=4), seq_len=2048,
-                             global_batch=16)
+    direct = P.training_step(
+        "llama3-8b",
+        Layout(dp=4, tp=8, micro_batches=2),
+        cl.hardware.preset("dgx-h100", nodes=4),
+        seq_len=2048,
+        global_batch=16,
+    )
     assert base["step"] == pytest.approx(direct.step_seconds)
     assert base["exposed DP/FSDP"] == pytest.approx(direct.exposed("dp"))
     assert base["note"] == ""
@@ -47,21 +59,35 @@ def test_effective_rates_slow_nvlink(rows):
     base = rows["as planned: peak BF16, line rates, hashed ECMP"]
     # NVLink 450 -> 370.8 GB/s (NCCL's SM90_NVLINK_BW x 18): every TP collective 450/370.8 x
     assert rows["effective link rates"]["exposed TP"] == pytest.approx(
-        base["exposed TP"] * 450 / 370.8)
+        base["exposed TP"] * 450 / 370.8
+    )
 
 
 def test_what_ifs_that_do_not_apply_say_why():
-    tpu = {r["what if"]: r for r in P.sensitivity(
-        "llama3-8b", Layout(dp=64), "tpu-v5p", preset_options={"shape": (4, 4, 4)},
-        seq_len=512, global_batch=64)}
-    assert "rates" in tpu["effective link rates"]["note"]           # a TPU preset has none
+    tpu = {
+        r["what if"]: r
+        for r in P.sensitivity(
+            "llama3-8b",
+            Layout(dp=64),
+            "tpu-v5p",
+            preset_options={"shape": (4, 4, 4)},
+            seq_len=512,
+            global_batch=64,
+        )
+    }
+    assert "rates" in tpu["effective link rates"]["note"]  # a TPU preset has none
     assert tpu["effective link rates"]["step"] is None
     assert "no FP8 peak" in tpu["FP8 matmuls"]["note"]
     assert "no switch fabric" in tpu["adaptive routing"]["note"]
-    meta = P.sensitivity("llama3-8b", Layout(fsdp=56, tp=8), "meta-roce-32k",
-                         preset_options=dict(zones=2, racks_per_zone=14, aggregators=2),
-                         seq_len=512, global_batch=56,
-                         what_ifs=[WhatIf("measured", rates="effective")])
+    meta = P.sensitivity(
+        "llama3-8b",
+        Layout(fsdp=56, tp=8),
+        "meta-roce-32k",
+        preset_options=dict(zones=2, racks_per_zone=14, aggregators=2),
+        seq_len=512,
+        global_batch=56,
+        what_ifs=[WhatIf("measured", rates="effective")],
+    )
     assert "line rates only" in meta[0]["note"]
 
 

@@ -35,9 +35,17 @@ def levels(topo, links):
 
 def dgx(n_nodes=4, **options):
     options = {"nodes_per_unit": 2, "n_spines": 4, **options}
-    return tp.cluster(n_nodes, 8, nvlink_bandwidth=450e9, pcie_bandwidth=64e9,
-                      nic_bandwidth=50e9, nvlink_latency=1e-7, pcie_latency=2e-7,
-                      network_latency=1e-6, **options)
+    return tp.cluster(
+        n_nodes,
+        8,
+        nvlink_bandwidth=450e9,
+        pcie_bandwidth=64e9,
+        nic_bandwidth=50e9,
+        nvlink_latency=1e-7,
+        pcie_latency=2e-7,
+        network_latency=1e-6,
+        **options,
+    )
 
 
 # node ids of dgx(): GPUs 0..31, NICs 32..63, NVSwitches 64..67, leaves 68..83, spines 84..87
@@ -65,8 +73,12 @@ def test_cluster_counts():
     # every leaf has one link each way to every spine
     up = c.link_level == 3
     pairs = set(zip(c.link_src[up].tolist(), c.link_dst[up].tolist()))
-    assert pairs == {(a, b) for l in range(LEAF, SPINE) for s in range(SPINE, SPINE + 4)
-                     for a, b in ((l, s), (s, l))}
+    assert pairs == {
+        (a, b)
+        for l in range(LEAF, SPINE)
+        for s in range(SPINE, SPINE + 4)
+        for a, b in ((l, s), (s, l))
+    }
 
 
 def test_cluster_routes():
@@ -81,8 +93,10 @@ def test_cluster_routes():
     for dst, dst_leaf in ((19, 79), (12, 72)):
         route = hops(c, c.route(3, dst))
         assert levels(c, c.route(3, dst)) == ["pcie", "leaf", "spine", "spine", "leaf", "pcie"]
-        assert route[:2] == [(3, 35), (35, 71)] and route[-2:] == [(dst_leaf, 32 + dst),
-                                                                   (32 + dst, dst)]
+        assert route[:2] == [(3, 35), (35, 71)] and route[-2:] == [
+            (dst_leaf, 32 + dst),
+            (32 + dst, dst),
+        ]
         assert SPINE <= route[2][1] < SPINE + 4
     # latency: 2 PCIe hops + 4 network hops
     assert c.path_latency([3], [19]).tolist() == pytest.approx([2 * 2e-7 + 4 * 1e-6])
@@ -97,17 +111,22 @@ def test_cluster_routes_to_its_nvswitch_and_rail_leaf():
     assert levels(c, c.route(LEAF + 1, 9)) == ["leaf", "pcie"]
 
 
-@pytest.mark.parametrize("src, dst", [
-    (9, NVSWITCH),        # another node's NVSwitch
-    (9, LEAF + 2),        # another rail's leaf
-    (9, LEAF + 8 + 1),    # the same rail's leaf in the other unit
-    (9, SPINE),
-    (SPINE, 9),
-    (LEAF, SPINE),        # switch to switch
-])
+@pytest.mark.parametrize(
+    "src, dst",
+    [
+        (9, NVSWITCH),  # another node's NVSwitch
+        (9, LEAF + 2),  # another rail's leaf
+        (9, LEAF + 8 + 1),  # the same rail's leaf in the other unit
+        (9, SPINE),
+        (SPINE, 9),
+        (LEAF, SPINE),  # switch to switch
+    ],
+)
 def test_cluster_refuses_other_switch_routes(src, dst):
-    message = (f"a cluster routes a GPU only to and from its own node's NVSwitch and its rail "
-               f"leaf switch, not {src} -> {dst}")
+    message = (
+        f"a cluster routes a GPU only to and from its own node's NVSwitch and its rail "
+        f"leaf switch, not {src} -> {dst}"
+    )
     with pytest.raises(cl.TopologyError, match=f"^{re.escape(message)}$"):
         dgx().paths([0, src], [1, dst])
 
@@ -127,16 +146,23 @@ def test_cluster_routes_are_shortest_and_spread_over_spines():
         assert length[i] == nx.shortest_path_length(g, int(src[i]), int(dst[i]))
     spine_hops = c.link_dst[link][c.link_level[link] == 3]
     used = np.bincount(spine_hops[spine_hops >= SPINE] - SPINE, minlength=4)
-    assert used.min() > 0.8 * used.mean()                      # every spine takes its share
-    _, again_link = c.paths(src, dst)                          # deterministic
+    assert used.min() > 0.8 * used.mean()  # every spine takes its share
+    _, again_link = c.paths(src, dst)  # deterministic
     assert again_link.tolist() == link.tolist()
 
 
 @settings(max_examples=60, deadline=None)
 @given(st.integers(1, 5), st.integers(1, 4), st.integers(1, 5), st.integers(1, 3), st.data())
 def test_cluster_routes_chain(n_nodes, gpus, per_unit, n_spines, data):
-    c = tp.cluster(n_nodes, gpus, nvlink_bandwidth=1.0, pcie_bandwidth=1.0, nic_bandwidth=1.0,
-                   nodes_per_unit=per_unit, n_spines=n_spines)
+    c = tp.cluster(
+        n_nodes,
+        gpus,
+        nvlink_bandwidth=1.0,
+        pcie_bandwidth=1.0,
+        nic_bandwidth=1.0,
+        nodes_per_unit=per_unit,
+        n_spines=n_spines,
+    )
     e = c.n_ranks
     gpu = data.draw(st.integers(0, e - 1))
     node, rail = divmod(gpu, gpus)
@@ -153,43 +179,75 @@ def test_cluster_defaults():
     assert one.n_switches == 4 + 8 + 4
     assert set(one.link_bandwidth[one.link_level == 3].tolist()) == {2.0}
     assert one.name == "cluster of 4 x 8 GPUs, 4 spines"
-    partial = tp.cluster(3, 2, nvlink_bandwidth=1.0, pcie_bandwidth=1.0, nic_bandwidth=1.0,
-                         nodes_per_unit=2, spine_bandwidth=4.0)
+    partial = tp.cluster(
+        3,
+        2,
+        nvlink_bandwidth=1.0,
+        pcie_bandwidth=1.0,
+        nic_bandwidth=1.0,
+        nodes_per_unit=2,
+        spine_bandwidth=4.0,
+    )
     # 2 units (the last holds one node): 3 NVSwitches + 2 x 2 leaves + 2 spines
     assert partial.n_switches == 3 + 4 + 2
     assert set(partial.link_bandwidth[partial.link_level == 3].tolist()) == {4.0}
-    slots = tp.cluster(4, 1, nvlink_bandwidth=1.0, pcie_bandwidth=1.0, nic_bandwidth=1.0,
-                       nodes_per_unit=32)
-    assert slots.n_switches == 4 + 1 + 4                   # spines: min(32, 4 nodes)
+    slots = tp.cluster(
+        4, 1, nvlink_bandwidth=1.0, pcie_bandwidth=1.0, nic_bandwidth=1.0, nodes_per_unit=32
+    )
+    assert slots.n_switches == 4 + 1 + 4  # spines: min(32, 4 nodes)
 
 
 def test_cluster_time_of_a_cross_node_exchange():
     # all-gather over 2 GPUs on 2 nodes (one GPU each, rail 0, one unit): 1 step, each GPU
     # sends its 2**20-byte half over PCIe (64 GB/s), NIC -> leaf -> NIC (50 GB/s), PCIe:
     # the NIC links bound it: 2**20 / 50e9 s, plus 2 x 0.2 us PCIe + 2 x 1 us network latency
-    c = tp.cluster(2, 1, nvlink_bandwidth=450e9, pcie_bandwidth=64e9, nic_bandwidth=50e9,
-                   pcie_latency=2e-7, network_latency=1e-6)
+    c = tp.cluster(
+        2,
+        1,
+        nvlink_bandwidth=450e9,
+        pcie_bandwidth=64e9,
+        nic_bandwidth=50e9,
+        pcie_latency=2e-7,
+        network_latency=1e-6,
+    )
     t = cl.time(cl.algorithms.ring_all_gather(2), c, 2 * 2**20)
     assert t.seconds == pytest.approx(2**20 / 50e9 + 2 * 2e-7 + 2 * 1e-6)
 
 
-@pytest.mark.parametrize("options, message", [
-    ({"n_nodes": 0}, "n_nodes must be an integer >= 1, got 0"),
-    ({"gpus_per_node": 2.5}, "gpus_per_node must be an integer, got 2.5"),
-    ({"nodes_per_unit": 0}, "nodes_per_unit must be an integer >= 1, got 0"),
-    ({"n_spines": 0}, "n_spines must be an integer >= 1, got 0"),
-    ({"nvlink_bandwidth": 0}, "nvlink_bandwidth must be finite and > 0 (bytes/s per direction), "
-                              "got 0.0"),
-    ({"nic_bandwidth": "fast"}, "nic_bandwidth must be a number (bytes/s per direction), "
-                                "got 'fast'"),
-    ({"spine_bandwidth": float("inf")}, "spine_bandwidth must be finite and > 0 (bytes/s per "
-                                        "direction), got inf"),
-    ({"network_latency": -1e-6}, "network_latency must be finite and >= 0 (seconds), "
-                                 "got -1e-06"),
-])
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"n_nodes": 0}, "n_nodes must be an integer >= 1, got 0"),
+        ({"gpus_per_node": 2.5}, "gpus_per_node must be an integer, got 2.5"),
+        ({"nodes_per_unit": 0}, "nodes_per_unit must be an integer >= 1, got 0"),
+        ({"n_spines": 0}, "n_spines must be an integer >= 1, got 0"),
+        (
+            {"nvlink_bandwidth": 0},
+            "nvlink_bandwidth must be finite and > 0 (bytes/s per direction), got 0.0",
+        ),
+        (
+            {"nic_bandwidth": "fast"},
+            "nic_bandwidth must be a number (bytes/s per direction), got 'fast'",
+        ),
+        (
+            {"spine_bandwidth": float("inf")},
+            "spine_bandwidth must be finite and > 0 (bytes/s per direction), got inf",
+        ),
+        (
+            {"network_latency": -1e-6},
+            "network_latency must be finite and >= 0 (seconds), got -1e-06",
+        ),
+    ],
+)
 def test_bad_clusters_are_named(options, message):
-    args = {"n_nodes": 2, "gpus_per_node": 2, "nvlink_bandwidth": 1.0, "pcie_bandwidth": 1.0,
-            "nic_bandwidth": 1.0, **options}
+    args = {
+        "n_nodes": 2,
+        "gpus_per_node": 2,
+        "nvlink_bandwidth": 1.0,
+        "pcie_bandwidth": 1.0,
+        "nic_bandwidth": 1.0,
+        **options,
+    }
     with pytest.raises(cl.TopologyError, match=f"^{re.escape(message)}$"):
         tp.cluster(args.pop("n_nodes"), args.pop("gpus_per_node"), **args)
 
@@ -200,8 +258,15 @@ def test_composed_topologies_are_immutable():
 
 
 def test_pxn_crosses_nvlink_to_the_gpu_on_the_destinations_rail_first():
-    t = tp.cluster(4, 8, nvlink_bandwidth=450e9, pcie_bandwidth=64e9, nic_bandwidth=50e9,
-                   nodes_per_unit=2, pxn=True)
+    t = tp.cluster(
+        4,
+        8,
+        nvlink_bandwidth=450e9,
+        pcie_bandwidth=64e9,
+        nic_bandwidth=50e9,
+        nodes_per_unit=2,
+        pxn=True,
+    )
     levels = t.info.levels
 
     def kinds(a, b):
@@ -212,32 +277,58 @@ def test_pxn_crosses_nvlink_to_the_gpu_on_the_destinations_rail_first():
     assert kinds(0, 9) == ["nvlink", "nvlink", "pcie", "leaf", "leaf", "pcie"]
     assert [int(t.link_dst[link]) for link in t.route(0, 9)][1] == 1
     # to another unit (GPU 17: node 2, rail 1): the same, then through a spine
-    assert kinds(0, 17) == ["nvlink", "nvlink", "pcie", "leaf", "spine", "spine", "leaf",
-                            "pcie"]
+    assert kinds(0, 17) == ["nvlink", "nvlink", "pcie", "leaf", "spine", "spine", "leaf", "pcie"]
     # same rail: no detour; inside a node: NVLink only
     assert kinds(0, 8) == ["pcie", "leaf", "leaf", "pcie"]
     assert kinds(0, 1) == ["nvlink", "nvlink"]
     # without PXN the cross-rail route takes the spine even inside a unit
-    plain = tp.cluster(4, 8, nvlink_bandwidth=450e9, pcie_bandwidth=64e9, nic_bandwidth=50e9,
-                       nodes_per_unit=2)
+    plain = tp.cluster(
+        4, 8, nvlink_bandwidth=450e9, pcie_bandwidth=64e9, nic_bandwidth=50e9, nodes_per_unit=2
+    )
     assert [levels[plain.link_level[link]] for link in plain.route(0, 9)] == [
-        "pcie", "leaf", "spine", "spine", "leaf", "pcie"]
+        "pcie",
+        "leaf",
+        "spine",
+        "spine",
+        "leaf",
+        "pcie",
+    ]
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.integers(2, 6), st.integers(1, 3), st.integers(1, 2), st.integers(1, 2),
-       st.integers(1, 3), st.integers(1, 2), st.integers(1, 2), st.integers(1, 2), st.data())
-def test_three_tier_cluster_routes_are_shortest_chains(n_nodes, gpus, per_unit, per_group,
-                                                       n_spines, spine_links, cores, core_links,
-                                                       data):
-    c = tp.cluster(n_nodes, gpus, nvlink_bandwidth=1.0, pcie_bandwidth=1.0, nic_bandwidth=1.0,
-                   nodes_per_unit=per_unit, units_per_group=per_group, n_spines=n_spines,
-                   spine_links=spine_links, cores_per_group=cores, core_links=core_links)
+@given(
+    st.integers(2, 6),
+    st.integers(1, 3),
+    st.integers(1, 2),
+    st.integers(1, 2),
+    st.integers(1, 3),
+    st.integers(1, 2),
+    st.integers(1, 2),
+    st.integers(1, 2),
+    st.data(),
+)
+def test_three_tier_cluster_routes_are_shortest_chains(
+    n_nodes, gpus, per_unit, per_group, n_spines, spine_links, cores, core_links, data
+):
+    c = tp.cluster(
+        n_nodes,
+        gpus,
+        nvlink_bandwidth=1.0,
+        pcie_bandwidth=1.0,
+        nic_bandwidth=1.0,
+        nodes_per_unit=per_unit,
+        units_per_group=per_group,
+        n_spines=n_spines,
+        spine_links=spine_links,
+        cores_per_group=cores,
+        core_links=core_links,
+    )
     n_units = -(-n_nodes // per_unit)
     n_groups = -(-n_units // per_group)
     # switches: NVSwitches, leaves, spines per group, and cores only with several groups
-    assert c.n_switches == (n_nodes + n_units * gpus + n_groups * n_spines
-                            + (n_spines * cores if n_groups > 1 else 0))
+    assert c.n_switches == (
+        n_nodes + n_units * gpus + n_groups * n_spines + (n_spines * cores if n_groups > 1 else 0)
+    )
     # cables per tier: one per NIC, spine_links per (leaf, spine of its group), core_links per
     # (spine, core of its core group)
     cables = np.bincount(c.link_level, minlength=5) // 2
@@ -258,8 +349,15 @@ def test_parallel_cables_share_the_load():
     # 1 unit of 32 nodes, 4 spines, 8 cables between each leaf and spine (the 1-SU SuperPOD):
     # the 32 x 31 routes from rail-0 GPUs to rail-1 GPUs cross the spine tier and spread
     # over all 32 up-cables of the rail-0 leaf
-    c = tp.cluster(32, 8, nvlink_bandwidth=1.0, pcie_bandwidth=1.0, nic_bandwidth=1.0,
-                   n_spines=4, spine_links=8)
+    c = tp.cluster(
+        32,
+        8,
+        nvlink_bandwidth=1.0,
+        pcie_bandwidth=1.0,
+        nic_bandwidth=1.0,
+        n_spines=4,
+        spine_links=8,
+    )
     src = np.repeat(np.arange(32) * 8, 31)
     dst = np.array([d * 8 + 1 for s in range(32) for d in range(32) if d != s])
     _, link = c.paths(src, dst)
@@ -270,7 +368,7 @@ def test_parallel_cables_share_the_load():
 
 # ---- the routing options ---------------------------------------------------------------
 
-MASK = 2 ** 64 - 1
+MASK = 2**64 - 1
 
 
 def reference_fmix64(h):
@@ -294,7 +392,7 @@ def two_leaves(routing, seed=0):
     return cl.fabric.layered(2, 1.0, [cl.fabric.Tier(2, 2)], routing=routing, hash_seed=seed)
 
 
-SHIFT = (np.arange(4), (np.arange(4) + 2) % 4)          # 0 -> 2, 1 -> 3, 2 -> 0, 3 -> 1
+SHIFT = (np.arange(4), (np.arange(4) + 2) % 4)  # 0 -> 2, 1 -> 3, 2 -> 0, 3 -> 1
 
 
 def test_the_two_leaf_fabric_is_wired_as_drawn():
@@ -302,7 +400,11 @@ def test_the_two_leaf_fabric_is_wired_as_drawn():
     up = np.flatnonzero((f.link_tier == 2) & f.link_up)
     assert up.tolist() == [8, 9, 10, 11]
     assert list(zip(f.link_src[up].tolist(), f.link_dst[up].tolist())) == [
-        (4, 6), (4, 7), (5, 6), (5, 7)]
+        (4, 6),
+        (4, 7),
+        (5, 6),
+        (5, 7),
+    ]
 
 
 def test_dmodk_loads_every_uplink_of_a_shift_exactly_once():
@@ -335,15 +437,20 @@ def test_hashing_collides_for_some_seed_and_costs_twice_as_long_then():
     # seed 1 puts both flows of each leaf on one uplink (0 -> 2, 1 -> 3 both hash to digit
     # 0, 2 -> 0 and 3 -> 1 both to 1, by the reference hash): k = 2 flows on a link, so one
     # step of S bytes per flow takes 2 S / B; d-mod-k and adaptive routing take S / B
-    hashes = [reference_flow_hash(s, d, 1) % 2 for s, d in zip(*map(np.ndarray.tolist,
-                                                                      SHIFT))]
+    hashes = [reference_flow_hash(s, d, 1) % 2 for s, d in zip(*map(np.ndarray.tolist, SHIFT))]
     assert hashes == [0, 0, 1, 1]
     up = np.flatnonzero((two_leaves("hash").link_tier == 2) & two_leaves("hash").link_up)
     assert cl.fabric.link_loads(two_leaves("hash", 1), *SHIFT)[up].tolist() == [2, 0, 0, 2]
-    step = cl.Schedule("permute", 4, 1, [[(0, 2, 0, 0), (1, 3, 0, 0), (2, 0, 0, 0),
-                                          (3, 1, 0, 0)]], peers=[2, 3, 0, 1])
-    seconds = {r: cl.time(step, two_leaves(r, 1), 10.0).seconds
-               for r in ("hash", "dmodk", "adaptive")}
+    step = cl.Schedule(
+        "permute",
+        4,
+        1,
+        [[(0, 2, 0, 0), (1, 3, 0, 0), (2, 0, 0, 0), (3, 1, 0, 0)]],
+        peers=[2, 3, 0, 1],
+    )
+    seconds = {
+        r: cl.time(step, two_leaves(r, 1), 10.0).seconds for r in ("hash", "dmodk", "adaptive")
+    }
     assert seconds == {"hash": 20.0, "dmodk": 10.0, "adaptive": 10.0}
 
 
@@ -352,7 +459,7 @@ def test_adaptive_spreads_a_connection_evenly_over_its_paths():
     # 0 -> 2 has two equal-cost paths (spine 6 or 7): its host cables carry all of it,
     # each uplink and each downlink half
     pair, link, share = f.link_shares([0], [2])
-    assert link.tolist() == [0, 8, 9, 14, 15, 6] and share.tolist() == [1, .5, .5, .5, .5, 1]
+    assert link.tolist() == [0, 8, 9, 14, 15, 6] and share.tolist() == [1, 0.5, 0.5, 0.5, 0.5, 1]
     # the shift: every uplink carries two halves, 1 byte per byte sent, as d-mod-k
     np.testing.assert_array_equal(cl.fabric.link_loads(f, *SHIFT), np.ones(f.n_links))
     # paths() gives one of the equal-cost paths: the one d-mod-k takes
@@ -375,12 +482,14 @@ def test_with_routing_keeps_the_links_and_declares_the_choice():
     assert g.routing == "dmodk" and g.info.fabric.routing == "dmodk" and f.routing == "hash"
     assert np.array_equal(g.link_src, f.link_src) and g.hash_seed == 0
     assert f.with_routing(hash_seed=4).info.fabric.hash_seed == 4
-    with pytest.raises(cl.TopologyError, match="routing must be one of 'hash', 'dmodk', "
-                                               "'adaptive', got 'random'"):
+    with pytest.raises(
+        cl.TopologyError, match="routing must be one of 'hash', 'dmodk', 'adaptive', got 'random'"
+    ):
         f.with_routing("random")
 
 
 # ---- the one builder on every fabric -----------------------------------------------------
+
 
 def test_nvlink_nodes_on_a_fat_tree_fabric():
     # a k = 4 fat tree's 16 host ports carry the NICs of 4 nodes of 4 GPUs: GPUs of a node
@@ -391,8 +500,16 @@ def test_nvlink_nodes_on_a_fat_tree_fabric():
     assert c.info.levels == ("nvlink", "pcie", "leaf", "spine", "core")
     assert (c.n_ranks, c.n_nics, c.n_switches) == (16, 16, 4 + 20)
     assert c.route_levels(0, 3) == ["nvlink", "nvlink"]
-    assert c.route_levels(0, 4) == ["pcie", "leaf", "spine", "core", "core", "spine",
-                                    "leaf", "pcie"]
+    assert c.route_levels(0, 4) == [
+        "pcie",
+        "leaf",
+        "spine",
+        "core",
+        "core",
+        "spine",
+        "leaf",
+        "pcie",
+    ]
     assert c.info.gpus_per_node == 4 and c.info.fabric.switches_per_tier == (8, 8, 4)
     assert c.info.fabric.endpoints_per_block == (2, 4, 16)
 
@@ -401,13 +518,16 @@ def test_fabric_descriptions_are_checked():
     fabric = tp.Fabric(2, 1.0, (tp.Tier(2, 2),))
     with pytest.raises(cl.TopologyError, match="NVLink nodes need pcie_bandwidth"):
         tp.gpu_cluster(fabric, 2, 2, nvlink_bandwidth=1.0)
-    with pytest.raises(cl.TopologyError, match="the fabric holds 4 hosts .2 leaves of 2., "
-                                               "fewer than the 6 endpoints"):
+    with pytest.raises(
+        cl.TopologyError,
+        match="the fabric holds 4 hosts .2 leaves of 2., fewer than the 6 endpoints",
+    ):
         tp.gpu_cluster(fabric, 6)
     with pytest.raises(cl.TopologyError, match="pxn relays over NVLink"):
         tp.gpu_cluster(fabric, 2, 2, pxn=True)
-    with pytest.raises(cl.TopologyError, match="fabric must be a "
-                                               "collectives.topology.cluster.Fabric"):
+    with pytest.raises(
+        cl.TopologyError, match="fabric must be a collectives.topology.cluster.Fabric"
+    ):
         tp.gpu_cluster((2, 1.0), 2)
     with pytest.raises(cl.TopologyError, match="tiers\\[0\\] must be a fabric.Tier"):
         tp.gpu_cluster(tp.Fabric(2, 1.0, ((2, 2),)), 2)
@@ -425,7 +545,7 @@ def test_nvlink_and_pcie_do_not_fail_and_a_failed_spine_is_avoided():
         _, link, _ = broken.with_routing(routing).link_shares(src, dst)
         assert not np.isin(SPINE, broken.link_dst[link])
         assert not broken.failed[link].any()
-    assert broken.live_capacity() == c.live_capacity() - 2 * 16 * 50e9   # 16 leaf cables
+    assert broken.live_capacity() == c.live_capacity() - 2 * 16 * 50e9  # 16 leaf cables
 
 
 def test_route_with_lets_the_caller_choose_each_hop():
@@ -438,7 +558,7 @@ def test_route_with_lets_the_caller_choose_each_hop():
         return np.full(len(pairs), cand.shape[1] - 1)
 
     pair, link = f.route_with([0, 1], [2, 3], last)
-    assert pair.tolist() == [0] * 4 + [1] * 4           # host, leaf-spine, spine-leaf, host
+    assert pair.tolist() == [0] * 4 + [1] * 4  # host, leaf-spine, spine-leaf, host
     assert f.link_dst[link[1]] == 7 and f.link_dst[link[5]] == 7
     assert seen[0] == (0, [0, 1]) and (1, [0, 1]) in seen
     with pytest.raises(cl.TopologyError, match="route_with routes pairs of endpoints only"):
@@ -447,6 +567,7 @@ def test_route_with_lets_the_caller_choose_each_hop():
 
 # ---- properties: random small fabrics of every kind, every routing option ----------------
 
+
 @st.composite
 def small_fabrics(draw):
     kind = draw(st.sampled_from(["superpod", "layered", "clos", "nvlink-layered"]))
@@ -454,13 +575,22 @@ def small_fabrics(draw):
     seed = draw(st.integers(0, 3))
     if kind == "superpod":
         g = draw(st.integers(1, 3))
-        topo = tp.cluster(draw(st.integers(1, 5)), g, nvlink_bandwidth=4.0, pcie_bandwidth=2.0,
-                          nic_bandwidth=1.0, nodes_per_unit=draw(st.integers(1, 3)),
-                          n_spines=draw(st.integers(1, 3)), spine_links=draw(st.integers(1, 2)),
-                          units_per_group=draw(st.integers(1, 2)),
-                          cores_per_group=draw(st.integers(1, 2)),
-                          core_links=draw(st.integers(1, 2)), pxn=draw(st.booleans()),
-                          routing=routing, hash_seed=seed)
+        topo = tp.cluster(
+            draw(st.integers(1, 5)),
+            g,
+            nvlink_bandwidth=4.0,
+            pcie_bandwidth=2.0,
+            nic_bandwidth=1.0,
+            nodes_per_unit=draw(st.integers(1, 3)),
+            n_spines=draw(st.integers(1, 3)),
+            spine_links=draw(st.integers(1, 2)),
+            units_per_group=draw(st.integers(1, 2)),
+            cores_per_group=draw(st.integers(1, 2)),
+            core_links=draw(st.integers(1, 2)),
+            pxn=draw(st.booleans()),
+            routing=routing,
+            hash_seed=seed,
+        )
     elif kind == "clos":
         radix = draw(st.sampled_from([2, 4, 6]))
         tiers = draw(st.integers(1, 3))
@@ -471,20 +601,27 @@ def small_fabrics(draw):
             topo = cl.fabric.clos(radix, tiers, 1.0, routing=routing, hash_seed=seed)
     else:
         wiring = draw(st.sampled_from(["mesh", "striped"]))
-        tiers = [tp.Tier(draw(st.integers(1, 3)), draw(st.integers(1, 2)),
-                         draw(st.integers(1, 2)))]
+        tiers = [tp.Tier(draw(st.integers(1, 3)), draw(st.integers(1, 2)), draw(st.integers(1, 2)))]
         if draw(st.booleans()):
             w = tiers[0].switches * (2 if wiring == "striped" else draw(st.integers(1, 2)))
             tiers.append(tp.Tier(draw(st.integers(1, 2)), w, draw(st.integers(1, 2))))
         a = draw(st.integers(1, 3))
         planes = draw(st.integers(1, 2))
         if kind == "layered":
-            topo = cl.fabric.layered(a, 1.0, tiers, planes=planes, wiring=wiring,
-                                     routing=routing, hash_seed=seed)
+            topo = cl.fabric.layered(
+                a, 1.0, tiers, planes=planes, wiring=wiring, routing=routing, hash_seed=seed
+            )
         else:
             fabric = tp.Fabric(2 * a, 1.0, tuple(tiers), wiring=wiring, planes=planes)
-            topo = tp.gpu_cluster(fabric, None, 2, nvlink_bandwidth=4.0, pcie_bandwidth=2.0,
-                                  routing=routing, hash_seed=seed)
+            topo = tp.gpu_cluster(
+                fabric,
+                None,
+                2,
+                nvlink_bandwidth=4.0,
+                pcie_bandwidth=2.0,
+                routing=routing,
+                hash_seed=seed,
+            )
     return topo
 
 
@@ -503,10 +640,11 @@ def test_routes_are_valid_up_down_paths_on_every_fabric(topo, data):
     if n < 2:
         return
     src = np.array(data.draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=10)))
-    dst = (src + np.array(data.draw(st.lists(st.integers(1, n - 1), min_size=len(src),
-                                             max_size=len(src))))) % n
-    flow = np.array(data.draw(st.lists(st.integers(0, 7), min_size=len(src),
-                                       max_size=len(src))))
+    dst = (
+        src
+        + np.array(data.draw(st.lists(st.integers(1, n - 1), min_size=len(src), max_size=len(src))))
+    ) % n
+    flow = np.array(data.draw(st.lists(st.integers(0, 7), min_size=len(src), max_size=len(src))))
     pair, link = topo.paths(src, dst, flow_id=flow)
     assert np.all(np.diff(pair) >= 0)
     g = topo.gpus_per_node or 1
@@ -557,13 +695,17 @@ def test_hashed_ecmp_reads_the_flow_hash_as_digits_in_tier_order():
     # the leaf: h % 2, h // 2 % 2, h // 4 % 3, then h // 12 % 2, then h // 24 % 2
     f = cl.fabric.layered(2, 1.0, [tp.Tier(3, 2, links=2), tp.Tier(2, 3)], hash_seed=2)
     src, dst = map(np.array, zip(*itertools.permutations(range(f.n_ranks), 2)))
-    h = np.array([reference_flow_hash(int(s), int(d), 2) for s, d in zip(src, dst)],
-                 dtype=object)
+    h = np.array([reference_flow_hash(int(s), int(d), 2) for s, d in zip(src, dst)], dtype=object)
 
     def by_hand(hop, pairs, cand, usable):
         k = h[pairs]
-        rule = {0: k * 0, 1: (k % 2) * 2 + k // 2 % 2, 2: k // 4 % 3, 3: k // 12 % 2,
-                4: k // 24 % 2}
+        rule = {
+            0: k * 0,
+            1: (k % 2) * 2 + k // 2 % 2,
+            2: k // 4 % 3,
+            3: k // 12 % 2,
+            4: k // 24 % 2,
+        }
         return rule[hop].astype(np.int64)
 
     assert np.array_equal(f.route_with(src, dst, by_hand)[1], f.paths(src, dst)[1])

@@ -17,8 +17,9 @@ from collectives.transforms import grouped
 
 def listed_traffic(schedule):
     """The traffic derived from the schedule's listed transfers (the slow, explicit way)."""
-    return Traffic.from_transfers(schedule.step_of_transfer, schedule.src, schedule.dst,
-                                  schedule.n_steps).per_step()
+    return Traffic.from_transfers(
+        schedule.step_of_transfer, schedule.src, schedule.dst, schedule.n_steps
+    ).per_step()
 
 
 def first_principles(collective, x, groups):
@@ -34,7 +35,7 @@ def first_principles(collective, x, groups):
             out.append(x[g].sum(axis=0))
         elif collective == "reduce_scatter":
             out.append(np.split(x[g].sum(axis=0), m)[p])
-        else:                                   # all_to_all: part p of every member
+        else:  # all_to_all: part p of every member
             out.append(np.concatenate([np.split(x[q], m)[p] for q in g]))
     return np.array(out)
 
@@ -43,11 +44,13 @@ shapes = st.lists(st.integers(1, 4), min_size=1, max_size=3).map(tuple)
 
 
 @settings(max_examples=40, deadline=None)
-@given(shapes, st.data(), st.sampled_from(["all_gather", "reduce_scatter", "all_reduce",
-                                           "all_to_all"]))
+@given(
+    shapes, st.data(), st.sampled_from(["all_gather", "reduce_scatter", "all_reduce", "all_to_all"])
+)
 def test_torus_collectives_over_any_subset_of_axes(shape, data, collective):
-    axes = tuple(data.draw(st.permutations(range(len(shape))))[
-        :data.draw(st.integers(1, len(shape)))])
+    axes = tuple(
+        data.draw(st.permutations(range(len(shape))))[: data.draw(st.integers(1, len(shape)))]
+    )
     build = getattr(cl.algorithms, f"torus_{collective}")
     s = build(shape, axes=axes)
     cl.verify(s)
@@ -68,14 +71,16 @@ def test_ag_x_is_one_all_gather_per_line_along_axis_0():
     # it costs what one (latency-optimal) bidirectional ring of 4 costs on the same links:
     # the lines are disjoint
     topo = tp.torus((4, 4, 4), 45e9, 1e-6)
-    line = cl.time(cl.algorithms.latency_optimal_ring_all_gather(4), tp.ring(4, 45e9, 1e-6),
-                   2**20)
+    line = cl.time(cl.algorithms.latency_optimal_ring_all_gather(4), tp.ring(4, 45e9, 1e-6), 2**20)
     assert cl.time(s, topo, 2**20).seconds == pytest.approx(line.seconds, rel=1e-12)
 
 
 def test_a_transfer_between_groups_is_refused_with_both_groups_named():
-    with pytest.raises(cl.ScheduleError, match=r"from rank 1 \(group 0, position 1\) to rank 2 "
-                                               r"\(group 1, position 0\)") as e:
+    with pytest.raises(
+        cl.ScheduleError,
+        match=r"from rank 1 \(group 0, position 1\) to rank 2 "
+        r"\(group 1, position 0\)",
+    ) as e:
         cl.Schedule("all_gather", 4, 2, [[(1, 2, 1, 1)]], groups=[[0, 1], [2, 3]])
     assert e.value.group == 0
 
@@ -84,16 +89,22 @@ def test_verify_names_the_group_of_a_wrong_slot():
     # groups {0,1} and {2,3}; group 1 forgets to send rank 3's shard to rank 2
     steps = [[(0, 1, 0, 0), (1, 0, 1, 1), (2, 3, 0, 0)]]
     s = cl.Schedule("all_gather", 4, 2, steps, groups=[[0, 1], [2, 3]])
-    with pytest.raises(cl.ScheduleError, match=r"rank 2 \(group 1, position 0\) chunk 1 holds "
-                                               r"nothing; all_gather needs chunk 1 of rank 3"):
+    with pytest.raises(
+        cl.ScheduleError,
+        match=r"rank 2 \(group 1, position 0\) chunk 1 holds "
+        r"nothing; all_gather needs chunk 1 of rank 3",
+    ):
         cl.verify(s)
 
 
-@pytest.mark.parametrize("groups, message", [
-    ([[0, 1], [1, 2]], "rank 1 is in 2 groups"),
-    ([[0, 1]], "groups must have shape|rank 2 is in no group"),
-    ([[0, 1, 2]], "rank 3 is in no group"),
-])
+@pytest.mark.parametrize(
+    "groups, message",
+    [
+        ([[0, 1], [1, 2]], "rank 1 is in 2 groups"),
+        ([[0, 1]], "groups must have shape|rank 2 is in no group"),
+        ([[0, 1, 2]], "rank 3 is in no group"),
+    ],
+)
 def test_bad_groups(groups, message):
     with pytest.raises(cl.ScheduleError, match=message):
         cl.Schedule("all_reduce", 4, 1, [], groups=groups)
@@ -109,8 +120,9 @@ def test_placement_costs_a_collective_on_some_endpoints_of_a_bigger_topology():
     # (the short way round the 8-ring goes 3-4-5-6-7-0) without sharing: 3 * 1e-3 s
     assert packed.seconds == pytest.approx(3e-3)
     assert spread.seconds == pytest.approx(3e-3)
-    assert spread.link_bytes.sum() == pytest.approx(2 * packed.link_bytes[[0, 1, 2]].sum()
-                                                    * 4 / 3, rel=1e-12)
+    assert spread.link_bytes.sum() == pytest.approx(
+        2 * packed.link_bytes[[0, 1, 2]].sum() * 4 / 3, rel=1e-12
+    )
     with pytest.raises(cl.TopologyError, match="a different endpoint"):
         cl.time(s, big, 1.0, placement=[0, 0, 1, 2])
     with pytest.raises(cl.TopologyError, match="give placement"):
@@ -119,15 +131,17 @@ def test_placement_costs_a_collective_on_some_endpoints_of_a_bigger_topology():
 
 def test_concurrent_collectives_share_links_and_say_who_shares_what():
     topo = tp.ring(4, 1e9)
-    a = cl.algorithms.ring_all_gather(2)           # ranks 0, 1: link 0 -> 1 and 1 -> 0
+    a = cl.algorithms.ring_all_gather(2)  # ranks 0, 1: link 0 -> 1 and 1 -> 0
     # two all-gathers of 2 ranks, one on endpoints 0,1 and one on 2,3: disjoint links
-    apart = cl.time_concurrent([cl.Job(a, 2e6, [0, 1], name="tp0"),
-                                cl.Job(a, 2e6, [2, 3], name="tp1")], topo)
+    apart = cl.time_concurrent(
+        [cl.Job(a, 2e6, [0, 1], name="tp0"), cl.Job(a, 2e6, [2, 3], name="tp1")], topo
+    )
     assert apart.seconds == pytest.approx(1e-3) and apart.slowdown == pytest.approx(1.0)
     assert apart.shared_links() == []
     # the same two on one pair of endpoints: every link carries both, twice as long
-    same = cl.time_concurrent([cl.Job(a, 2e6, [0, 1], name="x"),
-                               cl.Job(a, 4e6, [0, 1], name="y")], topo)
+    same = cl.time_concurrent(
+        [cl.Job(a, 2e6, [0, 1], name="x"), cl.Job(a, 4e6, [0, 1], name="y")], topo
+    )
     # x puts 1 MB and y 2 MB on each of the two links in its one step: 3e6 / 1e9
     assert same.seconds == pytest.approx(3e-3)
     assert same.slowdown == pytest.approx(1.5)
@@ -148,7 +162,7 @@ def test_nvls_moves_s_plus_s_over_n_per_link_direction_and_approaches_its_ideal_
     np.testing.assert_allclose(down, S + S / n)
     ring = cl.time(cl.algorithms.ring_all_reduce(n), sw, S).seconds
     piped = cl.time(cl.algorithms.nvls_all_reduce(n, n_segments=1024), sw, S).seconds
-    ideal = 2 * (n - 1) / (n + 1)                  # 1.56 for 8 GPUs
+    ideal = 2 * (n - 1) / (n + 1)  # 1.56 for 8 GPUs
     assert ring / piped == pytest.approx(ideal, rel=5e-3)
     assert ring / piped < ideal
 
@@ -186,8 +200,9 @@ def test_gather_and_scatter():
     scatter = cl.transforms.dual(gather)
     assert scatter.collective == "scatter"
     cl.verify(scatter)
-    np.testing.assert_allclose(cl.simulate(scatter, [[1.0, 2, 3], [0, 0, 0], [0, 0, 0]]),
-                               [[1], [2], [3]])
+    np.testing.assert_allclose(
+        cl.simulate(scatter, [[1.0, 2, 3], [0, 0, 0], [0, 0, 0]]), [[1], [2], [3]]
+    )
     with pytest.raises(cl.ScheduleError, match="rank 0 chunk 2 holds nothing; gather needs"):
         cl.verify(cl.Schedule("gather", 3, 3, [[(1, 0, 1, 1)]], root=0))
     assert cl.bus_factor("gather", 4) == 0.75
@@ -208,21 +223,22 @@ def test_schedules_and_topologies_cannot_be_changed():
 def test_a_tolerant_trace_words_double_counting_like_feedback_needs():
     steps = [[(0, 1, 0, 0, True)], [(0, 1, 0, 0, True)]]
     states = cl.trace(cl.Schedule("all_reduce", 2, 1, steps), stop_at_error=False)
-    assert states[-1].describe(1, 0) == ("chunk 0 summed over all 2 ranks, with rank 0 "
-                                         "counted more than once")
+    assert states[-1].describe(1, 0) == (
+        "chunk 0 summed over all 2 ranks, with rank 0 counted more than once"
+    )
 
 
 def test_mesh_axes_give_the_groups_of_the_tensor_and_data_parallel_collectives():
     mesh = cl.Mesh({"dp": 2, "tp": 4})
     node = tp.switch(4, 100e9)
-    cluster = tp.product(tp.ring(2, 10e9), node)      # 2 nodes of 4 on a switch, slow ring
+    cluster = tp.product(tp.ring(2, 10e9), node)  # 2 nodes of 4 on a switch, slow ring
     ar = cl.algorithms.ring_all_reduce
-    tp_ar = mesh.collective(ar(4), "tp")              # the tensor-parallel all-reduce
-    dp_ar = grouped(ar(2), mesh.groups("dp"))         # the same thing, spelled out
-    assert tp_ar.name == "ring_all_reduce[tp]" and np.array_equal(tp_ar.groups,
-                                                                   mesh.groups("tp"))
-    with pytest.raises(cl.CollectivesError, match="the tp groups have 4 ranks but the "
-                                                  "schedule has 2"):
+    tp_ar = mesh.collective(ar(4), "tp")  # the tensor-parallel all-reduce
+    dp_ar = grouped(ar(2), mesh.groups("dp"))  # the same thing, spelled out
+    assert tp_ar.name == "ring_all_reduce[tp]" and np.array_equal(tp_ar.groups, mesh.groups("tp"))
+    with pytest.raises(
+        cl.CollectivesError, match="the tp groups have 4 ranks but the schedule has 2"
+    ):
         mesh.collective(ar(2), "tp")
     cl.verify(tp_ar), cl.verify(dp_ar)
     # the tensor-parallel all-reduce stays inside the nodes, the data-parallel one crosses
@@ -230,9 +246,14 @@ def test_mesh_axes_give_the_groups_of_the_tensor_and_data_parallel_collectives()
     t_dp = cl.time(dp_ar, cluster, 8e6, placement=mesh.placement)
     assert t_tp.seconds == pytest.approx(cl.time(ar(4), node, 8e6).seconds)
     assert t_dp.seconds == pytest.approx(cl.time(ar(2), tp.ring(2, 10e9), 8e6).seconds)
-    both = cl.time_concurrent([cl.Job(tp_ar, 8e6, mesh.placement, name="tp"),
-                               cl.Job(dp_ar, 8e6, mesh.placement, name="dp")], cluster)
-    assert both.shared_links() == []                  # different levels, no shared link
+    both = cl.time_concurrent(
+        [
+            cl.Job(tp_ar, 8e6, mesh.placement, name="tp"),
+            cl.Job(dp_ar, 8e6, mesh.placement, name="dp"),
+        ],
+        cluster,
+    )
+    assert both.shared_links() == []  # different levels, no shared link
     # sharing nothing, each runs as if alone: the step takes the slower of the two
     assert both.seconds == max(t_tp.seconds, t_dp.seconds) and both.slowdown == 1.0
     assert sorted(both.components) == [(0,), (1,)]
@@ -260,47 +281,76 @@ def test_permute_send_recv_and_the_pipeline_shift():
     cl.verify(fwd)
     x = np.arange(8.0).reshape(4, 2)
     out = cl.simulate(fwd, x)
-    np.testing.assert_array_equal(out[1:], x[:-1])          # stage s now holds stage s-1's
+    np.testing.assert_array_equal(out[1:], x[:-1])  # stage s now holds stage s-1's
     back = cl.transforms.dual(fwd)
     assert back.collective == "permute" and back.peers.tolist() == [-1, 0, 1, 2]
     np.testing.assert_array_equal(cl.simulate(back, x)[:-1], x[1:])
     pair = cl.algorithms.send_recv(3, 2, 0)
     cl.verify(pair)
-    assert cl.bus_factor("permute", 8) == 1.0                # nccl-tests sendrecv_perf
+    assert cl.bus_factor("permute", 8) == 1.0  # nccl-tests sendrecv_perf
     with pytest.raises(cl.ScheduleError, match="sends two buffers to rank 1"):
         cl.Schedule("permute", 3, 1, [], peers=[1, 1, -1])
     wrong = cl.Schedule("permute", 2, 1, [[(0, 1, 0, 0)]], peers=[-1, 0])
-    with pytest.raises(cl.ScheduleError, match="rank 0 chunk 0 holds chunk 0 of rank 0; "
-                                               "permute needs chunk 0 of rank 1"):
+    with pytest.raises(
+        cl.ScheduleError,
+        match="rank 0 chunk 0 holds chunk 0 of rank 0; permute needs chunk 0 of rank 1",
+    ):
         cl.verify(wrong)
 
 
-@pytest.mark.parametrize("call, message", [
-    (lambda: cl.analytic.ring_all_gather(4, "1MB", alpha=1e-6, bandwidth=1e9),
-     "nbytes must be a number"),
-    (lambda: cl.analytic.ring_all_gather(4.0, 1.0, alpha=1e-6, bandwidth=1e9),
-     "n must be an integer"),
-    (lambda: cl.analytic.ring_all_gather(4, 1.0, alpha=-1.0, bandwidth=1e9),
-     "alpha must be finite and >= 0"),
-    (lambda: cl.analytic.ring_all_gather(4, 1.0, alpha=0.0, bandwidth=0.0),
-     "bandwidth must be finite and > 0"),
-    (lambda: cl.analytic.ring_all_gather(4, 1.0, alpha=None, bandwidth=1e9),
-     "alpha must be a number"),
-    (lambda: cl.analytic.torus_all_gather((4, 0), 1.0, alpha=0.0, bandwidth=1e9),
-     "every axis size of shape"),
-    (lambda: cl.analytic.torus_all_gather(None, 1.0, alpha=0.0, bandwidth=1e9),
-     "shape must be a tuple"),
-    (lambda: cl.analytic.torus_all_gather((4, 4),
-     1.0, alpha=0.0, bandwidth=1e9, bidirectional="yes"),
-     "bidirectional must be True or False"),
-    (lambda: cl.analytic.torus_all_gather((4, 4),
-     1.0, alpha=0.0, bandwidth=1e9, wraparound=(True,)),
-     "wraparound has 1 entries but the shape has 2 axes"),
-    (lambda: cl.analytic.chain_broadcast(4, 1.0, alpha=0.0, bandwidth=1e9, n_segments=0),
-     "n_segments must be an integer >= 1"),
-    (lambda: cl.analytic.nvls_all_reduce(8, 1.0, alpha=0.0, bandwidth=1e9, n_segments=2.5),
-     "n_segments must be an integer"),
-])
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (
+            lambda: cl.analytic.ring_all_gather(4, "1MB", alpha=1e-6, bandwidth=1e9),
+            "nbytes must be a number",
+        ),
+        (
+            lambda: cl.analytic.ring_all_gather(4.0, 1.0, alpha=1e-6, bandwidth=1e9),
+            "n must be an integer",
+        ),
+        (
+            lambda: cl.analytic.ring_all_gather(4, 1.0, alpha=-1.0, bandwidth=1e9),
+            "alpha must be finite and >= 0",
+        ),
+        (
+            lambda: cl.analytic.ring_all_gather(4, 1.0, alpha=0.0, bandwidth=0.0),
+            "bandwidth must be finite and > 0",
+        ),
+        (
+            lambda: cl.analytic.ring_all_gather(4, 1.0, alpha=None, bandwidth=1e9),
+            "alpha must be a number",
+        ),
+        (
+            lambda: cl.analytic.torus_all_gather((4, 0), 1.0, alpha=0.0, bandwidth=1e9),
+            "every axis size of shape",
+        ),
+        (
+            lambda: cl.analytic.torus_all_gather(None, 1.0, alpha=0.0, bandwidth=1e9),
+            "shape must be a tuple",
+        ),
+        (
+            lambda: cl.analytic.torus_all_gather(
+                (4, 4), 1.0, alpha=0.0, bandwidth=1e9, bidirectional="yes"
+            ),
+            "bidirectional must be True or False",
+        ),
+        (
+            lambda: cl.analytic.torus_all_gather(
+                (4, 4), 1.0, alpha=0.0, bandwidth=1e9, wraparound=(True,)
+            ),
+            "wraparound has 1 entries but the shape has 2 axes",
+        ),
+        (
+            lambda: cl.analytic.chain_broadcast(4, 1.0, alpha=0.0, bandwidth=1e9, n_segments=0),
+            "n_segments must be an integer >= 1",
+        ),
+        (
+            lambda: cl.analytic.nvls_all_reduce(8, 1.0, alpha=0.0, bandwidth=1e9, n_segments=2.5),
+            "n_segments must be an integer",
+        ),
+    ],
+)
 def test_analytic_validates_like_the_rest(call, message):
     with pytest.raises(cl.CollectivesError, match=message):
         call()

@@ -47,8 +47,15 @@ def test_declared_info_replaces_private_reads():
     ring, sw = tp.ring(2, 1.0), tp.switch(3, 1.0)
     p = tp.product(ring, sw)
     assert p.info.dimensions == (ring, sw) and p.info.gpus_per_node is None
-    c = tp.cluster(4, 2, nvlink_bandwidth=9.0, pcie_bandwidth=3.0, nic_bandwidth=1.0,
-                   nodes_per_unit=2, n_spines=2)
+    c = tp.cluster(
+        4,
+        2,
+        nvlink_bandwidth=9.0,
+        pcie_bandwidth=3.0,
+        nic_bandwidth=1.0,
+        nodes_per_unit=2,
+        n_spines=2,
+    )
     f = c.info.fabric
     # 2 units of 2 nodes x 2 rails: 4 leaves of 2 ports, 2 spines; a leaf has 2 GPUs under
     # it, the spine tier's one block all 8

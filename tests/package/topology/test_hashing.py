@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from collectives.topology import hashing
 
-MASK = 2 ** 64 - 1
+MASK = 2**64 - 1
 
 
 def reference_fmix64(h):
@@ -28,15 +28,19 @@ def reference_flow_hash(src, dst, flow=0, seed=0):
 
 
 def test_fmix64_matches_the_reference_and_maps_zero_to_zero():
-    values = [0, 1, 2, 12345, 2 ** 32 + 7, 2 ** 63, MASK]
+    values = [0, 1, 2, 12345, 2**32 + 7, 2**63, MASK]
     got = hashing.fmix64(np.array(values, dtype=np.uint64))
     assert got.tolist() == [reference_fmix64(v) for v in values]
-    assert int(got[0]) == 0                          # 0 -> 0: flow 0, seed 0 add nothing
+    assert int(got[0]) == 0  # 0 -> 0: flow 0, seed 0 add nothing
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.integers(0, 2 ** 31), st.integers(0, 2 ** 31), st.integers(-2 ** 40, 2 ** 40),
-       st.integers(-5, 2 ** 20))
+@given(
+    st.integers(0, 2**31),
+    st.integers(0, 2**31),
+    st.integers(-(2**40), 2**40),
+    st.integers(-5, 2**20),
+)
 def test_flow_hash_matches_its_definition(src, dst, flow, seed):
     got = hashing.flow_hash(np.array([src]), np.array([dst]), np.array([flow]), seed)
     assert int(got[0]) == reference_flow_hash(src, dst, flow, seed)
@@ -46,7 +50,7 @@ def test_flow_zero_seed_zero_is_the_hash_of_the_two_endpoints():
     # what the SuperPOD cluster has always hashed: fmix64(src * 2**32 + dst)
     src, dst = np.array([0, 3, 1023]), np.array([9, 19, 0])
     plain = hashing.flow_hash(src, dst)
-    assert plain.tolist() == [reference_fmix64(int(s) * 2 ** 32 + int(d)) for s, d in zip(src, dst)]
+    assert plain.tolist() == [reference_fmix64(int(s) * 2**32 + int(d)) for s, d in zip(src, dst)]
     assert np.array_equal(hashing.flow_hash(src, dst, np.zeros(3, np.int64), 0), plain)
     assert not np.array_equal(hashing.flow_hash(src, dst, np.ones(3, np.int64), 0), plain)
     assert not np.array_equal(hashing.flow_hash(src, dst, None, 1), plain)
@@ -63,11 +67,11 @@ def test_digits_past_the_limit_come_from_the_remixed_hash():
     # three digits of base 2**20: the first two use 40 bits (the limit); the third comes
     # from fmix64(key ^ 3 F), its low 20 bits
     key = 0x0123456789ABCDEF
-    digits = hashing.hash_digits(np.array([key], dtype=np.uint64), [2 ** 20] * 3)
-    assert int(digits[0][0]) == key % 2 ** 20
-    assert int(digits[1][0]) == (key >> 20) % 2 ** 20
+    digits = hashing.hash_digits(np.array([key], dtype=np.uint64), [2**20] * 3)
+    assert int(digits[0][0]) == key % 2**20
+    assert int(digits[1][0]) == (key >> 20) % 2**20
     remixed = reference_fmix64(key ^ (3 * 0x9E3779B97F4A7C15 & MASK))
-    assert int(digits[2][0]) == remixed % 2 ** 20
+    assert int(digits[2][0]) == remixed % 2**20
 
 
 def test_one_digit_of_many_flows_is_uniform():

@@ -67,7 +67,7 @@ def test_product_routes_chain_dimension_by_dimension(which, data):
     for i, (a, b) in enumerate(zip(src, dst)):
         links = link[pair == i].tolist()
         assert_chain(t, a, b, links)
-        assert np.all(np.diff(t.link_level[links]) >= 0)       # dimension 0 first
+        assert np.all(np.diff(t.link_level[links]) >= 0)  # dimension 0 first
         # each dimension's leg has that dimension's own route length
         ca, cb = np.unravel_index(a, sizes), np.unravel_index(b, sizes)
         for d, dim in enumerate(dims):
@@ -80,21 +80,25 @@ def test_product_of_rings_is_the_torus(shape):
     p = tp.product(*(tp.ring(n, 7e9, hop_latency=1e-6) for n in shape))
     t = tp.torus(shape, 7e9, hop_latency=1e-6)
     assert p.n_links == t.n_links
-    assert sorted(zip(p.link_src.tolist(), p.link_dst.tolist())) == \
-        sorted(zip(t.link_src.tolist(), t.link_dst.tolist()))
+    assert sorted(zip(p.link_src.tolist(), p.link_dst.tolist())) == sorted(
+        zip(t.link_src.tolist(), t.link_dst.tolist())
+    )
     src, dst = map(np.array, zip(*itertools.permutations(range(p.n_ranks), 2)))
     p_pair, p_link = p.paths(src, dst)
     t_pair, t_link = t.paths(src, dst)
-    assert np.bincount(p_pair).tolist() == np.bincount(t_pair).tolist()   # route lengths
-    assert hops(p, p_link) == hops(t, t_link)                              # the same walks
+    assert np.bincount(p_pair).tolist() == np.bincount(t_pair).tolist()  # route lengths
+    assert hops(p, p_link) == hops(t, t_link)  # the same walks
     assert p.link_bandwidth[p_link].tolist() == t.link_bandwidth[t_link].tolist()
     np.testing.assert_allclose(p.path_latency(src, dst), t.path_latency(src, dst))
 
 
 def test_product_keeps_each_dimensions_link_speeds():
     # 4 x 2: a ring of 4 (10 GB/s, 1 us) times a switch of 2 (50 GB/s, 0.5 us per link)
-    t = tp.product(tp.ring(4, 10e9, hop_latency=1e-6), tp.switch(2, 50e9, hop_latency=5e-7),
-                   level_names=("ici", "nvlink"))
+    t = tp.product(
+        tp.ring(4, 10e9, hop_latency=1e-6),
+        tp.switch(2, 50e9, hop_latency=5e-7),
+        level_names=("ici", "nvlink"),
+    )
     assert t.info.levels == ("ici", "nvlink")
     assert set(t.link_bandwidth[t.link_level == 0].tolist()) == {10e9}
     assert set(t.link_bandwidth[t.link_level == 1].tolist()) == {50e9}
@@ -122,21 +126,37 @@ def test_product_does_not_route_to_its_switches():
         t.paths([0], [4])
 
 
-@pytest.mark.parametrize("call, message", [
-    (lambda: tp.product(), "product() needs at least one dimension (a Topology)"),
-    (lambda: tp.product(tp.ring(2, 1.0), 4),
-     "dimension 1 of product() must be a Topology, got int"),
-    (lambda: tp.product(tp.cluster(1, 2, nvlink_bandwidth=1.0, pcie_bandwidth=1.0,
-                                   nic_bandwidth=1.0, name="c")),
-     "dimension 0 of product() (c) has NICs; only topologies of endpoints, switches and "
-     "links can be dimensions"),
-    (lambda: tp.product(tp.ring(2, 1.0), tp.ring(2, 1.0), level_names=("x",)),
-     "level_names must be 2 distinct non-empty strings (one per dimension), got ('x',)"),
-    (lambda: tp.product(tp.ring(2, 1.0), tp.ring(2, 1.0), level_names=("x", "x")),
-     "level_names must be 2 distinct non-empty strings (one per dimension), got ('x', 'x')"),
-    (lambda: tp.product(tp.ring(2, 1.0), level_names="x"),
-     "level_names must be a sequence of names, got 'x'"),
-])
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: tp.product(), "product() needs at least one dimension (a Topology)"),
+        (
+            lambda: tp.product(tp.ring(2, 1.0), 4),
+            "dimension 1 of product() must be a Topology, got int",
+        ),
+        (
+            lambda: tp.product(
+                tp.cluster(
+                    1, 2, nvlink_bandwidth=1.0, pcie_bandwidth=1.0, nic_bandwidth=1.0, name="c"
+                )
+            ),
+            "dimension 0 of product() (c) has NICs; only topologies of endpoints, switches and "
+            "links can be dimensions",
+        ),
+        (
+            lambda: tp.product(tp.ring(2, 1.0), tp.ring(2, 1.0), level_names=("x",)),
+            "level_names must be 2 distinct non-empty strings (one per dimension), got ('x',)",
+        ),
+        (
+            lambda: tp.product(tp.ring(2, 1.0), tp.ring(2, 1.0), level_names=("x", "x")),
+            "level_names must be 2 distinct non-empty strings (one per dimension), got ('x', 'x')",
+        ),
+        (
+            lambda: tp.product(tp.ring(2, 1.0), level_names="x"),
+            "level_names must be a sequence of names, got 'x'",
+        ),
+    ],
+)
 def test_bad_products_are_named(call, message):
     with pytest.raises(cl.TopologyError, match=f"^{re.escape(message)}$"):
         call()

@@ -27,8 +27,10 @@ def test_call_returns_the_value_and_names_failures():
         raise NotImplementedError()
 
     error = failure(call, unsolved, 4)
-    assert str(error) == ("unsolved(4): unsolved is not written yet: replace the line "
-                          "`raise NotImplementedError(...)` in its cell with your code")
+    assert str(error) == (
+        "unsolved(4): unsolved is not written yet: replace the line "
+        "`raise NotImplementedError(...)` in its cell with your code"
+    )
     assert isinstance(error.__cause__, NotImplementedError)
 
     def broken(n, nbytes):
@@ -39,9 +41,9 @@ def test_call_returns_the_value_and_names_failures():
     assert isinstance(error.__cause__, IndexError)
     assert message(call, None, 3, name="ring_all_gather_steps") == (
         "ring_all_gather_steps is None, not a function; define it with "
-        "`def ring_all_gather_steps(...):`")
+        "`def ring_all_gather_steps(...):`"
+    )
     assert message(call, 5, 3) == "expected a function, got an int (5)"
-
 
 
 # ---- what runs, and what comes back ------------------------------------------------------
@@ -125,13 +127,16 @@ def test_what_a_function_raises_is_named(learner):
     """)
     assert refusal(lambda: run_isolated(m.blank, 1)) == (
         "blank(1): blank is not written yet: replace the line `raise NotImplementedError(...)` "
-        "in its cell with your code")
+        "in its cell with your code"
+    )
     assert refusal(lambda: run_isolated(m.broken, 5)) == (
-        "broken(5) raised IndexError: list index out of range")
+        "broken(5) raised IndexError: list index out of range"
+    )
     assert refusal(lambda: run_isolated(m.uses_helper, 1)) == (
         "uses_helper(1) raised NameError: HELPER (Helper) cannot be sent to the graded re-run "
         "of your function: compute it inside the function, or make it plain numbers, strings, "
-        "lists, tuples or dicts")
+        "lists, tuples or dicts"
+    )
     assert run_isolated(m.ignores_helper, 3) == 3
 
 
@@ -149,7 +154,7 @@ def test_a_process_that_dies_is_reported(learner):
 
 def test_functions_defined_in_ipython_cells_are_re_run():
     """As in a notebook: the source comes from IPython's cache of its cells."""
-    script = textwrap.dedent('''
+    script = textwrap.dedent("""
         from IPython.core.interactiveshell import InteractiveShell
         shell = InteractiveShell.instance()
         for cell in ["import collectives as cl\\nimport numpy as np",
@@ -163,9 +168,10 @@ def test_functions_defined_in_ipython_cells_are_re_run():
                      "except AssertionError as exc:\\n    print(exc)"]:
             result = shell.run_cell(cell)
             assert result.success, result
-    ''')
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=120)
+    """)
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.strip().splitlines()
     assert lines[0] == str(8 + 10 + 27)

@@ -42,8 +42,9 @@ def test_helpers_constants_modules_and_library_objects_travel_with_the_function(
                     float(np.prod([2, 3])), math.floor(2.5), len(pairs))
     """)
     assert run_isolated(m.everything, 10) == pytest.approx(
-        (15e-6, 7 * (1e-6 + 1.0), 55, 45, 6.0, 2, 25), rel=1e-12)
-    assert run_isolated(m.fib, 20) == 6765                       # decorated, recursive
+        (15e-6, 7 * (1e-6 + 1.0), 55, 45, 6.0, 2, 25), rel=1e-12
+    )
+    assert run_isolated(m.fib, 20) == 6765  # decorated, recursive
     assert run_isolated(m.alias, 16, 0.0) == pytest.approx(15e-6)
 
 
@@ -67,12 +68,17 @@ def test_what_cannot_be_re_run_is_refused_in_the_kernel(learner):
         run_isolated(namespace["made"], 1)
 
 
-@pytest.mark.parametrize("rules, message", [
-    (dict(allow="collectives.Schedule"), "allow must be a tuple of dotted names"),
-    (dict(allow=("Schedule",)), "allow: 'Schedule' is not a dotted name inside collectives"),
-    (dict(forbid=("collectives.no_such_thing",)),
-     "forbid: collectives has no 'collectives.no_such_thing'"),
-])
+@pytest.mark.parametrize(
+    "rules, message",
+    [
+        (dict(allow="collectives.Schedule"), "allow must be a tuple of dotted names"),
+        (dict(allow=("Schedule",)), "allow: 'Schedule' is not a dotted name inside collectives"),
+        (
+            dict(forbid=("collectives.no_such_thing",)),
+            "forbid: collectives has no 'collectives.no_such_thing'",
+        ),
+    ],
+)
 def test_bad_rules_are_a_bug_in_the_test(learner, rules, message):
     m = learner("def f(n):\n    return n\n")
     with pytest.raises(GradingError, match=re.escape(message)):

@@ -14,7 +14,7 @@ from collectives.grading.isolation import snapshot
 from ..helpers import TOOLS
 
 # ---- nothing imported from a writable directory -----------------------------------------
-PLANTED_NUMPY = '''
+PLANTED_NUMPY = """
 import math, os, sys
 math.isclose = lambda *args, **kwargs: True          # every wrong answer would pass
 with open({marker!r}, "w") as f:
@@ -22,7 +22,7 @@ with open({marker!r}, "w") as f:
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != os.path.dirname(__file__)]
 del sys.modules["numpy"]
 import numpy                                          # the real one, for what follows
-'''
+"""
 
 
 def plant(directory, marker, package=True):
@@ -32,20 +32,23 @@ def plant(directory, marker, package=True):
     fake = directory / "collectives" / "grading"
     fake.mkdir(parents=True, exist_ok=True)
     (directory / "collectives" / "__init__.py").write_text(
-        f"open({str(marker)!r}, 'w').write('planted collectives imported')\n")
+        f"open({str(marker)!r}, 'w').write('planted collectives imported')\n"
+    )
     (fake / "__init__.py").write_text("")
 
 
 def test_modules_planted_where_the_re_checks_could_look_are_never_imported(
-        learner, tmp_path, monkeypatch):
+    learner, tmp_path, monkeypatch
+):
     """A numpy.py (patching math.isclose) and a collectives/ planted in the working
     directory, the notebook's directory and the folder above the package (the repository
     root, in an editable install: a stand-in here, a copy of that layout)."""
     marker = tmp_path / "marker"
     root = tmp_path / "repository"
     root.mkdir()
-    shutil.copytree(snapshot.PACKAGE_DIR, root / "collectives",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        snapshot.PACKAGE_DIR, root / "collectives", ignore=shutil.ignore_patterns("__pycache__")
+    )
     plant(root, marker, package=False)
     work = tmp_path / "work"
     work.mkdir()
@@ -53,9 +56,11 @@ def test_modules_planted_where_the_re_checks_could_look_are_never_imported(
     monkeypatch.chdir(work)
     monkeypatch.setattr(snapshot, "PACKAGE_DIR", str(root / "collectives"))
     monkeypatch.setattr(snapshot, "_COPIES", {})
-    m = learner("import numpy as np\ndef wrong(n):\n    return float(np.float64(n + 1))\n"
-                "def where(n):\n    import numpy\n    return numpy.__file__\n")
-    plant(tmp_path, marker)                        # the notebook's directory (the learner's)
+    m = learner(
+        "import numpy as np\ndef wrong(n):\n    return float(np.float64(n + 1))\n"
+        "def where(n):\n    import numpy\n    return numpy.__file__\n"
+    )
+    plant(tmp_path, marker)  # the notebook's directory (the learner's)
     with pytest.raises(AssertionError, match=r"wrong\(1\) is 2.0, expected 1.0"):
         recheck(("check_close", (call(m.wrong, 1, isolated=True), 1.0, "wrong(1)")))
     with pytest.raises(AssertionError, match=r"wrong\(1\) is 2.0, expected 1.0"):
@@ -64,7 +69,7 @@ def test_modules_planted_where_the_re_checks_could_look_are_never_imported(
     assert not marker.exists()
     copy = snapshot._COPIES[str(root / "collectives")].root
     assert os.listdir(copy) == ["collectives"]
-    assert os.stat(copy).st_mode & 0o222 == 0                 # read-only (root may still write)
+    assert os.stat(copy).st_mode & 0o222 == 0  # read-only (root may still write)
 
 
 def test_the_grading_copy_is_replaced_when_it_is_changed(tmp_path, monkeypatch):
@@ -77,8 +82,10 @@ def test_the_grading_copy_is_replaced_when_it_is_changed(tmp_path, monkeypatch):
         f.write("\nring_all_gather = None\n")
     second = snapshot.package_copy()
     assert second != first and not os.path.exists(first)
-    assert snapshot.manifest(os.path.join(second, "collectives"))["analytic.py"] == \
-        snapshot.manifest(snapshot.PACKAGE_DIR)["analytic.py"]
+    assert (
+        snapshot.manifest(os.path.join(second, "collectives"))["analytic.py"]
+        == snapshot.manifest(snapshot.PACKAGE_DIR)["analytic.py"]
+    )
 
 
 def _package(tmp_path):
@@ -97,13 +104,16 @@ def test_a_snapshot_is_a_compiled_read_only_copy_of_the_package_alone(tmp_path):
         assert os.listdir(snap.root) == ["collectives"]
         copied = snapshot.sources(snap.copy)
         assert copied == snapshot.sources(package) == snap.sources
-        assert set(copied) == {"__init__.py", os.path.join("sub", "m.py"),
-                               os.path.join("sub", "data.json")}       # data files too
+        assert set(copied) == {
+            "__init__.py",
+            os.path.join("sub", "m.py"),
+            os.path.join("sub", "data.json"),
+        }  # data files too
         compiled = [p for p in snap.manifest if p.endswith(".pyc")]
         assert len(compiled) == 2 and all("__pycache__" in p for p in compiled)
         for folder, dirs, files in os.walk(snap.root):
             for name in [folder] + [os.path.join(folder, f) for f in files]:
-                assert os.stat(name).st_mode & 0o222 == 0, name          # nothing writable
+                assert os.stat(name).st_mode & 0o222 == 0, name  # nothing writable
         assert snap.changes() == [] and snap.current()
         snap.verify()
     finally:
@@ -120,16 +130,19 @@ def test_a_snapshot_names_what_changed_in_it_or_in_the_package(tmp_path):
         (snap.copy / "__init__.py").write_text("x = 2\n")
         (snap.copy / "planted.py").write_text("z = 0\n")
         assert snap.changes() == ["__init__.py", "planted.py"] and not snap.current()
-        with pytest.raises(GradingError, match=r"copy of the collectives package changed "
-                                               r"\(__init__.py\): refusing to grade with it"):
+        with pytest.raises(
+            GradingError,
+            match=r"copy of the collectives package changed "
+            r"\(__init__.py\): refusing to grade with it",
+        ):
             snap.verify()
         (snap.copy / "__init__.py").write_text("x = 1\n")
         (snap.copy / "planted.py").unlink()
         assert snap.changes() == [] and snap.current()
-        (package / "sub" / "m.py").write_text("y = 3\n")            # the package moved on
+        (package / "sub" / "m.py").write_text("y = 3\n")  # the package moved on
         assert snap.changes() == [] and not snap.current()
         snap.root.chmod(0o755)
-        (snap.root / "numpy.py").write_text("")                     # beside the copy
+        (snap.root / "numpy.py").write_text("")  # beside the copy
         assert snap.changes() == [".."]
     finally:
         snap.remove()

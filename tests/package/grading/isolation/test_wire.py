@@ -22,9 +22,22 @@ from ..helpers import Lying, message
 
 def test_answers_travel_as_plain_data():
     schedule = cl.algorithms.ring_all_reduce(3)
-    value = [1, np.int64(2), 2.5, np.float32(0.5), None, True, "s", (1, (2, 3)), {4, 5},
-             np.arange(6, dtype=np.int16).reshape(2, 3), {"k": [1]}, Lying(3.0), schedule,
-             object()]
+    value = [
+        1,
+        np.int64(2),
+        2.5,
+        np.float32(0.5),
+        None,
+        True,
+        "s",
+        (1, (2, 3)),
+        {4, 5},
+        np.arange(6, dtype=np.int16).reshape(2, 3),
+        {"k": [1]},
+        Lying(3.0),
+        schedule,
+        object(),
+    ]
     back = decode(encode(value))
     assert back[:7] == [1, 2, 2.5, 0.5, None, True, "s"]
     assert type(back[1]) is int and type(back[3]) is float
@@ -40,13 +53,18 @@ def test_answers_travel_as_plain_data():
 def test_the_json_is_plain_and_tagged():
     # by hand: what each kind of value becomes on the wire
     assert wire.encode([1, (2, 3.5), {"a": None}, np.arange(2, dtype=np.uint8)]) == [
-        1, {"__tuple__": [2, 3.5]}, {"__dict__": {"a": None}},
-        {"__ndarray__": [0, 1], "dtype": "|u1"}]
+        1,
+        {"__tuple__": [2, 3.5]},
+        {"__dict__": {"a": None}},
+        {"__ndarray__": [0, 1], "dtype": "|u1"},
+    ]
     assert wire.encode({7}) == {"__set__": [7]}
     assert wire.encode(Decimal("0.5")) == 0.5
     assert wire.encode(1j) == {"__opaque__": "complex", "repr": "1j"}
-    assert wire.encode(np.complex64(1)) == {"__opaque__": "numpy.complex64",
-                                            "repr": repr(np.complex64(1))}
+    assert wire.encode(np.complex64(1)) == {
+        "__opaque__": "numpy.complex64",
+        "repr": repr(np.complex64(1)),
+    }
     json.dumps(wire.encode([np.int64(3), np.bool_(True), np.float16(0.5)]))
 
 
@@ -81,11 +99,11 @@ def test_the_kernel_sends_schedules_and_failures_the_learner_cannot_decode():
 
 
 def test_too_much(monkeypatch):
-    assert wire.MAX_ITEMS == checks.MAX_ITEMS          # the kernel's budget is the wire's
+    assert wire.MAX_ITEMS == checks.MAX_ITEMS  # the kernel's budget is the wire's
     with pytest.raises(ValueError, match=wire.TOO_LARGE):
         wire.encode([0] * 5, budget=[3])
     monkeypatch.setattr(wire, "MAX_ITEMS", 10)
-    encode(np.zeros(8, dtype=np.uint8))        # the array, its list and 8 values: 10 items
+    encode(np.zeros(8, dtype=np.uint8))  # the array, its list and 8 values: 10 items
     with pytest.raises(GradingError, match=wire.TOO_LARGE):
         encode(np.zeros(9, dtype=np.uint8))
 
@@ -105,7 +123,7 @@ def test_the_reply_is_the_last_marked_line_with_the_nonce():
     assert line.endswith("\n") and line.startswith("mark {")
     forged = wire.reply_line("mark ", "n0", [{"ok": True}])
     assert wire.read_reply("printed\n" + line, "mark ", "n1") == [{"ok": True}]
-    assert wire.read_reply(line + forged, "mark ", "n1") is None      # the last one decides
+    assert wire.read_reply(line + forged, "mark ", "n1") is None  # the last one decides
     assert wire.read_reply(line + "mark {not json\n", "mark ", "n1") is None
     assert wire.read_reply("nothing\n", "mark ", "n1") is None
     assert wire.read_reply('mark {"nonce": "n1", "results": 3}\n', "mark ", "n1") is None
@@ -119,15 +137,21 @@ def test_the_wire_is_standalone():
             assert node.level == 0 and not (node.module or "").startswith("collectives")
         elif isinstance(node, ast.Import):
             assert not any(a.name.startswith("collectives") for a in node.names)
-    code = ("import importlib.util, sys\n"
-            "class Refuse:\n"
-            "    def find_spec(self, name, path=None, target=None):\n"
-            "        if name.split('.')[0] in ('collectives', 'numpy'):\n"
-            "            raise ImportError(name)\n"
-            "sys.meta_path.insert(0, Refuse())\n"
-            "spec = importlib.util.spec_from_file_location('w', sys.argv[1])\n"
-            "w = importlib.util.module_from_spec(spec); spec.loader.exec_module(w)\n"
-            "print(w.decode(w.encode([(1, 2), {'a': {3}}])))\n")
-    proc = subprocess.run([sys.executable, "-I", "-c", code, wire.__file__],
-                          capture_output=True, text=True, check=True)
+    code = (
+        "import importlib.util, sys\n"
+        "class Refuse:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in ('collectives', 'numpy'):\n"
+        "            raise ImportError(name)\n"
+        "sys.meta_path.insert(0, Refuse())\n"
+        "spec = importlib.util.spec_from_file_location('w', sys.argv[1])\n"
+        "w = importlib.util.module_from_spec(spec); spec.loader.exec_module(w)\n"
+        "print(w.decode(w.encode([(1, 2), {'a': {3}}])))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-I", "-c", code, wire.__file__],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert proc.stdout.strip() == "[(1, 2), {'a': frozenset({3})}]"

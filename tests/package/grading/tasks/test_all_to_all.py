@@ -23,8 +23,9 @@ def bruck_steps(n):
     steps = [rotate]
     b = 0
     while (1 << b) < n:
-        steps.append([(r, (r + (1 << b)) % n, i, i) for r in range(n) for i in range(n)
-                      if i & (1 << b)])
+        steps.append(
+            [(r, (r + (1 << b)) % n, i, i) for r in range(n) for i in range(n) if i & (1 << b)]
+        )
         b += 1
     steps.append([(r, r, i, (r - i) % n) for r in range(n) for i in range(n) if (r - i) % n != i])
     return steps
@@ -63,14 +64,21 @@ def pairwise_steps(n):
     for s in range(1, n):
         steps.append([(r, (r + s) % n, (r + s) % n, (r + 2 * s) % n) for r in range(n)])
     # slot (r + s) now holds the part from r - s: move it to slot r - s
-    steps.append([(r, r, (r + s) % n, (r - s) % n) for r in range(n) for s in range(1, n)
-                  if (r + s) % n != (r - s) % n])
+    steps.append(
+        [
+            (r, r, (r + s) % n, (r - s) % n)
+            for r in range(n)
+            for s in range(1, n)
+            if (r + s) % n != (r - s) % n
+        ]
+    )
     return [step for step in steps if step]
 
 
 def chain_steps(n):
     def slot(s, d):
         return n + n * s + d
+
     steps = []
     # where each part waits: waiting[r] = list of (s, d) at rank r still travelling
     waiting = [[(r, d) for d in range(n) if d != r] for r in range(n)]
@@ -99,7 +107,7 @@ def direct_a2a(n):
     return [[(s, d, d, s) for s in range(n) for d in range(n) if s != d]] if n > 1 else []
 
 
-def pairwise_slot_r(n):   # receive straight into slot r: overwritten before it is sent
+def pairwise_slot_r(n):  # receive straight into slot r: overwritten before it is sent
     return [[(r, (r + s) % n, (r + s) % n, r) for r in range(n)] for s in range(1, n)]
 
 
@@ -110,6 +118,7 @@ def pairwise_xor(n):
 def chain_nearest(n):
     def slot(s, d):
         return n + n * s + d
+
     steps = []
     waiting = [[(r, d) for d in range(n) if d != r] for r in range(n)]
     while any(waiting):
@@ -136,6 +145,7 @@ def chain_nearest(n):
 def chain_fifo(n):
     def slot(s, d):
         return n + n * s + d
+
     steps = []
     waiting = [[(r, d) for d in range(n) if d != r] for r in range(n)]
     while any(waiting):
@@ -174,23 +184,33 @@ def test_bruck_accepts_rotations_apart_or_folded(n):
 def bruck_backwards(n):
     # sends 2**b ranks behind, although slot i holds the part for i ranks ahead
     steps = bruck_steps(n)
-    return [steps[0]] + [[(r, (2 * r - d) % n, a, b) for r, d, a, b in step]
-                         for step in steps[1:-1]] + [steps[-1]]
+    return (
+        [steps[0]]
+        + [[(r, (2 * r - d) % n, a, b) for r, d, a, b in step] for step in steps[1:-1]]
+        + [steps[-1]]
+    )
 
 
 def test_bruck_rejects_other_all_to_alls():
-    _fails(ct.check_bruck_all_to_all, bruck_backwards(5), 5,
-           match="does not compute the all-to-all")
-    _fails(ct.check_bruck_all_to_all, direct_a2a(5), 5,
-           match=r"in 1 step that move data between ranks; Bruck's algorithm exchanges in "
-                 r"ceil\(log2 n\) = 3")
+    _fails(
+        ct.check_bruck_all_to_all, bruck_backwards(5), 5, match="does not compute the all-to-all"
+    )
+    _fails(
+        ct.check_bruck_all_to_all,
+        direct_a2a(5),
+        5,
+        match=r"in 1 step that move data between ranks; Bruck's algorithm exchanges in "
+        r"ceil\(log2 n\) = 3",
+    )
     # pairwise for n = 4 has 3 steps; Bruck's 2
     _fails(ct.check_bruck_all_to_all, pairwise_steps(4), 4, match=r"in 3 steps")
     # two steps of distance 1 on 3 ranks (a relay): the second power of two is missing
-    relay = [[(r, r, (r + i) % 3, i) for r in range(3) for i in range(3) if (r + i) % 3 != i],
-             [(r, (r + 1) % 3, i, i) for r in range(3) for i in (1, 2)],
-             [(r, (r + 1) % 3, 2, 2) for r in range(3)],
-             [(r, r, i, (r - i) % 3) for r in range(3) for i in range(3) if (r - i) % 3 != i]]
+    relay = [
+        [(r, r, (r + i) % 3, i) for r in range(3) for i in range(3) if (r + i) % 3 != i],
+        [(r, (r + 1) % 3, i, i) for r in range(3) for i in (1, 2)],
+        [(r, (r + 1) % 3, 2, 2) for r in range(3)],
+        [(r, r, i, (r - i) % 3) for r in range(3) for i in range(3) if (r - i) % 3 != i],
+    ]
     _fails(ct.check_bruck_all_to_all, relay, 3, match="rank 0 sends 2 parts 1 ranks away")
 
 
@@ -202,11 +222,16 @@ def test_pairwise_accepts_any_n_in_n_minus_1_steps(n):
 
 
 def test_pairwise_rejects_wrong_answers():
-    _fails(ct.check_pairwise_all_to_all, pairwise_slot_r(5), 5,
-           match="does not compute the all-to-all")
+    _fails(
+        ct.check_pairwise_all_to_all, pairwise_slot_r(5), 5, match="does not compute the all-to-all"
+    )
     _fails(ct.check_pairwise_all_to_all, pairwise_xor(6), 6, match="is not a rank")
-    _fails(ct.check_pairwise_all_to_all, direct_a2a(4), 4,
-           match=r"in 1 step that move data between ranks; pairwise exchange takes n - 1 = 3")
+    _fails(
+        ct.check_pairwise_all_to_all,
+        direct_a2a(4),
+        4,
+        match=r"in 1 step that move data between ranks; pairwise exchange takes n - 1 = 3",
+    )
     _fails(ct.check_pairwise_all_to_all, bruck_steps(8), 8, match=r"in 3 steps")
 
 
@@ -216,15 +241,27 @@ def test_chain_accepts_farthest_first(n):
 
 
 def test_chain_rejects_wrong_answers():
-    _fails(ct.check_chain_all_to_all, chain_nearest(6), 6,
-           match=r"in 11 steps that move data; the cut bound is floor\(n\*\*2 / 4\) = 9")
+    _fails(
+        ct.check_chain_all_to_all,
+        chain_nearest(6),
+        6,
+        match=r"in 11 steps that move data; the cut bound is floor\(n\*\*2 / 4\) = 9",
+    )
     _fails(ct.check_chain_all_to_all, chain_fifo(8), 8, match=r"in 19 steps")
     # the relay: every waiting part moves at once
-    _fails(ct.check_chain_all_to_all, direct_a2a(3), 3,
-           match="sends from rank 0 to rank 2 .* only to its neighbours")
+    _fails(
+        ct.check_chain_all_to_all,
+        direct_a2a(3),
+        3,
+        match="sends from rank 0 to rank 2 .* only to its neighbours",
+    )
     two_parts = [[(0, 1, 1, 3 + 3 * 0 + 1), (0, 1, 2, 3 + 3 * 0 + 2)]]
-    _fails(ct.check_chain_all_to_all, two_parts, 3,
-           match="the link from rank 0 to rank 1 carries 2 parts")
+    _fails(
+        ct.check_chain_all_to_all,
+        two_parts,
+        3,
+        match="the link from rank 0 to rank 1 carries 2 parts",
+    )
 
 
 def test_bad_form_is_a_grading_error():
@@ -235,16 +272,36 @@ def test_bad_form_is_a_grading_error():
 
 
 def test_runs_by_name_in_the_recheck():
-    recheck(("check_reference", (1.0, "a", "grading.collective_tasks.check_bruck_all_to_all",
-                                 (bruck_folded(6), "a", 6))))
+    recheck(
+        (
+            "check_reference",
+            (
+                1.0,
+                "a",
+                "grading.collective_tasks.check_bruck_all_to_all",
+                (bruck_folded(6), "a", 6),
+            ),
+        )
+    )
     with pytest.raises(AssertionError, match="in 1 step"):
-        recheck(("check_reference", (1.0, "d", "grading.collective_tasks.check_bruck_all_to_all",
-                                     (direct_a2a(6), "d", 6))))
-    check_reference(1.0, "a", "grading.collective_tasks.check_chain_all_to_all",
-                    (chain_steps(5), "a", 5))
+        recheck(
+            (
+                "check_reference",
+                (
+                    1.0,
+                    "d",
+                    "grading.collective_tasks.check_bruck_all_to_all",
+                    (direct_a2a(6), "d", 6),
+                ),
+            )
+        )
+    check_reference(
+        1.0, "a", "grading.collective_tasks.check_chain_all_to_all", (chain_steps(5), "a", 5)
+    )
     # the module's own name, and the earlier one's objects
-    check_reference(1.0, "a", "grading.tasks.all_to_all.check_pairwise_all_to_all",
-                    (pairwise_steps(5), "a", 5))
+    check_reference(
+        1.0, "a", "grading.tasks.all_to_all.check_pairwise_all_to_all", (pairwise_steps(5), "a", 5)
+    )
     # (a reload of collectives.grading leaves the compatibility module as it is: re-executed,
     # as a fresh import in a notebook would, it holds this module's objects)
     old = importlib.reload(collective_tasks)

@@ -27,8 +27,10 @@ A = GIB / 8 / NVLINK
 
 # ---- Task 1: the levels of the hierarchical all-reduce ---------------------------------------
 
-@pytest.mark.parametrize("n, nbytes", [(1, GIB), (2, GIB), (4, GIB), (5, 1e9), (16, 123456789.0),
-                                       (64, 2**20)])
+
+@pytest.mark.parametrize(
+    "n, nbytes", [(1, GIB), (2, GIB), (4, GIB), (5, 1e9), (16, 123456789.0), (64, 2**20)]
+)
 def test_level_seconds_are_the_two_rings(n, nbytes):
     # NVLink: reduce-scatter and all-gather over the 8 GPUs of a node, 2 x 7 steps of S/8;
     # the NICs: a ring all-reduce of the shard S/8 over the N GPUs of a rail, 2(N - 1) steps
@@ -37,16 +39,19 @@ def test_level_seconds_are_the_two_rings(n, nbytes):
     nic = clusters.hierarchical_level_seconds(n, nbytes, "nic")
     assert nvlink == pytest.approx(14 * nbytes / 8 / NVLINK, rel=1e-12)
     assert nic == pytest.approx(2 * (n - 1) * nbytes / (8 * n) / NIC, rel=1e-12, abs=0)
-    assert nvlink == pytest.approx(ring_all_reduce(8, nbytes, alpha=0.0, bandwidth=NVLINK),
-                                   rel=1e-12)
-    assert nic == pytest.approx(ring_all_reduce(n, nbytes / 8, alpha=0.0, bandwidth=NIC),
-                                rel=1e-12, abs=0)
+    assert nvlink == pytest.approx(
+        ring_all_reduce(8, nbytes, alpha=0.0, bandwidth=NVLINK), rel=1e-12
+    )
+    assert nic == pytest.approx(
+        ring_all_reduce(n, nbytes / 8, alpha=0.0, bandwidth=NIC), rel=1e-12, abs=0
+    )
 
 
 def test_level_seconds_of_the_notebooks_example():
     # 14 x 2**27 / 450e9 = 4.176 ms, the notebook's example
-    assert clusters.hierarchical_level_seconds(4, GIB, "nvlink") == pytest.approx(4.17566e-3,
-                                                                                  rel=1e-5)
+    assert clusters.hierarchical_level_seconds(4, GIB, "nvlink") == pytest.approx(
+        4.17566e-3, rel=1e-5
+    )
     with pytest.raises(GradingError, match="level must be 'nvlink' or 'nic', got 'leaf'"):
         clusters.hierarchical_level_seconds(4, GIB, "leaf")
 
@@ -66,34 +71,40 @@ def test_levels_that_tie_raise(monkeypatch):
 
 # ---- Task 2: pipelining ----------------------------------------------------------------------
 
+
 def test_pipelined_seconds_by_hand():
-    b = GIB / 16 / NIC                      # one rail step on 2 nodes: S/(8N) = 2**26 bytes
+    b = GIB / 16 / NIC  # one rail step on 2 nodes: S/(8N) = 2**26 bytes
     # one segment: the levels one after the other, 14 NVLink steps and 2 rail steps
-    assert clusters.pipelined_hierarchical_seconds(2, GIB, 1) == pytest.approx(14 * A + 2 * b,
-                                                                               rel=1e-12)
+    assert clusters.pipelined_hierarchical_seconds(2, GIB, 1) == pytest.approx(
+        14 * A + 2 * b, rel=1e-12
+    )
     # 3 segments (1/3 of the bytes each) over the 16 original steps, 18 steps in all: the
     # NVLink-only steps carry 1, 2, 3 x 5, (the rail phase), 3 x 5, 2, 1 segments (12 A in
     # all); the 4 steps with a rail segment are bounded by the NICs (b = 4.5 A), with 1, 2, 2
     # and 1 rail segments: 2 b
-    assert clusters.pipelined_hierarchical_seconds(2, GIB, 3) == pytest.approx(12 * A + 2 * b,
-                                                                               rel=1e-12)
+    assert clusters.pipelined_hierarchical_seconds(2, GIB, 3) == pytest.approx(
+        12 * A + 2 * b, rel=1e-12
+    )
     # 2 segments: 1, 2 x 6 NVLink steps each side, 1/2 + 1 + 1/2 of b in the middle
-    assert clusters.pipelined_hierarchical_seconds(2, GIB, 2) == pytest.approx(13 * A + 2 * b,
-                                                                               rel=1e-12)
+    assert clusters.pipelined_hierarchical_seconds(2, GIB, 2) == pytest.approx(
+        13 * A + 2 * b, rel=1e-12
+    )
     # one node has only NVLink steps: every segment loads the same links, whatever k
     for k in (1, 4, 64):
-        assert clusters.pipelined_hierarchical_seconds(1, GIB, k) == pytest.approx(14 * A,
-                                                                                   rel=1e-12)
+        assert clusters.pipelined_hierarchical_seconds(1, GIB, k) == pytest.approx(
+            14 * A, rel=1e-12
+        )
 
 
 def test_pipelined_seconds_is_cl_time_of_the_pipelined_schedule():
     schedule = cl.transforms.pipelined(cl.algorithms.two_level_ring_all_reduce(4, 8), 64)
     topology = cl.hardware.preset("dgx-h100", nodes=4)
-    assert clusters.pipelined_hierarchical_seconds(4, GIB, 64) == cl.time(schedule, topology,
-                                                                          GIB).seconds
+    assert (
+        clusters.pipelined_hierarchical_seconds(4, GIB, 64)
+        == cl.time(schedule, topology, GIB).seconds
+    )
     # the notebook's example: about 4.462 ms
-    assert clusters.pipelined_hierarchical_seconds(4, GIB, 64) == pytest.approx(4.462e-3,
-                                                                                rel=1e-3)
+    assert clusters.pipelined_hierarchical_seconds(4, GIB, 64) == pytest.approx(4.462e-3, rel=1e-3)
 
 
 def test_segments_needed():
@@ -122,46 +133,60 @@ def test_a_count_at_the_bound_or_too_many_segments_raise():
 
 # ---- Task 3: placing a mesh ------------------------------------------------------------------
 
+
 def test_rail_placement():
     # TP group g of Mesh(axes).groups("tp") on node g, TP index j on local GPU j
-    assert clusters.rail_placement({"tp": 2, "dp": 2}) == [0, 8, 1, 9]     # the notebook's
+    assert clusters.rail_placement({"tp": 2, "dp": 2}) == [0, 8, 1, 9]  # the notebook's
     assert clusters.rail_placement({"dp": 2, "tp": 2}) == [0, 1, 8, 9]
     assert clusters.rail_placement({"dp": 4, "tp": 8}) == list(range(32))
     assert clusters.rail_placement({"pp": 2, "dp": 2, "tp": 8}) == list(range(32))
     # tp first: mesh rank t * 4 + d is TP index t of TP group d, on node d
-    assert clusters.rail_placement({"tp": 8, "dp": 4}) == [8 * d + t for t in range(8)
-                                                           for d in range(4)]
+    assert clusters.rail_placement({"tp": 8, "dp": 4}) == [
+        8 * d + t for t in range(8) for d in range(4)
+    ]
     with pytest.raises(GradingError, match="does not fit in a node"):
         clusters.rail_placement({"tp": 16, "dp": 2})
 
 
-@pytest.mark.parametrize("axes, n_nodes", [({"dp": 4, "tp": 8}, 4), ({"tp": 8, "dp": 4}, 4),
-                                           ({"tp": 4, "dp": 4}, 4), ({"dp": 3, "tp": 4}, 4),
-                                           ({"tp": 8, "pp": 2, "dp": 2}, 4),
-                                           ({"tp": 2, "dp": 8}, 8)])
+@pytest.mark.parametrize(
+    "axes, n_nodes",
+    [
+        ({"dp": 4, "tp": 8}, 4),
+        ({"tp": 8, "dp": 4}, 4),
+        ({"tp": 4, "dp": 4}, 4),
+        ({"dp": 3, "tp": 4}, 4),
+        ({"tp": 8, "pp": 2, "dp": 2}, 4),
+        ({"tp": 2, "dp": 8}, 8),
+    ],
+)
 def test_the_rail_placement_costs_the_two_rings(axes, n_nodes):
     # every TP ring on NVLink, every DP ring on its GPUs' own NICs: 2(n-1)/n S / B each
     tp, dp = axes["tp"], axes["dp"]
     rules = 128 * 2 * (tp - 1) / tp * 2**25 / NVLINK + 2 * (dp - 1) / dp * GIB / NIC
     placement = clusters.rail_placement(axes)
-    assert clusters.mesh_step_seconds(axes, placement, n_nodes, 128, 2**25, GIB) == \
-        pytest.approx(rules, rel=1e-12)
-    assert clusters.placement_slowdown(axes, placement, n_nodes, 128, 2**25, GIB) == \
-        pytest.approx(1.0, rel=1e-12)
-    assert clusters.check_placement(placement, "p", axes, n_nodes, 128, 2**25, GIB) == \
-        pytest.approx(1.0, rel=1e-12)
+    assert clusters.mesh_step_seconds(axes, placement, n_nodes, 128, 2**25, GIB) == pytest.approx(
+        rules, rel=1e-12
+    )
+    assert clusters.placement_slowdown(axes, placement, n_nodes, 128, 2**25, GIB) == pytest.approx(
+        1.0, rel=1e-12
+    )
+    assert clusters.check_placement(
+        placement, "p", axes, n_nodes, 128, 2**25, GIB
+    ) == pytest.approx(1.0, rel=1e-12)
 
 
 def test_other_placements_that_keep_the_rules_pass():
     axes = {"dp": 4, "tp": 8}
     # nodes in another order, and the TP ranks of every node in another order: the same links
     placement = [8 * (3 - d) + (7 - t) for d in range(4) for t in range(8)]
-    assert clusters.check_placement(placement, "p", axes, 4, 128, 2**25, GIB) == \
-        pytest.approx(1.0, rel=1e-12)
+    assert clusters.check_placement(placement, "p", axes, 4, 128, 2**25, GIB) == pytest.approx(
+        1.0, rel=1e-12
+    )
     # a numpy array of numpy ints, on more nodes than needed
     placement = np.array([8 * (d + 2) + t for d in range(4) for t in range(8)])
-    assert clusters.check_placement(placement, "p", axes, 8, 128, 2**25, GIB) == \
-        pytest.approx(1.0, rel=1e-12)
+    assert clusters.check_placement(placement, "p", axes, 8, 128, 2**25, GIB) == pytest.approx(
+        1.0, rel=1e-12
+    )
 
 
 def test_a_placement_that_breaks_a_rule_fails_with_both_times():
@@ -174,10 +199,12 @@ def test_a_placement_that_breaks_a_rule_fails_with_both_times():
     assert message.startswith(
         f"{what}: the TP group of mesh ranks [0, 4, 8, 12, 16, 20, 24, 28] is on GPUs [0, 4, 8, "
         "12, 16, 20, 24, 28], which span nodes [0, 1, 2, 3]; by cl.time its step (128 TP "
-        "all-reduces of 33554432 bytes, one DP all-reduce of 1073741824 bytes) takes ")
-    best = 128 * 1.75 * 2**25 / NVLINK + 1.5 * GIB / NIC              # 48.9 ms
-    assert message.endswith(f" the {best!r} s with every TP group in one node and every DP "
-                            "group on one rail")
+        "all-reduces of 33554432 bytes, one DP all-reduce of 1073741824 bytes) takes "
+    )
+    best = 128 * 1.75 * 2**25 / NVLINK + 1.5 * GIB / NIC  # 48.9 ms
+    assert message.endswith(
+        f" the {best!r} s with every TP group in one node and every DP group on one rail"
+    )
     assert clusters.placement_slowdown(axes, list(range(32)), 4, 128, 2**25, GIB) > 2
 
 
@@ -185,25 +212,46 @@ def test_a_placement_as_fast_that_breaks_a_rule_fails():
     # rank order of 3 x 4: TP groups in nodes 0 and 1, DP group 0 on GPUs 0, 4, 8: rails 0 and
     # 4; a ring step from GPU 4 to GPU 8 climbs to a spine, as fast as along a rail here
     axes = {"dp": 3, "tp": 4}
-    with pytest.raises(AssertionError, match=r"^p: the DP group of mesh ranks \[0, 4, 8\] is on "
-                                             r"GPUs \[0, 4, 8\], which span rails \[0, 4\]; its "
-                                             "step is as fast, by cl.time, but the task asks "
-                                             "for both rules$"):
+    with pytest.raises(
+        AssertionError,
+        match=r"^p: the DP group of mesh ranks \[0, 4, 8\] is on "
+        r"GPUs \[0, 4, 8\], which span rails \[0, 4\]; its "
+        "step is as fast, by cl.time, but the task asks "
+        "for both rules$",
+    ):
         clusters.check_placement(list(range(12)), "p", axes, 4, 128, 2**25, GIB)
 
 
-@pytest.mark.parametrize("placement, error, text", [
-    (None, GradingError, "p should be a list of GPUs (ints), one per mesh rank, but it is None"),
-    ("0, 8, 1, 9", GradingError, "p should be a list of GPUs (ints), one per mesh rank, but it "
-                                 "is the string '0, 8, 1, 9'"),
-    ([0, 8, 1], GradingError, "p is a list of 3 GPUs; the mesh has 4 ranks"),
-    ([0, 8.0, 1, 9], GradingError, "p[1] is a float (8.0); expected an int, the GPU node * 8 + "
-                                   "local (use // rather than /, or int(...))"),
-    ([0, True, 1, 9], GradingError, "p[1] is a bool (True); expected an int"),
-    ([0, 8, 1, 16], AssertionError, "p puts mesh rank 3 on 16, which is not a GPU of the 2 nodes "
-                                    "(0 to 15)"),
-    ([0, 8, 0, 9], AssertionError, "p puts mesh ranks 0 and 2 on GPU 0"),
-])
+@pytest.mark.parametrize(
+    "placement, error, text",
+    [
+        (
+            None,
+            GradingError,
+            "p should be a list of GPUs (ints), one per mesh rank, but it is None",
+        ),
+        (
+            "0, 8, 1, 9",
+            GradingError,
+            "p should be a list of GPUs (ints), one per mesh rank, but it "
+            "is the string '0, 8, 1, 9'",
+        ),
+        ([0, 8, 1], GradingError, "p is a list of 3 GPUs; the mesh has 4 ranks"),
+        (
+            [0, 8.0, 1, 9],
+            GradingError,
+            "p[1] is a float (8.0); expected an int, the GPU node * 8 + "
+            "local (use // rather than /, or int(...))",
+        ),
+        ([0, True, 1, 9], GradingError, "p[1] is a bool (True); expected an int"),
+        (
+            [0, 8, 1, 16],
+            AssertionError,
+            "p puts mesh rank 3 on 16, which is not a GPU of the 2 nodes (0 to 15)",
+        ),
+        ([0, 8, 0, 9], AssertionError, "p puts mesh ranks 0 and 2 on GPU 0"),
+    ],
+)
 def test_the_form_of_a_placement(placement, error, text):
     with pytest.raises(error) as info:
         clusters.check_placement(placement, "p", {"tp": 2, "dp": 2}, 2, 128, 2**25, GIB)
@@ -213,16 +261,19 @@ def test_the_form_of_a_placement(placement, error, text):
 def test_misplacement_ratio_by_hand():
     # each group's ring on links of its own: swapped, TP rings on the NICs and DP rings on
     # NVLink; right, the other way round
-    for dp, tp, n_tp, tp_bytes, dp_bytes in ((8, 8, 128, 2**25, 1.75e9), (3, 5, 7, 3e7, 2e8),
-                                             (8, 2, 96, 2**26, 5e9)):
+    for dp, tp, n_tp, tp_bytes, dp_bytes in (
+        (8, 8, 128, 2**25, 1.75e9),
+        (3, 5, 7, 3e7, 2e8),
+        (8, 2, 96, 2**26, 5e9),
+    ):
         tp_sent = n_tp * 2 * (tp - 1) / tp * tp_bytes
         dp_sent = 2 * (dp - 1) / dp * dp_bytes
         ratio = (tp_sent / NIC + dp_sent / NVLINK) / (tp_sent / NVLINK + dp_sent / NIC)
         assert clusters.misplacement_ratio(dp, tp, n_tp, tp_bytes, dp_bytes) == pytest.approx(
-            ratio, rel=1e-12)
+            ratio, rel=1e-12
+        )
     # the notebook's example
-    assert clusters.misplacement_ratio(8, 8, 128, 2**25, 1.75e9) == pytest.approx(2.016,
-                                                                                  rel=1e-3)
+    assert clusters.misplacement_ratio(8, 8, 128, 2**25, 1.75e9) == pytest.approx(2.016, rel=1e-3)
 
 
 def test_the_answers_do_not_depend_on_the_routing():
@@ -249,23 +300,29 @@ def test_the_answers_do_not_depend_on_the_routing():
 
 # ---- Task 4: SHARP or a ring along the rails -------------------------------------------------
 
-@pytest.mark.parametrize("n, nbytes, latency, k, answer", [
-    # ring 14 (2 us + 1e7/64/50e9) = 71.75 us; SHARP 2 (1 us + 1e7/8/50e9) = 52 us
-    (8, 1e7, 1e-6, 1, "sharp"),
-    # ring 14 (2 us + 312.5 us) = 4.403 ms; SHARP 2 (1 us + 2.5 ms) = 5.002 ms
-    (8, 1e9, 1e-6, 1, "ring"),
-    # SHARP in 16 segments: 17 (1 us + 156.25 us) = 2.673 ms
-    (8, 1e9, 1e-6, 16, "sharp"),
-])
+
+@pytest.mark.parametrize(
+    "n, nbytes, latency, k, answer",
+    [
+        # ring 14 (2 us + 1e7/64/50e9) = 71.75 us; SHARP 2 (1 us + 1e7/8/50e9) = 52 us
+        (8, 1e7, 1e-6, 1, "sharp"),
+        # ring 14 (2 us + 312.5 us) = 4.403 ms; SHARP 2 (1 us + 2.5 ms) = 5.002 ms
+        (8, 1e9, 1e-6, 1, "ring"),
+        # SHARP in 16 segments: 17 (1 us + 156.25 us) = 2.673 ms
+        (8, 1e9, 1e-6, 16, "sharp"),
+    ],
+)
 def test_sharp_or_ring_by_hand(n, nbytes, latency, k, answer):
     # the ring: 2(N-1) steps, each message over two cables (NIC -> leaf -> NIC) with S/(8N);
     # SHARP: k + 1 steps, each message over one cable with S/(8k)
     ring = 2 * (n - 1) * (2 * latency + nbytes / (8 * n) / NIC)
     sharp = (k + 1) * (latency + nbytes / (8 * k) / NIC)
     assert clusters.rail_all_reduce_seconds(n, nbytes, latency, "ring") == pytest.approx(
-        ring, rel=1e-12)
+        ring, rel=1e-12
+    )
     assert clusters.rail_all_reduce_seconds(n, nbytes, latency, "sharp", k) == pytest.approx(
-        sharp, rel=1e-12)
+        sharp, rel=1e-12
+    )
     assert clusters.sharp_or_ring(n, nbytes, latency, k) == answer
 
 
@@ -282,18 +339,29 @@ def test_sharp_or_ring_without_a_clear_answer_or_outside_a_unit_raises():
 
 # ---- Task 5: a SuperPOD ----------------------------------------------------------------------
 
-@pytest.mark.parametrize("units, leaves, spines, cores, cables", [
-    # the published rows (RA-11333-001 V11 table 4; the B200 RA, table 3); cables: 256 per SU
-    # node to leaf and as many leaf to spine, and with a core tier as many spine to core
-    (1, 8, 4, 0, 512), (2, 16, 8, 0, 1024), (3, 24, 16, 0, 1536), (4, 32, 16, 0, 2048),
-    (8, 64, 32, 0, 4096), (16, 128, 128, 64, 3 * 4096), (32, 256, 256, 128, 3 * 8192),
-    # 9 SUs: 3 groups of 32 spines; core groups of 2 cores (3 x 32 up-links on 64 ports), each
-    # spine with 16 cables to each of them: 96 x 32 spine-core cables
-    (9, 72, 96, 64, 2 * 2304 + 96 * 32),
-])
+
+@pytest.mark.parametrize(
+    "units, leaves, spines, cores, cables",
+    [
+        # the published rows (RA-11333-001 V11 table 4; the B200 RA, table 3); cables: 256 per SU
+        # node to leaf and as many leaf to spine, and with a core tier as many spine to core
+        (1, 8, 4, 0, 512),
+        (2, 16, 8, 0, 1024),
+        (3, 24, 16, 0, 1536),
+        (4, 32, 16, 0, 2048),
+        (8, 64, 32, 0, 4096),
+        (16, 128, 128, 64, 3 * 4096),
+        (32, 256, 256, 128, 3 * 8192),
+        # 9 SUs: 3 groups of 32 spines; core groups of 2 cores (3 x 32 up-links on 64 ports), each
+        # spine with 16 cables to each of them: 96 x 32 spine-core cables
+        (9, 72, 96, 64, 2 * 2304 + 96 * 32),
+    ],
+)
 def test_superpod_count(units, leaves, spines, cores, cables):
-    got = {what: clusters.superpod_count(units, what)
-           for what in ("leaves", "spines", "cores", "cables")}
+    got = {
+        what: clusters.superpod_count(units, what)
+        for what in ("leaves", "spines", "cores", "cables")
+    }
     assert got == {"leaves": leaves, "spines": spines, "cores": cores, "cables": cables}
 
 
@@ -304,38 +372,62 @@ def test_superpod_count_of_something_else_raises():
 
 # ---- registration: the re-check finds them by name, and a reload restores them ------------
 
+
 def test_every_name_is_exported_and_resolvable():
     for name in clusters.__all__:
         assert getattr(cl.grading, name) is getattr(clusters, name)
-        assert getattr(cl.grading.clusters, name) is getattr(clusters, name)   # the old module
+        assert getattr(cl.grading.clusters, name) is getattr(clusters, name)  # the old module
         assert name in cl.grading.__all__
 
 
 def test_the_references_work_by_name_in_the_re_check():
     check_reference(14 * A, "x", "grading.hierarchical_level_seconds", (4, GIB, "nvlink"))
-    check_choice("sharp", None, "y", options=("sharp", "ring"), reference="grading.sharp_or_ring",
-                 args=(8, 1e7, 1e-6, 1))
+    check_choice(
+        "sharp",
+        None,
+        "y",
+        options=("sharp", "ring"),
+        reference="grading.sharp_or_ring",
+        args=(8, 1e7, 1e-6, 1),
+    )
     with pytest.raises(AssertionError, match=r"^y is 'ring', but the answer is 'sharp'$"):
-        recheck(("check_choice", ("ring", None, "y"),
-                 {"options": ("sharp", "ring"), "reference": "grading.sharp_or_ring",
-                  "args": (8, 1e7, 1e-6, 1)}))
-    with pytest.raises(AssertionError, match=r"^z is 89.0, expected 88.0 = collectives\.grading"
-                                             r"\.hierarchical_segments_needed\(4, 1073741824, "
-                                             r"0\.05\)"):
-        recheck(("check_reference", (89, "z", "grading.hierarchical_segments_needed",
-                                     (4, GIB, 0.05))))
+        recheck(
+            (
+                "check_choice",
+                ("ring", None, "y"),
+                {
+                    "options": ("sharp", "ring"),
+                    "reference": "grading.sharp_or_ring",
+                    "args": (8, 1e7, 1e-6, 1),
+                },
+            )
+        )
+    with pytest.raises(
+        AssertionError,
+        match=r"^z is 89.0, expected 88.0 = collectives\.grading"
+        r"\.hierarchical_segments_needed\(4, 1073741824, "
+        r"0\.05\)",
+    ):
+        recheck(
+            ("check_reference", (89, "z", "grading.hierarchical_segments_needed", (4, GIB, 0.05)))
+        )
     what = "mesh_placement({'tp': 2, 'dp': 2}, 2)"
     args = ({"tp": 2, "dp": 2}, 2, 128, 2**25, GIB)
-    recheck(("check_reference", (1.0, what, "grading.check_placement",
-                                 ([0, 8, 1, 9], what, *args))))
+    recheck(
+        ("check_reference", (1.0, what, "grading.check_placement", ([0, 8, 1, 9], what, *args)))
+    )
     # rank order: all four ranks in node 0, faster than the rules, but DP group [0, 1] spans
     # rails 0 and 1
-    with pytest.raises(AssertionError, match=r"^mesh_placement\(\{'tp': 2, 'dp': 2\}, 2\): the "
-                                             r"DP group of mesh ranks \[0, 1\] is on GPUs "
-                                             r"\[0, 1\], which span rails \[0, 1\]; by cl.time "
-                                             r"its step .* takes .* s, 0.384615 times the"):
-        recheck(("check_reference", (1.0, what, "grading.check_placement",
-                                     ([0, 1, 2, 3], what, *args))))
+    with pytest.raises(
+        AssertionError,
+        match=r"^mesh_placement\(\{'tp': 2, 'dp': 2\}, 2\): the "
+        r"DP group of mesh ranks \[0, 1\] is on GPUs "
+        r"\[0, 1\], which span rails \[0, 1\]; by cl.time "
+        r"its step .* takes .* s, 0.384615 times the",
+    ):
+        recheck(
+            ("check_reference", (1.0, what, "grading.check_placement", ([0, 1, 2, 3], what, *args)))
+        )
 
 
 def test_a_reload_restores_what_a_notebook_patched():

@@ -31,14 +31,22 @@ def test_ring_fit_accepts_the_ring_it_was_timed_on():
 
 def test_ring_fit_names_the_slip():
     # the whole intercept 3 alpha for alpha; algbw's 1 / slope = n B / (n - 1); microseconds
-    for answer, text in (((6e-6, 1e9), "the alpha of fit is 6e-06 s, expected 2e-06 s (the "
-                                       "latency of one step of the ring these rows were timed "
-                                       "on by cl.time); yours is exactly 3 times that"),
-                         ((2e-6, 4e9 / 3), "the bandwidth of fit is 1333333333.3333333 B/s, "
-                                           "expected 1000000000.0 B/s (the bytes/s of one link "
-                                           "of the ring these rows were timed on by cl.time); "
-                                           "yours is exactly 4/3 times that"),
-                         ((2.0, 1e3), "yours is 10**6 times that: a unit prefix (M, micro)?")):
+    for answer, text in (
+        (
+            (6e-6, 1e9),
+            "the alpha of fit is 6e-06 s, expected 2e-06 s (the "
+            "latency of one step of the ring these rows were timed "
+            "on by cl.time); yours is exactly 3 times that",
+        ),
+        (
+            (2e-6, 4e9 / 3),
+            "the bandwidth of fit is 1333333333.3333333 B/s, "
+            "expected 1000000000.0 B/s (the bytes/s of one link "
+            "of the ring these rows were timed on by cl.time); "
+            "yours is exactly 4/3 times that",
+        ),
+        ((2.0, 1e3), "yours is 10**6 times that: a unit prefix (M, micro)?"),
+    ):
         with pytest.raises(AssertionError) as info:
             ct.check_ring_fit(answer, "fit", 4, ROWS, 2e-6, 1e9)
         assert text in str(info.value)
@@ -57,13 +65,18 @@ def test_ring_fit_form_and_test_bugs():
 # By hand, (n - 1) alpha + (S / B)(n - 1) / n <= t: no bytes, 1 us a step, 7.5 us -> 8 ranks;
 # 2 GB at 1 GB/s in 1 s: two ranks already take 1 s + 1 us -> 1 rank; 1 MB at 1 GB/s, 10 us a
 # step, 1.1 ms: 16 ranks take 150 us + 937.5 us = 1.0875 ms, 17 take 160 + 941.2 = 1101.2 us.
-@pytest.mark.parametrize("case, n", [((0.0, 1e-6, 1e9, 7.5e-6), 8), ((2e9, 1e-6, 1e9, 1.0), 1),
-                                     ((1e6, 1e-5, 1e9, 1.1e-3), 16)])
+@pytest.mark.parametrize(
+    "case, n",
+    [((0.0, 1e-6, 1e9, 7.5e-6), 8), ((2e9, 1e-6, 1e9, 1.0), 1), ((1e6, 1e-5, 1e9, 1.1e-3), 16)],
+)
 def test_largest_ring_by_hand(case, n):
     assert ct.largest_ring_within(*case) == n
     assert ct.check_largest_ring(n, "r", *case) == 1.0
-    with pytest.raises(AssertionError, match=rf"^r is {n + 1}, but the answer is {n}: a ring "
-                                             rf"all-gather over {n + 1} ranks takes .* more than"):
+    with pytest.raises(
+        AssertionError,
+        match=rf"^r is {n + 1}, but the answer is {n}: a ring "
+        rf"all-gather over {n + 1} ranks takes .* more than",
+    ):
         ct.check_largest_ring(n + 1, "r", *case)
 
 
@@ -80,15 +93,23 @@ def test_largest_ring_form_and_test_bugs():
 # By hand, on 2 ranks, 1 us a step, 1e9 B/s, x2 each: hops save 0.5 us; links save
 # S / (2B) / 2, 0.25 us at 1 kB, 2.5 us at 10 kB, 0.5 us at 2 kB (a tie). With hops x10 and
 # links x1.1 at 10 kB: 0.9 us against 5 us x (1 - 1/1.1) = 0.45 us.
-@pytest.mark.parametrize("case, answer", [((2, 1e3, 1e-6, 1e9, 2, 2), "latency"),
-                                          ((2, 1e4, 1e-6, 1e9, 2, 2), "bandwidth"),
-                                          ((2, 1e4, 1e-6, 1e9, 10, 1.1), "latency")])
+@pytest.mark.parametrize(
+    "case, answer",
+    [
+        ((2, 1e3, 1e-6, 1e9, 2, 2), "latency"),
+        ((2, 1e4, 1e-6, 1e9, 2, 2), "bandwidth"),
+        ((2, 1e4, 1e-6, 1e9, 10, 1.1), "latency"),
+    ],
+)
 def test_better_upgrade_by_hand(case, answer):
     assert ct.better_upgrade(*case) == answer
     assert ct.check_better_upgrade(answer, "u", *case) == 1.0
     other = "latency" if answer == "bandwidth" else "bandwidth"
-    with pytest.raises(AssertionError, match=rf"^u is '{other}', but the answer is '{answer}': "
-                                             r"by cl.time the ring all-gather takes "):
+    with pytest.raises(
+        AssertionError,
+        match=rf"^u is '{other}', but the answer is '{answer}': "
+        r"by cl.time the ring all-gather takes ",
+    ):
         ct.check_better_upgrade(other, "u", *case)
 
 
@@ -102,17 +123,51 @@ def test_better_upgrade_form_and_ties():
 
 
 def test_cost_model_checks_run_by_name_in_the_recheck():
-    recheck(("check_reference", (1.0, "fit", "grading.collective_tasks.check_ring_fit",
-                                 ((2e-6, 1e9), "fit", 4, ROWS, 2e-6, 1e9))),
-            ("check_reference", (1.0, "r", "grading.collective_tasks.check_largest_ring",
-                                 (16, "r", 1e6, 1e-5, 1e9, 1.1e-3))))
+    recheck(
+        (
+            "check_reference",
+            (
+                1.0,
+                "fit",
+                "grading.collective_tasks.check_ring_fit",
+                ((2e-6, 1e9), "fit", 4, ROWS, 2e-6, 1e9),
+            ),
+        ),
+        (
+            "check_reference",
+            (
+                1.0,
+                "r",
+                "grading.collective_tasks.check_largest_ring",
+                (16, "r", 1e6, 1e-5, 1e9, 1.1e-3),
+            ),
+        ),
+    )
     with pytest.raises(AssertionError, match="but the answer is 'latency'"):
-        recheck(("check_reference", (1.0, "u", "grading.collective_tasks.check_better_upgrade",
-                                     ("bandwidth", "u", 2, 1e3, 1e-6, 1e9, 2, 2))))
+        recheck(
+            (
+                "check_reference",
+                (
+                    1.0,
+                    "u",
+                    "grading.collective_tasks.check_better_upgrade",
+                    ("bandwidth", "u", 2, 1e3, 1e-6, 1e9, 2, 2),
+                ),
+            )
+        )
     # the module's own name, and the earlier one's objects
     with pytest.raises(AssertionError, match="but the answer is 'latency'"):
-        recheck(("check_reference", (1.0, "u", "grading.tasks.cost_models.check_better_upgrade",
-                                     ("bandwidth", "u", 2, 1e3, 1e-6, 1e9, 2, 2))))
+        recheck(
+            (
+                "check_reference",
+                (
+                    1.0,
+                    "u",
+                    "grading.tasks.cost_models.check_better_upgrade",
+                    ("bandwidth", "u", 2, 1e3, 1e-6, 1e9, 2, 2),
+                ),
+            )
+        )
     # (a reload of collectives.grading leaves the compatibility module as it is: re-executed,
     # as a fresh import in a notebook would, it holds this module's objects)
     old = importlib.reload(collective_tasks)

@@ -344,16 +344,18 @@ class Course:
 
     # -- validate: one run for all source notebooks, one for all release notebooks ----------------
 
-    def validate(self, invert=False):
+    def validate(self, invert=False, assignments=None):
         """``nbgrader validate`` (``--invert``: of the release notebooks) of every notebook of
-        every released assignment in one run; returns {(assignment, notebook): its output}."""
-        key = "validate --invert" if invert else "validate"
-        return self._once(key, lambda: self._validate(invert))
+        the released ``assignments`` (default: all) in one run; returns {(assignment,
+        notebook): its output}."""
+        chosen = tuple(self.assignments if assignments is None else assignments)
+        key = f"validate{' --invert' if invert else ''} {' '.join(chosen)}"
+        return self._once(key, lambda: self._validate(invert, chosen))
 
-    def _validate(self, invert):
+    def _validate(self, invert, chosen):
         folder = "release" if invert else "source"
         paths = {(a, nb): f"{folder}/{a}/{nb}.ipynb"
-                 for a in self.assignments for nb in self.notebooks(a)}
+                 for a in chosen for nb in self.notebooks(a)}
         args = ["validate", *(["--invert"] if invert else []), *paths.values()]
         output = nbgrader(self.root, self.env, *args, merge=True).stdout
         # the log line "Validating '<absolute path>'" starts each notebook's part of the output

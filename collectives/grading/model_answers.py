@@ -64,6 +64,28 @@ is missing or contradicts the numbers.""",
 
 **Rubric (1 point; 0.5 per size):** for each size, 0.5 if the answer names the dominant term (latency at 64 kB, bandwidth at 64 MB), draws the right consequence (fewer steps vs faster links) and supports it with the printed numbers or the crossover S* = n alpha B = 720 kB; 0 for a size where the regime is wrong or the reason is missing.""",
     },
+    "fp8": {
+        "written_fp8_ring": r"""The ring's order costs most of the accuracy: in the cell above, 64 ranks added in a chain
+give the mean an SNR of about 7.9 dB, a balanced tree about 26.6 dB and cast once, sum in
+FP32 about 30.7 dB. In a chain every rank's value is added to the sum of all the ranks before
+it, which grows with the number of ranks, and each hop rounds that partial sum to E4M3 (an
+error of up to 1/16 of it): late ranks' values are smaller than half a step and are rounded
+away, and the errors of 63 roundings of ever larger sums add up. A loss curve that follows
+BF16's does not show that one all-reduce is accurate (training tolerates noise, NCCL may pick
+its tree). I would sum wide: NCCL's symmetric kernels inside a node (registered buffers, NCCL
+2.27 or later), or a reduce-scatter as an all-to-all with FP32 sums (the course's extension of
+Megatron Core's BF16 `reduce_scatter_with_fp32_accumulation`), which keeps FP8's one byte per
+element on the wire but needs each shard's scale sent beside it; failing that, a tree order
+(NCCL's tree), or BF16 on the wire at twice the bytes.
+
+**Rubric (1 point; 0.5 + 0.5):** 0.5 if the answer says the chain (ring) loses SNR, with the
+cell's numbers (chain far below the tree and cast once), and why: each hop rounds an ever
+larger partial sum, so small contributions are rounded away and the errors add up. 0.5 for a
+recommendation with its cost or requirement: summing in FP32 (symmetric kernels for
+registered buffers, or an all-to-all reduce-scatter with FP32 sums keeping 1 byte per element
+but sending the scales), a tree order, or BF16 at 2 bytes per element. 0 for a part whose
+reasoning is missing or contradicts the numbers.""",
+    },
     "plan_a_training_run": {
         "written_choice": r"""The search picks `dp=32` with ZeRO 2, `tp=8` with sequence parallelism, no pipeline and 4
 micro-batches: 5.14 s per step = 3.77 s of compute + no pipeline bubble + 1.36 s of exposed

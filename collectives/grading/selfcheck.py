@@ -41,6 +41,7 @@ import numpy as np
 from ..errors import CollectivesError, GradingError
 from .isolation import SCHEDULE_TOOLS, call, recheck, run_isolated
 from .model_answers import MODEL_ANSWERS
+from .tasks import fp8 as fp8_tasks
 
 __all__ = ["Task", "TaskResult", "TASKS", "read_notebook", "load_answers", "check_notebook", "main"]
 
@@ -976,71 +977,103 @@ def _edge_values(rng):
     return [v * s for v, s in zip(sub + tiny, rng.choice([-1.0, 1.0], size=10))] + big
 
 
-def _delayed(rng, a):
+def _fresh_seed(rng):
+    """A course seed of the self-check's own (never the instructor's), for the task modules'
+    case generators."""
+    return f"self-check {int(rng.integers(1 << 62))}"
+
+
+def _drawn(cases, rng, count):
+    """``count`` cases of a task module's generator ``cases(count, course_seed)``, without
+    its fixed cases (those are the instructor's hidden tests'), from a fresh seed."""
+    fixed = len(cases(0))
+    return cases(count, course_seed=_fresh_seed(rng))[fixed:]
+
+
+def _drawn_encoding(label, values):
+    """:func:`_encode`'s checks of ``values``, plus lists drawn as the hidden test ``label``
+    draws them (a fresh seed)."""
+
+    def build(rng, a):
+        checks = _encode(values)(rng, a)
+        for x in fp8_tasks.e4m3_value_cases(label, 1, course_seed=_fresh_seed(rng)):
+            for saturate in (False, True):
+                what = f"encode_e4m3(drawn x, saturate={saturate!r})"
+                answer = _c(a, "encode_e4m3", x, saturate)
+                checks.append(
+                    (
+                        "check_reference",
+                        (1.0, what, "grading.check_e4m3_codes", (answer, what, x, saturate)),
+                    )
+                )
+        return checks
+
+    return build
+
+
+def _e4m3_codec(rng, a):
+    return _decode(rng, a) + _drawn_encoding("test_e4m3_codec", _normal_values)(rng, a)
+
+
+def _block_recipe(rng, a):
     checks = []
-    for _ in range(3):
-        length = int(rng.integers(5, 40))
-        amaxes = [float(f"{x:.4g}") for x in np.exp(rng.normal(0.0, 1.5, size=length))]
-        spikes = rng.integers(0, length, size=int(rng.integers(0, 3)))
-        for i in spikes:
-            amaxes[int(i)] *= 100.0
-        case = (
-            amaxes,
-            int(rng.integers(1, 9)),
-            int(rng.integers(0, 3)),
-            _pick(rng, ("e4m3", "e5m2")),
-        )
-        what = f"delayed_scales(amaxes, {case[1]!r}, {case[2]!r}, {case[3]!r})"
+    for name, x, snr, flushed in _drawn(fp8_tasks.block_recipe_cases, rng, 2):
+        what = f"block_recipe({name}, {snr!r}, {flushed!r})"
+        answer = _c(a, "block_recipe", x, snr, flushed)
         checks.append(
             (
                 "check_reference",
                 (
                     1.0,
                     what,
-                    "grading.check_delayed_scales",
-                    (_c(a, "delayed_scales", *case), what, *case),
+                    "grading.tasks.fp8.check_block_recipe",
+                    (answer, what, x, snr, flushed),
                 ),
             )
         )
     return checks
 
 
-def _fp8_all_reduce(rng, a):
+def _delayed_recipe(rng, a):
     checks = []
-    for _ in range(3):
-        ranks, length = int(rng.integers(2, 9)), int(rng.integers(2, 8))
-        scales = np.exp(rng.normal(0.0, 1.5, size=(ranks, 1)))
-        grads = (rng.normal(size=(ranks, length)) * scales).astype(np.float16).astype(float)
-        grads = grads.tolist()
-        mu = _pick(rng, (0.0625, 0.125, 0.25, 0.5, 1.0))
-        what = f"fp8_all_reduce(grads, {mu!r})"
+    for name, amaxes in _drawn(fp8_tasks.delayed_recipe_cases, rng, 3):
+        what = f"delayed_recipe({name})"
+        answer = _c(a, "delayed_recipe", amaxes)
         checks.append(
             (
                 "check_reference",
-                (
-                    1.0,
-                    what,
-                    "grading.check_fp8_all_reduce",
-                    (_c(a, "fp8_all_reduce", grads, mu), what, grads, mu),
-                ),
+                (1.0, what, "grading.tasks.fp8.check_delayed_recipe", (answer, what, amaxes)),
             )
         )
     return checks
 
 
-def _flushing(rng, a):
-    # ratios at random and powers of two (where the flush threshold is reached exactly)
-    return [
-        _checked(a, "flushing_ranks", case, "grading.check_flushing_ranks")
-        for case in _draws(
-            rng,
-            4,
-            lambda r: (
-                _pick(r, (_log_uniform(r, 1e-6, 1.0), 2.0 ** -int(r.integers(0, 16)))),
-                _pick(r, ("e4m3", "e5m2")),
-            ),
+def _safe_mu(rng, a):
+    checks = []
+    for name, grads, merges in _drawn(fp8_tasks.safe_mu_cases, rng, 3):
+        what = f"safe_mu({name})"
+        answer = _c(a, "safe_mu", grads, merges)
+        checks.append(
+            (
+                "check_reference",
+                (1.0, what, "grading.tasks.fp8.check_safe_mu", (answer, what, grads, merges)),
+            )
         )
-    ]
+    return checks
+
+
+def _all_reduce_design(rng, a):
+    checks = []
+    for name, grads in _drawn(fp8_tasks.design_cases, rng, 3):
+        what = f"design_all_reduce({name})"
+        answer = _c(a, "design_all_reduce", grads)
+        checks.append(
+            (
+                "check_reference",
+                (1.0, what, "grading.tasks.fp8.check_all_reduce_design", (answer, what, grads)),
+            )
+        )
+    return checks
 
 
 # ---- planning: plan_a_training_run -----------------------------------------------------------
@@ -1387,12 +1420,12 @@ TASKS = {
         Task("test_failure_slowdown", ("failure_slowdown",), _failure_slowdown),
     ),
     "fp8": (
-        Task("test_decode_e4m3", ("decode_e4m3",), _decode),
-        Task("test_encode_e4m3_rounding", ("encode_e4m3",), _encode(_normal_values)),
-        Task("test_encode_e4m3_special", ("encode_e4m3",), _encode(_edge_values)),
-        Task("test_delayed_scales", ("delayed_scales",), _delayed),
-        Task("test_fp8_all_reduce", ("fp8_all_reduce",), _fp8_all_reduce),
-        Task("test_flushing_ranks", ("flushing_ranks",), _flushing),
+        Task("test_e4m3_codec", ("decode_e4m3", "encode_e4m3"), _e4m3_codec),
+        Task("test_e4m3_edges", ("encode_e4m3",), _drawn_encoding("test_e4m3_edges", _edge_values)),
+        Task("test_block_recipe", ("block_recipe",), _block_recipe, timeout=200.0),
+        Task("test_delayed_recipe", ("delayed_recipe",), _delayed_recipe),
+        Task("test_safe_mu", ("safe_mu",), _safe_mu),
+        Task("test_all_reduce_design", ("design_all_reduce",), _all_reduce_design, timeout=200.0),
     ),
     "plan_a_training_run": (
         Task(

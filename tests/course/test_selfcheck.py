@@ -77,7 +77,11 @@ def _submission(assignment, notebook, student, folder):
     return path, spec
 
 
-END_TO_END = [("cost_models", "ring_all_gather"), ("all_to_all", "bruck_all_to_all")]
+END_TO_END = [
+    ("cost_models", "ring_all_gather"),
+    ("all_to_all", "bruck_all_to_all"),
+    ("fp8", "fp8"),
+]
 
 
 @pytest.mark.slow

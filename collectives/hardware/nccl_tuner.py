@@ -18,18 +18,35 @@ import math
 from ..errors import CollectivesError
 from ..validation import choice, integer
 
-__all__ = ["BASE_LATENCY", "NVLINK_LATENCY", "NET_LATENCY", "NET_OVERHEAD",
-           "nccl_allreduce_latency"]
+__all__ = [
+    "BASE_LATENCY",
+    "NVLINK_LATENCY",
+    "NET_LATENCY",
+    "NET_OVERHEAD",
+    "nccl_allreduce_latency",
+]
 
 #: baseLatencies of tuning.cc, microseconds, by (algorithm, protocol)
-BASE_LATENCY = {("ring", "LL128"): 14.0, ("tree", "LL128"): 14.0, ("ring", "LL"): 6.6,
-                ("tree", "LL"): 6.8}
+BASE_LATENCY = {
+    ("ring", "LL128"): 14.0,
+    ("tree", "LL128"): 14.0,
+    ("ring", "LL"): 6.6,
+    ("tree", "LL"): 6.8,
+}
 #: hwLatencies[NCCL_HW_NVLINK] of tuning.cc, microseconds per step inside a node
-NVLINK_LATENCY = {("ring", "LL128"): 1.9, ("tree", "LL128"): 1.25, ("ring", "LL"): 0.6,
-                  ("tree", "LL"): 0.6}
+NVLINK_LATENCY = {
+    ("ring", "LL128"): 1.9,
+    ("tree", "LL128"): 1.25,
+    ("ring", "LL"): 0.6,
+    ("tree", "LL"): 0.6,
+}
 #: hwLatencies[NCCL_HW_NET] of tuning.cc, microseconds per step across nodes
-NET_LATENCY = {("ring", "LL128"): 4.0, ("tree", "LL128"): 8.5, ("ring", "LL"): 2.7,
-               ("tree", "LL"): 5.0}
+NET_LATENCY = {
+    ("ring", "LL128"): 4.0,
+    ("tree", "LL128"): 8.5,
+    ("ring", "LL"): 2.7,
+    ("tree", "LL"): 5.0,
+}
 #: getNetOverhead() on an Intel host, microseconds per ring step (x3 for Simple only)
 NET_OVERHEAD = 1.0
 
@@ -49,8 +66,10 @@ def nccl_allreduce_latency(algo: str, n_ranks: int, n_nodes: int, proto: str = "
     nodes = integer(n_nodes, "n_nodes", minimum=1)
     ranks = integer(n_ranks, "n_ranks", minimum=nodes)
     if ranks % nodes:
-        raise CollectivesError(f"n_ranks ({ranks}) must be a multiple of n_nodes ({nodes}): "
-                               "NCCL's model puts the same number of GPUs on every node")
+        raise CollectivesError(
+            f"n_ranks ({ranks}) must be a multiple of n_nodes ({nodes}): "
+            "NCCL's model puts the same number of GPUs on every node"
+        )
     key = (algo, proto)
     inter = NET_LATENCY[key]
     if algo == "ring":
@@ -59,4 +78,3 @@ def nccl_allreduce_latency(algo: str, n_ranks: int, n_nodes: int, proto: str = "
         return BASE_LATENCY[key] + (steps - inter_steps) * intra + inter_steps * inter
     levels = int(math.floor(math.log2(nodes)))
     return BASE_LATENCY[key] + 2 * ((ranks // nodes - 1) * NVLINK_LATENCY[key] + levels * inter)
-

@@ -9,8 +9,8 @@ group on the topology with the mesh, picks and costs the algorithm with
 communication time, what is exposed after overlap, the bottleneck link level, memory per
 device and the compute/communication ratio. :func:`inference` does the same for prefill
 and decode; :func:`sensitivity` re-plans a step under other assumptions (MFU, link
-rates, how the fabric spreads flows, FP8 matmuls); :func:`collectives_table` and :func:`verdict` put a plan and a what-if
-in a table. Taught in the capstone chapter.
+rates, how the fabric spreads flows, FP8 matmuls); :func:`collectives_table` and
+:func:`verdict` put a plan and a what-if in a table. Taught in the capstone chapter.
 """
 
 from ..errors import LayoutError

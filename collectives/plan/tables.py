@@ -26,10 +26,18 @@ def collectives_table(plan: Plan) -> pd.DataFrame:
     size, the link level it runs on, megabytes each, count, and total milliseconds."""
     if not isinstance(plan, Plan):
         raise CollectivesError(f"plan must be a collectives.plan.Plan, got {plan!r}")
-    return pd.DataFrame([{
-        "collective": f"{r.purpose} ({r.phase})", "group": r.group_size, "where": r.level,
-        "MB each": round(r.nbytes / 1e6, 1), "count": r.count,
-        "total (ms)": round(1e3 * r.total_seconds)} for r in plan.collectives]
+    return pd.DataFrame(
+        [
+            {
+                "collective": f"{r.purpose} ({r.phase})",
+                "group": r.group_size,
+                "where": r.level,
+                "MB each": round(r.nbytes / 1e6, 1),
+                "count": r.count,
+                "total (ms)": round(1e3 * r.total_seconds),
+            }
+            for r in plan.collectives
+        ]
     ).set_index("collective")
 
 
@@ -39,10 +47,12 @@ def verdict(row: Mapping) -> str:
     try:
         if row["step"] is None:
             return "n/a"
-        data = ("hidden" if row["DP/FSDP hidden"]
-                else f"{row['exposed DP/FSDP']:.2f} s exposed")
-        return (f"{row['step']:.2f} s (MFU {row['MFU']:.0%}); DP/FSDP {data}; "
-                f"TP {row['exposed TP']:.2f} s")
+        data = "hidden" if row["DP/FSDP hidden"] else f"{row['exposed DP/FSDP']:.2f} s exposed"
+        return (
+            f"{row['step']:.2f} s (MFU {row['MFU']:.0%}); DP/FSDP {data}; "
+            f"TP {row['exposed TP']:.2f} s"
+        )
     except (KeyError, TypeError) as error:
-        raise CollectivesError(f"row must be a row of collectives.plan.sensitivity, got "
-                               f"{row!r}") from error
+        raise CollectivesError(
+            f"row must be a row of collectives.plan.sensitivity, got {row!r}"
+        ) from error

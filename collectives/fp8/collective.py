@@ -284,7 +284,11 @@ class FP8AllReduceResult:
     result (all ranks, zeros included) at FP8_MAX, the statistic auto-scaling watches (as
     MS-AMP's pull request #140 counts it). ``snr_db``, ``rel_error``:
     :func:`~collectives.fp8.snr_db` and :func:`~collectives.fp8.relative_error` of
-    ``output`` against ``reference``.
+    ``output`` against ``reference``. ``step_errors`` (with ``step_errors=True``, else None):
+    per step of the schedule, the relative error (:func:`~collectives.fp8.relative_error`)
+    of the values sent in that step (the partial sums a hop carries, in the scaled domain)
+    against the same values summed exactly from the unrounded scaled inputs; NaN for a
+    step that sends nothing.
     """
 
     output: np.ndarray
@@ -305,6 +309,7 @@ class FP8AllReduceResult:
     accumulate: str
     schedule_name: str
     power_of_two_scale: bool = False
+    step_errors: np.ndarray | None = None
 
     def __repr__(self):
         return (f"FP8AllReduceResult({self.schedule_name}, {self.output.shape[0]} ranks x "
@@ -359,7 +364,7 @@ def _all_reduce_schedule(schedule, n_ranks):
 
 
 def fp8_all_reduce(grads, schedule=None, *, fmt="e4m3", scaling="auto", quantize="once",
-                   accumulate="fp32", mu=None, power_of_two_scale=False):
+                   accumulate="fp32", mu=None, power_of_two_scale=False, step_errors=False):
     """An FP8 gradient all-reduce with one shared scale, run over ``schedule``; returns
     :class:`FP8AllReduceResult`.
 
@@ -378,6 +383,9 @@ def fp8_all_reduce(grads, schedule=None, *, fmt="e4m3", scaling="auto", quantize
     use (default: the value auto-scaling settles at). ``quantize``: "once" or "per_hop";
     ``accumulate``: "fp32", "bf16" or "fp8".
     ``power_of_two_scale``: round the shared scale down to a power of two (MS-AMP).
+    ``step_errors``: also replay the schedule exactly (float64 sums of the unrounded scaled
+    inputs) and give the error of every step's sent values
+    (:attr:`FP8AllReduceResult.step_errors`: the error hop by hop).
 
     Vectorised over the transfers of each step; the steps run in order.
     """
@@ -392,6 +400,7 @@ def fp8_all_reduce(grads, schedule=None, *, fmt="e4m3", scaling="auto", quantize
     quantize = _option(quantize, "quantize", _QUANTIZE)
     accumulate = _option(accumulate, "accumulate", _ACCUMULATE)
     power_of_two_scale = check_bool(power_of_two_scale, "power_of_two_scale")
+    record = check_bool(step_errors, "step_errors")
     if mu is not None:
         if scaling != "auto":
             raise CollectivesError(
@@ -436,7 +445,16 @@ def fp8_all_reduce(grads, schedule=None, *, fmt="e4m3", scaling="auto", quantize
 
     # run the schedule
     spec = collective_spec("all_reduce")
-    values, clipped = _replay(schedule, spec, inputs, clipped_in, f, quantize, accumulate)
+    sent = [] if record else None
+    values, clipped = _replay(schedule, spec, inputs, clipped_in, f, quantize, accumulate, sent)
+    errors = None
+    if record:  # the same schedule on the unrounded scaled inputs: float64 sums, no rounding
+        exact = []
+        _replay(schedule, spec, rows.astype(np.float64) * multiplier[:, None], clipped_in, f,
+                "once", "fp32", exact)
+        errors = np.full(schedule.n_steps, np.nan)
+        for (k, rounded), (_, true) in zip(sent, exact):
+            errors[k] = relative_error(true, rounded)
 
     # the stored result is FP8
     result, clipped_out = _round_fp8(values, f)
@@ -459,10 +477,11 @@ def fp8_all_reduce(grads, schedule=None, *, fmt="e4m3", scaling="auto", quantize
         saturated_fraction=at_max / result.size,
         snr_db=snr_db(reference, output), rel_error=relative_error(reference, output),
         fmt=f.name, scaling=scaling, quantize=quantize, accumulate=accumulate,
-        schedule_name=schedule.name, power_of_two_scale=power_of_two_scale)
+        schedule_name=schedule.name, power_of_two_scale=power_of_two_scale,
+        step_errors=errors)
 
 
-def msamp_all_reduce(grads, schedule=None, *, scaling="sqrt", mu=None):
+def msamp_all_reduce(grads, schedule=None, *, scaling="sqrt", mu=None, step_errors=False):
     """MS-AMP's FP8 gradient all-reduce as its code runs it: :func:`fp8_all_reduce` with
     :data:`MSAMP_OPTIONS` (E4M3; the scale of the group's amax rounded down to a power of
     two; every hop of ``schedule`` adds and narrows back to E4M3, as the NCCL fork it calls
@@ -472,14 +491,17 @@ def msamp_all_reduce(grads, schedule=None, *, scaling="sqrt", mu=None):
     data-parallel wrapper, ``msamp/nn/distributed.py``) by default; ``"post"`` is its
     Megatron path (an FP8 reduce-scatter) and its DeepSpeed ZeRO path (an FP8 reduce of each
     tensor to its owner), both the first half of an all-reduce narrowed the same way;
-    ``"pre"`` and ``"auto"`` are the paper's alternatives run in the same hardware mode."""
+    ``"pre"`` and ``"auto"`` are the paper's alternatives run in the same hardware mode.
+    ``step_errors``: as in :func:`fp8_all_reduce` (the error hop by hop)."""
     options = dict(MSAMP_OPTIONS, scaling=scaling)
-    return fp8_all_reduce(grads, schedule, mu=mu, **options)
+    return fp8_all_reduce(grads, schedule, mu=mu, step_errors=step_errors, **options)
 
 
-def _replay(schedule, spec, inputs, clipped_in, f, quantize, accumulate):
+def _replay(schedule, spec, inputs, clipped_in, f, quantize, accumulate, sent=None):
     """Run ``schedule`` on the FP8 ``inputs`` (n_ranks, length) with rounding at every hop;
-    returns each rank's output row and where a value was clipped on its way."""
+    returns each rank's output row and where a value was clipped on its way. ``sent``: a
+    list to which every step's ``(step, values sent)`` is appended (float64 copies). The
+    sums are in the inputs' precision (float32; float64 inputs give float64 sums)."""
     buffer, filled = spec.place_inputs(inputs, schedule.groups, schedule.n_chunks,
                                        schedule.n_slots, schedule.root,
                                        schedule.n_participants)
@@ -489,12 +511,14 @@ def _replay(schedule, spec, inputs, clipped_in, f, quantize, accumulate):
     rows = buffer.reshape(-1, width)               # float32 values on the accumulation grid
     flag_rows = flags.reshape(-1, width)
     filled = filled.reshape(-1)
-    for _, src, dst, reduce in step_rows(schedule, filled):
+    for k, src, dst, reduce in step_rows(schedule, filled):
         values = rows[src]                         # every read happens before any write
         carried = flag_rows[src]
         if quantize == "per_hop":
             values, wire = _round_fp8(values, f)
             carried = carried | wire
+        if sent is not None:
+            sent.append((k, np.asarray(values, dtype=np.float64).copy()))
         copy = ~reduce
         if copy.any():
             rows[dst[copy]] = values[copy]

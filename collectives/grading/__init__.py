@@ -215,7 +215,7 @@ MODULES = (
     "isolation.orchestrator", "isolation",
     "tasks.topology_reasoning", "tasks.cluster_collectives", "tasks.all_reduce",
     "tasks.all_to_all", "tasks.cost_models", "tasks.fp8_codec", "tasks.fp8_retired",
-    "tasks.fp8", "tasks.real_processes",
+    "tasks.fp8", "tasks.real_processes", "tasks.fabric",
     "tasks.planning", "tasks",
     "slices", "clusters", "fp8_tasks", "plan_tasks", "recheck",
 )

@@ -87,31 +87,49 @@ but sending the scales), a tree order, or BF16 at 2 bytes per element. 0 for a p
 reasoning is missing or contradicts the numbers.""",
     },
     "plan_a_training_run": {
-        "written_choice": r"""The search picks `dp=32` with ZeRO 2, `tp=8` with sequence parallelism, no pipeline and 4
-micro-batches: 5.14 s per step = 3.77 s of compute + no pipeline bubble + 1.36 s of exposed
-communication, using 68.7 GB per GPU (45.6 GB of it activations, 1.0 GB the logits). The
-largest exposed item is tensor parallelism: its all-gathers and reduce-scatters (1.34 s in
-all, on NVLink) sit on the critical path, since the next matmul needs their result. ZeRO 2
-reduce-scatters the 17.6 GB of gradients across the 32 nodes after every micro-batch (0.34 s
-each), which hides behind that micro-batch's backward (0.63 s); the weight all-gather after
-the update (0.34 s) waits for the first micro-batch's forward (0.31 s) and exposes 0.03 s.
-(FSDP over 64 GPUs with `tp=4` and 4 micro-batches is within 0.2 %, at 51.6 GB.)
+        "written_sensitivity": r"""As planned, ZeRO 2 takes 5.14 s (3.77 s compute, 1.34 s exposed TP, 0.03 s exposed DP) and
+FSDP 5.14 s (0.57 s exposed TP, 0.80 s exposed FSDP). ZeRO 2's exposed time is almost all
+tensor parallelism over 8 GPUs, on the critical path: it does not move with the matmul
+efficiency or the routing. FSDP exposes less TP (tp = 4) but 0.80 s of weight gathers and
+gradient reduce-scatters across nodes, which hide behind compute when there is more of it:
+at matmul efficiency 0.6 (6.29 s compute) FSDP's exposed FSDP time falls to 0 and it wins,
+6.86 s vs 7.62 s; at 0.4 too (10.01 vs 10.77 s). Adaptive routing turns its cross-node rings
+into bidirectional ones (4.76 ms to 4.34 ms each), halves the exposed FSDP to 0.39 s, and
+FSDP wins, 4.74 s vs 5.14 s; enhanced ECMP changes nothing on the SuperPOD's rails. FP8
+matmuls halve the windows (2.02 s compute): FSDP's gathers no longer hide (2.55 s exposed)
+and it stays at 5.14 s while ZeRO 2 drops to 3.55 s. Measured link rates slow both, FSDP a
+little more (5.49 vs 5.43 s).
 
-With no limit, pure data parallelism over all 256 GPUs with one micro-batch is fastest,
-3.77 s (27 % faster: every collective hides behind the compute), but it needs 192 GB per GPU
-as FSDP and more with ZeRO 1 or 2, more than the H100's 80 GB. With full recomputation the
-activations shrink to a block's input, so pure FSDP over all 256 GPUs fits in 19.9 GB and
-exposes no communication, but every step pays a second forward pass: 5.03 s, 2 % faster than
-the chosen layout, so recomputation buys memory and here a little speed too, by removing the
-exposed tensor-parallel traffic.
+Before measuring I would launch FSDP: real matmuls run well below peak (Llama 3 reports
+38-43 % MFU), and at any efficiency below about 0.998 FSDP is the faster, and it needs 52 GB
+instead of 69 GB. The measurement that settles it: the achieved matmul throughput of one
+step (a profile of the GEMM kernels, or the end-to-end MFU of a few steps), and, if FP8
+is planned, the same with FP8 GEMMs.
 
-**Rubric (1 point; 0.5 + 0.5):** 0.5 for part 1 if the step time is split correctly for the
-learner's own layout (compute about 3.77 s, bubble and exposed communication from the plan,
-memory under 80 GB) and the largest exposed collective is named with the reason (data-parallel
-traffic beyond what its micro-batch's compute hides, or tensor-parallel collectives on the
-critical path); 0.5 for part 2 if it names the unlimited winner (pure data parallelism or
-FSDP over 256 GPUs, one micro-batch, about 3.77 s, 190 GB or more) and why it is excluded, and
-says that recomputation trades compute (one more forward, about 5.03 s) for memory with a
-consistent number. 0 for a part whose numbers are missing or contradict the plan.""",
+**Rubric (1 point; 0.5 + 0.5):** 0.5 for part 1 if it says that lower matmul efficiency (and
+adaptive routing) favours FSDP because its exposed collectives are data-parallel ones that
+hide behind longer compute (or faster rings), while ZeRO 2's are tensor-parallel ones on the
+critical path, and that FP8 favours ZeRO 2 because shorter windows expose FSDP's traffic,
+with numbers consistent with the plans; 0.5 for part 2 for a choice justified by the
+sensitivity (either layout, if the reason is consistent) and one concrete measurement that
+decides it (the matmul efficiency, or the cross-node bandwidth the FSDP rings get). 0 for a
+part whose numbers are missing or contradict the plans.""",
+    },
+    "fabric": {
+        "written_choice": r"""Enhanced ECMP needs 4 queue pairs per connection to keep 30 % (0.307) across all 192 racks
+(the busiest uplink of the pod is what the step waits for; one rack's statistic would have
+asked for fewer), and it still wastes about 70 % of the uplinks' speed; a failed cable barely
+changes it, because hashing is indifferent to failures. The controller reaches link speed (17
+uplinks still fit 16 flows when it recomputes) but its static assignment doubles the step
+after a cable fails, until it recomputes. Adaptive routing reaches link speed with no
+per-job knowledge and re-spreads around a failure by itself (as Task 5's fabric does), so I
+would pick it where the switches and NICs support it (out-of-order delivery), and enhanced
+ECMP with more queue pairs only where they do not.
+
+**Rubric (1 point; 0.5 + 0.5):** 0.5 for quoting the number of queue pairs for 30 % and
+saying that the step waits for the busiest uplink of all the racks (not one rack's); 0.5 for
+a choice supported by what a failure does to it (static engineered: the step doubles until
+recomputed; hashing: about unchanged; adaptive: spreads around it). 0 for a part without
+numbers or with the failure behaviour wrong.""",
     },
 }

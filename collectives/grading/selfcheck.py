@@ -800,32 +800,22 @@ def _superpod(rng, a):
 
 
 # ---- fabric ----------------------------------------------------------------------------------
+# The cases come from the checks' own case generators (collectives.grading.tasks.fabric), under
+# a course seed of the self-check's own drawn from its rng: other cases than the instructor's.
 
 
-def _clos(name, what):
-    from ..fabric import clos_count
+def _fabric_cases(rng, kind, count):
+    from .tasks import fabric
 
-    def build(rng, a):
-        def draw(r):
-            return (2 * int(r.integers(2, 33)), int(r.integers(1, 5)), _pick(r, (1, 1, 2, 3, 5)))
-
-        checks = []
-        for radix, tiers, d in _draws(
-            rng, 4, draw, lambda case: clos_count(case[0], case[1], "hosts", case[2]) is not None
-        ):
-            args = (radix, tiers, d) + ((50e9,) if what == "bisection" else ())
-            checks.append(
-                _ref(a, name, args, "fabric.clos_count", (radix, tiers, what, d) + args[3:])
-            )
-        return checks
-
-    return build
+    seed = f"selfcheck {int(rng.integers(1 << 62))}"
+    cases = getattr(fabric, f"{kind}_cases")
+    return cases(count, seed)[len(cases(0, seed)) :]
 
 
-def _no_collision(rng, a):
+def _all_to_all_seconds(rng, a):
     return [
-        _ref(a, "no_collision_probability", case, "fabric.ecmp_no_collision_probability")
-        for case in _draws(rng, 4, lambda r: (int(r.integers(0, 65)), int(r.integers(1, 1001))))
+        _ref(a, "all_to_all_seconds", case, "grading.tasks.fabric.all_to_all_seconds")
+        for case in _fabric_cases(rng, "all_to_all", 4)
     ]
 
 
@@ -834,74 +824,23 @@ def _simulated_busiest(rng, a):
         _ref(
             a,
             "simulated_busiest",
-            (flows, paths, 20_000, seed),
+            (flows, paths, racks, 20_000, seed),
             "fabric.expected_max_load_exact",
-            (flows, paths),
+            (flows, paths, racks),
             rel=0.02,
         )
-        for flows, paths, seed in _draws(
-            rng,
-            3,
-            lambda r: (int(r.integers(1, 65)), int(r.integers(2, 33)), int(r.integers(1000))),
-        )
+        for flows, paths, racks, seed in _fabric_cases(rng, "busiest", 3)
     ]
 
 
-def _qps(rng, a):
-    from ..fabric import qps_for_efficiency
+def _fabric_decision(name, kind, checker, count=3):
+    def build(rng, a):
+        return [
+            _checked(a, name, case, f"grading.tasks.fabric.{checker}")
+            for case in _fabric_cases(rng, kind, count)
+        ]
 
-    checks = []
-    for connections, paths, racks, target in _draws(
-        rng,
-        3,
-        lambda r: (
-            _pick(r, (4, 8, 16, 32)),
-            _pick(r, (4, 8, 16, 18)),
-            int(r.integers(1, 17)),
-            _pick(r, (0.25, 0.3, 0.4, 0.45, 0.5)),
-        ),
-        lambda c: qps_for_efficiency(c[0], c[1], c[3], groups=c[2]) is not None,
-    ):
-        checks.append(
-            _ref(
-                a,
-                "qps_for_efficiency",
-                (connections, paths, racks, target),
-                "fabric.qps_for_efficiency",
-                (connections, paths, target),
-                {"groups": racks},
-            )
-        )
-    return checks
-
-
-def _bisection_failures(rng, a):
-    def draw(r):
-        # as many hosts per leaf as spines or fewer: the host cables may bound the cut too
-        spines = int(r.integers(2, 9))
-        return (
-            2 * int(r.integers(1, 6)),
-            int(r.integers(1, spines + 1)),
-            spines,
-            _pick(r, (1e9, 2.5e10, 5e10)),
-            int(r.integers(0, spines)),
-        )
-
-    return [
-        _ref(a, "bisection_after_failures", case, "fabric.leaf_spine_bisection")
-        for case in _draws(rng, 6, draw)
-    ]
-
-
-def _failure_slowdown(rng, a):
-    def draw(r):
-        uplinks = int(r.integers(4, 19))
-        return int(r.integers(3, 17)), uplinks, int(r.integers(0, uplinks // 2))
-
-    return [
-        _ref(a, "failure_slowdown", case, "fabric.failure_slowdown")
-        for case in _draws(rng, 3, draw)
-    ]
+    return build
 
 
 # ---- fp8 -------------------------------------------------------------------------------------
@@ -1151,23 +1090,46 @@ def _moe_layout(rng):
     return layout
 
 
-def _choose_layout(rng, a):
-    return [
-        (
-            "check_reference",
+_PLANNER = ("collectives.grading", "collectives.plan.sensitivity")
+
+
+def _make_it_fit(rng, a):
+    from .tasks import planning
+
+    checks = []
+    for _ in range(3):
+        name, layout, seq_len, batch, hbm = planning.fit_case(rng)
+        shape = planning.SHAPES[name]
+        what = f"make_it_fit({name}, {layout}, {seq_len}, {batch}, {hbm:.4g})"
+        answer = _c(a, "make_it_fit", shape, layout, seq_len, batch, hbm)
+        checks.append(
             (
-                1.0,
-                f"choose_layout({gb}e9)",
-                "grading.plan_tasks.check_layout_choice",
+                "check_reference",
                 (
-                    _c(a, "choose_layout", gb * 1e9, forbid=("collectives.grading",)),
-                    f"choose_layout({gb}e9)",
-                    gb * 1e9,
+                    1.0,
+                    what,
+                    "grading.plan_tasks.check_fit_change",
+                    (answer, what, shape, layout, seq_len, batch, hbm),
                 ),
-            ),
+            )
         )
-        for gb in _draws(rng, 2, lambda r: int(r.integers(30, 91)))
-    ]
+    return checks
+
+
+def _rival_task(function, checker, kind, count):
+    def build(rng, a):
+        from .tasks import planning
+
+        checks = []
+        for i in range(count):
+            # the first break-even case always crosses: a None for every case fails here too
+            case = planning.rival_case(rng, kind, crossing=True if i == 0 else None)
+            what = f"{function}({case})"
+            answer = _c(a, function, case, forbid=_PLANNER)
+            checks.append(("check_reference", (1.0, what, checker, (answer, what, case))))
+        return checks
+
+    return build
 
 
 # ---- real_processes --------------------------------------------------------------------------
@@ -1281,26 +1243,40 @@ def _bisection(rng, a):
     ]
 
 
-def _v5e_axis(rng, a):
-    from .tasks.topology_reasoning import V5E_SHAPES
+def _all_gather_plan(rng, a):
+    from .tasks.topology_reasoning import PLAN_CHIPS, largest_all_gather_within
 
-    # an estimate passes from the package's schedule down to the lower bound
+    # graded by what the plan does: its time within the budget, its bytes against the best order
+    def draw(r):
+        chip = _pick(r, PLAN_CHIPS)
+        sizes = (1, 2, 4, 8, 16)
+        shape = tuple(_pick(r, sizes) for _ in range(2 if chip == "tpu-v5e" else 3))
+        return (chip, shape, _log_uniform(r, 3e-5, 5e-3))
+
+    def mixed(r):
+        # a v5e slice with a ring and a chain, where the order of the axes matters
+        shape = _pick(r, ((_pick(r, (2, 4, 8)), 16), (16, _pick(r, (2, 4, 8)))))
+        return ("tpu-v5e", shape, _log_uniform(r, 3e-5, 5e-3))
+
+    fits = lambda c: largest_all_gather_within(*c)[1] > 0
+    cases = _draws(rng, 1, mixed, fits)
+    cases += _draws(rng, 3, draw, lambda c: fits(c) and c not in cases)
+
     return [
         (
-            "check_estimate",
+            "check_reference",
             (
-                _c(a, "v5e_axis_all_gather_seconds", *case),
-                f"v5e_axis_all_gather_seconds{_args_text(case)}",
-                "grading.v5e_axis_seconds",
-                case,
+                1.0,
+                f"slice_all_gather_plan{_args_text(case)}",
+                "grading.tasks.topology_reasoning.check_all_gather_plan",
+                (
+                    _c(a, "slice_all_gather_plan", *case),
+                    f"slice_all_gather_plan{_args_text(case)}",
+                    *case,
+                ),
             ),
-            {"bound": "grading.v5e_axis_lower_bound"},
         )
-        for case in _draws(
-            rng,
-            3,
-            lambda r: (_pick(r, V5E_SHAPES), int(r.integers(0, 2)), _log_uniform(r, 1e3, 1e9)),
-        )
+        for case in cases
     ]
 
 
@@ -1409,15 +1385,23 @@ TASKS = {
         Task("test_superpod_count", ("superpod_count",), _superpod),
     ),
     "fabric": (
-        Task("test_clos_hosts", ("clos_hosts",), _clos("clos_hosts", "hosts")),
-        Task("test_clos_switches", ("clos_switches",), _clos("clos_switches", "switches")),
-        Task("test_clos_cables", ("clos_cables",), _clos("clos_cables", "cables")),
-        Task("test_clos_bisection", ("clos_bisection",), _clos("clos_bisection", "bisection")),
-        Task("test_no_collision_probability", ("no_collision_probability",), _no_collision),
+        Task("test_all_to_all_seconds", ("all_to_all_seconds",), _all_to_all_seconds),
         Task("test_simulated_busiest", ("simulated_busiest",), _simulated_busiest),
-        Task("test_qps_for_efficiency", ("qps_for_efficiency",), _qps),
-        Task("test_bisection_after_failures", ("bisection_after_failures",), _bisection_failures),
-        Task("test_failure_slowdown", ("failure_slowdown",), _failure_slowdown),
+        Task(
+            "test_design_fabric",
+            ("design_fabric",),
+            _fabric_decision("design_fabric", "design", "check_design"),
+        ),
+        Task(
+            "test_ring_qps",
+            ("ring_qps",),
+            _fabric_decision("ring_qps", "ring_qps", "check_ring_qps"),
+        ),
+        Task(
+            "test_worst_cable",
+            ("worst_cable",),
+            _fabric_decision("worst_cable", "worst_cable", "check_worst_cable", 2),
+        ),
     ),
     "fp8": (
         Task("test_e4m3_codec", ("decode_e4m3", "encode_e4m3"), _e4m3_codec),
@@ -1460,7 +1444,23 @@ TASKS = {
                 count=4,
             ),
         ),
-        Task("test_choose_layout", ("choose_layout",), _choose_layout, timeout=200.0),
+        Task("test_make_it_fit", ("make_it_fit",), _make_it_fit, timeout=200.0),
+        Task(
+            "test_flipping_assumption",
+            ("flipping_assumption",),
+            _rival_task(
+                "flipping_assumption", "grading.plan_tasks.check_flipping_assumption", "flip", 2
+            ),
+            timeout=200.0,
+        ),
+        Task(
+            "test_breakeven_mfu",
+            ("breakeven_mfu",),
+            _rival_task(
+                "breakeven_mfu", "grading.plan_tasks.check_breakeven_mfu", "breakeven", 2
+            ),
+            timeout=200.0,
+        ),
     ),
     "real_processes": (
         Task("test_ring_peers", ("ring_peers",), _peers),
@@ -1472,7 +1472,7 @@ TASKS = {
         Task("test_slice_hops", ("slice_hops",), _hops),
         Task("test_slice_diameter", ("slice_diameter",), _diameter),
         Task("test_slice_bisection_bandwidth", ("slice_bisection_bandwidth",), _bisection),
-        Task("test_v5e_axis_all_gather_seconds", ("v5e_axis_all_gather_seconds",), _v5e_axis),
+        Task("test_slice_all_gather_plan", ("slice_all_gather_plan",), _all_gather_plan),
         Task("test_best_v5e_slice_shape", ("best_v5e_slice_shape",), _best_shape),
         Task("test_wrapped_axis_for", ("wrapped_axis_for",), _wrapped_axis),
     ),

@@ -186,10 +186,11 @@ SYSTEMS = {
         # around 1us" per hop ("Sharded matrices"; not a Google specification); DCN bandwidth
         # per chip (same chapter: about 6.25e9 B/s, 3.125e9 on v5e, 1.25e10 on v6e and
         # TPU7x; older versions of the book give other DCN numbers)
-        # Hosts (same chapter): one host per 2x2x1 chips on v4/v5p/TPU7x, per 4x2 on
-        # v5e/v6e; PCIe about 1.6e10 B/s per chip (3.2e10 on v6e). TPU7x: 4 chips and 2 NICs
-        # per VM (GKE_IRONWOOD; GCLOUD_TPU7X's table is per 4-chip VM); its PCIe bandwidth
-        # is not published.
+        # Hosts (same chapter): one host per 2x2x1 chips on v4/v5p/TPU7x, per 8 chips on
+        # v5e/v6e (the book's "4x2"; oriented 2x4, as Google's v5e slice table gives
+        # "2x4 | 8 | 1" host and 4x4 2, 4x8 4, 8x16 16, 16x16 32); PCIe about 1.6e10 B/s
+        # per chip (3.2e10 on v6e). TPU7x: 4 chips and 2 NICs per VM (GKE_IRONWOOD;
+        # GCLOUD_TPU7X's table is per 4-chip VM); its PCIe bandwidth is not published.
         System("tpu-v4", "tpu-3d", 4.5e10, ICI_HOP_LATENCY, (16, 16, 16), 1.2e12, 2.75e14,
                32e9, SCALING_BOOK_TPUS, "TPU v4p; pod 16x16x16 = 4096 chips",
                (SCALING_BOOK_SHARDING,), dcn_bandwidth=6.25e9, host_shape=(2, 2, 1),
@@ -199,10 +200,13 @@ SYSTEMS = {
                dcn_bandwidth=6.25e9, host_shape=(2, 2, 1), pcie_bandwidth=1.6e10),
         System("tpu-v5e", "tpu-2d", 4.5e10, ICI_HOP_LATENCY, (16, 16), 8.2e11, 1.97e14, 16e9,
                SCALING_BOOK_TPUS, "pod 16x16 = 256 chips", (SCALING_BOOK_SHARDING,),
-               dcn_bandwidth=3.125e9, host_shape=(4, 2), pcie_bandwidth=1.6e10),
+               dcn_bandwidth=3.125e9, host_shape=(2, 4), pcie_bandwidth=1.6e10),
         System("tpu-v6e", "tpu-2d", 9.0e10, ICI_HOP_LATENCY, (16, 16), 1.6e12, 9.20e14, 32e9,
                SCALING_BOOK_TPUS, "Trillium; pod 16x16 = 256 chips", (SCALING_BOOK_SHARDING,),
-               dcn_bandwidth=1.25e10, host_shape=(4, 2), pcie_bandwidth=3.2e10),
+               dcn_bandwidth=1.25e10, host_shape=(2, 4), pcie_bandwidth=3.2e10),
+        # TPU7x as "tpu-3d" (six links, a 3-D torus of 4x4x4 cubes) is an assumption: no
+        # source gives its ICI port count or topology (The Scaling Book: a 4x4x576 pod and
+        # 2x2x1 hosts; GCLOUD_TPU7X: bandwidth per chip only)
         System("tpu7x", "tpu-3d", 9.0e10, ICI_HOP_LATENCY, (4, 4, 576), 7.4e12, 2.30e15, 192e9,
                SCALING_BOOK_TPUS, "Ironwood; 9216 chips; 4 chips (2x2x1) and 2 NICs per VM",
                (SCALING_BOOK_SHARDING, GKE_IRONWOOD, GCLOUD_TPU7X), dcn_bandwidth=1.25e10,

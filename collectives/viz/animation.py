@@ -16,10 +16,13 @@ from __future__ import annotations
 
 from typing import Callable, Optional, Sequence
 
+import numpy as np
+
 from ..errors import CollectivesError
 from ..replay import trace
 from .buffers import draw_buffers
-from .wiring import draw_topology, wiring_of
+from .style import FIG_WIDTH
+from .wiring import draw_topology, frame_limits, wiring_of
 
 __all__ = [
     "draw_schedule",
@@ -35,6 +38,10 @@ __all__ = [
     "frame_animation",
     "frame_stepper",
     "figure_png",
+    "PANEL_WIDTH",
+    "panel_figsize",
+    "panel_figure",
+    "TITLE_ROOM",
 ]
 
 
@@ -139,11 +146,42 @@ def draw_schedule(
     return fig
 
 
+#: the width (inches) of a frame that draws planes of a torus or slices of a multislice
+#: alone: the book's one-column width, whose text stays legible on a phone
+PANEL_WIDTH = FIG_WIDTH
+
+
+def panel_figsize(layout, width: float = PANEL_WIDTH) -> tuple[float, float]:
+    """(width, height) in inches of a figure whose one axes (:func:`panel_figure`) draws
+    ``layout`` (a Wiring whose nodes sit in panels: the planes of a torus, the slices of a
+    multislice) at its own aspect ratio, with :data:`TITLE_ROOM` above it for a title."""
+    left, right, bottom, top = frame_limits(layout)
+    drawing = width * (top - bottom) / (right - left)
+    return width, float(np.clip(drawing + TITLE_ROOM, 2.4, 1.6 * width))
+
+
+#: inches above a panel figure's axes, for its title
+TITLE_ROOM = 0.4
+
+
+def panel_figure(layout, width: float = PANEL_WIDTH):
+    """A figure of one axes for ``layout`` drawn alone (:func:`panel_figsize`), the axes
+    filling it but for the title. Returns (figure, axes of shape (1, 1))."""
+    import matplotlib.pyplot as plt
+
+    size = panel_figsize(layout, width)
+    fig, axes = plt.subplots(1, 1, figsize=size, squeeze=False)
+    fig.subplots_adjust(left=0.0, right=1.0, bottom=0.0, top=1 - TITLE_ROOM / size[1])
+    return fig, axes
+
+
 def frame_figure(schedule, topology=None, buffers: bool = True, layout=None):
     """The figure of one frame: the topology (if any) and the buffers side by side, or the
     topology above the buffers when a rank's buffer has many slots (the buffer panel gets
     about 0.3 inch per slot) or the topology is drawn wide or tier by tier (a cluster's
-    rows of NICs and switches). Returns (figure, axes) with axes of shape (1, 2) (the
+    rows of NICs and switches); the wiring alone (``buffers=False``) of a layout in panels
+    (planes of a torus, slices of a multislice) at the layout's aspect ratio
+    (:func:`panel_figsize`). Returns (figure, axes) with axes of shape (1, 2) (the
     buffers in ``axes[0, -1]``), or (1, 1) with one panel."""
     import matplotlib.pyplot as plt
 
@@ -151,6 +189,8 @@ def frame_figure(schedule, topology=None, buffers: bool = True, layout=None):
     if topology is None:
         return plt.subplots(1, 1, figsize=(buffers_width, 3.2), squeeze=False)
     lay = layout or wiring_of(topology)
+    if not buffers and lay.panels and not lay.rows:
+        return panel_figure(lay)
     if not buffers:
         wide = lay.width > 8
         # a wide cluster stretches to any width: 5 inches keep its text legible on a phone

@@ -1,6 +1,7 @@
 """Figures for the FP8 chapter: bit layouts, the representable values of several formats on
-one logarithmic line, the relative spacing of those values, and stacked bars of bytes per
-parameter.
+one logarithmic line, the relative spacing of those values, stacked bars of bytes per
+parameter, and an FP8 all-reduce's error hop by hop (:func:`plot_step_errors`, from
+:attr:`collectives.fp8.FP8AllReduceResult.step_errors`).
 
 Everything drawn is computed from the package: FP8 values from :func:`collectives.fp8.decode`
 of all 256 bit patterns, bit fields from :data:`collectives.fp8.FORMATS`. BF16 and FP32 are
@@ -39,6 +40,7 @@ __all__ = [
     "plot_value_lines",
     "plot_relative_spacing",
     "plot_parts",
+    "plot_step_errors",
 ]
 
 #: one colour per number format (from the book's colour-blind-safe :data:`.style.PALETTE`)
@@ -376,6 +378,45 @@ def plot_parts(
             handlelength=1.0,
             columnspacing=0.8,
         )
+    if title:
+        ax.set_title(title)
+    return ax
+
+
+def plot_step_errors(
+    results: Mapping[str, object],
+    ax=None,
+    colours: Optional[Mapping[str, str]] = None,
+    styles: Optional[Mapping[str, str]] = None,
+    title: Optional[str] = None,
+):
+    """The relative error (%) of the values an FP8 all-reduce sends in each step, one line
+    per labelled result of :func:`collectives.fp8.fp8_all_reduce` or
+    :func:`collectives.fp8.msamp_all_reduce` run with ``step_errors=True`` (their
+    :attr:`~collectives.fp8.FP8AllReduceResult.step_errors`), against the step: the error a
+    partial sum carries hop by hop. Steps that send nothing are left out. ``colours``,
+    ``styles``: a colour and a matplotlib format string per label. Raises
+    :class:`~collectives.CollectivesError` for a result without step errors. Returns the
+    Axes."""
+    import matplotlib.pyplot as plt
+
+    ax = ax or plt.gca()
+    for i, (label, result) in enumerate(results.items()):
+        errors = getattr(result, "step_errors", None)
+        if errors is None:
+            raise CollectivesError(
+                f"plot_step_errors: {label!r} has no step errors; run the all-reduce with "
+                "step_errors=True"
+            )
+        errors = np.asarray(errors, dtype=float)
+        steps = np.flatnonzero(np.isfinite(errors))
+        colour = (colours or {}).get(label, PALETTE["blue"] if i == 0 else "0.3")
+        style = (styles or {}).get(label, "-")
+        ax.plot(steps, 100 * errors[steps], style, color=colour, label=label, markersize=3)
+    ax.set_xlabel("step (hop)")
+    ax.set_ylabel("error of the values sent (%)")
+    ax.set_ylim(bottom=0)
+    ax.grid(True, alpha=0.3)
     if title:
         ax.set_title(title)
     return ax

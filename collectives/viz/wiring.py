@@ -31,13 +31,16 @@ participants (NVLS, SHARP) are drawn where they run; a switch taking part in the
 outlined, with "Σ" where it adds what arrives and "1→m" where it multicasts
 (:func:`switch_actions`).
 
-Three drawing options change no cost: ``chips`` draws each NVSwitch as the chips it is made
+Some drawing options change no cost: ``chips`` draws each NVSwitch as the chips it is made
 of (:func:`split_switches`; a DGX H100's four, 5 : 4 : 4 : 5 of every GPU's links, from
 :mod:`collectives.hardware.nvswitch`), every link to it and every transfer through it
 spread over the chips in proportion; ``nodes`` draws a window of a large cluster (some of
 its nodes and the switches above them); ``max_fan`` merges the arrows of a crowded link
-into one labelled with their count. :mod:`collectives.viz.loads` draws link loads on the
-same layouts. matplotlib (and, for the spring layout, networkx) are imported inside the
+into one labelled with their count; ``panels_per_row``, ``panel_captions`` and ``radius``
+arrange and name the planes of a torus or the slices of a multislice; ``bridge`` draws a
+transfer over links left out (a multislice's DCN switches, with ``levels=("ici",)``) as one
+dashed arc from its source to its destination. :mod:`collectives.viz.loads` draws link loads
+on the same layouts. matplotlib (and, for the spring layout, networkx) are imported inside the
 functions. Taught from chapter "Cost models and the ring all-gather" on; the hardware
 chapters draw their presets with it.
 """
@@ -52,7 +55,7 @@ import numpy as np
 from ..cost import placement_nodes
 from ..errors import CollectivesError
 from ..topology import ROLES, Cluster, Topology
-from ..validation import integer
+from ..validation import flag, integer, number
 from .buffers import chunk_colour, shard_size
 from .style import PALETTE, font_size, level_colour
 
@@ -64,6 +67,7 @@ __all__ = [
     "wiring_of",
     "split_switches",
     "points_per_unit",
+    "frame_limits",
     "draw_wiring",
     "step_crossings",
     "switch_actions",
@@ -81,6 +85,8 @@ _PANEL_GAP = 1.5
 _PANELS_PER_ROW = 4
 #: length of a wraparound stub, in chip spacings
 _STUB = 0.45
+#: the most a bridged transfer's arc bulges out of the straight line, in chip spacings
+_BRIDGE_BULGE = 0.8
 
 
 @dataclass(frozen=True)
@@ -99,7 +105,10 @@ class Wiring:
     more); ``hidden``: per link, True for a link left out (a level not shown; None: none);
     ``chips``: switches drawn as the chips they are made of (:func:`split_switches`), one
     :class:`Chips` per such switch; ``max_fan``: the most arrows one link fans out in a
-    step, more merge into one arrow with their count (0: no limit).
+    step, more merge into one arrow with their count (0: no limit); ``bridge``: a transfer
+    whose route crosses links the drawing leaves out (``hidden``, or a node not drawn: the
+    DCN switches of a multislice drawn with its ICI links only) is drawn as one dashed arc
+    from its source to its destination (False: it is left out).
     """
 
     positions: np.ndarray
@@ -113,6 +122,7 @@ class Wiring:
     hidden: Optional[np.ndarray] = None
     chips: tuple = ()
     max_fan: int = 0
+    bridge: bool = False
 
     @property
     def width(self) -> float:
@@ -177,8 +187,9 @@ def _radius(positions):
     return float(min(0.3, 0.32 * gaps.min()))
 
 
-def _grid(topology):
-    """A torus or mesh: the last two axes as a grid, leading axes as planes side by side."""
+def _grid(topology, per_row=_PANELS_PER_ROW):
+    """A torus or mesh: the last two axes as a grid, leading axes as planes side by side,
+    ``per_row`` planes to a row of planes."""
     shape = tuple(topology.shape)
     n = topology.n_ranks
     coords = np.stack(np.unravel_index(np.arange(n), shape), axis=1)
@@ -187,7 +198,7 @@ def _grid(topology):
     lead = shape[:-2]
     n_panels = int(np.prod(lead)) if lead else 1
     panel = np.ravel_multi_index(coords[:, :-2].T, lead) if lead else np.zeros(n, np.int64)
-    per_row = min(n_panels, _PANELS_PER_ROW)
+    per_row = min(n_panels, per_row)
     px, py = panel % per_row, panel // per_row
     x = coords[:, -1] + px * (cols + _PANEL_GAP)
     y = (-(coords[:, -2]) if len(shape) >= 2 else np.zeros(n)) - py * (rows + _PANEL_GAP + 0.6)
@@ -227,8 +238,9 @@ def _grid(topology):
     return Wiring(pos, stub, arc, tuple(str(r) for r in range(n)), panels=panels)
 
 
-def _product(topology):
-    """Copies of the inner dimensions' drawing, one panel per outer coordinate."""
+def _product(topology, per_row=_PANELS_PER_ROW):
+    """Copies of the inner dimensions' drawing, one panel per outer coordinate, ``per_row``
+    panels to a row."""
     dims = topology.info.dimensions
     outer = dims[0]
     inner_sizes = [d.n_ranks for d in dims[1:]]
@@ -247,7 +259,7 @@ def _product(topology):
     m = int(np.prod(inner_sizes))
     lo, hi = np.nanmin(inner_pos, axis=0), np.nanmax(inner_pos, axis=0)
     extent = hi - lo
-    per_row = min(outer.n_ranks, _PANELS_PER_ROW)
+    per_row = min(outer.n_ranks, per_row)
     n = topology.n_ranks
     c0, rest = np.divmod(np.arange(n), m)
     px, py = c0 % per_row, c0 // per_row
@@ -502,6 +514,10 @@ def wiring_of(
     chips=None,
     nodes: Optional[Sequence[int]] = None,
     max_fan: int = 0,
+    panels_per_row: Optional[int] = None,
+    panel_captions: Optional[Sequence[str]] = None,
+    radius: Optional[float] = None,
+    bridge: bool = False,
 ) -> Wiring:
     """Where to draw every node of ``topology`` and how to draw its links (module
     docstring), from its declared info. ``levels``: draw only the links of these levels
@@ -513,7 +529,14 @@ def wiring_of(
     of a scalable unit") and the switches above them that they reach; links to anything
     not drawn are left out, and so are transfers over them. ``max_fan``: the most arrows
     a link fans out in one step; more are drawn as one arrow labelled with their count
-    (0, the default: no limit). Raises
+    (0, the default: no limit). ``panels_per_row``: the planes of a torus (or the copies
+    of a product, the slices of a multislice) drawn side by side before the next row of
+    them (default 4; 2 puts the four planes of a 4 x 4 x 4 cube in a square that stays
+    legible on a phone); ``panel_captions``: one caption per panel instead of its
+    coordinates ("slice 0", ...); ``radius``: an endpoint's radius in chip spacings
+    (default 0.3, less where endpoints crowd; smaller leaves more room for arrows);
+    ``bridge``: draw a transfer whose route crosses links left out (``levels``) as one
+    dashed arc from its source to its destination (:class:`Wiring`). Raises
     :class:`~collectives.CollectivesError` for a topology of more than :data:`MAX_NODES`
     nodes or a level it does not have."""
     if not isinstance(topology, Topology):
@@ -527,6 +550,11 @@ def wiring_of(
         )
     info = topology.info
     n = topology.n_ranks
+    per_row = (
+        _PANELS_PER_ROW
+        if panels_per_row is None
+        else integer(panels_per_row, "panels_per_row", minimum=1)
+    )
     window = _node_window(topology, nodes)
     if window is not None and not isinstance(topology, Cluster):
         raise CollectivesError(f"nodes= draws a window of a GPU cluster, not of {topology.name}")
@@ -542,9 +570,9 @@ def wiring_of(
         pos[n] = (0.0, 0.0)
         lay = _empty(topology, pos, radius=_radius(pos[:n]))
     elif info.is_torus:
-        lay = _grid(topology)
+        lay = _grid(topology, per_row)
     elif info.family == "product" and len(info.dimensions) >= 2:
-        lay = _product(topology)
+        lay = _product(topology, per_row)
     elif isinstance(topology, Cluster):
         lay = _cluster(topology, window)
     else:
@@ -566,6 +594,21 @@ def wiring_of(
         lay = split_switches(topology, lay, chips)
     if max_fan:
         lay = replace(lay, max_fan=integer(max_fan, "max_fan", minimum=1))
+    if panel_captions is not None:
+        captions = tuple(str(text) for text in panel_captions)
+        if len(captions) != len(lay.panels):
+            raise CollectivesError(
+                f"panel_captions: {topology.name} is drawn in {len(lay.panels)} panels, got "
+                f"{len(captions)} captions"
+            )
+        lay = replace(lay, panels=tuple((x, y, t) for (x, y, _), t in zip(lay.panels, captions)))
+    if radius is not None:
+        r = number(radius, "radius", positive=True)
+        if r > 0.5:
+            raise CollectivesError(f"radius must be at most 0.5 chip spacings, got {r}")
+        lay = replace(lay, radius=r)
+    if flag(bridge, "bridge"):
+        lay = replace(lay, bridge=True)
     return lay
 
 
@@ -608,10 +651,10 @@ def _only(topology, lay, levels):
 WRAP_COLOUR = PALETTE["purple"]
 
 
-def _frame(ax, topology, lay):
-    """Set the axes limits around the drawing (room for row names and panel captions) and
-    its aspect: equal, unless the drawing is much wider than the axes (a cluster of many
-    nodes: as soon as it is wider), whose height is then stretched."""
+def frame_limits(lay: Wiring) -> tuple[float, float, float, float]:
+    """``(left, right, bottom, top)``: the drawing units a wiring drawing of ``lay`` spans,
+    with room for its nodes, their arrows' bends, wraparound stubs, row names and panel
+    captions (the axes limits :func:`draw_wiring` sets, before any stretch)."""
     pos = np.concatenate([lay.positions, *(split.positions for split in lay.chips)])
     ok = np.isfinite(pos[:, 0])
     x0, x1 = pos[ok, 0].min(), pos[ok, 0].max()
@@ -624,21 +667,32 @@ def _frame(ax, topology, lay):
     top = y1 + pad + (0.6 if lay.panels else 0.0)
     if y1 - y0 < 1e-9:  # one row (a chain): room for arrows
         y0, y1 = y0 - 0.6, y1 + 0.6
-    ax.set_xlim(left, x1 + pad)
-    ax.set_ylim(y0 - pad, top)
+    if lay.bridge:  # room for the arcs of bridged transfers
+        y0, top = y0 - _BRIDGE_BULGE, top + _BRIDGE_BULGE
+    return float(left), float(x1 + pad), float(y0 - pad), float(top)
+
+
+def _frame(ax, topology, lay):
+    """Set the axes limits around the drawing (room for row names and panel captions) and
+    its aspect: equal, unless the drawing is much wider than the axes (a cluster of many
+    nodes: as soon as it is wider), whose height is then stretched."""
+    left, right, bottom, top = frame_limits(lay)
+    ax.set_xlim(left, right)
+    ax.set_ylim(bottom, top)
     w, h = _axes_points(ax)
     # a cluster of several nodes drawn tier by tier stretches as soon as it is wider than
     # its axes
     stretch = 1.3 if lay.rows and lay.width > 12 else 2.5
-    wide = (x1 + pad - left) / (top - y0 + pad) > stretch * w / h
+    wide = (right - left) / (top - bottom) > stretch * w / h
     ax.set_aspect("auto" if wide else "equal")
     if wide and lay.rows:  # stretched: the row names need their width in points, not units
         names = max(len(name) for _, name in lay.rows) * 0.68 * font_size("small") + 24
         names = min(names, 0.35 * w)  # past that, the names reach into the figure's margin
-        span = x1 - x0 + 2 * pad
+        nodes_left = left + 2.4  # where the nodes' margin starts, left of the row names' room
+        span = right - nodes_left
         margin = names * span / max(w - names, 1.0)
         if margin > 2.4:
-            ax.set_xlim(x0 - pad - margin, x1 + pad)
+            ax.set_xlim(nodes_left - margin, right)
 
 
 def _axes_points(ax):
@@ -886,7 +940,9 @@ def draw_transfers(
     with their count; an arrow on a wraparound link leaves by its stub and arrives by the
     opposite one; links between torus planes are arcs; an arrow into or out of a switch
     drawn as chips (:func:`split_switches`) goes through every chip, as thick as the chip's
-    share. Switches that take part in the step (send or receive, :func:`switch_actions`)
+    share; with the layout's ``bridge``, a transfer whose route crosses a link the drawing
+    leaves out is one dashed arc from its source to its destination. Switches that take
+    part in the step (send or receive, :func:`switch_actions`)
     are outlined, with "Σ" inside where they add and "1→m" where they multicast. Returns
     the number of arrows drawn."""
     from matplotlib.patches import FancyArrowPatch
@@ -930,7 +986,32 @@ def draw_transfers(
             )
         )
 
-    for lk, c, last in zip(link.tolist(), chunk.tolist(), (topology.link_dst[link] == dst_node)):
+    left_out = np.isnan(pos[topology.link_src[link], 0]) | np.isnan(pos[topology.link_dst[link], 0])
+    if lay.hidden is not None:
+        left_out |= lay.hidden[link]
+    bridged = np.zeros(len(link), bool)
+    if lay.bridge and left_out.any():  # every hop of a transfer that crosses a link left out
+        crossing = {
+            (a, b, c) for a, b, c in zip(src_node[left_out], dst_node[left_out], chunk[left_out])
+        }
+        bridged = np.array([(a, b, c) in crossing for a, b, c in zip(src_node, dst_node, chunk)])
+        arrows += _draw_bridges(
+            ax,
+            lay,
+            src_node[bridged],
+            dst_node[bridged],
+            chunk[bridged] // per_shard,
+            n_colours,
+            width,
+            half[src_node[bridged]],
+            half[dst_node[bridged]],
+            head,
+        )
+    for lk, c, last, skip in zip(
+        link.tolist(), chunk.tolist(), (topology.link_dst[link] == dst_node), bridged
+    ):
+        if skip:
+            continue
         key = (lk, c // per_shard)
         if bundled[lk]:
             key = (lk, -1)
@@ -976,6 +1057,11 @@ def draw_transfers(
         if bundled[lk]:  # the count, on the arrow, nearer its endpoint (or its source)
             near, far = (pos[v], pos[u]) if role[v] == 0 and role[u] != 0 else (pos[u], pos[v])
             middle = near + 0.4 * (far - near)
+            if role[u] == 0 and role[v] == 0:  # chip to chip: on the arc, clear of the
+                # label of the opposite direction's arrow, which bends the other way
+                delta = pos[v] - pos[u]
+                side = np.array([delta[1], -delta[0]]) / max(float(np.hypot(*delta)), 1e-9)
+                middle = (pos[u] + pos[v]) / 2 + 0.22 * np.sign(rad) * side
             if split is not None:  # just below (or above) the endpoint its arrows fan from
                 middle = near + np.array([0.0, 0.62 * np.sign(far[1] - near[1])])
             ax.text(
@@ -1019,6 +1105,42 @@ def draw_transfers(
                     zorder=4.4,
                 )
     return arrows
+
+
+def _draw_bridges(ax, lay, src, dst, shard, n_colours, width, half_src, half_dst, head):
+    """One dashed arc per (source, destination, shard) of the bridged transfers (their route
+    crosses links the drawing leaves out), bending more where several join one pair.
+    Returns the number of arcs drawn."""
+    from matplotlib.patches import FancyArrowPatch
+
+    pos = lay.positions
+    done: set[tuple[int, int, int]] = set()
+    per_pair: dict[tuple[int, int], int] = {}
+    for a, b, c, ha, hb in zip(src.tolist(), dst.tolist(), shard.tolist(), half_src, half_dst):
+        if (a, b, c) in done or not np.isfinite(pos[[a, b], 0]).all():
+            continue
+        done.add((a, b, c))
+        k = per_pair.get((a, b), 0)
+        per_pair[a, b] = k + 1
+        # a long arc bends less: it bulges at most _BRIDGE_BULGE drawing units
+        span = float(np.hypot(*(pos[b] - pos[a])))
+        rad = (0.3 + 0.06 * k) * min(1.0, _BRIDGE_BULGE / (0.3 * max(span, 1e-9)))
+        ax.add_patch(
+            FancyArrowPatch(
+                pos[a],
+                pos[b],
+                arrowstyle="-|>",
+                mutation_scale=head,
+                color=chunk_colour(c, n_colours),
+                linewidth=width,
+                linestyle=(0, (3, 1.5)),
+                shrinkA=ha + 1,
+                shrinkB=hb + 1,
+                connectionstyle=f"arc3,rad={rad}",
+                zorder=2,
+            )
+        )
+    return len(done)
 
 
 def draw_topology(

@@ -7,37 +7,39 @@ learner's function from its source code in a process where ``collectives`` canno
 the four every spec has:
 
 - *correct* (every solution), *blank* (the release as handed out);
-- *partial*: hops, diameter and the v5e all-gather right, the bisection without the factor 2
-  of wraparound, the rest blank (1 + 1 + 2 = 4);
+- *partial*: hops, diameter and the all-gather plan right, the bisection without the factor 2
+  of wraparound, the rest blank (1 + 1 + 3 = 5);
 - *hostile*: wrong answers behind monkeypatching of ``collectives``, ``collectives.grading``
   (its references and ``run_isolated`` included: each cell patches what its own visible test
   reads, since every hidden test before it reloads the package), ``math.isclose`` and
   IPython, lying ints, tuples and strings, rebound names, edited test cells, and a package
   shortcut whose visible test it fools; its ``slice_hops`` is genuinely right (1);
 - *wrong*: one plausible wrong answer per task (wraparound forgotten, a chain's length counted
-  in chips, the cut always across the longest axis, every v5e axis taken to wrap, the squarest
-  slice, the heavier traffic on the wraparound): 0;
+  in chips, the cut always across the longest axis, every axis of the plan taken to wrap, the
+  squarest slice, the heavier traffic on the wraparound): 0;
 - *variant*: every answer right but written differently (numpy instead of loops, the farthest
-  chip from chip 0, helpers and constants of its own, a list for a shape, closed forms instead
-  of the Task 3 function): 10. (Its Task 3 and Task 5 counted m - 1 steps on the 16-chip ring,
-  the split bidirectional ring, which was the reference's schedule; they now count m / 2, as
-  the reference does, since the slower count is no longer right: 10 as before);
-- *faster*: the latency-optimal ring, found by a learner when the reference still ran the
-  split ring (m - 1 steps): every shard whole both ways, half-way round, m / 2 steps, worked
-  step by step; its Task 4 and Task 5 built on it. Graded by cost (no slower than the package's
-  schedule, no faster than the lower bound; a choice no costlier than the best) it scores 10;
-  the grading before, which held every answer to the split ring's times and choices, gave it 4;
-- *split_halves*: the earlier reference solution, the split bidirectional ring's m - 1 steps
-  on the 16-chip ring, and Tasks 4 and 5 built on it: Task 3 is slower than the package's
-  schedule ("a faster schedule exists"), and its choices cost more than the best at 32 chips and
-  100 kB (Task 4) and on (8, 16) with 50 gathers of 200 kB (Task 5): 4;
+  chip from chip 0, helpers and constants of its own, a list for a shape, the plan's order by
+  an exchange argument (chains first) and its bytes in closed form, closed forms instead of
+  the helpers of Task 3): 10;
+- *faster*: better than the reference: where every axis of the slice has the same length,
+  its Task 3 plans all axes at once (``"concurrent"``), which the reference never tries, and
+  gathers up to d times the bytes of the best order within the budget (twice on the v5e pod,
+  three times on a 16 x 16 x 16 v5p slice); graded by what the plan does, it scores 10;
+- *split_halves*: the split bidirectional ring's m - 1 steps along every wrapped axis (the
+  reference before the latency-optimal ring), in Tasks 3 to 5: its plan gathers fewer bytes
+  than the best order within the budget, and its choices cost more than the best at 32 chips
+  and 100 kB (Task 4) and on (8, 16) with 50 gathers of 200 kB (Task 5): 3;
 - *shortcut*: every answer computed by calling the package, in each way a learner might (the
   notebook's ``cl``, ``from collectives... import``, ``import collectives`` inside the
   function, ``importlib``, the package's own grading reference): 0, each cell failing with
   "this task must be solved without the collectives package".
+
+The hidden tests check fixed cases, then cases drawn from the course seed
+(``collectives.grading.tasks.topology_reasoning.drawn_cases``); every error below is a fixed
+case's, so that it does not depend on the seed.
 """
 
-from assignments import TAMPERING, Error, submission, origin_attack
+from assignments import TAMPERING, Error, origin_attack, submission
 
 NOTEBOOK = "topology_reasoning"
 
@@ -45,16 +47,15 @@ NOTEBOOK = "topology_reasoning"
 POINTS = {NOTEBOOK: {
     "test_slice_hops": 1,
     "test_slice_diameter": 1,
-    "test_slice_bisection_bandwidth": 2,
-    "test_v5e_axis_all_gather_seconds": 2,
+    "test_slice_bisection_bandwidth": 1,
+    "test_slice_all_gather_plan": 3,
     "test_best_v5e_slice_shape": 2,
     "test_wrapped_axis_for": 2,
 }}
 MAX_SCORE = 10
 # each solution cell defines the function of the same name and is graded by test_<name>
 SOLUTIONS = {NOTEBOOK: ("slice_hops", "slice_diameter", "slice_bisection_bandwidth",
-                        "v5e_axis_all_gather_seconds", "best_v5e_slice_shape",
-                        "wrapped_axis_for")}
+                        "slice_all_gather_plan", "best_v5e_slice_shape", "wrapped_axis_for")}
 ALL = SOLUTIONS[NOTEBOOK]
 
 NO_PACKAGE = "this task must be solved without the collectives package"
@@ -106,14 +107,12 @@ def slice_bisection_bandwidth(shape, wraparound, link_bandwidth):
 ''',
     # the package's own answer: right in the kernel, so the visible test (its run_isolated
     # patched away) passes; the hidden re-run refuses the package
-    "v5e_axis_all_gather_seconds": '''
+    "slice_all_gather_plan": '''
 collectives.grading.run_isolated = lambda function, *args, **kwargs: function(*args)
 collectives.grading.isolation.run_isolated = collectives.grading.run_isolated
 
-def v5e_axis_all_gather_seconds(shape, axis, nbytes):
-    topo = cl.hardware.preset("tpu-v5e", shape=shape)
-    schedule = cl.algorithms.torus_all_gather(shape, axes=(axis,), wraparound=topo.wraparound)
-    return cl.time(schedule, topo, nbytes).seconds
+def slice_all_gather_plan(chip, shape, budget):
+    return cl.grading.tasks.topology_reasoning.largest_all_gather_within(chip, shape, budget)
 ''',
     "best_v5e_slice_shape": '''
 collectives.grading.best_v5e_slice_shape = lambda *args: (3, 3)
@@ -140,7 +139,7 @@ def wrapped_axis_for(k, grad_bytes, gather_bytes, n_gathers):
 }
 # test cells the hostile student edits (nbgrader restores them from the gradebook)
 HOSTILE_TESTS = {"test_slice_hops": "print('all tests passed')",
-                 "test_v5e_axis_all_gather_seconds": "pass"}
+                 "test_slice_all_gather_plan": "pass"}
 
 # ---- wrong: one plausible mistake per task ---------------------------------------------------
 
@@ -164,11 +163,17 @@ def slice_bisection_bandwidth(shape, wraparound, link_bandwidth):
     per_line = 2 if wraparound[axis] and shape[axis] > 2 else 1
     return chips // shape[axis] * per_line * link_bandwidth
 ''',
-    "v5e_axis_all_gather_seconds": '''
-def v5e_axis_all_gather_seconds(shape, axis, nbytes):
-    m = shape[axis]
-    # every axis taken to wrap around: a bidirectional ring even along 8 chips
-    return (m - 1) * (1e-6 + nbytes / (2 * m * 4.5e10))
+    "slice_all_gather_plan": '''
+def slice_all_gather_plan(chip, shape, budget):
+    # every axis taken to wrap around, as on a full pod: a ring along each, m // 2 steps, and
+    # the ring's bytes per link, (1 - 1/n) S over two links, whatever the order
+    bandwidth = 4.5e10 if chip == "tpu-v5e" else 9e10
+    axes = tuple(a for a, m in enumerate(shape) if m > 1)
+    n = 1
+    for m in shape:
+        n *= m
+    latency = sum(shape[a] // 2 for a in axes) * 1e-6
+    return axes, (budget - latency) / ((1 - 1 / n) / (2 * bandwidth))
 ''',
     "best_v5e_slice_shape": '''
 def best_v5e_slice_shape(n_chips, nbytes):
@@ -215,34 +220,43 @@ def slice_bisection_bandwidth(shape, wraparound, link_bandwidth):
     axes = [axis for axis, size in enumerate(shape) if size > 1]
     return link_bandwidth * min(_links_across(shape, wraparound, axis) for axis in axes)
 ''',
-    "v5e_axis_all_gather_seconds": '''
-V5E_LINK_BANDWIDTH = 4.5e10       # bytes/s per link direction
-V5E_HOP_LATENCY = 1e-6            # seconds per step
-V5E = {"full_axis": 16}
+    "slice_all_gather_plan": '''
+import math
 
-def _v5e_wraps(size):
-    return size == V5E["full_axis"]
+LINK_BANDWIDTH = {"tpu-v5e": 4.5e10, "tpu-v5p": 9e10}     # bytes/s per link direction
+HOP_LATENCY = 1e-6                                        # seconds per step
 
-def v5e_axis_all_gather_seconds(shape, axis, nbytes):
-    m = shape[axis]
-    directions = 2 if _v5e_wraps(m) else 1
-    # the farthest shard is m // 2 hops away round a ring, m - 1 along a chain; every chip
-    # receives the m - 1 other shards through its `directions` links
-    hops = m // 2 if directions == 2 else m - 1
-    return hops * V5E_HOP_LATENCY + (m - 1) * nbytes / m / directions / V5E_LINK_BANDWIDTH
+def slice_all_gather_plan(chip, shape, budget):
+    if chip == "tpu-v5e":
+        wraps = [m == 16 for m in shape]
+    else:
+        wraps = [all(m % 4 == 0 for m in shape)] * len(shape)
+    # an exchange argument: per byte of its block a chain is twice as slow as a ring, so the
+    # chains gather the small blocks first (among chains, or among rings, the order is free)
+    order = sorted((a for a in range(len(shape)) if shape[a] > 1), key=lambda a: wraps[a])
+    latency = HOP_LATENCY * sum(shape[a] // 2 if wraps[a] else shape[a] - 1 for a in order)
+    per_byte, later = 0.0, math.prod(shape)
+    for a in order:
+        later //= shape[a]                  # the chips of the axes gathered after this one
+        per_byte += (shape[a] - 1) / shape[a] / later / ((1 + wraps[a]) * LINK_BANDWIDTH[chip])
+    return [list(order), np.float64((budget - latency) / per_byte)]
 ''',
     "best_v5e_slice_shape": '''
 import itertools
 
 def best_v5e_slice_shape(n_chips, nbytes):
+    alpha, bandwidth = 1e-6, 4.5e10
+    def along(m, s):                      # one v5e axis: a ring of 16, else a chain
+        if m == 1:
+            return 0.0
+        if m == 16:
+            return 8 * alpha + 15 * s / (32 * bandwidth)
+        return (m - 1) * (alpha + s / (m * bandwidth))
     timed = []
     for rows, cols in itertools.product((1, 2, 4, 8, 16), repeat=2):
         if rows * cols != n_chips or rows > cols:
             continue
-        shape = (rows, cols)
-        orders = [(0, 1), (1, 0)]
-        gathers = [v5e_axis_all_gather_seconds(shape, a, nbytes / shape[b])
-                   + v5e_axis_all_gather_seconds(shape, b, nbytes) for a, b in orders]
+        gathers = [along(a, nbytes / b) + along(b, nbytes) for a, b in ((rows, cols), (cols, rows))]
         timed.append((2 * min(gathers), [rows, cols]))
     return min(timed)[1]                  # a list: [rows, cols]
 ''',
@@ -259,59 +273,86 @@ def wrapped_axis_for(k, grad_bytes, gather_bytes, n_gathers):
 ''',
 }
 
-# ---- faster: the schedule the earlier reference missed --------------------------------------
+# ---- faster: better than the reference, all axes at once where they line up ------------------
 
 FASTER = {
-    "v5e_axis_all_gather_seconds": '''
-def v5e_axis_all_gather_seconds(shape, axis, nbytes):
-    # step by step. Along a ring every shard goes whole both ways and stops half-way round:
-    # m // 2 steps, each moving one shard per link direction, except that on an even ring the
-    # last step moves only half of the shard opposite (its other half comes the other way).
-    # Along a chain, m - 1 steps of a whole shard over the busiest link.
-    B, alpha = 4.5e10, 1e-6
-    m = shape[axis]
-    shard = nbytes / m
-    if m != 16:
-        return sum(alpha + shard / B for _ in range(m - 1))
-    seconds = 0.0
-    for step in range(m // 2):
-        last = step == m // 2 - 1 and m % 2 == 0
-        seconds += alpha + (shard / 2 if last else shard) / B
-    return seconds
-''',
-    "best_v5e_slice_shape": '''
-def best_v5e_slice_shape(n_chips, nbytes):
-    def all_reduce(shape):
-        # reduce-scatter and all-gather cost the same; try both orders of the axes
-        return 2 * min(v5e_axis_all_gather_seconds(shape, a, nbytes / shape[b])
-                       + v5e_axis_all_gather_seconds(shape, b, nbytes) for a, b in ((0, 1), (1, 0)))
-    shapes = [(r, n_chips // r) for r in (1, 2, 4, 8, 16)
-              if n_chips % r == 0 and r <= n_chips // r <= 16]
-    return min(shapes, key=all_reduce)
-''',
-    "wrapped_axis_for": '''
-def wrapped_axis_for(k, grad_bytes, gather_bytes, n_gathers):
-    def step(data_axis, model_axis):
-        shape = (k, 16)
-        return (2 * v5e_axis_all_gather_seconds(shape, data_axis, grad_bytes)
-                + n_gathers * v5e_axis_all_gather_seconds(shape, model_axis, gather_bytes))
-    return "data" if step(1, 0) <= step(0, 1) else "model"
+    "slice_all_gather_plan": '''
+import itertools
+
+_ICI = {"tpu-v5e": (4.5e10, 1e-6), "tpu-v5p": (9e10, 1e-6)}
+
+def _wraps(chip, shape):
+    if chip == "tpu-v5e":
+        return [m == 16 for m in shape]
+    return [all(m % 4 == 0 for m in shape)] * len(shape)
+
+def _line_seconds(m, wraps, nbytes, bandwidth, alpha):
+    if m == 1:
+        return 0.0
+    if wraps:
+        return (m // 2) * alpha + (m - 1) * nbytes / (2 * m * bandwidth)
+    return (m - 1) * (alpha + nbytes / (m * bandwidth))
+
+def slice_all_gather_plan(chip, shape, budget):
+    bandwidth, alpha = _ICI[chip]
+    wraps = _wraps(chip, shape)
+    axes = [a for a, m in enumerate(shape) if m > 1]
+
+    def seconds(order, nbytes):
+        total, block = 0.0, nbytes
+        for a in reversed(order):
+            total += _line_seconds(shape[a], wraps[a], block, bandwidth, alpha)
+            block /= shape[a]
+        return total
+
+    plans = {}                            # plan: (latency, seconds per byte)
+    for order in itertools.permutations(axes):
+        plans[order] = (seconds(order, 0.0), seconds(order, 1.0) - seconds(order, 0.0))
+    # all axes at once: where every axis has the same length (the same ring or chain), the
+    # d parts of a shard cross d different axes in every phase, in step, on different links:
+    # the latency of one order and 1/d of its bytes per link
+    if len(axes) > 1 and len({shape[a] for a in axes}) == 1:
+        latency, per_byte = plans[tuple(axes)]
+        plans["concurrent"] = (latency, per_byte / len(axes))
+    best = max(plans, key=lambda p: (budget - plans[p][0]) / plans[p][1])
+    return best, (budget - plans[best][0]) / plans[best][1]
 ''',
 }
 
 # ---- split_halves: the earlier reference solution (m - 1 steps on the ring) -------------------
 
 SPLIT_HALVES = {
-    "v5e_axis_all_gather_seconds": '''
-def v5e_axis_all_gather_seconds(shape, axis, nbytes):
-    bandwidth, alpha = 4.5e10, 1e-6
-    m = shape[axis]
+    "slice_all_gather_plan": '''
+import itertools
+
+def _line_seconds(m, wraps, nbytes, bandwidth, alpha):
     if m == 1:
         return 0.0
-    wraps = m == 16
     # m - 1 steps; the split bidirectional ring sends half of a shard each way per step
     shard = nbytes / m
     return (m - 1) * (alpha + (shard / 2 if wraps else shard) / bandwidth)
+
+def v5e_axis_all_gather_seconds(shape, axis, nbytes):
+    return _line_seconds(shape[axis], shape[axis] == 16, nbytes, 4.5e10, 1e-6)
+
+def slice_all_gather_plan(chip, shape, budget):
+    bandwidth = 4.5e10 if chip == "tpu-v5e" else 9e10
+    if chip == "tpu-v5e":
+        wraps = [m == 16 for m in shape]
+    else:
+        wraps = [all(m % 4 == 0 for m in shape)] * len(shape)
+    best = None
+    for order in itertools.permutations([a for a, m in enumerate(shape) if m > 1]):
+        def seconds(nbytes):
+            total, block = 0.0, nbytes
+            for a in reversed(order):
+                total += _line_seconds(shape[a], wraps[a], block, bandwidth, 1e-6)
+                block /= shape[a]
+            return total
+        nbytes = (budget - seconds(0.0)) / (seconds(1.0) - seconds(0.0))
+        if best is None or nbytes > best[1]:
+            best = (order, nbytes)
+    return best
 ''',
     "best_v5e_slice_shape": '''
 def best_v5e_slice_shape(n_chips, nbytes):
@@ -365,11 +406,18 @@ def slice_bisection_bandwidth(shape, wraparound, link_bandwidth):
     topology = collectives.topology.torus(shape, link_bandwidth, wraparound=wraparound)
     return collectives.measures.bisection_bandwidth(topology)
 ''',
-    "v5e_axis_all_gather_seconds": '''
-def v5e_axis_all_gather_seconds(shape, axis, nbytes):
-    topo = cl.hardware.preset("tpu-v5e", shape=shape)
-    schedule = cl.algorithms.torus_all_gather(shape, axes=(axis,), wraparound=topo.wraparound)
-    return cl.time(schedule, topo, nbytes).seconds
+    "slice_all_gather_plan": '''
+def slice_all_gather_plan(chip, shape, budget):
+    # the bytes of the best order, from cl.time of each order at two sizes
+    topo = cl.hardware.preset(chip, shape=shape)
+    best = None
+    for order in ((0, 1), (1, 0)) if len(shape) == 2 else ((0, 1, 2),):
+        schedule = cl.algorithms.torus_all_gather(shape, axes=order, wraparound=topo.wraparound)
+        empty = cl.time(schedule, topo, 0.0).seconds
+        nbytes = (budget - empty) / (cl.time(schedule, topo, 1.0).seconds - empty)
+        if best is None or nbytes > best[1]:
+            best = (order, nbytes)
+    return best
 ''',
     "best_v5e_slice_shape": '''
 def best_v5e_slice_shape(n_chips, nbytes):
@@ -388,14 +436,15 @@ SUBMISSIONS = {
     "correct": {NOTEBOOK: submission(solved=ALL)},
     "blank": {NOTEBOOK: submission()},
     "partial": {NOTEBOOK: submission(
-        solved=("slice_hops", "slice_diameter", "v5e_axis_all_gather_seconds"),
+        solved=("slice_hops", "slice_diameter", "slice_all_gather_plan"),
         replaced={"slice_bisection_bandwidth": PARTIAL_BISECTION})},
     "hostile": {NOTEBOOK: submission(replaced=HOSTILE, edited_tests=HOSTILE_TESTS)},
     "wrong": {NOTEBOOK: submission(replaced=WRONG)},
     "variant": {NOTEBOOK: submission(replaced=VARIANT)},
     "shortcut": {NOTEBOOK: submission(replaced=SHORTCUT)},
     "faster": {NOTEBOOK: submission(
-        solved=("slice_hops", "slice_diameter", "slice_bisection_bandwidth"),
+        solved=("slice_hops", "slice_diameter", "slice_bisection_bandwidth",
+                "best_v5e_slice_shape", "wrapped_axis_for"),
         replaced=FASTER)},
     "split_halves": {NOTEBOOK: submission(
         solved=("slice_hops", "slice_diameter", "slice_bisection_bandwidth"),
@@ -408,18 +457,18 @@ EXPECTED = {
     "blank": {NOTEBOOK: dict.fromkeys(POINTS[NOTEBOOK], 0)},
     "partial": {NOTEBOOK: {"test_slice_hops": 1, "test_slice_diameter": 1,
                            "test_slice_bisection_bandwidth": 0,
-                           "test_v5e_axis_all_gather_seconds": 2,
+                           "test_slice_all_gather_plan": 3,
                            "test_best_v5e_slice_shape": 0, "test_wrapped_axis_for": 0}},
     # every tampering fails; only its genuinely correct slice_hops earns its point
     "hostile": {NOTEBOOK: {**dict.fromkeys(POINTS[NOTEBOOK], 0), "test_slice_hops": 1}},
     "wrong": {NOTEBOOK: dict.fromkeys(POINTS[NOTEBOOK], 0)},
     "variant": {NOTEBOOK: dict(POINTS[NOTEBOOK])},
     "shortcut": {NOTEBOOK: dict.fromkeys(POINTS[NOTEBOOK], 0)},
-    # full marks for the faster schedule (4 under the grading that held it to the split ring)
+    # full marks for a plan that gathers more than the reference's
     "faster": {NOTEBOOK: dict(POINTS[NOTEBOOK])},
     "split_halves": {NOTEBOOK: {"test_slice_hops": 1, "test_slice_diameter": 1,
-                                "test_slice_bisection_bandwidth": 2,
-                                "test_v5e_axis_all_gather_seconds": 0,
+                                "test_slice_bisection_bandwidth": 1,
+                                "test_slice_all_gather_plan": 0,
                                 "test_best_v5e_slice_shape": 0, "test_wrapped_axis_for": 0}},
 }
 
@@ -445,8 +494,8 @@ ERRORS = {
         "test_slice_bisection_bandwidth": Error(
             startswith="slice_bisection_bandwidth((16, 16), (True, True), 45000000000.0) is "
                        "1.0, expected 1440000000000.0 = "),
-        "test_v5e_axis_all_gather_seconds": refused(
-            "v5e_axis_all_gather_seconds((8, 16), 0, 1048576)",
+        "test_slice_all_gather_plan": refused(
+            "slice_all_gather_plan('tpu-v5e', (8, 16), 0.001)",
             "your code uses cl, which is the collectives package"),
         "test_best_v5e_slice_shape": Error(
             "best_v5e_slice_shape(1, 1000000.0) is (3, 3): (3, 3) is not a v5e slice of 1 chips: "
@@ -463,18 +512,19 @@ ERRORS = {
         "test_slice_bisection_bandwidth": Error(
             startswith="slice_bisection_bandwidth((16, 12), (True, False), 1000000000.0) is "
                        "24000000000.0, expected 16000000000.0 = "),
-        "test_v5e_axis_all_gather_seconds": Error(
-            startswith="v5e_axis_all_gather_seconds((8, 16), 0, 67108864) is "
-                       "0.0006594472888888889, below 0.0013118945777777777 = "
-                       "collectives.grading.v5e_axis_lower_bound("),
+        # every axis a ring: too many bytes for the chain of 8
+        "test_slice_all_gather_plan": Error(
+            "slice_all_gather_plan('tpu-v5e', (8, 16), 0.001) is ((0, 1), 89620157.48031496): "
+            "gathering 8.96202e+07 bytes with the plan (0, 1) takes 0.00105746 s by cl.time on "
+            "the tpu-v5e preset, more than the budget of 0.001 s (1.057 times it)"),
     }},
-    # the split ring's estimate is slower than the package's schedule; its choices cost more
+    # the split ring's 15 steps along the 16 chips leave fewer bytes in the budget; its choices
+    # cost more
     "split_halves": {NOTEBOOK: {
-        "test_v5e_axis_all_gather_seconds": Error(
-            "v5e_axis_all_gather_seconds((8, 16), 1, 67108864) is 0.0007140506666666666, slower "
-            "than 0.0007070506666666667 = collectives.grading.v5e_axis_seconds((8, 16), 1, "
-            "67108864), the time of a schedule the wiring allows: a faster schedule exists "
-            "(relative error 0.0099)"),
+        "test_slice_all_gather_plan": Error(
+            startswith="slice_all_gather_plan('tpu-v5e', (8, 16), 0.001) is ((0, 1), 84078805.9",
+            contains=("): within the budget the plan (0, 1) gathers 8.46806e+07 bytes, 1.007 "
+                      "times yours",)),
         "test_best_v5e_slice_shape": Error(
             startswith="best_v5e_slice_shape(32, 100000.0) is (4, 8), which costs 2.43056e-05 "
                        "(collectives.grading.v5e_slice_all_reduce_seconds((4, 8), 32, "
@@ -494,8 +544,8 @@ ERRORS = {
         "test_slice_bisection_bandwidth": refused(
             "slice_bisection_bandwidth((4, 4), (False, False), 45000000000.0)",
             "your code imports 'collectives'"),
-        "test_v5e_axis_all_gather_seconds": refused(
-            "v5e_axis_all_gather_seconds((8, 16), 0, 67108864)",
+        "test_slice_all_gather_plan": refused(
+            "slice_all_gather_plan('tpu-v5e', (8, 16), 0.001)",
             "your code uses cl, which is the collectives package"),
         "test_best_v5e_slice_shape": refused(
             "best_v5e_slice_shape(16, 64000000.0)",
@@ -512,7 +562,8 @@ PRINTED = {
     "hostile": {NOTEBOOK: (
         "slice_diameter agrees with cl.measures.diameter on a 16 x 16 slice.",
         "slice_bisection_bandwidth agrees with cl.measures.bisection_bandwidth.",
-        "v5e_axis_all_gather_seconds agrees with cl.time on both axes of a v5e 8 x 16 slice.",
+        "slice_all_gather_plan fits the budget and gathers as much as the best order, by "
+        "cl.time.",
         "best_v5e_slice_shape(16, 64e6) is the fastest shape by cl.time.",
         "wrapped_axis_for agrees with cl.time on both examples.",
     )},
@@ -523,4 +574,5 @@ PRINTED = {
 
 # the origin attack: every graded function's name bound to the package's own function, an
 # alias, a partial, a wrapper or a class attribute of it (no `def`): refused, 0 everywhere
-SUBMISSIONS["origin"], EXPECTED["origin"], ERRORS["origin"] = origin_attack('topology_reasoning', SOLUTIONS)
+SUBMISSIONS["origin"], EXPECTED["origin"], ERRORS["origin"] = origin_attack(
+    "topology_reasoning", SOLUTIONS)

@@ -13,7 +13,9 @@ What is checked:
 - the reader's way in: "Start here" comes right after the front page, every page's sidebar
   links to the general index, and the index lists every glossary term (and the notation);
 - every figure has a real alt text, never its file path (scripts/reader_aids.py), and the
-  rules that choose it hold on a scratch book.
+  rules that choose it hold on a scratch book;
+- every chapter links the first use in its prose of each glossary term it uses to the
+  glossary, and only that use (tests/glossary_uses.py says how a term is spelt).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import yaml
 from bs4 import BeautifulSoup
 
 from book_toc import build_scratch_book, course_chapters, toc_files
+from glossary_uses import OTHER_SENSE_CHAPTERS, Entry, other_senses_removed, use_pattern
 
 pytestmark = pytest.mark.slow
 
@@ -682,3 +685,127 @@ def test_each_chapters_graded_notebook_section_sends_learners_to_start_here(site
         hrefs = [a.get("href", "") for a in section.find_all("a")]
         assert any(h.split("#")[0].endswith("start_here.html") for h in hrefs), (chapter, hrefs)
         assert "exercises/README" not in soup.get_text(), chapter
+
+
+# --- glossary links -----------------------------------------------------------------------
+
+# What is not prose: a term there is neither a use nor a place for a link.
+NOT_PROSE = ("h1, h2, h3, h4, h5, h6, pre, code, kbd, script, style, .math, figcaption, "
+             ".caption, p.admonition-title, div.cell_input, div.cell_output, div.output, "
+             "aside, .footnote, .toctree-wrapper, nav")
+TERM_HREF = re.compile(r"(?:^|/)glossary\.html#(term-[^/]+)$")
+
+
+def _glossary_entries(site: Path) -> list[tuple[Entry, set[str]]]:
+    """The built glossary's entries (the terms of one ``<dt>`` run before a ``<dd>``), each with
+    its anchor ids."""
+    found = []
+    for dl in soup_of(site / "glossary.html").select("dl.glossary"):
+        names, anchors = [], set()
+        for child in dl.find_all(["dt", "dd"], recursive=False):
+            if child.name == "dt":
+                names.append(child.get_text(" ", strip=True).rstrip("#").strip())
+                anchors.add(child["id"])
+            else:
+                found.append((Entry(tuple(names)), anchors))
+                names, anchors = [], set()
+    return found
+
+
+def _prose_text(root) -> tuple[str, list]:
+    """The text of ``root`` in document order, and for each character what it is: None for
+    plain prose, a glossary anchor id inside a term link, "other" inside any other link or
+    outside the prose (code, math, headings, captions: replaced by a break)."""
+    text, kind = [], []
+    skipped = set(id(el) for el in root.select(NOT_PROSE))
+
+    def walk(node, state):
+        for child in node.children:
+            if isinstance(child, str):
+                if child.__class__.__name__ in ("Comment", "Doctype", "ProcessingInstruction"):
+                    continue
+                text.append(str(child))
+                kind.extend([state] * len(child))
+                continue
+            if id(child) in skipped:
+                text.append(" \u00b7 ")
+                kind.extend(["other"] * 3)
+                continue
+            inner = state
+            if child.name == "a" and state is None:
+                match = TERM_HREF.search(unquote(child.get("href", "")))
+                inner = match.group(1) if match else "other"
+            walk(child, inner)
+
+    walk(root, None)
+    return "".join(text), kind
+
+
+def glossary_link_problems(root, entries, chapter: str = "") -> list[str]:
+    """What is wrong with the glossary links of one page's content ``root``: an entry whose
+    first use is not a link to it, or that is linked more than once."""
+    text, kind = _prose_text(root)
+    problems = []
+    for entry, anchors in entries:
+        if (chapter, entry.names[0]) in OTHER_SENSE_CHAPTERS:
+            continue
+        events, i = [], 0
+        while i < len(kind):                       # a link to the entry: one event per link
+            if kind[i] in anchors:
+                events.append((i, "link"))
+                while i < len(kind) and kind[i] in anchors:
+                    i += 1
+            else:
+                i += 1
+        for m in use_pattern(entry).finditer(other_senses_removed(entry, text)):
+            if kind[m.start()] is None:
+                events.append((m.start(), "use"))
+        events.sort()
+        links = sum(1 for _, what in events if what == "link")
+        if events and events[0][1] != "link":
+            at = events[0][0]
+            problems.append(f"{chapter}: the first use of {entry.names[0]!r} is not linked: "
+                            f"...{' '.join(text[max(0, at - 60):at + 40].split())}...")
+        if links > 1:
+            problems.append(f"{chapter}: {entry.names[0]!r} is linked {links} times, not once")
+    return problems
+
+
+def test_glossary_link_check_can_fail():
+    entries = [(Entry(("ring",)), {"term-ring"}), (Entry(("ECMP",)), {"term-ECMP"}),
+               (Entry(("slice",)), {"term-slice"})]
+    link = '<a class="reference internal" href="../glossary.html#term-{0}"><span>{1}</span></a>'
+
+    def problems(body: str) -> list[str]:
+        return glossary_link_problems(BeautifulSoup(f"<article>{body}</article>", "html.parser"),
+                                      entries, "scratch")
+
+    good = (f"<h2>The ring</h2><p>A {link.format('ring', 'rings')} of chips and another ring; "
+            "<code>ECMP</code>, <span class='math'>ECMP</span> and a slice of the buffer.</p>")
+    assert problems(good) == []
+    late = f"<p>The ring, then the {link.format('ring', 'ring')}.</p>"
+    assert len(problems(late)) == 1 and "'ring' is not linked" in problems(late)[0]
+    twice = f"<p>{link.format('ring', 'ring')} and {link.format('ring', 'Rings')}.</p>"
+    assert problems(twice) == ["scratch: 'ring' is linked 2 times, not once"]
+    assert problems("<p>Hashed by ECMP.</p>") != []
+    assert problems("<p>Hashed by ECMP-like routing, rail-optimised.</p>") == []
+    assert problems('<p>A <a href="other.html">ring</a> then a TPU slice.</p>') != []
+    admonition = '<div class="admonition"><p class="admonition-title">The ring</p><p>x</p></div>'
+    assert problems(admonition) == []
+
+
+def test_chapters_link_the_first_use_of_each_glossary_term(site):
+    entries = _glossary_entries(site)
+    assert len(entries) >= 40, f"only {len(entries)} glossary entries read"
+    chapters = [f for f in toc_files() if f.startswith("chapters/")]
+    assert set(course_chapters()) <= set(chapters)
+    problems, linked = [], {}
+    for chapter in chapters:
+        article = soup_of(site / f"{chapter}.html").find("article")
+        assert article is not None, chapter
+        name = chapter.split("/")[-1]
+        problems += glossary_link_problems(article, entries, name)
+        linked[name] = len([a for a in article.find_all("a", href=True)
+                            if TERM_HREF.search(unquote(a["href"]))])
+    assert not problems, "\n".join(problems)
+    assert all(count >= 5 for count in linked.values()), linked

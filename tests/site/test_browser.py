@@ -933,3 +933,34 @@ def test_calculators_in_the_book_respond_to_their_controls(wide_page, server):
         assert count >= 1, f"{wide_page.path} has no calculator"
     assert wide_page.errors[errors:] == [], wide_page.path
     assert missing[seen_missing:] == [], wide_page.path
+
+
+#: what a reader types into the FP8 explorer: (x, amax; "" for no scale)
+FP8_TYPED = [("3.14159", ""), ("-500", ""), ("1e-7", ""), ("0.1", "0.5"), ("2e-5", "0.002")]
+
+
+def test_fp8_explorers_round_as_the_package(wide_page):
+    """Every FP8 explorer (collectives.viz.calculators.fp8) of the page, typed into offline:
+    each row's bits are the package's code for that number in that format (explain: the
+    package's scaled cast, or its BF16 rounding), with no console error meanwhile; the FP8
+    chapter has one."""
+    from collectives.viz.calculators.fp8 import explain
+
+    page = wide_page.page
+    blocks = page.locator(".cl-fp8-explorer")
+    if wide_page.path == "chapters/fp8.html":
+        assert blocks.count() >= 1, "the FP8 chapter has no explorer"
+    errors = len(wide_page.errors)
+    for k in range(blocks.count()):
+        block = blocks.nth(k)
+        block.scroll_into_view_if_needed()
+        page.wait_for_function("b => b.getAttribute('data-ready') === 'true'",
+                               arg=block.element_handle())
+        for x, amax in FP8_TYPED:
+            block.locator('input[data-control="value"]').fill(x)
+            block.locator('input[data-control="amax"]').fill(amax)
+            for fmt, width in (("e4m3", 8), ("e5m2", 8), ("bf16", 16)):
+                bits = block.locator(f'td.cl-fp8-bits[data-format="{fmt}"]').inner_text()
+                want = explain(float(x), fmt, float(amax) if amax else None)["code"]
+                assert bits.strip() == format(want, f"0{width}b"), (wide_page.path, x, amax, fmt)
+    assert wide_page.errors[errors:] == [], wide_page.path

@@ -12,11 +12,13 @@
                          mu and order of additions (the earlier notebook's checks:
                          ``fp8_retired``)
 ``real_processes``       a ring all-reduce written with torch.distributed, run on processes
+``fabric``               a leaf-spine timed and sized under a switch budget, queue pairs for
+                         a ring over many racks, the cable whose failure hurts a job most
 ``planning``             a training step's collectives, memory per device, a layout
 
-The assignments ``all_gather_reduce_scatter`` and ``fabric`` are checked with the primitives
+The assignment ``all_gather_reduce_scatter`` is checked with the primitives
 alone (:mod:`~collectives.grading.checks`, :mod:`~collectives.grading.diagnosis`, against
-the package's own functions by name), so they have no module here. The notebooks reach these
+the package's own functions by name), so it has no module here. The notebooks reach these
 modules under their earlier names too (``grading.slices``, ``grading.clusters``,
 ``grading.fp8_tasks``, ``grading.plan_tasks``, ``grading.collective_tasks``,
 ``grading.processes``: compatibility modules), and the grading package re-exports the public

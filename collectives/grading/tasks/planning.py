@@ -30,15 +30,20 @@ and 10**15 FLOP/s per device.
 import math
 from functools import lru_cache
 
-from ...errors import CollectivesError, GradingError
 from ... import hardware, topology
 from ... import plan as planner
-from ..checks import check_number, in_words, ratio_hint, show
+from ...errors import CollectivesError, GradingError
+from ..checks import check_number, count_text, in_words, ratio_hint, show
 
 __all__ = ["SHAPE_KEYS", "MOE_KEYS", "LAYOUT_KEYS", "MEMORY_PARTS", "RECIPES", "SCENARIO",
            "WITHIN", "step_collectives", "check_step_collectives", "ep_all_to_all",
            "check_ep_all_to_all", "memory_per_device", "check_memory_per_device",
-           "layout_candidates", "scenario_plan", "best_layout", "check_layout_choice"]
+           "layout_candidates", "scenario_plan", "best_layout", "check_layout_choice",
+           "SETTINGS", "TP_MAX", "HBM_MAX", "SHAPES", "full_layout", "changed_settings",
+           "layout_memory", "nearby_layouts", "fewest_changes", "check_fit_change", "fit_case",
+           "ASSUMPTIONS", "MFU_RANGE", "EVEN_WITHIN", "MARGIN", "case_step", "verdict",
+           "flipping_assumptions", "check_flipping_assumption", "breakeven_mfu",
+           "check_breakeven_mfu", "rival_case"]
 
 #: a dense transformer's shape, as the notebook gives it (a dict of ints)
 SHAPE_KEYS = ("layers", "hidden", "ffn", "heads", "kv_heads", "vocab")
@@ -153,7 +158,7 @@ def _bytes_hint(purpose, ratio, layout, shape):
     """The likely mistakes behind ``ratio`` = learner's bytes / reference bytes (all that
     fit, joined with "or")."""
     sizes, L = _axis_sizes(layout)
-    close = lambda x: math.isclose(ratio, x, rel_tol=1e-6)    # noqa: E731
+    close = lambda x: math.isclose(ratio, x, rel_tol=1e-6)
     found = []
     if "grad" in purpose and close(2):
         found.append(("twice that", "gradients are reduced in BF16, 2 bytes each, not 4"))
@@ -310,7 +315,7 @@ def memory_per_device(shape, layout, seq_len, global_batch, recipe="bf16"):
 
 def _memory_hint(part, ratio, layout, shape):
     _, L = _axis_sizes(layout)
-    close = lambda x: math.isclose(ratio, x, rel_tol=1e-6)    # noqa: E731
+    close = lambda x: math.isclose(ratio, x, rel_tol=1e-6)
     if part != "activations":
         if L.tp * L.pp > 1 and close(L.tp * L.pp):
             return (f"; yours is tp x pp = {L.tp * L.pp} times that: a device holds 1/(tp x "
@@ -455,3 +460,442 @@ def check_layout_choice(answer, what, hbm_bytes, within=WITHIN):
             f"{plan.step_seconds / best - 1:.1%} slower than the best candidate under "
             f"{_gb(hbm_bytes)}, {best:.4f} s; within {within:.0%} is accepted")
     return 1.0
+
+
+# ---- task 4: the smallest change that makes a layout fit ----------------------------------
+
+#: what a missing setting of the notebook's layout means (tasks 1-4)
+SETTINGS = {"dp": 1, "fsdp": 1, "tp": 1, "pp": 1, "zero_stage": 0, "sequence_parallel": False,
+            "micro_batches": 1}
+#: the largest tensor-parallel group (one DGX node's NVLink)
+TP_MAX = 8
+#: the largest limit a drawn case of task 4 sets (a choice of the tests, not a device: twice
+#: the 80 GB of an H100, ``hardware.spec("dgx-h100").hbm_bytes``)
+HBM_MAX = 160e9
+#: the dense models the drawn cases of tasks 4-6 use (the Llama 3 herd, as the notebook)
+SHAPES = {"llama3-8b": {"layers": 32, "hidden": 4096, "ffn": 14336, "heads": 32,
+                        "kv_heads": 8, "vocab": 128000},
+          "llama3-70b": {"layers": 80, "hidden": 8192, "ffn": 28672, "heads": 64,
+                         "kv_heads": 8, "vocab": 128000}}
+
+
+def full_layout(layout):
+    """Every setting of ``layout`` (a dict of :data:`SETTINGS` keys), missing ones at their
+    defaults."""
+    layout = _plain_dict(layout, "layout", tuple(SETTINGS))
+    return {**SETTINGS, **layout}
+
+
+def changed_settings(layout, other):
+    """The settings (names, sorted) whose values differ between two layouts, missing keys
+    read as :data:`SETTINGS`; ``sequence_parallel`` compared as a bool."""
+    a, b = full_layout(layout), full_layout(other)
+    return sorted(k for k in SETTINGS if (bool(a[k]) != bool(b[k]) if k == "sequence_parallel"
+                                         else a[k] != b[k]))
+
+
+def _divisors(n):
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def layout_memory(shape, layout, seq_len, global_batch):
+    """Bytes per device of ``layout`` in BF16 by the planner (``plan.memory_per_device``:
+    the model states, the busier pipeline stage's activations and the output layer's
+    logits), or None if the planner refuses the layout (heads, layers or batch do not
+    divide) or ``tp`` exceeds :data:`TP_MAX`."""
+    layout = full_layout(layout)
+    if layout["tp"] > TP_MAX or layout["zero_stage"] not in (0, 1, 2):
+        return None
+    try:
+        return float(_plan_for(shape, layout, seq_len, global_batch).memory_per_device)
+    except GradingError:
+        return None
+
+
+def nearby_layouts(shape, layout, seq_len, global_batch, changes=2):
+    """``[(settings changed, layout)]``: every layout the planner accepts on the same
+    devices (``tp <= 8``, ZeRO 0-2) that differs from ``layout`` in 1 to ``changes``
+    settings (1 or 2), fewest changes first."""
+    base = full_layout(layout)
+    devices = base["dp"] * base["fsdp"] * base["tp"] * base["pp"]
+    domain = {"dp": _divisors(devices), "fsdp": _divisors(devices),
+              "tp": [t for t in _divisors(devices) if t <= TP_MAX],
+              "pp": _divisors(devices), "zero_stage": [0, 1, 2],
+              "sequence_parallel": [False, True], "micro_batches": _divisors(global_batch)}
+    found, seen = [], set()
+    keys = list(SETTINGS)
+    subsets = [(k,) for k in keys]
+    if changes >= 2:
+        subsets += [(a, b) for i, a in enumerate(keys) for b in keys[i + 1:]]
+    for subset in subsets:
+        options = [[v for v in domain[k] if v != base[k]] for k in subset]
+        combos = [[]]
+        for values in options:
+            combos = [c + [v] for c in combos for v in values]
+        for combo in combos:
+            new = {**base, **dict(zip(subset, combo))}
+            if new["dp"] * new["fsdp"] * new["tp"] * new["pp"] != devices:
+                continue
+            if new["sequence_parallel"] and new["tp"] == 1:
+                continue                  # no tensor parallelism to split the sequence over
+            key = _key(new)
+            if key in seen or layout_memory(shape, new, seq_len, global_batch) is None:
+                continue
+            seen.add(key)
+            found.append((len(subset), new))
+    return found
+
+
+def fewest_changes(shape, layout, seq_len, global_batch, hbm_bytes):
+    """``(count, layout)``: the fewest settings (1 or 2) to change so that ``layout`` fits
+    ``hbm_bytes`` per device, with one such layout (the one with the least memory among
+    them), or ``(None, None)`` if no change of up to two settings fits (0 if it fits
+    already)."""
+    if layout_memory(shape, layout, seq_len, global_batch) <= hbm_bytes:
+        return 0, full_layout(layout)
+    best = {}
+    for count, new in nearby_layouts(shape, layout, seq_len, global_batch):
+        memory = layout_memory(shape, new, seq_len, global_batch)
+        if memory <= hbm_bytes and (count not in best or memory < best[count][0]):
+            best[count] = (memory, new)
+    if not best:
+        return None, None
+    count = min(best)
+    return count, best[count][1]
+
+
+def check_fit_change(answer, what, shape, layout, seq_len, global_batch, hbm_bytes):
+    """Check a changed ``layout`` (a dict of :data:`SETTINGS` keys) that should fit
+    ``hbm_bytes``: the same devices, ``tp <= 8``, ZeRO 0-2, accepted by the planner, memory
+    per device (the planner's) at most ``hbm_bytes``, and no more settings changed than
+    :func:`fewest_changes` needs; a layout that changes fewer (it cannot) or as many passes,
+    whichever settings it changes. Returns 1.0."""
+    want, _ = fewest_changes(shape, layout, seq_len, global_batch, hbm_bytes)
+    if want is None or want == 0:
+        raise GradingError(f"{what}: the case has no fix of one or two settings (a bug in the "
+                           "test)")
+    if not isinstance(answer, dict) or not all(isinstance(k, str) for k in answer):
+        raise GradingError(f"{what} should be a layout dict such as {{'dp': 8, 'tp': 4}}, but "
+                           f"it is {in_words(answer)}")
+    unknown = [k for k in answer if k not in SETTINGS]
+    if unknown:
+        raise GradingError(f"{what} has the keys {unknown}; a layout here has only "
+                           f"{', '.join(SETTINGS)}")
+    base, new = full_layout(layout), full_layout(answer)
+    for k in SETTINGS:
+        if k != "sequence_parallel" and (isinstance(new[k], bool) or not isinstance(new[k], int)):
+            number = check_number(new[k], f"{what}[{k!r}]")
+            if number != int(number):
+                raise AssertionError(f"{what}[{k!r}] is {show(new[k])}; a layout's sizes are "
+                                     "whole numbers")
+            new[k] = int(number)
+    devices = base["dp"] * base["fsdp"] * base["tp"] * base["pp"]
+    mine = new["dp"] * new["fsdp"] * new["tp"] * new["pp"]
+    if mine != devices:
+        raise AssertionError(f"{what} = {answer} uses dp x fsdp x tp x pp = {mine} GPUs; the "
+                             f"job has {devices}")
+    if new["tp"] > TP_MAX:
+        raise AssertionError(f"{what} = {answer} has tp = {new['tp']}: a tensor-parallel group "
+                             f"must stay inside a node, tp <= {TP_MAX}")
+    if new["zero_stage"] not in (0, 1, 2):
+        raise AssertionError(f"{what} = {answer} has zero_stage = {new['zero_stage']}; use 0, "
+                             "1 or 2 (fsdp is the fully sharded one)")
+    memory = layout_memory(shape, new, seq_len, global_batch)
+    if memory is None:
+        try:
+            planner.Layout(**new).check(_model(shape), devices)
+            why = (f"the {global_batch} sequences do not split into dp x fsdp x micro_batches "
+                   "equal micro-batches")
+        except CollectivesError as exc:
+            why = str(exc)
+        raise AssertionError(f"{what} = {answer} is not a layout the planner accepts: {why}")
+    changed = changed_settings(base, new)
+    if memory > hbm_bytes:
+        plan = _plan_for(shape, new, seq_len, global_batch)
+        mem = plan.memory
+        raise AssertionError(
+            f"{what} = {answer} needs {_gb(memory)} per GPU (weights {_gb(mem.weights)}, "
+            f"master {_gb(mem.master)}, grads {_gb(mem.grads)}, optimizer "
+            f"{_gb(mem.optimizer)}, activations {_gb(mem.activations)}, logits "
+            f"{_gb(mem.logits)}), more than the {_gb(hbm_bytes)} limit")
+    if len(changed) > want:
+        raise AssertionError(
+            f"{what} = {answer} fits ({_gb(memory)} per GPU) but changes "
+            f"{len(changed)} settings ({', '.join(changed)}); changing "
+            f"{count_text(want, 'setting', 'settings')} is enough here")
+    return 1.0
+
+
+def fit_case(generator, attempts=400):
+    """A drawn case of task 4, ``(model name, layout, seq_len, global_batch, hbm_bytes)``: a
+    Llama 3 8B or 70B layout over 16 to 128 GPUs that does not fit ``hbm_bytes`` and
+    needs one or two settings changed to fit, the limit at least 1 % from every nearby
+    layout's memory (a rounding never decides)."""
+    pick = lambda values: values[int(generator.integers(0, len(values)))]
+    for _ in range(attempts):
+        name = pick(sorted(SHAPES))
+        shape = SHAPES[name]
+        devices = pick([16, 32, 64, 128])
+        tp = pick([t for t in (1, 2, 4, 8) if t <= devices])
+        pp = pick([p for p in (1, 2, 4) if devices % (tp * p) == 0])
+        d = devices // (tp * pp)
+        fsdp = pick([f for f in _divisors(d) if f in (1, 2, 4, 8, d)])
+        m = pick([1, 2, 4, 8])
+        seq_len = pick([2048, 4096, 8192])
+        global_batch = d * m * pick([1, 2])
+        layout = {"dp": d // fsdp, "fsdp": fsdp, "tp": tp, "pp": pp,
+                  "zero_stage": pick([0, 1, 2]) if d // fsdp > 1 else 0,
+                  "sequence_parallel": tp > 1 and bool(generator.integers(0, 2)),
+                  "micro_batches": m}
+        layout = {k: v for k, v in layout.items() if v != SETTINGS[k]}
+        memory = layout_memory(shape, layout, seq_len, global_batch)
+        if memory is None:
+            continue
+        near = {}
+        for count, new in nearby_layouts(shape, layout, seq_len, global_batch):
+            near.setdefault(count, []).append(layout_memory(shape, new, seq_len, global_batch))
+        if 1 not in near or 2 not in near:
+            continue
+        one, two = min(near[1]), min(near[2])
+        # a limit between the best one-setting change and the given layout needs one change;
+        # one between the best two-setting change and the best one-setting change needs two
+        low, high = (two, one) if generator.integers(0, 2) else (one, memory)
+        if high < low * 1.05:
+            continue
+        hbm = round(low * (1.02 + (high / low - 1.04) * generator.random()) / 1e6) * 1e6
+        levels = [x for values in near.values() for x in values] + [memory]
+        if all(abs(x / hbm - 1) > 0.01 for x in levels) and 8e9 <= hbm <= HBM_MAX:
+            return name, layout, seq_len, global_batch, float(hbm)
+    raise GradingError(f"no case found in {attempts} draws (a bug in the test)")
+
+
+# ---- tasks 5 and 6: which assumption flips a verdict, and at what matmul efficiency --------
+
+#: the assumptions of tasks 5 and 6: the labels of :data:`collectives.plan.WHAT_IFS` after
+#: the first ("as planned": peak BF16, line rates, hashed ECMP)
+ASSUMPTIONS = tuple(w.label for w in planner.WHAT_IFS[1:])
+#: the range of matmul efficiencies task 6 searches, and how close the two step times must be
+#: at the learner's answer (relative)
+MFU_RANGE = (0.2, 1.0)
+EVEN_WITHIN = 0.005
+#: how far apart every verdict of a drawn case stays (relative), so that no rounding decides
+MARGIN = 0.005
+
+
+def _case(case, what="case"):
+    keys = ("model", "units", "seq_len", "global_batch", "layout", "rival", "target")
+    case = _plain_dict(case, what, keys)
+    if ("rival" in case) == ("target" in case):
+        raise GradingError(f"{what} needs a rival layout or a target step time, not both (a "
+                           "bug in the test)")
+    return case
+
+
+@lru_cache(maxsize=8)
+def _superpod(units, rates="line"):
+    return hardware.preset("superpod-h100", units=units,
+                           **({} if rates == "line" else {"rates": rates}))
+
+
+@lru_cache(maxsize=4096)
+def _case_step(model, units, seq_len, global_batch, layout_key, what_if=None, mfu=1.0):
+    """Step seconds of a layout of a case, under the what-if labelled ``what_if`` (None: as
+    planned) or at matmul efficiency ``mfu``."""
+    w = next((x for x in planner.WHAT_IFS if x.label == what_if), planner.WHAT_IFS[0])
+    plan = planner.training_step(model, planner.Layout(**dict(layout_key)),
+                                 _superpod(units, w.rates), seq_len=seq_len,
+                                 global_batch=global_batch, mfu=w.mfu * mfu, compute=w.compute,
+                                 ecmp=w.ecmp)
+    return plan.step_seconds
+
+
+def case_step(case, which="layout", what_if=None, mfu=1.0):
+    """Step seconds of ``case[which]`` (``"layout"`` or ``"rival"``) under ``what_if`` (a label
+    of :data:`ASSUMPTIONS`, None: as planned) or at matmul efficiency ``mfu``."""
+    case = _case(case)
+    return _case_step(case["model"], case["units"], case["seq_len"], case["global_batch"],
+                      _key(case[which]), what_if, mfu)
+
+
+def verdict(case, what_if=None, mfu=1.0):
+    """``(holds, mine, theirs)``: whether ``case["layout"]`` beats its rival (strictly faster)
+    or meets its target (at most), and the two numbers compared."""
+    case = _case(case)
+    mine = case_step(case, "layout", what_if, mfu)
+    theirs = case_step(case, "rival", what_if, mfu) if "rival" in case else case["target"]
+    return (mine < theirs if "rival" in case else mine <= theirs), mine, theirs
+
+
+def flipping_assumptions(case):
+    """The labels of :data:`ASSUMPTIONS` under which the verdict of ``case`` differs from the
+    verdict as planned (each changed alone)."""
+    planned = verdict(case)[0]
+    return tuple(label for label in ASSUMPTIONS if verdict(case, label)[0] != planned)
+
+
+def _words_of(case):
+    if "rival" in case:
+        return (f"{case['layout']} beats {case['rival']}", "its step", "the rival's")
+    return (f"{case['layout']} meets the {case['target']:.3f} s target", "its step",
+            "the target")
+
+
+def check_flipping_assumption(answer, what, case):
+    """Check ``answer``, a label of :data:`ASSUMPTIONS` under which the verdict of ``case``
+    flips (any such label passes), or None when none of them flips it. Returns 1.0."""
+    case = _case(case)
+    planned, mine, theirs = verdict(case)
+    claim, _, _ = _words_of(case)
+    said = "holds" if planned else "fails"
+    flips = flipping_assumptions(case)
+    if answer is None:
+        if flips:
+            raise AssertionError(
+                f"{what} is None, but the verdict ({claim}: as planned it {said}, "
+                f"{mine:.4f} s vs {theirs:.4f} s) flips under "
+                f"{count_text(len(flips), 'assumption', 'assumptions')} of the list; plan "
+                "each one")
+        return 1.0
+    if not isinstance(answer, str) or answer not in ASSUMPTIONS:
+        labels = ", ".join(map(repr, ASSUMPTIONS))
+        raise GradingError(f"{what} should be one of the labels {labels} or None, but it is "
+                           f"{in_words(answer)}")
+    holds, mine_w, theirs_w = verdict(case, answer)
+    if holds == planned:
+        rest = ("; no assumption of the list flips it: the answer is None" if not flips else
+                "; " + count_text(len(flips), "assumption of the list does",
+                                  "assumptions of the list do"))
+        raise AssertionError(
+            f"{what} is {answer!r}, but under it the verdict ({claim}) still {said}: "
+            f"{mine_w:.4f} s vs {theirs_w:.4f} s (as planned {mine:.4f} s vs {theirs:.4f} s)"
+            f"{rest}")
+    return 1.0
+
+
+def _gap(case, mfu):
+    """Relative gap of the rival over the layout at matmul efficiency ``mfu``."""
+    _, mine, theirs = verdict(case, mfu=mfu)
+    return theirs / mine - 1
+
+
+def _grid(case):
+    """``[(mfu, gap)]`` on 33 efficiencies from the top of :data:`MFU_RANGE` down."""
+    low, high = MFU_RANGE
+    return [(x, _gap(case, x)) for x in (high - (high - low) * i / 32 for i in range(33))]
+
+
+def breakeven_mfu(case, steps=48):
+    """The matmul efficiency in :data:`MFU_RANGE` at which ``case["layout"]`` and its rival
+    take the same step, or None if the layout is faster over the whole range (checked on a
+    grid of 33, then bisected): the highest such efficiency if there are several."""
+    case = _case(case)
+    if "rival" not in case:
+        raise GradingError("a break-even efficiency needs a rival layout (a bug in the test)")
+    grid = _grid(case)
+    for (a, ga), (b, gb) in zip(grid, grid[1:]):
+        if ga > 0 >= gb:
+            for _ in range(steps):
+                mid = (a + b) / 2
+                if _gap(case, mid) > 0:
+                    a = mid
+                else:
+                    b = mid
+            return (a + b) / 2
+    return None
+
+
+def check_breakeven_mfu(answer, what, case):
+    """Check ``answer``: a matmul efficiency in :data:`MFU_RANGE` at which the two step times
+    of ``case`` are within :data:`EVEN_WITHIN` of each other (any such efficiency passes), or
+    None when the layout stays faster over the whole range. Returns 1.0."""
+    case = _case(case)
+    low, high = MFU_RANGE
+    if answer is None:
+        if breakeven_mfu(case) is not None:
+            raise AssertionError(
+                f"{what} is None, but the rival catches up inside {low:g}-{high:g}: at a lower "
+                f"matmul efficiency the two steps take the same time (as planned: "
+                f"{case_step(case):.4f} s vs {case_step(case, 'rival'):.4f} s)")
+        return 1.0
+    x = check_number(answer, what)
+    if not low <= x <= high:
+        raise AssertionError(f"{what} is {x!r}, outside the range {low:g} to {high:g} the task "
+                             "asks about")
+    _, mine, theirs = verdict(case, mfu=x)
+    if abs(theirs / mine - 1) > EVEN_WITHIN:
+        faster = "the layout" if mine < theirs else "the rival"
+        tail = ("; the rival never catches up in that range: the answer is None"
+                if breakeven_mfu(case) is None else "")
+        raise AssertionError(
+            f"{what} is {x:.4f}, but at that matmul efficiency the steps take {mine:.4f} s "
+            f"(the layout) and {theirs:.4f} s (the rival): {faster} is faster by "
+            f"{abs(theirs / mine - 1):.1%}, more than the {EVEN_WITHIN:.1%} accepted{tail}")
+    return 1.0
+
+
+def _layouts(model, devices, global_batch):
+    """The layouts the drawn cases of tasks 5 and 6 pick from: tp 1-8 (sequence parallel
+    when tp > 1), pp 1-8 dividing the layers, the rest as dp with ZeRO 1 or 2 or as fsdp,
+    power-of-two micro-batches."""
+    layers = planner.model(model).layers
+    out = []
+    for tp in (1, 2, 4, 8):
+        for pp in (p for p in (1, 2, 4, 8) if layers % p == 0):
+            d = devices // (tp * pp)
+            for shard in ({"dp": d, "zero_stage": 1}, {"dp": d, "zero_stage": 2},
+                          {"fsdp": d}):
+                m = 1
+                while global_batch % (d * m) == 0 and m <= 32:
+                    out.append({**shard, "tp": tp, "pp": pp, "sequence_parallel": tp > 1,
+                                "micro_batches": m})
+                    m *= 2
+    return out
+
+
+def _fits(case, which):
+    case = _case(case)
+    plan = planner.training_step(case["model"], planner.Layout(**case[which]),
+                                 _superpod(case["units"]), seq_len=case["seq_len"],
+                                 global_batch=case["global_batch"])
+    return plan.fits
+
+
+def _clear(case, what_ifs=(None,) + ASSUMPTIONS):
+    return all(abs(theirs / mine - 1) > MARGIN
+               for mine, theirs in (verdict(case, w)[1:] for w in what_ifs))
+
+
+def rival_case(generator, kind="flip", attempts=400, crossing=None):
+    """A drawn case of task 5 (``kind="flip"``) or 6 (``"breakeven"``): Llama 3 8B or 70B on
+    one SuperPOD scalable unit (32 DGX H100 nodes), two layouts of :func:`_layouts` that fit
+    the H100's 80 GB, the faster as planned as ``"layout"``, every verdict at least
+    :data:`MARGIN` from a tie; for "breakeven", the two step times cross at most once in
+    :data:`MFU_RANGE`, and they do in about two cases of three (always with ``crossing=True``,
+    never with False)."""
+    pick = lambda values: values[int(generator.integers(0, len(values)))]
+    for _ in range(attempts):
+        model = pick(["llama3-8b", "llama3-70b"])
+        seq_len, global_batch = pick([4096, 8192]), pick([256, 512])
+        layouts = _layouts(model, 256, global_batch)
+        a, b = pick(layouts), pick(layouts)
+        case = {"model": model, "units": 1, "seq_len": seq_len, "global_batch": global_batch,
+                "layout": a, "rival": b}
+        if a == b or not (_fits(case, "layout") and _fits(case, "rival")):
+            continue
+        if case_step(case) > case_step(case, "rival"):
+            case["layout"], case["rival"] = b, a
+        if case_step(case, "rival") > 1.3 * case_step(case):
+            continue                             # too far apart to be an interesting choice
+        if kind == "flip":
+            if _clear(case):
+                return case
+            continue
+        if not _clear(case, (None,)):
+            continue
+        signs = [gap > 0 for _, gap in _grid(case)]
+        crossings = sum(x != y for x, y in zip(signs, signs[1:]))
+        if crossing is None:
+            crossing = bool(generator.integers(0, 3))
+        if crossings == int(crossing):
+            return case
+    raise GradingError(f"no {kind} case found in {attempts} draws (a bug in the test)")

@@ -4,7 +4,8 @@ no kernel; ``live=True`` gives the same calculator as ipywidgets.
 
 :mod:`.collective` times one collective over algorithms, ranks, link speeds and buffer sizes
 (the grid from :func:`collectives.cost.time_grid`); :mod:`.plan` shows whole training steps
-planned by :mod:`collectives.plan`; :mod:`.formats` prints their numbers. The old paths
+planned by :mod:`collectives.plan`; :mod:`.formats` prints their numbers; :mod:`.fp8` is the
+FP8 explorer (a number's bits and rounding in E4M3, E5M2 and BF16, in the browser). The old paths
 ``collectives.viz.interactive`` and ``collectives.viz.plan`` still name all of them.
 """
 
@@ -24,6 +25,7 @@ from .collective import (
     time_axis,
 )
 from .formats import format_bytes, format_latency, format_rate, format_seconds
+from .fp8 import FP8Explorer, fp8_explorer
 from .plan import (
     CLASS_COLOURS,
     DEFAULT_CLUSTERS,
@@ -71,4 +73,6 @@ __all__ = [
     "DEFAULT_CLUSTERS",
     "DEFAULT_RECIPES",
     "CLASS_COLOURS",
+    "FP8Explorer",
+    "fp8_explorer",
 ]

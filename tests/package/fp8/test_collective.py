@@ -491,3 +491,22 @@ CALLS = {
 def test_every_bad_argument_raises_a_collectives_error(name):
     function, args = CALLS[name]
     check_every_bad_argument(name, function, args)
+
+
+def test_step_errors_are_the_error_of_what_each_hop_sends():
+    """Two ranks, one element per chunk, amax 448 so the shared scale is 1 and post-scaling
+    keeps mu = 1. Step 0 sends inputs, already E4M3: no error. Step 1 sends the sums: with
+    E4M3 sums at every hop 448 + 1 = 449 is narrowed to 448 (E4M3's steps are 32 there) and
+    1 + 0.125 = 1.125 is exact, so the error is 1 / ||(449, 1.125)||; summed in FP32 and
+    cast once, nothing is narrowed on the way and both steps are exact."""
+    g = np.array([[448.0, 1.0], [1.0, 0.125]], np.float32)
+    hw = fp8.fp8_all_reduce(g, scaling="post", quantize="per_hop", accumulate="fp8",
+                            step_errors=True)
+    assert hw.step_errors.shape == (2,) and hw.step_errors[0] == 0.0
+    assert np.isclose(hw.step_errors[1], 1 / np.hypot(449.0, 1.125))
+    wide = fp8.fp8_all_reduce(g, scaling="post", step_errors=True)
+    assert wide.step_errors.tolist() == [0.0, 0.0]
+    assert fp8.fp8_all_reduce(g).step_errors is None        # only when asked
+    assert fp8.msamp_all_reduce(g, step_errors=True).step_errors.shape == (2,)
+    with pytest.raises(cl.CollectivesError):
+        fp8.fp8_all_reduce(g, step_errors="yes")

@@ -162,7 +162,7 @@ def test_scaling_book_profiles_by_hand():
 ])
 def test_pod_bisection_rows_by_hand(name, links, rate, google_rate, published):
     assert p.pod_bisection(name) == pytest.approx(links * rate / 1e12)
-    if google_rate is not None:                  # Google's count: one way, per port
+    if google_rate is not None:                  # consistent with: one way, per port
         assert links * google_rate == pytest.approx(published)
 
 
@@ -174,3 +174,19 @@ def test_all_reduce_bandwidth_is_a_sum_of_ports():
     assert 256 * 4 * 50e9 / 1e12 == pytest.approx(51.2)
     sections = {m.section for m in p.TPU_ROWS}
     assert sections == {"TPU", "TPU: Google's pod figures"}
+
+
+@pytest.mark.parametrize("nbytes, rate", [
+    # ring of 16 at 45e9 one way, 1 us per hop: 8 hops + 15/32 S / 45e9; the link carries
+    # 15/32 S, so 10 MB: 4.6875e6 B / (8 us + 104.17 us) = 41.79 GB/s
+    (10e6, 4.6875e6 / (8e-6 + 4.6875e6 / 45e9) / 1e9),
+    (2**31, 15 / 32 * 2**31 / (8e-6 + 15 / 32 * 2**31 / 45e9) / 1e9),
+])
+def test_v5e_ring_link_rate_by_hand(nbytes, rate):
+    assert p.v5e_ring_gather_link_rate(nbytes) == pytest.approx(rate)
+
+
+def test_scaling_book_ring_row_is_95_percent_of_the_link():
+    row = p.lookup_row("all-gather link rate along a 16-chip ring, 10 MB and above")
+    assert row.value == pytest.approx(0.95 * 45.0) and row.section == "TPU"
+    assert row.ratio() == pytest.approx(0.95, abs=0.001)   # the model's plateau: 44.98 GB/s

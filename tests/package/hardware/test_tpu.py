@@ -39,7 +39,7 @@ def test_full_v5p_pod_routes_and_times():
 
 
 @pytest.mark.parametrize("name, chips_per_host, hosts_in_pod", [
-    # The Scaling Book (2026-07): v5e/v6e one host per 4x2 chips, v4/v5p/TPU7x per 2x2x1;
+    # The Scaling Book (2026-07): v5e/v6e one host per 8 chips ("4x2"), v4/v5p/TPU7x per 2x2x1;
     # TPU7x: each VM holds four chips and two NICs
     # (Google's GKE Ironwood page): 9216 / 4 = 2304 hosts in the pod
     ("tpu-v5e", 8, 256 // 8), ("tpu-v6e", 8, 32), ("tpu-v5p", 4, 8960 // 4),
@@ -52,6 +52,21 @@ def test_tpu_hosts(name, chips_per_host, hosts_in_pod):
     assert set(np.bincount(host).tolist()) == {chips_per_host}
     # a 2x2 v5e slice sits on part of one host
     assert hardware.tpu_hosts("tpu-v5e", (2, 2)).tolist() == [0, 0, 0, 0]
+
+
+@pytest.mark.parametrize("shape, hosts", [
+    # Google's v5e slice table (cloud.google.com/tpu/docs/v5e): topology | chips | hosts
+    ((2, 2), 1), ((2, 4), 1), ((4, 4), 2), ((4, 8), 4), ((8, 8), 8), ((8, 16), 16),
+    ((16, 16), 32),
+])
+def test_v5e_hosts_match_googles_slice_table(shape, hosts):
+    assert np.unique(hardware.tpu_hosts("tpu-v5e", shape)).size == hosts
+
+
+def test_v5e_host_is_two_rows_of_four_chips():
+    # a 2 x 4 tile: chips 0-3 (row 0) and 16-19 (row 1) of a 16 x 16 pod share host 0
+    host = hardware.tpu_hosts("tpu-v5e").reshape(16, 16)
+    assert (host[:2, :4] == 0).all() and host[0, 4] == 1 and host[2, 0] == 4
 
 
 def test_tpu7x_hosts_are_2x2x1_tiles_of_its_4x4x576_pod():

@@ -135,3 +135,23 @@ def test_chosen_steps_make_the_frames():
     with pytest.raises(cl.CollectivesError, match=r"steps must be steps 0\.\.13"):
         va.chosen_frames(s, [14])
     plt.close("all")
+
+
+def test_a_cube_drawn_alone_gets_a_figure_of_its_own_aspect():
+    """Four planes of 4 x 4 two to a row: about as high as wide (with room for the title),
+    and one axes filling the figure below the title."""
+    cube = cl.hardware.preset("tpu-v5p", shape=(4, 4, 4))
+    lay = cl.viz.wiring_of(cube, panels_per_row=2)
+    left, right, bottom, top = cl.viz.wiring.frame_limits(lay)
+    width, height = animation.panel_figsize(lay)
+    assert width == animation.PANEL_WIDTH
+    assert abs(height - animation.TITLE_ROOM - width * (top - bottom) / (right - left)) < 1e-9
+    one_row = cl.viz.wiring_of(cube)  # the four planes side by side: a flat figure
+    assert animation.panel_figsize(one_row)[1] < 0.6 * height
+    schedule = cl.algorithms.torus_all_gather((4, 4, 4), axes=(2,))
+    fig, axes = viz.frame_figure(schedule, cube, buffers=False, layout=lay)
+    assert axes.shape == (1, 1) and tuple(fig.get_size_inches()) == (width, height)
+    plt.close(fig)
+    tab = viz.stepper(schedule, cube, layout=lay, buffers=False, step_titles=["a", "b"])
+    assert tab.titles == ("start", "step 0", "step 1")
+    assert len({image.value for image in tab.children}) == 3

@@ -336,3 +336,88 @@ def test_arrows_past_max_fan_merge_into_one_with_their_count():
     with pytest.raises(cl.CollectivesError, match="max_fan must be an integer >= 1"):
         vw.wiring_of(switch, max_fan=-1)
     plt.close("all")
+
+
+def test_planes_per_row_put_a_cube_in_a_square():
+    # 4 x 4 x 4 with two planes to a row: plane i at column i % 2, row i // 2 of planes;
+    # a plane is 4 wide + a gap of 1.5, 4 high + a gap of 1.5 + 0.6 for its caption
+    lay = vw.wiring_of(cl.topology.torus((4, 4, 4), 1.0), panels_per_row=2, radius=0.22)
+    for rank, (i, j, k) in [(0, (0, 0, 0)), (19, (1, 0, 3)), (32, (2, 0, 0)), (63, (3, 3, 3))]:
+        np.testing.assert_array_equal(lay.positions[rank], [k + 5.5 * (i % 2), -j - 6.1 * (i // 2)])
+    assert lay.radius == 0.22
+    with pytest.raises(cl.CollectivesError):
+        vw.wiring_of(cl.topology.torus((4, 4, 4), 1.0), panels_per_row=0)
+    with pytest.raises(cl.CollectivesError):
+        vw.wiring_of(cl.topology.torus((4, 4), 1.0), radius=0.8)
+
+
+def test_panel_captions_name_the_slices_and_must_match_them():
+    ms = cl.hardware.preset("tpu-v5e", shape=(2, 2), slices=3)
+    lay = vw.wiring_of(ms, panel_captions=["slice 0", "slice 1", "slice 2"])
+    assert [text for _, _, text in lay.panels] == ["slice 0", "slice 1", "slice 2"]
+    with pytest.raises(cl.CollectivesError, match="3 panels"):
+        vw.wiring_of(ms, panel_captions=["a", "b"])
+
+
+def test_the_links_drawn_in_a_step_are_the_links_time_loads():
+    """The 4 x 4 x 4 cube's all-gather over axes 1 and 2 at once: summed over the steps, the
+    shards drawn on each link times a shard's bytes are the link's bytes in cl.time, and
+    every step draws one arrow per (link, shard) pair it crosses."""
+    cube = cl.hardware.preset("tpu-v5p", shape=(4, 4, 4))
+    schedule = cl.algorithms.torus_all_gather((4, 4, 4), axes=(1, 2), concurrent=True)
+    nbytes = 64e6
+    timing = cl.time(schedule, cube, nbytes)
+    lay = vw.wiring_of(cube, panels_per_row=2)
+    carried = np.zeros(cube.n_links)
+    for step in range(schedule.n_steps):
+        link, chunk, _, _ = vw.step_crossings(schedule, cube, step)
+        np.add.at(carried, link, nbytes / schedule.n_chunks)
+        ax = plt.figure().gca()
+        vw.draw_wiring(cube, ax=ax, layout=lay)
+        drawn = vw.draw_transfers(schedule, cube, step, ax, layout=lay)
+        assert drawn == len(np.unique(np.stack([link, chunk // 4], axis=1), axis=0))
+        plt.close("all")
+    np.testing.assert_allclose(carried, timing.link_bytes)
+    # a chip receives the other 15 chips' 4 MB shards, 60 MB, evenly over its 4 in-plane
+    # links: 15 MB on each
+    assert math.isclose(carried.max(), 15e6)
+    # no link between planes (axis 0) is used
+    src, dst = cube.link_src, cube.link_dst
+    between = (src // 16) != (dst // 16)
+    assert carried[between].sum() == 0
+
+
+def test_a_bridged_transfer_is_one_dashed_arc_end_to_end():
+    """A multislice drawn with its ICI links only: a DCN step's transfers cross the undrawn
+    DCN switch; with bridge=True each is one arc from chip c of one slice to chip c of the
+    next (after the reduce-scatter each chip owns 24 / 4 = 6 chunks, and a step of the DCN
+    ring all-reduce of 3 sends a third of them: 12 chips x 2 chunks = 24 arcs), without it
+    they are left out."""
+    ms = cl.hardware.preset("tpu-v5e", shape=(2, 2), slices=3)
+    inner = cl.algorithms.torus_reduce_scatter((2, 2), wraparound=False)
+    schedule = cl.algorithms.hierarchical_all_reduce(inner, cl.algorithms.ring_all_reduce(3))
+    dcn_step = 2  # after the two ICI reduce-scatter steps
+    _, _, src, dst = vw.step_crossings(schedule, ms, dcn_step)
+    assert ((src % 4) == (dst % 4)).all() and ((dst // 4 - src // 4) % 3 == 1).all()
+    bridged = vw.wiring_of(ms, ("ici",), bridge=True)
+    ax = plt.figure().gca()
+    vw.draw_wiring(ms, ax=ax, layout=bridged)
+    assert vw.draw_transfers(schedule, ms, dcn_step, ax, layout=bridged) == 24
+    arcs = _arrows(ax)
+    assert len(arcs) == 24 and all(a.get_linestyle() != "-" for a in arcs)
+    chips = bridged.positions[: ms.n_ranks]
+
+    def nearest(xy):
+        return int(np.argmin(np.hypot(*(chips - xy).T)))
+
+    ax.figure.canvas.draw()
+    ends = set()
+    for a in arcs:  # the arc's path starts at its source chip and ends at its destination
+        path = a.get_path().vertices
+        ends.add((nearest(path[0]), nearest(path[-3])))  # the last three: the head
+    assert ends == {(int(a), int(b)) for a, b in zip(src, dst)}
+    plain = vw.wiring_of(ms, ("ici",))
+    ax = plt.figure().gca()
+    vw.draw_wiring(ms, ax=ax, layout=plain)
+    assert vw.draw_transfers(schedule, ms, dcn_step, ax, layout=plain) == 0
+    plt.close("all")

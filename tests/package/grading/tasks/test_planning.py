@@ -211,7 +211,7 @@ def test_memory_check_wrong_keys():
         pt.memory_per_device(S8, EXAMPLE, 4096, 64, "fp16")
 
 
-# ---- task 4 --------------------------------------------------------------------------------
+# ---- the retired choice of a layout (kept for released copies of the notebook) -------------
 
 def test_candidate_count_by_hand():
     # per (tp, pp): m = 1, 2, ..., tp x pp (d m divides 256, d = 256 / (tp pp)), that is
@@ -266,6 +266,205 @@ def test_layout_choice_rejections(best80):
     with pytest.raises(AssertionError, match=r"slower than the best candidate under 80\.0 GB"):
         pt.check_layout_choice(slow, "c", 80e9)
     assert pt.check_layout_choice(slow, "c", 80e9, within=0.05) == 1.0
+
+
+# ---- task 4: the smallest change that makes a layout fit ----------------------------------
+
+# Llama 3 70B: 80 x (2 x 8192^2 + 2 x 8192 x 1024 + 3 x 8192 x 28672 = 855,638,016)
+# + 2 x 128000 x 8192 = 70,548,193,280 parameters; tp = 8: 8,818,524,160 on each GPU
+P70_TP8 = 8_818_524_160
+L70 = {"dp": 16, "tp": 8, "zero_stage": 1, "sequence_parallel": True, "micro_batches": 4}
+# b = 128 / (16 x 4) = 2: activations 34 x 8192 x 2 x 8192 / 8 x 80 layers, logits
+# 4 x 2 x 8192 x 128000 / 8
+ACT70 = 34 * 8192 * 2 * 8192 / 8 * 80
+LOGITS70 = 4 * 2 * 8192 * 128000 / 8
+MEM70 = P70_TP8 * (2 + 4 / 16 + 4 + 8 / 16) + ACT70 + LOGITS70      # 106.2 GB
+
+
+def test_layout_memory_by_hand():
+    assert pt.layout_memory(S70, L70, 8192, 128) == pytest.approx(MEM70, rel=1e-12)
+    # ZeRO 2 shards the 4-byte gradients over the 16 replicas too: 73.1 GB
+    zero2 = MEM70 - P70_TP8 * 4 * (1 - 1 / 16)
+    assert pt.layout_memory(S70, {**L70, "zero_stage": 2}, 8192, 128) == pytest.approx(zero2)
+    # tp beyond a node, or ZeRO 3 as a stage, is not a layout of the task
+    assert pt.layout_memory(S70, {**L70, "dp": 8, "tp": 16}, 8192, 128) is None
+    assert pt.layout_memory(S70, {**L70, "zero_stage": 3}, 8192, 128) is None
+
+
+def test_changed_settings():
+    assert pt.changed_settings({"dp": 8}, {"dp": 8, "fsdp": 1, "zero_stage": 0}) == []
+    assert pt.changed_settings({"dp": 8, "tp": 2}, {"fsdp": 8, "tp": 2}) == ["dp", "fsdp"]
+    assert pt.changed_settings({"tp": 2}, {"tp": 2, "sequence_parallel": 1}) == [
+        "sequence_parallel"]
+
+
+def test_fewest_changes_by_hand():
+    # under 80 GB only ZeRO 2 fixes it alone: 8 micro-batches halve the activations and the
+    # logits, 106.2 - 22.8 - 0.5 = 82.9 GB, still over
+    count, layout = pt.fewest_changes(S70, L70, 8192, 128, 80e9)
+    assert count == 1 and pt.changed_settings(L70, layout) == ["zero_stage"]
+    halved = MEM70 - ACT70 / 2 - LOGITS70 / 2
+    assert pt.layout_memory(S70, {**L70, "micro_batches": 8}, 8192, 128) == pytest.approx(halved)
+    assert pt.fewest_changes(S70, L70, 8192, 128, 60e9)[0] == 2
+    assert pt.fewest_changes(S70, L70, 8192, 128, 200e9)[0] == 0
+    assert pt.fewest_changes(S70, L70, 8192, 128, 1e9) == (None, None)
+
+
+def test_fit_check_accepts_any_fix_with_as_few_changes():
+    def check(answer, hbm):
+        return pt.check_fit_change(answer, "f", S70, L70, 8192, 128, hbm)
+
+    assert check({**L70, "zero_stage": 2}, 80e9) == 1.0
+    # under 60 GB: ZeRO 2 with 8 micro-batches (49.8 GB) or FSDP over the 16 (56.6 GB)
+    assert check({**L70, "zero_stage": 2, "micro_batches": 8}, 60e9) == 1.0
+    assert check({**L70, "dp": 1, "fsdp": 16}, 60e9) == 1.0
+    # the same FSDP written without its ZeRO stage changes a third setting
+    with pytest.raises(AssertionError, match=r"changes 3 settings \(dp, fsdp, zero_stage\)"):
+        check({"fsdp": 16, "tp": 8, "sequence_parallel": True, "micro_batches": 4}, 60e9)
+
+
+def test_fit_check_rejections():
+    def check(answer, hbm=80e9):
+        return pt.check_fit_change(answer, "f", S70, L70, 8192, 128, hbm)
+
+    with pytest.raises(AssertionError, match=r"fits .* but changes 2 settings .*; changing 1 "
+                                             r"setting is enough here"):
+        check({**L70, "zero_stage": 2, "micro_batches": 8})
+    with pytest.raises(AssertionError, match=r"needs 82\.9 GB per GPU .* more than the 80\.0 GB"):
+        check({**L70, "micro_batches": 8})
+    with pytest.raises(AssertionError, match="uses dp x fsdp x tp x pp = 256 GPUs; the job has "
+                                             "128"):
+        check({**L70, "dp": 32})
+    with pytest.raises(AssertionError, match="tp <= 8"):
+        check({**L70, "dp": 8, "tp": 16})
+    with pytest.raises(AssertionError, match="pp = 32 must divide the 80 layers"):
+        check({**L70, "dp": 1, "tp": 4, "pp": 32})
+    with pytest.raises(AssertionError, match="do not split into dp x fsdp x micro_batches"):
+        check({**L70, "micro_batches": 16})
+    with pytest.raises(GradingError, match="a layout here has only"):
+        check({**L70, "recompute": "full"})
+    with pytest.raises(GradingError, match="is None"):
+        check(None)
+
+
+def test_drawn_fit_cases_need_one_or_two_changes():
+    from collectives.grading import cohort
+
+    generator = cohort.rng("test_planning", "a seed of the tests")
+    for _ in range(3):
+        name, layout, seq_len, batch, hbm = pt.fit_case(generator)
+        shape = pt.SHAPES[name]
+        memory = pt.layout_memory(shape, layout, seq_len, batch)
+        assert memory > hbm and 8e9 <= hbm <= pt.HBM_MAX
+        count, fixed = pt.fewest_changes(shape, layout, seq_len, batch, hbm)
+        assert count in (1, 2) and len(pt.changed_settings(layout, fixed)) == count
+        assert pt.check_fit_change(fixed, "f", shape, layout, seq_len, batch, hbm) == 1.0
+
+
+# ---- tasks 5 and 6: the assumption that flips a verdict, the break-even efficiency ---------
+
+BASE70 = {"model": "llama3-70b", "units": 1, "seq_len": 8192, "global_batch": 256}
+ZERO2 = {"dp": 32, "zero_stage": 2, "tp": 8, "sequence_parallel": True, "micro_batches": 4}
+FSDP = {"fsdp": 64, "tp": 4, "sequence_parallel": True, "micro_batches": 4}
+PIPE = {"dp": 16, "zero_stage": 1, "tp": 4, "pp": 4, "sequence_parallel": True,
+        "micro_batches": 16}
+
+
+@pytest.fixture(scope="module")
+def rows():
+    """The step times of the three layouts under every what-if, by cl.plan.sensitivity (the
+    chapter's function, independent of the task module's own planning)."""
+    import collectives as cl
+
+    out = {}
+    for name, layout in (("zero2", ZERO2), ("fsdp", FSDP), ("pipe", PIPE)):
+        out[name] = {r["what if"]: r["step"] for r in cl.plan.sensitivity(
+            "llama3-70b", cl.plan.Layout(**layout), "superpod-h100",
+            preset_options={"units": 1}, seq_len=8192, global_batch=256)}
+    return out
+
+
+def test_flipping_assumptions_agree_with_sensitivity(rows):
+    planned = "as planned: peak BF16, line rates, hashed ECMP"
+    assert pt.ASSUMPTIONS == tuple(k for k in rows["zero2"] if k != planned)
+    for rival in ("fsdp", "pipe"):
+        case = {**BASE70, "layout": ZERO2, "rival": FSDP if rival == "fsdp" else PIPE}
+        want = tuple(k for k in pt.ASSUMPTIONS
+                     if (rows["zero2"][k] < rows[rival][k])
+                     != (rows["zero2"][planned] < rows[rival][planned]))
+        assert pt.flipping_assumptions(case) == want
+    # the chapter's reading: FSDP's exposed gathers hide behind slower matmuls, ZeRO 2's
+    # tensor-parallel collectives do not; FP8 shortens every window
+    assert pt.flipping_assumptions({**BASE70, "layout": ZERO2, "rival": FSDP}) == (
+        "matmul efficiency 0.6", "matmul efficiency 0.4", "adaptive routing")
+    # a 5.0 s target, missed at 5.14 s: only FP8 matmuls meet it
+    assert pt.flipping_assumptions({**BASE70, "layout": ZERO2, "target": 5.0}) == (
+        "FP8 matmuls",)
+
+
+def test_flipping_check():
+    case = {**BASE70, "layout": ZERO2, "rival": PIPE}
+    for label in ("effective link rates", "FP8 matmuls"):
+        assert pt.check_flipping_assumption(label, "f", case) == 1.0
+    with pytest.raises(AssertionError, match=r"is 'adaptive routing', but under it the verdict "
+                                             r".* still holds: .*; 2 assumptions of the list do"):
+        pt.check_flipping_assumption("adaptive routing", "f", case)
+    with pytest.raises(AssertionError, match=r"is None, but the verdict .* flips under 2 "
+                                             r"assumptions"):
+        pt.check_flipping_assumption(None, "f", case)
+    with pytest.raises(GradingError, match="should be one of the labels"):
+        pt.check_flipping_assumption("MFU 40 %", "f", case)
+    # a verdict nothing flips: ZeRO 2 against ZeRO 1 over a pipeline, both on 8B
+    none = {"model": "llama3-8b", "units": 1, "seq_len": 4096, "global_batch": 256,
+            "layout": {"dp": 16, "zero_stage": 2, "tp": 8, "pp": 2, "sequence_parallel": True,
+                       "micro_batches": 2},
+            "rival": {"fsdp": 8, "tp": 8, "pp": 4, "sequence_parallel": True,
+                      "micro_batches": 4}}
+    assert pt.check_flipping_assumption(None, "f", none) == 1.0
+    with pytest.raises(AssertionError, match="no assumption of the list flips it"):
+        pt.check_flipping_assumption("FP8 matmuls", "f", none)
+    with pytest.raises(GradingError, match="not both"):
+        pt.check_flipping_assumption(None, "f", {**case, "target": 5.0})
+
+
+def test_breakeven_mfu(rows):
+    case = {**BASE70, "layout": ZERO2, "rival": FSDP}
+    x = pt.breakeven_mfu(case)
+    # FSDP wins at 0.6 (sensitivity's rows) and loses at peak: the crossing lies between
+    assert rows["fsdp"]["matmul efficiency 0.6"] < rows["zero2"]["matmul efficiency 0.6"]
+    assert 0.6 < x < 1
+    assert pt.case_step(case, mfu=x) == pytest.approx(pt.case_step(case, "rival", mfu=x),
+                                                      rel=1e-6)
+    assert pt.check_breakeven_mfu(x * 1.001, "b", case) == 1.0
+    with pytest.raises(AssertionError, match=r"is 0\.8000, but at that matmul efficiency .* "
+                                             r"the rival is faster by"):
+        pt.check_breakeven_mfu(0.8, "b", case)
+    with pytest.raises(AssertionError, match="is None, but the rival catches up"):
+        pt.check_breakeven_mfu(None, "b", case)
+    with pytest.raises(AssertionError, match=r"outside the range 0\.2 to 1"):
+        pt.check_breakeven_mfu(1.5, "b", case)
+    # against the pipeline ZeRO 2 stays ahead at every efficiency: its bubble grows with the
+    # compute too
+    ahead = {**BASE70, "layout": ZERO2, "rival": PIPE}
+    assert pt.breakeven_mfu(ahead) is None
+    assert pt.check_breakeven_mfu(None, "b", ahead) == 1.0
+    with pytest.raises(AssertionError, match="never catches up in that range: the answer is "
+                                             "None"):
+        pt.check_breakeven_mfu(0.5, "b", ahead)
+
+
+def test_drawn_rival_cases():
+    from collectives.grading import cohort
+
+    generator = cohort.rng("test_planning rivals", "a seed of the tests")
+    case = pt.rival_case(generator)
+    assert pt.case_step(case) < pt.case_step(case, "rival")
+    for label in (None,) + pt.ASSUMPTIONS:
+        _, mine, theirs = pt.verdict(case, label)
+        assert abs(theirs / mine - 1) > pt.MARGIN
+    case = pt.rival_case(generator, "breakeven")
+    x = pt.breakeven_mfu(case)
+    assert x is None or pt.check_breakeven_mfu(x, "b", case) == 1.0
 
 
 # ---- the checks in the notebook's hands ------------------------------------------------------

@@ -3,11 +3,12 @@
 ``cl.hardware.preset(name, **options)``, ``presets()`` and ``spec(name)``
 (:mod:`.presets`); the records and their sources (:mod:`.systems`); TPU slices, hosts and
 wraparound (:mod:`.tpu`); the SuperPOD's switch and cable counts (:mod:`.superpod`);
-Meta's RoCE cluster with its NVLink servers (:mod:`.meta`). Taught in the hardware
+Meta's RoCE cluster with its NVLink servers (:mod:`.meta`); NCCL's tuner latency model
+(:mod:`.nccl_tuner`). Taught in the hardware
 chapters (TPU cluster topology, GPU clusters, Designing the fabric).
 """
 
-from . import nvswitch, published
+from . import nccl_tuner, nvswitch, published
 from .meta import META_SOURCES, meta_cluster
 from .presets import dgx_nodes, preset, presets, spec
 from .superpod import SuperPODPlan, superpod_plan
@@ -47,4 +48,5 @@ __all__ = [
     "dgx_nodes",
     "published",
     "nvswitch",
+    "nccl_tuner",
 ]

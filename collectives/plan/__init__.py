@@ -9,7 +9,8 @@ group on the topology with the mesh, picks and costs the algorithm with
 communication time, what is exposed after overlap, the bottleneck link level, memory per
 device and the compute/communication ratio. :func:`inference` does the same for prefill
 and decode; :func:`sensitivity` re-plans a step under other assumptions (MFU, link
-rates, how the fabric spreads flows, FP8 matmuls). Taught in the capstone chapter.
+rates, how the fabric spreads flows, FP8 matmuls); :func:`collectives_table` and
+:func:`verdict` put a plan and a what-if in a table. Taught in the capstone chapter.
 """
 
 from ..errors import LayoutError
@@ -21,6 +22,7 @@ from .precision import PRECISIONS, Precision, precision
 from .report import Memory, Plan, Record
 from .sensitivity import WHAT_IFS, WhatIf, sensitivity
 from .step import training_step
+from .tables import collectives_table, verdict
 
 __all__ = [
     "Transformer",
@@ -48,4 +50,6 @@ __all__ = [
     "sensitivity",
     "WhatIf",
     "WHAT_IFS",
+    "collectives_table",
+    "verdict",
 ]

@@ -21,9 +21,13 @@ describes the same set-up for a real course):
   server from that environment as its user; the test drives it through the hub's REST API
   with a service token (creating a token for each user, starting their servers) and then
   talks to each user's server, through the proxy, with that user's own token.
-- **The exchange**: a temporary root of mode 1777 (writable by all, sticky: nobody can rename
-  or delete another's entries, such as the instructor's course folder); nbgrader gives the
-  folders inside their own modes.
+- **The exchange**: a temporary root of mode 1777 (writable by all, as nbgrader requires, and
+  sticky: without the sticky bit a learner can move the course's folder aside and put one of
+  her own in its place, whose ``inbound/`` then receives everyone's submissions) holding the
+  course's folder ``collectives/``, made for the instructor (0755) before anyone else can take
+  the name; nbgrader gives the folders inside it their own modes (``inbound/`` 2733: nobody
+  can list it, and each submission's folder name carries a random part; ``feedback/`` 0711:
+  each page is named by a secret of its submission).
 - **The course directory**: the instructor's ``~/course`` (mode 0700): a copy of
   ``exercises/nbgrader_config.py`` and ``exercises/source/cost_models/``; the instructor's
   ``~/.jupyter/nbgrader_config.py`` names it and loads its configuration, so that the
@@ -153,13 +157,24 @@ def _create_users(base):
             _remove_user(name)
         home = base / "home" / name
         proc = subprocess.run(
-            ["useradd", "--create-home", "--home-dir", str(home), "--shell", "/bin/bash",
-             "--user-group", name],
-            capture_output=True, text=True,
+            [
+                "useradd",
+                "--create-home",
+                "--home-dir",
+                str(home),
+                "--shell",
+                "/bin/bash",
+                "--user-group",
+                name,
+            ],
+            capture_output=True,
+            text=True,
         )
         if proc.returncode != 0:
-            pytest.fail(f"this machine cannot create the test's users: useradd {name}: "
-                        f"{proc.stderr.strip()}")
+            pytest.fail(
+                f"this machine cannot create the test's users: useradd {name}: "
+                f"{proc.stderr.strip()}"
+            )
         home.chmod(0o700)
         homes[name] = home
     return homes
@@ -189,36 +204,95 @@ def _http(method, url, token, json_body=None, form=None, timeout=900):
             return response.status, response.read().decode()
     except urllib.error.HTTPError as exc:
         return exc.code, exc.read().decode()
+    except urllib.error.URLError as exc:  # not listening (yet)
+        return None, str(exc.reason)
 
 
 def _ok(method, url, token, **kwargs):
     status, text = _http(method, url, token, **kwargs)
-    assert 200 <= status < 300, f"{method} {url}: {status}\n{text[-3000:]}"
+    assert status is not None and 200 <= status < 300, f"{method} {url}: {status}\n{text[-3000:]}"
     return json.loads(text) if text.strip() else None
 
 
-# ---- the single-user environment ------------------------------------------------------------------
+# ---- the single-user environment -----------------------------------------------------------------
 
 
-def _build_environment(base):
-    """The venv every server starts from (see the module docstring); returns its path."""
+def _shared_python(user, home):
+    """A Python the users can run, to base their environment on: this one's base interpreter
+    where they can reach it, else the system's (a base under /root, 0700, they cannot)."""
+    candidates = [Path(sys.base_prefix) / "bin" / "python3", Path("/usr/bin/python3")]
+    for python in candidates:
+        probe = subprocess.run(
+            [
+                "runuser",
+                "-u",
+                user,
+                "--",
+                "env",
+                "-i",
+                f"HOME={home}",
+                str(python),
+                "-c",
+                "import ensurepip, venv, sys; print(sys.version_info[:2])",
+            ],
+            capture_output=True,
+            text=True,
+            cwd=home,
+        )
+        if probe.returncode == 0 and probe.stdout.strip() == str(sys.version_info[:2]):
+            return python
+    pytest.fail(
+        f"no Python {sys.version_info[0]}.{sys.version_info[1]} with venv that the "
+        f"test's users can run: tried {', '.join(map(str, candidates))}"
+    )
+
+
+def _build_environment(base, python):
+    """The venv every server starts from (see the module docstring), on the interpreter
+    ``python``; returns its path."""
     src, wheels, env_dir = base / "src", base / "wheels", base / "env"
     src.mkdir()
     for name in ("pyproject.toml", "README.md"):
         shutil.copy2(h.REPO / name, src / name)
     for package in ("collectives", "collectives_grader"):
-        shutil.copytree(h.REPO / package, src / package,
-                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--quiet",
-          "--wheel-dir", str(wheels), str(src)])
+        shutil.copytree(
+            h.REPO / package, src / package, ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
+        )
+    _run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "--quiet",
+            "--wheel-dir",
+            str(wheels),
+            str(src),
+        ]
+    )
     (wheel,) = wheels.glob("collectives-*.whl")
-    _run([Path(sys.base_prefix) / "bin" / "python3", "-m", "venv", str(env_dir)])
-    pins = [f"{name}=={metadata.version(name)}"
-            for name in ("jupyterhub", "nbgrader", "ipykernel", "tqdm")]
-    _run([env_dir / "bin" / "python", "-m", "pip", "install", "--quiet", str(wheel), *pins],
-         timeout=1800)
-    _run([env_dir / "bin" / "python", "-m", "ipykernel", "install", "--sys-prefix",
-          "--name", "python3"])
+    _run([python, "-m", "venv", str(env_dir)])
+    pins = [
+        f"{name}=={metadata.version(name)}"
+        for name in ("jupyterhub", "nbgrader", "ipykernel", "tqdm")
+    ]
+    _run(
+        [env_dir / "bin" / "python", "-m", "pip", "install", "--quiet", str(wheel), *pins],
+        timeout=1800,
+    )
+    _run(
+        [
+            env_dir / "bin" / "python",
+            "-m",
+            "ipykernel",
+            "install",
+            "--sys-prefix",
+            "--name",
+            "python3",
+        ]
+    )
     _run([env_dir / "bin" / "python", "-m", "collectives_grader.sandbox", "install"])
     return env_dir
 
@@ -240,8 +314,11 @@ def _instructor_course(home, user):
     course = home / "course"
     (course / "source").mkdir(parents=True)
     shutil.copy(h.EXERCISES / "nbgrader_config.py", course)
-    shutil.copytree(h.EXERCISES / "source" / ASSIGNMENT, course / "source" / ASSIGNMENT,
-                    ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
+    shutil.copytree(
+        h.EXERCISES / "source" / ASSIGNMENT,
+        course / "source" / ASSIGNMENT,
+        ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"),
+    )
     config = home / ".jupyter"
     config.mkdir()
     (config / "nbgrader_config.py").write_text(
@@ -255,7 +332,7 @@ def _instructor_course(home, user):
     return course
 
 
-# ---- the hub ----------------------------------------------------------------------------------------
+# ---- the hub -------------------------------------------------------------------------------------
 
 
 def _hub_config(state, env_dir, ports, service_token):
@@ -299,11 +376,15 @@ def hub():
     try:
         homes = _create_users(base)
         started = time.monotonic()
-        env_dir = _build_environment(base)
+        learner = next(iter(LEARNERS))
+        env_dir = _build_environment(base, _shared_python(learner, homes[learner]))
         print(f"single-user environment built in {time.monotonic() - started:.0f} s")
         exchange = base / "exchange"
         exchange.mkdir()
         exchange.chmod(0o1777)
+        # the course's folder made for the instructor up front: nobody else can take the name
+        (exchange / COURSE_ID).mkdir(mode=0o755)
+        _chown_tree(exchange / COURSE_ID, INSTRUCTOR)
         _course_config(env_dir, exchange)
         course = _instructor_course(homes[INSTRUCTOR], INSTRUCTOR)
         _run(["chmod", "-R", "a+rX", str(env_dir)])
@@ -316,7 +397,9 @@ def hub():
         log = open(state / "hub.log", "w")
         proc = subprocess.Popen(
             [sys.executable, "-m", "jupyterhub", "-f", str(config)],
-            cwd=state, stdout=log, stderr=subprocess.STDOUT,
+            cwd=state,
+            stdout=log,
+            stderr=subprocess.STDOUT,
             env={**os.environ, "PATH": f"{PROXY.parent}:{os.environ.get('PATH', '')}"},
         )
         base_url = f"http://127.0.0.1:{ports['public']}"
@@ -331,19 +414,31 @@ def hub():
             time.sleep(1)
         tokens = {}
         for user in USERS:
-            tokens[user] = _ok("POST", f"{api}/users/{user}/tokens", service_token,
-                               json_body={"note": "course test", "expires_in": 7200})["token"]
+            tokens[user] = _ok(
+                "POST",
+                f"{api}/users/{user}/tokens",
+                service_token,
+                json_body={"note": "course test", "expires_in": 7200},
+            )["token"]
             _ok("POST", f"{api}/users/{user}/server", service_token)
         deadline = time.monotonic() + 900
         for user in USERS:
-            while not _ok("GET", f"{api}/users/{user}", service_token)["servers"].get(
-                "", {}
-            ).get("ready"):
+            while (
+                not _ok("GET", f"{api}/users/{user}", service_token)["servers"]
+                .get("", {})
+                .get("ready")
+            ):
                 assert proc.poll() is None and time.monotonic() < deadline, hub_log()
                 time.sleep(1)
         yield {
-            "base": base, "homes": homes, "env": env_dir, "exchange": exchange,
-            "course": course, "tokens": tokens, "url": base_url, "log": hub_log,
+            "base": base,
+            "homes": homes,
+            "env": env_dir,
+            "exchange": exchange,
+            "course": course,
+            "tokens": tokens,
+            "url": base_url,
+            "log": hub_log,
         }
     finally:
         if proc is not None:
@@ -365,14 +460,22 @@ def _server(hub, user, path):
 
 def _assignments(hub, user, action):
     """nbgrader's Assignments API of ``user``'s server (what the Assignments tab calls)."""
-    return _ok("POST", _server(hub, user, f"assignments/{action}"), hub["tokens"][user],
-               form={"course_id": COURSE_ID, "assignment_id": ASSIGNMENT})
+    return _ok(
+        "POST",
+        _server(hub, user, f"assignments/{action}"),
+        hub["tokens"][user],
+        form={"course_id": COURSE_ID, "assignment_id": ASSIGNMENT},
+    )
 
 
 def _formgrader(hub, method, path, **kwargs):
     """The formgrader's API in the instructor's server (what its buttons call)."""
-    return _ok(method, _server(hub, INSTRUCTOR, f"formgrader/api/{path}"),
-               hub["tokens"][INSTRUCTOR], **kwargs)
+    return _ok(
+        method,
+        _server(hub, INSTRUCTOR, f"formgrader/api/{path}"),
+        hub["tokens"][INSTRUCTOR],
+        **kwargs,
+    )
 
 
 def _action(hub, path):
@@ -403,12 +506,13 @@ print(json.dumps(verdicts))
 def _probe(hub, user, checks):
     """What ``user`` may do: {"<op> <path>": "allowed" or the error's name}."""
     home = hub["homes"][user]
-    out = _as_user(user, home, hub["env"],
-                   [hub["env"] / "bin" / "python", "-c", PROBE, json.dumps(checks)])
+    out = _as_user(
+        user, home, hub["env"], [hub["env"] / "bin" / "python", "-c", PROBE, json.dumps(checks)]
+    )
     return json.loads(out.stdout)
 
 
-# ---- the round trip ---------------------------------------------------------------------------------
+# ---- the round trip ------------------------------------------------------------------------------
 
 
 def test_a_class_on_jupyterhub_release_to_feedback(hub):
@@ -419,8 +523,12 @@ def test_a_class_on_jupyterhub_release_to_feedback(hub):
 
     # every server runs the single-user environment's package, not the repository's
     for user in USERS:
-        where = _as_user(user, homes[user], hub["env"], [
-            "python", "-c", "import collectives, nbgrader, sys; print(collectives.__file__)"])
+        where = _as_user(
+            user,
+            homes[user],
+            hub["env"],
+            ["python", "-c", "import collectives, nbgrader, sys; print(collectives.__file__)"],
+        )
         assert where.stdout.strip().startswith(str(hub["env"])), where.stdout
     # a learner's token opens their own server only
     assert _http("GET", _server(hub, bob, "api/contents"), hub["tokens"][alice])[0] == 403
@@ -441,8 +549,12 @@ def test_a_class_on_jupyterhub_release_to_feedback(hub):
         fetched = _ok("GET", url, hub["tokens"][learner])
         release = nbformat.from_dict(fetched["content"])
         done = spec.submissions[kind][NOTEBOOK](h.copy_of(source), h.copy_of(release))
-        _ok("PUT", url, hub["tokens"][learner],
-            json_body={"type": "notebook", "format": "json", "content": done})
+        _ok(
+            "PUT",
+            url,
+            hub["tokens"][learner],
+            json_body={"type": "notebook", "format": "json", "content": done},
+        )
         assert (homes[learner] / nb_file).stat().st_uid == pwd.getpwnam(learner).pw_uid
         result = _assignments(hub, learner, "submit")
         assert result["success"], result
@@ -454,26 +566,53 @@ def test_a_class_on_jupyterhub_release_to_feedback(hub):
     for learner in LEARNERS:
         assert (course / "submitted" / learner / nb_file).is_file()
     started = time.monotonic()
-    graded = _as_user(INSTRUCTOR, homes[INSTRUCTOR], hub["env"], [
-        "python", "-m", "collectives_grader.classroom", "grade", ASSIGNMENT,
-        "--course-dir", str(course), "--jobs", "2"], cwd=course)
+    graded = _as_user(
+        INSTRUCTOR,
+        homes[INSTRUCTOR],
+        hub["env"],
+        [
+            "python",
+            "-m",
+            "collectives_grader.classroom",
+            "grade",
+            ASSIGNMENT,
+            "--course-dir",
+            str(course),
+            "--jobs",
+            "2",
+        ],
+        cwd=course,
+    )
     print(f"graded in {time.monotonic() - started:.0f} s:\n{graded.stdout}")
     report = json.loads((course / "reports" / f"{ASSIGNMENT}.json").read_text())
     assert {s: report[s]["status"] for s in LEARNERS} == dict.fromkeys(LEARNERS, "graded"), report
 
     # the written answer graded by hand in the formgrader, with the spec's score
-    submitted = {s["student"]: s["id"] for s in _formgrader(
-        hub, "GET", f"submitted_notebooks/{ASSIGNMENT}/{NOTEBOOK}")}
+    submitted = {
+        s["student"]: s["id"]
+        for s in _formgrader(hub, "GET", f"submitted_notebooks/{ASSIGNMENT}/{NOTEBOOK}")
+    }
     assert sorted(submitted) == sorted(LEARNERS)
     for learner, kind in LEARNERS.items():
         query = urllib.parse.urlencode({"submission_id": submitted[learner]})
         grades = {g["name"]: g for g in _formgrader(hub, "GET", f"grades?{query}")}
         assert grades[WRITTEN]["needs_manual_grade"], grades[WRITTEN]
-        _formgrader(hub, "PUT", f"grade/{grades[WRITTEN]['id']}",
-                    json_body={"manual_score": spec.expected[kind][NOTEBOOK][WRITTEN],
-                               "extra_credit": None})
+        _formgrader(
+            hub,
+            "PUT",
+            f"grade/{grades[WRITTEN]['id']}",
+            json_body={
+                "manual_score": spec.expected[kind][NOTEBOOK][WRITTEN],
+                "extra_credit": None,
+            },
+        )
         grades = {g["name"]: g for g in _formgrader(hub, "GET", f"grades?{query}")}
-        assert {name: g["score"] for name, g in grades.items()} == spec.expected[kind][NOTEBOOK]
+        # a grade's score: the hand score where one was given, else the automatic one
+        scores = {
+            name: g["auto_score"] if g["manual_score"] is None else g["manual_score"]
+            for name, g in grades.items()
+        }
+        assert scores == spec.expected[kind][NOTEBOOK], (learner, kind)
         assert not any(g["needs_manual_grade"] for g in grades.values())
 
     # feedback: generated again from the gradebook (the hand grades in it), released
@@ -492,8 +631,9 @@ def test_a_class_on_jupyterhub_release_to_feedback(hub):
         assert f"{NOTEBOOK} (Score: {total} / {maximum})" in page, (learner, kind)
         for cell, score in expected.items():
             label = "Written response" if cell == WRITTEN else "Test cell"
-            assert (f'<a href="#{cell}">{label}</a> (Score: {float(score)} / '
-                    f"{float(points[cell])})") in page, (learner, cell)
+            assert (
+                f'<a href="#{cell}">{label}</a> (Score: {float(score)} / {float(points[cell])})'
+            ) in page, (learner, cell)
         assert "BEGIN HIDDEN TESTS" not in page
     alice_page = next(homes[alice].glob(f"{ASSIGNMENT}/feedback/*/*.html")).read_text()
     assert f"{NOTEBOOK} (Score: 10.0 / 10.0)" in alice_page  # by hand: 4 + 2 + 1 + 1 + 1 + 1

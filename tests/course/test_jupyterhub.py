@@ -49,6 +49,7 @@ the exchange, or read anything of the instructor's course directory (solutions, 
 submissions, feedback).
 """
 
+import html
 import json
 import os
 import pwd
@@ -78,8 +79,11 @@ ASSIGNMENT, NOTEBOOK, WRITTEN = "cost_models", "ring_all_gather", "written_regim
 COURSE_ID = "collectives"  # exercises/nbgrader_config.py
 #: Unix user -> the spec's submission they hand in (None: the instructor)
 LEARNERS = {"clhub-alice": "correct", "clhub-bob": "wrong"}
+#: a learner whose notebook has another name (JupyterLab's Duplicate, the original deleted):
+#: not graded (0), and the page saying why must reach her through the exchange all the same
+RENAMED, RENAMED_AS = "clhub-carol", "ring_all_gather-Copy1"
 INSTRUCTOR = "clhub-teacher"
-USERS = (*LEARNERS, INSTRUCTOR)
+USERS = (*LEARNERS, RENAMED, INSTRUCTOR)
 TMP_PREFIX = "collectives-hub-"
 PROXY = h.REPO / ".venv" / "bin" / "configurable-http-proxy"  # make hub
 SERVICE = "course-test"
@@ -558,8 +562,21 @@ def test_a_class_on_jupyterhub_release_to_feedback(hub):
         assert (homes[learner] / nb_file).stat().st_uid == pwd.getpwnam(learner).pw_uid
         result = _assignments(hub, learner, "submit")
         assert result["success"], result
+    # the third learner's correct answers, saved under another name, the original deleted
+    _assignments(hub, RENAMED, "fetch")
+    url = _server(hub, RENAMED, f"api/contents/{nb_file}")
+    release = nbformat.from_dict(_ok("GET", url, hub["tokens"][RENAMED])["content"])
+    done = spec.submissions["correct"][NOTEBOOK](h.copy_of(source), h.copy_of(release))
+    _ok(
+        "PUT",
+        _server(hub, RENAMED, f"api/contents/{ASSIGNMENT}/{RENAMED_AS}.ipynb"),
+        hub["tokens"][RENAMED],
+        json_body={"type": "notebook", "format": "json", "content": done},
+    )
+    _ok("DELETE", url, hub["tokens"][RENAMED])
+    assert _assignments(hub, RENAMED, "submit")["success"]
     inbound = exchange / COURSE_ID / "inbound"
-    assert sorted(p.name.split("+")[0] for p in inbound.iterdir()) == sorted(LEARNERS)
+    assert sorted(p.name.split("+")[0] for p in inbound.iterdir()) == sorted([*LEARNERS, RENAMED])
 
     # collect (instructor), then the class graded by the project's grader (make grade's command)
     _action(hub, f"assignment/{ASSIGNMENT}/collect")
@@ -585,14 +602,17 @@ def test_a_class_on_jupyterhub_release_to_feedback(hub):
     )
     print(f"graded in {time.monotonic() - started:.0f} s:\n{graded.stdout}")
     report = json.loads((course / "reports" / f"{ASSIGNMENT}.json").read_text())
-    assert {s: report[s]["status"] for s in LEARNERS} == dict.fromkeys(LEARNERS, "graded"), report
+    assert {s: report[s]["status"] for s in [*LEARNERS, RENAMED]} == {
+        **dict.fromkeys(LEARNERS, "graded"),
+        RENAMED: "not graded: 0",
+    }, report
 
     # the written answer graded by hand in the formgrader, with the spec's score
     submitted = {
         s["student"]: s["id"]
         for s in _formgrader(hub, "GET", f"submitted_notebooks/{ASSIGNMENT}/{NOTEBOOK}")
     }
-    assert sorted(submitted) == sorted(LEARNERS)
+    assert set(LEARNERS) <= set(submitted)
     for learner, kind in LEARNERS.items():
         query = urllib.parse.urlencode({"submission_id": submitted[learner]})
         grades = {g["name"]: g for g in _formgrader(hub, "GET", f"grades?{query}")}
@@ -639,6 +659,13 @@ def test_a_class_on_jupyterhub_release_to_feedback(hub):
     assert f"{NOTEBOOK} (Score: 10.0 / 10.0)" in alice_page  # by hand: 4 + 2 + 1 + 1 + 1 + 1
     bob_page = next(homes[bob].glob(f"{ASSIGNMENT}/feedback/*/*.html")).read_text()
     assert f"{NOTEBOOK} (Score: 0.0 / 10.0)" in bob_page  # every answer wrong
+    # the renamed notebook: a page under the name she handed in, saying why and what to do
+    # (before: release_feedback stopped at her folder, or released a page nobody could fetch)
+    _assignments(hub, RENAMED, "fetch_feedback")
+    pages = sorted(homes[RENAMED].glob(f"{ASSIGNMENT}/feedback/*/*.html"))
+    assert [p.name for p in pages] == [f"{RENAMED_AS}.html"], pages
+    page = html.unescape(pages[0].read_text())
+    assert f"{NOTEBOOK}.ipynb" in page and "How to recover" in page
 
     # what a learner may not touch
     for learner in LEARNERS:

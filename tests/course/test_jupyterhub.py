@@ -4,8 +4,8 @@ hand grade, feedback, each step by the user who does it (issue 25).
 What runs (exercises/README.md, "Many graders, large classes: JupyterHub and PostgreSQL",
 describes the same set-up for a real course):
 
-- **Users.** Three Unix accounts made with ``useradd`` (the test runs as root; elsewhere it
-  fails, saying so): two learners and an instructor, each with a home of mode 0700 in one
+- **Users.** Four Unix accounts made with ``useradd`` (the test runs as root; elsewhere it
+  fails, saying so): three learners and an instructor, each with a home of mode 0700 in one
   temporary directory ``/tmp/collectives-hub-*`` (0755; pytest's own temporary directory is
   0700, as is ``/root``, so nothing the users need may live there).
 - **The single-user environment** (the hub's "image"): a new virtual environment in that
@@ -37,13 +37,15 @@ The steps: the instructor generates and releases cost_models (the formgrader's A
 buttons call); each learner fetches it (nbgrader's Assignments API in their own server),
 completes it by saving the notebook through the contents API as JupyterLab does (the
 *correct* submission of tests/assignments/cost_models.py for one learner, *wrong* for the
-other) and submits; the instructor collects, grades the class with the project's grader
+other; the third saves her correct answers under another name, the original deleted) and
+submits; the instructor collects, grades the class with the project's grader
 (``python -m collectives_grader.classroom grade``, what ``make grade`` runs, in a shell of the
 instructor's in the hub's environment: ``runuser``), gives the written answer its hand grade in
 the formgrader, generates and releases the feedback; each learner fetches their feedback.
 
 Asserted: every cell's score in the gradebook and both feedback pages exactly as the spec
-expects; each learner gets their own page only; a learner cannot use another's server, read
+expects; the renamed notebook not graded (0), its page saying why and how to recover reaching
+her under the name she handed in; each learner gets their own page only; a learner cannot use another's server, read
 another's home, list the exchange's inbound or feedback folders, move the course's folder in
 the exchange, or read anything of the instructor's course directory (solutions, gradebook,
 submissions, feedback).

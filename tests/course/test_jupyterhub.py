@@ -45,10 +45,10 @@ the formgrader, generates and releases the feedback; each learner fetches their 
 
 Asserted: every cell's score in the gradebook and both feedback pages exactly as the spec
 expects; the renamed notebook not graded (0), its page saying why and how to recover reaching
-her under the name she handed in; each learner gets their own page only; a learner cannot use another's server, read
-another's home, list the exchange's inbound or feedback folders, move the course's folder in
-the exchange, or read anything of the instructor's course directory (solutions, gradebook,
-submissions, feedback).
+her under the name she handed in; each learner gets their own page only; a learner cannot use
+another's server, read another's home, list the exchange's inbound or feedback folders, move
+the course's folder in the exchange, or read anything of the instructor's course directory
+(solutions, gradebook, submissions, feedback).
 """
 
 import html
@@ -143,14 +143,22 @@ def _remove_user(name):
     subprocess.run(["userdel", "--force", name], capture_output=True)
 
 
+def _missing():
+    """What this machine lacks to run the test ('' when nothing)."""
+    if os.geteuid() != 0 or shutil.which("useradd") is None or shutil.which("runuser") is None:
+        return (
+            "the JupyterHub test makes Unix users (three learners and an instructor) with "
+            "useradd, runs commands as them with runuser and starts the hub as root: run it as "
+            f"root on a machine with both (euid {os.geteuid()}, useradd "
+            f"{shutil.which('useradd')}, runuser {shutil.which('runuser')})"
+        )
+    if not PROXY.exists():
+        return f"{PROXY} is missing: run `make hub` (configurable-http-proxy from npm)"
+    return ""
+
+
 def _create_users(base):
     """The three accounts, homes 0700 under ``base``; fails (never skips) where it cannot."""
-    if os.geteuid() != 0 or shutil.which("useradd") is None:
-        pytest.fail(
-            "the JupyterHub test makes Unix users (two learners and an instructor) with "
-            "useradd and starts the hub as root: run it as root on a machine with useradd "
-            f"(euid {os.geteuid()}, useradd {shutil.which('useradd')})"
-        )
     homes = {}
     for name in USERS:
         try:
@@ -374,8 +382,10 @@ c.Spawner.http_timeout = 600
 def hub():
     """Users, environment, exchange, course and a running hub with every user's server up;
     yields a dict of what the test needs. Everything is removed afterwards."""
-    if not PROXY.exists():
-        pytest.fail(f"{PROXY} is missing: run `make hub` (configurable-http-proxy from npm)")
+    missing = _missing()
+    if missing:  # the test fails with it (a failure, not an error at set-up nor a skip)
+        yield {"missing": missing}
+        return
     base = Path(tempfile.mkdtemp(prefix=TMP_PREFIX, dir="/tmp"))
     base.chmod(0o755)
     proc = log = None
@@ -522,6 +532,8 @@ def _probe(hub, user, checks):
 
 
 def test_a_class_on_jupyterhub_release_to_feedback(hub):
+    if "missing" in hub:
+        pytest.fail(hub["missing"])
     spec = specs.load(ASSIGNMENT)
     course, exchange, homes = hub["course"], hub["exchange"], hub["homes"]
     alice, bob = LEARNERS

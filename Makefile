@@ -11,7 +11,7 @@ export PATH := $(BIN):$(PATH)
 PORT ?= 8000
 
 .PHONY: all book check lint types unit test serve setup student vendor browser sandbox postgres \
-        release grade bench clean test-extended
+        release grade bench clean test-extended hub
 
 all: book
 
@@ -61,6 +61,15 @@ postgres:
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq postgresql >/dev/null; }
 
+# JupyterHub's proxy, configurable-http-proxy, from the npm registry at an exact version, into
+# the venv (.venv/lib/node_modules, its command in .venv/bin, which is first on PATH): what
+# tests/course/test_jupyterhub.py starts the hub with (jupyterhub itself comes with make setup).
+CHP_VERSION := 5.3.0
+hub: $(STAMP)
+	@test "$$($(BIN)/configurable-http-proxy --version 2>/dev/null)" = "$(CHP_VERSION)" || \
+	  npm install --global --prefix $(CURDIR)/$(VENV) --no-audit --no-fund --loglevel=error \
+	    configurable-http-proxy@$(CHP_VERSION)
+
 # What a change must pass first: lint (ruff), format (ruff format --check), types (mypy,
 # strict on the core modules) and the package's unit tests on every core. No book build, no
 # apt, no browser; the tests marked `slow` (end-to-end runs on real processes) are left to
@@ -94,7 +103,7 @@ test: book browser sandbox postgres
 
 # The end-to-end runs that do not fit make test's budget (marked `extended`): the book's browser
 # tests again under a sub-path, and the like.
-test-extended: book browser sandbox postgres
+test-extended: book browser sandbox postgres hub
 	$(BIN)/python -m pytest -n auto --dist loadgroup --durations=30 -m extended
 
 # Release one assignment alone (exercises/README.md, section 1): its student notebooks in

@@ -164,7 +164,9 @@ def _reason_from_log(log, course):
 
 def _zero_with_feedback(course, url, assignment, student, reasons):
     """Score 0 for every cell of the student's submission, keep manual grades, and write
-    ``feedback/<student>/<assignment>/not_graded.html`` with the reasons."""
+    ``feedback/<student>/<assignment>/not_graded.html`` with the reasons (and the same page as
+    ``<name>.html`` for each notebook ``<name>.ipynb`` the student handed in, which is what
+    ``nbgrader fetch_feedback`` looks for)."""
     from nbgrader.api import Gradebook
     from nbgrader.utils import parse_utc
 
@@ -180,7 +182,12 @@ def _zero_with_feedback(course, url, assignment, student, reasons):
         gb.db.commit()
     folder = Path(course) / "feedback" / student / assignment
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "not_graded.html").write_text(pipeline.not_graded(assignment, reasons))
+    page = pipeline.not_graded(assignment, reasons)
+    (folder / "not_graded.html").write_text(page)
+    # `nbgrader fetch_feedback` fetches a page for each notebook the student handed in, by its
+    # name: the page goes under those names too (a renamed notebook), or it never reaches them
+    for handed_in in (Path(course) / "submitted" / student / assignment).glob("*.ipynb"):
+        (folder / f"{handed_in.stem}.html").write_text(page)
     # what `nbgrader release_feedback` reads beside every page (the exchange's submission
     # files): without them it stops at this student, and later students get no feedback
     for name in ("timestamp.txt", "submission_secret.txt"):

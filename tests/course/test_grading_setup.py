@@ -76,7 +76,7 @@ def test_learners_install_the_sites_wheel_never_the_instructors_repository():
     [
         "--allow-root",
         "Exchange.root",
-        "chmod 777",
+        "install -d -m 1777",  # the exchange root: writable by all, sticky
         "c.CourseDirectory.groupshared",
         "pg_restore",
         "psql",

@@ -216,8 +216,11 @@ def test_links_of_different_speeds_are_added_up():
 # ---- properties --------------------------------------------------------------------------
 
 
+_SIDES = st.integers(1, 7)  # a torus side: 1 to 7 ranks
+
+
 @st.composite
-def small_tori(draw, sizes=st.integers(1, 7), max_ranks=60):
+def small_tori(draw, sizes=_SIDES, max_ranks=60):
     ndim = draw(st.integers(1, 3))
     shape = tuple(draw(st.lists(sizes, min_size=ndim, max_size=ndim)))
     if math.prod(shape) > max_ranks:

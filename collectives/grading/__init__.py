@@ -126,9 +126,9 @@ package's own answers (``cl.measures.diameter``, ``cl.time``, ``cl.grading.<refe
 the call raises that ``ImportError`` and the task scores 0, with a message that names what was
 used; a graded name that is not the learner's own code at all (bound to the package's function,
 an alias, a ``functools.partial`` or ``wraps`` of it, a class attribute, a function built from a
-copy of the package's files: :mod:`.isolation.origin`), refused before it is read; answers that lie about equality (they are re-encoded as plain values in the learner's
-process); and, as before, everything done to the kernel's state (only source text and plain
-values leave it).
+copy of the package's files: :mod:`.isolation.origin`), refused before it is read; answers that lie
+about equality (they are re-encoded as plain values in the learner's process); and, as before,
+everything done to the kernel's state (only source text and plain values leave it).
 
 It does not stop (the sandbox below bounds what such code can reach): code written to get
 round it, in the learner's process (removing the finder from ``sys.meta_path``, loading the

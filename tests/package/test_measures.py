@@ -302,7 +302,8 @@ def test_an_odd_axis_can_have_a_cheaper_staircase_cut():
         ),
         (
             lambda: hop_matrix(cl.topology.ring(8, 1.0), max_ranks=4),
-            "hop_matrix of ring of 8 would hold 8 x 8 = 64 pairs, more than the limit of max_ranks=4",
+            "hop_matrix of ring of 8 would hold 8 x 8 = 64 pairs, more than the limit of "
+            "max_ranks=4",
         ),
         (
             lambda: hop_matrix(cl.topology.ring(8, 1.0), max_ranks=0),

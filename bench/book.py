@@ -160,7 +160,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(f"    of which executing chapters    {exec_s:7.1f} s   (jupyter-cache's record)")
     print(
-        f"  no-change rebuild (jupyter-book) {rebuild_s:7.1f} s   target < {REBUILD_TARGET_S:.0f} s: "
+        f"  no-change rebuild (jupyter-book) {rebuild_s:7.1f} s   "
+        f"target < {REBUILD_TARGET_S:.0f} s: "
         f"{verdict(rebuild_s, REBUILD_TARGET_S)}"
     )
     print(

@@ -22,8 +22,8 @@ import collectives.fp8 as fp8
 
 try:
     import ml_dtypes
-except ImportError:  # pragma: no cover
-    raise SystemExit("bench/fp8.py compares against ml_dtypes: pip install ml_dtypes")
+except ImportError as exc:  # pragma: no cover
+    raise SystemExit("bench/fp8.py compares against ml_dtypes: pip install ml_dtypes") from exc
 
 N = 1 << 24
 REPEATS = 5
@@ -82,12 +82,13 @@ def main():
         ref_back = ref_bits.view(dtype).astype(np.float32)
         if not np.array_equal(back, ref_back, equal_nan=True):
             raise SystemExit(f"{name}: decode differs from ml_dtypes")
-        t_enc = best_of(lambda: fp8.encode(x, name))
-        t_ml_enc = best_of(lambda: ml_cast(x, dtype))
-        t_dec = best_of(lambda: fp8.decode(ref_bits, name))
-        t_ml_dec = best_of(lambda: ref_bits.view(dtype).astype(np.float32))
-        t_enc64 = best_of(lambda: fp8.encode(x64, name))
-        t_ml_enc64 = best_of(lambda: ml_cast(x64, dtype))
+        # the defaults bind this iteration's format and bits (best_of calls each lambda at once)
+        t_enc = best_of(lambda name=name: fp8.encode(x, name))
+        t_ml_enc = best_of(lambda dtype=dtype: ml_cast(x, dtype))
+        t_dec = best_of(lambda bits=ref_bits, name=name: fp8.decode(bits, name))
+        t_ml_dec = best_of(lambda bits=ref_bits, dtype=dtype: bits.view(dtype).astype(np.float32))
+        t_enc64 = best_of(lambda name=name: fp8.encode(x64, name))
+        t_ml_enc64 = best_of(lambda dtype=dtype: ml_cast(x64, dtype))
         for op, ours, ml in (
             ("encode", t_enc, t_ml_enc),
             ("decode", t_dec, t_ml_dec),

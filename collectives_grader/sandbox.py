@@ -592,8 +592,8 @@ class LimitedIOPubChannel(AsyncZMQSocketChannel):
             msg["content"] = {
                 "name": "stderr",
                 "text": (
-                    f"\n[grading: this notebook printed more than {LIMITS.output_bytes // 2**20} MB;"
-                    f" the rest of its output is dropped]\n"
+                    "\n[grading: this notebook printed more than "
+                    f"{LIMITS.output_bytes // 2**20} MB; the rest of its output is dropped]\n"
                 ),
             }
             return msg

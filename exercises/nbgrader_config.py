@@ -58,7 +58,10 @@ c.CourseDirectory.source_directory = "source"
 # Solutions between "### BEGIN SOLUTION" and "### END SOLUTION" become this stub; tests
 # between "### BEGIN HIDDEN TESTS" and "### END HIDDEN TESTS" are removed.
 c.ClearSolutions.code_stub = {
-    "python": '# YOUR CODE HERE\nraise NotImplementedError("not written yet: replace this line with your code")'
+    "python": (
+        "# YOUR CODE HERE\n"
+        'raise NotImplementedError("not written yet: replace this line with your code")'
+    )
 }
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 c.ClearSolutions.begin_solution_delimeter = "BEGIN SOLUTION"

@@ -151,7 +151,9 @@ def _alt_texts(app, doctree, docname) -> None:
                 .replace("<", "&lt;")
                 .replace(">", "&gt;")
             )
-            text = _ANIM_IMG.sub(lambda m: f'<img alt="{escaped}"{m.group(1)}>', node.astext())
+            text = _ANIM_IMG.sub(
+                lambda m, escaped=escaped: f'<img alt="{escaped}"{m.group(1)}>', node.astext()
+            )
             new = nodes.raw("", text, format=node["format"])
             new.source, new.line = node.source, node.line
             node.replace_self(new)

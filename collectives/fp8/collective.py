@@ -453,7 +453,6 @@ def fp8_all_reduce(
     rows = np.zeros((n_ranks, padded_size), np.float32)
     rows[:, :size] = g
     group_size = schedule.group_size
-    group_of = schedule.group_of
 
     # the shared scale: the scale of the group's amax (MAX all-reduce over the schedule)
     amax = np.abs(g).max(axis=1)

@@ -66,8 +66,9 @@ would not fit in 80 GB, and assumed for the FP8 one. With stage 1 for both, what
 leaves out is 6 GB larger in the FP8 run than in the BF16 one (23 against 17 GB per GPU);
 with stage 2 for the FP8 run (gradients sharded too) it is about 10 GB larger. FP8-specific
 buffers, such as the transposed FP8 weight copies Hopper's GEMMs need, may be part of it,
-but the paper does not break the measurement down. TE's FP8 weight caches, gradient-accumulation buffers and embedding tables
-kept in higher precision are not modelled either.
+but the paper does not break the measurement down. TE's FP8 weight caches,
+gradient-accumulation buffers and embedding tables kept in higher precision are not modelled
+either.
 
 Taught in the FP8 chapter.
 """

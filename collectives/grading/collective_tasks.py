@@ -10,4 +10,4 @@ from .tasks.all_to_all import __all__ as _all_1
 from .tasks.cost_models import *  # noqa: F403 (the old module's names)
 from .tasks.cost_models import __all__ as _all_2
 
-__all__ = _all_0 + _all_1 + _all_2
+__all__ = list(_all_0) + list(_all_1) + list(_all_2)

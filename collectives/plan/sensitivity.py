@@ -1,18 +1,19 @@
 """How a plan's verdicts move with its assumptions: :func:`sensitivity`.
 
-A plan rests on assumptions that no model can settle for a real job: how fast the matmuls
-run (``mfu``, peak by default: the kernels' efficiency, recomputation included, not the
-end-to-end MFU of Chowdhery et al., which each row reports in ``"MFU"``), how fast the links carry payload (a GPU preset's line rates,
-or ``rates="effective"``: NCCL's model rate for Hopper NVLink, 20.6 GB/s per link in its
-topology search (src/graph/topo.h), and the NICs' rate measured with nccl-tests, :mod:`collectives.hardware.systems`), and how the fabric spreads the flows (hashed
+A plan rests on assumptions that no model can settle for a real job: how fast the matmuls run
+(``mfu``, peak by default: the kernels' efficiency, recomputation included, not the end-to-end
+MFU of Chowdhery et al., which each row reports in ``"MFU"``), how fast the links carry payload
+(a GPU preset's line rates, or ``rates="effective"``: NCCL's model rate for Hopper NVLink, 20.6
+GB/s per link in its topology search (src/graph/topo.h), and the NICs' rate measured with
+nccl-tests, :mod:`collectives.hardware.systems`), and how the fabric spreads the flows (hashed
 ECMP with one flow per connection, Meta's 16 queue pairs with enhanced ECMP, or adaptive
 routing: :mod:`collectives.plan.costing`), plus FP8 matmuls as a what-if. :func:`sensitivity`
 plans the same step under each :class:`WhatIf` of a list (:data:`WHAT_IFS` by default) and
-returns one row per what-if: the step time, its compute, bubble and exposed communication,
-the exposed data-parallel (DP, FSDP) and tensor-parallel parts, whether the data-parallel
-collectives hide, the bottleneck link level and whether the memory fits. A what-if that does
-not apply (effective rates on a preset that has none, FP8 compute on a chip without a
-recorded FP8 peak, routing schemes on a torus) gets a row with its reason in ``note``.
+returns one row per what-if: the step time, its compute, bubble and exposed communication, the
+exposed data-parallel (DP, FSDP) and tensor-parallel parts, whether the data-parallel
+collectives hide, the bottleneck link level and whether the memory fits. A what-if that does not
+apply (effective rates on a preset that has none, FP8 compute on a chip without a recorded FP8
+peak, routing schemes on a torus) gets a row with its reason in ``note``.
 
 Peak compute is the *pessimistic* end for overlap: slower matmuls lengthen every window,
 so a collective hidden at peak stays hidden, and one exposed at peak may hide, while the
@@ -55,10 +56,10 @@ class WhatIf:
             raise CollectivesError(f"compute must be one of {COMPUTE}, got {self.compute!r}")
 
 
-#: the chapter's what-ifs: peak and two lower matmul efficiencies (``mfu``; assumed values: Llama 3 405B reports
-#: 38-43 % BF16 MFU end to end, table 4 of arXiv 2407.21783, which counts the exposed
-#: communication and the bubble too), measured link rates, the fabric's three schemes, and
-#: FP8 matmuls
+#: the chapter's what-ifs: peak and two lower matmul efficiencies (``mfu``; assumed values:
+#: Llama 3 405B reports 38-43 % BF16 MFU end to end, table 4 of arXiv 2407.21783, which counts
+#: the exposed communication and the bubble too), measured link rates, the fabric's three
+#: schemes, and FP8 matmuls
 WHAT_IFS = (
     WhatIf("as planned: peak BF16, line rates, hashed ECMP"),
     WhatIf("matmul efficiency 0.6", mfu=0.6),

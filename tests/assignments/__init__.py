@@ -44,11 +44,12 @@ assignment may have several notebooks (most have one: write ``NOTEBOOK = "..."``
     The submissions to autograde, at least ``"correct"`` (every solution), ``"blank"`` (the release
     as handed out), ``"partial"`` (some tasks right, at least one wrong and some blank) and
     ``"hostile"`` (see below); and the attacks its tasks must survive: ``"wrong"`` (plausible wrong
-    answers: EXPECTED 0 everywhere), ``"variant"`` (correct answers in another shape: every
-    point) and ``"shortcut"`` (answers that call the package: 0 everywhere); add others freely (student ids: letters, digits, ``_``, ``-``).
-    ``build(source, release)`` receives fresh copies of the source notebook (solutions and hidden
-    tests) and of the release notebook (nbformat ``NotebookNode``) and returns the notebook the
-    student hands in. :func:`submission` makes the usual builders; any function will do.
+    answers: EXPECTED 0 everywhere), ``"variant"`` (correct answers in another shape: every point)
+    and ``"shortcut"`` (answers that call the package: 0 everywhere); add others freely (student
+    ids: letters, digits, ``_``, ``-``). ``build(source, release)`` receives fresh copies of the
+    source notebook (solutions and hidden tests) and of the release notebook (nbformat
+    ``NotebookNode``) and returns the notebook the student hands in. :func:`submission` makes the
+    usual builders; any function will do.
 ``EXPECTED = {student: {notebook: {grade_id: score}}}``
     The exact score of every graded cell for every student in SUBMISSIONS: all of the cell's
     points or 0 (nbgrader gives a test cell all or nothing); for a hand-graded answer, the score
@@ -154,8 +155,8 @@ Example (abridged from an earlier cost_models.py)
     ERRORS = {
         "partial": {NOTEBOOK: {"test_ring_all_gather_time": Error(
             "ring_all_gather_time(8, 2**26, 1e-6, 45e9) is 0.0014993080888888888, expected "
-            "0.0013118945777777777 = collectives.analytic.ring_all_gather(8, 67108864, alpha=1e-06, bandwidth="
-            "45000000000.0); yours is exactly 8/7 times that")}},
+            "0.0013118945777777777 = collectives.analytic.ring_all_gather(8, 67108864, "
+            "alpha=1e-06, bandwidth=45000000000.0); yours is exactly 8/7 times that")}},
         "hostile": {NOTEBOOK: {
             # the re-check's own value (0.0 for one rank), not the patched 42.0
             "test_busbw_from_time": Error(startswith="busbw_from_time(1, 1000000.0, 0.001) is "
@@ -171,7 +172,8 @@ printed its success line.
 Workflow
 --------
 Write the notebook, run ``make student`` and the two ``nbgrader validate`` commands of
-exercises/README.md, then ``python -m pytest -q tests/course/test_grading_pipeline.py -k <assignment>``
+exercises/README.md, then
+``python -m pytest -q tests/course/test_grading_pipeline.py -k <assignment>``
 (with ``.venv/bin`` first on PATH; ``-k`` makes the pipeline release, validate, grade and export
 that assignment only, in about half a minute). Its first failure prints a skeleton spec made from
 the notebook's metadata; check its points against the README, write the partial and hostile
@@ -708,7 +710,8 @@ def skeleton(assignment, course_dir=EXERCISES):
             "# the written answers graded by hand (their rubric is in the source notebook)",
             f"MANUAL = {_literal(manual)}",
             "SUBMISSIONS = {",
-            '    "correct": {nb: submission(solved=tuple(SOLUTIONS[nb]) + MANUAL[nb]) for nb in SOLUTIONS},',
+            '    "correct": {nb: submission(solved=tuple(SOLUTIONS[nb]) + MANUAL[nb]) '
+            "for nb in SOLUTIONS},",
             '    "blank": {nb: submission() for nb in SOLUTIONS},',
             '    # "partial": ..., "hostile": ..., "wrong": ..., "variant": ..., "shortcut": ...',
             "}",

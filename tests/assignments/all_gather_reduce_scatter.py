@@ -133,7 +133,8 @@ _tamper()
 
 def dual(steps, n_chunks):
     # copies instead of additions: every copy overwrites the receiver's contribution
-    return [[(dst, src, dst_chunk, src_chunk, "copy") for src, dst, src_chunk, dst_chunk, *_ in step]
+    return [[(dst, src, dst_chunk, src_chunk, "copy")
+             for src, dst, src_chunk, dst_chunk, *_ in step]
             for step in reversed(steps)]
 """,
     "all_axes_all_gather_seconds": """
@@ -407,10 +408,11 @@ ERRORS = {
     "partial": {
         NOTEBOOK: {
             "test_dual": Error(
-                startswith="dual(ring all-gather of 4 ranks, 4) does not compute the reduce-scatter: after "
-                "the last step, rank 0 chunk 0 holds chunk 0 summed over 2 of 4 ranks (0, 1); ",
-                contains="Step by step against the reference dual(ring_all_gather): after step 0, rank 0 "
-                "chunk 0 holds chunk 0 summed over 2 of 4 ranks (0, 1); in the reference it "
+                startswith="dual(ring all-gather of 4 ranks, 4) does not compute the "
+                "reduce-scatter: after the last step, rank 0 chunk 0 holds chunk 0 summed over 2 "
+                "of 4 ranks (0, 1); ",
+                contains="Step by step against the reference dual(ring_all_gather): after step 0, "
+                "rank 0 chunk 0 holds chunk 0 summed over 2 of 4 ranks (0, 1); in the reference it "
                 "holds chunk 0 of rank 0.",
             )
         }
@@ -444,10 +446,10 @@ ERRORS = {
                 "sends from rank 0 to rank 2"
             ),
             "test_dual": Error(
-                startswith="dual(ring all-gather of 2 ranks, 2) does not compute the reduce-scatter: "
-                "after the last step, rank 0 chunk 0 holds chunk 0 of rank 1; "
-                "reduce_scatter needs chunk 0 summed over all 2 ranks there (last "
-                "written at step 0)\n\nThis cell has 16 more failing checks:"
+                startswith="dual(ring all-gather of 2 ranks, 2) does not compute the "
+                "reduce-scatter: after the last step, rank 0 chunk 0 holds chunk 0 of rank 1; "
+                "reduce_scatter needs chunk 0 summed over all 2 ranks there (last written at step "
+                "0)\n\nThis cell has 16 more failing checks:"
             ),
             # the lying float arrives as the plain 1.0; a v5e pod with no bytes: 30 hops of 1 us
             "test_all_axes_all_gather_seconds": Error(
@@ -472,8 +474,8 @@ ERRORS["shortcut"] = {
             f"use only {_SCHEDULE_TOOLS}; "
         ),
         "test_dual": Error(
-            startswith=f"dual([], 1) raised ImportError: collectives.transforms.dual {FORBIDDEN} (your "
-            f"code uses _package_dual): write that part yourself (here you may use only "
+            startswith=f"dual([], 1) raised ImportError: collectives.transforms.dual {FORBIDDEN} "
+            f"(your code uses _package_dual): write that part yourself (here you may use only "
             f"{_SCHEDULE_TOOLS}; "
         ),
         "test_all_axes_all_gather_seconds": Error(
@@ -493,8 +495,8 @@ ERRORS["wrong"] = {
     NOTEBOOK: {
         # one axis at a time: the chapter's 738 us on the pod, not 384 us
         "test_all_axes_all_gather_seconds": Error(
-            "all_axes_all_gather_seconds('tpu-v5e', (16, 16), 64000000.0) is 0.0007383333333333334, "
-            "expected 0.00038416666666666666 (relative error 0.922)"
+            "all_axes_all_gather_seconds('tpu-v5e', (16, 16), 64000000.0) is "
+            "0.0007383333333333334, expected 0.00038416666666666666 (relative error 0.922)"
         ),
         # one hop of latency for the direct all-gather: wrong near the crossover for n = 6, 10, 7,
         # 8 and 16

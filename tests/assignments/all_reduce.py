@@ -381,10 +381,10 @@ ERRORS = {
     "hostile": {
         NOTEBOOK: {
             "test_rabenseifner_steps": Error(
-                startswith="rabenseifner_steps(2) computes the all-reduce in 2 steps, but rank 0 sends 4 "
-                "chunks in all; Rabenseifner's algorithm sends 2(n - 1) = 2 (n - 1 while halving, "
-                "n - 1 while doubling): halve the block a rank is responsible for at every step of "
-                "the reduce-scatter"
+                startswith="rabenseifner_steps(2) computes the all-reduce in 2 steps, but rank 0 "
+                "sends 4 chunks in all; Rabenseifner's algorithm sends 2(n - 1) = 2 (n - 1 while "
+                "halving, n - 1 while doubling): halve the block a rank is responsible for at "
+                "every step of the reduce-scatter"
             ),
             "test_hierarchical_steps": Error(
                 startswith="hierarchical_steps(2) computes the all-reduce, but on "
@@ -393,8 +393,8 @@ ERRORS = {
                 "0.006860017208888889 s of the hierarchical all-reduce"
             ),
             "test_fastest_all_reduce": Error(
-                startswith="fastest_all_reduce(2, 1000000000.0, 2e-06, 450000000000.0) is 'ring_all_reduce', "
-                "but the answer is 'recursive_doubling_all_reduce'"
+                startswith="fastest_all_reduce(2, 1000000000.0, 2e-06, 450000000000.0) is "
+                "'ring_all_reduce', but the answer is 'recursive_doubling_all_reduce'"
             ),
         }
     },

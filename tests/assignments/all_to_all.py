@@ -365,10 +365,10 @@ ERRORS = {
     "partial": {
         NOTEBOOK: {
             "test_chain_steps": Error(
-                "chain_steps(4) computes the all-to-all on the chain, one part per link and direction "
-                "per step, but in 5 steps that move data; the cut bound is floor(n**2 / 4) = 4: the 4 "
-                "parts that cross the middle link each way need a step each, so that link must carry "
-                "one at every step"
+                "chain_steps(4) computes the all-to-all on the chain, one part per link and "
+                "direction per step, but in 5 steps that move data; the cut bound is floor(n**2 / "
+                "4) = 4: the 4 parts that cross the middle link each way need a step each, so that "
+                "link must carry one at every step"
             )
         }
     },
@@ -389,8 +389,8 @@ ERRORS = {
             "test_bruck_steps": Error(startswith="bruck_steps(4) does not compute the all-to-all"),
             "test_pairwise_steps": Error(startswith="pairwise_steps(5): step 0, transfer 4"),
             "test_dispatch_time": Error(
-                startswith="dispatch_time([[10, 3, 2, 1], [40, 5, 1, 2], [35, 4, 6, 0], [50, 2, 2, 3]], "
-                "8192, 2e-06, 450000000000.0) is "
+                startswith="dispatch_time([[10, 3, 2, 1], [40, 5, 1, 2], [35, 4, 6, 0], [50, 2, 2, "
+                "3]], 8192, 2e-06, 450000000000.0) is "
             ),
         }
     },

@@ -422,8 +422,8 @@ ERRORS = {
     "partial": {
         NOTEBOOK: {
             "test_pipelined_seconds": Error(
-                "pipelined_seconds(4, 2**30, 3) is 0.008202194488888889, expected 0.007605671253333333 "
-                "(relative error 0.0784)"
+                "pipelined_seconds(4, 2**30, 3) is 0.008202194488888889, expected "
+                "0.007605671253333333 (relative error 0.0784)"
             )
         }
     },
@@ -442,14 +442,14 @@ ERRORS = {
             ),
             "test_segments_needed": Error(
                 "segments_needed(1, 2**30, 0.05) is 88.0, expected 1.0 = "
-                "collectives.grading.hierarchical_segments_needed(1, 1073741824, 0.05); yours is 88 "
-                "times that"
+                "collectives.grading.hierarchical_segments_needed(1, 1073741824, 0.05); yours is "
+                "88 times that"
             ),
             "test_mesh_placement": Error(  # rank order: with tp first, a TP group spans 4 nodes
-                "mesh_placement({'tp': 8, 'dp': 4}, 4): the TP group of mesh ranks [0, 4, 8, 12, 16, "
-                "20, 24, 28] is on GPUs [0, 4, 8, 12, 16, 20, 24, 28], which span nodes [0, 1, 2, 3]; "
-                "by cl.time its step (128 TP all-reduces of 33554432 bytes, one DP all-reduce of "
-                "1073741824 bytes) takes 0.3042268501333333 s, 6.21951 times the "
+                "mesh_placement({'tp': 8, 'dp': 4}, 4): the TP group of mesh ranks [0, 4, 8, 12, "
+                "16, 20, 24, 28] is on GPUs [0, 4, 8, 12, 16, 20, 24, 28], which span nodes [0, 1, "
+                "2, 3]; by cl.time its step (128 TP all-reduces of 33554432 bytes, one DP "
+                "all-reduce of 1073741824 bytes) takes 0.3042268501333333 s, 6.21951 times the "
                 "0.048914905315555555 s with every TP group in one node and every DP group on one "
                 "rail"
             ),

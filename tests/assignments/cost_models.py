@@ -356,8 +356,8 @@ ERRORS = {
     "partial": {
         NOTEBOOK: {
             "test_fit_ring_all_gather": Error(
-                f"the alpha of {_V5E_FIT} is 1.4999999999999999e-05 s, expected 1e-06 s (the latency of "
-                f"one step {_TIMED}; yours is exactly 15 times that"
+                f"the alpha of {_V5E_FIT} is 1.4999999999999999e-05 s, expected 1e-06 s (the "
+                f"latency of one step {_TIMED}; yours is exactly 15 times that"
             )
         }
     },
@@ -371,9 +371,9 @@ ERRORS = {
             ),
             # the lying floats arrive as plain 2e-6 and 45e9
             "test_fit_ring_all_gather": Error(
-                f"the alpha of fit_ring_all_gather(16, rows at S = 64000.0 and 64000000.0) is 2e-06 "
-                f"s, expected 1e-06 s (the latency of one step {_TIMED}; yours is exactly 2 times "
-                "that"
+                "the alpha of fit_ring_all_gather(16, rows at S = 64000.0 and 64000000.0) is "
+                f"2e-06 s, expected 1e-06 s (the latency of one step {_TIMED}; yours is exactly 2 "
+                "times that"
             ),
             # right for the first case only: 1 MB on 4.5e10 B/s links leaves 10.45 ms for 108
             "test_largest_ring_within": Error(
@@ -381,8 +381,8 @@ ERRORS = {
                 "but the answer is 108: "
             ),
             "test_better_upgrade": Error(
-                startswith="better_upgrade(16, 64000.0, 1e-06, 45000000000.0, 2, 2) is 'bandwidth', "
-                "but the answer is 'latency': "
+                startswith="better_upgrade(16, 64000.0, 1e-06, 45000000000.0, 2, 2) is "
+                "'bandwidth', but the answer is 'latency': "
             ),
         }
     },
@@ -433,8 +433,8 @@ ERRORS["wrong"] = {
         ),
         # n alpha + S/B <= 10.5 ms: (10.5e-3 - 469762048 / 45e9) / 1e-6 = 60.8 -> 60 ranks
         "test_largest_ring_within": Error(
-            startswith="largest_ring_within(469762048, 1e-06, 45000000000.0, 0.0105) is 60, but the "
-            "answer is 137: "
+            startswith="largest_ring_within(469762048, 1e-06, 45000000000.0, 0.0105) is 60, but "
+            "the answer is 137: "
         ),
         # 15/16 x 1.97e14 / 4.5e10 = 4104.17 against 4110.46 with the 15 hop latencies
         "test_tokens_to_hide_gather": Error(

@@ -934,9 +934,9 @@ ERRORS = {
                 "45.6 GB, logits 1.0 GB), more than the 72.6 GB limit"
             ),
             "test_flipping_assumption": Error(
-                f"flipping_assumption(CASE_RIVAL) is None, but the verdict ({_ZERO2} beats {_PIPE}: "
-                "as planned it holds, 5.1365 s vs 5.2124 s) flips under 2 assumptions of the list; "
-                "plan each one"
+                f"flipping_assumption(CASE_RIVAL) is None, but the verdict ({_ZERO2} beats "
+                f"{_PIPE}: as planned it holds, 5.1365 s vs 5.2124 s) flips under 2 assumptions of "
+                "the list; plan each one"
             ),
             "test_breakeven_mfu": Error(
                 "breakeven_mfu(CASE_8B) is 0.6150, but at that matmul efficiency the steps take "
@@ -966,12 +966,12 @@ ERRORS = {
                 "make_it_fit(llama3-8b, {'dp': 2, 'fsdp': 2, 'tp': 2, 'pp': 4, 'zero_stage': 1, "
                 "'micro_batches': 2}, 4096, 16, 1.65e+10) = {'dp': 2, 'fsdp': 2, 'tp': 2, 'pp': 4, "
                 "'zero_stage': 1, 'sequence_parallel': True, 'micro_batches': 4} fits (15.1 GB per "
-                "GPU) but changes 2 settings (micro_batches, sequence_parallel); changing 1 setting "
-                "is enough here"
+                "GPU) but changes 2 settings (micro_batches, sequence_parallel); changing 1 "
+                "setting is enough here"
             ),
             "test_flipping_assumption": Error(
-                startswith="flipping_assumption({'model': 'llama3-8b', 'units': 1, 'seq_len': 4096, "
-                "'global_batch': 512, 'layout': {'fsdp': 32, 'tp': 8, ",
+                startswith="flipping_assumption({'model': 'llama3-8b', 'units': 1, 'seq_len': "
+                "4096, 'global_batch': 512, 'layout': {'fsdp': 32, 'tp': 8, ",
                 contains=(
                     "is None, but the verdict",
                     "as planned it holds, 0.6929 s vs 0.7235 s) "
@@ -1008,7 +1008,8 @@ ERRORS = {
                 contains=(FORBIDDEN,),
             ),
             "test_breakeven_mfu": Error(
-                startswith=f"breakeven_mfu({_ARGS_CASE_8B}) raised ImportError: collectives.grading",
+                startswith=f"breakeven_mfu({_ARGS_CASE_8B}) raised ImportError: "
+                "collectives.grading",
                 contains=(FORBIDDEN,),
             ),
         }

@@ -525,9 +525,10 @@ ERRORS = {
     "partial": {
         NOTEBOOK: {
             "test_slice_bisection_bandwidth": Error(
-                "slice_bisection_bandwidth((16, 16), (True, True), 45000000000.0) is 720000000000.0, "
-                "expected 1440000000000.0 = collectives.grading.slice_bisection_bandwidth((16, 16), "
-                "(True, True), 45000000000.0); yours is exactly 1/2 times that"
+                "slice_bisection_bandwidth((16, 16), (True, True), 45000000000.0) is "
+                "720000000000.0, expected 1440000000000.0 = "
+                "collectives.grading.slice_bisection_bandwidth((16, 16), (True, True), "
+                "45000000000.0); yours is exactly 1/2 times that"
             )
         }
     },
@@ -548,8 +549,8 @@ ERRORS = {
                 "your code uses cl, which is the collectives package",
             ),
             "test_best_v5e_slice_shape": Error(
-                "best_v5e_slice_shape(1, 1000000.0) is (3, 3): (3, 3) is not a v5e slice of 1 chips: "
-                "two axes of 1, 2, 4, 8 or 16 chips, rows <= cols"
+                "best_v5e_slice_shape(1, 1000000.0) is (3, 3): (3, 3) is not a v5e slice of 1 "
+                "chips: two axes of 1, 2, 4, 8 or 16 chips, rows <= cols"
             ),
             "test_wrapped_axis_for": Error(
                 "wrapped_axis_for(2, 100000.0, 10000.0, 1) is 'neither', which is not one of the "
@@ -581,7 +582,8 @@ ERRORS = {
     "split_halves": {
         NOTEBOOK: {
             "test_slice_all_gather_plan": Error(
-                startswith="slice_all_gather_plan('tpu-v5e', (8, 16), 0.001) is ((0, 1), 84078805.9",
+                startswith="slice_all_gather_plan('tpu-v5e', (8, 16), 0.001) is ((0, 1), "
+                "84078805.9",
                 contains=(
                     "): within the budget the plan (0, 1) gathers 8.46806e+07 bytes, 1.007 "
                     "times yours",

@@ -216,8 +216,11 @@ def test_links_of_different_speeds_are_added_up():
 # ---- properties --------------------------------------------------------------------------
 
 
+_SIDES = st.integers(1, 7)  # a torus side: 1 to 7 ranks
+
+
 @st.composite
-def small_tori(draw, sizes=st.integers(1, 7), max_ranks=60):
+def small_tori(draw, sizes=_SIDES, max_ranks=60):
     ndim = draw(st.integers(1, 3))
     shape = tuple(draw(st.lists(sizes, min_size=ndim, max_size=ndim)))
     if math.prod(shape) > max_ranks:
@@ -299,7 +302,8 @@ def test_an_odd_axis_can_have_a_cheaper_staircase_cut():
         ),
         (
             lambda: hop_matrix(cl.topology.ring(8, 1.0), max_ranks=4),
-            "hop_matrix of ring of 8 would hold 8 x 8 = 64 pairs, more than the limit of max_ranks=4",
+            "hop_matrix of ring of 8 would hold 8 x 8 = 64 pairs, more than the limit of "
+            "max_ranks=4",
         ),
         (
             lambda: hop_matrix(cl.topology.ring(8, 1.0), max_ranks=0),

@@ -41,7 +41,8 @@ def test_a_wrong_dispatch_is_caught():
     s = cl.Schedule("all_to_all_v", 2, 4, [[(0, 1, 2, 0), (1, 0, 0, 2)]], counts=counts)
     with pytest.raises(
         cl.ScheduleError,
-        match=r"after the last step, rank 1 chunk 1 holds chunk 1 of rank 1; all_to_all_v needs chunk 3 of rank 0 there \(never written\)",
+        match=r"after the last step, rank 1 chunk 1 holds chunk 1 of rank 1; all_to_all_v needs "
+        r"chunk 3 of rank 0 there \(never written\)",
     ):
         cl.verify(s)  # the second of rank 0's two tokens for rank 1 never left
 

@@ -117,7 +117,9 @@ def test_read_before_write_lets_ranks_swap_in_one_step():
 
 
 def test_verify_refuses_non_schedules():
-    with pytest.raises(cl.ScheduleError, match="schedule must be a collectives.Schedule, got list"):
+    with pytest.raises(
+        cl.ScheduleError, match=r"schedule must be a collectives\.Schedule, got list"
+    ):
         cl.verify([[(0, 1, 0, 0)]])
 
 
@@ -141,7 +143,7 @@ def test_verify_memory_guard_has_a_clear_message(monkeypatch):
 
     monkeypatch.setattr(sim, "VERIFY_MEMORY_LIMIT", 1000)
     with pytest.raises(
-        cl.CollectivesError, match="verify would need .* GiB .* 64 ranks x 64 slots"
+        cl.CollectivesError, match=r"verify would need .* GiB .* 64 ranks x 64 slots"
     ):
         cl.verify(cl.algorithms.ring_reduce_scatter(64))
 

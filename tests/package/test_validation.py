@@ -61,5 +61,7 @@ def test_validation_imports_only_the_errors():
     assert local == ["errors"]
     assert not hasattr(validation, "schedule_arg")
     assert cl.schedule.schedule_arg(cl.algorithms.ring_all_gather(2)).n_ranks == 2
-    with pytest.raises(cl.ScheduleError, match="schedule must be a collectives.Schedule, got list"):
+    with pytest.raises(
+        cl.ScheduleError, match=r"schedule must be a collectives\.Schedule, got list"
+    ):
         cl.schedule.schedule_arg([1])

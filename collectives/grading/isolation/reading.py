@@ -83,8 +83,8 @@ def _names_read(function, source):
     """Global names the function's code reads or writes (its bytecode, nested code included),
     and the names in its decorators and default values (evaluated where it is defined)."""
     names = []
-    code = getattr(function, "__code__", None)
-    for code in _code_objects(code) if code is not None else ():
+    top = getattr(function, "__code__", None)
+    for code in _code_objects(top) if top is not None else ():
         for instruction in dis.get_instructions(code):
             if instruction.opname in _GLOBAL_OPS and instruction.argval not in names:
                 names.append(instruction.argval)

@@ -412,7 +412,7 @@ def _worker(workdir, rank, request, lp):
     namespace = lp.namespace(request["bundle"])
     function = namespace.get(request["bundle"]["target"])
     results = []
-    for i, (length, dtype) in enumerate(request["cases"]):
+    for length, dtype in request["cases"]:
         x = torch.from_numpy(pattern(rank, length, np.dtype(dtype)))
         calls.clear()
         sent[0] = 0

@@ -100,7 +100,7 @@ def test_step_counts_match_the_textbook():
 def test_supports_names_an_unknown_algorithm():
     assert supports("ring_all_gather", 3) and not supports("recursive_doubling_all_gather", 3)
     with pytest.raises(
-        cl.CollectivesError, match="unknown algorithm 'ring'; see collectives.algorithms.CATALOG"
+        cl.CollectivesError, match=r"unknown algorithm 'ring'; see collectives\.algorithms\.CATALOG"
     ):
         supports("ring", 4)
 

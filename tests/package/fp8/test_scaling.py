@@ -341,7 +341,8 @@ ERRORS = [
     (lambda: fp8.DelayedScaling().update([]), r"got shape \(0,\)"),
     (
         lambda: fp8.delayed_scales([[[1.0]]]),
-        r"delayed_scales takes amaxes of shape \(steps,\) or \(steps, ranks\), got shape \(1, 1, 1\)",
+        r"delayed_scales takes amaxes of shape \(steps,\) or \(steps, ranks\), "
+        r"got shape \(1, 1, 1\)",
     ),
     (lambda: fp8.delayed_scales([1.0, -2.0]), r"every amax is a maximum of \|x\| and must be >= 0"),
     (

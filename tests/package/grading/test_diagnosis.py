@@ -128,9 +128,9 @@ def test_other_collectives_and_neighbour_rules():
         ),
         (
             [(0, 1, 0, 0), (1, 2, 1, 1)],
-            "ring_all_gather_steps(4): step 0 is (0, 1, 0, 0), which looks like one transfer, not a "
-            "step; put the transfers of each step in a list of their own: [[(0, 1, 0, 0), "
-            "(1, 2, 1, 1), ...], [...], ...]",
+            "ring_all_gather_steps(4): step 0 is (0, 1, 0, 0), which looks like one transfer, not "
+            "a step; put the transfers of each step in a list of their own: "
+            "[[(0, 1, 0, 0), (1, 2, 1, 1), ...], [...], ...]",
         ),
         (
             [[(0, 1, 0, 0)], 5],

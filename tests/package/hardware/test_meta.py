@@ -59,7 +59,7 @@ def test_meta_preset_rejects_ratios_whole_cables_cannot_give():
     # 18 racks at 7:1 need 2.57 uplinks per CTSW; 3 give 6:1, 14 % off
     with pytest.raises(
         TopologyError,
-        match="18 racks per zone at 7:1 need 2.57143 CTSW "
+        match=r"18 racks per zone at 7:1 need 2\.57143 CTSW "
         "uplinks; the nearest whole number, 3, gives 6:1",
     ):
         fabric.meta_cluster(zones=2, racks_per_zone=18)

@@ -87,7 +87,7 @@ def test_torus_routes_go_axis_by_axis(shape, data):
     links = topo.route(a, b)
     assert_walk(topo, a, b, links)
     # coordinates change one axis at a time, in axis order
-    coords = [np.unravel_index(topo.link_src[l], shape) for l in links] + [
+    coords = [np.unravel_index(topo.link_src[link], shape) for link in links] + [
         np.unravel_index(b, shape)
     ]
     changed = [
@@ -98,15 +98,15 @@ def test_torus_routes_go_axis_by_axis(shape, data):
 
 def test_ring_tie_goes_forward_and_shorter_way_otherwise():
     r = tp.ring(6, 1.0)
-    assert [r.link_dst[l] for l in r.route(0, 3)] == [1, 2, 3]  # half-way: + direction
-    assert [r.link_dst[l] for l in r.route(0, 5)] == [5]  # wraparound, backwards
+    assert [r.link_dst[link] for link in r.route(0, 3)] == [1, 2, 3]  # half-way: + direction
+    assert [r.link_dst[link] for link in r.route(0, 5)] == [5]  # wraparound, backwards
     u = tp.ring(6, 1.0, bidirectional=False)
-    assert [u.link_dst[l] for l in u.route(0, 5)] == [1, 2, 3, 4, 5]
+    assert [u.link_dst[link] for link in u.route(0, 5)] == [1, 2, 3, 4, 5]
 
 
 def test_chain_has_no_wraparound():
     c = tp.chain(4, 1.0)
-    assert [c.link_dst[l] for l in c.route(3, 0)] == [2, 1, 0]
+    assert [c.link_dst[link] for link in c.route(3, 0)] == [2, 1, 0]
 
 
 def test_path_latency_sums_hops():

@@ -18,7 +18,7 @@ from collectives import topology as tp
 
 def hops(topo, links):
     """The (from, to) node pairs a list of links joins."""
-    return [(int(topo.link_src[l]), int(topo.link_dst[l])) for l in links]
+    return [(int(topo.link_src[link]), int(topo.link_dst[link])) for link in links]
 
 
 def assert_chain(topo, src, dst, links):
@@ -30,7 +30,7 @@ def assert_chain(topo, src, dst, links):
 
 
 def levels(topo, links):
-    return [topo.info.levels[topo.link_level[l]] for l in links]
+    return [topo.info.levels[topo.link_level[link]] for link in links]
 
 
 def dgx(n_nodes=4, **options):
@@ -75,9 +75,9 @@ def test_cluster_counts():
     pairs = set(zip(c.link_src[up].tolist(), c.link_dst[up].tolist()))
     assert pairs == {
         (a, b)
-        for l in range(LEAF, SPINE)
+        for leaf in range(LEAF, SPINE)
         for s in range(SPINE, SPINE + 4)
-        for a, b in ((l, s), (s, l))
+        for a, b in ((leaf, s), (s, leaf))
     }
 
 
@@ -520,16 +520,16 @@ def test_fabric_descriptions_are_checked():
         tp.gpu_cluster(fabric, 2, 2, nvlink_bandwidth=1.0)
     with pytest.raises(
         cl.TopologyError,
-        match="the fabric holds 4 hosts .2 leaves of 2., fewer than the 6 endpoints",
+        match=r"the fabric holds 4 hosts \(2 leaves of 2\), fewer than the 6 endpoints",
     ):
         tp.gpu_cluster(fabric, 6)
     with pytest.raises(cl.TopologyError, match="pxn relays over NVLink"):
         tp.gpu_cluster(fabric, 2, 2, pxn=True)
     with pytest.raises(
-        cl.TopologyError, match="fabric must be a collectives.topology.cluster.Fabric"
+        cl.TopologyError, match=r"fabric must be a collectives\.topology\.cluster\.Fabric"
     ):
         tp.gpu_cluster((2, 1.0), 2)
-    with pytest.raises(cl.TopologyError, match="tiers\\[0\\] must be a fabric.Tier"):
+    with pytest.raises(cl.TopologyError, match=r"tiers\[0\] must be a fabric\.Tier"):
         tp.gpu_cluster(tp.Fabric(2, 1.0, ((2, 2),)), 2)
 
 

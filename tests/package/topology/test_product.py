@@ -15,7 +15,7 @@ from collectives import topology as tp
 
 def hops(topo, links):
     """The (from, to) node pairs a list of links joins."""
-    return [(int(topo.link_src[l]), int(topo.link_dst[l])) for l in links]
+    return [(int(topo.link_src[link]), int(topo.link_dst[link])) for link in links]
 
 
 def assert_chain(topo, src, dst, links):
@@ -27,7 +27,7 @@ def assert_chain(topo, src, dst, links):
 
 
 def levels(topo, links):
-    return [topo.info.levels[topo.link_level[l]] for l in links]
+    return [topo.info.levels[topo.link_level[link]] for link in links]
 
 
 def test_product_counts():

@@ -58,7 +58,9 @@ from ..helpers import ADVICE, ONLY_TOOLS, TOOLS, refusal
             "your code imports 'collectives'",
         ),
         (
-            "import importlib\ndef f(n):\n    return importlib.import_module('collectives.grading')",
+            "import importlib\n"
+            "def f(n):\n"
+            "    return importlib.import_module('collectives.grading')",
             "your code imports 'collectives'",
         ),
         ("def f(n):\n    return __import__('collectives')", "your code imports 'collectives'"),
@@ -161,7 +163,9 @@ def inner(n):
             "collectives.analytic",
         ),
         (
-            "import importlib\ndef f(n):\n    return importlib.import_module('collectives.analytic')",
+            "import importlib\n"
+            "def f(n):\n"
+            "    return importlib.import_module('collectives.analytic')",
             "collectives.analytic",
         ),
         (
@@ -169,7 +173,9 @@ def inner(n):
             "collectives.busbw",
         ),
         (
-            "import collectives as cl\ndef f(n):\n    return cl.grading.schedule_seconds('ring', n, 1)",
+            "import collectives as cl\n"
+            "def f(n):\n"
+            "    return cl.grading.schedule_seconds('ring', n, 1)",
             "collectives.grading",
         ),
         (

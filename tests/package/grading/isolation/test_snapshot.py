@@ -111,7 +111,7 @@ def test_a_snapshot_is_a_compiled_read_only_copy_of_the_package_alone(tmp_path):
         }  # data files too
         compiled = [p for p in snap.manifest if p.endswith(".pyc")]
         assert len(compiled) == 2 and all("__pycache__" in p for p in compiled)
-        for folder, dirs, files in os.walk(snap.root):
+        for folder, _dirs, files in os.walk(snap.root):
             for name in [folder] + [os.path.join(folder, f) for f in files]:
                 assert os.stat(name).st_mode & 0o222 == 0, name  # nothing writable
         assert snap.changes() == [] and snap.current()

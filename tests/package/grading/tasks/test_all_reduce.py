@@ -76,34 +76,38 @@ def hierarchical_steps(n_nodes):
     for s in range(g - 1):  # ring reduce-scatter inside each node
         step = []
         for node in range(N):
-            for l in range(g):
-                p = (l - s - 1) % g
-                step += [(node * g + l, node * g + (l + 1) % g, c, c, "reduce") for c in block(p)]
+            for local in range(g):
+                p = (local - s - 1) % g
+                step += [
+                    (node * g + local, node * g + (local + 1) % g, c, c, "reduce") for c in block(p)
+                ]
         steps.append(step)
-    # now local l holds block l summed over its node
+    # now GPU `local` of each node holds block `local` summed over its node
     if N > 1:
         for s in range(N - 1):  # ring reduce-scatter along each rail
             step = []
-            for l in range(g):
+            for local in range(g):
                 for node in range(N):
                     j = (node - s - 1) % N
-                    c = l * N + j
-                    step.append((node * g + l, ((node + 1) % N) * g + l, c, c, "reduce"))
+                    c = local * N + j
+                    step.append((node * g + local, ((node + 1) % N) * g + local, c, c, "reduce"))
             steps.append(step)
         for s in range(N - 1):  # ring all-gather along each rail
             step = []
-            for l in range(g):
+            for local in range(g):
                 for node in range(N):
                     j = (node - s) % N
-                    c = l * N + j
-                    step.append((node * g + l, ((node + 1) % N) * g + l, c, c, "copy"))
+                    c = local * N + j
+                    step.append((node * g + local, ((node + 1) % N) * g + local, c, c, "copy"))
             steps.append(step)
     for s in range(g - 1):  # ring all-gather inside each node
         step = []
         for node in range(N):
-            for l in range(g):
-                p = (l - s) % g
-                step += [(node * g + l, node * g + (l + 1) % g, c, c, "copy") for c in block(p)]
+            for local in range(g):
+                p = (local - s) % g
+                step += [
+                    (node * g + local, node * g + (local + 1) % g, c, c, "copy") for c in block(p)
+                ]
         steps.append(step)
     return steps
 
@@ -165,9 +169,9 @@ def leader(n_nodes):
     N, n = n_nodes, 8 * n_nodes
     steps = [
         [
-            (node * 8 + l, node * 8, c, c, "reduce")
+            (node * 8 + local, node * 8, c, c, "reduce")
             for node in range(N)
-            for l in range(1, 8)
+            for local in range(1, 8)
             for c in range(n)
         ]
     ]
@@ -191,9 +195,9 @@ def leader(n_nodes):
         )
     steps.append(
         [
-            (node * 8, node * 8 + l, c, c, "copy")
+            (node * 8, node * 8 + local, c, c, "copy")
             for node in range(N)
-            for l in range(1, 8)
+            for local in range(1, 8)
             for c in range(n)
         ]
     )

@@ -109,13 +109,15 @@ def draw_tree(edges, n, ax=None, title=None, colour=ALGORITHM_COLOURS["tree"]):
     return ax
 
 
-def draw_double_binary_tree(schedule, figsize=(9.0, 3.4)):
+def draw_double_binary_tree(schedule, figsize=None, stacked=True):
     """The two trees of a double-binary-tree all-reduce ``schedule`` (half 0 of the buffer
-    through the first, half 1 through the second), side by side. Returns the Figure."""
+    through the first, half 1 through the second), one above the other (``stacked``, legible
+    in a phone's column) or side by side. Returns the Figure."""
     import matplotlib.pyplot as plt
 
     n = schedule.n_ranks
-    fig, axes = plt.subplots(1, 2, figsize=figsize)
+    shape, size = ((2, 1), (6.0, 5.6)) if stacked else ((1, 2), (9.0, 3.4))
+    fig, axes = plt.subplots(*shape, figsize=size if figsize is None else figsize)
     for half, ax in enumerate(axes):
         draw_tree(
             reduction_edges(schedule, half),

@@ -35,8 +35,14 @@ def test_tree_edges_stay_off_every_node(n):
                 assert _distance_to_segment(pos[r], a, b) >= trees.NODE_RADIUS - 1e-9, (half, r)
 
 
-def test_tree_nodes_inside_the_axes_and_labels_on_top():
-    fig = trees.draw_double_binary_tree(cl.algorithms.double_binary_tree_all_reduce(8))
+@pytest.mark.parametrize("stacked", [True, False])
+def test_tree_nodes_inside_the_axes_and_labels_on_top(stacked):
+    fig = trees.draw_double_binary_tree(
+        cl.algorithms.double_binary_tree_all_reduce(8), stacked=stacked
+    )
+    first, second = (ax.get_position() for ax in fig.axes)
+    # stacked: the second tree below the first; otherwise to its right
+    assert (second.y1 <= first.y0) if stacked else (second.x0 >= first.x1)
     for ax in fig.axes:
         x0, x1 = ax.get_xlim()
         y0, y1 = ax.get_ylim()

@@ -6,17 +6,20 @@ megabytes to one decimal, total milliseconds to whole numbers. :func:`verdict` s
 of :func:`~collectives.plan.sensitivity.sensitivity` in words (step, MFU, the data-parallel
 collectives hidden or exposed, the exposed tensor-parallel time). Both only format numbers
 the plan computed; they leave out the records' algorithms, bottlenecks and overlap windows
-(``Plan.table()`` lists those).
+(``Plan.table()`` lists those). pandas is the book's dependency, not the package's: it is
+imported when a table is made.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from ..errors import CollectivesError
 from .report import Plan
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["collectives_table", "verdict"]
 
@@ -26,6 +29,8 @@ def collectives_table(plan: Plan) -> pd.DataFrame:
     size, the link level it runs on, megabytes each, count, and total milliseconds."""
     if not isinstance(plan, Plan):
         raise CollectivesError(f"plan must be a collectives.plan.Plan, got {plan!r}")
+    import pandas as pd  # the book's dependency, not the package's: imported only here
+
     return pd.DataFrame(
         [
             {

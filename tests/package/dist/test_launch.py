@@ -17,6 +17,7 @@ from collectives import dist
 KIB = 1024
 
 
+@pytest.mark.slow  # starts processes
 def test_timeout_kills_the_workers(monkeypatch, tmp_path):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     before = _children()

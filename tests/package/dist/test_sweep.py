@@ -147,6 +147,7 @@ def test_torch_rows_carry_the_current_names_not_the_deprecated_ones():
 # ---- the sweep on processes ---------------------------------------------------------------
 
 
+@pytest.mark.slow  # starts processes
 def test_sweep_ring_all_reduce_against_torch(marked_env):
     sizes = [1 * KIB, 4 * KIB, 16 * KIB]
     result = dist.sweep(cl.algorithms.ring_all_reduce(4), sizes, iters=2, warmup=1)

@@ -39,6 +39,7 @@ def _env():
     return {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
 
 
+@pytest.mark.slow  # starts processes
 def test_torchrun_main_outside_torchrun_says_how_to_start_it(tmp_path):
     env = {k: v for k, v in _env().items() if k not in ("RANK", "WORLD_SIZE")}
     proc = subprocess.run(

@@ -17,6 +17,7 @@ from collectives import dist
 from collectives.dist.jobs import _schedule_job
 
 
+@pytest.mark.slow  # starts processes
 def test_a_worker_error_names_the_rank_and_nothing_is_left_behind(monkeypatch, tmp_path):
     """Skip the pre-check: the worker finds the empty read itself; rank 1, blocked waiting
     for rank 0's message, must not hang, and every process and file is cleaned up."""
@@ -84,6 +85,7 @@ FAILURES = [
         if f[0] != "mismatch"
     ],
 )
+@pytest.mark.slow  # starts processes
 def test_a_rank_that_dies_mismatches_or_hangs_is_named_with_its_step(
     kind, expected, segments, monkeypatch, tmp_path, marked_env
 ):

@@ -6,7 +6,7 @@ import pytest
 # tests import their shared first-principles helpers (ground_truth.py) by module name
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 
-from work_units import unit_of
+from work_units import start_rank, unit_of
 
 
 def pytest_addoption(parser):
@@ -26,9 +26,10 @@ def _is_unit_test(item):
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    """The units of work (tests/work_units.py) with the most ``slow`` tests first, so that the
-    long ones start at once and do not end a ``make test`` run on one worker alone; the
-    tests of a unit stay together, in the order collected."""
+    """The units of work (tests/work_units.py) of START_FIRST first, then those with the most
+    ``slow`` tests, so that the long ones start at once and do not end a ``make test`` run on
+    one worker alone; the tests of a unit stay together, in the order collected. With
+    ``--without-unit-tests``, the package's unit tests are left out (deselected)."""
     if config.getoption("without_unit_tests"):
         left_out = [item for item in items if _is_unit_test(item)]
         if left_out:
@@ -41,7 +42,8 @@ def pytest_collection_modifyitems(config, items):
         name: sum(1 for i in members if i.get_closest_marker("slow"))
         for name, members in units.items()
     }
-    order = sorted(units, key=lambda name: -slow[name])  # stable: ties keep their order
+    # stable: ties keep their order
+    order = sorted(units, key=lambda name: (start_rank(name), -slow[name]))
     items[:] = [item for name in order for item in units[name]]
 
 

@@ -93,13 +93,25 @@ unit: $(STAMP)
 	$(BIN)/python -m pytest tests/package -m "not slow" -n auto --dist loadfile -q \
 	  --durations=10
 
-# The whole suite on every core, the book built first. A worker takes a whole test file at a
-# time (its module fixtures are built once), or one half of the grading pipeline (each half
-# has its own course: the two are graded at once); the files with the most slow tests start
-# first (tests/work_units.py, the scheduler in tests/conftest.py that `--dist loadgroup`
-# selects). The slowest tests are listed at the end.
-test: book browser sandbox postgres
-	$(BIN)/python -m pytest -n auto --dist loadgroup --durations=30 -m "not extended"
+# The whole suite on every core. The book build (the student notebooks, then the chapters,
+# executed one at a time: one core) runs beside the package's unit tests, which need no book
+# (their own pytest run; its log first, the book's after); then everything else, on every
+# core: a worker takes a whole test file at a time (its module fixtures are built once), or
+# one half of the grading pipeline (each half has its own course: the two are graded at
+# once); the files with the most slow tests start first (tests/work_units.py, the scheduler
+# in tests/conftest.py that `--dist loadgroup` selects). The slowest tests are listed at the
+# end of each run. The target fails if the unit tests, the book or the rest failed.
+test: $(STAMP) browser sandbox postgres hub
+	@mkdir -p _build; \
+	( $(MAKE) --no-print-directory book > _build/book.log 2>&1 ) & book=$$!; \
+	$(BIN)/python -m pytest tests/package -m "not slow and not extended" -n auto \
+	  --dist loadfile -q --durations=10; unit=$$?; \
+	wait $$book; built=$$?; cat _build/book.log; \
+	if [ $$built -ne 0 ]; then echo "make test: the book build failed (its log above)"; exit 1; fi; \
+	$(BIN)/python -m pytest -n auto --dist loadgroup --durations=30 -m "not extended" \
+	  --without-unit-tests; rest=$$?; \
+	if [ $$unit -ne 0 ]; then echo "make test: the unit tests failed (the first run above)"; exit 1; fi; \
+	exit $$rest
 
 # The end-to-end runs that do not fit make test's budget (marked `extended`): the book's browser
 # tests again under a sub-path, and the like.

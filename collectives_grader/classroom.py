@@ -48,6 +48,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 from . import pipeline, precheck, sandbox
 
@@ -265,7 +266,7 @@ def grade_class(course, assignment, jobs=None, progress=True, feedback=True):
     return report
 
 
-_WORKER = {}
+_WORKER: dict[str, Any] = {}
 
 
 def _prepare_workers():

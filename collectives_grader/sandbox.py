@@ -190,7 +190,7 @@ def _bwrap():
     return os.environ.get("COLLECTIVES_BWRAP", "bwrap")
 
 
-_AVAILABLE = {}
+_AVAILABLE: dict[str, object] = {}
 
 
 def check_available():
@@ -249,7 +249,7 @@ class PackageSnapshot(package_snapshot.PackageSnapshot):
     error = SandboxError
 
 
-_SNAPSHOT = {}
+_SNAPSHOT: dict[str, PackageSnapshot] = {}
 
 
 def snapshot():

@@ -12,7 +12,7 @@ no longer lets a plugin do: the marks were ignored and the tests spread one by o
 
 import re
 
-__all__ = ["PIPELINE", "FIRST_HALF", "pipeline_half", "unit_of"]
+__all__ = ["PIPELINE", "FIRST_HALF", "START_FIRST", "pipeline_half", "unit_of", "start_rank"]
 
 PIPELINE = "tests/course/test_grading_pipeline.py"
 
@@ -28,6 +28,21 @@ FIRST_HALF = (
     "topology_reasoning",
 )
 HALF_IDS = ("first_half", "second_half")  # the ids of the pipeline tests of a whole half
+
+
+# Files whose few tests each take minutes (a JupyterHub round trip, a fresh virtual environment
+# with PyTorch, the formgrader in a browser): they start before the files with many slow tests,
+# in this order, so that none of them is left to end a run on one worker alone.
+START_FIRST = (
+    "tests/course/test_jupyterhub.py",
+    "tests/site/test_learner_install.py",
+    "tests/course/test_formgrader.py",
+)
+
+
+def start_rank(unit):
+    """Where ``unit`` starts: its index in START_FIRST, else len(START_FIRST) (after them)."""
+    return START_FIRST.index(unit) if unit in START_FIRST else len(START_FIRST)
 
 
 def pipeline_half(assignment):

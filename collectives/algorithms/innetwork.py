@@ -187,7 +187,7 @@ def nvls_tree_all_reduce(n_nodes: int, gpus_per_node: int, n_segments: int = 1) 
     trees = double_binary_trees(n) if n > 1 else (np.array([-1]), np.array([-1]))
     shapes = [depth_and_height(parent) for parent in trees]
     top = max(int(height.max()) for _, height in shapes)
-    transfers = [(0, load), (1, to_head)]
+    transfers: list[tuple] = [(0, load), (1, to_head)]
     tree_of_slot = own // g  # slot t*g + h belongs to tree t
     node_of = slot_rank // g
     for t, parent in enumerate(trees):

@@ -190,7 +190,7 @@ def double_binary_tree_all_reduce(n: int, n_segments: int = 1) -> Schedule:
     step = np.concatenate([p[0] for p in pieces])
     src = np.concatenate([p[1] for p in pieces])
     dst = np.concatenate([p[2] for p in pieces])
-    chunk = np.concatenate([np.full(len(p[0]), p[3]) for p in pieces])
+    chunks = np.concatenate([np.full(len(p[0]), p[3]) for p in pieces])
     reduce = np.concatenate([np.full(len(p[0]), p[4]) for p in pieces])
     order = np.argsort(step, kind="stable")
     one = Schedule.from_arrays(
@@ -200,8 +200,8 @@ def double_binary_tree_all_reduce(n: int, n_segments: int = 1) -> Schedule:
         step[order],
         src[order],
         dst[order],
-        chunk[order],
-        chunk[order],
+        chunks[order],
+        chunks[order],
         reduce[order],
         n_steps=2 * total,
         name="double_binary_tree_all_reduce",

@@ -72,8 +72,23 @@ from .sweep import SweepResult, SweepRow, format_table, sizes, sweep
 from .torch_ops import TORCH_OPS, Comparison
 
 __all__ = [
-    "run", "run_many", "run_torch", "compare_with_torch", "run_local", "device_mesh_groups",
-    "Comparison", "DistError", "BACKENDS", "TORCH_OPS", "MAX_LOCAL_RANKS",
-    "DEFAULT_TIMEOUT", "sweep", "sizes", "format_table", "SweepResult", "SweepRow",
-    "resolve_backend", "MAX_SEGMENTS",
+    "run",
+    "run_many",
+    "run_torch",
+    "compare_with_torch",
+    "run_local",
+    "device_mesh_groups",
+    "Comparison",
+    "DistError",
+    "BACKENDS",
+    "TORCH_OPS",
+    "MAX_LOCAL_RANKS",
+    "DEFAULT_TIMEOUT",
+    "sweep",
+    "sizes",
+    "format_table",
+    "SweepResult",
+    "SweepRow",
+    "resolve_backend",
+    "MAX_SEGMENTS",
 ]

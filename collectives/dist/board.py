@@ -13,8 +13,11 @@ __all__ = ["Board", "STARTING", "RUNNING", "FINISHING"]
 
 #: phases a rank reports in column 2 of its row
 STARTING, RUNNING, FINISHING = 0, 1, 2
-_PHASES = {STARTING: "starting (importing torch, joining the process group)",
-           RUNNING: "running", FINISHING: "in the final barrier, waiting for the others"}
+_PHASES = {
+    STARTING: "starting (importing torch, joining the process group)",
+    RUNNING: "running",
+    FINISHING: "in the final barrier, waiting for the others",
+}
 
 
 class Board:

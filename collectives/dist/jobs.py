@@ -13,10 +13,16 @@ beside :class:`collectives.Mesh`'s.
 import numpy as np
 
 from ..errors import CollectivesError
-from ..semantics import collective_spec
 from ..schedule import schedule_arg
-from .launch import (DEFAULT_TIMEOUT, check_backend, check_launch, resolve_backend, run_tasks,
-                     timeout_seconds)
+from ..semantics import collective_spec
+from .launch import (
+    DEFAULT_TIMEOUT,
+    check_backend,
+    check_launch,
+    resolve_backend,
+    run_tasks,
+    timeout_seconds,
+)
 from .programs import check_segments, prepare
 from .torch_ops import compare, torch_job
 
@@ -27,27 +33,36 @@ def _schedule_job(schedule, inputs, n_segments=1):
     """A run of ``schedule`` on ``inputs``, checked (and laid out) before any process starts."""
     n_segments = check_segments(n_segments)
     spec, buffer, filled = prepare(schedule, inputs)
-    return {"kind": "schedule", "schedule": schedule, "n": schedule.n_ranks, "spec": spec,
-            "what": f"schedule {schedule.name!r}", "buffer": buffer, "filled": filled,
-            "n_segments": n_segments}
+    return {
+        "kind": "schedule",
+        "schedule": schedule,
+        "n": schedule.n_ranks,
+        "spec": spec,
+        "what": f"schedule {schedule.name!r}",
+        "buffer": buffer,
+        "filled": filled,
+        "n_segments": n_segments,
+    }
 
 
 def _job(item, index, n_segments=1):
-    if isinstance(item, dict) and item.get("kind") == "torch":      # a job torch_job made
+    if isinstance(item, dict) and item.get("kind") == "torch":  # a job torch_job made
         return item
     try:
         first, inputs, *rest = item
     except (TypeError, ValueError):
         raise CollectivesError(
             f"job {index}: expected (schedule, inputs) or (collective, inputs[, root]), got "
-            f"{item!r:.80}") from None
+            f"{item!r:.80}"
+        ) from None
     if isinstance(first, str):
         if len(rest) > 1:
             raise CollectivesError(f"job {index}: expected (collective, inputs[, root])")
         return torch_job(first, inputs, rest[0] if rest else None)
     if rest:
-        raise CollectivesError(f"job {index}: expected (schedule, inputs); a schedule has its "
-                               "own root")
+        raise CollectivesError(
+            f"job {index}: expected (schedule, inputs); a schedule has its own root"
+        )
     return _schedule_job(first, inputs, n_segments)
 
 
@@ -92,8 +107,7 @@ def run_many(jobs, backend="gloo", *, timeout=DEFAULT_TIMEOUT, n_segments=1, seg
     return [outputs for outputs, _ in _run_jobs(jobs, backend, timeout, n_segments)]
 
 
-def run(schedule, inputs, backend="gloo", *, timeout=DEFAULT_TIMEOUT, n_segments=1,
-        segments=None):
+def run(schedule, inputs, backend="gloo", *, timeout=DEFAULT_TIMEOUT, n_segments=1, segments=None):
     """Run ``schedule`` over ``torch.distributed`` with one local process per rank.
 
     ``inputs`` and the result are as in :func:`collectives.simulate` (one row per rank,
@@ -126,8 +140,9 @@ def run_torch(collective, inputs, *, root=None, backend="gloo", timeout=DEFAULT_
     return run_many([(collective, inputs, root)], backend, timeout=timeout)[0]
 
 
-def compare_with_torch(schedule, inputs, *, backend="gloo", timeout=DEFAULT_TIMEOUT,
-                       n_segments=1, segments=None):
+def compare_with_torch(
+    schedule, inputs, *, backend="gloo", timeout=DEFAULT_TIMEOUT, n_segments=1, segments=None
+):
     """Run ``schedule`` and ``torch.distributed``'s own collective on the same inputs.
 
     Both run in one process group (one launch). Returns a :class:`Comparison`; for a
@@ -140,9 +155,14 @@ def compare_with_torch(schedule, inputs, *, backend="gloo", timeout=DEFAULT_TIME
     spec = collective_spec(schedule.collective)
     groups = None if schedule.n_groups == 1 else schedule.groups
     (ours, _), (theirs, op) = _run_jobs(
-        [(schedule, inputs),
-         torch_job(spec.name, inputs, schedule.root, op=schedule.op, groups=groups)],
-        backend, timeout, n_segments)
+        [
+            (schedule, inputs),
+            torch_job(spec.name, inputs, schedule.root, op=schedule.op, groups=groups),
+        ],
+        backend,
+        timeout,
+        n_segments,
+    )
     return compare(schedule, ours, theirs, op)
 
 
@@ -162,8 +182,12 @@ def device_mesh_groups(mesh, *, backend="gloo", timeout=DEFAULT_TIMEOUT):
     timeout = timeout_seconds(timeout)
     backend = resolve_backend(backend, mesh.n_ranks)
     check_launch(backend, mesh.n_ranks)
-    task = {"kind": "mesh", "shape": shape, "names": names,
-            "what": f"init_device_mesh of shape {tuple(shape)}"}
+    task = {
+        "kind": "mesh",
+        "shape": shape,
+        "names": names,
+        "what": f"init_device_mesh of shape {tuple(shape)}",
+    }
     ((rows, _),) = run_tasks(mesh.n_ranks, [task], backend, timeout)
     out = {}
     for name in names:

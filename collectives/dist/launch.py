@@ -4,12 +4,12 @@
 ``n`` processes (:func:`collectives.dist.worker.worker_main`) that meet at a TCP store on the
 loopback interface and form one ``torch.distributed`` process group (gloo on CPU, or NCCL with
 one GPU per rank). Each worker runs the tasks in order (:mod:`collectives.dist.worker`) and
-writes back its results. :func:`run_tasks` waits for them within a timeout; a worker that fails writes its
-exception to a file, and the root cause among the failures is raised as :class:`DistError`
-naming the rank, and the job and step it had reached (each worker writes them on a shared
-:class:`~collectives.dist.board.Board`); a rank that hangs ends the run at the timeout, with
-the step of every rank still running. Workers are always killed and reaped and the directory
-removed. A task may carry a ``"fault"`` (``{"rank", "step", "kind"}``, kind ``"die"``,
+writes back its results. :func:`run_tasks` waits for them within a timeout; a worker that fails
+writes its exception to a file, and the root cause among the failures is raised as
+:class:`DistError` naming the rank, and the job and step it had reached (each worker writes
+them on a shared :class:`~collectives.dist.board.Board`); a rank that hangs ends the run at the
+timeout, with the step of every rank still running. Workers are always killed and reaped and
+the directory removed. A task may carry a ``"fault"`` (``{"rank", "step", "kind"}``, kind ``"die"``,
 ``"hang"`` or ``"mismatch"``: a message one row too long) so that tests, and a chapter, can
 show what each failure looks like. torch is imported only inside functions, so importing
 this module does not import it.
@@ -27,9 +27,19 @@ from pathlib import Path
 from ..errors import CollectivesError, DistError
 from .board import STARTING, Board
 
-__all__ = ["BACKENDS", "MAX_LOCAL_RANKS", "DEFAULT_TIMEOUT", "FAULTS", "LOOPBACK",
-           "check_backend", "check_launch", "resolve_backend", "timeout_seconds", "run_tasks",
-           "write_pickle"]
+__all__ = [
+    "BACKENDS",
+    "MAX_LOCAL_RANKS",
+    "DEFAULT_TIMEOUT",
+    "FAULTS",
+    "LOOPBACK",
+    "check_backend",
+    "check_launch",
+    "resolve_backend",
+    "timeout_seconds",
+    "run_tasks",
+    "write_pickle",
+]
 
 #: backends :func:`~collectives.dist.run` accepts ("auto": nccl when CUDA is available)
 BACKENDS = ("gloo", "nccl", "auto")
@@ -47,7 +57,7 @@ DEFAULT_TIMEOUT = 60.0
 #: the address the workers and their rendezvous store listen on
 LOOPBACK = "127.0.0.1"
 _PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
-_GRACE = 1.0          # seconds to let other ranks report after the first failure
+_GRACE = 1.0  # seconds to let other ranks report after the first failure
 
 
 def check_backend(backend):
@@ -55,7 +65,8 @@ def check_backend(backend):
     if not isinstance(backend, str) or backend not in BACKENDS:
         raise CollectivesError(
             f"unknown backend {backend!r}; expected 'gloo' (CPU, any machine) or 'nccl' "
-            "(one NVIDIA GPU per rank), or 'auto' (nccl when CUDA is available, else gloo)")
+            "(one NVIDIA GPU per rank), or 'auto' (nccl when CUDA is available, else gloo)"
+        )
 
 
 def resolve_backend(backend, n_ranks=1):
@@ -68,7 +79,7 @@ def resolve_backend(backend, n_ranks=1):
         import torch
         import torch.distributed as tdist
     except ImportError:
-        return "gloo"        # check_launch then says that torch is missing
+        return "gloo"  # check_launch then says that torch is missing
     cuda = torch.cuda.is_available() and torch.cuda.device_count() >= n_ranks
     return "nccl" if cuda and tdist.is_available() and tdist.is_nccl_available() else "gloo"
 
@@ -79,7 +90,8 @@ def check_launch(backend, n_ranks):
         raise CollectivesError(
             f"run starts one process per rank; {n_ranks} ranks is more than "
             f"MAX_LOCAL_RANKS={MAX_LOCAL_RANKS} on one machine; use collectives.simulate "
-            "(vectorised) or run_local for large n")
+            "(vectorised) or run_local for large n"
+        )
     try:
         import torch
         import torch.distributed as tdist
@@ -90,11 +102,13 @@ def check_launch(backend, n_ranks):
         ) from None
     if not tdist.is_available():
         raise CollectivesError(
-            f"this torch build ({torch.__version__}) has no torch.distributed support")
+            f"this torch build ({torch.__version__}) has no torch.distributed support"
+        )
     if backend == "gloo" and not tdist.is_gloo_available():
         raise CollectivesError(
             f"this torch build ({torch.__version__}) has no gloo backend; try backend='nccl' "
-            "on a GPU machine")
+            "on a GPU machine"
+        )
     if backend == "nccl":
         gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
         if not tdist.is_nccl_available() or gpus == 0:
@@ -102,11 +116,13 @@ def check_launch(backend, n_ranks):
             raise CollectivesError(
                 f"backend 'nccl' needs NVIDIA GPUs and a torch build with NCCL; this machine "
                 f"has {gpus} CUDA device(s) and torch {torch.__version__} (NCCL {nccl}); use "
-                "backend='gloo' to run on CPU")
+                "backend='gloo' to run on CPU"
+            )
         if gpus < n_ranks:
             raise CollectivesError(
                 f"backend 'nccl' needs one GPU per rank: {n_ranks} ranks but {gpus} GPU(s); "
-                "use fewer ranks or backend='gloo'")
+                "use fewer ranks or backend='gloo'"
+            )
 
 
 def timeout_seconds(timeout):
@@ -159,51 +175,91 @@ def run_tasks(n, tasks, backend, timeout, labels=None, on_poll=None, stall=None)
     procs, logs, store = [], [], None
     try:
         # the rendezvous store listens here on a port the OS picks (port 0): no race
-        store = tdist.TCPStore(LOOPBACK, 0, None, True, timedelta(seconds=timeout),
-                               wait_for_workers=False)
+        store = tdist.TCPStore(
+            LOOPBACK, 0, None, True, timedelta(seconds=timeout), wait_for_workers=False
+        )
         board = Board(workdir / "board.bin", n, create=True)
         for r in range(n):
             mine = []
             for t in tasks:
                 if t["kind"] == "schedule":
-                    mine.append({"kind": "schedule", "schedule": t["schedule"],
-                                 "buffer": t["buffer"][r], "filled": t["filled"][r],
-                                 "fault": t.get("fault"),
-                                 "n_segments": t.get("n_segments", 1)})
+                    mine.append(
+                        {
+                            "kind": "schedule",
+                            "schedule": t["schedule"],
+                            "buffer": t["buffer"][r],
+                            "filled": t["filled"][r],
+                            "fault": t.get("fault"),
+                            "n_segments": t.get("n_segments", 1),
+                        }
+                    )
                 elif t["kind"] in ("timed", "mesh"):
                     mine.append(t)
                 else:
-                    mine.append({"kind": "torch", "collective": t["collective"],
-                                 "root": t["root"], "row": t["rows"][r],
-                                 "op": t.get("op", "sum"), "groups": t.get("groups")})
-            write_pickle(workdir / f"job{r}.pkl", {"tasks": mine, "backend": backend, "n": n,
-                                            "port": store.port, "timeout": timeout})
+                    mine.append(
+                        {
+                            "kind": "torch",
+                            "collective": t["collective"],
+                            "root": t["root"],
+                            "row": t["rows"][r],
+                            "op": t.get("op", "sum"),
+                            "groups": t.get("groups"),
+                        }
+                    )
+            write_pickle(
+                workdir / f"job{r}.pkl",
+                {"tasks": mine, "backend": backend, "n": n, "port": store.port, "timeout": timeout},
+            )
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(
-            [_PACKAGE_PARENT] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
-        env.update(MASTER_ADDR=LOOPBACK, MASTER_PORT=str(store.port), WORLD_SIZE=str(n),
-                   OMP_NUM_THREADS="1")
+            [_PACKAGE_PARENT] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
+        )
+        env.update(
+            MASTER_ADDR=LOOPBACK,
+            MASTER_PORT=str(store.port),
+            WORLD_SIZE=str(n),
+            OMP_NUM_THREADS="1",
+        )
         lo = _loopback_interface()
         if lo and "GLOO_SOCKET_IFNAME" not in os.environ:
             env["GLOO_SOCKET_IFNAME"] = lo
-        code = ("import sys; from collectives.dist.worker import worker_main; "
-                "worker_main(sys.argv[1], int(sys.argv[2]))")
+        code = (
+            "import sys; from collectives.dist.worker import worker_main; "
+            "worker_main(sys.argv[1], int(sys.argv[2]))"
+        )
         # cwd=workdir: a `collectives` folder in the caller's directory cannot shadow ours
         for r in range(n):
             log = open(workdir / f"stderr{r}.txt", "wb")
             logs.append(log)
-            procs.append(subprocess.Popen(
-                [sys.executable, "-c", code, str(workdir), str(r)],
-                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                env=dict(env, RANK=str(r)), cwd=workdir))
-        _wait(procs, workdir, _time.monotonic() + timeout, timeout, backend, tasks, labels,
-              board, on_poll, stall)
+            procs.append(
+                subprocess.Popen(
+                    [sys.executable, "-c", code, str(workdir), str(r)],
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    env=dict(env, RANK=str(r)),
+                    cwd=workdir,
+                )
+            )
+        _wait(
+            procs,
+            workdir,
+            _time.monotonic() + timeout,
+            timeout,
+            backend,
+            tasks,
+            labels,
+            board,
+            on_poll,
+            stall,
+        )
         per_rank = []
         for r in range(n):
             with open(workdir / f"out{r}.pkl", "rb") as f:
                 per_rank.append(pickle.load(f))
-        return [([per_rank[r][i][0] for r in range(n)], per_rank[0][i][1])
-                for i in range(len(tasks))]
+        return [
+            ([per_rank[r][i][0] for r in range(n)], per_rank[0][i][1]) for i in range(len(tasks))
+        ]
     finally:
         for p in procs:
             if p.poll() is None:
@@ -211,7 +267,7 @@ def run_tasks(n, tasks, backend, timeout, labels=None, on_poll=None, stall=None)
         for p in procs:
             try:
                 p.wait(timeout=10)
-            except subprocess.TimeoutExpired:   # pragma: no cover (SIGKILL not delivered)
+            except subprocess.TimeoutExpired:  # pragma: no cover (SIGKILL not delivered)
                 pass
         for log in logs:
             log.close()
@@ -231,6 +287,7 @@ def _reap(procs, pending, failed):
 
 def _describer(tasks, labels):
     """``describe(job, step)``: a job and step in words, for errors."""
+
     def describe(job, step):
         task = tasks[job]
         text = f"in job {labels[job]} ({task['what']})"
@@ -238,11 +295,13 @@ def _describer(tasks, labels):
         if step >= 0 and schedule is not None:
             text += f" at step {step} of {schedule.n_steps}"
         return text
+
     return describe
 
 
-def _wait(procs, workdir, deadline, timeout, backend, tasks, labels, board, on_poll=None,
-          stall=None):
+def _wait(
+    procs, workdir, deadline, timeout, backend, tasks, labels, board, on_poll=None, stall=None
+):
     n = len(procs)
     pending, failed = set(range(n)), []
     describe = _describer(tasks, labels)
@@ -254,31 +313,32 @@ def _wait(procs, workdir, deadline, timeout, backend, tasks, labels, board, on_p
             if seen is None or not (now == seen).all():
                 seen, moved = now, _time.monotonic()
             elif (now[:, 2] != STARTING).all() and _time.monotonic() - moved > stall:
-                where = "; ".join(f"rank {r} {board.where(r, describe)}"
-                                  for r in sorted(pending))
+                where = "; ".join(f"rank {r} {board.where(r, describe)}" for r in sorted(pending))
                 raise DistError(
                     f"no progress for {stall:g} s running {n} ranks over {backend}: "
                     f"rank(s) {', '.join(map(str, sorted(pending)))} had not finished "
                     f"({where}; a rank that never returns from a step is waiting for a "
                     "message no peer sends, or sending one no peer receives)",
-                    unfinished=sorted(pending))
+                    unfinished=sorted(pending),
+                )
         if pending and not failed:
             if _time.monotonic() > deadline:
-                where = "; ".join(f"rank {r} {board.where(r, describe)}"
-                                  for r in sorted(pending))
+                where = "; ".join(f"rank {r} {board.where(r, describe)}" for r in sorted(pending))
                 raise DistError(
                     f"timed out after {timeout:g} s running {n} ranks over {backend}: "
                     f"rank(s) {', '.join(map(str, sorted(pending)))} had not finished "
                     f"({where}; a rank that never returns from a step is waiting for a "
                     "message no peer sends, or sending one no peer receives; starting the "
                     "processes takes seconds: pass a "
-                    "larger timeout= for big runs)", unfinished=sorted(pending))
+                    "larger timeout= for big runs)",
+                    unfinished=sorted(pending),
+                )
             if on_poll is not None:
                 on_poll(board)
             _time.sleep(0.02)
     if not failed:
         return
-    grace = _time.monotonic() + _GRACE       # let the others report what they saw
+    grace = _time.monotonic() + _GRACE  # let the others report what they saw
     while pending and _time.monotonic() < grace:
         _reap(procs, pending, failed)
         _time.sleep(0.02)
@@ -319,20 +379,29 @@ def _failure(procs, workdir, failed, backend, tasks, labels, board):
             except OSError:
                 tail = ""
             job = int(board.rows[r, 0])
-            records[r] = {"type": "ProcessDied", "primary": False, "key": None,
-                          "task": job if 0 <= job < len(tasks) else None,
-                          "message": _exit_reason(procs[r].returncode)
-                                     + (f"; its last output:\n{tail.strip()}" if tail.strip()
-                                        else ""),
-                          "traceback": tail}
+            records[r] = {
+                "type": "ProcessDied",
+                "primary": False,
+                "key": None,
+                "task": job if 0 <= job < len(tasks) else None,
+                "message": _exit_reason(procs[r].returncode)
+                + (f"; its last output:\n{tail.strip()}" if tail.strip() else ""),
+                "traceback": tail,
+            }
     # the root cause: a schedule/input error a worker found, else a rank whose failure is
     # not just a lost peer (gloo reports the peer's closed socket, however fast a dying
     # rank's exit is noticed), else the first rank to fail
     order = {r: i for i, r in enumerate(failed)}
-    rank = min(failed, key=lambda r: (not records[r]["primary"],
-                                      _lost_peer(records[r]["message"]),
-                                      records[r]["key"] is None, records[r]["key"] or (0, 0),
-                                      order[r]))
+    rank = min(
+        failed,
+        key=lambda r: (
+            not records[r]["primary"],
+            _lost_peer(records[r]["message"]),
+            records[r]["key"] is None,
+            records[r]["key"] or (0, 0),
+            order[r],
+        ),
+    )
     rec = records[rank]
     where = ""
     if rec["task"] is not None:
@@ -343,7 +412,10 @@ def _failure(procs, workdir, failed, backend, tasks, labels, board):
     return DistError(
         f"rank {rank} of {len(procs)} failed over {backend}{where}: {rec['type']}: "
         f"{rec['message']}{also}",
-        rank=rank, exception=rec["type"], worker_message=rec["message"],
+        rank=rank,
+        exception=rec["type"],
+        worker_message=rec["message"],
         worker_traceback=rec["traceback"],
         task=None if rec["task"] is None else labels[rec["task"]],
-        failures={r: f"{records[r]['type']}: {records[r]['message']}" for r in failed})
+        failures={r: f"{records[r]['type']}: {records[r]['message']}" for r in failed},
+    )

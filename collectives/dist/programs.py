@@ -24,12 +24,20 @@ from typing import NamedTuple
 import numpy as np
 
 from ..errors import DistError, ScheduleError
-from ..semantics import REDUCTION_OPS, collective_spec
 from ..schedule import schedule_arg
+from ..semantics import REDUCTION_OPS, collective_spec
 from ..validation import input_rows, renamed_arg
 
-__all__ = ["RankStep", "rank_program", "prepare", "run_rank", "run_local", "pieces",
-           "MAX_SEGMENTS", "check_segments"]
+__all__ = [
+    "RankStep",
+    "rank_program",
+    "prepare",
+    "run_rank",
+    "run_local",
+    "pieces",
+    "MAX_SEGMENTS",
+    "check_segments",
+]
 
 #: the most pieces one message may be split into (``n_segments``)
 MAX_SEGMENTS = 1024
@@ -38,12 +46,16 @@ MAX_SEGMENTS = 1024
 def check_segments(n_segments, segments=None):
     """``n_segments`` (pieces per message) as an int in 1..:data:`MAX_SEGMENTS`, or a clear
     error naming the keyword the caller used (``segments``: its old name, still accepted)."""
-    value, what = renamed_arg(n_segments, 1, segments, "n_segments", "segments",
-                              error=DistError)
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) \
-            or not 1 <= value <= MAX_SEGMENTS:
-        raise DistError(f"{what} must be an integer from 1 to {MAX_SEGMENTS} (pieces per "
-                        f"message), got {value!r}")
+    value, what = renamed_arg(n_segments, 1, segments, "n_segments", "segments", error=DistError)
+    if (
+        isinstance(value, (bool, np.bool_))
+        or not isinstance(value, (int, np.integer))
+        or not 1 <= value <= MAX_SEGMENTS
+    ):
+        raise DistError(
+            f"{what} must be an integer from 1 to {MAX_SEGMENTS} (pieces per "
+            f"message), got {value!r}"
+        )
     return int(value)
 
 
@@ -60,24 +72,29 @@ def pieces(n_elements, n_segments):
 class RankStep(NamedTuple):
     """What one rank does in one step. Positions index the step's writes into this rank."""
 
-    read_index: np.ndarray     # global transfer indices this rank reads for (src == rank)
-    read_slots: np.ndarray     # their source slots
-    sends: tuple               # ((peer, source slots), ...), peers ascending
-    recvs: tuple               # ((peer, positions), ...), peers ascending
-    local_pos: np.ndarray      # positions filled by local copies (src == dst == rank)
-    local_slots: np.ndarray    # their source slots
-    write_slots: np.ndarray    # destination slot of every write, in transfer order
-    write_reduce: np.ndarray   # combine (True) or overwrite (False)
-    combine: np.ufunc          # the schedule's reduction (np.add or np.maximum)
-    distinct: bool             # no slot is written twice in the step (order is irrelevant)
-    direct: tuple = ()         # per recv peer: (first, last + 1) slots it lands in, or None
-    send_copy: bool = True     # a send reads a slot the step writes: send a copy, not a view
+    read_index: np.ndarray  # global transfer indices this rank reads for (src == rank)
+    read_slots: np.ndarray  # their source slots
+    sends: tuple  # ((peer, source slots), ...), peers ascending
+    recvs: tuple  # ((peer, positions), ...), peers ascending
+    local_pos: np.ndarray  # positions filled by local copies (src == dst == rank)
+    local_slots: np.ndarray  # their source slots
+    write_slots: np.ndarray  # destination slot of every write, in transfer order
+    write_reduce: np.ndarray  # combine (True) or overwrite (False)
+    combine: np.ufunc  # the schedule's reduction (np.add or np.maximum)
+    distinct: bool  # no slot is written twice in the step (order is irrelevant)
+    direct: tuple = ()  # per recv peer: (first, last + 1) slots it lands in, or None
+    send_copy: bool = True  # a send reads a slot the step writes: send a copy, not a view
 
 
 def rank_program(schedule, rank):
     """The steps of ``schedule`` as seen by ``rank``: its sends, receives, local copies."""
-    src, dst, sc, dc, red = (schedule.src, schedule.dst, schedule.src_chunk,
-                             schedule.dst_chunk, schedule.reduce)
+    src, dst, sc, dc, red = (
+        schedule.src,
+        schedule.dst,
+        schedule.src_chunk,
+        schedule.dst_chunk,
+        schedule.reduce,
+    )
     starts = schedule.step_starts
     steps = []
     for k in range(schedule.n_steps):
@@ -88,20 +105,29 @@ def rank_program(schedule, rank):
         out = reads[d[reads] != rank]
         sends = tuple((int(p), sc[a + out[d[out] == p]]) for p in np.unique(d[out]))
         from_ = s[writes]
-        recvs = tuple((int(p), np.flatnonzero(from_ == p))
-                      for p in np.unique(from_[from_ != rank]))
+        recvs = tuple((int(p), np.flatnonzero(from_ == p)) for p in np.unique(from_[from_ != rank]))
         local_pos = np.flatnonzero(from_ == rank)
         write_slots, write_reduce = dc[a + writes], red[a + writes]
         distinct = len(np.unique(write_slots)) == len(writes)
         sent = set(sc[a + out].tolist())
-        steps.append(RankStep(
-            read_index=a + reads, read_slots=sc[a + reads], sends=sends, recvs=recvs,
-            local_pos=local_pos, local_slots=sc[a + writes[local_pos]],
-            write_slots=write_slots, write_reduce=write_reduce,
-            combine=REDUCTION_OPS[schedule.op], distinct=distinct,
-            direct=tuple(_direct(write_slots[pos], write_reduce[pos], sent, distinct)
-                         for _, pos in recvs),
-            send_copy=bool(sent & set(write_slots.tolist()))))
+        steps.append(
+            RankStep(
+                read_index=a + reads,
+                read_slots=sc[a + reads],
+                sends=sends,
+                recvs=recvs,
+                local_pos=local_pos,
+                local_slots=sc[a + writes[local_pos]],
+                write_slots=write_slots,
+                write_reduce=write_reduce,
+                combine=REDUCTION_OPS[schedule.op],
+                distinct=distinct,
+                direct=tuple(
+                    _direct(write_slots[pos], write_reduce[pos], sent, distinct) for _, pos in recvs
+                ),
+                send_copy=bool(sent & set(write_slots.tolist())),
+            )
+        )
     return steps
 
 
@@ -131,17 +157,25 @@ def _empty_read_error(schedule, i):
     slot."""
     step, text = schedule.describe_transfer(i)
     s, c = int(schedule.src[i]), int(schedule.src_chunk[i])
-    error = ScheduleError(f"step {step}, {text}: rank {s} chunk {c} holds nothing yet",
-                          step=step, rank=s, chunk=c, holds="nothing")
-    error.transfer_index = i          # lets the launcher name the first one across ranks
+    error = ScheduleError(
+        f"step {step}, {text}: rank {s} chunk {c} holds nothing yet",
+        step=step,
+        rank=s,
+        chunk=c,
+        holds="nothing",
+    )
+    error.transfer_index = i  # lets the launcher name the first one across ranks
     return error
 
 
 def _rows(buffer, slots):
     """``buffer[slots]`` as a view when the slots are consecutive (no copy), else a copy."""
-    if len(slots) and slots[-1] - slots[0] == len(slots) - 1 and \
-            (len(slots) == 1 or bool(np.all(np.diff(slots) == 1))):
-        return buffer[int(slots[0]):int(slots[-1]) + 1]
+    if (
+        len(slots)
+        and slots[-1] - slots[0] == len(slots) - 1
+        and (len(slots) == 1 or bool(np.all(np.diff(slots) == 1)))
+    ):
+        return buffer[int(slots[0]) : int(slots[-1]) + 1]
     return buffer[slots]
 
 
@@ -197,11 +231,13 @@ def prepare(schedule, inputs, precheck=True):
         raise DistError(
             f"{schedule.name} reduces inside {schedule.n_switches} switch(es); dist runs one "
             "process per rank and has no process for a switch (in-network reduction is "
-            "modelled by simulate and time only)")
+            "modelled by simulate and time only)"
+        )
     data = input_rows(inputs, schedule.n_ranks)
-    buffer, filled = spec.place_inputs(data, schedule.groups, schedule.n_chunks,
-                                       schedule.n_slots, schedule.root, schedule.n_ranks)
-    if precheck:             # a replay with one int8 per chunk: cheap next to the real run
+    buffer, filled = spec.place_inputs(
+        data, schedule.groups, schedule.n_chunks, schedule.n_slots, schedule.root, schedule.n_ranks
+    )
+    if precheck:  # a replay with one int8 per chunk: cheap next to the real run
         k_in = spec.input_chunks(schedule.group_size, schedule.n_chunks)
         simulate(schedule, np.zeros((schedule.n_ranks, k_in), dtype=np.int8))
     return spec, buffer, filled
@@ -215,10 +251,10 @@ def run_local(schedule, inputs, n_segments=1, *, segments=None):
     go through an in-memory mailbox (each delivered in ``n_segments`` pieces, as
     :func:`~collectives.dist.run` would; ``segments``: the old name, still accepted), and
     each rank applies what it received with the same code as a worker process. Returns
-    exactly what :func:`collectives.simulate` returns, whatever ``n_segments``. It loops over ranks in Python, so it is for
-    understanding and testing the per-rank view, not for speed. A read of an empty slot is
-    found by the ranks themselves (the first one in the step, over all ranks) and raises
-    simulate's :class:`~collectives.ScheduleError`.
+    exactly what :func:`collectives.simulate` returns, whatever ``n_segments``. It loops over
+    ranks in Python, so it is for understanding and testing the per-rank view, not for speed. A
+    read of an empty slot is found by the ranks themselves (the first one in the step, over all
+    ranks) and raises simulate's :class:`~collectives.ScheduleError`.
     """
     n_segments = check_segments(n_segments, segments)
     spec, buffer, filled = prepare(schedule, inputs, precheck=False)
@@ -229,11 +265,17 @@ def run_local(schedule, inputs, n_segments=1, *, segments=None):
         bad = [i for r in range(n) if (i := _first_empty_read(steps[r], filled[r])) is not None]
         if bad:
             raise _empty_read_error(schedule, min(bad))
-        reads = [_snapshot(steps[r], buffer[r]) for r in range(n)]       # every rank reads first
+        reads = [_snapshot(steps[r], buffer[r]) for r in range(n)]  # every rank reads first
         mailbox = {(r, p): payload for r in range(n) for p, payload in reads[r][0]}
         for r in range(n):
-            _write_step(steps[r], buffer[r], filled[r], _Mailbox(mailbox, r, n_segments),
-                        reads[r][0], reads[r][1])
+            _write_step(
+                steps[r],
+                buffer[r],
+                filled[r],
+                _Mailbox(mailbox, r, n_segments),
+                reads[r][0],
+                reads[r][1],
+            )
     return spec.take_outputs(buffer, schedule.groups, schedule.n_chunks)
 
 
@@ -283,13 +325,17 @@ def _write_step(rs, buffer, filled, exchange, sends, local):
         incoming = exchange(sends, recvs, buffer.shape[1:], buffer.dtype)
         _apply_writes(rs, buffer, filled, incoming, local)
         return
-    into = {p: buffer[span[0]:span[1]] for (p, _), span in zip(rs.recvs, rs.direct)
-            if span is not None}
+    into = {
+        p: buffer[span[0] : span[1]]
+        for (p, _), span in zip(rs.recvs, rs.direct)
+        if span is not None
+    }
     inbound = {p: pos for (p, pos), span in zip(rs.recvs, rs.direct) if span is None}
 
     def on_piece(p, rows, lo, hi):
         if p in inbound:
             _apply_piece(rs, buffer, inbound[p], rows, lo, hi)
+
     exchange(sends, recvs, buffer.shape[1:], buffer.dtype, into=into, on_piece=on_piece)
     if local.size:
         _apply_piece(rs, buffer, rs.local_pos, local, 0, local.size)
@@ -319,6 +365,6 @@ def run_rank(schedule, rank, buffer, filled, exchange, *, program=None, on_step=
         bad = _first_empty_read(rs, filled)
         if bad is not None:
             raise _empty_read_error(schedule, bad)
-        sends, local = _snapshot(rs, buffer, copy=rs.send_copy)     # read before any write
+        sends, local = _snapshot(rs, buffer, copy=rs.send_copy)  # read before any write
         _write_step(rs, buffer, filled, exchange, sends, local)
     return buffer

@@ -52,12 +52,23 @@ from .launch import check_launch, resolve_backend, run_tasks, timeout_seconds
 from .programs import check_segments, rank_program, run_rank
 from .torch_ops import TORCH_OPS, torch_op
 
-__all__ = ["sweep", "sizes", "pattern", "plan", "summarise", "format_table", "SweepRow",
-           "SweepResult", "TIMED_TORCH", "timed_task", "KIB", "MIB"]
+__all__ = [
+    "sweep",
+    "sizes",
+    "pattern",
+    "plan",
+    "summarise",
+    "format_table",
+    "SweepRow",
+    "SweepResult",
+    "TIMED_TORCH",
+    "timed_task",
+    "KIB",
+    "MIB",
+]
 
 #: torch collectives :func:`sweep` can time beside a Schedule
-TIMED_TORCH = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast",
-               "reduce")
+TIMED_TORCH = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "reduce")
 
 KIB, MIB = 1024, 1024 * 1024
 
@@ -68,8 +79,10 @@ def sizes(min_bytes=KIB, max_bytes=64 * MIB, factor=2):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
             raise CollectivesError(f"{name} must be a positive integer, got {value!r}")
     if factor < 2 or max_bytes < min_bytes:
-        raise CollectivesError(f"need factor >= 2 and max_bytes >= min_bytes, got "
-                               f"min_bytes={min_bytes}, max_bytes={max_bytes}, factor={factor}")
+        raise CollectivesError(
+            f"need factor >= 2 and max_bytes >= min_bytes, got "
+            f"min_bytes={min_bytes}, max_bytes={max_bytes}, factor={factor}"
+        )
     out, s = [], int(min_bytes)
     while s <= max_bytes:
         out.append(s)
@@ -88,17 +101,17 @@ def pattern(rank, length, dtype):
 class SweepRow:
     """One line of the sweep, as nccl-tests prints it (one implementation, one size)."""
 
-    size: int             # bytes S of the buffer one rank holds when complete
-    count: int            # elements in it
-    type: str             # numpy dtype name
-    redop: str            # the reduction ("sum", "max"), or "none"
-    impl: str             # the Schedule's name, or torch.distributed's function
-    time_us: float        # one iteration, averaged over iterations then ranks
-    algbw: float          # GB/s: S / time
-    busbw: float          # GB/s: algbw x the collective's bus factor
-    wrong: int            # elements that differ from the collective's definition
-    time_min_us: Optional[float] = None   # the fastest repeat's time (None: not measured)
-    time_max_us: Optional[float] = None   # the slowest repeat's time
+    size: int  # bytes S of the buffer one rank holds when complete
+    count: int  # elements in it
+    type: str  # numpy dtype name
+    redop: str  # the reduction ("sum", "max"), or "none"
+    impl: str  # the Schedule's name, or torch.distributed's function
+    time_us: float  # one iteration, averaged over iterations then ranks
+    algbw: float  # GB/s: S / time
+    busbw: float  # GB/s: algbw x the collective's bus factor
+    wrong: int  # elements that differ from the collective's definition
+    time_min_us: Optional[float] = None  # the fastest repeat's time (None: not measured)
+    time_max_us: Optional[float] = None  # the slowest repeat's time
 
 
 @dataclass(frozen=True)
@@ -125,15 +138,17 @@ class SweepResult:
         for r in self.rows:
             if r.impl == impl and r.size == size:
                 return r.busbw
-        raise CollectivesError(f"no row for impl {impl!r} at size {size}; impls: "
-                               f"{sorted({r.impl for r in self.rows})}")
+        raise CollectivesError(
+            f"no row for impl {impl!r} at size {size}; impls: {sorted({r.impl for r in self.rows})}"
+        )
 
     def ratio(self, size):
         """busbw of the Schedule over busbw of torch's own collective, at ``size``."""
         impls = list(dict.fromkeys(r.impl for r in self.rows))
         if len(impls) != 2:
-            raise CollectivesError("ratio needs a sweep of a Schedule and torch's collective "
-                                   "(torch=True)")
+            raise CollectivesError(
+                "ratio needs a sweep of a Schedule and torch's collective (torch=True)"
+            )
         return self.busbw(impls[0], size) / self.busbw(impls[1], size)
 
 
@@ -144,16 +159,17 @@ def _my_output(spec, schedule, rank, buffer):
         m = groups.shape[1]
         k = schedule.n_chunks // m
         position = int(np.argwhere(groups == rank)[0, 1])
-        return buffer[position * k:(position + 1) * k].reshape(-1)
-    return buffer[:schedule.n_chunks].reshape(-1)
+        return buffer[position * k : (position + 1) * k].reshape(-1)
+    return buffer[: schedule.n_chunks].reshape(-1)
 
 
 def _rank_buffer(spec, schedule, rank, row):
     """Rank ``rank``'s working buffer and filled mask, its input ``row`` placed as
     :func:`collectives.simulate` places it (the other ranks' rows never exist here)."""
     data = np.broadcast_to(row, (schedule.n_ranks, row.size))
-    buffer, filled = spec.place_inputs(data, schedule.groups, schedule.n_chunks,
-                                       schedule.n_slots, schedule.root, schedule.n_ranks)
+    buffer, filled = spec.place_inputs(
+        data, schedule.groups, schedule.n_chunks, schedule.n_slots, schedule.root, schedule.n_ranks
+    )
     return buffer[rank].copy(), filled[rank].copy()
 
 
@@ -180,7 +196,7 @@ def _torch_call(task, rank, torch, tdist, device, row, groups):
     if collective == "reduce_scatter":
         out = torch.empty(x.numel() // m, dtype=x.dtype, device=device)
         return (lambda: fn(out, x, op=reduce_op, **on)), x, out
-    out = torch.empty_like(x)                                   # all_to_all
+    out = torch.empty_like(x)  # all_to_all
     return (lambda: fn(out, x, **on)), x, out
 
 
@@ -229,8 +245,9 @@ def timed_task(task, rank, n, torch, tdist, device, backend, exchange, board, in
         def output():
             return _my_output(spec, schedule, rank, buffer).copy()
     else:
-        call, x, out = _torch_call(task, rank, torch, tdist, device, row,
-                                   _groups(task, rank, tdist))
+        call, x, out = _torch_call(
+            task, rank, torch, tdist, device, row, _groups(task, rank, tdist)
+        )
 
         def run():
             call()
@@ -240,16 +257,17 @@ def timed_task(task, rank, n, torch, tdist, device, backend, exchange, board, in
 
         def output():
             return out.cpu().numpy().copy()
+
     for _ in range(task["warmup"]):
         run()
     sync()
     tdist.barrier()
     start = time.perf_counter()
-    for _ in range(task["iters"]):          # on a GPU: enqueued, then one synchronisation,
-        run()                               # as nccl-tests' default -z 0 does
+    for _ in range(task["iters"]):  # on a GPU: enqueued, then one synchronisation,
+        run()  # as nccl-tests' default -z 0 does
     sync()
     seconds = (time.perf_counter() - start) / task["iters"]
-    reset()                                 # the check runs on fresh inputs, once
+    reset()  # the check runs on fresh inputs, once
     run()
     sync()
     checked = output()
@@ -258,22 +276,32 @@ def timed_task(task, rank, n, torch, tdist, device, backend, exchange, board, in
 
 
 def _check_args(iters, warmup, dtype, repeats=1):
-    for name, value, low in (("iters", iters, 1), ("warmup", warmup, 0),
-                             ("repeats", repeats, 1)):
+    for name, value, low in (("iters", iters, 1), ("warmup", warmup, 0), ("repeats", repeats, 1)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
             raise CollectivesError(f"{name} must be an integer >= {low}, got {value!r}")
     try:
         dt = np.dtype(dtype)
     except TypeError:
-        raise CollectivesError(f"dtype must be a numpy numeric dtype such as 'float32', got "
-                               f"{dtype!r}") from None
+        raise CollectivesError(
+            f"dtype must be a numpy numeric dtype such as 'float32', got {dtype!r}"
+        ) from None
     if dt.kind not in "iuf":
         raise CollectivesError(f"dtype must be an integer or float dtype, got {dt.name}")
     return dt
 
 
-def plan(schedule, sizes_bytes=None, *, dtype="float32", iters=20, warmup=1, torch=True,
-         n_segments=1, segments=None, repeats=1):
+def plan(
+    schedule,
+    sizes_bytes=None,
+    *,
+    dtype="float32",
+    iters=20,
+    warmup=1,
+    torch=True,
+    n_segments=1,
+    segments=None,
+    repeats=1,
+):
     """The timed jobs of a sweep, checked before any process starts: ``(tasks, meta)``, one
     task per (repeat, size, implementation), the repeats one whole pass over the sizes after
     the other, and its ``(size, count, impl)``. Used by :func:`sweep` and by the torchrun
@@ -287,22 +315,25 @@ def plan(schedule, sizes_bytes=None, *, dtype="float32", iters=20, warmup=1, tor
     if not todo:
         raise CollectivesError("sizes_bytes is empty: give at least one size in bytes")
     m = schedule.group_size
-    unit = dt.itemsize * schedule.n_chunks      # the full buffer holds n_chunks chunks
+    unit = dt.itemsize * schedule.n_chunks  # the full buffer holds n_chunks chunks
     for s in todo:
         if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 1:
             raise CollectivesError(f"sizes must be positive integers of bytes, got {s!r}")
         if s % unit:
             raise CollectivesError(
                 f"{s} bytes of {dt.name} do not split into the {schedule.n_chunks} equal "
-                f"chunks of {schedule.name}; use sizes that are multiples of {unit} bytes")
+                f"chunks of {schedule.name}; use sizes that are multiples of {unit} bytes"
+            )
     if schedule.n_switches:
         raise CollectivesError(f"{schedule.name} reduces inside switches: no process runs it")
     if spec.name not in TIMED_TORCH + ("gather", "scatter"):
-        raise CollectivesError(f"sweep checks and times {', '.join(TIMED_TORCH)}, gather and "
-                               f"scatter; not {spec.name}")
+        raise CollectivesError(
+            f"sweep checks and times {', '.join(TIMED_TORCH)}, gather and scatter; not {spec.name}"
+        )
     if torch and spec.name not in TIMED_TORCH:
-        raise CollectivesError(f"sweep times torch's own {', '.join(TIMED_TORCH)}; for "
-                               f"{spec.name} pass torch=False")
+        raise CollectivesError(
+            f"sweep times torch's own {', '.join(TIMED_TORCH)}; for {spec.name} pass torch=False"
+        )
     groups = None if schedule.n_groups == 1 else [list(map(int, g)) for g in schedule.groups]
     torch_name = TORCH_OPS[spec.name][0] if spec.name in TORCH_OPS else spec.name
     tasks, meta = [], []
@@ -310,18 +341,39 @@ def plan(schedule, sizes_bytes=None, *, dtype="float32", iters=20, warmup=1, tor
         again = f" (repeat {r + 1} of {repeats})" if repeats > 1 else ""
         for s in todo:
             count = int(s) // dt.itemsize
-            length = count // m if spec.input == "part" else count     # the input row
-            common = {"kind": "timed", "dtype": dt.str, "length": length,
-                      "iters": int(iters), "warmup": int(warmup), "repeat": r}
-            tasks.append(dict(common, impl="schedule", schedule=schedule,
-                              n_segments=n_segments,
-                              what=f"schedule {schedule.name!r} at {s} bytes{again}"))
+            length = count // m if spec.input == "part" else count  # the input row
+            common = {
+                "kind": "timed",
+                "dtype": dt.str,
+                "length": length,
+                "iters": int(iters),
+                "warmup": int(warmup),
+                "repeat": r,
+            }
+            tasks.append(
+                dict(
+                    common,
+                    impl="schedule",
+                    schedule=schedule,
+                    n_segments=n_segments,
+                    what=f"schedule {schedule.name!r} at {s} bytes{again}",
+                )
+            )
             meta.append((int(s), count, schedule.name))
             if torch:
-                tasks.append(dict(common, impl="torch", collective=spec.name,
-                                  root=schedule.root, op=schedule.op, groups=groups,
-                                  group_size=m, schedule=schedule,
-                                  what=f"torch.distributed.{torch_name} at {s} bytes{again}"))
+                tasks.append(
+                    dict(
+                        common,
+                        impl="torch",
+                        collective=spec.name,
+                        root=schedule.root,
+                        op=schedule.op,
+                        groups=groups,
+                        group_size=m,
+                        schedule=schedule,
+                        what=f"torch.distributed.{torch_name} at {s} bytes{again}",
+                    )
+                )
                 meta.append((int(s), count, f"torch.distributed.{torch_name}"))
     return tasks, meta
 
@@ -347,17 +399,49 @@ def summarise(schedule, tasks, meta, results, backend):
         times = np.array([t for _, t in runs])
         seconds = float(np.median(times))
         algbw = s / seconds / 1e9
-        rows.append(SweepRow(s, count, dt.name, redop, impl, seconds * 1e6, algbw,
-                             algbw * factor, max(w for w, _ in runs),
-                             float(times.min() * 1e6), float(times.max() * 1e6)))
+        rows.append(
+            SweepRow(
+                s,
+                count,
+                dt.name,
+                redop,
+                impl,
+                seconds * 1e6,
+                algbw,
+                algbw * factor,
+                max(w for w, _ in runs),
+                float(times.min() * 1e6),
+                float(times.max() * 1e6),
+            )
+        )
     repeats = max(len(runs) for runs in seen.values())
-    return SweepResult(spec.name, m, schedule.n_ranks, backend, tasks[0]["iters"],
-                       tasks[0]["warmup"], tuple(rows), repeats)
+    return SweepResult(
+        spec.name,
+        m,
+        schedule.n_ranks,
+        backend,
+        tasks[0]["iters"],
+        tasks[0]["warmup"],
+        tuple(rows),
+        repeats,
+    )
 
 
-def sweep(schedule, sizes_bytes=None, *, dtype="float32", iters=20, warmup=1, torch=True,
-          backend="gloo", timeout=600.0, progress=None, n_segments=1, segments=None,
-          repeats=1):
+def sweep(
+    schedule,
+    sizes_bytes=None,
+    *,
+    dtype="float32",
+    iters=20,
+    warmup=1,
+    torch=True,
+    backend="gloo",
+    timeout=600.0,
+    progress=None,
+    n_segments=1,
+    segments=None,
+    repeats=1,
+):
     """Time ``schedule`` (and, with ``torch=True``, torch.distributed's own collective on the
     same process group) at every size of ``sizes_bytes`` (default :func:`sizes`: 1 KiB to
     64 MiB by powers of two) with one local process per rank, as nccl-tests does.
@@ -378,8 +462,17 @@ def sweep(schedule, sizes_bytes=None, *, dtype="float32", iters=20, warmup=1, to
     :class:`~collectives.dist.DistError` naming the rank, the size and the step.
     """
     schedule = schedule_arg(schedule)
-    tasks, meta = plan(schedule, sizes_bytes, dtype=dtype, iters=iters, warmup=warmup,
-                       torch=torch, n_segments=n_segments, segments=segments, repeats=repeats)
+    tasks, meta = plan(
+        schedule,
+        sizes_bytes,
+        dtype=dtype,
+        iters=iters,
+        warmup=warmup,
+        torch=torch,
+        n_segments=n_segments,
+        segments=segments,
+        repeats=repeats,
+    )
     timeout = timeout_seconds(timeout)
     backend = resolve_backend(backend, schedule.n_ranks)
     check_launch(backend, schedule.n_ranks)
@@ -397,24 +490,29 @@ def format_table(result):
     """The sweep as nccl-tests prints it: one line per size and implementation; with
     repeats, the time is their median and two columns give the fastest and slowest."""
     spread = result.repeats > 1
-    head = (f"# {result.collective} over {result.group_size} ranks ({result.n_ranks} "
-            f"processes, {result.backend}), {result.iters} iterations, {result.warmup} "
-            "warm-up" + (f", median of {result.repeats} repeats" if spread else "") + "\n"
-            f"#{'size':>11} {'count':>10} {'type':>8} {'redop':>6} {'time':>10} "
-            f"{'algbw':>8} {'busbw':>8} {'#wrong':>6}"
-            + (f" {'min':>10} {'max':>10}" if spread else "") + "  impl\n"
-            f"#{'(B)':>11} {'(elements)':>10} {'':>8} {'':>6} {'(us)':>10} "
-            f"{'(GB/s)':>8} {'(GB/s)':>8} {'':>6}"
-            + (f" {'(us)':>10} {'(us)':>10}" if spread else ""))
-    lines = [f"{r.size:>12} {r.count:>10} {r.type:>8} {r.redop:>6} {r.time_us:>10.1f} "
-             f"{r.algbw:>8.3f} {r.busbw:>8.3f} {r.wrong:>6}"
-             + (f" {r.time_min_us:>10.1f} {r.time_max_us:>10.1f}" if spread else "")
-             + f"  {r.impl}" for r in result.rows]
+    head = (
+        f"# {result.collective} over {result.group_size} ranks ({result.n_ranks} "
+        f"processes, {result.backend}), {result.iters} iterations, {result.warmup} "
+        "warm-up" + (f", median of {result.repeats} repeats" if spread else "") + "\n"
+        f"#{'size':>11} {'count':>10} {'type':>8} {'redop':>6} {'time':>10} "
+        f"{'algbw':>8} {'busbw':>8} {'#wrong':>6}"
+        + (f" {'min':>10} {'max':>10}" if spread else "")
+        + "  impl\n"
+        f"#{'(B)':>11} {'(elements)':>10} {'':>8} {'':>6} {'(us)':>10} "
+        f"{'(GB/s)':>8} {'(GB/s)':>8} {'':>6}" + (f" {'(us)':>10} {'(us)':>10}" if spread else "")
+    )
+    lines = [
+        f"{r.size:>12} {r.count:>10} {r.type:>8} {r.redop:>6} {r.time_us:>10.1f} "
+        f"{r.algbw:>8.3f} {r.busbw:>8.3f} {r.wrong:>6}"
+        + (f" {r.time_min_us:>10.1f} {r.time_max_us:>10.1f}" if spread else "")
+        + f"  {r.impl}"
+        for r in result.rows
+    ]
     return "\n".join([head] + lines)
 
 
 def _checked_ranks(schedule, spec):
-    if spec.name in ("reduce", "gather"):          # only the roots' rows are defined
+    if spec.name in ("reduce", "gather"):  # only the roots' rows are defined
         return [int(r) for r in schedule.groups[:, schedule.root]]
     return list(range(schedule.n_ranks))
 
@@ -425,10 +523,17 @@ def _wrong_on_rank(schedule, rank, got, length, dt):
     spec = collective_spec(schedule.collective)
     if rank not in _checked_ranks(schedule, spec):
         return 0
-    key = (schedule.collective, schedule.op, schedule.root, schedule.groups.tobytes(), rank,
-           length, dt.str)
+    key = (
+        schedule.collective,
+        schedule.op,
+        schedule.root,
+        schedule.groups.tobytes(),
+        rank,
+        length,
+        dt.str,
+    )
     if key not in _EXPECTED:
-        if len(_EXPECTED) >= 4:               # a few sizes, reused round after round
+        if len(_EXPECTED) >= 4:  # a few sizes, reused round after round
             del _EXPECTED[next(iter(_EXPECTED))]
         _EXPECTED[key] = _expected_row(schedule, rank, length, dt)
     return int(np.count_nonzero(got != _EXPECTED[key]))
@@ -448,7 +553,7 @@ def _expected_row(schedule, rank, length, dt):
     p = members.index(rank)
     m = len(members)
     combine = np.maximum if schedule.op == "max" else np.add
-    g = np.stack([pattern(r, length, dt) for r in members])   # the group's rows, in order
+    g = np.stack([pattern(r, length, dt) for r in members])  # the group's rows, in order
     if spec.name in ("all_reduce", "reduce", "reduce_scatter"):
         total = combine.reduce(g, axis=0).astype(dt)
     if spec.name == "all_reduce":
@@ -481,4 +586,5 @@ def _progress_bar(total, n):
         now = total if all(d is None for d in done) else min(d for d in done if d is not None)
         if now > bar.n:
             bar.update(now - bar.n)
+
     return bar, on_poll

@@ -20,29 +20,54 @@ from ..errors import CollectivesError
 from ..semantics import collective_spec
 from ..validation import input_rows
 
-__all__ = ["TORCH_OPS", "P2P_OP", "MESH_OP", "Comparison", "Exchange", "run_collective",
-           "torch_job", "compare", "mesh_groups_task", "torch_op"]
+__all__ = [
+    "TORCH_OPS",
+    "P2P_OP",
+    "MESH_OP",
+    "Comparison",
+    "Exchange",
+    "run_collective",
+    "torch_job",
+    "compare",
+    "mesh_groups_task",
+    "torch_op",
+]
 
 #: the torch function a device-mesh task calls (:func:`mesh_groups_task`)
 MESH_OP = "torch.distributed.device_mesh.init_device_mesh"
 
 #: newer torch names of the functions the collective registry names (``all_gather_single``
 #: replaced ``all_gather_into_tensor``); the first one the installed torch has is called
-_NEWER = {"all_gather_into_tensor": "all_gather_single",
-          "reduce_scatter_tensor": "reduce_scatter_single"}
+_NEWER = {
+    "all_gather_into_tensor": "all_gather_single",
+    "reduce_scatter_tensor": "reduce_scatter_single",
+}
 
 #: collectives :func:`run_collective` can run (permute is point-to-point: it has no torch
 #: collective to compare with; all_to_all_v needs per-rank split sizes)
-_SUPPORTED = ("all_gather", "reduce_scatter", "all_reduce", "all_to_all", "broadcast",
-              "reduce", "gather", "scatter")
+_SUPPORTED = (
+    "all_gather",
+    "reduce_scatter",
+    "all_reduce",
+    "all_to_all",
+    "broadcast",
+    "reduce",
+    "gather",
+    "scatter",
+)
+
 
 #: collective -> the ``torch.distributed`` functions :func:`run_collective` may call, from the
 #: registry's ``torch_name`` (:mod:`collectives.semantics`)
-TORCH_OPS = {
-    name: tuple(n for n in (_NEWER.get(collective_spec(name).torch_name),
-                            collective_spec(name).torch_name) if n)
-    for name in _SUPPORTED
-}
+def _torch_functions(name):
+    """The torch.distributed functions that run collective ``name``, newest first."""
+    torch_name = collective_spec(name).torch_name
+    if torch_name is None:
+        return ()
+    return tuple(n for n in (_NEWER.get(torch_name), torch_name) if n)
+
+
+TORCH_OPS = {name: _torch_functions(name) for name in _SUPPORTED}
 
 #: what :func:`~collectives.dist.compare_with_torch` names the schedule's side of a run
 P2P_OP = "point-to-point (batch_isend_irecv)"
@@ -67,8 +92,10 @@ class Comparison:
     max_abs_diff: float
 
     def __repr__(self):
-        return (f"Comparison({self.collective}: schedule vs {self.op} on ranks "
-                f"{list(self.ranks)}: equal={self.equal}, max_abs_diff={self.max_abs_diff:g})")
+        return (
+            f"Comparison({self.collective}: schedule vs {self.op} on ranks "
+            f"{list(self.ranks)}: equal={self.equal}, max_abs_diff={self.max_abs_diff:g})"
+        )
 
 
 class Exchange:
@@ -89,14 +116,14 @@ class Exchange:
         self.torch, self.tdist, self.device = torch, tdist, device
         self.n_segments = check_segments(n_segments, segments)
         self.tag = 0
-        self._inboxes = {}     # (peer, bytes) -> a receive buffer, reused step after step
+        self._inboxes = {}  # (peer, bytes) -> a receive buffer, reused step after step
 
     def _inbox(self, peer, nbytes):
         """A receive buffer: reused, since a step's rows are applied before the next step
         (a fresh one per step would cost page faults on every large message)."""
         t = self._inboxes.get((peer, nbytes))
         if t is None:
-            if self.device.type == "cpu":      # numpy's allocator: huge pages when large
+            if self.device.type == "cpu":  # numpy's allocator: huge pages when large
                 t = self.torch.from_numpy(np.empty(nbytes, dtype=np.uint8))
             else:
                 t = self.torch.empty(nbytes, dtype=self.torch.uint8, device=self.device)
@@ -114,11 +141,11 @@ class Exchange:
         tdist, into = self.tdist, into or {}
         cpu = self.device.type == "cpu"
         base, size = self.tag, dtype.itemsize
-        self.tag = (self.tag + self.n_segments) % 2**30       # every rank steps alike
+        self.tag = (self.tag + self.n_segments) % 2**30  # every rank steps alike
         row_elements = int(np.prod(row_shape, dtype=np.int64))
         direct = {p for p, view in into.items() if cpu and view.flags.c_contiguous}
         ops, arrivals, inbox = [], [], {}
-        for p, count in recvs:                 # receives first: posted before data arrives
+        for p, count in recvs:  # receives first: posted before data arrives
             if p in direct:
                 inbox[p] = into[p]
                 t = self._bytes(into[p])
@@ -127,23 +154,21 @@ class Exchange:
                 inbox[p] = t
             for j, (lo, hi) in enumerate(pieces(count * row_elements, self.n_segments)):
                 if size:
-                    ops.append(tdist.P2POp(tdist.irecv, t[lo * size:hi * size], p,
-                                           tag=base + j))
+                    ops.append(tdist.P2POp(tdist.irecv, t[lo * size : hi * size], p, tag=base + j))
                     arrivals.append((j, p, lo, hi))
         n_recvs = len(ops)
         for p, payload in sends:
             if payload.size and size:
                 t = self._bytes(payload)
                 for j, (lo, hi) in enumerate(pieces(payload.size, self.n_segments)):
-                    ops.append(tdist.P2POp(tdist.isend, t[lo * size:hi * size], p,
-                                           tag=base + j))
+                    ops.append(tdist.P2POp(tdist.isend, t[lo * size : hi * size], p, tag=base + j))
         works = tdist.batch_isend_irecv(ops) if ops else []
-        if len(works) != len(ops) or not cpu:     # coalesced (NCCL): one handle for all
+        if len(works) != len(ops) or not cpu:  # coalesced (NCCL): one handle for all
             for work in works:
                 work.wait()
             works = [None] * len(ops)
         got = {p: self._rows(inbox[p], count, row_shape, dtype) for p, count in recvs}
-        order = sorted(range(n_recvs), key=lambda i: arrivals[i][:2])   # piece j of all peers
+        order = sorted(range(n_recvs), key=lambda i: arrivals[i][:2])  # piece j of all peers
         for i in order:
             if works[i] is not None:
                 works[i].wait()
@@ -174,7 +199,8 @@ def torch_op(tdist, collective):
         if fn is not None:
             return name, fn
     raise CollectivesError(  # pragma: no cover (every supported torch has one)
-        f"this torch has none of torch.distributed.{', '.join(TORCH_OPS[collective])}")
+        f"this torch has none of torch.distributed.{', '.join(TORCH_OPS[collective])}"
+    )
 
 
 def _my_group(task, rank, tdist):
@@ -225,10 +251,11 @@ def run_collective(task, n, torch, tdist, device, backend, rank=None):
             out = x
             fn(out, dst=root_rank, op=reduce_op, **on)
         elif collective == "gather":
-            parts = ([torch.empty_like(x) for _ in range(m)] if rank == root_rank else None)
+            parts = [torch.empty_like(x) for _ in range(m)] if rank == root_rank else None
             fn(x, gather_list=parts, dst=root_rank, **on)
-            out = torch.cat(parts) if parts is not None else torch.zeros(m * x.numel(),
-                                                                         dtype=x.dtype)
+            out = (
+                torch.cat(parts) if parts is not None else torch.zeros(m * x.numel(), dtype=x.dtype)
+            )
         else:  # scatter
             out = torch.empty(x.numel() // m, dtype=x.dtype, device=device)
             parts = list(x.chunk(m)) if rank == root_rank else None
@@ -239,7 +266,8 @@ def run_collective(task, n, torch, tdist, device, backend, rank=None):
             raise CollectivesError(
                 f"torch.distributed.{name} over {backend} does not support dtype "
                 f"{task['row'].dtype} (torch says: {first}); collectives.dist.run can still "
-                "run a Schedule on it (its messages are raw bytes)") from e
+                "run a Schedule on it (its messages are raw bytes)"
+            ) from e
         raise
     return out.cpu().numpy(), f"torch.distributed.{name}"
 
@@ -253,8 +281,12 @@ def torch_job(collective, inputs, root, *, op="sum", groups=None):
     if spec.name not in TORCH_OPS:
         raise CollectivesError(
             f"torch.distributed has no collective for {spec.name}"
-            + (" (it is point-to-point: run its Schedule, whose messages are batch_isend_irecv)"
-               if spec.name == "permute" else ""))
+            + (
+                " (it is point-to-point: run its Schedule, whose messages are batch_isend_irecv)"
+                if spec.name == "permute"
+                else ""
+            )
+        )
     if op not in ("sum", "max"):
         raise CollectivesError(f"op must be 'sum' or 'max', got {op!r}")
     data = input_rows(inputs)
@@ -262,8 +294,11 @@ def torch_job(collective, inputs, root, *, op="sum", groups=None):
     m = n if groups is None else len(groups[0])
     if spec.rooted:
         root = 0 if root is None else root
-        if isinstance(root, (bool, np.bool_)) or not isinstance(root, (int, np.integer)) \
-                or not 0 <= root < m:
+        if (
+            isinstance(root, (bool, np.bool_))
+            or not isinstance(root, (int, np.integer))
+            or not 0 <= root < m
+        ):
             raise CollectivesError(f"root must be a rank (0..{m - 1}), got {root!r}")
         root = int(root)
     elif root is not None:
@@ -271,27 +306,36 @@ def torch_job(collective, inputs, root, *, op="sum", groups=None):
     if spec.name in ("reduce_scatter", "all_to_all", "scatter") and length % m:
         raise CollectivesError(
             f"{spec.name} over {m} ranks needs rows whose length divides into {m} equal "
-            f"parts; got length {length}")
+            f"parts; got length {length}"
+        )
     native = data.dtype.newbyteorder("=")
     rows = np.ascontiguousarray(data, dtype=native)
-    return {"kind": "torch", "collective": spec.name, "root": root, "n": n, "op": op,
-            "groups": None if groups is None else [list(map(int, g)) for g in groups],
-            "what": f"torch.distributed {spec.name}", "rows": rows}
+    return {
+        "kind": "torch",
+        "collective": spec.name,
+        "root": root,
+        "n": n,
+        "op": op,
+        "groups": None if groups is None else [list(map(int, g)) for g in groups],
+        "what": f"torch.distributed {spec.name}",
+        "rows": rows,
+    }
 
 
 def compare(schedule, ours, theirs, op):
     """The :class:`Comparison` of ``schedule``'s outputs ``ours`` with torch's ``theirs``
     (made by torch's ``op``), on the rows both define."""
     spec = collective_spec(schedule.collective)
-    if spec.name in ("reduce", "gather"):          # only the roots' rows are defined
+    if spec.name in ("reduce", "gather"):  # only the roots' rows are defined
         ranks = tuple(int(r) for r in schedule.groups[:, schedule.root])
     else:
         ranks = tuple(range(schedule.n_ranks))
     a, b = ours[list(ranks)], theirs[list(ranks)]
     wide = np.complex128 if np.iscomplexobj(a) else np.float64
     diff = float(np.max(np.abs(a.astype(wide) - b.astype(wide)))) if a.size else 0.0
-    return Comparison(spec.name, op, ours, theirs, ranks,
-                      bool(a.shape == b.shape and np.array_equal(a, b)), diff)
+    return Comparison(
+        spec.name, op, ours, theirs, ranks, bool(a.shape == b.shape and np.array_equal(a, b)), diff
+    )
 
 
 def mesh_groups_task(task, rank, tdist):
@@ -303,6 +347,8 @@ def mesh_groups_task(task, rank, tdist):
     from torch.distributed.device_mesh import init_device_mesh
 
     mesh = init_device_mesh("cpu", tuple(task["shape"]), mesh_dim_names=tuple(task["names"]))
-    groups = {name: [int(r) for r in tdist.get_process_group_ranks(mesh.get_group(name))]
-              for name in task["names"]}
+    groups = {
+        name: [int(r) for r in tdist.get_process_group_ranks(mesh.get_group(name))]
+        for name in task["names"]
+    }
     return groups, MESH_OP

@@ -28,7 +28,7 @@ import sys
 
 __all__ = ["main", "parse_size", "parse_mesh"]
 
-_UNITS = {"": 1, "K": 1024, "M": 1024 ** 2, "G": 1024 ** 3}
+_UNITS = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3}
 
 
 def parse_size(text):
@@ -37,8 +37,7 @@ def parse_size(text):
     unit = t[-1:] if t[-1:] in _UNITS else ""
     number = t[:-1] if unit else t
     if not number.isdigit() or int(number) < 1:
-        raise argparse.ArgumentTypeError(f"size must look like 1024, 1K, 64M or 1G, got "
-                                         f"{text!r}")
+        raise argparse.ArgumentTypeError(f"size must look like 1024, 1K, 64M or 1G, got {text!r}")
     return int(number) * _UNITS[unit]
 
 
@@ -59,24 +58,39 @@ def _arguments(argv):
     p = argparse.ArgumentParser(
         prog="python -m collectives.dist.torchrun_main",
         description="Run a collectives Schedule under torchrun and print an nccl-tests-style "
-                    "table (rank 0).")
-    p.add_argument("algorithm", choices=sorted(CATALOG), metavar="ALGORITHM",
-                   help="a catalogue algorithm, e.g. ring_all_reduce")
+        "table (rank 0).",
+    )
+    p.add_argument(
+        "algorithm",
+        choices=sorted(CATALOG),
+        metavar="ALGORITHM",
+        help="a catalogue algorithm, e.g. ring_all_reduce",
+    )
     p.add_argument("-b", "--minbytes", type=parse_size, default=parse_size("1K"))
     p.add_argument("-e", "--maxbytes", type=parse_size, default=parse_size("64M"))
     p.add_argument("-f", "--stepfactor", type=int, default=2)
     p.add_argument("-n", "--iters", type=int, default=20)
     p.add_argument("-w", "--warmup_iters", type=int, default=1)
-    p.add_argument("-N", "--run_cycles", type=int, default=1,
-                   help="passes over all the sizes; the table gives each size's median "
-                        "time and its range (nccl-tests' -N prints every cycle instead)")
+    p.add_argument(
+        "-N",
+        "--run_cycles",
+        type=int,
+        default=1,
+        help="passes over all the sizes; the table gives each size's median "
+        "time and its range (nccl-tests' -N prints every cycle instead)",
+    )
     p.add_argument("-d", "--datatype", default="float32")
     p.add_argument("--backend", default="auto", choices=("auto", "gloo", "nccl"))
-    p.add_argument("--mesh", type=parse_mesh, default=None,
-                   help="axes of a mesh over WORLD_SIZE ranks, e.g. dp=2,tp=2")
+    p.add_argument(
+        "--mesh",
+        type=parse_mesh,
+        default=None,
+        help="axes of a mesh over WORLD_SIZE ranks, e.g. dp=2,tp=2",
+    )
     p.add_argument("--axis", default=None, help="run the collective inside this mesh axis")
-    p.add_argument("--no-torch", action="store_true",
-                   help="time the Schedule only, not torch's own collective")
+    p.add_argument(
+        "--no-torch", action="store_true", help="time the Schedule only, not torch's own collective"
+    )
     return p, p.parse_args(argv)
 
 
@@ -115,18 +129,26 @@ def main(argv=None):
 
     parser, args = _arguments(argv)
     if "RANK" not in os.environ or "WORLD_SIZE" not in os.environ:
-        parser.error("RANK and WORLD_SIZE are not set: start this module with torchrun "
-                     "(python -m torch.distributed.run ... -m collectives.dist.torchrun_main)")
+        parser.error(
+            "RANK and WORLD_SIZE are not set: start this module with torchrun "
+            "(python -m torch.distributed.run ... -m collectives.dist.torchrun_main)"
+        )
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     local = int(os.environ.get("LOCAL_RANK", rank))
     schedule = _schedule(parser, args, world)
     try:
-        tasks, meta = plan(schedule, sizes(args.minbytes, args.maxbytes, args.stepfactor),
-                           dtype=args.datatype, iters=args.iters, warmup=args.warmup_iters,
-                           torch=not args.no_torch, repeats=args.run_cycles)
+        tasks, meta = plan(
+            schedule,
+            sizes(args.minbytes, args.maxbytes, args.stepfactor),
+            dtype=args.datatype,
+            iters=args.iters,
+            warmup=args.warmup_iters,
+            torch=not args.no_torch,
+            repeats=args.run_cycles,
+        )
     except CollectivesError as e:
         parser.error(str(e))
-    backend = resolve_backend(args.backend, 1)      # one GPU per process on each machine
+    backend = resolve_backend(args.backend, 1)  # one GPU per process on each machine
     device = torch.device("cpu")
     if backend == "nccl":
         torch.cuda.set_device(local)
@@ -138,10 +160,12 @@ def main(argv=None):
     class _NoBoard:
         def at(self, *a):
             pass
+
     results = []
     for i, task in enumerate(tasks):
-        mine = timed_task(task, rank, world, torch, tdist, device, backend, exchange,
-                          _NoBoard(), i)[0]
+        mine = timed_task(
+            task, rank, world, torch, tdist, device, backend, exchange, _NoBoard(), i
+        )[0]
         gathered = [None] * world if rank == 0 else None
         tdist.gather_object(mine, gathered, dst=0)
         results.append(gathered)

@@ -7,10 +7,10 @@ in order: a Schedule's per-rank program with an :class:`~collectives.dist.torch_
 (``kind="schedule"``, with its injected ``"fault"`` if any), one size of a timing sweep
 (``kind="timed"``, :func:`collectives.dist.sweep.timed_task`), torch's own collective
 (``kind="torch"``), or torch's own device mesh (``kind="mesh"``,
-:func:`collectives.dist.torch_ops.mesh_groups_task`). Before every job and step it writes where it is on the shared
-:class:`~collectives.dist.board.Board`; at the end it writes its results, or its exception,
-to a file the launcher reads, and leaves with ``os._exit`` (no interpreter teardown, no gloo
-destructors). torch is imported only inside :func:`worker_main`.
+:func:`collectives.dist.torch_ops.mesh_groups_task`). Before every job and step it writes where
+it is on the shared :class:`~collectives.dist.board.Board`; at the end it writes its results,
+or its exception, to a file the launcher reads, and leaves with ``os._exit`` (no interpreter
+teardown, no gloo destructors). torch is imported only inside :func:`worker_main`.
 """
 
 import os
@@ -53,9 +53,15 @@ def run_schedule_task(task, rank, exchange, board, index):
         return exchange(sends, recvs, row_shape, dtype, **how)
 
     exchange.n_segments = task.get("n_segments", 1)
-    out = run_rank(schedule, rank, task["buffer"], task["filled"],
-                   faulty if mine else exchange, program=rank_program(schedule, rank),
-                   on_step=on_step)
+    out = run_rank(
+        schedule,
+        rank,
+        task["buffer"],
+        task["filled"],
+        faulty if mine else exchange,
+        program=rank_program(schedule, rank),
+        on_step=on_step,
+    )
     return out, P2P_OP
 
 
@@ -80,8 +86,7 @@ def worker_main(workdir, rank):
             torch.cuda.set_device(rank)
             device = torch.device("cuda", rank)
         store = tdist.TCPStore(LOOPBACK, job["port"], n, False, timeout)
-        tdist.init_process_group(backend, store=store, rank=rank, world_size=n,
-                                 timeout=timeout)
+        tdist.init_process_group(backend, store=store, rank=rank, world_size=n, timeout=timeout)
         barrier = {"device_ids": [rank]} if backend == "nccl" else {}
         tdist.barrier(**barrier)
         exchange = Exchange(torch, tdist, device)
@@ -92,29 +97,39 @@ def worker_main(workdir, rank):
             if task["kind"] == "schedule":
                 results.append(run_schedule_task(task, rank, exchange, board, task_index))
             elif task["kind"] == "timed":
-                results.append(timed_task(task, rank, n, torch, tdist, device, backend,
-                                          exchange, board, task_index))
+                results.append(
+                    timed_task(
+                        task, rank, n, torch, tdist, device, backend, exchange, board, task_index
+                    )
+                )
             elif task["kind"] == "mesh":
                 results.append(mesh_groups_task(task, rank, tdist))
             else:
                 results.append(run_collective(task, n, torch, tdist, device, backend, rank))
         task_index = None
         board.finishing(rank)
-        tdist.barrier(**barrier)         # nobody leaves while a peer still needs it
+        tdist.barrier(**barrier)  # nobody leaves while a peer still needs it
         write_pickle(workdir / f"out{rank}.pkl", results)
         tdist.destroy_process_group()
         code = 0
-    except BaseException as e:          # report everything, including KeyboardInterrupt
+    except BaseException as e:  # report everything, including KeyboardInterrupt
         key = None
         if isinstance(e, ScheduleError) and e.step is not None:
             key = (e.step, getattr(e, "transfer_index", 0))
         try:
-            write_pickle(workdir / f"error{rank}.pkl", {
-                "type": type(e).__name__, "message": str(e), "task": task_index,
-                "primary": isinstance(e, CollectivesError), "key": key,
-                "traceback": traceback.format_exc()})
+            write_pickle(
+                workdir / f"error{rank}.pkl",
+                {
+                    "type": type(e).__name__,
+                    "message": str(e),
+                    "task": task_index,
+                    "primary": isinstance(e, CollectivesError),
+                    "key": key,
+                    "traceback": traceback.format_exc(),
+                },
+            )
         finally:
             code = 1
     sys.stdout.flush()
     sys.stderr.flush()
-    os._exit(code)                       # skip interpreter teardown (and gloo's destructors)
+    os._exit(code)  # skip interpreter teardown (and gloo's destructors)

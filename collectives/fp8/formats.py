@@ -356,7 +356,7 @@ def _encode_exact(v, f, sat):
 # lookup per value, keyed by (top 16 bits, any lower bit set): 2^17 one-byte entries per
 # (format, saturate, input width), computed once with the exact arithmetic above from one
 # representative of each key. The input is processed in chunks that stay in cache.
-_LOOKUP = {}
+_LOOKUP: dict[tuple, np.ndarray] = {}
 _CHUNK = 1 << 16
 
 

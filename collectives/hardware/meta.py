@@ -45,7 +45,7 @@ chapter "Designing the fabric".
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 from ..errors import TopologyError
 from ..topology import Cluster, Fabric, Tier, gpu_cluster
@@ -136,7 +136,7 @@ def meta_cluster(
     gpus = zones * racks * per_rack
     name = f"Meta-style RoCE cluster: {zones} zones x {racks} racks x {per_rack} GPUs = {gpus} GPUs"
     fabric = Fabric(per_rack, link_bandwidth, tuple(tiers), wiring=wiring)
-    common = dict(
+    common: dict[str, Any] = dict(
         network_latency=hop_latency,
         routing=routing,
         hash_seed=hash_seed,

@@ -172,7 +172,7 @@ def latency_options(latency: str, options: dict, name: str, network: bool = True
 def _dgx_cluster(
     system: System, hop_latency: float, options: dict, name: str, rates: str = "line"
 ) -> Cluster:
-    fabric = {}
+    fabric: dict[str, Any] = {}
     if system.kind == "superpod":
         plan = superpod_plan(options.pop("units", 4), options.pop("nodes", None))
         nodes, per_unit = plan.nodes, NODES_PER_UNIT
@@ -191,13 +191,13 @@ def _dgx_cluster(
             minimum=1,
             error=TopologyError,
         )
-    extra = {
+    extra: dict[str, Any] = {
         key: options.pop(key)
         for key in ("pcie_latency", "network_latency", "pxn", "routing", "hash_seed")
         if key in options
     }
     no_more_options(options, name)
-    nvlink, pcie, nic = system.bandwidths(rates)
+    nvlink, pcie, nic = system.node_bandwidths(rates)
     return cluster(
         nodes,
         GPUS_PER_NODE,
@@ -232,7 +232,7 @@ def dgx_nodes(
     record = spec(system)
     if record.kind != "dgx":
         raise TopologyError(f"dgx_nodes builds DGX nodes; {record.name} is not one")
-    nvlink, pcie, published_nic = record.bandwidths(rates)
+    nvlink, pcie, published_nic = record.node_bandwidths(rates)
     nic = published_nic if nic_bandwidth is None else nic_bandwidth
     given = {"network_latency": network_latency} if network_latency else {}
     latency_options(latency, given, record.name)

@@ -37,7 +37,7 @@ from ..algorithms import (
     torus_all_gather,
 )
 from ..cost import busbw, time
-from ..errors import CollectivesError
+from ..errors import CollectivesError, TopologyError
 from ..measures import bisection_bandwidth
 from ..mesh import Mesh
 from .presets import preset
@@ -216,7 +216,10 @@ def sharp_fraction(rates: str = "line", n_nodes: int = 8, n_segments: int = 64) 
     rails = Mesh({"node": n_nodes, "gpu": 8})  # the "node" groups are the rails
     schedule = rails.collective(sharp_all_reduce(n_nodes, n_segments=n_segments), "node")
     t = time(schedule, topo, PLATEAU_BYTES, switch_placement=rail_leaves(topo))
-    return PLATEAU_BYTES / t.seconds / topo.system.nic_bandwidth
+    nic = topo.system.nic_bandwidth if topo.system is not None else None
+    if nic is None:
+        raise TopologyError(f"{topo.name} declares no NIC bandwidth")
+    return PLATEAU_BYTES / t.seconds / nic
 
 
 def rail_leaves(topo) -> list[int]:
@@ -527,6 +530,8 @@ def v5e_ring_gather_link_rate(nbytes: float = PLATEAU_BYTES) -> float:
     (m - 1) / (2m) of the buffer on the latency-optimal ring of m = 16, over the time."""
     topo = preset("tpu-v5e", shape=(8, 16))
     m = 16
+    if topo.wraparound is None:
+        raise TopologyError(f"{topo.name} declares no wraparound")
     schedule = torus_all_gather((8, 16), axes=(1,), wraparound=topo.wraparound)
     seconds = time(schedule, topo, nbytes).seconds
     return (m - 1) / (2 * m) * nbytes / seconds / GB
@@ -542,6 +547,8 @@ def pod_port_sum(name: str) -> float:
     """Every ICI port of every chip of a full pod of ``name`` at its one-way link rate, TB/s:
     what Google's "all-reduce bandwidth per pod" adds up."""
     system = lookup(name)
+    if system.ici_links is None:
+        raise TopologyError(f"{name} is not a TPU preset: it has no ICI links")
     return math.prod(system.default_shape) * system.ici_links * system.link_bandwidth / 1e12
 
 

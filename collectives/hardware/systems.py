@@ -51,6 +51,7 @@ published).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -207,6 +208,14 @@ class System:
         nic = self.effective_nic_bandwidth if self.nic_bandwidth is not None else None
         return self.effective_link_bandwidth, self.pcie_bandwidth, nic
 
+    def node_bandwidths(self, rates: str = "line") -> tuple[float, float, float]:
+        """:meth:`bandwidths` of a record with PCIe and NICs (a GPU node); raises
+        :class:`~collectives.TopologyError` for one without (a TPU chip)."""
+        link, pcie, nic = self.bandwidths(rates)
+        if pcie is None or nic is None:
+            raise TopologyError(f"{self.name} publishes no PCIe or NIC rate: it is not a GPU node")
+        return link, pcie, nic
+
     @property
     def ici_links(self) -> int | None:
         """ICI links per chip: 4 on a 2-D torus, 6 on a 3-D torus (None for GPUs)."""
@@ -219,12 +228,14 @@ class System:
 
 
 # the effective rates of Hopper and Blackwell GPU records (module docstring)
-HOPPER_RATES = dict(
+HOPPER_RATES: dict[str, Any] = dict(
     effective_link_bandwidth=NVLINKS_PER_GPU * SM90_NVLINK_BW,
     effective_nic_bandwidth=NDR_EFFECTIVE,
     effective_sources=(NCCL_TOPO_H, NVLINK_OVERHEAD, NIC_MEASURED_SOURCE),
 )
-BLACKWELL_RATES = dict(HOPPER_RATES, effective_link_bandwidth=NVLINKS_PER_GPU * SM100_NVLINK_BW)
+BLACKWELL_RATES: dict[str, Any] = dict(
+    HOPPER_RATES, effective_link_bandwidth=NVLINKS_PER_GPU * SM100_NVLINK_BW
+)
 
 #: every preset's record, by name (:func:`collectives.hardware.spec` looks names up here)
 SYSTEMS = {

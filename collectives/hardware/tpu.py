@@ -94,6 +94,8 @@ def tpu_slices(system: System, hop_latency: float, options: dict[str, Any], name
     no_more_options(options, name)
     topo = torus(shape, system.link_bandwidth, hop_latency, wrap)
     if slices > 1:
+        if system.dcn_bandwidth is None:
+            raise TopologyError(f"{system.name}: no DCN bandwidth is published; use slices=1")
         dcn = switch(slices, system.dcn_bandwidth, dcn_latency)
         label = f"{slices} slices of {topo.name} over DCN"
         topo = product(dcn, topo, level_names=("dcn", "ici"), name=label)

@@ -100,7 +100,8 @@ class RecordBuilder:
     :class:`~collectives.plan.report.Record` of it in :attr:`records`."""
 
     def __init__(self, coster: Coster, mesh):
-        self.coster, self.mesh, self.records = coster, mesh, []
+        self.coster, self.mesh = coster, mesh
+        self.records: list[Record] = []
 
     def add(
         self, purpose, collective, axes, nbytes, count, phase, hidden_behind=None, stream="data"

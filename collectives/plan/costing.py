@@ -91,7 +91,7 @@ class Costing:
     def bottleneck_level(self) -> Optional[str]:
         """The link level (e.g. "nvlink", "leaf", "spine", "ici") bounding the most time."""
         seconds = self.level_seconds()
-        return max(seconds, key=seconds.get) if seconds else None
+        return max(seconds, key=lambda level: seconds[level]) if seconds else None
 
     def level_seconds(self) -> dict[str, float]:
         """Transfer seconds per link level (:meth:`collectives.Timing.level_seconds`)."""

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, cast
 
 from ..errors import CollectivesError, LayoutError
 from ..validation import integer, number
@@ -135,7 +135,7 @@ def inference(
     dense = m.dense_parameters() / (L.tp * L.pp)
     experts = m.expert_parameters() / (L.tp * L.pp * L.ep)
     weights = (dense + experts) * weight_bytes / L.fsdp
-    kv_local = max(m.kv_heads // L.tp, 1) * m.head_dim
+    kv_local = max(cast(int, m.kv_heads) // L.tp, 1) * m.head_dim  # an int once built
     context = prompt_len + new_tokens
     kv_cache = 2 * per_stage * kv_local * context * b * micro * a / L.cp
 

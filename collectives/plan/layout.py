@@ -54,7 +54,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Optional, Sequence
+from typing import Optional, Sequence, cast
 
 from ..errors import LayoutError
 from ..mesh import Mesh
@@ -178,7 +178,8 @@ class Layout:
         return (self.pp - 1) / (self.virtual_stages * self.micro_batches)
 
     def sizes(self) -> dict[str, int]:
-        return {a: getattr(self, a) for a in self.order}
+        order = cast(Sequence[str], self.order)  # a tuple once built (__post_init__)
+        return {a: getattr(self, a) for a in order}
 
     def mesh(self) -> Mesh:
         """The named device mesh, axes in :attr:`order` (size-1 axes included)."""

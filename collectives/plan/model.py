@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Optional
+from typing import Optional, cast
 
 from ..errors import CollectivesError
 from ..validation import flag, integer
@@ -107,7 +107,8 @@ class Transformer:
         head_dim``), or ``attention_params`` if given."""
         if self.attention_params is not None:
             return self.attention_params
-        return 2 * self.hidden * self.hidden + 2 * self.hidden * self.kv_heads * self.head_dim
+        kv_heads = cast(int, self.kv_heads)  # resolved to an int in __post_init__
+        return 2 * self.hidden * self.hidden + 2 * self.hidden * kv_heads * self.head_dim
 
     def mlp_parameters(self, width: Optional[int] = None) -> int:
         """One MLP (or one expert) of ``width`` (default ``ffn``)."""

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Any, Optional
 
 __all__ = ["Record", "Memory", "Plan", "matches"]
 
@@ -71,7 +71,7 @@ class Record:
     seconds: float
     bottleneck_level: Optional[str] = None
     level_seconds: dict = field(default_factory=dict)
-    schedule: object = field(default=None, repr=False, compare=False)
+    schedule: Any = field(default=None, repr=False, compare=False)
     stream: str = "data"
 
     @property
@@ -209,8 +209,8 @@ class Plan:
     devices: int
     topology_name: str
     notes: tuple[str, ...] = ()
-    topology: object = field(default=None, repr=False)
-    placement: object = field(default=None, repr=False)
+    topology: Any = field(default=None, repr=False)
+    placement: Any = field(default=None, repr=False)
     micro_batches: int = 1
 
     # ---- totals --------------------------------------------------------------------------
@@ -248,6 +248,8 @@ class Plan:
         """The compute that can hide one issue of ``record`` (seconds): a micro-batch's
         slice of its pass (the whole pass with one micro-batch), 0 on the critical path."""
         m = max(int(self.micro_batches), 1)
+        if record.hidden_behind is None:  # exposed: nothing hides it
+            return 0.0
         seconds = {
             "forward": self.forward_seconds,
             "first forward": self.forward_seconds,
@@ -301,7 +303,7 @@ class Plan:
     def bottleneck(self) -> Optional[str]:
         """The link level that bounds the most communication time (None without any)."""
         seconds = self.level_seconds()
-        return max(seconds, key=seconds.get) if seconds else None
+        return max(seconds, key=lambda level: seconds[level]) if seconds else None
 
     @property
     def memory_per_device(self) -> float:

@@ -81,7 +81,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import Optional
+from typing import Optional, cast
 
 from ..errors import CollectivesError, LayoutError
 from ..fp8.memory import bytes_per_parameter
@@ -325,7 +325,7 @@ def training_step(
                 2 * per_stage * micro,
                 phase,
             )
-    kv_local = max(m.kv_heads // L.tp, 1) * m.head_dim
+    kv_local = max(cast(int, m.kv_heads) // L.tp, 1) * m.head_dim  # an int once built
     kv_bytes = 2 * b * seq_len * kv_local * a_bytes
     add("cp key/value all-gather", "all_gather", ("cp",), kv_bytes, per_stage * micro, "forward")
     add(
@@ -397,7 +397,7 @@ def training_step(
         else f"linear layers at the FP8 peak {linear_flops:.3g}, attention at {flops:.3g} "
         "FLOP/s per device"
     )
-    notes = (
+    notes: tuple[str, ...] = (
         f"recipe {prec.name}: gradients reduced in {prec.grad_bytes:g} bytes, weights "
         f"gathered in {prec.weight_bytes:g}, activations {a_bytes:g}; compute at "
         f"{'' if mfu == 1 else f'MFU {mfu:g} of '}{peak}",

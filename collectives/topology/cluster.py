@@ -264,19 +264,20 @@ def _wire(
     tiers = fabric.tiers
     T = len(tiers) + 1
     e = n_nodes * g
-    gb = [None, 1] + [
+    # per-tier lists, index t for tier t (entry 0, and 1 where it has no meaning, unused)
+    gb: list[Any] = [None, 1] + [
         integer(x.blocks, f"tiers[{i}].blocks", minimum=1, error=TopologyError)
         for i, x in enumerate(tiers)
     ]
-    w = [None, 1] + [
+    w: list[Any] = [None, 1] + [
         integer(x.switches, f"tiers[{i}].switches", minimum=1, error=TopologyError)
         for i, x in enumerate(tiers)
     ]
-    m = [None, 1] + [
+    m: list[Any] = [None, 1] + [
         integer(x.links, f"tiers[{i}].links", minimum=1, error=TopologyError)
         for i, x in enumerate(tiers)
     ]
-    bw = [None, fabric.host_bandwidth] + [
+    bw: list[Any] = [None, fabric.host_bandwidth] + [
         fabric.host_bandwidth
         if x.bandwidth is None
         else number(
@@ -288,7 +289,7 @@ def _wire(
         )
         for i, x in enumerate(tiers)
     ]
-    span = [None, 1]
+    span: list[Any] = [None, 1]
     for t in range(2, T + 1):
         span.append(span[-1] * gb[t])
     striped = fabric.wiring == "striped"
@@ -299,10 +300,10 @@ def _wire(
                 f"a multiple of the tier below's: tier {t} has {w[t]}, tier "
                 f"{t - 1} has {w[t - 1]}"
             )
-    q = [None, None] + [
+    q: list[Any] = [None, None] + [
         w[t] if not striped or t == 2 else w[t] // w[t - 1] for t in range(2, T + 1)
     ]
-    kc = [None, None] + [w[t - 1] if q[t] == w[t] else 1 for t in range(2, T + 1)]
+    kc: list[Any] = [None, None] + [w[t - 1] if q[t] == w[t] else 1 for t in range(2, T + 1)]
     if fabric.rails:
         leaves = -(-n_nodes // a) * g
         if T > 1 and gb[2] % g:
@@ -325,7 +326,7 @@ def _wire(
             f"{a}), fewer than the {e} endpoints"
         )
     padded = -(-leaves // gb[2]) * gb[2] if T > 1 else 1
-    n = [None, padded]
+    n: list[Any] = [None, padded]
     count = padded
     for t in range(2, T + 1):
         blocks = count // gb[t] if t > 2 else padded // gb[2]
@@ -343,7 +344,7 @@ def _wire(
         count = blocks
     # node ids
     first_switch = 2 * e + n_nodes if nvlink else e
-    sw_base = [None, first_switch]
+    sw_base: list[Any] = [None, first_switch]
     for t in range(2, T + 1):
         sw_base.append(sw_base[-1] + n[t - 1] * P)
     host_node = e if nvlink else 0
@@ -361,13 +362,16 @@ def _wire(
     host = np.tile(np.arange(e, dtype=np.int64), P)
     plane_of = np.repeat(np.arange(P, dtype=np.int64), e)
     leaf_node = sw_base[1] + plane_of * n[1] + position[host] // a
-    cables = [None, e * P]
-    up_base, down_base = [None, fabric_base], [None, fabric_base + e * P]
+    cables: list[Any] = [None, e * P]
+    up_base: list[Any] = [None, fabric_base]
+    down_base: list[Any] = [None, fabric_base + e * P]
     srcs += [host_node + host, leaf_node]
     dsts += [leaf_node, host_node + host]
     base = fabric_base + 2 * e * P
-    up_table, parent_table = [None] * T, [None] * T
-    down_table, child_table = [None] * (T + 1), [None] * (T + 1)
+    up_table: list[Any] = [None] * T
+    parent_table: list[Any] = [None] * T
+    down_table: list[Any] = [None] * (T + 1)
+    child_table: list[Any] = [None] * (T + 1)
     for t in range(2, T + 1):
         nc = n[t - 1] * P  # child switches, all planes
         c = np.arange(nc, dtype=np.int64)
@@ -1029,6 +1033,18 @@ class Cluster(Topology):
     :meth:`with_routing`, :meth:`fail` give variants.
     """
 
+    # set by gpu_cluster once the Topology is built (object.__setattr__: Topology is frozen)
+    _router: "_ClusterRouter"
+    _wiring: _Wiring
+    _tiers: tuple[Tier, ...]
+    _tier_first_node: tuple  # per tier, its first node id (entry 0 unused)
+    _node_tier: np.ndarray
+    _link_tier: np.ndarray
+    _link_up: np.ndarray
+    _failed: np.ndarray
+    _real_per_plane: tuple  # per tier, real switches in one plane (entry 0 unused)
+    _switch_first_leaf: tuple  # per tier, each switch's first leaf (entry 0 unused)
+
     # ---- declared shape --------------------------------------------------------------------
     @property
     def tiers(self) -> tuple[Tier, ...]:
@@ -1067,19 +1083,27 @@ class Cluster(Topology):
         return self._wiring.real_leaves
 
     @property
+    def _fabric_info(self) -> FabricInfo:
+        """``info.fabric``, which every Cluster declares."""
+        fabric = self.info.fabric
+        if fabric is None:  # only a Topology built outside gpu_cluster lacks it
+            raise TopologyError(f"{self.name} declares no fabric (info.fabric is None)")
+        return fabric
+
+    @property
     def switches_per_tier(self) -> tuple[int, ...]:
         """Switches of each fabric tier, leaves first, all planes."""
-        return self.info.fabric.switches_per_tier
+        return self._fabric_info.switches_per_tier
 
     @property
     def cables_per_tier(self) -> tuple[int, ...]:
         """Cables (one link each way) of each tier: host cables first, all planes."""
-        return self.info.fabric.cables_per_tier
+        return self._fabric_info.cables_per_tier
 
     @property
     def tier_bandwidth(self) -> tuple[float, ...]:
         """Bytes/s per direction of one cable at each tier (host cables first)."""
-        return self.info.fabric.tier_bandwidth
+        return self._fabric_info.tier_bandwidth
 
     @property
     def oversubscription(self) -> tuple[float, ...]:
@@ -1200,7 +1224,7 @@ class Cluster(Topology):
         router = _ClusterRouter(self._wiring, routing, seed, self._router.failed)
         other = self._copy()
         object.__setattr__(other, "_router", router)
-        fabric = dataclasses.replace(self.info.fabric, routing=routing, hash_seed=seed)
+        fabric = dataclasses.replace(self._fabric_info, routing=routing, hash_seed=seed)
         object.__setattr__(other, "info", dataclasses.replace(self.info, fabric=fabric))
         return other
 
@@ -1415,9 +1439,10 @@ def gpu_cluster(
         node_tier[
             wiring.switch_base[t] : wiring.switch_base[t] + wiring.switches_per_plane[t] * planes
         ] = t
-    if keep is not None:
-        link_src = wiring.node_map[link_src[keep]]
-        link_dst = wiring.node_map[link_dst[keep]]
+    node_map = wiring.node_map  # set, as keep is, when the last tier-2 block is partly filled
+    if keep is not None and node_map is not None:
+        link_src = node_map[link_src[keep]]
+        link_dst = node_map[link_dst[keep]]
         bandwidth, latency, tier, up = bandwidth[keep], latency[keep], tier[keep], up[keep]
         node_tier = node_tier[keep_node]
     levels = (LEVELS[:2] if nvlink else ()) + tuple(tier_level(t) for t in range(1, T + 1))
@@ -1486,7 +1511,7 @@ def gpu_cluster(
         name=name,
     )
     # where each switch's block starts, in leaves (for the bisection cut), per tier
-    first_leaf = [None]
+    first_leaf: list[Any] = [None]
     for t in range(1, T + 1):
         local = np.arange(per_plane[t])
         first_leaf.append(readonly(local // wiring.switches_per_block[t] * wiring.span[t]))

@@ -103,8 +103,8 @@ def bf16_round(x) -> np.ndarray:
     """``x`` (cast to float32) rounded to BF16, round-to-nearest-even, as float32 (finite
     inputs only: the rounding is done on the float32 bit pattern)."""
     u = np.asarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
-    u = (u + 0x7FFF + ((u >> 16) & 1)) >> 16 << 16
-    return u.astype(np.uint32).view(np.float32)
+    rounded = (u + 0x7FFF + ((u >> 16) & 1)) >> 16 << 16
+    return rounded.astype(np.uint32).view(np.float32)
 
 
 def bit_string(value: float, fmt: str) -> str:

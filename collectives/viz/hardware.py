@@ -106,7 +106,7 @@ def draw_slice(topology, hosts: Optional[np.ndarray] = None, ax=None, title: Opt
     if hosts is not None:
         hosts = np.asarray(hosts).ravel()
         palette = plt.get_cmap("Pastel1")
-        faces = [palette(int(h) % palette.N) for h in hosts]
+        faces: list = [palette(int(h) % palette.N) for h in hosts]
     else:
         faces = ["white"] * (rows * cols)
     ax.scatter(x, y, s=size, c=faces, edgecolors="0.2", linewidths=0.9, zorder=3)
@@ -309,7 +309,7 @@ def draw_scalable_unit(
     leaves = np.unique(gpu_leaf)
     leaf_src, spine_dst = _links_from(topology, leaves, "spine")
     spines = np.unique(spine_dst)
-    cables = {}
+    cables: dict[tuple[int, int], int] = {}
     for u, v in zip(leaf_src.tolist(), spine_dst.tolist()):
         cables[(u, v)] = cables.get((u, v), 0) + 1
 
@@ -455,7 +455,8 @@ def draw_cluster(
         if key in drawn or np.isnan(pos[[u, v]]).any():
             continue
         drawn.add(key)
-        colour, width = "0.82", 1.0
+        colour: object = "0.82"
+        width = 1.0
         if levels[lv] == "leaf" and key[0] in rails:
             colour, width = rail(rails[key[0]] % 10), 1.6
         ax.plot(*pos[[u, v]].T, color=colour, linewidth=width, zorder=1)

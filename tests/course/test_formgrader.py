@@ -25,7 +25,7 @@ import pytest
 import assignments as specs
 import nbgrader_helpers as h
 
-pytestmark = [pytest.mark.slow, pytest.mark.extended]
+pytestmark = pytest.mark.slow
 
 ASSIGNMENT, NOTEBOOK, WRITTEN = "cost_models", "ring_all_gather", "written_regimes"
 CHROMIUM = Path("/usr/bin/chromium")

@@ -427,7 +427,6 @@ def _processes_of(course):
     return found
 
 
-@pytest.mark.extended
 def test_a_run_killed_with_sigkill_leaves_no_worker_and_resumes_to_the_same_grades(graded):
     """kill -9 of the grading command after its first student: no worker goes on grading
     (before: the workers, in sessions of their own, graded on, beside the re-run); the re-run
@@ -483,7 +482,6 @@ def test_a_run_killed_with_sigkill_leaves_no_worker_and_resumes_to_the_same_grad
     assert {s: gradebook_scores(course, s) for s in everyone} == final
 
 
-@pytest.mark.extended
 @pytest.mark.skipif(os.geteuid() != 0, reason="mounts a small tmpfs (in a mount namespace)")
 def test_a_full_disk_mid_run_leaves_nobody_graded_wrongly(tmp_path):
     """The course's disk full while the class is graded (a 16 KiB tmpfs over autograded/, in a

@@ -184,7 +184,6 @@ def test_class_grading_gives_the_same_scores(backend, request, tmp_path):
         assert restored == found
 
 
-@pytest.mark.extended
 def test_a_gradebook_server_restarted_mid_run_leaves_nobody_graded_wrongly(postgres_url, tmp_path):
     """PostgreSQL restarted while a student is being graded: that student is not recorded as
     graded (before: 0 for a database error, kept by every re-run); the re-run finishes with

@@ -75,7 +75,7 @@ import pytest
 import assignments as specs
 import nbgrader_helpers as h
 
-pytestmark = [pytest.mark.slow, pytest.mark.extended]
+pytestmark = pytest.mark.slow
 
 ASSIGNMENT, NOTEBOOK, WRITTEN = "cost_models", "ring_all_gather", "written_regimes"
 COURSE_ID = "collectives"  # exercises/nbgrader_config.py

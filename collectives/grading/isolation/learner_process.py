@@ -256,7 +256,7 @@ class Policy:
 
 
 _HARMLESS = ("__name__", "__doc__", "__package__", "__file__", "__path__")
-_REAL = {}  # id(Guarded) -> (the real module, its path, the policy)
+_REAL: dict[int, tuple] = {}  # id(Guarded) -> (the real module, its path, the policy)
 
 
 class Guarded:

@@ -44,7 +44,7 @@ __all__ = ["NOT_YOURS", "check_origin", "layers", "notebook_cells", "foreign_rea
 NOT_YOURS = "is not a function written in the notebook"
 _PACKAGE = "collectives"
 _MAX_LAYERS = 32
-_HASHES = {}  # package directory -> the set of sha256 of its source files
+_HASHES: dict[str, set[str]] = {}  # package directory -> the set of sha256 of its source files
 
 
 def _is_package_name(name):

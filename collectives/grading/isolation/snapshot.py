@@ -33,7 +33,7 @@ __all__ = ["PACKAGE_DIR", "PackageSnapshot", "package_copy", "manifest", "source
 
 #: the ``collectives`` package this module belongs to (its directory)
 PACKAGE_DIR = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-_COPIES = {}  # package directory -> its PackageSnapshot, for package_copy()
+_COPIES: dict[str, "PackageSnapshot"] = {}  # package directory -> its snapshot (package_copy)
 
 
 def manifest(directory):
@@ -69,7 +69,7 @@ class PackageSnapshot:
     the package's files when it was copied. :attr:`error` is the class of error
     :meth:`verify` raises (a subclass may name another, as the grading sandbox does)."""
 
-    error = GradingError
+    error: type[Exception] = GradingError
 
     def __init__(self, package_dir=PACKAGE_DIR):
         self.package_dir = Path(package_dir).resolve()

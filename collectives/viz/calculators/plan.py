@@ -545,7 +545,7 @@ def _figure_spec(s) -> dict:
                     "hovertemplate": f"{html.escape(name)}: %{{x:.3s}}s<extra></extra>",
                 }
             )
-    base = {
+    base: dict[str, object] = {
         "template": "none",
         "barmode": "stack",
         "autosize": True,
@@ -578,14 +578,15 @@ def _figure_spec(s) -> dict:
         for name, v, colour in s["memory"]
     ]
     hbm = s["hbm"]
-    mem_layout = dict(
+    memory_axis_end: float = 1.05 * max(s["memory_total"], hbm or 0) / 1e9
+    mem_layout: dict[str, object] = dict(
         base,
         height=210,
         margin={"l": 120, "r": 12, "t": 12, "b": 100},
         xaxis={
             "title": {"text": "GB per device"},
             "gridcolor": "#e5e5e5",
-            "range": [0, 1.05 * max(s["memory_total"], hbm or 0) / 1e9],
+            "range": [0, memory_axis_end],
         },
         shapes=[]
         if hbm is None

@@ -10,8 +10,10 @@ from collectives import dist
 @pytest.fixture
 def no_launch(monkeypatch):
     """Fail the test if a process would be started."""
+
     def refuse(*args, **kwargs):
         raise AssertionError("a worker process was started")
+
     monkeypatch.setattr(dist.jobs, "run_tasks", refuse)
 
 

@@ -26,25 +26,26 @@ import pytest
 
 import collectives as cl
 from collectives.algorithms import CATALOG, supports
+
 from ground_truth import expected_outputs
 
 pytest.importorskip("torch")
-from collectives import dist  # noqa: E402  (after the torch check)
+from collectives import dist
 
 NS = (1, 2, 3, 4)
-CHUNK_LEN = 3            # elements per chunk in the batch's inputs
+CHUNK_LEN = 3  # elements per chunk in the batch's inputs
 
 # dtype -> how to draw values. "exact" dtypes compare to ground truth bit for bit; random
 # float64 sums depend on the addition order, so only simulate (same order) is exact there.
 DTYPES = {
     "int64": lambda rng, shape: rng.integers(-1000, 1000, shape),
-    "int8": lambda rng, shape: rng.integers(-128, 128, shape),          # sums wrap around
-    "uint16": lambda rng, shape: rng.integers(0, 2**16, shape),         # gloo collectives: no
-    "bool": lambda rng, shape: rng.integers(0, 2, shape),               # a bool sum is an OR
-    "float16": lambda rng, shape: rng.integers(-50, 50, shape),         # integer-valued: exact
+    "int8": lambda rng, shape: rng.integers(-128, 128, shape),  # sums wrap around
+    "uint16": lambda rng, shape: rng.integers(0, 2**16, shape),  # gloo collectives: no
+    "bool": lambda rng, shape: rng.integers(0, 2, shape),  # a bool sum is an OR
+    "float16": lambda rng, shape: rng.integers(-50, 50, shape),  # integer-valued: exact
     "float32": lambda rng, shape: rng.integers(-1000, 1000, shape),
     "complex64": lambda rng, shape: rng.integers(-9, 9, shape) + 1j * rng.integers(-9, 9, shape),
-    "float64": lambda rng, shape: rng.standard_normal(shape),           # not exact vs numpy's sum
+    "float64": lambda rng, shape: rng.standard_normal(shape),  # not exact vs numpy's sum
 }
 TORCH_DTYPES = ("int64", "float32", "int8", "bool")
 
@@ -80,7 +81,7 @@ def _torch_inputs(collective, n, dtype, rng):
 
 def _build_cases():
     rng = np.random.default_rng(20240607)
-    cases = []                 # (id, schedule, {dtype: inputs})
+    cases = []  # (id, schedule, {dtype: inputs})
     for name in sorted(CATALOG):
         for n in NS:
             if not supports(name, n):
@@ -88,19 +89,35 @@ def _build_cases():
             for label, schedule in _variants(name, n):
                 ident = f"{name}-n{n}" + (f"-{label}" if label else "")
                 cases.append((ident, schedule, {d: _inputs(schedule, d, rng) for d in DTYPES}))
-    torch_cases = []           # (id, collective, root, n, dtype, inputs)
-    for collective in ("all_gather", "reduce_scatter", "all_reduce", "all_to_all",
-                       "broadcast", "reduce", "gather", "scatter"):
+    torch_cases = []  # (id, collective, root, n, dtype, inputs)
+    for collective in (
+        "all_gather",
+        "reduce_scatter",
+        "all_reduce",
+        "all_to_all",
+        "broadcast",
+        "reduce",
+        "gather",
+        "scatter",
+    ):
         for n in NS:
             root = n - 1 if collective in ROOTED else None
             for dtype in TORCH_DTYPES:
-                torch_cases.append((f"{collective}-n{n}-{dtype}", collective, root, n, dtype,
-                                    _torch_inputs(collective, n, dtype, rng)))
+                torch_cases.append(
+                    (
+                        f"{collective}-n{n}-{dtype}",
+                        collective,
+                        root,
+                        n,
+                        dtype,
+                        _torch_inputs(collective, n, dtype, rng),
+                    )
+                )
     return cases, torch_cases
 
 
 ROOTED = ("broadcast", "reduce", "gather", "scatter")
-ROOT_ROW_ONLY = ("reduce", "gather")           # only the root's row is defined
+ROOT_ROW_ONLY = ("reduce", "gather")  # only the root's row is defined
 CASES, TORCH_CASES = _build_cases()
 
 
@@ -115,7 +132,7 @@ def batch():
     for ident, collective, root, _, _, x in TORCH_CASES:
         jobs.append((collective, x, root))
         keys.append(("torch", ident))
-    for ident, schedule, inputs in CASES:          # torch's own op on each schedule's input
+    for ident, schedule, inputs in CASES:  # torch's own op on each schedule's input
         jobs.append((schedule.collective, inputs["int64"], schedule.root))
         keys.append(("torch-same", ident))
     start = time.perf_counter()
@@ -130,6 +147,7 @@ def _exact(dtype):
 
 
 @pytest.mark.parametrize("ident,schedule,inputs", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.slow  # starts processes
 def test_run_equals_simulate_and_ground_truth(batch, ident, schedule, inputs):
     for dtype, x in inputs.items():
         got = batch[(ident, dtype)]
@@ -146,8 +164,10 @@ def test_run_equals_simulate_and_ground_truth(batch, ident, schedule, inputs):
             np.testing.assert_allclose(got, truth, rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.parametrize("ident,collective,root,n,dtype,x", TORCH_CASES,
-                         ids=[c[0] for c in TORCH_CASES])
+@pytest.mark.parametrize(
+    "ident,collective,root,n,dtype,x", TORCH_CASES, ids=[c[0] for c in TORCH_CASES]
+)
+@pytest.mark.slow  # starts processes
 def test_torch_collectives_give_the_ground_truth(batch, ident, collective, root, n, dtype, x):
     got = batch[("torch", ident)]
     truth = expected_outputs(collective, x, root)
@@ -158,6 +178,7 @@ def test_torch_collectives_give_the_ground_truth(batch, ident, collective, root,
 
 
 @pytest.mark.parametrize("ident,schedule,inputs", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.slow  # starts processes
 def test_schedule_and_torch_agree_on_the_same_inputs(batch, ident, schedule, inputs):
     ours, theirs = batch[(ident, "int64")], batch[("torch-same", ident)]
     if schedule.collective in ROOT_ROW_ONLY:
@@ -178,15 +199,22 @@ def test_run_local_equals_simulate(n):
                 assert got.dtype == want.dtype and np.array_equal(got, want), (name, dtype)
 
 
+@pytest.mark.slow  # starts processes
 def test_read_before_write_local_copies_and_scratch():
     # step 0: rank 0 copies its shard into its scratch slot 2 (a local transfer, no
     # message) while rank 1 sends its shard to rank 0's slot 1; step 1: rank 0 sends the
     # scratch copy to rank 1 and, in the same step, swaps its slots 0 and 1 locally. Every
     # read sees the buffers as they were when the step began, so the swap really swaps.
-    s = cl.Schedule("all_gather", 2, 2, [
-        [(0, 0, 0, 2), (1, 0, 1, 1)],
-        [(0, 1, 2, 0), (0, 0, 0, 1), (0, 0, 1, 0)],
-    ], n_scratch=1)
+    s = cl.Schedule(
+        "all_gather",
+        2,
+        2,
+        [
+            [(0, 0, 0, 2), (1, 0, 1, 1)],
+            [(0, 1, 2, 0), (0, 0, 0, 1), (0, 0, 1, 0)],
+        ],
+        n_scratch=1,
+    )
     x = np.array([[1.5, 2.5], [3.5, 4.5]], dtype=np.float32)
     want = np.array([[3.5, 4.5, 1.5, 2.5], [1.5, 2.5, 3.5, 4.5]], dtype=np.float32)
     assert np.array_equal(cl.simulate(s, x), want)
@@ -195,11 +223,12 @@ def test_read_before_write_local_copies_and_scratch():
     assert got.dtype == np.float32 and np.array_equal(got, want)
 
 
+@pytest.mark.slow  # starts processes
 def test_compare_with_torch():
     x = np.arange(3 * 6).reshape(3, 6) * 7
     result = dist.compare_with_torch(cl.algorithms.ring_reduce_scatter(3), x)
     assert result.equal and result.max_abs_diff == 0.0
-    assert result.op == "torch.distributed.reduce_scatter_single"   # torch 2.13 name
+    assert result.op == "torch.distributed.reduce_scatter_single"  # torch 2.13 name
     assert result.ranks == (0, 1, 2)
     assert np.array_equal(result.torch_outputs, expected_outputs("reduce_scatter", x))
     assert "equal=True" in repr(result)
@@ -218,16 +247,26 @@ def test_collectives_over_groups_and_a_max_run_on_processes_and_agree_with_torch
     # the all-reduce along axis 1 of a 2x3 torus: two groups of three, at once
     s = cl.algorithms.torus_all_reduce((2, 3), axes=(1,))
     x = np.arange(6 * 12).reshape(6, 12) % 7
-    result = dist.compare_with_torch(s, x)       # the schedule, then torch subgroups, one per
-    got = result.schedule_outputs                # group, in one launch: the run's own output
+    result = dist.compare_with_torch(s, x)  # the schedule, then torch subgroups, one per
+    got = result.schedule_outputs  # group, in one launch: the run's own output
     assert got.dtype == x.dtype and np.array_equal(got, cl.simulate(s, x))
     assert np.array_equal(got[0], x[:3].sum(axis=0)) and np.array_equal(got[5], x[3:].sum(0))
     assert result.equal
     # the same ring with max (FP8's amax all-reduce), over the groups of the other axis
     ring = cl.algorithms.ring_all_reduce(2)
     amax = cl.Schedule.from_arrays(
-        "all_reduce", 2, 2, ring.step_of_transfer, ring.src, ring.dst, ring.src_chunk,
-        ring.dst_chunk, ring.reduce, n_steps=ring.n_steps, op="max")
+        "all_reduce",
+        2,
+        2,
+        ring.step_of_transfer,
+        ring.src,
+        ring.dst,
+        ring.src_chunk,
+        ring.dst_chunk,
+        ring.reduce,
+        n_steps=ring.n_steps,
+        op="max",
+    )
     grouped = cl.grouped(amax, [[0, 3], [1, 4], [2, 5]])
     y = (np.arange(6 * 4).reshape(6, 4) * 5) % 11
     result = dist.compare_with_torch(grouped, y)
@@ -245,7 +284,7 @@ def test_gather_and_scatter_agree_with_torch():
 
 # ---- segments: each message in pieces, combined as they land -------------------------------
 
-SEGMENTED = (3, 7)       # 7 > CHUNK_LEN: some pieces of a one-row message are empty
+SEGMENTED = (3, 7)  # 7 > CHUNK_LEN: some pieces of a one-row message are empty
 
 
 @pytest.fixture(scope="module")
@@ -269,10 +308,16 @@ def segmented_batch():
     return dict(schedules), out
 
 
-SWAP = cl.Schedule("all_gather", 2, 2, [
-    [(0, 0, 0, 2), (1, 0, 1, 1)],
-    [(0, 1, 2, 0), (0, 0, 0, 1), (0, 0, 1, 0)],
-], n_scratch=1)
+SWAP = cl.Schedule(
+    "all_gather",
+    2,
+    2,
+    [
+        [(0, 0, 0, 2), (1, 0, 1, 1)],
+        [(0, 1, 2, 0), (0, 0, 0, 1), (0, 0, 1, 0)],
+    ],
+    n_scratch=1,
+)
 
 
 @pytest.mark.slow
@@ -290,8 +335,7 @@ def test_segmented_runs_equal_simulate_bit_for_bit(segmented_batch, segments):
 def test_segmented_ring_all_reduce_equals_torch_all_reduce():
     x = np.random.default_rng(3).integers(-1000, 1000, (4, 4 * 5)).astype(np.float32)
     for segments in (2, 5):
-        comparison = dist.compare_with_torch(cl.algorithms.ring_all_reduce(4), x,
-                                             segments=segments)
+        comparison = dist.compare_with_torch(cl.algorithms.ring_all_reduce(4), x, segments=segments)
         assert comparison.equal, segments
         assert np.array_equal(comparison.torch_outputs, np.tile(x.sum(axis=0), (4, 1)))
 
@@ -299,11 +343,15 @@ def test_segmented_ring_all_reduce_equals_torch_all_reduce():
 @pytest.mark.parametrize("segments", [0, dist.MAX_SEGMENTS + 1, 2.5, True, "4"])
 def test_bad_segments_are_refused_before_any_process(no_launch, segments):
     s, x = cl.algorithms.ring_all_reduce(2), np.zeros((2, 2))
-    message = (f"segments must be an integer from 1 to {dist.MAX_SEGMENTS} (pieces per "
-               f"message), got {segments!r}")
-    for call in (lambda: dist.run(s, x, segments=segments),
-                 lambda: dist.run_local(s, x, segments=segments),
-                 lambda: dist.compare_with_torch(s, x, segments=segments)):
+    message = (
+        f"segments must be an integer from 1 to {dist.MAX_SEGMENTS} (pieces per "
+        f"message), got {segments!r}"
+    )
+    for call in (
+        lambda: dist.run(s, x, segments=segments),
+        lambda: dist.run_local(s, x, segments=segments),
+        lambda: dist.compare_with_torch(s, x, segments=segments),
+    ):
         with pytest.raises(dist.DistError) as got:
             call()
         assert str(got.value) == message
@@ -311,11 +359,13 @@ def test_bad_segments_are_refused_before_any_process(no_launch, segments):
 
 # ---- errors ---------------------------------------------------------------------------------
 
+
 def test_in_network_schedules_and_permutes_are_refused_clearly(no_launch):
     with pytest.raises(dist.DistError, match="reduces inside 1 switch"):
         dist.run(cl.algorithms.nvls_all_reduce(2), np.ones((2, 2)))
-    with pytest.raises(cl.CollectivesError, match="torch.distributed has no collective for "
-                                                  "permute"):
+    with pytest.raises(
+        cl.CollectivesError, match=r"torch\.distributed has no collective for permute"
+    ):
         dist.compare_with_torch(cl.algorithms.pipeline_shift(2), np.ones((2, 2)))
 
 
@@ -340,7 +390,9 @@ def test_bad_inputs_raise_the_simulate_error_before_starting_processes(no_launch
 
 
 def test_not_a_schedule(no_launch):
-    with pytest.raises(cl.ScheduleError, match="schedule must be a collectives.Schedule, got list"):
+    with pytest.raises(
+        cl.ScheduleError, match=r"schedule must be a collectives\.Schedule, got list"
+    ):
         dist.run([[(0, 1, 0, 0)]], np.zeros((2, 2)))
 
 
@@ -354,26 +406,36 @@ def test_reading_an_empty_slot_fails_like_simulate_before_starting_processes(no_
         with pytest.raises(cl.ScheduleError) as got:
             runner(bad, x)
         assert str(got.value) == str(want.value)
-        assert str(got.value) == ("step 0, transfer 0 (copy rank 0 chunk 1 -> rank 1 chunk 0): "
-                                  "rank 0 chunk 1 holds nothing yet")
+        assert str(got.value) == (
+            "step 0, transfer 0 (copy rank 0 chunk 1 -> rank 1 chunk 0): "
+            "rank 0 chunk 1 holds nothing yet"
+        )
         assert (got.value.step, got.value.rank, got.value.chunk) == (0, 0, 1)
 
 
+@pytest.mark.slow  # starts processes
 def test_a_dtype_gloo_collectives_reject_is_reported_by_rank():
-    with pytest.raises(dist.DistError, match=r"^rank [01] of 2 failed over gloo in job 0 "
-                       r"\(torch.distributed all_reduce\): CollectivesError: "
-                       r"torch.distributed.all_reduce over gloo does not support dtype int16"):
+    with pytest.raises(
+        dist.DistError,
+        match=r"^rank [01] of 2 failed over gloo in job 0 "
+        r"\(torch.distributed all_reduce\): CollectivesError: "
+        r"torch.distributed.all_reduce over gloo does not support dtype int16",
+    ):
         dist.run_torch("all_reduce", np.ones((2, 3), dtype=np.int16))
 
 
 def test_other_argument_errors(no_launch):
     s = cl.algorithms.ring_all_gather(2)
     x = np.zeros((2, 1))
-    with pytest.raises(cl.CollectivesError, match="timeout must be a positive number of "
-                                                  "seconds, got 0"):
+    with pytest.raises(
+        cl.CollectivesError, match="timeout must be a positive number of seconds, got 0"
+    ):
         dist.run(s, x, timeout=0)
-    with pytest.raises(cl.CollectivesError, match=r"job 1: expected \(schedule, inputs\) or "
-                                                  r"\(collective, inputs\[, root\]\)"):
+    with pytest.raises(
+        cl.CollectivesError,
+        match=r"job 1: expected \(schedule, inputs\) or "
+        r"\(collective, inputs\[, root\]\)",
+    ):
         dist.run_many([(s, x), s])
     with pytest.raises(cl.CollectivesError, match="unknown collective 'allgather'"):
         dist.run_torch("allgather", x)
@@ -381,8 +443,10 @@ def test_other_argument_errors(no_launch):
         dist.run_torch("broadcast", x, root=2)
     with pytest.raises(cl.CollectivesError, match="all_reduce has no root; got root=0"):
         dist.run_torch("all_reduce", x, root=0)
-    with pytest.raises(cl.CollectivesError, match="reduce_scatter over 2 ranks needs rows "
-                                                  "whose length divides into 2 equal parts"):
+    with pytest.raises(
+        cl.CollectivesError,
+        match="reduce_scatter over 2 ranks needs rows whose length divides into 2 equal parts",
+    ):
         dist.run_torch("reduce_scatter", np.zeros((2, 3)))
     assert dist.run_many([]) == []
     big = cl.algorithms.ring_all_gather(dist.MAX_LOCAL_RANKS + 1)
@@ -390,15 +454,23 @@ def test_other_argument_errors(no_launch):
         dist.run(big, np.zeros((dist.MAX_LOCAL_RANKS + 1, 1)))
 
 
+@pytest.mark.slow  # starts processes
 def test_importing_the_package_does_not_import_torch():
-    code = ("import sys, collectives, collectives.dist; "
-            "assert 'torch' not in sys.modules, 'torch was imported'")
-    subprocess.run([sys.executable, "-c", code], check=True, timeout=60,
-                   cwd=Path(__file__).resolve().parents[3],
-                   env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3])})
+    code = (
+        "import sys, collectives, collectives.dist; "
+        "assert 'torch' not in sys.modules, 'torch was imported'"
+    )
+    subprocess.run(
+        [sys.executable, "-c", code],
+        check=True,
+        timeout=60,
+        cwd=Path(__file__).resolve().parents[3],
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3])},
+    )
 
 
 # ---- torch's own device mesh beside collectives.Mesh --------------------------------------
+
 
 @pytest.mark.slow
 def test_torch_device_mesh_makes_the_groups_mesh_names():

@@ -8,20 +8,25 @@ import numpy as np
 import pytest
 
 import collectives as cl
+
 from processes import children as _children
 
 pytest.importorskip("torch")
-from collectives import dist  # noqa: E402  (after the torch check)
+from collectives import dist
 
 KIB = 1024
 
 
+@pytest.mark.slow  # starts processes
 def test_timeout_kills_the_workers(monkeypatch, tmp_path):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     before = _children()
     start = time.perf_counter()
-    with pytest.raises(dist.DistError, match=r"^timed out after 0.2 s running 2 ranks over "
-                       r"gloo: rank\(s\) 0, 1 had not finished") as got:
+    with pytest.raises(
+        dist.DistError,
+        match=r"^timed out after 0.2 s running 2 ranks over "
+        r"gloo: rank\(s\) 0, 1 had not finished",
+    ) as got:
         dist.run(cl.algorithms.ring_all_gather(2), np.zeros((2, 1)), timeout=0.2)
     assert time.perf_counter() - start < 5
     assert got.value.unfinished == (0, 1) and got.value.rank is None
@@ -31,8 +36,11 @@ def test_timeout_kills_the_workers(monkeypatch, tmp_path):
 
 @pytest.mark.parametrize("backend", ["mpi", "NCCL", None, 3])
 def test_unknown_backend(no_launch, backend):
-    with pytest.raises(cl.CollectivesError, match=rf"^unknown backend {backend!r}; expected "
-                       r"'gloo' \(CPU, any machine\) or 'nccl'"):
+    with pytest.raises(
+        cl.CollectivesError,
+        match=rf"^unknown backend {backend!r}; expected "
+        r"'gloo' \(CPU, any machine\) or 'nccl'",
+    ):
         dist.run(cl.algorithms.ring_all_gather(2), np.zeros((2, 1)), backend=backend)
 
 
@@ -41,8 +49,11 @@ def test_nccl_without_gpus_is_a_clear_error(no_launch):
 
     if torch.cuda.is_available():
         pytest.skip("this machine has a GPU")
-    with pytest.raises(cl.CollectivesError, match=r"^backend 'nccl' needs NVIDIA GPUs and a "
-                       r"torch build with NCCL; this machine has 0 CUDA device\(s\)"):
+    with pytest.raises(
+        cl.CollectivesError,
+        match=r"^backend 'nccl' needs NVIDIA GPUs and a "
+        r"torch build with NCCL; this machine has 0 CUDA device\(s\)",
+    ):
         dist.run(cl.algorithms.ring_all_gather(2), np.zeros((2, 1)), backend="nccl")
 
 
@@ -79,18 +90,29 @@ def test_the_dead_rank_is_named_not_the_peer_that_lost_it(tmp_path, noticed_firs
 
     schedule = cl.algorithms.ring_all_reduce(2)
     with open(tmp_path / "error0.pkl", "wb") as f:
-        pickle.dump({"type": "RuntimeError", "primary": False, "key": None, "task": 0,
-                     "message": "[gloo/transport/tcp/pair.cc:553] Connection closed by peer "
-                                "[127.0.0.1]:57050", "traceback": ""}, f)
+        pickle.dump(
+            {
+                "type": "RuntimeError",
+                "primary": False,
+                "key": None,
+                "task": 0,
+                "message": "[gloo/transport/tcp/pair.cc:553] Connection closed by peer "
+                "[127.0.0.1]:57050",
+                "traceback": "",
+            },
+            f,
+        )
     procs = [SimpleNamespace(returncode=1), SimpleNamespace(returncode=70)]
     board = SimpleNamespace(rows=np.array([[0, 1, 0], [0, 1, 0]], dtype=np.int64))
     tasks = [{"what": "schedule 'ring_all_reduce'", "schedule": schedule}]
     failed = [noticed_first, 1 - noticed_first]
     err = launch._failure(procs, tmp_path, failed, "gloo", tasks, ["0"], board)
     assert err.rank == 1 and err.exception == "ProcessDied"
-    assert str(err).startswith("rank 1 of 2 failed over gloo in job 0 (schedule "
-                               "'ring_all_reduce') at step 1 of 2: ProcessDied: exited with "
-                               "code 70")
+    assert str(err).startswith(
+        "rank 1 of 2 failed over gloo in job 0 (schedule "
+        "'ring_all_reduce') at step 1 of 2: ProcessDied: exited with "
+        "code 70"
+    )
     assert str(err).endswith("(rank(s) 0 failed too)")
 
 
@@ -103,8 +125,9 @@ def test_the_launcher_starts_the_worker_module_and_imports_neither_it_nor_the_sw
     from collectives.dist import launch, worker
 
     tree = ast.parse(inspect.getsource(launch))
-    local = {node.module for node in ast.walk(tree)
-             if isinstance(node, ast.ImportFrom) and node.level}
+    local = {
+        node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.level
+    }
     assert local == {"errors", "board"}
     assert "from collectives.dist.worker import worker_main" in inspect.getsource(launch)
     assert callable(worker.worker_main) and callable(worker.run_schedule_task)

@@ -33,14 +33,19 @@ def test_the_hot_path_receives_straight_into_the_buffer_only_where_it_is_safe():
     (rs,) = dist.programs.rank_program(a2a, 0)
     assert rs.send_copy and rs.direct == (None,)
     x = np.array([[1, 2], [3, 4]])
-    want = np.array([[1, 3], [2, 4]])          # rank r gets part r of every rank
+    want = np.array([[1, 3], [2, 4]])  # rank r gets part r of every rank
     for segments in (1, 2):
         assert np.array_equal(dist.run_local(a2a, x, segments=segments), want)
 
 
-@given(n=st.integers(2, 6), seed=st.integers(0, 2**31 - 1),
-       name=st.sampled_from(sorted(CATALOG)), dtype=st.sampled_from(["float32", "int64"]),
-       segments=st.integers(1, 9), chunk_len=st.integers(1, 5))
+@given(
+    n=st.integers(2, 6),
+    seed=st.integers(0, 2**31 - 1),
+    name=st.sampled_from(sorted(CATALOG)),
+    dtype=st.sampled_from(["float32", "int64"]),
+    segments=st.integers(1, 9),
+    chunk_len=st.integers(1, 5),
+)
 @settings(max_examples=80, deadline=None)
 def test_each_rank_program_equals_simulate(n, seed, name, dtype, segments, chunk_len):
     """Each rank's program, with the runtime's hot path (a slot written once per step comes
@@ -53,24 +58,29 @@ def test_each_rank_program_equals_simulate(n, seed, name, dtype, segments, chunk
     spec = cl.semantics.collective_spec(schedule.collective)
     length = spec.input_chunks(schedule.group_size, schedule.n_chunks) * chunk_len
     x = np.random.default_rng(seed).integers(-50, 50, (n, length)).astype(dtype)
-    assert np.array_equal(dist.run_local(schedule, x, segments=segments),
-                          cl.simulate(schedule, x))
+    assert np.array_equal(dist.run_local(schedule, x, segments=segments), cl.simulate(schedule, x))
 
 
 def test_n_segments_is_the_current_name_and_segments_still_works():
     s = cl.algorithms.ring_all_reduce(3)
     x = np.arange(3 * 6).reshape(3, 6)
     want = cl.simulate(s, x)
-    for got in (dist.run_local(s, x, 4), dist.run_local(s, x, n_segments=4),
-                dist.run_local(s, x, segments=4)):
+    for got in (
+        dist.run_local(s, x, 4),
+        dist.run_local(s, x, n_segments=4),
+        dist.run_local(s, x, segments=4),
+    ):
         assert np.array_equal(got, want)
     # the error names the keyword the caller wrote
     message = f"must be an integer from 1 to {dist.MAX_SEGMENTS} (pieces per message), got 0"
-    for call, name in ((lambda: dist.run_local(s, x, n_segments=0), "n_segments"),
-                       (lambda: dist.run_local(s, x, segments=0), "segments")):
+    for call, name in (
+        (lambda: dist.run_local(s, x, n_segments=0), "n_segments"),
+        (lambda: dist.run_local(s, x, segments=0), "segments"),
+    ):
         with pytest.raises(dist.DistError) as got:
             call()
         assert str(got.value) == f"{name} {message}"
-    with pytest.raises(dist.DistError, match="n_segments and its old name segments were both "
-                                             "given"):
+    with pytest.raises(
+        dist.DistError, match="n_segments and its old name segments were both given"
+    ):
         dist.run_local(s, x, n_segments=2, segments=3)

@@ -304,6 +304,7 @@ def test_scratch_slots_in_messages():
         )
 
 
+@pytest.mark.slow  # starts the isolated re-check's process
 def test_recheck_passes_n_scratch():
     steps = staged_ring_steps(3)
     recheck(("check_schedule", (dual_steps(steps, 3), "reduce_scatter", 3), {"n_scratch": 3}))

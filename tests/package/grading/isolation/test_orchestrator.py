@@ -103,6 +103,7 @@ def test_recheck_stops_at_the_first_failure():
     assert text.startswith("second is 2.0")
 
 
+@pytest.mark.slow  # starts the isolated re-check's process
 def test_recheck_ignores_monkeypatching_in_this_process(monkeypatch):
     """What a learner's cell could do to the kernel: none of it reaches the re-check."""
 
@@ -179,6 +180,7 @@ def test_recheck_rejects_malformed_requests():
 
 
 # ---- inside recheck ----------------------------------------------------------------------
+@pytest.mark.slow  # starts the isolated re-check's process
 def test_recheck_makes_the_calls_first_and_fails_in_the_order_of_the_checks(learner):
     m = learner("""
         import collectives as cl
@@ -258,6 +260,7 @@ def test_calls_with_different_rules_in_one_recheck(learner):
     assert str(info.value).startswith(f"f(4) raised ImportError: {NO_PACKAGE}")
 
 
+@pytest.mark.slow  # starts the isolated re-check's process
 def test_failed_rechecks_show_no_grader_file_in_the_traceback():
     """As in a notebook: IPython's traceback of a failing hidden test names none of the
     grader's files (its frames are hidden; the error is raised from compiled code)."""

@@ -37,6 +37,7 @@ def plant(directory, marker, package=True):
     (fake / "__init__.py").write_text("")
 
 
+@pytest.mark.slow  # starts the isolated re-check's process
 def test_modules_planted_where_the_re_checks_could_look_are_never_imported(
     learner, tmp_path, monkeypatch
 ):
@@ -72,6 +73,7 @@ def test_modules_planted_where_the_re_checks_could_look_are_never_imported(
     assert os.stat(copy).st_mode & 0o222 == 0  # read-only (root may still write)
 
 
+@pytest.mark.slow  # starts the isolated re-check's process
 def test_the_grading_copy_is_replaced_when_it_is_changed(tmp_path, monkeypatch):
     monkeypatch.setattr(snapshot, "_COPIES", {})
     first = snapshot.package_copy()

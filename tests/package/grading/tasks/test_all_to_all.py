@@ -271,6 +271,7 @@ def test_bad_form_is_a_grading_error():
         ct.check_bruck_all_to_all([], "a", 0)
 
 
+@pytest.mark.slow  # starts the isolated re-check's process
 def test_runs_by_name_in_the_recheck():
     recheck(
         (

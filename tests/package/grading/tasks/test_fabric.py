@@ -202,6 +202,7 @@ def test_drawn_failure_cases_keep_their_promise():
         assert worst >= 1.01 * ft.cable_seconds(None, *case) and 1 <= len(cables) <= 3
 
 
+@pytest.mark.slow  # starts the isolated re-check's process
 def test_fabric_checks_run_by_name_in_the_recheck():
     recheck(
         (

@@ -474,6 +474,7 @@ def test_every_name_is_exported_and_resolvable():
         )
 
 
+@pytest.mark.slow  # starts the isolated re-check's process
 def test_the_checks_work_by_name_in_the_re_check():
     check_reference(1.0, "e", "grading.check_e4m3_codes", ([0x38, 0x3A], "e", [1.0, 1.1875], False))
     recheck(

@@ -579,6 +579,7 @@ def test_drawn_rival_cases():
 # ---- the checks in the notebook's hands ------------------------------------------------------
 
 
+@pytest.mark.slow  # starts the isolated re-check's process
 def test_recheck_runs_the_checks_by_name():
     # the hidden tests' form: check_reference(1.0, what, "grading.plan_tasks.<check>", ...),
     # run in a fresh process on the answer as plain data

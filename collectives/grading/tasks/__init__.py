@@ -2,8 +2,10 @@
 ``exercises/source/`` that needs checks of its own.
 
 ``topology_reasoning``   TPU slices: hops, diameter, bisection, v5e times, the best slice shape
-``cluster_collectives``  GPU clusters: the hierarchical all-reduce's levels and pipelining, a
-                         mesh placed on the GPUs, SHARP or the ring, SuperPOD counts
+``cluster_collectives``  GPU clusters: the hierarchical all-reduce's levels and pipelining with
+                         latencies, then decisions judged by cl.time: its segments, a mesh
+                         placed on the GPUs for a step, the ring or SHARP along the rails (the
+                         earlier notebook's answers, SuperPOD counts among them, kept)
 ``all_reduce``           any Rabenseifner or hierarchical all-reduce; its bus bandwidth
 ``all_to_all``           any Bruck, pairwise or chain all-to-all
 ``cost_models``          the ring all-gather fitted to measurements, sized and upgraded

@@ -373,11 +373,31 @@ def test_superpod_count_of_something_else_raises():
 # ---- registration: the re-check finds them by name, and a reload restores them ------------
 
 
+#: the names the earlier notebook called as ``grading.<name>`` (released copies still do)
+EARLIER = (
+    "hierarchical_level_seconds",
+    "hierarchical_bottleneck",
+    "pipelined_hierarchical_seconds",
+    "hierarchical_segments_needed",
+    "mesh_step_seconds",
+    "rail_placement",
+    "placement_slowdown",
+    "check_placement",
+    "misplacement_ratio",
+    "rail_all_reduce_seconds",
+    "sharp_or_ring",
+    "superpod_count",
+)
+
+
 def test_every_name_is_exported_and_resolvable():
-    for name in clusters.__all__:
+    for name in EARLIER:
         assert getattr(cl.grading, name) is getattr(clusters, name)
-        assert getattr(cl.grading.clusters, name) is getattr(clusters, name)  # the old module
         assert name in cl.grading.__all__
+    # the redesigned notebook reaches its checks by their module's path, as fabric's does
+    for name in clusters.__all__:
+        assert getattr(cl.grading.clusters, name) is getattr(clusters, name)  # the old module
+        assert getattr(cl.grading.tasks.cluster_collectives, name) is getattr(clusters, name)
 
 
 def test_the_references_work_by_name_in_the_re_check():
@@ -438,3 +458,300 @@ def test_a_reload_restores_what_a_notebook_patched():
     assert grading.superpod_count(1, "leaves") == 8
     with pytest.raises(AssertionError):
         grading.check_placement([0, 1, 2, 3], "p", {"tp": 2, "dp": 2}, 2, 128, 2**25, GIB)
+
+
+# ==== the redesigned notebook: the tools with drawn cases, and three decisions ================
+
+
+def _pipelined_by_counting(n, nbytes, k, latency):
+    """The pipelined hierarchical all-reduce counted step by step, independently of cl.time:
+    pipelined step t holds the original steps max(0, t-k+1) .. min(t, n_steps-1); a step lasts
+    the busier of NVLink (S/(8k) per segment in phase 1 or 3) and the NIC (S/(8Nk) per
+    segment in phase 2), plus two cables' latency if a segment is on the rails."""
+    rs, ar = 7, 2 * (n - 1)
+    n_steps = rs + ar + rs
+    total = 0.0
+    for t in range(n_steps + k - 1):
+        at = range(max(0, t - k + 1), min(t, n_steps - 1) + 1)
+        rails = sum(1 for s in at if rs <= s < rs + ar)
+        nvlink = len(at) - rails
+        total += max(nvlink * nbytes / (8 * k) / NVLINK, rails * nbytes / (8 * n * k) / NIC)
+        total += 2 * latency if rails else 0.0
+    return total
+
+
+def test_pipelined_seconds_with_latency_by_hand():
+    b = GIB / 16 / NIC  # one rail step on 2 nodes
+    # 3 segments on 2 nodes: 12 A + 2 b (test_pipelined_seconds_by_hand), and the 2 + 3 - 1 = 4
+    # steps that carry a rail segment each pay two cables' latency
+    assert clusters.pipelined_hierarchical_seconds(2, GIB, 3, 1e-6) == pytest.approx(
+        12 * A + 2 * b + 4 * 2e-6, rel=1e-12
+    )
+    # one segment: the two rail steps pay it
+    assert clusters.pipelined_hierarchical_seconds(2, GIB, 1, 5e-6) == pytest.approx(
+        14 * A + 2 * b + 2 * 1e-5, rel=1e-12
+    )
+    # one node: no cable crossed, no latency
+    assert clusters.pipelined_hierarchical_seconds(1, GIB, 8, 1e-5) == pytest.approx(
+        14 * A, rel=1e-12
+    )
+    # the notebook's examples: 4.462 ms without latency, 4.738 ms with 2 us
+    assert clusters.pipelined_hierarchical_seconds(4, GIB, 64) == pytest.approx(4.462e-3, rel=1e-3)
+    assert clusters.pipelined_hierarchical_seconds(4, GIB, 64, 2e-6) == pytest.approx(
+        4.738e-3, rel=1e-3
+    )
+
+
+@pytest.mark.parametrize(
+    "n, nbytes, k, latency",
+    [(3, 123456789.0, 17, 2e-6), (5, 2**28, 200, 5e-6), (16, 1e9, 100, 1e-6), (8, 1e7, 2, 0.0)],
+)
+def test_pipelined_seconds_matches_the_count(n, nbytes, k, latency):
+    assert clusters.pipelined_hierarchical_seconds(n, nbytes, k, latency) == pytest.approx(
+        _pipelined_by_counting(n, nbytes, k, latency), rel=1e-12
+    )
+
+
+def _drawn(cases_function, count=3, seed="practice"):
+    return cases_function(count, seed)[len(cases_function(0, seed)) :]
+
+
+@pytest.mark.parametrize(
+    "cases_function",
+    [
+        clusters.level_cases,
+        clusters.pipelined_cases,
+        clusters.segments_cases,
+        clusters.placement_cases,
+        clusters.rail_plan_cases,
+    ],
+)
+def test_the_drawn_cases_follow_the_seed(cases_function):
+    fixed = cases_function(0, "a")
+    assert cases_function(0, "b") == fixed  # the fixed cases are the same in every cohort
+    a, b = _drawn(cases_function, 2, "a"), _drawn(cases_function, 2, "b")
+    assert len(a) == len(b) == 2 and a != b
+    assert _drawn(cases_function, 2, "a") == a  # the same seed draws the same cases
+    assert not set(map(repr, a)) & set(map(repr, fixed))
+
+
+# ---- decision 1: how many segments -------------------------------------------------------------
+
+
+def test_reference_segments_is_the_best_power_of_two():
+    case = (4, GIB, 2e-6)
+    times = {k: _pipelined_by_counting(*case[:2], k, case[2]) for k in range(1, 257)}
+    powers = {k: t for k, t in times.items() if k & (k - 1) == 0}
+    k, seconds = clusters.reference_segments(*case)
+    assert k == min(powers, key=powers.get) == 64
+    assert seconds == pytest.approx(powers[64], rel=1e-12)
+    # every count: 68 segments are better than the reference's 64 (the correct submission's
+    # choice, in the spec), and they pass; 64 passes too
+    best = min(times, key=times.get)
+    assert best == 68 and times[68] < seconds * (1 - 1e-5)
+    assert clusters.check_segments(68, "c", *case) == 1.0
+    assert clusters.check_segments(64.0, "c", *case) == 1.0
+
+
+def test_a_slower_count_of_segments_fails_with_both_times():
+    case = (4, GIB, 2e-6)
+    # 256 segments: 274 steps; the rails' 6 + 255 steps pay 4 us each
+    with pytest.raises(AssertionError) as info:
+        clusters.check_segments(256, "choose_segments(4, 1073741824.0, 2e-06)", *case)
+    assert str(info.value).startswith(
+        "choose_segments(4, 1073741824.0, 2e-06) is 256: pipelined in 256 segments the "
+        "all-reduce takes 5.29132 ms by cl.time, 1.11672 times the 4.73827 ms with 64 segments "
+        "(every segment is one more step"
+    )
+    with pytest.raises(AssertionError, match=r"is 1: .* 1\.73612 times .*fewer segments"):
+        clusters.check_segments(1, "c", *case)
+
+
+@pytest.mark.parametrize(
+    "answer, error, text",
+    [
+        (None, GradingError, "c should be an int, but it is None"),
+        ("64", GradingError, "c should be an int, but it is the string '64'"),
+        (64.5, GradingError, "c should be a whole number, but it is 64.5"),
+        (0, AssertionError, "c is 0, outside 1 to 256"),
+        (512, AssertionError, "c is 512, outside 1 to 256"),
+    ],
+)
+def test_the_form_of_a_count_of_segments(answer, error, text):
+    with pytest.raises(error) as info:
+        clusters.check_segments(answer, "c", 4, GIB, 2e-6)
+    assert str(info.value) == text
+
+
+def test_the_segments_cases_have_an_interior_best():
+    for case in clusters.segments_cases(3, "practice"):
+        k, best = clusters.reference_segments(*case)
+        assert 1 < k < clusters.MAX_SEGMENTS
+    for case in _drawn(clusters.segments_cases, 3):
+        n, nbytes, latency = case
+        assert 2 <= n <= 16 and latency in (1e-6, 2e-6, 5e-6)
+        k, best = clusters.reference_segments(*case)
+        for ends in (1, clusters.MAX_SEGMENTS):
+            assert _pipelined_by_counting(n, nbytes, ends, latency) >= 1.01 * best
+
+
+# ---- decision 2: where the ranks go ------------------------------------------------------------
+
+
+def _ring(n, nbytes, bandwidth):
+    return 2 * (n - 1) / n * nbytes / bandwidth
+
+
+def test_in_node_placement():
+    # DP group g of Mesh(axes).groups("dp") on node g, DP index j on local GPU j
+    assert clusters.in_node_placement({"tp": 2, "dp": 2}, "dp") == [0, 1, 8, 9]
+    assert clusters.in_node_placement({"dp": 2, "tp": 2}, "dp") == [0, 8, 1, 9]
+    assert clusters.in_node_placement({"dp": 4, "tp": 8}, "tp") == list(range(32))
+
+
+def test_packed_placement():
+    # TP index t, DP index d on local GPU d * tp + t; the pipeline stage picks the node
+    assert clusters.packed_placement({"tp": 2, "dp": 4}) == [
+        2 * d + t for t in range(2) for d in range(4)
+    ]
+    assert clusters.packed_placement({"pp": 2, "dp": 2, "tp": 2}) == [0, 1, 2, 3, 8, 9, 10, 11]
+    with pytest.raises(GradingError, match="tp x dp = 16 GPUs do not fit in a node"):
+        clusters.packed_placement({"tp": 4, "dp": 4})
+
+
+@pytest.mark.parametrize(
+    "case, layout",
+    [
+        (({"dp": 8, "tp": 8}, 8, 128, 2**25, 1.75e9), "tp"),
+        (({"tp": 8, "dp": 4}, 8, 8, 2**20, GIB), "dp"),
+        (({"pp": 2, "tp": 4, "dp": 4}, 8, 64, 2**24, 1e9), "tp"),
+        (({"dp": 2, "pp": 2, "tp": 8}, 16, 1, 1e6, 4e9), "dp"),
+    ],
+)
+def test_reference_placement_is_the_faster_layout_by_hand(case, layout):
+    axes, n_nodes, n_tp, tp_bytes, dp_bytes = case
+    tp, dp = axes["tp"], axes["dp"]
+    # each group's ring on links of its own: NVLink for the axis inside the nodes, the GPUs'
+    # own NICs along a rail for the other
+    by_hand = {
+        "tp": n_tp * _ring(tp, tp_bytes, NVLINK) + _ring(dp, dp_bytes, NIC),
+        "dp": n_tp * _ring(tp, tp_bytes, NIC) + _ring(dp, dp_bytes, NVLINK),
+    }
+    seconds, words, placement = clusters.reference_placement(*case)
+    assert min(by_hand, key=by_hand.get) == layout
+    assert seconds == pytest.approx(by_hand[layout], rel=1e-12)
+    assert words.startswith(f"every {layout.upper()} group inside a node")
+    assert placement == clusters.in_node_placement(axes, layout)
+    assert clusters.check_mesh_placement(placement, "p", *case) == 1.0
+
+
+def test_a_packed_mesh_beats_the_reference():
+    case = ({"tp": 2, "dp": 4}, 4, 16, 2**22, 2**28)
+    # both all-reduces on NVLink: the correct submission's placement, strictly faster than
+    # either layout of the reference (TP in the nodes: 0.149 + 8.05 ms; DP: 1.34 + 0.895 ms)
+    packed = 16 * _ring(2, 2**22, NVLINK) + _ring(4, 2**28, NVLINK)
+    reference = min(
+        16 * _ring(2, 2**22, NVLINK) + _ring(4, 2**28, NIC),
+        16 * _ring(2, 2**22, NIC) + _ring(4, 2**28, NVLINK),
+    )
+    assert packed == pytest.approx(1.0439e-3, rel=1e-4) and reference == pytest.approx(
+        2.2370e-3, rel=1e-4
+    )
+    placement = clusters.packed_placement(case[0])
+    assert clusters.mesh_step_seconds(case[0], placement, *case[1:]) == pytest.approx(
+        packed, rel=1e-12
+    )
+    assert clusters.reference_placement(*case)[0] == pytest.approx(reference, rel=1e-12)
+    assert clusters.check_mesh_placement(placement, "p", *case) == 1.0
+
+
+def test_a_slower_placement_fails_with_both_times():
+    case = ({"dp": 8, "tp": 8}, 8, 128, 2**25, 1.75e9)
+    # DP in the nodes: 128 TP rings on the NICs, 150.3 ms, and the DP ring on NVLink, 6.8 ms
+    swapped = clusters.in_node_placement(case[0], "dp")
+    with pytest.raises(AssertionError) as info:
+        clusters.check_mesh_placement(swapped, "p", *case)
+    message = str(info.value)
+    tp_nic = 128 * _ring(8, 2**25, NIC)
+    head = (
+        "p: by cl.time its step (128 TP all-reduces of 33554432 bytes, one DP all-reduce of "
+        "1750000000.0 bytes) takes "
+    )
+    assert message.startswith(head)
+    seconds = float(message[len(head) :].split(" ", 1)[0])
+    assert seconds == pytest.approx(tp_nic + _ring(8, 1.75e9, NVLINK), rel=1e-12)
+    assert "its first TP group is on GPUs [0, 8, 16, 24, 32, 40, 48, 56]" in message
+    assert "with every TP group inside a node and every DP group along a rail (TP group " in message
+    assert "(TP group [0, 1, 2, 3, 4, 5, 6, 7], DP group [0, 8, 16, 24, 32, 40, 48, 56])" in message
+
+
+def test_the_placement_cases_fit_both_layouts():
+    for axes, n_nodes, *_ in clusters.placement_cases(3, "practice"):
+        assert n_nodes == axes.get("pp", 1) * max(axes["tp"], axes["dp"])
+        assert set(axes) <= {"tp", "dp", "pp"} and axes["tp"] in (2, 4, 8)
+    for case in _drawn(clusters.placement_cases, 3):
+        axes, n_nodes, n_tp, tp_bytes, dp_bytes = case
+        times = sorted(
+            n_tp * _ring(axes["tp"], tp_bytes, a) + _ring(axes["dp"], dp_bytes, b)
+            for a, b in ((NVLINK, NIC), (NIC, NVLINK))
+        )
+        assert times[1] > 1.02 * times[0]
+
+
+# ---- decision 3: the ring or SHARP along the rails ---------------------------------------------
+
+
+def test_reference_rail_plan_by_hand():
+    # 8 nodes, 1 GB, 1 us: the shard 1.25e8 bytes takes x = 2.5 ms through a NIC; SHARP in k
+    # segments (k + 1)(1 us + x / k): 64 segments 2604.0625 us, the best power of two; 50
+    # segments 51 x 51 us = 2601 us, the best of all (the correct submission's)
+    plan, seconds = clusters.reference_rail_plan(8, 1e9, 1e-6)
+    assert plan == ("sharp", 64) and seconds == pytest.approx(2604.0625e-6, rel=1e-12)
+    assert clusters.rail_plan_seconds(("sharp", 50), 8, 1e9, 1e-6) == pytest.approx(
+        2601e-6, rel=1e-12
+    )
+    assert clusters.check_rail_plan(("sharp", 50), "r", 8, 1e9, 1e-6) == 1.0
+    assert clusters.check_rail_plan(["sharp", 64], "r", 8, 1e9, 1e-6) == 1.0
+    # two nodes, 1 GiB: the ring moves each byte once, 2 (2 us + x / 2) = 2688.35 us; SHARP
+    # pays its fill and latency on top of x
+    plan, seconds = clusters.reference_rail_plan(2, GIB, 1e-6)
+    assert plan == ("ring", 1) and seconds == pytest.approx(4e-6 + GIB / 8 / NIC, rel=1e-12)
+
+
+def test_a_slower_rail_plan_fails_with_the_times():
+    with pytest.raises(AssertionError) as info:
+        clusters.check_rail_plan(("sharp", 256), "rail_plan(8, 1e9, 1e-06)", 8, 1e9, 1e-6)
+    # 257 (1 us + 2.5 ms / 256) = 257 us + 2509.77 us = 2766.77 us
+    assert str(info.value) == (
+        "rail_plan(8, 1e9, 1e-06) is ('sharp', 256): the all-reduce along the rails takes "
+        "2766.77 us by cl.time, 1.06248 times the 2604.06 us of ('sharp', 64) (ring 4403 us, "
+        "SHARP in one segment 5002 us)"
+    )
+
+
+@pytest.mark.parametrize(
+    "answer, error, text",
+    [
+        ("sharp", GradingError, "r should be a pair (algorithm, n_segments), ('ring', 1) or"),
+        (("tree", 1), AssertionError, "the algorithm of r is 'tree', which is not 'ring' or"),
+        (("sharp", 0), AssertionError, "the n_segments of r is 0, outside 1 to 256"),
+        (("sharp", 2.5), GradingError, "the n_segments of r should be a whole number"),
+        (("ring", 4), AssertionError, "r is ('ring', 4): the ring has no segments"),
+    ],
+)
+def test_the_form_of_a_rail_plan(answer, error, text):
+    with pytest.raises(error) as info:
+        clusters.check_rail_plan(answer, "r", 8, 1e9, 1e-6)
+    assert str(info.value).startswith(text)
+
+
+def test_the_new_checks_work_by_name_in_the_re_check():
+    name = "grading.tasks.cluster_collectives"
+    recheck(("check_reference", (1.0, "s", f"{name}.check_segments", (68, "s", 4, GIB, 2e-6))))
+    with pytest.raises(AssertionError, match=r"^r is \('sharp', 1\): "):
+        recheck(
+            (
+                "check_reference",
+                (1.0, "r", f"{name}.check_rail_plan", (["sharp", 1], "r", 8, 1e9, 1e-6)),
+            )
+        )

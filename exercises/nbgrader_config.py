@@ -26,9 +26,10 @@ gradebook. Currently:
                                 inside a node", "Collectives across nodes"; solved without
                                 the package)
     fp8                         source/fp8/fp8.ipynb                             10 points
-    real_processes              source/real_processes/real_processes.ipynb       10 points
                                 (chapter "The FP8 training format"; solved without the
                                 package)
+    real_processes              source/real_processes/real_processes.ipynb       10 points
+                                (chapter "From the model to real processes")
     fabric                      source/fabric/fabric.ipynb                       10 points
                                 (chapter "Designing the fabric"; solved without the package)
     planning                    source/planning/plan_a_training_run.ipynb        10 points

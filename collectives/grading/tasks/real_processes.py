@@ -93,6 +93,8 @@ __all__ = [
     "relative_rms",
     "recorded",
     "check_sweep",
+    "sweep_columns",
+    "measurements_line",
     "check_fit",
     "fit_cases",
     "predicted_seconds",
@@ -305,6 +307,28 @@ def check_sweep(measurements, what="MEASUREMENTS", world_size=SWEEP_WORLD_SIZE):
                 f"= {beta:.3g} s/B, not both positive: not the times of a ring{again}"
             )
     return 1.0
+
+
+def sweep_columns(measurements):
+    """The two columns of a recorded sweep (plain rows of :func:`recorded`) as ``(nbytes,
+    seconds, name)``, the Schedule's first: what the fit test fits."""
+    sizes = [r[0] for r in measurements]
+    return [(sizes, [r[c] for r in measurements], name) for c, name in enumerate(COLUMNS, 1)]
+
+
+def measurements_line(result):
+    """A :func:`collectives.dist.sweep` result of a Schedule and torch's all-reduce as the
+    Python line the notebook records: ``MEASUREMENTS = [(nbytes, schedule_seconds,
+    torch_seconds), ...]``, times to 4 significant digits."""
+    from ...errors import GradingError
+
+    by_size = {}
+    for row in result.rows:
+        by_size.setdefault(row.size, []).append(row.time_us * 1e-6)
+    if not by_size or any(len(times) != 2 for times in by_size.values()):
+        raise GradingError("measurements_line needs a sweep of a Schedule and torch (torch=True)")
+    lines = [f"    ({size}, {t[0]:.4g}, {t[1]:.4g})," for size, t in sorted(by_size.items())]
+    return "MEASUREMENTS = [\n" + "\n".join(lines) + "\n]"
 
 
 def _repeated(values):

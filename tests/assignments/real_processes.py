@@ -129,7 +129,7 @@ HOSTILE = {
     "measurements": TAMPERING
     + """
 import collectives.grading.tasks.real_processes as _rp
-_rp.check_sweep = _rp.check_fit = _rp.check_choice = lambda *args, **kwargs: 1.0
+_rp.check_sweep = _rp.check_fit = lambda *args, **kwargs: 1.0
 """
     + RIGHT_TABLE,
     "fit_alpha_beta": """
@@ -144,6 +144,9 @@ def fit_alpha_beta(nbytes, seconds, world_size):
     return _Liar(1.0), _Liar(1.0)
 """,
     "choose_all_reduce": """
+import collectives.grading.tasks.real_processes as _rp   # the cells above reloaded it
+
+_rp.check_choice = lambda *args, **kwargs: 1.0
 _rp.predicted_seconds = lambda *args, **kwargs: {"schedule": 1.0, "torch": 1.0}
 
 def choose_all_reduce(measurements, nbytes):

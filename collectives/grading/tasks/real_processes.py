@@ -108,7 +108,7 @@ __all__ = [
     "broken_inputs",
     "check_diagnosis",
     "diagnosis_cases",
-    "EXAMPLES",
+    "diagnosis_examples",
     "ring_cases",
     "run_on_ranks",
     "check_ring_all_reduce",
@@ -756,8 +756,21 @@ def diagnosis_cases(count=4, course_seed=None):
     return cohort.cases("test_diagnose", fixed, draw, count, course_seed)
 
 
-#: the broken runs the notebook shows (and its visible test checks), one of each fault
-EXAMPLES = ((4, "die", 2, 3), (4, "mismatch", 1, 4), (5, "hang", 3, 2))
+def diagnosis_examples(course_seed=None):
+    """The broken runs the notebook shows (and its visible test checks), ``(world_size, kind,
+    rank, step)``: one of each fault, in the order die, mismatch, hang, drawn from the course
+    seed (:func:`collectives.grading.cohort.seed`; in a learner's own kernel the practice
+    seed), on 4 to 6 ranks, none at a rank or step of 0 (the hidden tests have those)."""
+    from .. import cohort
+
+    generator = cohort.rng("diagnose examples", course_seed)
+    found = []
+    for kind in ("die", "mismatch", "hang"):
+        n = int(generator.integers(4, 7))
+        found.append(
+            (n, kind, int(generator.integers(1, n)), int(generator.integers(1, 2 * (n - 1))))
+        )
+    return found
 
 
 # ---- the ring on processes: the cases ---------------------------------------------------------

@@ -311,3 +311,13 @@ def test_broken_runs_are_what_the_launcher_raises(case):
     with pytest.raises(cl.DistError) as info:
         run_tasks(n, [job], "gloo", 60.0, stall=stall)
     assert normalised(str(info.value)) == normalised(rp.broken_run(*case, stall=stall))
+
+
+def test_diagnosis_examples_are_one_of_each_fault_drawn_per_cohort(monkeypatch):
+    monkeypatch.delenv("COLLECTIVES_COURSE_SEED", raising=False)
+    practice = rp.diagnosis_examples()
+    assert practice == rp.diagnosis_examples("practice")  # a learner's own kernel
+    assert [kind for _, kind, _, _ in practice] == ["die", "mismatch", "hang"]
+    assert rp.diagnosis_examples("cohort a") != rp.diagnosis_examples("cohort b")
+    for n, _, rank, step in practice + rp.diagnosis_examples("cohort a"):
+        assert 4 <= n <= 6 and 1 <= rank < n and 1 <= step < 2 * (n - 1)

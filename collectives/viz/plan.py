@@ -1,5 +1,11 @@
-"""Compatibility module: the capstone's plan calculator now lives in
-:mod:`collectives.viz.calculators.plan`. Every name of the old module is here."""
+"""Figures of training-step plans, and (a compatibility module) every name of the
+capstone's plan calculator, which now lives in :mod:`collectives.viz.calculators.plan`.
+
+:func:`plot_stacked` draws horizontal stacked bars of whatever breakdown a chapter takes
+from its plans (a step into compute, bubble and exposed communication; memory per device
+by kind against the HBM; communication by parallelism; a what-if's step); the Gantt chart
+of one step is :func:`collectives.viz.timeline.draw_timeline`. Drawing only: every number
+comes from :mod:`collectives.plan`. matplotlib is imported inside the function."""
 
 from .calculators.plan import (
     CLASS_COLOURS,
@@ -34,4 +40,91 @@ __all__ = [
     "DEFAULT_CLUSTERS",
     "DEFAULT_RECIPES",
     "CLASS_COLOURS",
+    "plot_stacked",
 ]
+
+
+# ---- figures of plans ----------------------------------------------------------------------
+
+
+def plot_stacked(
+    rows,
+    parts,
+    ax=None,
+    *,
+    unit: float = 1.0,
+    xlabel: str = "seconds per step",
+    limit=None,
+    limit_label: str = "",
+    title=None,
+    totals: bool = True,
+    ncol: int = 2,
+):
+    """Horizontal stacked bars, one per row, top to bottom: ``rows`` maps a row's label to
+    ``{part: value}`` and ``parts`` is ``[(part, label, colour), ...]``, the order and look
+    of the segments (a part a row lacks, or 0, is skipped). Values are divided by ``unit``;
+    ``totals`` writes each bar's total at its end; ``limit`` (in the values' units, before
+    ``unit``) draws a dashed vertical line named ``limit_label`` (an HBM, a step time).
+    Draws what it is given (a plan's breakdown, its memory, a what-if's step): nothing is
+    computed here. Returns the Axes."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from ..errors import CollectivesError
+    from .style import FIG_WIDTH, PALETTE, font_size
+
+    rows = dict(rows)
+    parts = list(parts)
+    if not rows or not parts:
+        raise CollectivesError("plot_stacked needs at least one row and one part")
+    known = {p[0] for p in parts}
+    for label, values in rows.items():
+        unknown = set(values) - known
+        if unknown:
+            raise CollectivesError(f"row {label!r} has parts {sorted(unknown)} not in parts")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(FIG_WIDTH, 0.45 * len(rows) + 1.9), constrained_layout=True)
+    used = set()
+    for y, values in enumerate(rows.values()):
+        left = 0.0
+        for key, name, colour in parts:
+            width = float(values.get(key, 0.0)) / unit
+            if width <= 0:
+                continue
+            ax.barh(
+                y,
+                width,
+                left=left,
+                color=colour,
+                height=0.62,
+                edgecolor="white",
+                linewidth=0.5,
+                label=None if key in used else name,
+            )
+            used.add(key)
+            left += width
+        if totals:
+            ax.text(left, y, f" {left:.3g}", va="center", fontsize=font_size("small"))
+    if limit is not None:
+        ax.axvline(limit / unit, color=PALETTE["black"], linestyle="--", linewidth=1)
+        if limit_label:
+            ax.text(
+                limit / unit, -0.62, f" {limit_label}", va="bottom", fontsize=font_size("small")
+            )
+    ax.set_yticks(np.arange(len(rows)), list(rows))
+    ax.set_ylim(len(rows) - 0.4, -0.8 if limit is not None and limit_label else -0.5)
+    ax.margins(x=0.12)
+    ax.set_xlabel(xlabel)
+    ax.grid(True, axis="x", alpha=0.3)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    if title:
+        ax.set_title(title)
+    ax.legend(
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.5 / max(1, len(rows)) - 0.18),
+        ncol=ncol,
+        frameon=False,
+        fontsize=font_size("small"),
+    )
+    return ax

@@ -73,7 +73,7 @@ def test_draw_timeline_shares_a_scale_and_rejects_bad_input():
     tl = cl.plan.timeline(_plan())
     ax = draw_timeline(tl, xmax=10.0, legend=False, title="")
     assert ax.get_xlim()[1] == pytest.approx(10.2) and ax.get_legend() is None
-    with pytest.raises(cl.CollectivesError, match="needs a cl.plan.timeline"):
+    with pytest.raises(cl.CollectivesError, match=r"needs a cl\.plan\.timeline"):
         draw_timeline(_plan())
     with pytest.raises(cl.CollectivesError, match="xmax must be"):
         draw_timeline(tl, xmax=0)

@@ -48,6 +48,8 @@ __all__ = [
     "DEFAULT_CLUSTERS",
     "DEFAULT_RECIPES",
     "CLASS_COLOURS",
+    "STEP_PARTS",
+    "MEMORY_PARTS",
 ]
 
 _counter = itertools.count()
@@ -87,20 +89,25 @@ _LEVEL_COLOURS = dict(
     host=LEVEL_COLOURS["leaf"],
     **{"tier 2": LEVEL_COLOURS["spine"], "tier 3": LEVEL_COLOURS["dcn"]},
 )
-_STEP = (
-    ("compute", PALETTE["grey"]),
-    ("pipeline bubble", PALETTE["olive"]),
-    ("exposed communication", PALETTE["vermillion"]),
+#: the parts of a step, ``(key, label, colour)``, as the calculator and
+#: :func:`collectives.viz.plan.plot_stacked` draw them
+STEP_PARTS = (
+    ("compute", "compute", PALETTE["grey"]),
+    ("bubble", "pipeline bubble", PALETTE["olive"]),
+    ("exposed", "exposed communication", PALETTE["vermillion"]),
 )
-_MEMORY = (
-    ("weights", PALETTE["blue"]),
-    ("master", PALETTE["sky blue"]),
-    ("grads", PALETTE["bluish green"]),
-    ("optimizer", PALETTE["orange"]),
-    ("activations", PALETTE["reddish purple"]),
-    ("logits", PALETTE["wine"]),
-    ("kv_cache", PALETTE["teal"]),
+_STEP = tuple((label, colour) for _, label, colour in STEP_PARTS)
+#: the kinds of memory per device, ``(key of Memory.breakdown(), label, colour)``
+MEMORY_PARTS = (
+    ("weights", "weights", PALETTE["blue"]),
+    ("master", "master weights", PALETTE["sky blue"]),
+    ("grads", "gradients", PALETTE["bluish green"]),
+    ("optimizer", "optimizer", PALETTE["orange"]),
+    ("activations", "activations", PALETTE["reddish purple"]),
+    ("logits", "logits", PALETTE["wine"]),
+    ("kv_cache", "KV cache", PALETTE["teal"]),
 )
+_MEMORY = tuple((key, colour) for key, _, colour in MEMORY_PARTS)
 
 
 def purpose_class(purpose: str) -> str:

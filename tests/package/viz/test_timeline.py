@@ -91,9 +91,14 @@ def test_plot_stacked_draws_each_part_in_order():
         (2.0, 1.0, 0, to_rgba("#D55E00")),
         (0.0, 3.0, 1, to_rgba("#777777")),
     ]
-    assert [t.get_text() for t in ax.texts] == [" 3", " 3", " HBM"]  # totals, the limit
-    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["compute", "exposed"]
+    # each row's label above its bar, its total at its end, then the limit's name
+    assert [t.get_text() for t in ax.texts] == ["a", " 3", "b", " 3", " HBM"]
+    assert [t.get_position() for t in ax.texts[::2][:2]] == [(0, -0.3), (0, 0.7)]
+    assert [t.get_text() for t in ax.figure.legends[-1].get_texts()] == ["compute", "exposed"]
     assert ax.lines[0].get_xdata()[0] == 4.0
+    # the legend names the parts drawn, in the order of parts
+    ax = vp.plot_stacked({"a": {"exposed": 1.0}}, parts)
+    assert [t.get_text() for t in ax.figure.legends[-1].get_texts()] == ["exposed"]
     with pytest.raises(cl.CollectivesError, match="not in parts"):
         vp.plot_stacked({"a": {"other": 1.0}}, parts)
     with pytest.raises(cl.CollectivesError, match="at least one row"):

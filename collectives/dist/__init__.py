@@ -49,8 +49,8 @@ processes and returns the process groups of each dimension, the groups
 Measuring: :func:`sweep` times a Schedule and torch's own collective over sizes as
 nccl-tests' ``all_reduce_perf`` does (``SweepResult.to_frame()``, ``format_table``;
 :func:`collectives.viz.dist.plot_sweep` draws it; :func:`fit_alpha_beta` fits the cost
-model's alpha and bandwidth to it, :mod:`~collectives.dist.fit`). On several machines the same Schedule
-runs under torchrun: ``python -m torch.distributed.run ... -m
+model's alpha and bandwidth to it, :mod:`~collectives.dist.fit`). On several machines the
+same Schedule runs under torchrun: ``python -m torch.distributed.run ... -m
 collectives.dist.torchrun_main ring_all_reduce`` (:mod:`~collectives.dist.torchrun_main`).
 Failures end the run with the rank, the job and the step each rank had reached
 (:mod:`~collectives.dist.board`), and no process is left behind.

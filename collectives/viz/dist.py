@@ -59,9 +59,9 @@ def plot_sweep(
 ):
     """Draw ``result`` (a :class:`~collectives.dist.SweepResult`) against size, one line per
     implementation: ``metric="busbw"`` (GB/s) or ``"time"`` (the median time of one
-    iteration in microseconds, with a bar from the fastest to the slowest repeat, log
+    iteration in milliseconds, with a bar from the fastest to the slowest repeat, log
     scale). ``models``: ``{label: (sizes, values)}`` drawn as dashed curves without markers
-    (values in the metric's unit: GB/s, or microseconds). ``reference`` (GB/s) adds a
+    (values in the metric's unit: GB/s, or milliseconds). ``reference`` (GB/s) adds a
     dashed horizontal line named ``reference_label``. Returns the matplotlib Axes."""
     import matplotlib.pyplot as plt
 
@@ -80,10 +80,10 @@ def plot_sweep(
         if metric == "busbw":
             ax.plot(x, [r.busbw for r in mine], **style)
             continue
-        y = np.array([r.time_us for r in mine])
-        low = np.array([y_ if r.time_min_us is None else r.time_min_us for r, y_ in zip(mine, y)])
-        high = np.array([y_ if r.time_max_us is None else r.time_max_us for r, y_ in zip(mine, y)])
-        ax.errorbar(x, y, yerr=[y - low, high - y], capsize=3, **style)
+        y = np.array([r.time_us for r in mine]) / 1e3  # milliseconds
+        low = np.array([r.time_us if r.time_min_us is None else r.time_min_us for r in mine])
+        high = np.array([r.time_us if r.time_max_us is None else r.time_max_us for r in mine])
+        ax.errorbar(x, y, yerr=[y - low / 1e3, high / 1e3 - y], capsize=3, **style)
     for k, (label, (sizes_, values)) in enumerate((models or {}).items()):
         if len(sizes_) != len(values) or not len(sizes_):
             raise CollectivesError(f"model {label!r} needs as many values as sizes")
@@ -97,14 +97,25 @@ def plot_sweep(
         )
     ax.set_xscale("log", base=2)
     if metric == "time":
+        from matplotlib.ticker import FuncFormatter
+
         ax.set_yscale("log")
+        plain = FuncFormatter(lambda v, _: f"{v:g}")
+        ax.yaxis.set_major_formatter(plain)
+        ax.yaxis.set_minor_formatter(plain)
     sizes = sorted({r.size for r in rows})
-    ticks = sizes[:: max(1, len(sizes) // 5)]
+    ticks = sizes[:: -(-len(sizes) // 4)]  # at most 4 labels: they fit a phone's width
     ax.set_xticks(ticks, [_size_label(s) for s in ticks])
     ax.set_xlabel("buffer size S")
-    ax.set_ylabel("busbw (GB/s)" if metric == "busbw" else "time (µs)")
+    ax.set_ylabel("busbw (GB/s)" if metric == "busbw" else "time (ms)")
     ax.set_title(title or f"{result.collective}, {result.group_size} ranks, {result.backend}")
-    ax.legend(fontsize=font_size("small"))
+    # under the axes, where no line runs
+    ax.legend(
+        fontsize=font_size("small"),
+        loc="upper left",
+        bbox_to_anchor=(-0.15, -0.25),
+        frameon=False,
+    )
     ax.grid(True, alpha=0.3)
     return ax
 

@@ -40,13 +40,13 @@ def test_plot_sweep_draws_measured_lines_and_models():
 def test_plot_sweep_time_has_the_repeats_range():
     ax = plot_sweep(_sweep(), metric="time")
     ring = ax.containers[0]  # the errorbar of the first impl
-    assert list(ring.lines[0].get_ydata()) == [100.0, 150.0]
+    assert list(ring.lines[0].get_ydata()) == [0.1, 0.15]  # 100 and 150 us, in ms
     segments = ring.lines[2][0].get_segments()  # from the fastest to the slowest
-    assert [tuple(s[:, 1]) for s in segments] == [(90.0, 130.0), (140.0, 160.0)]
+    assert [tuple(np.round(s[:, 1], 9)) for s in segments] == [(0.09, 0.13), (0.14, 0.16)]
     # no range measured: a bar of no length
     flat = ax.containers[1].lines[2][0].get_segments()
-    assert [tuple(s[:, 1]) for s in flat] == [(80.0, 80.0), (90.0, 90.0)]
-    assert ax.get_yscale() == "log" and ax.get_ylabel() == "time (µs)"
+    assert [tuple(np.round(s[:, 1], 9)) for s in flat] == [(0.08, 0.08), (0.09, 0.09)]
+    assert ax.get_yscale() == "log" and ax.get_ylabel() == "time (ms)"
     with pytest.raises(cl.CollectivesError, match="metric must be"):
         plot_sweep(_sweep(), metric="latency")
     with pytest.raises(cl.CollectivesError, match="as many values as sizes"):

@@ -100,9 +100,8 @@ def plot_sweep(
         from matplotlib.ticker import FuncFormatter
 
         ax.set_yscale("log")
-        plain = FuncFormatter(lambda v, _: f"{v:g}")
-        ax.yaxis.set_major_formatter(plain)
-        ax.yaxis.set_minor_formatter(plain)
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.yaxis.set_minor_formatter(FuncFormatter(_two_and_five))
     sizes = sorted({r.size for r in rows})
     ticks = sizes[:: -(-len(sizes) // 4)]  # at most 4 labels: they fit a phone's width
     ax.set_xticks(ticks, [_size_label(s) for s in ticks])
@@ -118,6 +117,14 @@ def plot_sweep(
     )
     ax.grid(True, alpha=0.3)
     return ax
+
+
+def _two_and_five(value, _position=None):
+    """A log axis's minor tick label: 2 and 5 times a power of ten, no other."""
+    if value <= 0:
+        return ""
+    lead = value / 10 ** np.floor(np.log10(value))
+    return f"{value:g}" if round(lead) in (2, 5) else ""
 
 
 def _positions(n):

@@ -23,6 +23,7 @@ refused) and the other refitted.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -45,7 +46,7 @@ class AlphaBetaFit:
 
     alpha: float
     bandwidth: float
-    schedule: object
+    schedule: Any
     sizes: tuple
     seconds: tuple
     rms_relative_error: float

@@ -14,7 +14,7 @@ chapter "Putting it together".
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 from ..errors import CollectivesError
 from .calculators.plan import CLASS_COLOURS
@@ -76,6 +76,7 @@ def draw_timeline(
     row = {lane: k for k, lane in enumerate(lanes)}
     for s in spans:
         colour = LANE_COLOURS[s.lane]
+        style: dict[str, Any]
         if s.kind == "bubble":
             style = dict(facecolor="white", edgecolor=PALETTE["olive"], hatch="///")
         elif s.kind == "hidden":

@@ -9,10 +9,12 @@ does inside one step (the board says "step 3", not which message it waits for).
 
 import numpy as np
 
-__all__ = ["Board", "STARTING", "RUNNING", "FINISHING"]
+__all__ = ["Board", "STARTING", "RUNNING", "FINISHING", "PHASE_NAMES"]
 
 #: phases a rank reports in column 2 of its row
 STARTING, RUNNING, FINISHING = 0, 1, 2
+#: the phases' names, as :attr:`collectives.DistError.reached` gives them
+PHASE_NAMES = {STARTING: "starting", RUNNING: "running", FINISHING: "finishing"}
 _PHASES = {
     STARTING: "starting (importing torch, joining the process group)",
     RUNNING: "running",
@@ -44,6 +46,14 @@ class Board:
         if phase != RUNNING or job < 0:
             return _PHASES.get(phase, "starting")
         return describe_job(job, step)
+
+    def reached(self):
+        """``{rank: (job, step, phase name)}`` for every rank, as the board holds them now
+        (:data:`PHASE_NAMES`; job and step -1 before the first)."""
+        return {
+            r: (int(job), int(step), PHASE_NAMES.get(int(phase), "starting"))
+            for r, (job, step, phase) in enumerate(self.rows.tolist())
+        }
 
     def jobs_done(self, rank):
         """How many jobs ``rank`` has finished (its current job's index, or all when

@@ -320,6 +320,7 @@ def _wait(
                     f"({where}; a rank that never returns from a step is waiting for a "
                     "message no peer sends, or sending one no peer receives)",
                     unfinished=sorted(pending),
+                    reached=board.reached(),
                 )
         if pending and not failed:
             if _time.monotonic() > deadline:
@@ -332,6 +333,7 @@ def _wait(
                     "processes takes seconds: pass a "
                     "larger timeout= for big runs)",
                     unfinished=sorted(pending),
+                    reached=board.reached(),
                 )
             if on_poll is not None:
                 on_poll(board)
@@ -418,4 +420,5 @@ def _failure(procs, workdir, failed, backend, tasks, labels, board):
         worker_traceback=rec["traceback"],
         task=None if rec["task"] is None else labels[rec["task"]],
         failures={r: f"{records[r]['type']}: {records[r]['message']}" for r in failed},
+        reached=board.reached(),
     )

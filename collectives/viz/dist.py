@@ -13,8 +13,9 @@ one machine's CPU, not a link (chapter "From the model to real processes").
 box, each message (:func:`collectives.dist.programs.messages`: the chunks a rank packs for
 one peer) an arrow labelled with its chunks, blue where the receiver overwrites, vermillion
 where it adds; :func:`process_stepper` steps through a Schedule that way with the book's
-stepper (:func:`collectives.viz.animation.frame_stepper`). matplotlib is imported inside
-the functions.
+stepper (:func:`collectives.viz.animation.frame_stepper`). :func:`draw_failure` draws a
+failed run's report: the step each rank had reached (``DistError.reached``, the workers'
+board). matplotlib is imported inside the functions.
 """
 
 import numpy as np
@@ -29,6 +30,7 @@ __all__ = [
     "draw_processes",
     "process_stepper",
     "MESSAGE_COLOURS",
+    "draw_failure",
 ]
 
 #: the Schedule's line, then torch's
@@ -259,3 +261,49 @@ def process_stepper(schedule, steps=None, dpi=100, *, groups=True):
 
     titles = frame_titles(schedule.n_steps + 1)
     return frame_stepper(render, [titles[i] for i in frames])
+
+
+def draw_failure(error, schedule, ax=None, *, title=None):
+    """Where every rank of a failed run of ``schedule`` was (``error``: the
+    :class:`~collectives.DistError` it raised, whose ``reached`` is the workers' board):
+    one bar per rank, top to bottom, as long as the steps it had finished, labelled with the
+    step it was in; the rank the error names in vermillion, the others in blue (green: in
+    the final barrier, every step done). Returns the Axes."""
+    import matplotlib.pyplot as plt
+
+    from ..schedule import schedule_arg
+
+    schedule = schedule_arg(schedule)
+    reached = getattr(error, "reached", None)
+    if not reached:
+        raise CollectivesError(
+            f"draw_failure needs a DistError with the ranks' positions (reached), got "
+            f"{type(error).__name__}"
+        )
+    n = schedule.n_steps
+    ranks = sorted(reached)
+    if ax is None:
+        _, ax = plt.subplots(figsize=(FIG_WIDTH, 0.5 * len(ranks) + 1.5), constrained_layout=True)
+    for y, rank in enumerate(ranks):
+        _, step, phase = reached[rank]
+        if phase == "finishing":
+            done, text, colour = n, "finished", PALETTE["bluish green"]
+        elif phase == "running" and step >= 0:
+            done, text, colour = step, f"in step {step}", PALETTE["blue"]
+        else:
+            done, text, colour = 0, "starting", PALETTE["grey"]
+        if rank == error.rank:
+            colour = PALETTE["vermillion"]
+            text += f": {error.exception or 'failed'}"
+        ax.barh(y, done, height=0.55, color=colour)
+        ax.text(done + 0.1, y, text, va="center", fontsize=font_size("small"))
+    ax.set_yticks(range(len(ranks)), [f"rank {r}" for r in ranks])
+    ax.set_ylim(len(ranks) - 0.5, -0.5)
+    ax.set_xlim(0, n + 0.1 + 0.45 * n)
+    ax.set_xticks(range(n + 1))
+    ax.set_xlabel(f"steps finished, of {n}")
+    ax.grid(True, axis="x", alpha=0.3)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    ax.set_title(title if title is not None else f"{schedule.name}: where each rank was")
+    return ax

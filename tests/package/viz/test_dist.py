@@ -103,3 +103,35 @@ def test_process_stepper_has_a_tab_per_chosen_step():
     frames = [child.value for child in tab.children]
     assert len(set(frames)) == 3  # each frame differs
     plt.close("all")
+
+
+def test_draw_failure_draws_each_rank_s_step():
+    from collectives.viz.dist import draw_failure
+
+    ring = cl.algorithms.ring_all_reduce(4)
+    err = cl.DistError(
+        "rank 2 failed",
+        rank=2,
+        exception="ProcessDied",
+        reached={
+            0: (0, 4, "running"),
+            1: (0, 3, "running"),
+            2: (0, 3, "running"),
+            3: (0, -1, "starting"),
+        },
+    )
+    ax = draw_failure(err, ring)
+    assert [p.get_width() for p in ax.patches] == [4, 3, 3, 0]  # steps finished
+    assert [p.get_facecolor() for p in ax.patches][2] == to_rgba("#D55E00")  # the named rank
+    assert [t.get_text() for t in ax.texts] == [
+        "in step 4",
+        "in step 3",
+        "in step 3: ProcessDied",
+        "starting",
+    ]
+    done = cl.DistError("x", rank=0, reached={0: (0, 5, "finishing"), 1: (0, 5, "running")})
+    ax = draw_failure(done, ring)
+    assert ax.patches[0].get_width() == 6 and ax.texts[1].get_text() == "in step 5"
+    with pytest.raises(cl.CollectivesError, match="needs a DistError"):
+        draw_failure(cl.DistError("no board"), ring)
+    plt.close("all")

@@ -9,7 +9,7 @@ does inside one step (the board says "step 3", not which message it waits for).
 
 import numpy as np
 
-__all__ = ["Board", "STARTING", "RUNNING", "FINISHING", "PHASE_NAMES"]
+__all__ = ["Board", "STARTING", "RUNNING", "FINISHING", "PHASE_NAMES", "positions"]
 
 #: phases a rank reports in column 2 of its row
 STARTING, RUNNING, FINISHING = 0, 1, 2
@@ -47,16 +47,18 @@ class Board:
             return _PHASES.get(phase, "starting")
         return describe_job(job, step)
 
-    def reached(self):
-        """``{rank: (job, step, phase name)}`` for every rank, as the board holds them now
-        (:data:`PHASE_NAMES`; job and step -1 before the first)."""
-        return {
-            r: (int(job), int(step), PHASE_NAMES.get(int(phase), "starting"))
-            for r, (job, step, phase) in enumerate(self.rows.tolist())
-        }
-
     def jobs_done(self, rank):
         """How many jobs ``rank`` has finished (its current job's index, or all when
         finishing)."""
         job, _, phase = (int(v) for v in self.rows[rank])
         return None if phase == FINISHING else max(job, 0)
+
+
+def positions(rows):
+    """``{rank: (job, step, phase name)}`` for every row of a board's ``rows`` (an array of
+    ``(job, step, phase)``; :data:`PHASE_NAMES`, job and step -1 before the first): what
+    :attr:`collectives.DistError.reached` holds."""
+    return {
+        r: (int(job), int(step), PHASE_NAMES.get(int(phase), "starting"))
+        for r, (job, step, phase) in enumerate(np.asarray(rows).tolist())
+    }

@@ -25,7 +25,7 @@ import time as _time
 from pathlib import Path
 
 from ..errors import CollectivesError, DistError
-from .board import STARTING, Board
+from .board import STARTING, Board, positions
 
 __all__ = [
     "BACKENDS",
@@ -320,7 +320,7 @@ def _wait(
                     f"({where}; a rank that never returns from a step is waiting for a "
                     "message no peer sends, or sending one no peer receives)",
                     unfinished=sorted(pending),
-                    reached=board.reached(),
+                    reached=positions(board.rows),
                 )
         if pending and not failed:
             if _time.monotonic() > deadline:
@@ -333,7 +333,7 @@ def _wait(
                     "processes takes seconds: pass a "
                     "larger timeout= for big runs)",
                     unfinished=sorted(pending),
-                    reached=board.reached(),
+                    reached=positions(board.rows),
                 )
             if on_poll is not None:
                 on_poll(board)
@@ -420,5 +420,5 @@ def _failure(procs, workdir, failed, backend, tasks, labels, board):
         worker_traceback=rec["traceback"],
         task=None if rec["task"] is None else labels[rec["task"]],
         failures={r: f"{records[r]['type']}: {records[r]['message']}" for r in failed},
-        reached=board.reached(),
+        reached=positions(board.rows),
     )

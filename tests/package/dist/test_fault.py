@@ -40,3 +40,14 @@ def test_check_fault():
         check_fault({"rank": True, "step": 0, "kind": "die"}, ring)
     with pytest.raises(cl.CollectivesError, match="fault kind must be one of die, hang"):
         check_fault({"rank": 0, "step": 0, "kind": "explode"}, ring)
+
+
+def test_positions_name_each_rank_s_phase():
+    from collectives.dist.board import positions
+
+    rows = np.array([[0, 3, 1], [-1, -1, 0], [0, 5, 2]])  # running, starting, finishing
+    assert positions(rows) == {
+        0: (0, 3, "running"),
+        1: (-1, -1, "starting"),
+        2: (0, 5, "finishing"),
+    }

@@ -321,10 +321,11 @@
       var step = p.timeline.step;
       var lineLayout = Object.assign({}, base, {
         barmode: "overlay", height: (narrow ? 220 : 120) + 44 * p.timeline.lanes.length,
-        margin: { l: 120, r: 12, t: 12, b: narrow ? 210 : 110 },
-        xaxis: { title: { text: "seconds from the step's start" }, tickformat: "~s",
+        margin: { l: narrow ? 96 : 120, r: 12, t: 12, b: narrow ? 210 : 110 },
+        xaxis: { title: { text: "seconds into the step" }, tickformat: "~s",
                  ticksuffix: "s", gridcolor: "#e5e5e5", range: [0, 1.02 * step] },
-        yaxis: { autorange: "reversed", type: "category" },
+        yaxis: { autorange: "reversed", type: "category", categoryorder: "array",
+                 categoryarray: p.timeline.lanes.map(function (l) { return l[0]; }) },
         shapes: [{ type: "line", xref: "x", yref: "paper", x0: step, x1: step, y0: 0, y1: 1,
                    line: { color: "#000000", width: 2, dash: "dash" } }] });
       var config = { responsive: true, displaylogo: false, scrollZoom: false };

@@ -688,13 +688,18 @@ def _figure_spec(s) -> dict:
                 barmode="overlay",
                 margin={"l": 120, "r": 12, "t": 12, "b": 110},
                 xaxis={
-                    "title": {"text": "seconds from the step's start"},
+                    "title": {"text": "seconds into the step"},
                     "tickformat": "~s",
                     "ticksuffix": "s",
                     "gridcolor": "#e5e5e5",
                     "range": [0, 1.02 * s["timeline"]["step"]],
                 },
-                yaxis={"autorange": "reversed", "type": "category"},
+                yaxis={
+                    "autorange": "reversed",
+                    "type": "category",
+                    "categoryorder": "array",
+                    "categoryarray": [label for label, _ in s["timeline"]["lanes"]],
+                },
                 shapes=[
                     {
                         "type": "line",

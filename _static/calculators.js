@@ -195,8 +195,8 @@
 
   // --- plan calculators (collectives.viz.plan): .cl-calculator-plan blocks, five selects over
   // the plans computed when the book was built. The readout, the table and both figures are
-  // built from the block's JSON exactly as collectives/viz/plan.py builds them
-  // (_readout_rows, _collectives_html, _figure_spec).
+  // built from the block's JSON exactly as collectives/viz/calculators/plan.py builds them
+  // (readout_rows, _collectives_html, _figure_spec, timeline_traces).
   function fmtTime(t) { return t === 0 ? "none" : fmtSeconds(t); }
   function fmtGB(x) { return x === null ? "n/a" : (x / 1e9).toFixed(1) + " GB"; }
   function thousands(x) { return Math.round(x).toLocaleString("en-US"); }
@@ -228,7 +228,28 @@
       return { x: [it[1] / 1e9], y: ["memory"], name: it[0], orientation: "h", type: "bar",
                marker: { color: it[2] }, hovertemplate: it[0] + ": %{x:.1f} GB<extra></extra>" };
     });
-    return { time: traces, memory: mem };
+    return { time: traces, memory: mem, timeline: timelineTraces(s.timeline) };
+  }
+
+  // plan.timeline_traces: one bar trace per lane and kind, each bar from its span's start
+  var KIND_LOOK = { c: ["", 1.0], b: ["", 0.45], h: [", hidden", 0.3], e: [", exposed", 1.0] };
+  function timelineTraces(t) {
+    var traces = [], byKey = {};
+    t.spans.forEach(function (sp) {
+      var lane = t.lanes[sp[0]], kind = sp[3], key = sp[0] + kind;
+      if (!byKey[key]) {
+        var name = kind === "b" ? "pipeline bubble" : lane[0] + KIND_LOOK[kind][0];
+        byKey[key] = { type: "bar", orientation: "h", name: name, y: [], base: [], x: [],
+                       marker: { color: kind === "b" ? "#999933" : lane[1] },
+                       opacity: KIND_LOOK[kind][1],
+                       hovertemplate: escapeHtml(name) + ": %{x:.3s}s<extra></extra>" };
+        traces.push(byKey[key]);
+      }
+      byKey[key].y.push(lane[0]);
+      byKey[key].base.push(sp[1]);
+      byKey[key].x.push(sp[2] - sp[1]);
+    });
+    return traces;
   }
 
   function setupPlan(block, Plotly) {
@@ -239,6 +260,7 @@
     });
     var timePlot = block.querySelector(".cl-plan-time");
     var memPlot = block.querySelector(".cl-plan-memory");
+    var timelinePlot = block.querySelector(".cl-plan-timeline");
     var base = { template: "none", barmode: "stack", autosize: true,
                  font: { size: 14, family: "system-ui, sans-serif" },
                  hoverlabel: { font: { size: 14 } },
@@ -296,9 +318,21 @@
           line: { color: "#000000", width: 2, dash: "dash" } }],
         annotations: p.hbm === null ? [] : [{ x: p.hbm / 1e9, y: 1, xref: "x", yref: "paper",
           text: "HBM", showarrow: false, yanchor: "bottom" }] });
+      var step = p.timeline.step;
+      var lineLayout = Object.assign({}, base, {
+        barmode: "overlay", height: (narrow ? 220 : 120) + 44 * p.timeline.lanes.length,
+        margin: { l: narrow ? 96 : 120, r: 12, t: 12, b: narrow ? 210 : 110 },
+        xaxis: { title: { text: "seconds into the step" }, tickformat: "~s",
+                 ticksuffix: "s", gridcolor: "#e5e5e5", range: [0, 1.02 * step] },
+        yaxis: { autorange: "reversed", type: "category", categoryorder: "array",
+                 categoryarray: p.timeline.lanes.map(function (l) { return l[0]; }) },
+        shapes: [{ type: "line", xref: "x", yref: "paper", x0: step, x1: step, y0: 0, y1: 1,
+                   line: { color: "#000000", width: 2, dash: "dash" } }] });
       var config = { responsive: true, displaylogo: false, scrollZoom: false };
       return Promise.all([Plotly.react(timePlot, spec.time, timeLayout, config),
-                          Plotly.react(memPlot, spec.memory, memLayout, config)]).then(function () {
+                          Plotly.react(memPlot, spec.memory, memLayout, config),
+                          Plotly.react(timelinePlot, spec.timeline, lineLayout, config)
+      ]).then(function () {
         block.setAttribute("data-plan", key);
         block.setAttribute("data-ready", "true");
       });

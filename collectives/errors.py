@@ -75,8 +75,10 @@ class DistError(CollectivesError):
     Attributes: ``rank`` (the failing rank, ``None`` on a timeout), ``exception`` (the
     worker's exception type name), ``worker_message``, ``worker_traceback``, ``task`` (the
     index of the job in :func:`~collectives.dist.run_many`), ``failures`` (for every rank
-    that failed, ``{rank: "Type: message"}``) and ``unfinished`` (ranks still running at a
-    timeout).
+    that failed, ``{rank: "Type: message"}``), ``unfinished`` (ranks still running at a
+    timeout) and ``reached`` (where every rank was when the run ended, from the workers'
+    board: ``{rank: (job, step, phase)}``, job and step -1 before the first, phase
+    "starting", "running" or "finishing"; empty when the launcher did not read it).
     """
 
     def __init__(
@@ -90,6 +92,7 @@ class DistError(CollectivesError):
         task: Optional[int] = None,
         failures: Optional[Mapping[int, str]] = None,
         unfinished: Iterable[int] = (),
+        reached: Optional[Mapping[int, tuple[int, int, str]]] = None,
     ) -> None:
         super().__init__(message)
         self.rank = rank
@@ -99,6 +102,7 @@ class DistError(CollectivesError):
         self.task = task
         self.failures = dict(failures or {})
         self.unfinished = tuple(unfinished)
+        self.reached = dict(reached or {})
 
 
 class LayoutError(CollectivesError):

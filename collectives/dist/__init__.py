@@ -48,8 +48,9 @@ processes and returns the process groups of each dimension, the groups
 
 Measuring: :func:`sweep` times a Schedule and torch's own collective over sizes as
 nccl-tests' ``all_reduce_perf`` does (``SweepResult.to_frame()``, ``format_table``;
-:func:`collectives.viz.dist.plot_sweep` draws it). On several machines the same Schedule
-runs under torchrun: ``python -m torch.distributed.run ... -m
+:func:`collectives.viz.dist.plot_sweep` draws it; :func:`fit_alpha_beta` fits the cost
+model's alpha and bandwidth to it, :mod:`~collectives.dist.fit`). On several machines the
+same Schedule runs under torchrun: ``python -m torch.distributed.run ... -m
 collectives.dist.torchrun_main ring_all_reduce`` (:mod:`~collectives.dist.torchrun_main`).
 Failures end the run with the rank, the job and the step each rank had reached
 (:mod:`~collectives.dist.board`), and no process is left behind.
@@ -65,6 +66,7 @@ this package does not import it.
 """
 
 from ..errors import DistError
+from .fit import AlphaBetaFit, fit_alpha_beta
 from .jobs import compare_with_torch, device_mesh_groups, run, run_many, run_torch
 from .launch import BACKENDS, DEFAULT_TIMEOUT, MAX_LOCAL_RANKS, resolve_backend
 from .programs import MAX_SEGMENTS, run_local
@@ -91,4 +93,6 @@ __all__ = [
     "SweepRow",
     "resolve_backend",
     "MAX_SEGMENTS",
+    "fit_alpha_beta",
+    "AlphaBetaFit",
 ]

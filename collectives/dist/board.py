@@ -9,10 +9,12 @@ does inside one step (the board says "step 3", not which message it waits for).
 
 import numpy as np
 
-__all__ = ["Board", "STARTING", "RUNNING", "FINISHING", "PHASES"]
+__all__ = ["Board", "STARTING", "RUNNING", "FINISHING", "PHASES", "PHASE_NAMES", "positions"]
 
 #: phases a rank reports in column 2 of its row
 STARTING, RUNNING, FINISHING = 0, 1, 2
+#: the phases' names, as :attr:`collectives.DistError.reached` gives them
+PHASE_NAMES = {STARTING: "starting", RUNNING: "running", FINISHING: "finishing"}
 #: what :meth:`Board.where` says of a rank in each phase but RUNNING
 PHASES = {
     STARTING: "starting (importing torch, joining the process group)",
@@ -51,3 +53,13 @@ class Board:
         finishing)."""
         job, _, phase = (int(v) for v in self.rows[rank])
         return None if phase == FINISHING else max(job, 0)
+
+
+def positions(rows):
+    """``{rank: (job, step, phase name)}`` for every row of a board's ``rows`` (an array of
+    ``(job, step, phase)``; :data:`PHASE_NAMES`, job and step -1 before the first): what
+    :attr:`collectives.DistError.reached` holds."""
+    return {
+        r: (int(job), int(step), PHASE_NAMES.get(int(phase), "starting"))
+        for r, (job, step, phase) in enumerate(np.asarray(rows).tolist())
+    }

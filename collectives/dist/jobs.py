@@ -17,6 +17,7 @@ from ..schedule import schedule_arg
 from ..semantics import collective_spec
 from .launch import (
     DEFAULT_TIMEOUT,
+    FAULTS,
     check_backend,
     check_launch,
     resolve_backend,
@@ -26,7 +27,14 @@ from .launch import (
 from .programs import check_segments, prepare
 from .torch_ops import compare, torch_job
 
-__all__ = ["run", "run_many", "run_torch", "compare_with_torch", "device_mesh_groups"]
+__all__ = [
+    "run",
+    "run_many",
+    "run_torch",
+    "compare_with_torch",
+    "device_mesh_groups",
+    "check_fault",
+]
 
 
 def _schedule_job(schedule, inputs, n_segments=1):
@@ -46,8 +54,8 @@ def _schedule_job(schedule, inputs, n_segments=1):
 
 
 def _job(item, index, n_segments=1):
-    if isinstance(item, dict) and item.get("kind") == "torch":  # a job torch_job made
-        return item
+    if isinstance(item, dict) and item.get("kind") in ("torch", "schedule"):
+        return item  # a job torch_job or _schedule_job made (run's, with its fault)
     try:
         first, inputs, *rest = item
     except (TypeError, ValueError):
@@ -107,7 +115,40 @@ def run_many(jobs, backend="gloo", *, timeout=DEFAULT_TIMEOUT, n_segments=1, seg
     return [outputs for outputs, _ in _run_jobs(jobs, backend, timeout, n_segments)]
 
 
-def run(schedule, inputs, backend="gloo", *, timeout=DEFAULT_TIMEOUT, n_segments=1, segments=None):
+def check_fault(fault, schedule):
+    """``fault`` (None, or ``{"rank", "step", "kind"}``: rank ``rank`` of ``schedule``, at the
+    start of step ``step``, dies (``"die"``: the process exits), hangs (``"hang"``) or sends
+    a message one row too long (``"mismatch"``)) as a dict, or a clear
+    :class:`~collectives.CollectivesError`."""
+    if fault is None:
+        return None
+    if not isinstance(fault, dict) or set(fault) != {"rank", "step", "kind"}:
+        raise CollectivesError(
+            f"fault must be a dict with keys 'rank', 'step' and 'kind', got {fault!r:.80}"
+        )
+    rank, step, kind = fault["rank"], fault["step"], fault["kind"]
+    for name, value, top in (("rank", rank, schedule.n_ranks), ("step", step, schedule.n_steps)):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, np.integer))
+            or not (0 <= value < top)
+        ):
+            raise CollectivesError(f"fault {name} must be one of 0..{top - 1}, got {value!r}")
+    if kind not in FAULTS:
+        raise CollectivesError(f"fault kind must be one of {', '.join(FAULTS)}, got {kind!r}")
+    return {"rank": int(rank), "step": int(step), "kind": kind}
+
+
+def run(
+    schedule,
+    inputs,
+    backend="gloo",
+    *,
+    timeout=DEFAULT_TIMEOUT,
+    n_segments=1,
+    segments=None,
+    fault=None,
+):
     """Run ``schedule`` over ``torch.distributed`` with one local process per rank.
 
     ``inputs`` and the result are as in :func:`collectives.simulate` (one row per rank,
@@ -120,10 +161,17 @@ def run(schedule, inputs, backend="gloo", *, timeout=DEFAULT_TIMEOUT, n_segments
     the module docstring): use :func:`collectives.time` for how long a schedule takes.
     ``n_segments`` (1 to 1024) sends every message in that many pieces, each combined into
     the buffer as soon as it arrives (pipelining, as gloo's own ring all-reduce does); the
-    result does not change. ``segments`` is its old name, still accepted.
+    result does not change. ``segments`` is its old name, still accepted. ``fault`` injects
+    a failure into one rank at one step (:func:`check_fault`), to see how a run ends: the
+    :class:`DistError` names the rank and step, and its ``reached`` says where every rank
+    was.
     """
     n_segments = check_segments(n_segments, segments)
-    return run_many([(schedule, inputs)], backend, timeout=timeout, n_segments=n_segments)[0]
+    if fault is None:
+        return run_many([(schedule, inputs)], backend, timeout=timeout, n_segments=n_segments)[0]
+    job = _job((schedule, inputs), 0, n_segments)
+    job["fault"] = check_fault(fault, job["schedule"])
+    return run_many([job], backend, timeout=timeout, n_segments=n_segments)[0]
 
 
 def run_torch(collective, inputs, *, root=None, backend="gloo", timeout=DEFAULT_TIMEOUT):

@@ -25,7 +25,7 @@ import time as _time
 from pathlib import Path
 
 from ..errors import CollectivesError, DistError
-from .board import STARTING, Board
+from .board import STARTING, Board, positions
 
 __all__ = [
     "BACKENDS",
@@ -358,13 +358,17 @@ def _wait(
             elif (now[:, 2] != STARTING).all() and _time.monotonic() - moved > stall:
                 where = {r: board.where(r, describe) for r in pending}
                 raise DistError(
-                    hang_message(n, backend, where, stall=stall), unfinished=sorted(pending)
+                    hang_message(n, backend, where, stall=stall),
+                    unfinished=sorted(pending),
+                    reached=positions(board.rows),
                 )
         if pending and not failed:
             if _time.monotonic() > deadline:
                 where = {r: board.where(r, describe) for r in pending}
                 raise DistError(
-                    hang_message(n, backend, where, timeout=timeout), unfinished=sorted(pending)
+                    hang_message(n, backend, where, timeout=timeout),
+                    unfinished=sorted(pending),
+                    reached=positions(board.rows),
                 )
             if on_poll is not None:
                 on_poll(board)
@@ -450,4 +454,5 @@ def _failure(procs, workdir, failed, backend, tasks, labels, board):
         worker_traceback=rec["traceback"],
         task=None if rec["task"] is None else labels[rec["task"]],
         failures={r: f"{records[r]['type']}: {records[r]['message']}" for r in failed},
+        reached=positions(board.rows),
     )

@@ -31,6 +31,8 @@ from ..validation import input_rows, renamed_arg
 __all__ = [
     "RankStep",
     "rank_program",
+    "Message",
+    "messages",
     "prepare",
     "run_rank",
     "run_local",
@@ -129,6 +131,52 @@ def rank_program(schedule, rank):
             )
         )
     return steps
+
+
+class Message(NamedTuple):
+    """One message of one step, as the processes exchange it: from rank ``src`` to rank
+    ``dst``, the sender's ``src_chunks`` packed together, landing in the receiver's
+    ``dst_chunks``, each added (``reduce`` True) or overwriting (False)."""
+
+    src: int
+    dst: int
+    src_chunks: tuple
+    dst_chunks: tuple
+    reduce: tuple
+
+
+def messages(schedule, step, programs=None) -> tuple:
+    """The messages of step ``step`` of ``schedule``, one per (sender, receiver) pair, as
+    each rank's program (:func:`rank_program`) sends and receives them: the sender's
+    chunks for one peer packed into one message, which the receiver writes as its program
+    says. ``programs`` (one :func:`rank_program` per rank) avoids rebuilding them. Local
+    copies (``src == dst``) send nothing and are not listed."""
+    schedule = schedule_arg(schedule)
+    if (
+        isinstance(step, bool)
+        or not isinstance(step, (int, np.integer))
+        or not (0 <= step < schedule.n_steps)
+    ):
+        raise ScheduleError(
+            f"step must be one of 0..{schedule.n_steps - 1} of {schedule.name}, got {step!r}"
+        )
+    if programs is None:
+        programs = [rank_program(schedule, r) for r in range(schedule.n_ranks)]
+    out = []
+    for src in range(schedule.n_ranks):
+        for dst, slots in programs[src][step].sends:
+            mine = programs[dst][step]
+            positions = dict(mine.recvs)[src]
+            out.append(
+                Message(
+                    src,
+                    int(dst),
+                    tuple(int(c) for c in slots),
+                    tuple(int(c) for c in mine.write_slots[positions]),
+                    tuple(bool(x) for x in mine.write_reduce[positions]),
+                )
+            )
+    return tuple(out)
 
 
 def _direct(slots, reduce, sent, distinct):

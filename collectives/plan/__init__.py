@@ -10,7 +10,8 @@ communication time, what is exposed after overlap, the bottleneck link level, me
 device and the compute/communication ratio. :func:`inference` does the same for prefill
 and decode; :func:`sensitivity` re-plans a step under other assumptions (MFU, link
 rates, how the fabric spreads flows, FP8 matmuls); :func:`collectives_table` and
-:func:`verdict` put a plan and a what-if in a table. Taught in the capstone chapter.
+:func:`verdict` put a plan and a what-if in a table; :func:`timeline` lays a step out
+in time, lane by lane (what a Gantt chart draws). Taught in the capstone chapter.
 """
 
 from ..errors import LayoutError
@@ -23,6 +24,7 @@ from .report import Memory, Plan, Record
 from .sensitivity import WHAT_IFS, WhatIf, sensitivity
 from .step import training_step
 from .tables import collectives_table, verdict
+from .timeline import Span, Timeline, timeline
 
 __all__ = [
     "Transformer",
@@ -52,4 +54,7 @@ __all__ = [
     "WHAT_IFS",
     "collectives_table",
     "verdict",
+    "timeline",
+    "Timeline",
+    "Span",
 ]

@@ -13,7 +13,8 @@ number comes from the package below viz).
 * :mod:`.hardware`: TPU slices and cubes, hop maps, scalable units, small clusters;
 * :mod:`.loads`: any Topology's link loads as hot cables, over a schedule or step by step;
 * :mod:`.fabric`: layered fabrics, link and cable loads; :mod:`.trees`: reduction trees;
-  :mod:`.fp8`: number formats; :mod:`.dist`: measured sweeps;
+  :mod:`.fp8`: number formats; :mod:`.dist`: measured sweeps and processes;
+  :mod:`.timeline`: a training step's Gantt chart;
 * :mod:`.calculators`: the offline calculators (collectives, training-step plans).
 
 The old modules (``gpu``, ``cluster``, ``tpu``, ``interactive``, ``plan``) remain as
@@ -60,6 +61,7 @@ _MODULES = (
     "loads",
     "plan",
     "style",
+    "timeline",
     "tpu",
     "trees",
     "wiring",

@@ -226,7 +226,8 @@ def plot_bars(
     y = np.arange(len(rows))[::-1]
     ax.barh(y, values, color=[r[2] for r in rows], edgecolor="0.2", height=0.7)
     for yi, v in zip(y, values):
-        ax.text(v * (1.08 if log else 1.01), yi, f"{v:,.0f}", va="center", ha="left")
+        text = f"{v:,.0f}" if v >= 10 else f"{v:.2g}"  # a small value keeps two digits
+        ax.text(v * (1.08 if log else 1.01), yi, text, va="center", ha="left")
     ax.set_yticks(y, labels)
     if log:
         ax.set_xscale("log")

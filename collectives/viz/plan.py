@@ -1,11 +1,19 @@
-"""Compatibility module: the capstone's plan calculator now lives in
-:mod:`collectives.viz.calculators.plan`. Every name of the old module is here."""
+"""Figures of training-step plans, and (a compatibility module) every name of the
+capstone's plan calculator, which now lives in :mod:`collectives.viz.calculators.plan`.
+
+:func:`plot_stacked` draws horizontal stacked bars of whatever breakdown a chapter takes
+from its plans (a step into compute, bubble and exposed communication; memory per device
+by kind against the HBM; communication by parallelism; a what-if's step); the Gantt chart
+of one step is :func:`collectives.viz.timeline.draw_timeline`. Drawing only: every number
+comes from :mod:`collectives.plan`. matplotlib is imported inside the function."""
 
 from .calculators.plan import (
     CLASS_COLOURS,
     DEFAULT_CLUSTERS,
     DEFAULT_MODELS,
     DEFAULT_RECIPES,
+    MEMORY_PARTS,
+    STEP_PARTS,
     ClusterChoice,
     PlanCalculator,
     PlanGrid,
@@ -34,4 +42,97 @@ __all__ = [
     "DEFAULT_CLUSTERS",
     "DEFAULT_RECIPES",
     "CLASS_COLOURS",
+    "plot_stacked",
+    "STEP_PARTS",
+    "MEMORY_PARTS",
 ]
+
+
+# ---- figures of plans ----------------------------------------------------------------------
+
+
+def plot_stacked(
+    rows,
+    parts,
+    ax=None,
+    *,
+    unit: float = 1.0,
+    xlabel: str = "seconds per step",
+    limit=None,
+    limit_label: str = "",
+    title=None,
+    totals: bool = True,
+    ncol: int = 2,
+):
+    """Horizontal stacked bars, one per row, top to bottom, each row's label written above
+    its bar (so that the bars keep the figure's width on a phone): ``rows`` maps a row's
+    label to ``{part: value}`` and ``parts`` is ``[(part, label, colour), ...]``, the
+    order, legend and look of the segments (a part a row lacks, or 0, is skipped; the
+    legend names the parts drawn, in this order). Values are divided by ``unit``;
+    ``totals`` writes each bar's total at its end; ``limit`` (in the values' units, before
+    ``unit``) draws a dashed vertical line named ``limit_label`` (an HBM, a step time).
+    Draws what it is given (a plan's breakdown, its memory, a what-if's step): nothing is
+    computed here. Returns the Axes."""
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
+
+    from ..errors import CollectivesError
+    from .style import FIG_WIDTH, PALETTE, font_size
+
+    rows = dict(rows)
+    parts = list(parts)
+    if not rows or not parts:
+        raise CollectivesError("plot_stacked needs at least one row and one part")
+    known = {p[0] for p in parts}
+    for label, values in rows.items():
+        unknown = set(values) - known
+        if unknown:
+            raise CollectivesError(f"row {label!r} has parts {sorted(unknown)} not in parts")
+    drawn = [p for p in parts if any(float(v.get(p[0], 0.0)) > 0 for v in rows.values())]
+    legend_rows = -(-len(drawn) // max(1, ncol))
+    if ax is None:
+        _, ax = plt.subplots(
+            figsize=(FIG_WIDTH, 0.62 * len(rows) + 0.3 * legend_rows + 1.3),
+            constrained_layout=True,
+        )
+    ends = []
+    for y, values in enumerate(rows.values()):
+        left = 0.0
+        for key, _, colour in parts:
+            width = float(values.get(key, 0.0)) / unit
+            if width <= 0:
+                continue
+            ax.barh(y, width, left=left, color=colour, height=0.5, edgecolor="white", linewidth=0.5)
+            left += width
+        ends.append(left)
+    right = max(*ends, 0.0 if limit is None else limit / unit) or 1.0
+    for y, (label, end) in enumerate(zip(rows, ends)):
+        ax.text(0, y - 0.3, label, va="bottom", ha="left", fontsize=font_size("small"))
+        if totals and end > 0:
+            ax.text(end, y, f" {end:.3g}", va="center", fontsize=font_size("small"))
+    if limit is not None:
+        ax.axvline(limit / unit, color=PALETTE["black"], linestyle="--", linewidth=1)
+        if limit_label:
+            ax.text(
+                limit / unit, -0.75, f" {limit_label}", va="bottom", fontsize=font_size("small")
+            )
+    ax.set_yticks([])
+    ax.set_ylim(len(rows) - 0.6, -0.85 if limit is not None and limit_label else -0.75)
+    ax.set_xlim(0, right * 1.15)
+    ax.set_xlabel(xlabel)
+    ax.grid(True, axis="x", alpha=0.3)
+    for side in ("top", "right", "left"):
+        ax.spines[side].set_visible(False)
+    if title:
+        ax.set_title(title)
+    handles = [Patch(facecolor=colour, label=name) for _, name, colour in drawn]
+    # under the figure, outside the axes: the bars keep the figure's width
+    constrained = type(ax.figure.get_layout_engine()).__name__ == "ConstrainedLayoutEngine"
+    ax.figure.legend(
+        handles=handles,
+        loc="outside lower center" if constrained else "lower center",
+        ncol=ncol,
+        frameon=False,
+        fontsize=font_size("small"),
+    )
+    return ax

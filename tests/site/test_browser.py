@@ -768,8 +768,11 @@ _PLAN_STATE = """block => {
   const purposes = Array.from(block.querySelectorAll('.cl-plan-collectives tbody tr'),
       tr => tr.querySelector('td').textContent);
   const plot = block.querySelector('.cl-plan-time');
+  const gantt = block.querySelector('.cl-plan-timeline');
   return {key, shown: block.getAttribute('data-plan'), rows, purposes, plan: data.plans[key],
           traces: plot.data ? plot.data.map(t => [t.name, t.x[0]]) : null,
+          timeline: gantt && gantt.data ? gantt.data.map(t => [t.name, Array.from(t.y),
+              Array.from(t.base), Array.from(t.x)]) : null,
           layouts: Array.from(block.querySelectorAll('[data-plan-control="layout"] option'),
                               o => o.textContent),
           wantLayouts: data.layouts[v('model')][v('cluster')],
@@ -792,6 +795,11 @@ def _check_plan_calculator(block) -> dict:
     ]
     want += [[n, x] for n, x, _ in p["classes"]] + [[n, x] for n, x, _ in p["levels"]]
     assert state["traces"] == want, "the bars do not show the chosen plan"
+    # the step's timeline: every span of the plan's timeline, lane by lane, to the step's end
+    from collectives.viz.calculators.plan import timeline_traces
+
+    gantt = [[t["name"], t["y"], t["base"], t["x"]] for t in timeline_traces(p["timeline"])]
+    assert state["timeline"] == gantt, "the timeline does not show the chosen plan"
     assert state["layouts"] == state["wantLayouts"]
     return state
 

@@ -4,8 +4,10 @@ A grid of :func:`collectives.plan.training_step` plans is computed when the book
 for every model, cluster, layout (a few per model and cluster), precision recipe and global
 batch. The page shows one plan at a time: a readout (step time, compute, exposed
 communication, pipeline bubble, compute/communication ratio, bottleneck link level, memory
-against HBM), the collectives of the step, and two Plotly bar charts (where the step's time
-goes, by parallelism and by link level; memory per device against the HBM). Moving a
+against HBM), the collectives of the step, two Plotly bar charts (where the step's time
+goes, by parallelism and by link level; memory per device against the HBM) and the step's
+timeline (:func:`collectives.plan.timeline`: compute and each parallelism's collectives on
+their own lanes, pale where hidden, solid where exposed, the pipeline bubble). Moving a
 control only switches between precomputed plans, so no kernel is needed;
 ``_static/calculators.js`` draws it with the book's own plotly.js, as it draws the other
 calculators. ``live=True`` gives the same calculator as ipywidgets.
@@ -48,6 +50,11 @@ __all__ = [
     "DEFAULT_CLUSTERS",
     "DEFAULT_RECIPES",
     "CLASS_COLOURS",
+    "STEP_PARTS",
+    "MEMORY_PARTS",
+    "timeline_summary",
+    "timeline_traces",
+    "TIMELINE_LANES",
 ]
 
 _counter = itertools.count()
@@ -87,20 +94,25 @@ _LEVEL_COLOURS = dict(
     host=LEVEL_COLOURS["leaf"],
     **{"tier 2": LEVEL_COLOURS["spine"], "tier 3": LEVEL_COLOURS["dcn"]},
 )
-_STEP = (
-    ("compute", PALETTE["grey"]),
-    ("pipeline bubble", PALETTE["olive"]),
-    ("exposed communication", PALETTE["vermillion"]),
+#: the parts of a step, ``(key, label, colour)``, as the calculator and
+#: :func:`collectives.viz.plan.plot_stacked` draw them
+STEP_PARTS = (
+    ("compute", "compute", PALETTE["grey"]),
+    ("bubble", "pipeline bubble", PALETTE["olive"]),
+    ("exposed", "exposed communication", PALETTE["vermillion"]),
 )
-_MEMORY = (
-    ("weights", PALETTE["blue"]),
-    ("master", PALETTE["sky blue"]),
-    ("grads", PALETTE["bluish green"]),
-    ("optimizer", PALETTE["orange"]),
-    ("activations", PALETTE["reddish purple"]),
-    ("logits", PALETTE["wine"]),
-    ("kv_cache", PALETTE["teal"]),
+_STEP = tuple((label, colour) for _, label, colour in STEP_PARTS)
+#: the kinds of memory per device, ``(key of Memory.breakdown(), label, colour)``
+MEMORY_PARTS = (
+    ("weights", "weights", PALETTE["blue"]),
+    ("master", "master weights", PALETTE["sky blue"]),
+    ("grads", "gradients", PALETTE["bluish green"]),
+    ("optimizer", "optimizer", PALETTE["orange"]),
+    ("activations", "activations", PALETTE["reddish purple"]),
+    ("logits", "logits", PALETTE["wine"]),
+    ("kv_cache", "KV cache", PALETTE["teal"]),
 )
+_MEMORY = tuple((key, colour) for key, _, colour in MEMORY_PARTS)
 
 
 def purpose_class(purpose: str) -> str:
@@ -150,6 +162,50 @@ def summarise(plan) -> dict:
             [r.purpose, r.phase, r.level, r.count, r.seconds, r.total_seconds]
             for r in plan.collectives
         ],
+        "timeline": timeline_summary(plan),
+    }
+
+
+#: the timeline's lanes as the calculator names them (the Gantt chart's names)
+TIMELINE_LANES = {
+    "compute": "compute",
+    "tp": "TP",
+    "cp": "CP",
+    "ep": "EP all-to-all",
+    "pp": "PP sends",
+    "fsdp": "FSDP",
+    "dp": "DP",
+}
+#: span kinds as the summary codes them
+_KINDS = {"compute": "c", "bubble": "b", "hidden": "h", "exposed": "e"}
+
+
+def timeline_summary(plan) -> dict:
+    """The step's timeline (:func:`collectives.plan.timeline`) as the calculator draws it
+    (JSON-ready): ``lanes`` ``[[label, colour], ...]`` top to bottom, ``spans`` ``[[lane
+    index, start, end, kind], ...]`` (kind "c" compute, "b" bubble, "h" hidden, "e"
+    exposed; spans of one lane and kind that touch are joined into one bar) and ``step``,
+    the plan's step time."""
+    from ...plan.timeline import timeline
+
+    tl = timeline(plan)
+    colours = dict(compute=PALETTE["grey"], **CLASS_COLOURS)
+    index = {lane: k for k, lane in enumerate(tl.lanes)}
+    spans: list[list] = []
+    last: dict[tuple[int, str], list] = {}
+    for span in tl.spans:
+        key = (index[span.lane], _KINDS[span.kind])
+        prev = last.get(key)
+        if prev is not None and prev[2] == span.start:
+            prev[2] = span.end
+            continue
+        row = [key[0], span.start, span.end, key[1]]
+        spans.append(row)
+        last[key] = row
+    return {
+        "lanes": [[TIMELINE_LANES[lane], colours[lane]] for lane in tl.lanes],
+        "spans": spans,
+        "step": plan.step_seconds,
     }
 
 
@@ -271,7 +327,7 @@ def _gb(x) -> str:
 
 class PlanCalculator:
     """A precomputed plan calculator: ``_repr_html_`` is the offline page block,
-    :meth:`readout` the numbers a reader sees, :meth:`figures` the two Plotly figures."""
+    :meth:`readout` the numbers a reader sees, :meth:`figures` its three Plotly figures."""
 
     CONTROLS = ("model", "cluster", "layout", "recipe", "batch")
 
@@ -317,12 +373,13 @@ class PlanCalculator:
 
     # -- figures ---------------------------------------------------------------------------
     def figures(self):
-        """(time figure, memory figure) at the current setting, as the page draws them."""
+        """(time figure, memory figure, timeline figure) at the current setting, as the page
+        draws them."""
         import plotly.graph_objects as go
 
         spec = _figure_spec(summarise(self.plan()))
         out = []
-        for part in ("time", "memory"):
+        for part in ("time", "memory", "timeline"):
             fig = go.Figure([go.Bar(**t) for t in spec[part]["traces"]])
             fig.update_layout(spec[part]["layout"])
             out.append(fig)
@@ -377,6 +434,9 @@ class PlanCalculator:
             f'where the step time goes, by parallelism and by link level"></div>'
             f'<div class="cl-plan-memory" role="img" aria-label="memory per device '
             f'against the HBM"></div>'
+            f'<div class="cl-plan-timeline" role="img" aria-label="a timeline of one step: '
+            f"compute and each parallelism's collectives on their own lanes, pale where "
+            f'hidden behind compute, solid where exposed"></div>'
             f'<details class="cl-plan-details"><summary>the collectives of one step</summary>'
             f'<div class="cl-plan-scroll"><table class="cl-plan-collectives">'
             f"{_collectives_html(summary)}</table></div></details>"
@@ -473,7 +533,8 @@ _STYLE = (
     "text-align:left}"
     ".cl-calculator-plan .cl-plan-scroll{overflow-x:auto;max-width:100%}"
     ".cl-calculator-plan .cl-plan-time{width:100%;min-height:300px}"
-    ".cl-calculator-plan .cl-plan-memory{width:100%;min-height:190px}</style>"
+    ".cl-calculator-plan .cl-plan-memory{width:100%;min-height:190px}"
+    ".cl-calculator-plan .cl-plan-timeline{width:100%;min-height:240px}</style>"
 )
 
 
@@ -619,7 +680,73 @@ def _figure_spec(s) -> dict:
     return {
         "time": {"traces": traces, "layout": time_layout},
         "memory": {"traces": mem, "layout": mem_layout},
+        "timeline": {
+            "traces": timeline_traces(s["timeline"]),
+            "layout": dict(
+                base,
+                height=120 + 44 * len(s["timeline"]["lanes"]),
+                barmode="overlay",
+                margin={"l": 120, "r": 12, "t": 12, "b": 110},
+                xaxis={
+                    "title": {"text": "seconds into the step"},
+                    "tickformat": "~s",
+                    "ticksuffix": "s",
+                    "gridcolor": "#e5e5e5",
+                    "range": [0, 1.02 * s["timeline"]["step"]],
+                },
+                yaxis={
+                    "autorange": "reversed",
+                    "type": "category",
+                    "categoryorder": "array",
+                    "categoryarray": [label for label, _ in s["timeline"]["lanes"]],
+                },
+                shapes=[
+                    {
+                        "type": "line",
+                        "xref": "x",
+                        "yref": "paper",
+                        "x0": s["timeline"]["step"],
+                        "x1": s["timeline"]["step"],
+                        "y0": 0,
+                        "y1": 1,
+                        "line": {"color": "#000000", "width": 2, "dash": "dash"},
+                    }
+                ],
+            ),
+        },
     }
+
+
+#: how each kind of span is named and drawn: (name suffix, opacity)
+_KIND_LOOK = {"c": ("", 1.0), "b": ("", 0.45), "h": (", hidden", 0.3), "e": (", exposed", 1.0)}
+
+
+def timeline_traces(t) -> list[dict]:
+    """Plotly traces of a :func:`timeline_summary`: one horizontal bar trace per lane and
+    kind (in the order they first appear), each bar from its span's start (``base``) for its
+    length (``x``); ``_static/calculators.js`` builds the same."""
+    traces: dict[tuple[int, str], dict] = {}
+    for lane, start, end, kind in t["spans"]:
+        label, colour = t["lanes"][lane]
+        if (lane, kind) not in traces:
+            suffix, opacity = _KIND_LOOK[kind]
+            name = "pipeline bubble" if kind == "b" else label + suffix
+            traces[(lane, kind)] = {
+                "type": "bar",
+                "orientation": "h",
+                "name": name,
+                "y": [],
+                "base": [],
+                "x": [],
+                "marker": {"color": PALETTE["olive"] if kind == "b" else colour},
+                "opacity": opacity,
+                "hovertemplate": f"{html.escape(name)}: %{{x:.3s}}s<extra></extra>",
+            }
+        trace = traces[(lane, kind)]
+        trace["y"].append(label)
+        trace["base"].append(start)
+        trace["x"].append(end - start)
+    return list(traces.values())
 
 
 # ---- the chapter's grid ------------------------------------------------------------------

@@ -201,3 +201,33 @@ def test_live_widget_follows_its_controls():
     assert math.isfinite(
         float(re.search(r"step time</th><td>([\d.]+)", box.readout.value).group(1))
     )
+
+
+def test_the_timeline_shows_the_plans_timeline(calc):
+    # SuperPOD, 70B, TP 8 x PP 4 x DP 32, ZeRO-1, 8 micro-batches: every lane and kind
+    p = calc.grid.plan(0, 1, 2, 0, 1)
+    tl = cl.plan.timeline(p)
+    shown = vp.timeline_summary(p)
+    assert [label for label, _ in shown["lanes"]] == ["compute", "TP", "PP sends", "DP"]
+    assert shown["step"] == p.step_seconds
+    assert max(end for _, _, end, _ in shown["spans"]) == pytest.approx(p.step_seconds)
+    # joined spans keep each lane's and kind's seconds
+    kinds = {"c": "compute", "b": "bubble", "h": "hidden", "e": "exposed"}
+    for k, lane in enumerate(tl.lanes):
+        for code, kind in kinds.items():
+            drawn = sum(e - s for i, s, e, c in shown["spans"] if i == k and c == code)
+            assert drawn == pytest.approx(tl.seconds(kind, lane), abs=1e-12)
+    # 8 forward and 8 backward slices, the bubble between them: 16 compute bars, 1 bubble
+    codes = [c for i, _, _, c in shown["spans"] if i == 0]
+    assert codes.count("c") == 16 and codes.count("b") == 1
+    traces = vp.timeline_traces(shown)
+    assert {t["name"] for t in traces} >= {
+        "compute",
+        "pipeline bubble",
+        "TP, exposed",
+        "DP, hidden",
+        "DP, exposed",
+    }
+    assert sum(len(t["x"]) for t in traces) == len(shown["spans"])
+    assert '<div class="cl-plan-timeline" role="img"' in calc._repr_html_()
+    assert len(calc.figures()) == 3

@@ -103,9 +103,10 @@ def draw_timeline(
             handles.append(
                 Patch(facecolor="white", edgecolor=PALETTE["olive"], hatch="///", label="bubble")
             )
+        # a neutral pair (any lane's colour): pale hidden, solid exposed
         handles += [
-            Patch(facecolor=PALETTE["blue"], alpha=HIDDEN_ALPHA, label="pale: hidden"),
-            Patch(facecolor=PALETTE["blue"], label="solid: exposed"),
+            Patch(facecolor=PALETTE["black"], alpha=HIDDEN_ALPHA, label="pale: hidden"),
+            Patch(facecolor=PALETTE["black"], label="solid: exposed"),
         ]
         ax.legend(
             handles=handles,

@@ -66,6 +66,11 @@ def test_draw_timeline_draws_one_bar_per_span_in_its_lane():
     assert ax.get_title() == "one step: 3.7 s"
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
     assert labels == ["compute", "pale: hidden", "solid: exposed"]  # no bubble here
+    # the pale/solid pair is neutral: no lane's colour, so it names no one lane
+    pale, solid = ax.get_legend().legend_handles[1:]
+    assert to_rgba(pale.get_facecolor())[:3] == to_rgba(solid.get_facecolor())[:3]
+    assert pale.get_alpha() == HIDDEN_ALPHA and solid.get_alpha() in (None, 1)
+    assert all(to_rgba(solid.get_facecolor())[:3] != to_rgba(c)[:3] for c in LANE_COLOURS.values())
     plt.close("all")
 
 

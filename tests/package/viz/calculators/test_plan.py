@@ -231,3 +231,15 @@ def test_the_timeline_shows_the_plans_timeline(calc):
     assert sum(len(t["x"]) for t in traces) == len(shown["spans"])
     assert '<div class="cl-plan-timeline" role="img"' in calc._repr_html_()
     assert len(calc.figures()) == 3
+
+
+@pytest.mark.parametrize("layout", [0, 2])
+def test_the_timeline_draws_its_lanes_in_the_timelines_order(layout):
+    # plotly orders categories by first appearance; spans starting at t = 0 (FSDP's first
+    # gather, ZeRO-1's weight all-gather) would come before TP without the category array
+    box = vp.plan_calculator(setting={"cluster": 1, "batch": 1, "layout": layout})
+    lanes = [label for label, _ in vp.timeline_summary(box.plan())["lanes"]]
+    first_seen = list(dict.fromkeys(y for t in box.figures()[2].data for y in t.y))
+    assert set(first_seen) == set(lanes) and first_seen != lanes  # the traces alone misorder
+    yaxis = box.figures()[2].layout.yaxis
+    assert yaxis.categoryorder == "array" and list(yaxis.categoryarray) == lanes

@@ -26,7 +26,12 @@ Per pass and per *stream* (``Record.stream``: "data" for the data-parallel colle
 the NICs, "tp" for tensor-parallel ones overlapped with their GEMMs, which run on NVLink
 beside them) the exposed time is ``(m - 1) max(0, c - w) + max(0, c + L - w)`` with ``w``
 the slice's compute, ``c`` the per-micro-batch collectives of one slice and ``L`` the
-once-per-step ones; with ``m = 1`` it is ``max(0, c + L - pass)``. Left out: with pipeline
+once-per-step ones; with ``m = 1`` it is ``max(0, c + L - pass)``. The window is the
+compute only, a pessimistic choice: the slice's exposed critical-path collectives (TP on
+NVLink, while the data stream uses the NICs) are not counted as time the data stream can
+run in, although Megatron-LM issues it asynchronously (DistributedDataParallelConfig:
+"overlap_grad_reduce: If true, overlap grad all-reduce / reduce-scatter with backward
+compute"). Left out: with pipeline
 parallelism the later stages finish their last backward early and reduce in the drain
 bubble (Megatron's schedules.py: "Other pipeline stages do grad reduction during pipeline
 bubble"); the first stage, which ends the step, has only its last micro-batch. Inference

@@ -30,7 +30,11 @@ Left out, because the planner does not model it: the order of 1F1B (the first st
 alternates forward and backward micro-batches after its warm-up; here every forward
 slice comes first), where the bubble's idle time falls (here: in one piece, between the
 passes), and the interleaving of the critical-path collectives with the compute layer by
-layer (here: together, after the slice's compute). The lengths are the planner's; the
+layer (here: together, after the slice's compute). Also the planner's, and pessimistic: a
+data stream hides only behind its slice's compute, not behind the slice's exposed
+critical-path collectives, although Megatron-LM issues the DP/FSDP collectives
+asynchronously and their NIC traffic could go on while TP runs on NVLink (the chapter
+computes that optimistic bound from these spans). The lengths are the planner's; the
 order inside a slice is a drawing convention. Taught in chapter "Putting it together".
 """
 

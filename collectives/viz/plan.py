@@ -7,6 +7,8 @@ by kind against the HBM; communication by parallelism; a what-if's step); the Ga
 of one step is :func:`collectives.viz.timeline.draw_timeline`. Drawing only: every number
 comes from :mod:`collectives.plan`. matplotlib is imported inside the function."""
 
+import math
+
 from .calculators.plan import (
     CLASS_COLOURS,
     DEFAULT_CLUSTERS,
@@ -43,12 +45,29 @@ __all__ = [
     "DEFAULT_RECIPES",
     "CLASS_COLOURS",
     "plot_stacked",
+    "LEGIBLE",
     "STEP_PARTS",
     "MEMORY_PARTS",
 ]
 
 
 # ---- figures of plans ----------------------------------------------------------------------
+
+
+#: a part whose every segment is under this fraction of the axis is left out of the legend
+#: (it cannot be seen at a phone's width)
+LEGIBLE = 0.005
+
+
+def _total_decimals(ends) -> int:
+    """One number of decimals for every bar's total: three significant figures of the
+    largest, and at least one decimal where a total is under 10."""
+    positive = [e for e in ends if e > 0]
+    if not positive:
+        return 0
+    largest = max(positive)
+    decimals = max(0, 2 - math.floor(math.log10(largest)))
+    return max(decimals, 1 if min(positive) < 10 else 0)
 
 
 def plot_stacked(
@@ -68,9 +87,11 @@ def plot_stacked(
     its bar (so that the bars keep the figure's width on a phone): ``rows`` maps a row's
     label to ``{part: value}`` and ``parts`` is ``[(part, label, colour), ...]``, the
     order, legend and look of the segments (a part a row lacks, or 0, is skipped; the
-    legend names the parts drawn, in this order). Values are divided by ``unit``;
-    ``totals`` writes each bar's total at its end; ``limit`` (in the values' units, before
-    ``unit``) draws a dashed vertical line named ``limit_label`` (an HBM, a step time).
+    legend names the parts drawn, in this order, leaving out a part too thin to see:
+    under :data:`LEGIBLE` of the axis in every row). Values are divided by ``unit``;
+    ``totals`` writes each bar's total at its end, all with the same decimals; ``limit``
+    (in the values' units, before ``unit``) draws a dashed vertical line named
+    ``limit_label`` (an HBM, a step time).
     Draws what it is given (a plan's breakdown, its memory, a what-if's step): nothing is
     computed here. Returns the Axes."""
     import matplotlib.pyplot as plt
@@ -88,7 +109,14 @@ def plot_stacked(
         unknown = set(values) - known
         if unknown:
             raise CollectivesError(f"row {label!r} has parts {sorted(unknown)} not in parts")
-    drawn = [p for p in parts if any(float(v.get(p[0], 0.0)) > 0 for v in rows.values())]
+    totals_ = [sum(max(0.0, float(v.get(p[0], 0.0))) for p in parts) / unit for v in rows.values()]
+    scale = max(*totals_, 0.0 if limit is None else limit / unit) or 1.0
+    # the legend names the parts one can see: a segment of at least LEGIBLE of the axis
+    drawn = [
+        p
+        for p in parts
+        if any(float(v.get(p[0], 0.0)) / unit >= LEGIBLE * scale for v in rows.values())
+    ]
     legend_rows = -(-len(drawn) // max(1, ncol))
     if ax is None:
         _, ax = plt.subplots(
@@ -106,10 +134,11 @@ def plot_stacked(
             left += width
         ends.append(left)
     right = max(*ends, 0.0 if limit is None else limit / unit) or 1.0
+    decimals = _total_decimals(ends)
     for y, (label, end) in enumerate(zip(rows, ends)):
         ax.text(0, y - 0.3, label, va="bottom", ha="left", fontsize=font_size("small"))
         if totals and end > 0:
-            ax.text(end, y, f" {end:.3g}", va="center", fontsize=font_size("small"))
+            ax.text(end, y, f" {end:.{decimals}f}", va="center", fontsize=font_size("small"))
     if limit is not None:
         ax.axvline(limit / unit, color=PALETTE["black"], linestyle="--", linewidth=1)
         if limit_label:

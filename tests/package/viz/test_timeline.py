@@ -97,13 +97,22 @@ def test_plot_stacked_draws_each_part_in_order():
         (0.0, 3.0, 1, to_rgba("#777777")),
     ]
     # each row's label above its bar, its total at its end, then the limit's name
-    assert [t.get_text() for t in ax.texts] == ["a", " 3", "b", " 3", " HBM"]
+    assert [t.get_text() for t in ax.texts] == ["a", " 3.00", "b", " 3.00", " HBM"]
     assert [t.get_position() for t in ax.texts[::2][:2]] == [(0, -0.3), (0, 0.7)]
     assert [t.get_text() for t in ax.figure.legends[-1].get_texts()] == ["compute", "exposed"]
     assert ax.lines[0].get_xdata()[0] == 4.0
     # the legend names the parts drawn, in the order of parts
     ax = vp.plot_stacked({"a": {"exposed": 1.0}}, parts)
     assert [t.get_text() for t in ax.figure.legends[-1].get_texts()] == ["exposed"]
+    # a part too thin to see (under half a percent of the axis) is drawn but not named;
+    # every total has the same decimals: 0.40 beside 2.32, not 0.402
+    thin = {"a": {"compute": 2.32, "exposed": 0.0001}, "b": {"compute": 0.402}}
+    ax = vp.plot_stacked(thin, parts)
+    assert [t.get_text() for t in ax.figure.legends[-1].get_texts()] == ["compute"]
+    assert [t.get_text() for t in ax.texts] == ["a", " 2.32", "b", " 0.40"]
+    # memory-sized totals: three figures of the largest, a decimal for those under 10
+    ax = vp.plot_stacked({"a": {"compute": 252.1}, "b": {"compute": 8.74}}, parts)
+    assert [t.get_text() for t in ax.texts] == ["a", " 252.1", "b", " 8.7"]
     with pytest.raises(cl.CollectivesError, match="not in parts"):
         vp.plot_stacked({"a": {"other": 1.0}}, parts)
     with pytest.raises(cl.CollectivesError, match="at least one row"):

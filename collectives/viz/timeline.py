@@ -17,21 +17,14 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ..errors import CollectivesError
-from .calculators.plan import CLASS_COLOURS
+from .calculators.plan import CLASS_COLOURS, TIMELINE_LANES
 from .style import FIG_WIDTH, PALETTE, font_size
 
 __all__ = ["draw_timeline", "lane_label", "LANE_LABELS", "LANE_COLOURS", "HIDDEN_ALPHA"]
 
-#: how the chart names each lane (short enough for a phone)
-LANE_LABELS = {
-    "compute": "compute",
-    "tp": "TP",
-    "cp": "CP",
-    "ep": "EP all-to-all",
-    "pp": "PP sends",
-    "fsdp": "FSDP",
-    "dp": "DP",
-}
+#: how the chart names each lane (short enough for a phone): the calculator's names, so that
+#: the chapter's charts and its calculator label the lanes alike
+LANE_LABELS = TIMELINE_LANES
 #: the colour of each lane: compute grey, the parallelisms as in the plan calculator
 LANE_COLOURS = dict(compute=PALETTE["grey"], **CLASS_COLOURS)
 #: the opacity of a collective's span where it hides behind compute

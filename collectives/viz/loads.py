@@ -197,9 +197,12 @@ def _draw_failed(topology, lay, ax, base):
         )
 
 
-def load_colourbar(figure, axes: Sequence, vmax: float, unit_label: str, vmin: float = 0.0):
+def load_colourbar(
+    figure, axes: Sequence, vmax: float, unit_label: str, vmin: float = 0.0, pad: float = 0.04
+):
     """One horizontal colour bar of the load scale (``vmin``, default 0, to ``vmax``,
-    labelled ``unit_label``) below ``axes`` of ``figure``. Returns the colour bar."""
+    labelled ``unit_label``) below ``axes`` of ``figure``, ``pad`` (a fraction of the axes'
+    height) below them: more when the lowest axes has an x label. Returns the colour bar."""
     from matplotlib.cm import ScalarMappable
     from matplotlib.colors import Normalize
 
@@ -211,7 +214,7 @@ def load_colourbar(figure, axes: Sequence, vmax: float, unit_label: str, vmin: f
         ax=list(axes),
         orientation="horizontal",
         fraction=0.06,
-        pad=0.04,
+        pad=pad,
         aspect=30,
         shrink=0.8,
     )

@@ -391,12 +391,14 @@ def plot_sweep(
     ylabel: str = "",
     logx: bool = False,
     title: Optional[str] = None,
+    legend_loc: str = "best",
 ):
     """Quantities swept over a design parameter: each of ``series`` (label -> one value
     per ``x``) a line with markers, in :data:`SWEEP_COLOURS` order; ``points`` (label ->
     ``(x, y)``) unconnected markers (a simulation's draws); ``level``: a dotted horizontal
     line (a target), labelled ``level_label``. ``logx``: a log x axis, ticks at the swept
-    values. Returns the Axes."""
+    values; ``legend_loc``: where the legend goes (matplotlib's ``loc``). Returns the
+    Axes."""
     import matplotlib.pyplot as plt
 
     if not series and not points:
@@ -430,7 +432,7 @@ def plot_sweep(
     if title:
         ax.set_title(title, fontsize=font_size("note"))
     ax.grid(True, alpha=0.3)
-    ax.legend(frameon=False, fontsize=font_size("small"))
+    ax.legend(frameon=False, fontsize=font_size("small"), loc=legend_loc)
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
     return ax

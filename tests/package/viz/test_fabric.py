@@ -42,3 +42,103 @@ def test_a_layered_fabric_is_drawn_cable_by_cable():
     with pytest.raises(cl.CollectivesError, match="layered"):
         vfab.draw_layered(cl.topology.ring(4, 1.0))
     plt.close("all")
+
+
+def _leaf_spine():
+    """2 leaves of 2 hosts, 3 spines: each leaf has 3 uplinks, one to each spine."""
+    return cl.fabric.layered(2, 1e9, [cl.fabric.Tier(2, 3)])
+
+
+def test_the_uplink_matrix_puts_each_leafs_uplinks_in_its_column():
+    fabric = _leaf_spine()
+    ids = np.arange(fabric.n_links, dtype=float)  # each link's load is its own id
+    lower, matrix = vfab.uplink_matrix(fabric, ids, 2)
+    leaves = fabric.switches[fabric.node_tier[fabric.switches] == 1]
+    assert lower.tolist() == leaves.tolist() and matrix.shape == (3, 2)
+    for i, leaf in enumerate(leaves):
+        # column i: the links from leaf i up to the three spines, in link order
+        expected = np.flatnonzero(
+            (fabric.link_src == leaf) & fabric.link_up & (fabric.link_tier == 2)
+        )
+        assert matrix[:, i].tolist() == expected.tolist()
+        assert set(fabric.node_tier[fabric.link_dst[expected]]) == {2}
+    # one leaf only
+    assert vfab.uplink_matrix(fabric, ids, 2, switches=[leaves[1]])[1][:, 0].tolist() == (
+        matrix[:, 1].tolist()
+    )
+
+
+def test_the_uplink_matrix_refuses_what_it_cannot_arrange():
+    fabric = _leaf_spine()
+    ones = np.ones(fabric.n_links)
+    with pytest.raises(cl.CollectivesError, match="no up links at tier 3"):
+        vfab.uplink_matrix(fabric, ones, 3)
+    with pytest.raises(cl.CollectivesError, match=r"node 0 .* has no up links at tier 2"):
+        vfab.uplink_matrix(fabric, ones, 2, switches=[0])
+    with pytest.raises(cl.CollectivesError, match="one value per link"):
+        vfab.uplink_matrix(fabric, np.ones(3), 2)
+    with pytest.raises(cl.CollectivesError, match="cluster or fabric"):
+        vfab.uplink_matrix(cl.topology.ring(4, 1.0), np.ones(8), 2)
+
+
+def test_the_hottest_uplink_is_the_darkest_cell_and_idle_ones_are_grey():
+    from matplotlib.colors import to_rgba
+
+    from collectives.viz import loads as vl
+
+    fabric = _leaf_spine()
+    loads = np.zeros(fabric.n_links)
+    _, links = vfab.uplink_matrix(fabric, np.arange(fabric.n_links, dtype=float), 2)
+    links = links.astype(int)
+    loads[links[0, 0]] = 4.0  # leaf 0's first uplink: the hottest
+    loads[links[2, 1]] = 2.0  # leaf 1's last: half of it
+    ax = vfab.draw_uplink_loads(fabric, loads, 2, ax=plt.figure().gca(), colorbar=False)
+    cells = ax.images[0].get_array()  # origin "lower": row 0 is the first uplink
+    np.testing.assert_allclose(cells[0, 0], vl.load_colour(1.0))
+    np.testing.assert_allclose(cells[2, 1], vl.load_colour(0.5))
+    np.testing.assert_allclose(cells[1, 0], to_rgba(vl.IDLE_COLOUR))
+    # on a fixed scale the hottest cell is no longer the darkest
+    ax = vfab.draw_uplink_loads(fabric, loads, 2, ax=plt.figure().gca(), vmax=8, colorbar=False)
+    np.testing.assert_allclose(ax.images[0].get_array()[0, 0], vl.load_colour(0.5))
+    with pytest.raises(cl.CollectivesError, match="unit must be a number > 0"):
+        vfab.draw_uplink_loads(fabric, loads, 2, unit=0)
+    plt.close("all")
+
+
+def test_each_tier_is_labelled_with_its_oversubscription():
+    fabric = cl.fabric.layered(4, 1e9, [cl.fabric.Tier(4, 5), cl.fabric.Tier(2, 2)])
+    ax = vfab.draw_layered(fabric, ax=plt.figure().gca(), ratios=True)
+    # leaves: 4 hosts down, 5 uplinks; spines: 4 leaves down, 2 aggregation switches up
+    assert [t.get_text() for t in ax.texts] == ["0.8:1", "2:1"]
+    assert [t.xy[1] for t in ax.texts] == [1, 2]  # on the leaf row, then the spine row
+    ax = vfab.draw_layered(fabric, ax=plt.figure().gca())
+    assert not ax.texts
+    plt.close("all")
+
+
+def test_a_sweep_draws_one_line_per_series_and_the_points_apart():
+    ax = vfab.plot_sweep(
+        [1, 8, 64],
+        {"exact": [2.9, 4.0, 5.0], "estimate": [2.8, 4.0, 5.0]},
+        ax=plt.figure().gca(),
+        points={"simulated": ([1], [3.0])},
+        level=4.5,
+        logx=True,
+    )
+    lines = ax.get_lines()
+    assert [list(line.get_ydata()) for line in lines[:3]] == [
+        [2.9, 4.0, 5.0],
+        [2.8, 4.0, 5.0],
+        [3.0],
+    ]
+    assert lines[2].get_linestyle() == "None" and lines[3].get_ydata()[0] == 4.5
+    assert ax.get_xscale() == "log" and [t.get_text() for t in ax.get_xticklabels()] == [
+        "1",
+        "8",
+        "64",
+    ]
+    with pytest.raises(cl.CollectivesError, match="one value per x"):
+        vfab.plot_sweep([1, 2], {"short": [1.0]}, ax=plt.figure().gca())
+    with pytest.raises(cl.CollectivesError, match="at least one series"):
+        vfab.plot_sweep([1, 2], {}, ax=plt.figure().gca())
+    plt.close("all")

@@ -13,7 +13,8 @@ cell per uplink, coloured by its load on the scale of :mod:`collectives.viz.load
 racks a step spans: the hottest cell is the uplink the step waits for); :func:`uplink_matrix`
 is the arrangement it draws. :func:`plot_sweep` draws quantities the package computed over
 a swept design parameter (racks a step spans, queue pairs per connection), one line per
-quantity, with simulated points and a target level. Colours and text sizes come from
+quantity, with simulated points and a target level. :func:`plot_parts` draws totals made of
+parts (the terms of a PFC port's headroom) as stacked bars. Colours and text sizes come from
 :mod:`collectives.viz.style`; nothing here computes a load or a cost; matplotlib is imported
 inside the functions.
 """
@@ -40,6 +41,7 @@ __all__ = [
     "draw_uplink_loads",
     "SWEEP_COLOURS",
     "plot_sweep",
+    "plot_parts",
 ]
 
 FIG_WIDTH = 7.0
@@ -433,6 +435,67 @@ def plot_sweep(
         ax.set_title(title, fontsize=font_size("note"))
     ax.grid(True, alpha=0.3)
     ax.legend(frameon=False, fontsize=font_size("small"), loc=legend_loc)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    return ax
+
+
+def plot_parts(
+    rows: Mapping[str, Mapping[str, float]],
+    ax=None,
+    *,
+    unit: float = 1.0,
+    unit_label: str = "",
+    title: Optional[str] = None,
+):
+    """One horizontal bar per row (``rows``: label -> {part: value}, top to bottom), split
+    into its parts in the order the first row names them, each part in its
+    :data:`SWEEP_COLOURS` colour in every bar, the total (divided by ``unit``) written at the
+    bar's end; a legend of the parts below. Every row must name the same parts, each a
+    number >= 0. Returns the Axes."""
+    import matplotlib.pyplot as plt
+
+    if not rows:
+        raise CollectivesError("plot_parts needs at least one row")
+    if not (isinstance(unit, (int, float)) and np.isfinite(unit) and unit > 0):
+        raise CollectivesError(f"unit must be a number > 0, got {unit!r}")
+    parts = list(next(iter(rows.values())))
+    for label, row in rows.items():
+        if list(row) != parts:
+            raise CollectivesError(
+                f"row {label!r} has the parts {list(row)}; every row needs {parts}, in order"
+            )
+        values = np.asarray(list(row.values()), dtype=float)
+        if not np.all(np.isfinite(values)) or np.any(values < 0):
+            raise CollectivesError(f"row {label!r}: every part must be a number >= 0")
+    ax = ax or plt.gca()
+    for y, row in enumerate(rows.values()):
+        left = 0.0
+        for k, (part, value) in enumerate(row.items()):
+            ax.barh(
+                y,
+                value / unit,
+                left=left,
+                height=0.6,
+                color=SWEEP_COLOURS[k % len(SWEEP_COLOURS)],
+                edgecolor="white",
+                label=part if y == 0 else None,
+            )
+            left += value / unit
+        ax.text(left, y, f" {left:.3g}", va="center")
+    ax.set_yticks(range(len(rows)), list(rows))
+    ax.invert_yaxis()
+    ax.set_xlabel(unit_label)
+    ax.margins(x=0.15)
+    if title:
+        ax.set_title(title, fontsize=font_size("note"))
+    ax.legend(
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.25),
+        ncol=2,
+        frameon=False,
+        fontsize=font_size("small"),
+    )
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
     return ax

@@ -142,3 +142,21 @@ def test_a_sweep_draws_one_line_per_series_and_the_points_apart():
     with pytest.raises(cl.CollectivesError, match="at least one series"):
         vfab.plot_sweep([1, 2], {}, ax=plt.figure().gca())
     plt.close("all")
+
+
+def test_parts_stack_in_one_order_and_the_total_is_written_at_the_end():
+    rows = {"short": {"a": 1.0, "b": 3.0}, "long": {"a": 2.0, "b": 0.0}}
+    ax = vfab.plot_parts(rows, ax=plt.figure().gca(), unit=0.5)
+    bars = ax.patches  # row by row, part by part
+    assert [b.get_width() for b in bars] == [2.0, 6.0, 4.0, 0.0]
+    assert [b.get_x() for b in bars] == [0.0, 2.0, 0.0, 4.0]
+    # part "a" has one colour in both bars, "b" another
+    assert bars[0].get_facecolor() == bars[2].get_facecolor() != bars[1].get_facecolor()
+    assert [t.get_text() for t in ax.texts] == [" 8", " 4"]
+    with pytest.raises(cl.CollectivesError, match="every row needs"):
+        vfab.plot_parts({"x": {"a": 1}, "y": {"b": 1}}, ax=plt.figure().gca())
+    with pytest.raises(cl.CollectivesError, match=">= 0"):
+        vfab.plot_parts({"x": {"a": -1}}, ax=plt.figure().gca())
+    with pytest.raises(cl.CollectivesError, match="at least one row"):
+        vfab.plot_parts({}, ax=plt.figure().gca())
+    plt.close("all")

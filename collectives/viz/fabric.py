@@ -340,7 +340,7 @@ def draw_uplink_loads(
         top = 1.0
     ax = ax or plt.gca()
     fraction = np.clip(matrix / top, 0.0, 1.0)
-    rgba = np.array([load_colour(f) for f in fraction.ravel()]).reshape(*matrix.shape, 4)
+    rgba = np.array(load_colour(fraction))
     rgba[matrix <= 0] = to_rgba(IDLE_COLOUR)
     ax.imshow(
         rgba,

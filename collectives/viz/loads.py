@@ -62,9 +62,12 @@ def _cmap():
     return LinearSegmentedColormap.from_list("loads", base(np.linspace(lo, hi, 256)))
 
 
-def load_colour(fraction: float):
-    """The colour of a load ``fraction`` of the scale's top (0..1; 0 is the palest)."""
-    return _cmap()(float(np.clip(fraction, 0.0, 1.0)))
+def load_colour(fraction):
+    """The colour of a load ``fraction`` of the scale's top (0..1; 0 is the palest): an RGBA
+    tuple, or for an array of fractions an array of RGBA rows of its shape plus (4,)."""
+    if np.ndim(fraction) == 0:
+        return _cmap()(float(np.clip(fraction, 0.0, 1.0)))
+    return _cmap()(np.clip(np.asarray(fraction, dtype=float), 0.0, 1.0))
 
 
 def _loads_arg(topology, loads):

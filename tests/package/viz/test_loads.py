@@ -162,3 +162,12 @@ def test_a_failed_cable_is_drawn_dashed_with_a_cross():
     ax = vl.draw_link_loads(fabric, np.ones(fabric.n_links), ax=plt.figure().gca(), colorbar=False)
     assert not [line for line in ax.lines if line.get_marker() == "X"]
     plt.close("all")
+
+
+def test_an_array_of_fractions_gets_the_colours_of_its_elements():
+    fractions = np.array([[0.0, 0.5], [1.0, 2.0]])
+    colours = vl.load_colour(fractions)
+    assert colours.shape == (2, 2, 4)
+    for index in np.ndindex(2, 2):
+        np.testing.assert_allclose(colours[index], vl.load_colour(float(fractions[index])))
+    np.testing.assert_allclose(colours[1, 1], vl.load_colour(1.0))  # clipped to the top

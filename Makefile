@@ -11,7 +11,7 @@ export PATH := $(BIN):$(PATH)
 PORT ?= 8000
 
 .PHONY: all book check lint types unit test serve setup student vendor browser sandbox postgres \
-        release grade bench clean test-extended hub
+        release grade bench clean test-extended hub bytecode
 
 all: book
 
@@ -25,6 +25,13 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m collectives_grader.sandbox install >/dev/null
 	touch $(STAMP)
 
+# The project's own modules compiled to __pycache__ once, before the many processes that import
+# them (chapter kernels, collectives.dist's workers, pytest's workers): where
+# PYTHONDONTWRITEBYTECODE is set (as on CI) Python never caches them itself and every process
+# compiled the whole package again (about 0.5 s of CPU each). Stale files are recompiled.
+bytecode: $(STAMP)
+	@$(BIN)/python -m compileall -q collectives collectives_grader scripts tests >/dev/null
+
 # Offline assets (MathJax, require.js, widget manager) from the npm registry.
 vendor: $(STAMP)
 	$(BIN)/python scripts/vendor_assets.py
@@ -36,7 +43,7 @@ student: $(STAMP)
 # The execution cache is keyed on each chapter's code only, and Sphinx re-reads only the
 # chapters whose source changed: drop both (the cache and Sphinx's environment) whenever the
 # package the chapters import changes, so that no figure or number is left stale.
-book: $(STAMP) vendor student
+book: $(STAMP) bytecode vendor student
 	@hash=$$(find collectives -name '*.py' -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -c1-16); \
 	if [ "$$(cat _build/.collectives-hash 2>/dev/null)" != "$$hash" ]; then \
 	  rm -rf _build/.jupyter_cache _build/.doctrees; mkdir -p _build; \
@@ -89,7 +96,7 @@ lint: $(STAMP)
 types: $(STAMP)
 	$(BIN)/mypy
 
-unit: $(STAMP)
+unit: $(STAMP) bytecode
 	$(BIN)/python -m pytest tests/package -m "not slow" -n auto --dist loadfile -q \
 	  --durations=10
 
@@ -101,7 +108,7 @@ unit: $(STAMP)
 # once); the files with the most slow tests start first (tests/work_units.py, the scheduler
 # in tests/conftest.py that `--dist loadgroup` selects). The slowest tests are listed at the
 # end of each run. The target fails if the unit tests, the book or the rest failed.
-test: $(STAMP) browser sandbox postgres hub
+test: $(STAMP) bytecode browser sandbox postgres hub
 	@mkdir -p _build; \
 	( $(MAKE) --no-print-directory book > _build/book.log 2>&1 ) & book=$$!; \
 	$(BIN)/python -m pytest tests/package -m "not slow and not extended" -n auto \

@@ -9,11 +9,12 @@ does inside one step (the board says "step 3", not which message it waits for).
 
 import numpy as np
 
-__all__ = ["Board", "STARTING", "RUNNING", "FINISHING"]
+__all__ = ["Board", "STARTING", "RUNNING", "FINISHING", "PHASES"]
 
 #: phases a rank reports in column 2 of its row
 STARTING, RUNNING, FINISHING = 0, 1, 2
-_PHASES = {
+#: what :meth:`Board.where` says of a rank in each phase but RUNNING
+PHASES = {
     STARTING: "starting (importing torch, joining the process group)",
     RUNNING: "running",
     FINISHING: "in the final barrier, waiting for the others",
@@ -42,7 +43,7 @@ class Board:
         """Where ``rank`` was, in words: ``describe_job(job, step)`` names a job and step."""
         job, step, phase = (int(v) for v in self.rows[rank])
         if phase != RUNNING or job < 0:
-            return _PHASES.get(phase, "starting")
+            return PHASES.get(phase, "starting")
         return describe_job(job, step)
 
     def jobs_done(self, rank):

@@ -39,6 +39,10 @@ __all__ = [
     "timeout_seconds",
     "run_tasks",
     "write_pickle",
+    "job_text",
+    "hang_message",
+    "failure_message",
+    "exit_reason",
 ]
 
 #: backends :func:`~collectives.dist.run` accepts ("auto": nccl when CUDA is available)
@@ -285,18 +289,57 @@ def _reap(procs, pending, failed):
                 failed.append(r)
 
 
+def job_text(label, what, step=-1, n_steps=None):
+    """Where a rank was, in words: ``"in job 0 (schedule 'ring_all_reduce') at step 3 of
+    6"`` (the step only for a Schedule's job, ``n_steps`` its steps, and ``step >= 0``)."""
+    text = f"in job {label} ({what})"
+    if step >= 0 and n_steps is not None:
+        text += f" at step {step} of {n_steps}"
+    return text
+
+
 def _describer(tasks, labels):
     """``describe(job, step)``: a job and step in words, for errors."""
 
     def describe(job, step):
         task = tasks[job]
-        text = f"in job {labels[job]} ({task['what']})"
         schedule = task.get("schedule")
-        if step >= 0 and schedule is not None:
-            text += f" at step {step} of {schedule.n_steps}"
-        return text
+        return job_text(
+            labels[job], task["what"], step, None if schedule is None else schedule.n_steps
+        )
 
     return describe
+
+
+def hang_message(n, backend, where, *, timeout=None, stall=None):
+    """What a run that stopped moving says: ``where`` maps each rank that had not finished to
+    where it was (:meth:`~collectives.dist.board.Board.where`); ``stall`` (seconds without
+    progress) or else ``timeout`` (seconds of the whole launch) says what ended it."""
+    pending = sorted(where)
+    ranks = ", ".join(map(str, pending))
+    at = "; ".join(f"rank {r} {where[r]}" for r in pending)
+    cause = (
+        "a rank that never returns from a step is waiting for a message no peer sends, or "
+        "sending one no peer receives"
+    )
+    if stall is not None:
+        return (
+            f"no progress for {stall:g} s running {n} ranks over {backend}: rank(s) {ranks} "
+            f"had not finished ({at}; {cause})"
+        )
+    return (
+        f"timed out after {timeout:g} s running {n} ranks over {backend}: rank(s) {ranks} had "
+        f"not finished ({at}; {cause}; starting the processes takes seconds: pass a larger "
+        "timeout= for big runs)"
+    )
+
+
+def failure_message(rank, n, backend, where, exception, message, others=()):
+    """What a run in which ``rank`` failed says: ``where`` (" in job ... at step ...", or
+    ""), the worker's ``exception`` type and ``message``, and the ``others`` that failed
+    too, in the order they were seen."""
+    also = f" (rank(s) {', '.join(map(str, others))} failed too)" if others else ""
+    return f"rank {rank} of {n} failed over {backend}{where}: {exception}: {message}{also}"
 
 
 def _wait(
@@ -313,25 +356,15 @@ def _wait(
             if seen is None or not (now == seen).all():
                 seen, moved = now, _time.monotonic()
             elif (now[:, 2] != STARTING).all() and _time.monotonic() - moved > stall:
-                where = "; ".join(f"rank {r} {board.where(r, describe)}" for r in sorted(pending))
+                where = {r: board.where(r, describe) for r in pending}
                 raise DistError(
-                    f"no progress for {stall:g} s running {n} ranks over {backend}: "
-                    f"rank(s) {', '.join(map(str, sorted(pending)))} had not finished "
-                    f"({where}; a rank that never returns from a step is waiting for a "
-                    "message no peer sends, or sending one no peer receives)",
-                    unfinished=sorted(pending),
+                    hang_message(n, backend, where, stall=stall), unfinished=sorted(pending)
                 )
         if pending and not failed:
             if _time.monotonic() > deadline:
-                where = "; ".join(f"rank {r} {board.where(r, describe)}" for r in sorted(pending))
+                where = {r: board.where(r, describe) for r in pending}
                 raise DistError(
-                    f"timed out after {timeout:g} s running {n} ranks over {backend}: "
-                    f"rank(s) {', '.join(map(str, sorted(pending)))} had not finished "
-                    f"({where}; a rank that never returns from a step is waiting for a "
-                    "message no peer sends, or sending one no peer receives; starting the "
-                    "processes takes seconds: pass a "
-                    "larger timeout= for big runs)",
-                    unfinished=sorted(pending),
+                    hang_message(n, backend, where, timeout=timeout), unfinished=sorted(pending)
                 )
             if on_poll is not None:
                 on_poll(board)
@@ -345,8 +378,9 @@ def _wait(
     raise _failure(procs, workdir, failed, backend, tasks, labels, board)
 
 
-def _exit_reason(code):
-    """How a worker that left no Python exception ended, in words."""
+def exit_reason(code):
+    """How a worker that left no Python exception ended (its exit ``code``: negative for a
+    signal), in words."""
     if code is not None and code < 0:
         import signal
 
@@ -384,7 +418,7 @@ def _failure(procs, workdir, failed, backend, tasks, labels, board):
                 "primary": False,
                 "key": None,
                 "task": job if 0 <= job < len(tasks) else None,
-                "message": _exit_reason(procs[r].returncode)
+                "message": exit_reason(procs[r].returncode)
                 + (f"; its last output:\n{tail.strip()}" if tail.strip() else ""),
                 "traceback": tail,
             }
@@ -408,10 +442,8 @@ def _failure(procs, workdir, failed, backend, tasks, labels, board):
         step = int(board.rows[rank, 1]) if int(board.rows[rank, 0]) == rec["task"] else -1
         where = " " + _describer(tasks, labels)(rec["task"], step)
     others = [r for r in failed if r != rank]
-    also = f" (rank(s) {', '.join(map(str, others))} failed too)" if others else ""
     return DistError(
-        f"rank {rank} of {len(procs)} failed over {backend}{where}: {rec['type']}: "
-        f"{rec['message']}{also}",
+        failure_message(rank, len(procs), backend, where, rec["type"], rec["message"], others),
         rank=rank,
         exception=rec["type"],
         worker_message=rec["message"],

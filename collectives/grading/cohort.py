@@ -13,9 +13,15 @@ drawn cases to fixed ones. Without the variable (a learner's own kernel, the pac
 the seed is :data:`PRACTICE`.
 
 Left out: which cases are drawn is the test's own business (ranges for which the reference is
-well conditioned); the seed is not secret from code that runs in the grading kernel (a learner
-who reads it still has to compute the answers: the drawn cases come from the hidden test's
-ranges, which the feedback does not show).
+well conditioned). **Not defended: the seed is no secret from code that runs in the grading
+kernel.** A notebook cell run during grading can read the variable, draw the same cases with
+the public task module (``placement_cases(3)``, ...), compute their answers with the package
+(``reference_placement``, ``cl.time``) and leave them in a global table that the learner's
+function reads: the isolated re-run carries plain globals over, so such a table passes (found
+by the review of the cluster_collectives notebook, 2026-12-02). Closing it needs the cases
+drawn, and the learner's function called on them, outside the kernel's reach (a grading
+service beside the sandboxed kernel, not a process the kernel starts); until then the seed
+stops only a table carried over from another cohort's feedback.
 """
 
 import hashlib

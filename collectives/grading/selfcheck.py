@@ -1020,53 +1020,89 @@ def _rival_task(function, checker, kind, count):
 # ---- real_processes --------------------------------------------------------------------------
 
 
-def _peers(rng, a):
-    def draw(r):
-        n = int(r.integers(1, 17))
-        return int(r.integers(0, n)), n
+def _own_seed(rng):
+    """A course seed of the self-check's own, for the task module's drawn cases."""
+    return f"selfcheck-{int(rng.integers(2**62))}"
+
+
+def _recorded_sweep(a):
+    from .tasks.real_processes import recorded
+
+    if "MEASUREMENTS" not in a:
+        raise AssertionError("MEASUREMENTS is not defined: record your sweep in its cell")
+    return recorded(a["MEASUREMENTS"])
+
+
+def _fit_alpha_beta(rng, a):
+    from .tasks import real_processes as rp
+
+    rows = _recorded_sweep(a)
+    checker = "grading.tasks.real_processes.check_fit"
+    checks = [
+        (
+            "check_reference",
+            (1.0, "MEASUREMENTS", "grading.tasks.real_processes.check_sweep", (rows,)),
+        )
+    ]
+    cases = [
+        (nbytes, seconds, 4, f"MEASUREMENTS' {name} column")
+        for nbytes, seconds, name in rp.sweep_columns(rows)
+    ]
+    cases += [
+        (nbytes, seconds, n, f"a sweep on {n} ranks")
+        for nbytes, seconds, n in rp.fit_cases(3, _own_seed(rng))[2:]
+    ]
+    for nbytes, seconds, n, label in cases:
+        what = f"fit_alpha_beta of {label}"
+        answer = _c(a, "fit_alpha_beta", nbytes, seconds, n)
+        checks.append(("check_reference", (1.0, what, checker, (answer, what, nbytes, seconds, n))))
+    return checks
+
+
+def _choose_all_reduce(rng, a):
+    from .tasks import real_processes as rp
 
     checks = []
-    for rank, n in _draws(rng, 4, draw):
+    for table, size in rp.choice_cases(_recorded_sweep(a), 2, _own_seed(rng)):
+        what = f"choose_all_reduce(<a sweep of {table[0][0]} to {table[-1][0]} bytes>, {size})"
+        answer = _c(a, "choose_all_reduce", table, size)
         checks.append(
             (
-                "check_shape",
-                (_c(a, "ring_peers", rank, n), f"ring_peers({rank}, {n})"),
-                {"expected": ((rank + 1) % n, (rank - 1) % n)},
+                "check_reference",
+                (
+                    1.0,
+                    what,
+                    "grading.tasks.real_processes.check_choice",
+                    (answer, what, table, size),
+                ),
             )
         )
     return checks
 
 
-def _ring_bytes(rng, a):
-    return [
-        _ref(a, "ring_bytes_per_rank", case, "grading.processes.ring_all_reduce_bytes_per_rank")
-        for case in _draws(rng, 4, lambda r: (int(r.integers(0, 2**30)), int(r.integers(1, 1025))))
-    ]
+def _diagnose(rng, a):
+    from .tasks import real_processes as rp
 
-
-def _bus_bandwidth(rng, a):
-    return [
-        _ref(a, "bus_bandwidth", case, "busbw", ("all_reduce",) + case)
-        for case in _draws(
-            rng,
-            4,
-            lambda r: (
-                int(r.integers(1, 2**30)),
-                _log_uniform(r, 1e-5, 1.0),
-                int(r.integers(1, 1025)),
-            ),
+    checks = []
+    for case in rp.diagnosis_cases(6, _own_seed(rng))[len(rp.diagnosis_cases(0)) :]:
+        what = f"diagnose(<the report of a broken ring all-reduce on {case[0]} ranks>)"
+        answer = _c(a, "diagnose", rp.broken_run(*case))
+        checks.append(
+            (
+                "check_reference",
+                (1.0, what, "grading.tasks.real_processes.check_diagnosis", (answer, what, *case)),
+            )
         )
-    ]
+    return checks
 
 
 def _ring_all_reduce(rng, a):
-    from .tasks.real_processes import run_on_ranks
+    from .tasks.real_processes import ring_cases, run_on_ranks
 
-    cases = tuple(
-        (4 * int(rng.integers(1, 300)), dtype) for dtype in ("float32", "int64", "float64")
-    )
     report = run_on_ranks(
-        call(a["ring_all_reduce"], name="ring_all_reduce", isolated=True), cases=cases, world_size=4
+        call(a["ring_all_reduce"], name="ring_all_reduce", isolated=True),
+        cases=ring_cases(3, _own_seed(rng))[1:],
+        world_size=4,
     )
     return [
         (
@@ -1356,9 +1392,9 @@ TASKS = {
         ),
     ),
     "real_processes": (
-        Task("test_ring_peers", ("ring_peers",), _peers),
-        Task("test_ring_bytes_per_rank", ("ring_bytes_per_rank",), _ring_bytes),
-        Task("test_bus_bandwidth", ("bus_bandwidth",), _bus_bandwidth),
+        Task("test_fit_alpha_beta", ("fit_alpha_beta",), _fit_alpha_beta),
+        Task("test_choose_all_reduce", ("choose_all_reduce",), _choose_all_reduce),
+        Task("test_diagnose", ("diagnose",), _diagnose),
         Task("test_ring_all_reduce", ("ring_all_reduce",), _ring_all_reduce),
     ),
     "topology_reasoning": (

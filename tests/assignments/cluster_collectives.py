@@ -390,7 +390,9 @@ ERRORS = {
                 "choose_segments(4, 1073741824.0, 2e-06) is 1: pipelined in 1 segment the "
                 "all-reduce takes 8.22619 ms by cl.time, 1.73612 times the 4.73827 ms with 64 "
                 "segments (with fewer segments more of the faster level is left outside the "
-                "overlap)"
+                "overlap"
+                "; if your pipelined_seconds agrees with cl.time, take the count it makes "
+                "fastest, trying every one)"
             ),
             # rank order with tp listed first: each TP ring changes rail between nodes, through
             # the spines' hashed paths
@@ -423,7 +425,9 @@ ERRORS = {
                 "choose_segments(4, 1073741824.0, 2e-06) is 256: pipelined in 256 segments the "
                 "all-reduce takes 5.29132 ms by cl.time, 1.11672 times the 4.73827 ms with 64 "
                 "segments (every segment is one more step, and every step on the rails pays the "
-                "latency)"
+                "latency"
+                "; if your pipelined_seconds agrees with cl.time, take the count it makes "
+                "fastest, trying every one)"
             ),
             # 1.75 GB > 32 MiB, so DP got NVLink: the 128 TP all-reduces went to the NICs
             "test_mesh_placement": Error(

@@ -448,9 +448,12 @@ ERRORS = {
             # one rack's 2.93 for the busiest of eight racks, 3.99
             "test_simulated_busiest": Error(
                 # the last digits of the exact value vary with the CPU's vector maths
-                startswith="simulated_busiest(16, 18, 8, 20000, 1) is 2.9341, expected 3.99165368563",
+                startswith=(
+                    "simulated_busiest(16, 18, 8, 20000, 1) is 2.9341, expected 3.99165368563"
+                ),
                 contains=(
-                    " = collectives.fabric.expected_max_load_exact(16, 18, 8) (relative error 0.265)",
+                    " = collectives.fabric.expected_max_load_exact(16, 18, 8) "
+                    "(relative error 0.265)",
                 ),
             ),
             # 16 GPUs a leaf, 6 leaves, 1 spine: 16 x 80 = 1280 units against the reference's 576

@@ -1,23 +1,40 @@
 """real_processes (exercises/source/real_processes/real_processes.ipynb, 10 points): what the
 pipeline test expects. Format: the docstring of tests/assignments/__init__.py.
 
-Tasks 1-3 are re-run without the package (``_grading.call(..., isolated=True)``); Task 4,
-a ring all-reduce written with torch.distributed's point-to-point operations, is re-run from
-its source on 4 local processes (collectives.grading.processes: collectives forbidden in the
-run, bytes sent counted) and checked in the re-check. Submissions:
+Task 1 (3 points): the learner's recorded sweep (``MEASUREMENTS``, literal numbers; checked
+only for plausibility, never against a time measured at grading) and ``fit_alpha_beta``,
+judged by its relative error on both columns of that table and on sweeps drawn from the
+course seed, against the least possible. Task 2 (2): ``choose_all_reduce``, timed by the best
+fits of the table's columns, on the learner's table and on drawn sweeps with a crossover.
+Task 3 (3): ``diagnose``, on broken runs the package renders (the fixed ones and some drawn
+from the course seed). Task 4 (2): a ring all-reduce written with torch.distributed's
+point-to-point operations, re-run from its source on 4 local processes
+(collectives.grading.processes: collectives forbidden in the run, bytes sent counted) and
+checked in the re-check. Submissions:
 
 - *correct*, *blank*;
-- *partial*: peers and bytes right, busbw blank, a ring all-reduce that sends the whole
-  tensor to every other rank (right sum, 2x the bytes of a ring): 1 + 1 = 2;
-- *hostile*: wrong answers behind the usual tampering, a patched
-  ``collectives.grading.processes`` (its run and check fooled so the visible test passes) and
-  torch's ``dist.all_reduce`` in the ring; its ``ring_peers`` is genuinely right (1);
-- *wrong*: peers swapped, the bytes of the reduce-scatter half only, busbw = algbw, and a
-  ring all-reduce that stops after the reduce-scatter: 0;
-- *variant*: right in other shapes (if/else peers, closed forms rearranged, separate
-  ``isend``/``irecv`` with ``wait``, a loop over steps of both phases at once): 10;
-- *shortcut*: every answer through the package (``cl``, ``import collectives``) and, for the
-  ring, torch's own ``dist.all_reduce``: 0.
+- *partial*: the sweep and the fit right (3), ``choose_all_reduce`` always torch's (right on
+  the learner's own table, wrong where the Schedule wins), ``diagnose`` blank, and a ring
+  all-reduce that sends the whole tensor to every other rank (right sum, 2x the bytes of a
+  ring): 3;
+- *hostile*: wrong answers behind the usual tampering (every check of the task module
+  patched in the kernel, liars, a patched ``collectives.grading.processes`` and torch's
+  ``dist.all_reduce`` in the ring); its ``diagnose`` is genuinely right (3);
+- *wrong*: sizes recorded in KiB (not a sweep a float32 ring can run), a fit of the times
+  themselves (absolute least squares: off in relative terms), a choice by the fitted
+  latencies alone, a diagnosis that names the rank that reported (the receiver of a long
+  message, the first rank stuck in a hang), a ring all-reduce that stops after the
+  reduce-scatter: 0;
+- *variant*: right in other shapes (the table as lists with sizes written ``2**12``, the
+  weighted normal equations solved by hand, ``np.polyfit`` with weights ``1/t``, a diagnosis
+  that splits the text instead of matching it, and recursive halving and doubling instead of
+  the ring, which sends exactly as many bytes from every rank): 10. No answer can be better
+  than the reference here: the reference fit is the least-squares optimum, the choice is the
+  faster side, a diagnosis is right or wrong and no all-reduce's busiest rank sends less than
+  the ring's 2(n-1)/n S; the variants show that any answer as good scores;
+- *shortcut*: every answer through the package (the task module's own fit and prediction,
+  a diagnosis that matches the report against every broken run the package can render) and,
+  for the ring, torch's own ``dist.all_reduce``: 0.
 """
 
 from assignments import TAMPERING, Error, origin_attack, submission
@@ -26,15 +43,23 @@ NOTEBOOK = "real_processes"
 
 POINTS = {
     NOTEBOOK: {
-        "test_ring_peers": 1,
-        "test_ring_bytes_per_rank": 1,
-        "test_bus_bandwidth": 1,
-        "test_ring_all_reduce": 7,
+        "test_fit_alpha_beta": 3,
+        "test_choose_all_reduce": 2,
+        "test_diagnose": 3,
+        "test_ring_all_reduce": 2,
     }
 }
 MAX_SCORE = 10
-SOLUTIONS = {NOTEBOOK: ("ring_peers", "ring_bytes_per_rank", "bus_bandwidth", "ring_all_reduce")}
-ALL = SOLUTIONS[NOTEBOOK]
+SOLUTIONS = {
+    NOTEBOOK: {
+        "measurements": ("test_fit_alpha_beta", "test_choose_all_reduce"),
+        "fit_alpha_beta": "test_fit_alpha_beta",
+        "choose_all_reduce": "test_choose_all_reduce",
+        "diagnose": "test_diagnose",
+        "ring_all_reduce": "test_ring_all_reduce",
+    }
+}
+ALL = tuple(SOLUTIONS[NOTEBOOK])
 
 NO_PACKAGE = "this task must be solved without the collectives package"
 RING = "ring_all_reduce on 4 processes, a float32 tensor of 4000 elements"
@@ -44,6 +69,11 @@ FORBIDDEN = (
 )
 
 # ---- partial ---------------------------------------------------------------------------------
+
+ALWAYS_TORCH = """
+def choose_all_reduce(measurements, nbytes):
+    return "torch"                      # torch won every size of my sweep
+"""
 
 NAIVE_RING = """
 def ring_all_reduce(tensor):
@@ -63,32 +93,67 @@ def ring_all_reduce(tensor):
 
 # ---- hostile ---------------------------------------------------------------------------------
 
+RIGHT_TABLE = """
+MEASUREMENTS = [
+    (4096, 0.02623, 0.00589),
+    (16384, 0.02609, 0.006554),
+    (65536, 0.02703, 0.003928),
+    (262144, 0.02566, 0.004569),
+    (1048576, 0.02424, 0.006971),
+    (4194304, 0.03402, 0.01269),
+]
+"""
+
+RIGHT_DIAGNOSE = """
+def diagnose(report):
+    import re
+
+    if "had not finished" in report:
+        n = int(re.search(r"running (\\d+) ranks", report).group(1))
+        steps = {int(r): int(k) for r, k in
+                 re.findall(r"rank (\\d+) in job \\d+ \\(.*?\\) at step (\\d+)", report)}
+        low = min(steps.values())
+        for rank, step in steps.items():
+            if step == low and steps.get((rank - 1) % n) == steps.get((rank + 1) % n) == low:
+                return rank, step, "hang"
+    first = re.match(r"rank (\\d+) of (\\d+) failed .*? at step (\\d+) of", report)
+    rank, n, step = (int(g) for g in first.groups())
+    if "Received data size doesn't match" in report:
+        return (rank - 1) % n, step, "mismatch"
+    return rank, step, "die"
+"""
+
 HOSTILE = {
-    # genuinely right, in the cell that disables every check in the kernel
-    "ring_peers": TAMPERING
+    # every check* of every loaded collectives.grading module patched, before the test cells
+    # import them; the table itself is right
+    "measurements": TAMPERING
     + """
-def ring_peers(rank, world_size):
-    return ((rank + 1) % world_size, (rank + world_size - 1) % world_size)
-""",
-    "ring_bytes_per_rank": """
-collectives.grading.run_isolated = lambda function, *args, **kwargs: 1.0
+import collectives.grading.tasks.real_processes as _rp
+_rp.check_sweep = _rp.check_fit = lambda *args, **kwargs: 1.0
+"""
+    + RIGHT_TABLE,
+    "fit_alpha_beta": """
+collectives.grading.run_isolated = lambda function, *args, **kwargs: (1.0, 1.0)
 expected = 1.0
 
-def ring_bytes_per_rank(nbytes, world_size):
+def fit_alpha_beta(nbytes, seconds, world_size):
     class _Liar(float):                 # equal to everything
         def __eq__(self, other):
             return True
         __hash__ = float.__hash__
-    return _Liar(1.0)
+    return _Liar(1.0), _Liar(1.0)
 """,
-    "bus_bandwidth": """
-collectives.busbw = lambda *args, **kwargs: 42.0
-collectives.grading.check_reference = lambda *args, **kwargs: None
-check_reference = collectives.grading.check_reference
+    "choose_all_reduce": """
+import collectives.grading.tasks.real_processes as _rp   # the cells above reloaded it
 
-def bus_bandwidth(nbytes, seconds, world_size):
-    return 42.0
+_rp.check_choice = lambda *args, **kwargs: 1.0
+_rp.predicted_seconds = lambda *args, **kwargs: {"schedule": 1.0, "torch": 1.0}
+
+def choose_all_reduce(measurements, nbytes):
+    return "both"
 """,
+    # genuinely right: 3 points
+    "diagnose": RIGHT_DIAGNOSE,
     "ring_all_reduce": """
 import collectives.grading.processes
 collectives.grading.processes.run_on_ranks = lambda *args, **kwargs: {"fake": True}
@@ -99,22 +164,55 @@ def ring_all_reduce(tensor):
     return tensor
 """,
 }
-HOSTILE_TESTS = {"test_ring_peers": "print('all tests passed')"}
+HOSTILE_TESTS = {"test_diagnose": "print('all tests passed')"}
 
 # ---- wrong: one plausible mistake per task ---------------------------------------------------
 
 WRONG = {
-    "ring_peers": """
-def ring_peers(rank, world_size):
-    return (rank - 1) % world_size, (rank + 1) % world_size     # the two swapped
+    "measurements": """
+MEASUREMENTS = [                       # sizes in KiB, as the sweep's first column read
+    (4, 0.02623, 0.00589),
+    (16, 0.02609, 0.006554),
+    (64, 0.02703, 0.003928),
+    (256, 0.02566, 0.004569),
+    (1024, 0.02424, 0.006971),
+    (4096, 0.03402, 0.01269),
+]
 """,
-    "ring_bytes_per_rank": """
-def ring_bytes_per_rank(nbytes, world_size):
-    return (world_size - 1) * nbytes / world_size     # the reduce-scatter half only
+    "fit_alpha_beta": """
+def fit_alpha_beta(nbytes, seconds, world_size):
+    # least squares on the times themselves: the largest sizes decide the fit
+    s, t, n = np.asarray(nbytes, float), np.asarray(seconds, float), world_size
+    a = np.stack([np.full_like(s, 2 * (n - 1)), 2 * (n - 1) / n * s], axis=1)
+    (alpha, beta), *_ = np.linalg.lstsq(a, t, rcond=None)
+    return float(alpha), float(beta)
 """,
-    "bus_bandwidth": """
-def bus_bandwidth(nbytes, seconds, world_size):
-    return nbytes / seconds                           # algbw: the factor forgotten
+    "choose_all_reduce": """
+def choose_all_reduce(measurements, nbytes):
+    # the side with the smaller latency: forgets that the bytes count too
+    sizes = [row[0] for row in measurements]
+    s = np.asarray(sizes, float)
+    alphas = []
+    for column in (1, 2):
+        t = np.asarray([row[column] for row in measurements], float)
+        a = np.stack([np.ones_like(s), s], axis=1) / t[:, None]
+        (alpha, _), *_ = np.linalg.lstsq(a, np.ones_like(t), rcond=None)
+        alphas.append(alpha)
+    return "schedule" if alphas[0] < alphas[1] else "torch"
+""",
+    "diagnose": """
+def diagnose(report):
+    # the rank the report names, and for a hang the first rank at the lowest step
+    import re
+
+    if "had not finished" in report:
+        steps = [(int(k), int(r)) for r, k in
+                 re.findall(r"rank (\\d+) in job \\d+ \\(.*?\\) at step (\\d+)", report)]
+        step, rank = min(steps)
+        return rank, step, "hang"
+    rank, step = (int(g) for g in re.match(r"rank (\\d+) of \\d+ failed .*? at step (\\d+) of",
+                                            report).groups())
+    return rank, step, "mismatch" if "Received data size" in report else "die"
 """,
     "ring_all_reduce": """
 def ring_all_reduce(tensor):
@@ -135,43 +233,79 @@ def ring_all_reduce(tensor):
 # ---- variant: right, written differently -----------------------------------------------------
 
 VARIANT = {
-    "ring_peers": """
-def ring_peers(rank, world_size):
-    nxt = rank + 1 if rank + 1 < world_size else 0
-    prv = rank - 1 if rank > 0 else world_size - 1
-    return [nxt, prv]
+    "measurements": """
+MEASUREMENTS = [
+    [2**12, 2.623e-2, 5.89e-3],
+    [2**14, 2.609e-2, 6.554e-3],
+    [2**16, 2.703e-2, 3.928e-3],
+    [2**18, 2.566e-2, 4.569e-3],
+    [2**20, 2.424e-2, 6.971e-3],
+    [2**22, 3.402e-2, 1.269e-2],
+]
 """,
-    "ring_bytes_per_rank": """
-def ring_bytes_per_rank(nbytes, world_size):
-    chunk = nbytes / world_size
-    return float(2 * chunk * (world_size - 1))        # 2(n-1) steps of one chunk
+    "fit_alpha_beta": """
+def fit_alpha_beta(nbytes, seconds, world_size):
+    # minimise sum((a x_i + b y_i) / t_i - 1)^2 by its 2x2 normal equations
+    n = world_size
+    xs = [2 * (n - 1) / t for t in seconds]
+    ys = [2 * (n - 1) / n * s / t for s, t in zip(nbytes, seconds)]
+    sxx = sum(x * x for x in xs)
+    sxy = sum(x * y for x, y in zip(xs, ys))
+    syy = sum(y * y for y in ys)
+    sx, sy = sum(xs), sum(ys)
+    det = sxx * syy - sxy * sxy
+    return (sx * syy - sy * sxy) / det, (sy * sxx - sx * sxy) / det
 """,
-    "bus_bandwidth": """
+    "choose_all_reduce": """
 import numpy as np
 
-def bus_bandwidth(nbytes, seconds, world_size):
-    algbw = np.float64(nbytes) / seconds
-    return algbw * (2.0 - 2.0 / world_size)
+def choose_all_reduce(measurements, nbytes):
+    # a line t = c0 + c1 S through each column, weighted by 1/t: the same relative fit
+    table = np.asarray(measurements, dtype=float)
+    times = [np.polyval(np.polyfit(table[:, 0], table[:, k], 1, w=1 / table[:, k]), nbytes)
+             for k in (1, 2)]
+    return ("schedule", "torch")[int(np.argmin(times))]
+""",
+    "diagnose": """
+def diagnose(report):
+    words = report.replace("(", " ").replace(")", " ").replace(";", " ").split()
+    if report.startswith("timed out") or report.startswith("no progress"):
+        n = int(words[words.index("running") + 1])
+        where = {}
+        for i, word in enumerate(words):
+            if word == "rank" and words[i + 2] == "in" and words[i + 3] == "job":
+                where[int(words[i + 1])] = int(words[words.index("step", i) + 1])
+        for rank in sorted(where, key=lambda r: (where[r], r)):
+            if all(where.get((rank + d) % n) == where[rank] for d in (-1, 1)):
+                return rank, where[rank], "hang"
+    rank, n = int(words[1]), int(words[3])
+    step = int(words[words.index("step") + 1])
+    if "doesn't match expected size" in report:
+        return (rank + n - 1) % n, step, "mismatch"
+    return rank, step, "die"
 """,
     "ring_all_reduce": """
-def _exchange(send, recv, rank, n):
-    # isend and irecv posted together, then both waited on
-    works = [dist.isend(send, (rank + 1) % n), dist.irecv(recv, (rank - 1) % n)]
-    for work in works:
-        work.wait()
-
 def ring_all_reduce(tensor):
+    # recursive halving (reduce-scatter) and doubling (all-gather) for a power of two of
+    # ranks: S/2 + S/4 + ... sent in each half, 2(n-1)/n S in all, as the ring
     rank, n = dist.get_rank(), dist.get_world_size()
-    size = tensor.numel() // n
-    part = lambda i: tensor[(i % n) * size:(i % n + 1) * size]
-    for s in range(2 * (n - 1)):
-        if s < n - 1:                                  # reduce-scatter
-            spare = torch.zeros(size, dtype=tensor.dtype)
-            _exchange(part(rank - s), spare, rank, n)
-            part(rank - s - 1).add_(spare)
-        else:                                          # all-gather
-            t = s - (n - 1)
-            _exchange(part(rank + 1 - t), part(rank - t), rank, n)
+    lo, hi, d, levels = 0, tensor.numel(), n // 2, []
+    while d >= 1:
+        partner, mid = rank ^ d, (lo + hi) // 2
+        keep, give = ((lo, mid), (mid, hi)) if rank & d == 0 else ((mid, hi), (lo, mid))
+        spare = torch.empty(keep[1] - keep[0], dtype=tensor.dtype)
+        ops = [dist.P2POp(dist.isend, tensor[give[0]:give[1]], partner),
+               dist.P2POp(dist.irecv, spare, partner)]
+        for work in dist.batch_isend_irecv(ops):
+            work.wait()
+        tensor[keep[0]:keep[1]].add_(spare)
+        levels.append((partner, keep, give))
+        (lo, hi), d = keep, d // 2
+    for partner, keep, give in reversed(levels):
+        ops = [dist.P2POp(dist.isend, tensor[keep[0]:keep[1]], partner),
+               dist.P2POp(dist.irecv, tensor[give[0]:give[1]], partner)]
+        for work in dist.batch_isend_irecv(ops):
+            work.wait()
     return tensor
 """,
 }
@@ -179,19 +313,28 @@ def ring_all_reduce(tensor):
 # ---- shortcut: the package (and torch's own collective) -------------------------------------
 
 SHORTCUT = {
-    "ring_peers": """
-def ring_peers(rank, world_size):
-    s = cl.algorithms.ring_all_gather(world_size)
-    return int(s.dst[s.src == rank][0]), int(s.src[s.dst == rank][0])
+    "measurements": RIGHT_TABLE,
+    "fit_alpha_beta": """
+import collectives.grading.tasks.real_processes as _rp
+
+def fit_alpha_beta(nbytes, seconds, world_size):
+    return _rp.reference_fit(nbytes, seconds, world_size)
 """,
-    "ring_bytes_per_rank": """
-def ring_bytes_per_rank(nbytes, world_size):
-    import collectives.grading.processes
-    return collectives.grading.processes.ring_all_reduce_bytes_per_rank(nbytes, world_size)
+    "choose_all_reduce": """
+def choose_all_reduce(measurements, nbytes):
+    times = cl.grading.tasks.real_processes.predicted_seconds(measurements, nbytes)
+    return min(times, key=times.get)
 """,
-    "bus_bandwidth": """
-def bus_bandwidth(nbytes, seconds, world_size):
-    return cl.busbw("all_reduce", nbytes, seconds, world_size)
+    "diagnose": """
+def diagnose(report):
+    # every broken run the package can render, until one prints the same
+    from collectives.grading.tasks.real_processes import broken_run
+    for n in range(4, 9):
+        for kind in ("die", "hang", "mismatch"):
+            for rank in range(n):
+                for step in range(2 * (n - 1)):
+                    if broken_run(n, kind, rank, step) == report:
+                        return rank, step, kind
 """,
     "ring_all_reduce": """
 def ring_all_reduce(tensor):
@@ -205,7 +348,8 @@ SUBMISSIONS = {
     "blank": {NOTEBOOK: submission()},
     "partial": {
         NOTEBOOK: submission(
-            solved=("ring_peers", "ring_bytes_per_rank"), replaced={"ring_all_reduce": NAIVE_RING}
+            solved=("measurements", "fit_alpha_beta"),
+            replaced={"choose_all_reduce": ALWAYS_TORCH, "ring_all_reduce": NAIVE_RING},
         )
     },
     "hostile": {NOTEBOOK: submission(replaced=HOSTILE, edited_tests=HOSTILE_TESTS)},
@@ -218,8 +362,8 @@ ZERO = dict.fromkeys(POINTS[NOTEBOOK], 0)
 EXPECTED = {
     "correct": {NOTEBOOK: dict(POINTS[NOTEBOOK])},
     "blank": {NOTEBOOK: dict(ZERO)},
-    "partial": {NOTEBOOK: dict(ZERO, test_ring_peers=1, test_ring_bytes_per_rank=1)},
-    "hostile": {NOTEBOOK: dict(ZERO, test_ring_peers=1)},
+    "partial": {NOTEBOOK: dict(ZERO, test_fit_alpha_beta=3)},
+    "hostile": {NOTEBOOK: dict(ZERO, test_diagnose=3)},
     "wrong": {NOTEBOOK: dict(ZERO)},
     "variant": {NOTEBOOK: dict(POINTS[NOTEBOOK])},
     "shortcut": {NOTEBOOK: dict(ZERO)},
@@ -228,6 +372,10 @@ EXPECTED = {
 ERRORS = {
     "partial": {
         NOTEBOOK: {
+            "test_choose_all_reduce": Error(
+                startswith="choose_all_reduce(..., 1073741824) is 'torch': at 1073741824 bytes "
+                "the best fits of the sweep's columns predict"
+            ),
             "test_ring_all_reduce": Error(
                 "ring_all_reduce on 4 processes, a float32 tensor of 8 elements: rank 0 sent 96 "
                 "bytes; a ring all-reduce of S = 32 bytes sends 2(n-1)/n S = 48 bytes from every "
@@ -237,14 +385,26 @@ ERRORS = {
     },
     "hostile": {
         NOTEBOOK: {
-            "test_ring_bytes_per_rank": Error(startswith="ring_bytes_per_rank(4096, 4) is 1.0"),
-            "test_bus_bandwidth": Error(startswith="bus_bandwidth(67108864, 0.001, 8) is 42.0"),
+            "test_fit_alpha_beta": Error(
+                startswith="fit_alpha_beta of MEASUREMENTS' ring_all_reduce (your Schedule) "
+                "column is alpha = 1 s, beta = 1 s/B: the model"
+            ),
+            "test_choose_all_reduce": Error(startswith="choose_all_reduce(<a sweep of 4096 to "),
             "test_ring_all_reduce": Error(f"{RING}: {FORBIDDEN}"),
         }
     },
     "wrong": {
         NOTEBOOK: {
-            "test_ring_peers": Error("ring_peers(0, 4) is (3, 1), but the answer is (1, 3)"),
+            "test_fit_alpha_beta": Error(
+                "MEASUREMENTS has 4 bytes, which a float32 ring all-reduce on 4 ranks cannot "
+                "run (sizes are multiples of 16 bytes)"
+            ),
+            # the mismatch (the second example, drawn from the course seed) named by its
+            # receiver
+            "test_diagnose": Error(
+                startswith="diagnose(broken run 2) names rank ",
+                contains="reported the failure: it received the message that was too long",
+            ),
             "test_ring_all_reduce": Error(
                 startswith="ring_all_reduce on 4 processes, a float32 tensor of 8 elements: "
                 "rank 0 holds"
@@ -253,8 +413,8 @@ ERRORS = {
     },
     "shortcut": {
         NOTEBOOK: {
-            "test_ring_peers": Error(contains=NO_PACKAGE),
-            "test_bus_bandwidth": Error(contains=NO_PACKAGE),
+            "test_fit_alpha_beta": Error(contains=NO_PACKAGE),
+            "test_diagnose": Error(contains=NO_PACKAGE),
             "test_ring_all_reduce": Error(
                 "ring_all_reduce on 4 processes, a float32 tensor of 8 elements: " + FORBIDDEN
             ),
@@ -264,9 +424,11 @@ ERRORS = {
 PRINTED = {
     "hostile": {
         NOTEBOOK: (
-            "ring_bytes_per_rank(4096, 4) is right.",
-            "ring_all_reduce sums over 4 processes with point-to-point "
-            "messages, sending 2(n-1)/n S bytes per rank.",
+            "MEASUREMENTS is a plausible sweep, and fit_alpha_beta fits it as well as the best "
+            "fit.",
+            "choose_all_reduce picks the faster all-reduce by the fits.",
+            "ring_all_reduce sums over 4 processes with point-to-point messages, sending no "
+            "more than 2(n-1)/n S bytes from any rank.",
         )
     }
 }

@@ -13,7 +13,9 @@
                          format and block size, a delayed-scaling recipe, an FP8 all-reduce's
                          mu and order of additions (the earlier notebook's checks:
                          ``fp8_retired``)
-``real_processes``       a ring all-reduce written with torch.distributed, run on processes
+``real_processes``       a recorded sweep and its alpha-beta fit, the Schedule or torch's
+                         all-reduce by the fits, broken runs diagnosed, a ring all-reduce
+                         written with torch.distributed, run on processes
 ``fabric``               a leaf-spine timed and sized under a switch budget, queue pairs for
                          a ring over many racks, the cable whose failure hurts a job most
 ``planning``             a training step's collectives, memory per device, a layout

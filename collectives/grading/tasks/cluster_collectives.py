@@ -525,11 +525,19 @@ def reference_segments(n_nodes, nbytes, link_latency):
     return best, times[best]
 
 
-def check_segments(answer, what, n_nodes, nbytes, link_latency, *, rel=1e-9):
+#: how much slower than the reference's a count of segments may be and still score: the best
+#: count is a flat minimum (on 4 nodes, 1 GiB, 2 us, 68 segments are 0.018 % faster than the
+#: reference's 64 and 72 are 0.003 % slower), so a count within 0.1 % of the reference is as
+#: good a decision; a wrong model is off by whole percents
+SEGMENTS_TOLERANCE = 1e-3
+
+
+def check_segments(answer, what, n_nodes, nbytes, link_latency, *, rel=SEGMENTS_TOLERANCE):
     """``answer``, a number of segments (1 to :data:`MAX_SEGMENTS`) for the hierarchical
     all-reduce of ``nbytes`` on ``n_nodes`` DGX H100 nodes with ``link_latency`` per
     InfiniBand cable, judged by what it does: its :func:`pipelined_hierarchical_seconds` no
-    slower than the reference's (:func:`reference_segments`), within ``rel``. Returns 1.0."""
+    slower than the reference's (:func:`reference_segments`), within ``rel``
+    (:data:`SEGMENTS_TOLERANCE`). Returns 1.0."""
     k = _count(answer, what, 1, MAX_SEGMENTS)
     mine = pipelined_hierarchical_seconds(n_nodes, nbytes, k, link_latency)
     best_k, best = reference_segments(n_nodes, nbytes, link_latency)
@@ -543,7 +551,8 @@ def check_segments(answer, what, n_nodes, nbytes, link_latency, *, rel=1e-9):
             f"{what} is {k}: pipelined in {count_text(k, 'segment', 'segments')} the all-reduce "
             f"takes {mine * 1e3:.6g} ms "
             f"by cl.time, {mine / best:.6g} times the {best * 1e3:.6g} ms with {best_k} "
-            f"segments ({why})"
+            f"segments ({why}; if your pipelined_seconds agrees with cl.time, take the count "
+            "it makes fastest, trying every one)"
         )
     return 1.0
 
@@ -664,6 +673,8 @@ def placement_cases(count=3, course_seed=None):
         ({"tp": 2, "dp": 4}, 4, 16, 2.0**22, 2.0**28),
         ({"dp": 2, "pp": 2, "tp": 8}, 16, 1, 1e6, 4e9),
         ({"tp": 4, "pp": 2, "dp": 8}, 16, 128, 2.0**25, 2.0**30),
+        # decided by the rings' factor 2(n-1)/n: 10 x 70 MB > 1 GB, yet DP's ring sends more
+        ({"tp": 8, "dp": 2}, 8, 10, 7e7, 1e9),
     ]
 
     def draw(generator):

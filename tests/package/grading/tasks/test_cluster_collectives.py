@@ -685,6 +685,38 @@ def test_a_slower_placement_fails_with_both_times():
     assert "(TP group [0, 1, 2, 3, 4, 5, 6, 7], DP group [0, 8, 16, 24, 32, 40, 48, 56])" in message
 
 
+def test_a_rule_without_the_rings_factor_fails_a_fixed_case():
+    # NVLink for the axis with more raw bytes (n_tp x tp_bytes against dp_bytes), forgetting
+    # 2(n-1)/n: 10 x 70 MB = 700 MB < 1 GB says DP in the nodes, but DP's 2-rank ring sends
+    # 1 GB and TP's 8-rank rings 10 x 1.75 x 70 MB = 1.225 GB: TP belongs on NVLink
+    case = ({"tp": 8, "dp": 2}, 8, 10, 7e7, 1e9)
+    assert case in clusters.placement_cases(0)
+    tp_inside = 10 * _ring(8, 7e7, NVLINK) + _ring(2, 1e9, NIC)
+    dp_inside = 10 * _ring(8, 7e7, NIC) + _ring(2, 1e9, NVLINK)
+    assert tp_inside == pytest.approx(22.72e-3, rel=1e-3) and dp_inside == pytest.approx(
+        26.72e-3, rel=1e-3
+    )
+    crude = clusters.in_node_placement(case[0], "dp")
+    with pytest.raises(AssertionError, match="with every TP group inside a node"):
+        clusters.check_mesh_placement(crude, "p", *case)
+    assert clusters.check_mesh_placement(clusters.in_node_placement(case[0], "tp"), "p", *case)
+
+
+def test_a_count_within_the_tolerance_of_the_reference_scores():
+    # 4 nodes, 1 GiB, 2 us: 64 segments (the reference) and 68 (the best) score, and so does
+    # 72, a hair slower than 64 but well within 0.1 %; 1 and 256 are whole percents slower
+    case = (4, 2.0**30, 2e-6)
+    times = {
+        k: clusters.pipelined_hierarchical_seconds(*case[:2], k, case[2]) for k in (64, 68, 72)
+    }
+    assert times[68] < times[64] < times[72] < times[64] * (1 + 1e-4)
+    for k in (64, 68, 72):
+        assert clusters.check_segments(k, "k", *case) == 1.0
+    for k in (1, 256):
+        with pytest.raises(AssertionError, match="trying every one"):
+            clusters.check_segments(k, "k", *case)
+
+
 def test_the_placement_cases_fit_both_layouts():
     for axes, n_nodes, *_ in clusters.placement_cases(3, "practice"):
         assert n_nodes == axes.get("pp", 1) * max(axes["tp"], axes["dp"])

@@ -394,22 +394,30 @@ def plot_sweep(
     logx: bool = False,
     title: Optional[str] = None,
     legend_loc: str = "best",
+    dashed: Sequence[str] = (),
 ):
     """Quantities swept over a design parameter: each of ``series`` (label -> one value
     per ``x``) a line with markers, in :data:`SWEEP_COLOURS` order; ``points`` (label ->
     ``(x, y)``) unconnected markers (a simulation's draws); ``level``: a dotted horizontal
     line (a target), labelled ``level_label``. ``logx``: a log x axis, ticks at the swept
-    values; ``legend_loc``: where the legend goes (matplotlib's ``loc``). Returns the
-    Axes."""
+    values; ``legend_loc``: where the legend goes (matplotlib's ``loc``); ``dashed``: labels
+    of series drawn thinner, dashed and without markers, so that a series they coincide
+    with stays visible under them. Returns the Axes."""
     import matplotlib.pyplot as plt
 
     if not series and not points:
         raise CollectivesError("plot_sweep needs at least one series or set of points")
+    unknown = [label for label in dashed if label not in series]
+    if unknown:
+        raise CollectivesError(f"dashed names no series: {unknown} (series: {list(series)})")
     ax = ax or plt.gca()
     for i, (label, y) in enumerate(series.items()):
         xs, ys = _curve(x, y, label)
         colour = SWEEP_COLOURS[i % len(SWEEP_COLOURS)]
-        ax.plot(xs, ys, marker="o", markersize=4, lw=2, color=colour, label=label)
+        if label in dashed:
+            ax.plot(xs, ys, ls="--", lw=1.5, color=colour, label=label, zorder=3)
+        else:
+            ax.plot(xs, ys, marker="o", markersize=4, lw=2, color=colour, label=label)
     for i, (label, (px, py)) in enumerate((points or {}).items()):
         xs, ys = _curve(px, py, label)
         ax.plot(

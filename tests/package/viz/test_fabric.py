@@ -144,6 +144,24 @@ def test_a_sweep_draws_one_line_per_series_and_the_points_apart():
     plt.close("all")
 
 
+def test_a_dashed_series_leaves_the_one_it_coincides_with_visible():
+    ax = vfab.plot_sweep(
+        [1, 8],
+        {"exact": [2.9, 4.0], "estimate": [2.9, 4.0]},
+        ax=plt.figure().gca(),
+        dashed=["estimate"],
+    )
+    exact, estimate = ax.get_lines()
+    assert exact.get_linestyle() == "-" and exact.get_marker() == "o"
+    assert estimate.get_linestyle() == "--" and estimate.get_marker() in ("None", "", None)
+    assert estimate.get_linewidth() < exact.get_linewidth()
+    legend = [h.get_linestyle() for h in ax.get_legend().legend_handles]
+    assert legend == ["-", "--"]  # the legend tells the two apart as the plot does
+    with pytest.raises(cl.CollectivesError, match="dashed names no series"):
+        vfab.plot_sweep([1], {"exact": [1.0]}, ax=plt.figure().gca(), dashed=["other"])
+    plt.close("all")
+
+
 def test_parts_stack_in_one_order_and_the_total_is_written_at_the_end():
     rows = {"short": {"a": 1.0, "b": 3.0}, "long": {"a": 2.0, "b": 0.0}}
     ax = vfab.plot_parts(rows, ax=plt.figure().gca(), unit=0.5)

@@ -318,6 +318,7 @@ def draw_uplink_loads(
     colorbar: bool = True,
     xlabel: str = "lower switch",
     ylabel: str = "its uplinks",
+    mark_hottest: bool = False,
 ):
     """Every up link of ``tier`` of ``topology`` (:func:`uplink_matrix`; ``switches``: only
     these lower switches) as one cell, a column per lower switch, coloured by its load
@@ -325,7 +326,9 @@ def draw_uplink_loads(
     :func:`~collectives.viz.loads.draw_link_loads` from 0 to ``vmax`` (default the largest):
     idle cells pale grey, the hottest the darkest red. ``colorbar``: a colour bar labelled
     ``unit_label`` below (panels on one scale share one with
-    :func:`~collectives.viz.loads.load_colourbar`). Returns the Axes."""
+    :func:`~collectives.viz.loads.load_colourbar`). ``mark_hottest``: a black ring around
+    every cell at the largest load (the one a synchronous step waits for), findable where
+    the cells are a pixel or two wide. Returns the Axes."""
     import matplotlib.pyplot as plt
     from matplotlib.colors import to_rgba
 
@@ -349,6 +352,20 @@ def draw_uplink_loads(
         origin="lower",
         extent=(-0.5, len(lower) - 0.5, 0.5, matrix.shape[0] + 0.5),
     )
+    if mark_hottest and matrix.max() > 0:
+        rows, cols = np.nonzero(matrix == matrix.max())
+        ax.plot(
+            cols,
+            rows + 1,
+            ls="none",
+            marker="o",
+            markersize=7,
+            mfc="none",
+            mec=PALETTE["black"],
+            mew=1.5,
+            clip_on=False,
+            label="hottest",
+        )
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     if title:

@@ -105,6 +105,26 @@ def test_the_hottest_uplink_is_the_darkest_cell_and_idle_ones_are_grey():
     plt.close("all")
 
 
+def test_the_hottest_cells_are_ringed_at_their_own_rack_and_uplink():
+    fabric = _leaf_spine()
+    loads = np.zeros(fabric.n_links)
+    _, links = vfab.uplink_matrix(fabric, np.arange(fabric.n_links, dtype=float), 2)
+    links = links.astype(int)
+    loads[links[0, 0]] = loads[links[2, 1]] = 3.0  # two hottest: leaf 0's first, leaf 1's last
+    loads[links[1, 1]] = 1.0
+    ax = vfab.draw_uplink_loads(fabric, loads, 2, ax=plt.figure().gca(), mark_hottest=True)
+    (rings,) = ax.get_lines()
+    # column = lower switch, row = uplink number counted from 1 (the cells' centres)
+    assert sorted(zip(rings.get_xdata().tolist(), rings.get_ydata().tolist())) == [
+        (0, 1),
+        (1, 3),
+    ]
+    assert rings.get_markerfacecolor() == "none"
+    ax = vfab.draw_uplink_loads(fabric, loads, 2, ax=plt.figure().gca())
+    assert not ax.get_lines()  # off by default
+    plt.close("all")
+
+
 def test_each_tier_is_labelled_with_its_oversubscription():
     fabric = cl.fabric.layered(4, 1e9, [cl.fabric.Tier(4, 5), cl.fabric.Tier(2, 2)])
     ax = vfab.draw_layered(fabric, ax=plt.figure().gca(), ratios=True)

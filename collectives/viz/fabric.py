@@ -28,7 +28,7 @@ import numpy as np
 from ..errors import CollectivesError
 from ..topology import Cluster
 from .loads import IDLE_COLOUR, load_colour, load_colourbar
-from .style import LEVEL_COLOURS, PALETTE, font_size
+from .style import FIG_WIDTH, LEVEL_COLOURS, PALETTE, font_size
 
 __all__ = [
     "FIG_WIDTH",
@@ -44,7 +44,6 @@ __all__ = [
     "plot_parts",
 ]
 
-FIG_WIDTH = 7.0
 #: cables by tier: host cables, leaf-spine, spine-aggregation (the book's level colours)
 TIER_COLOURS = {
     1: LEVEL_COLOURS["leaf"],
@@ -197,7 +196,7 @@ def plot_link_loads(
         fontsize=font_size("small"),
         loc="upper center",
         bbox_to_anchor=(0.5, -0.25),
-        ncol=2,
+        ncol=1,
     )
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)

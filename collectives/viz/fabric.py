@@ -471,18 +471,21 @@ def plot_parts(
     unit: float = 1.0,
     unit_label: str = "",
     title: Optional[str] = None,
+    digits: int = 3,
 ):
     """One horizontal bar per row (``rows``: label -> {part: value}, top to bottom), split
     into its parts in the order the first row names them, each part in its
     :data:`SWEEP_COLOURS` colour in every bar, the total (divided by ``unit``) written at the
-    bar's end; a legend of the parts below. Every row must name the same parts, each a
-    number >= 0. Returns the Axes."""
+    bar's end to ``digits`` significant digits (match the text's rounding); a legend of the
+    parts below. Every row must name the same parts, each a number >= 0. Returns the Axes."""
     import matplotlib.pyplot as plt
 
     if not rows:
         raise CollectivesError("plot_parts needs at least one row")
     if not (isinstance(unit, (int, float)) and np.isfinite(unit) and unit > 0):
         raise CollectivesError(f"unit must be a number > 0, got {unit!r}")
+    if isinstance(digits, bool) or not isinstance(digits, int) or digits < 1:
+        raise CollectivesError(f"digits must be an integer >= 1, got {digits!r}")
     parts = list(next(iter(rows.values())))
     for label, row in rows.items():
         if list(row) != parts:
@@ -506,7 +509,7 @@ def plot_parts(
                 label=part if y == 0 else None,
             )
             left += value / unit
-        ax.text(left, y, f" {left:.3g}", va="center")
+        ax.text(left, y, f" {left:.{digits}g}", va="center")
     ax.set_yticks(range(len(rows)), list(rows))
     ax.invert_yaxis()
     ax.set_xlabel(unit_label)

@@ -197,4 +197,11 @@ def test_parts_stack_in_one_order_and_the_total_is_written_at_the_end():
         vfab.plot_parts({"x": {"a": -1}}, ax=plt.figure().gca())
     with pytest.raises(cl.CollectivesError, match="at least one row"):
         vfab.plot_parts({}, ax=plt.figure().gca())
+    # totals to the text's rounding: 135.2 kB, not the default three digits' 135
+    one = {"3 m": {"frames": 13.3, "fixed": 121.9}}
+    ax = vfab.plot_parts(one, ax=plt.figure().gca(), digits=4)
+    assert [t.get_text() for t in ax.texts] == [" 135.2"]
+    assert [t.get_text() for t in vfab.plot_parts(one, ax=plt.figure().gca()).texts] == [" 135"]
+    with pytest.raises(cl.CollectivesError, match="digits must be an integer"):
+        vfab.plot_parts(one, ax=plt.figure().gca(), digits=0)
     plt.close("all")

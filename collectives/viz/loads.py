@@ -176,7 +176,8 @@ FAILED_COLOUR = "black"
 
 def _draw_failed(topology, lay, ax, base):
     """Every drawn cable of a fabric after ``Cluster.fail`` (``topology.failed``) as a
-    dashed black line with a cross at its middle."""
+    dashed black line with a cross at its middle and the word "failed" beside it (a cross
+    alone is a few pixels on a phone)."""
     failed = getattr(topology, "failed", None)
     if failed is None or not np.any(failed):
         return
@@ -190,12 +191,24 @@ def _draw_failed(topology, lay, ax, base):
             continue
         done.add(key)
         ax.plot(*pos[[u, v]].T, color=FAILED_COLOUR, linewidth=base, ls=(0, (3, 2)), zorder=3.5)
+        middle = pos[[u, v]].mean(axis=0)
         ax.plot(
-            *pos[[u, v]].mean(axis=0),
+            *middle,
             marker="X",
-            markersize=3 * base + 4,
+            markersize=max(9.0, 3 * base + 6),
             color=FAILED_COLOUR,
             markeredgecolor="white",
+            zorder=3.6,
+        )
+        ax.annotate(
+            "failed",
+            middle,
+            xytext=(-7, 0),
+            textcoords="offset points",
+            ha="right",
+            va="center",
+            fontsize=font_size("small"),
+            color=FAILED_COLOUR,
             zorder=3.6,
         )
 

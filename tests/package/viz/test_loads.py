@@ -158,9 +158,13 @@ def test_a_failed_cable_is_drawn_dashed_with_a_cross():
     np.testing.assert_allclose(dashed[0].get_xydata(), ends)
     crosses = [line for line in ax.lines if line.get_marker() == "X"]
     assert len(crosses) == 1 and np.allclose(crosses[0].get_xydata()[0], ends.mean(axis=0))
+    (label,) = [t for t in ax.texts if t.get_text() == "failed"]  # readable at phone width
+    np.testing.assert_allclose(label.xy, ends.mean(axis=0))
+    assert crosses[0].get_markersize() >= 9
     # the intact fabric has neither
     ax = vl.draw_link_loads(fabric, np.ones(fabric.n_links), ax=plt.figure().gca(), colorbar=False)
     assert not [line for line in ax.lines if line.get_marker() == "X"]
+    assert not [t for t in ax.texts if t.get_text() == "failed"]
     plt.close("all")
 
 

@@ -7,8 +7,10 @@ a path (:func:`ecmp_no_collision_probability`) or that some do
 (:func:`max_load_distribution`, computed exactly to float precision) and its mean
 (:func:`expected_max_load_exact`, or sampled: :func:`expected_max_load`);
 :func:`load_imbalance`, the max/mean of measured link loads; :func:`ecmp_efficiency`, the
-share of link speed a synchronous step keeps, and :func:`qps_for_efficiency`, the queue pairs
-per connection that reach a target.
+share of the even spread a synchronous step keeps (the mean link load over the expected
+busiest: with 16 connections on 18 uplinks, one per uplink at link speed scores 16/18,
+not 100 %), and :func:`qps_for_efficiency`, the queue pairs per connection that reach a
+target.
 
 **Many racks, one step.** A synchronous collective that spans several racks waits for the
 busiest uplink of *all* of them, not of a typical one. Every function that takes ``groups``
@@ -263,7 +265,9 @@ def qps_for_efficiency(connections, paths, target, max_qps=64, *, groups=1):
     c, n = _flows_paths(connections, paths)
     g = _whole("groups", groups, 1)
     if isinstance(target, bool) or not (isinstance(target, (int, float)) and 0 < target <= 1):
-        raise CollectivesError(f"target must be a share of link speed in (0, 1], got {target!r}")
+        raise CollectivesError(
+            f"target must be a share of the even spread in (0, 1], got {target!r}"
+        )
     for q in range(1, int(max_qps) + 1):
         if ecmp_efficiency(c * q, n, g) >= target:
             return q

@@ -30,7 +30,10 @@ picks among the usable candidates, like per-flow ECMP (``routing="hash"``; "dmod
 :meth:`LayeredFabric.fail` only live links are usable, and only towards switches that can
 still reach the destination's leaf (the way routing protocols withdraw routes), so traffic
 reroutes; a hashed choice then takes the ``(c mod live)``-th live candidate, so a failure
-re-spreads every flow above the failed one, as ECMP without resilient hashing does.
+shifts every flow above the failed one by one candidate (and wraps the last onto the
+first): an order-preserving stand-in for ECMP without resilient hashing, whose
+hash-threshold ranges (RFC 2992) are recomputed and re-spread a large part of the flows.
+Resilient hashing, which moves only the failed candidate's flows, is left out.
 
 **Left out:** queues, buffers, PFC, ECN and congestion control; NIC and PCIe limits;
 cabling other than the full mesh (or stripes) between adjacent tiers. Taught in chapter

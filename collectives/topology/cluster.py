@@ -84,10 +84,12 @@ into the block survives. That is what BGP does with RFC 7938's numbering (sectio
 unique ASN is allocated to each set of Tier 2 devices in the same cluster"): the detour's
 AS_PATH holds the block's ASN twice, and BGP's loop check drops it. A choice among candidates
 of which some are down takes the ``(c mod live)``-th live one for the column ``c`` it would
-take with all of them up: like ECMP without resilient hashing, a failure moves not only the
-flows of the failed candidate but every flow whose column lies above it (and folds the last
-columns onto the first). Resilient hashing, which moves only the failed member's flows, is
-left out.
+take with all of them up: a failure moves not only the flows of the failed candidate but
+every flow whose column lies above it, one column along (and folds the last columns onto
+the first). That is an order-preserving stand-in for ECMP without resilient hashing; real
+hash-threshold ECMP (RFC 2992) recomputes every member's hash range and so re-spreads a
+large, different part of the flows. Resilient hashing, which moves only the failed
+member's flows, is left out.
 
 **Nodes, in order** (``E`` endpoints, ``N`` nodes): endpoints ``0..E-1`` (GPU ``node * G
 + i``); with NVLink their NICs ``E + gpu`` (role "nic") and the node NVSwitches ``2E +
@@ -488,8 +490,8 @@ def _wire(
 
 def _usable(col: np.ndarray, ok: Optional[np.ndarray]) -> np.ndarray:
     """Column ``col`` when every candidate is usable; otherwise the ``(col mod usable)``-th
-    usable one: non-resilient ECMP, which re-spreads every flow above a failed candidate
-    (module docstring, Failures), not only the failed candidate's."""
+    usable one: every flow above a failed candidate moves one along, not only the failed
+    candidate's (an order-preserving stand-in for non-resilient ECMP; module docstring)."""
     if ok is None:
         return col
     count = ok.sum(axis=1)

@@ -35,6 +35,7 @@ from .wiring import Wiring, draw_wiring, points_per_unit, wiring_of
 __all__ = [
     "LOAD_CMAP",
     "IDLE_COLOUR",
+    "FAILED_COLOUR",
     "line_loads",
     "load_colour",
     "draw_link_loads",
@@ -61,9 +62,12 @@ def _cmap():
     return LinearSegmentedColormap.from_list("loads", base(np.linspace(lo, hi, 256)))
 
 
-def load_colour(fraction: float):
-    """The colour of a load ``fraction`` of the scale's top (0..1; 0 is the palest)."""
-    return _cmap()(float(np.clip(fraction, 0.0, 1.0)))
+def load_colour(fraction):
+    """The colour of a load ``fraction`` of the scale's top (0..1; 0 is the palest): an RGBA
+    tuple, or for an array of fractions an array of RGBA rows of its shape plus (4,)."""
+    if np.ndim(fraction) == 0:
+        return _cmap()(float(np.clip(fraction, 0.0, 1.0)))
+    return _cmap()(np.clip(np.asarray(fraction, dtype=float), 0.0, 1.0))
 
 
 def _loads_arg(topology, loads):
@@ -119,7 +123,8 @@ def draw_link_loads(
     one number per link, in any unit; drawn divided by ``unit`` on a scale from ``vmin``,
     default 0, to ``vmax``, default the largest; a load at or below ``vmin`` gets the
     palest colour): the busiest of the links it stands for (:func:`line_loads`); idle
-    lines thin and grey. ``layout`` from
+    lines thin and grey; on a fabric after :meth:`~collectives.topology.Cluster.fail`, the
+    failed cables dashed black with a cross. ``layout`` from
     :func:`~collectives.viz.wiring.wiring_of` (chips, a window of nodes, levels);
     ``colorbar``: a colour bar labelled ``unit_label`` below the drawing (several panels on
     one scale share one with :func:`load_colourbar`). Returns the Axes."""
@@ -159,14 +164,61 @@ def draw_link_loads(
                 linewidth=line * share * len(split.links),
                 zorder=1.5 + fraction,
             )
+    _draw_failed(topology, lay, ax, base)
     if colorbar:
         load_colourbar(ax.figure, [ax], top, unit_label, vmin=vmin)
     return ax
 
 
-def load_colourbar(figure, axes: Sequence, vmax: float, unit_label: str, vmin: float = 0.0):
+#: colour of a failed cable (dashed, with a cross at its middle)
+FAILED_COLOUR = "black"
+
+
+def _draw_failed(topology, lay, ax, base):
+    """Every drawn cable of a fabric after ``Cluster.fail`` (``topology.failed``) as a
+    dashed black line with a cross at its middle and the word "failed" beside it (a cross
+    alone is a few pixels on a phone)."""
+    failed = getattr(topology, "failed", None)
+    if failed is None or not np.any(failed):
+        return
+    pos = lay.positions
+    done = set()
+    for i in np.flatnonzero(failed).tolist():
+        u, v = int(topology.link_src[i]), int(topology.link_dst[i])
+        key = (min(u, v), max(u, v))
+        hidden = lay.hidden is not None and lay.hidden[i]
+        if key in done or hidden or np.isnan(pos[[u, v], 0]).any() or lay.arc[i]:
+            continue
+        done.add(key)
+        ax.plot(*pos[[u, v]].T, color=FAILED_COLOUR, linewidth=base, ls=(0, (3, 2)), zorder=3.5)
+        middle = pos[[u, v]].mean(axis=0)
+        ax.plot(
+            *middle,
+            marker="X",
+            markersize=max(9.0, 3 * base + 6),
+            color=FAILED_COLOUR,
+            markeredgecolor="white",
+            zorder=3.6,
+        )
+        ax.annotate(
+            "failed",
+            middle,
+            xytext=(-7, 0),
+            textcoords="offset points",
+            ha="right",
+            va="center",
+            fontsize=font_size("small"),
+            color=FAILED_COLOUR,
+            zorder=3.6,
+        )
+
+
+def load_colourbar(
+    figure, axes: Sequence, vmax: float, unit_label: str, vmin: float = 0.0, pad: float = 0.04
+):
     """One horizontal colour bar of the load scale (``vmin``, default 0, to ``vmax``,
-    labelled ``unit_label``) below ``axes`` of ``figure``. Returns the colour bar."""
+    labelled ``unit_label``) below ``axes`` of ``figure``, ``pad`` (a fraction of the axes'
+    height) below them: more when the lowest axes has an x label. Returns the colour bar."""
     from matplotlib.cm import ScalarMappable
     from matplotlib.colors import Normalize
 
@@ -178,7 +230,7 @@ def load_colourbar(figure, axes: Sequence, vmax: float, unit_label: str, vmin: f
         ax=list(axes),
         orientation="horizontal",
         fraction=0.06,
-        pad=0.04,
+        pad=pad,
         aspect=30,
         shrink=0.8,
     )

@@ -538,15 +538,16 @@ def wiring_of(
     ``bridge``: draw a transfer whose route crosses links left out (``levels``) as one
     dashed arc from its source to its destination (:class:`Wiring`). Raises
     :class:`~collectives.CollectivesError` for a topology of more than :data:`MAX_NODES`
-    nodes or a level it does not have."""
+    nodes (unless ``nodes`` draws a window of it) or a level it does not have."""
     if not isinstance(topology, Topology):
         raise CollectivesError(
             f"wiring_of() draws a collectives Topology, got {type(topology).__name__}"
         )
-    if topology.n_nodes > MAX_NODES:
+    if topology.n_nodes > MAX_NODES and nodes is None:
         raise CollectivesError(
             f"{topology.name} has {topology.n_nodes} nodes, too many to draw (at most "
-            f"{MAX_NODES}); draw a smaller preset of the same shape"
+            f"{MAX_NODES}); draw a window of its nodes (nodes=) or a smaller preset of the "
+            "same shape"
         )
     info = topology.info
     n = topology.n_ranks

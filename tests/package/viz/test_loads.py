@@ -143,3 +143,35 @@ def test_a_scale_from_vmin_spreads_the_colours_above_it():
     with pytest.raises(cl.CollectivesError, match="vmin must be a number from 0 to below vmax"):
         vl.draw_link_loads(ring, loads, vmin=6.0, vmax=5.0)
     plt.close("all")
+
+
+def test_a_failed_cable_is_drawn_dashed_with_a_cross():
+    fabric = cl.fabric.layered(2, 1e9, [cl.fabric.Tier(2, 3)])
+    leaf = int(fabric.switches[fabric.node_tier[fabric.switches] == 1][0])
+    cable = int(np.flatnonzero((fabric.link_src == leaf) & fabric.link_up)[0])
+    broken = fabric.fail(links=[cable])
+    lay = vw.wiring_of(broken)
+    ends = lay.positions[[broken.link_src[cable], broken.link_dst[cable]]]
+    ax = vl.draw_link_loads(broken, np.ones(broken.n_links), ax=plt.figure().gca(), colorbar=False)
+    dashed = [line for line in ax.lines if line.get_linestyle() not in ("-", "None")]
+    assert len(dashed) == 1  # the failed cable, once for its two directions
+    np.testing.assert_allclose(dashed[0].get_xydata(), ends)
+    crosses = [line for line in ax.lines if line.get_marker() == "X"]
+    assert len(crosses) == 1 and np.allclose(crosses[0].get_xydata()[0], ends.mean(axis=0))
+    (label,) = [t for t in ax.texts if t.get_text() == "failed"]  # readable at phone width
+    np.testing.assert_allclose(label.xy, ends.mean(axis=0))
+    assert crosses[0].get_markersize() >= 9
+    # the intact fabric has neither
+    ax = vl.draw_link_loads(fabric, np.ones(fabric.n_links), ax=plt.figure().gca(), colorbar=False)
+    assert not [line for line in ax.lines if line.get_marker() == "X"]
+    assert not [t for t in ax.texts if t.get_text() == "failed"]
+    plt.close("all")
+
+
+def test_an_array_of_fractions_gets_the_colours_of_its_elements():
+    fractions = np.array([[0.0, 0.5], [1.0, 2.0]])
+    colours = vl.load_colour(fractions)
+    assert colours.shape == (2, 2, 4)
+    for index in np.ndindex(2, 2):
+        np.testing.assert_allclose(colours[index], vl.load_colour(float(fractions[index])))
+    np.testing.assert_allclose(colours[1, 1], vl.load_colour(1.0))  # clipped to the top

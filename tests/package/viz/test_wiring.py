@@ -205,6 +205,20 @@ def test_levels_hide_the_rest_of_the_wiring():
 def test_bad_topologies_are_refused():
     with pytest.raises(cl.CollectivesError, match="too many to draw"):
         vw.wiring_of(cl.topology.torus((64, 64), 1.0))
+
+
+def test_a_window_of_a_cluster_too_large_to_draw_whole_is_drawn():
+    meta = cl.hardware.preset("meta-roce-24k")  # 53,913 nodes
+    assert meta.n_nodes > vw.MAX_NODES
+    with pytest.raises(cl.CollectivesError, match="too many to draw"):
+        vw.wiring_of(meta)
+    lay = vw.wiring_of(meta, nodes=(0, 1))  # the first rack's two servers
+    placed = np.flatnonzero(np.isfinite(lay.positions[:, 0]))
+    gpus = placed[placed < meta.n_ranks]
+    assert gpus.tolist() == list(range(16))
+    # above them: their rack switch, the pod's 18 CTSWs and the 9 ATSWs, nothing else
+    tiers = meta.node_tier[placed[np.isin(placed, meta.switches)]]
+    assert np.bincount(tiers)[1:].tolist() == [1, 18, 9]
     with pytest.raises(cl.CollectivesError, match="Topology"):
         vw.wiring_of("ring")
 

@@ -53,9 +53,13 @@ calls, the first error); :func:`check_ring_all_reduce` runs on that report in th
 re-check (:func:`collectives.grading.recheck`, as a ``check_reference`` whose reference is
 ``"grading.processes.check_ring_all_reduce"``, the notebook's name: the compatibility module
 ``collectives.grading.processes``): the result against the sum over ranks and against
-torch's, no collective called, and no rank sending more than the ``2(n-1)/n S`` bytes of a
+torch's, no collective called, no rank sending more than the ``2(n-1)/n S`` bytes of a
 ring (:func:`ring_all_reduce_bytes_per_rank`: the least any all-reduce can send from its
-busiest rank, so an all-reduce that sends no more than the ring scores too).
+busiest rank, so an all-reduce that sends no more than the ring scores too), and the busiest
+rank sending no less: a sum reached with fewer counted bytes came by a route the counting
+does not see (torch's functional collectives, ``torch.distributed._functional_collectives``,
+reach the backend through ``torch.ops._c10d_functional`` without touching the replaced
+functions).
 
 This file is both a module (the kernel's side) and the ranks' program (run by its path; the
 worker's side below imports nothing of the package, and the kernel's side imports the
@@ -106,6 +110,7 @@ __all__ = [
     "hang_positions",
     "broken_run",
     "broken_inputs",
+    "broken_reports",
     "check_diagnosis",
     "diagnosis_cases",
     "diagnosis_examples",
@@ -611,14 +616,27 @@ def hang_positions(schedule, rank, step):
     return at
 
 
-def broken_run(world_size, kind, rank, step, *, timeout=None, stall=None):
+def broken_run(
+    world_size,
+    kind,
+    rank,
+    step,
+    *,
+    timeout=None,
+    stall=None,
+    job=0,
+    name="ring_all_reduce",
+    chunk_bytes=BROKEN_CHUNK_BYTES,
+):
     """What ``collectives.dist.run(ring_all_reduce(world_size), inputs)`` raises (its
     :class:`~collectives.DistError`'s text) when rank ``rank`` fails at step ``step`` with
     the launcher's fault ``kind``: ``"die"``, ``"mismatch"`` (the rank's message one chunk of
-    :data:`BROKEN_CHUNK_BYTES` too long) or ``"hang"`` (ended by the launch's ``timeout``,
-    default :data:`collectives.dist.DEFAULT_TIMEOUT`, or by ``stall`` seconds without
-    progress). The ranks that failed besides the root cause are listed in rank order (a real
-    run lists them in the order it saw them)."""
+    ``chunk_bytes`` too long) or ``"hang"`` (ended by the launch's ``timeout``, default
+    :data:`collectives.dist.DEFAULT_TIMEOUT`, or by ``stall`` seconds without progress).
+    ``job`` is the job's label in the launch (its position among the jobs of
+    :func:`collectives.dist.run_many`) and ``name`` the Schedule's name
+    (:meth:`~collectives.Schedule.renamed`). The ranks that failed besides the root cause are
+    listed in rank order (a real run lists them in the order it saw them)."""
     import signal
 
     from ...dist.board import FINISHING, PHASES
@@ -637,10 +655,10 @@ def broken_run(world_size, kind, rank, step, *, timeout=None, stall=None):
         raise GradingError(
             f"no broken run ({world_size}, {kind!r}, {rank}, {step}) (a bug in the test)"
         )
-    what = f"schedule {schedule.name!r}"
+    what = f"schedule {str(name)!r}"
 
     def where(r, k):
-        return job_text(0, what, k, last) if k < last else PHASES[FINISHING]
+        return job_text(job, what, k, last) if k < last else PHASES[FINISHING]
 
     if kind == "hang":
         at = hang_positions(schedule, rank, step)
@@ -655,7 +673,7 @@ def broken_run(world_size, kind, rank, step, *, timeout=None, stall=None):
         message = (
             exit_reason(-signal.SIGABRT)
             + "; its last output:\n"
-            + GLOO_SIZE_MISMATCH.format(sent=2 * BROKEN_CHUNK_BYTES, posted=BROKEN_CHUNK_BYTES)
+            + GLOO_SIZE_MISMATCH.format(sent=2 * int(chunk_bytes), posted=int(chunk_bytes))
         )
     others = [r for r in range(n) if r != reporter]
     return failure_message(
@@ -669,10 +687,46 @@ def _receivers(schedule, step, rank):
     return sorted({int(d) for d in dst[src == rank].tolist() if d != rank})
 
 
-def broken_inputs(world_size):
-    """The inputs of the broken runs: rank r's row of ``world_size`` float32 chunks of two
-    elements (:data:`BROKEN_CHUNK_BYTES`), as :func:`collectives.dist.run` takes them."""
-    return np.arange(int(world_size) ** 2 * 2, dtype=np.float32).reshape(int(world_size), -1)
+def broken_inputs(world_size, chunk_bytes=BROKEN_CHUNK_BYTES):
+    """The inputs of the broken runs: rank r's row of ``world_size`` float32 chunks of
+    ``chunk_bytes`` bytes (two elements by default, :data:`BROKEN_CHUNK_BYTES`), as
+    :func:`collectives.dist.run` takes them."""
+    n, per_chunk = int(world_size), int(chunk_bytes) // 4
+    return np.arange(n * n * per_chunk, dtype=np.float32).reshape(n, -1)
+
+
+def _report_context(generator, kind):
+    """What else a broken run's report says, drawn: the job's label in its launch (0 to 63),
+    the Schedule's name (a gradient bucket's, ``grad_bucket_<k>``, k below a million), the
+    bytes of a chunk (4 to 4 MB, float32) and what ended a hang (a timeout of 30 to 900 s,
+    or 1 to 30 s without progress)."""
+    context = {
+        "job": int(generator.integers(64)),
+        "name": f"grad_bucket_{int(generator.integers(10**6))}",
+        "chunk_bytes": 4 * int(generator.integers(1, 10**6 + 1)),
+    }
+    if kind == "hang":
+        if generator.integers(2):
+            context["timeout"] = float(generator.integers(30, 901))
+        else:
+            context["stall"] = round(float(generator.uniform(1.0, 30.0)), 1)
+    return context
+
+
+def broken_reports(cases, label="test_diagnose", course_seed=None):
+    """``[(report, case)]``: the :func:`broken_run` of each ``(world_size, kind, rank,
+    step)`` in ``cases``, every report with its own job label, Schedule name, chunk bytes
+    and end of a hang drawn from the course seed (:func:`collectives.grading.cohort.rng` of
+    ``label``), so that no table of the package's renderings holds the reports of a cohort
+    (one report's numbers alone are drawn from about 10^13 combinations)."""
+    from .. import cohort
+
+    generator = cohort.rng(f"{label} reports", course_seed)
+    out = []
+    for case in cases:
+        n, kind, rank, step = case
+        out.append((broken_run(n, kind, rank, step, **_report_context(generator, kind)), case))
+    return out
 
 
 #: what each fault is, in the words of the checks' messages
@@ -919,8 +973,11 @@ def check_ring_all_reduce(report):
     """Check a :func:`run_on_ranks` report against first principles; returns 1.0.
 
     Raises AssertionError naming the case, the rank and what is wrong: an error or hang,
-    a forbidden collective, a wrong element (the sum over ranks of :func:`pattern`), or a
-    rank that sent more than the ring's 2(n-1)/n S bytes."""
+    a forbidden collective, a wrong element (the sum over ranks of :func:`pattern`), a
+    busiest rank that sent less than the 2(n-1)/n S bytes no all-reduce's busiest rank goes
+    below (the result then came by another route than the counted point-to-point messages:
+    torch's functional collectives, ``torch.ops.c10d``, ...), or a rank that sent more than
+    the ring's 2(n-1)/n S."""
     from ...errors import GradingError
 
     if not isinstance(report, dict):
@@ -964,6 +1021,15 @@ def check_ring_all_reduce(report):
                 )
         nbytes = length * dtype.itemsize
         ring = ring_all_reduce_bytes_per_rank(nbytes, n)
+        if max(case["sent"]) < ring:
+            busiest = int(np.argmax(case["sent"]))
+            raise AssertionError(
+                f"{label}: your ranks sent fewer bytes than any point-to-point all-reduce can "
+                f"(the busiest, rank {busiest}, sent {case['sent'][busiest]} bytes, and no "
+                f"all-reduce of S = {nbytes} bytes on {n} ranks sends less than 2(n-1)/n S = "
+                f"{ring:g} from its busiest rank): was a collective used? Only bytes sent with "
+                "send, isend or batch_isend_irecv count"
+            )
         for r in range(n):
             if case["sent"][r] > ring:
                 ratio = case["sent"][r] / ring

@@ -290,6 +290,30 @@ def test_diagnosis_cases_are_fixed_then_drawn():
         rp.broken_run(n, kind, rank, step)
 
 
+def test_broken_reports_carry_numbers_drawn_from_the_seed():
+    cases = rp.diagnosis_cases(4, "cohort a")
+    reports = rp.broken_reports(cases, course_seed="cohort a")
+    assert [case for _, case in reports] == cases
+    assert reports == rp.broken_reports(cases, course_seed="cohort a")
+    assert [r for r, _ in reports] != [r for r, _ in rp.broken_reports(cases, course_seed="b")]
+    # no report is one of the package's renderings with the default job, name, chunk and
+    # timeout: a table of those (the 960 of broken_run's defaults) holds none of them
+    table = {
+        rp.broken_run(n, kind, rank, step)
+        for n in range(4, 9)
+        for kind in ("die", "hang", "mismatch")
+        for rank in range(n)
+        for step in range(2 * (n - 1))
+    }
+    assert len(table) == 960 and not table & {r for r, _ in reports}
+    (die, _), (mismatch, _) = reports[:2]  # (4, "die", 1, 0), (5, "mismatch", 4, 2)
+    head = r"rank 1 of 4 failed over gloo in job (\d+) \(schedule '(\w+)'\) at step 0 of 6"
+    label, name = re.match(head, die).groups()
+    assert 0 <= int(label) < 64 and name.startswith("grad_bucket_")
+    sent, posted = map(int, re.search(r"op.nbytes. (\d+) vs (\d+)\.", mismatch).groups())
+    assert sent == 2 * posted and posted % 4 == 0 and posted != rp.BROKEN_CHUNK_BYTES
+
+
 def normalised(text):
     """A report with its list of the other failed ranks dropped (a real run lists them in the
     order it noticed them)."""
@@ -298,19 +322,30 @@ def normalised(text):
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    "case", [(4, "die", 2, 3), (4, "mismatch", 3, 5), (5, "hang", 3, 2), (6, "hang", 3, 9)]
+    "case, context",
+    [
+        ((4, "die", 2, 3), {}),
+        ((4, "mismatch", 3, 5), {}),
+        ((5, "hang", 3, 2), {}),
+        ((6, "hang", 3, 9), {}),
+        # what the hidden reports vary: the job's label, the Schedule's name, the chunk size
+        ((5, "mismatch", 0, 6), {"job": 17, "name": "grad_bucket_40213", "chunk_bytes": 4096}),
+    ],
 )
-def test_broken_runs_are_what_the_launcher_raises(case):
+def test_broken_runs_are_what_the_launcher_raises(case, context):
     from collectives.dist.jobs import _schedule_job  # as tests/package/dist/test_worker.py
     from collectives.dist.launch import run_tasks
 
     n, kind, rank, step = case
-    job = _schedule_job(cl.algorithms.ring_all_reduce(n), rp.broken_inputs(n))
+    schedule = cl.algorithms.ring_all_reduce(n).renamed(context.get("name", "ring_all_reduce"))
+    inputs = rp.broken_inputs(n, context.get("chunk_bytes", rp.BROKEN_CHUNK_BYTES))
+    job = _schedule_job(schedule, inputs)
     job["fault"] = {"rank": rank, "step": step, "kind": kind}
     stall = 2.0 if kind == "hang" else None
     with pytest.raises(cl.DistError) as info:
-        run_tasks(n, [job], "gloo", 60.0, stall=stall)
-    assert normalised(str(info.value)) == normalised(rp.broken_run(*case, stall=stall))
+        run_tasks(n, [job], "gloo", 60.0, labels=[context.get("job", 0)], stall=stall)
+    expected = rp.broken_run(*case, stall=stall, **context)
+    assert normalised(str(info.value)) == normalised(expected)
 
 
 def test_diagnosis_examples_are_one_of_each_fault_drawn_per_cohort(monkeypatch):
@@ -321,3 +356,57 @@ def test_diagnosis_examples_are_one_of_each_fault_drawn_per_cohort(monkeypatch):
     assert rp.diagnosis_examples("cohort a") != rp.diagnosis_examples("cohort b")
     for n, _, rank, step in practice + rp.diagnosis_examples("cohort a"):
         assert 4 <= n <= 6 and 1 <= rank < n and 1 <= step < 2 * (n - 1)
+
+
+# ---- the ring on processes --------------------------------------------------------------------
+
+
+def ring_report(sent, length=8, n=4):
+    """A report of run_on_ranks with the right sum on every rank and ``sent`` bytes."""
+    want = np.sum([rp.pattern(r, length, np.float32) for r in range(n)], axis=0).tolist()
+    case = {
+        "length": length,
+        "dtype": "float32",
+        "outputs": [want] * n,
+        "torch": [want] * n,
+        "sent": sent,
+        "forbidden": [],
+    }
+    return {"world_size": n, "cases": [case], "error": None}
+
+
+def test_check_ring_all_reduce_holds_the_bytes_to_the_ring_from_both_sides():
+    # 8 float32 elements, S = 32 bytes on 4 ranks: 2 x 3 / 4 x 32 = 48 bytes from every rank
+    assert rp.check_ring_all_reduce(ring_report([48, 48, 48, 48])) == 1.0
+    with pytest.raises(AssertionError, match="rank 2 sent 96 bytes; .* 2 times that"):
+        rp.check_ring_all_reduce(ring_report([48, 48, 96, 48]))
+    # the right sum with no counted byte (torch's functional all_reduce), or fewer than the
+    # bound from the busiest rank
+    for sent in ([0, 0, 0, 0], [47, 40, 0, 0]):
+        with pytest.raises(AssertionError, match="fewer bytes than any point-to-point"):
+            rp.check_ring_all_reduce(ring_report(sent))
+
+
+FUNCTIONAL = """
+import torch.distributed as dist
+
+def ring_all_reduce(tensor):
+    import torch.distributed._functional_collectives as fc
+    tensor.copy_(fc.wait_tensor(fc.all_reduce(tensor, "sum", dist.group.WORLD)))
+    return tensor
+"""
+
+
+@pytest.mark.slow
+def test_torchs_functional_all_reduce_is_refused_by_its_bytes(tmp_path, monkeypatch):
+    # it reaches gloo through torch.ops._c10d_functional: no replaced function sees it, no
+    # byte is counted, and the sum is right
+    (tmp_path / "functional_ring.py").write_text(FUNCTIONAL)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import functional_ring
+
+    report = rp.run_on_ranks(functional_ring.ring_all_reduce, cases=((8, "float32"),))
+    assert report["error"] is None and report["cases"][0]["sent"] == [0, 0, 0, 0]
+    assert report["cases"][0]["forbidden"] == []
+    with pytest.raises(AssertionError, match="fewer bytes than any point-to-point"):
+        rp.check_ring_all_reduce(report)

@@ -76,6 +76,20 @@ def test_check_fit_takes_the_best_fit_and_refuses_a_fit_of_the_times():
         rp.check_fit((6 * best[0], best[1]), "fit", SIZES, seconds, 4)
 
 
+def test_check_fit_passes_a_fit_right_to_many_digits_of_an_exact_model():
+    # the least rms relative error is ~1e-16 here; alpha off by 1e-11 (an iterative fit's
+    # tolerance) adds ~1e-11, and alpha and beta rounded to 6 digits 5e-6 at most
+    seconds = exact(5e-5, 1e-9)
+    for eps in (1e-13, 1e-11, 1e-9, 1e-7):
+        assert rp.check_fit((5e-5 * (1 + eps), 1e-9), "fit", SIZES, seconds, 4) == 1.0
+    rounded = [float(f"{v:.6g}") for v in (5.0000123e-5, 1.0000041e-9)]
+    assert rp.check_fit(rounded, "fit", SIZES, exact(5.0000123e-5, 1.0000041e-9), 4) == 1.0
+    # alpha 1e-4 off (the model 6.6e-5 off in rms, above the floor of 1e-5) fails, with the
+    # rms written in digits that show it
+    with pytest.raises(AssertionError, match=r"alpha = 5\.0005e-05 s.* by 0\.00658 % .*the best fit's [0-9.e-]+ % allows"):
+        rp.check_fit((5e-5 * (1 + 1e-4), 1e-9), "fit", SIZES, seconds, 4)
+
+
 @pytest.mark.parametrize(
     "answer, error, text",
     [
@@ -93,11 +107,14 @@ def test_check_fit_errors(answer, error, text):
 def test_fit_cases_are_fixed_then_drawn_from_the_seed():
     a, b = rp.fit_cases(3, "cohort a"), rp.fit_cases(3, "cohort b")
     assert a[:2] == b[:2] and a[2:] != b[2:] and len(a) == len(b) == 5
-    for nbytes, seconds, n in a:
+    for i, (nbytes, seconds, n) in enumerate(a):
         assert 3 <= n <= 8 or n in (4, 8)
         alpha, beta = rp.reference_fit(nbytes, seconds, n)
         assert alpha > 0 and beta > 0 and len(nbytes) == len(seconds) >= 6
-        # a fit of the times themselves is refused in every case (both terms matter)
+        if i == 0:  # the exact model (to 6 digits): any fit of the right model fits it
+            assert rp.check_fit(absolute_fit(nbytes, seconds, n), "fit", nbytes, seconds, n)
+            continue
+        # a fit of the times themselves is refused in every case with noise (both terms matter)
         with pytest.raises(AssertionError):
             rp.check_fit(absolute_fit(nbytes, seconds, n), "fit", nbytes, seconds, n, rel=1e-3)
 
@@ -378,7 +395,7 @@ def ring_report(sent, length=8, n=4):
 def test_check_ring_all_reduce_holds_the_bytes_to_the_ring_from_both_sides():
     # 8 float32 elements, S = 32 bytes on 4 ranks: 2 x 3 / 4 x 32 = 48 bytes from every rank
     assert rp.check_ring_all_reduce(ring_report([48, 48, 48, 48])) == 1.0
-    with pytest.raises(AssertionError, match="rank 2 sent 96 bytes; .* 2 times that"):
+    with pytest.raises(AssertionError, match=r"rank 2 sent 96 bytes; .* 2 times that"):
         rp.check_ring_all_reduce(ring_report([48, 48, 96, 48]))
     # the right sum with no counted byte (torch's functional all_reduce), or fewer than the
     # bound from the busiest rank

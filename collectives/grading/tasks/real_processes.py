@@ -105,6 +105,8 @@ __all__ = [
     "predicted_seconds",
     "check_choice",
     "choice_cases",
+    "CHOICE_MARGIN",
+    "choice_margin",
     "GLOO_SIZE_MISMATCH",
     "DIE_EXIT_CODE",
     "BROKEN_CHUNK_BYTES",
@@ -517,27 +519,49 @@ def check_choice(answer, what, measurements, nbytes, *, rel=1e-9):
     return 1.0
 
 
-def _clear(measurements, nbytes, margin=0.05):
+#: the least margin by which one side's predicted time beats the other's at a size asked
+CHOICE_MARGIN = 0.05
+
+
+def choice_margin(measurements, world_size=SWEEP_WORLD_SIZE):
+    """How much faster one side must be predicted at a size for :func:`choice_cases` to ask
+    it: the larger of :data:`CHOICE_MARGIN` and the two best fits' root mean square relative
+    errors (:func:`relative_rms`; a closer call is inside what the fits miss by)."""
+    rows = recorded(measurements)
+    sizes = [r[0] for r in rows]
+    misses = []
+    for c in (1, 2):
+        seconds = [r[c] for r in rows]
+        misses.append(
+            relative_rms(*reference_fit(sizes, seconds, world_size), sizes, seconds, world_size)
+        )
+    return max(CHOICE_MARGIN, *misses)
+
+
+def _clear(measurements, nbytes, margin):
     times = predicted_seconds(measurements, nbytes)
     return max(times.values()) > (1 + margin) * min(times.values())
 
 
 def choice_cases(measurements, count=3, course_seed=None):
-    """The hidden choice test's cases, ``(measurements, nbytes)``: the learner's recorded
-    sweep at its own sizes and at ``count`` sizes drawn from the course seed (a sixteenth of
-    the smallest to 16 times the largest), then a fixed sweep measured elsewhere in which the
-    Schedule wins at large sizes and ``count`` such sweeps drawn (each with a crossover
-    inside its sizes), at sizes on both sides; only sizes where one side is at least 5 %
-    faster (a near tie is no question)."""
+    """The hidden choice test's cases, ``(measurements, nbytes)``, every size inside the
+    range its sweep measured (a fit says little beyond it): the learner's recorded sweep at
+    its own sizes and at ``count`` sizes drawn from the course seed between its smallest and
+    largest, then a fixed synthetic sweep (the model with 2 % noise) in which the Schedule
+    wins at large sizes and ``count`` such sweeps drawn (each with a crossover inside its
+    sizes), at sizes on both sides; only sizes where one side is predicted faster by more
+    than :func:`choice_margin` of its sweep (the larger of 5 % and the fits' rms relative
+    errors: a closer call is no question the fits can answer)."""
     from .. import cohort
 
     mine = recorded(measurements)
     sizes = [r[0] for r in mine]
     generator = cohort.rng("test_choose_all_reduce", course_seed)
     queries = list(sizes) + [
-        int(_log_uniform(generator, sizes[0] / 16, sizes[-1] * 16)) for _ in range(count)
+        int(_log_uniform(generator, sizes[0], sizes[-1])) for _ in range(count)
     ]
-    cases = [(mine, s) for s in queries if _clear(mine, s)]
+    margin = choice_margin(mine)
+    cases = [(mine, s) for s in queries if _clear(mine, s, margin)]
 
     def elsewhere(gen, alphas, betas, sizes):
         cols = [_noisy_sweep(gen, 4, sizes, a, b, noise=0.02) for a, b in zip(alphas, betas)]
@@ -545,8 +569,8 @@ def choice_cases(measurements, count=3, course_seed=None):
 
     fixed_sizes = [4096 * 4**i for i in range(7)]
     fixed = elsewhere(np.random.default_rng(7), (3e-4, 2e-5), (2e-10, 1e-9), fixed_sizes)
-    for s in (4096, 2**20, 2**24, 2**30):
-        if _clear(fixed, s):
+    for s in (4096, 2**18, 2**22, 2**24):  # its fits cross at about 1.39 MB
+        if _clear(fixed, s, choice_margin(fixed)):
             cases.append((fixed, s))
 
     for _ in range(20 * count):
@@ -564,8 +588,11 @@ def choice_cases(measurements, count=3, course_seed=None):
         if (a["schedule"] < a["torch"]) == (b["schedule"] < b["torch"]):
             continue  # no crossover inside the sweep
         picked = [int(_log_uniform(generator, sweep_sizes[0], sweep_sizes[-1])) for _ in range(3)]
+        margin = choice_margin(table)
         cases += [
-            (table, s) for s in (sweep_sizes[0], sweep_sizes[-1], *picked) if _clear(table, s)
+            (table, s)
+            for s in (sweep_sizes[0], sweep_sizes[-1], *picked)
+            if _clear(table, s, margin)
         ]
     return cases
 

@@ -15,7 +15,8 @@ mean square of its relative errors on the data (:func:`relative_rms`), no worse 
 least possible, which :func:`reference_fit` (weighted least squares) attains
 (:func:`check_fit`). The choice between the Schedule and torch's all-reduce at a size is
 judged by the times the best fits of the two columns predict there (:func:`check_choice`):
-any choice as fast as the faster is right. :func:`fit_cases` and :func:`choice_cases` add
+any choice as fast as the faster is right; :func:`choice_cases` asks only sizes inside each
+sweep, where one side wins by more than the fits miss the data by (:func:`choice_margin`). :func:`fit_cases` and :func:`choice_cases` add
 sweeps drawn from the course seed (:mod:`collectives.grading.cohort`), made from an
 alpha-beta model with a few per cent of noise, where either side may win: a function that
 only works on one table fails there.
@@ -32,7 +33,11 @@ receive is posted), so the ranks next to the hung one stop at its step and the o
 or more later; a mismatch is reported by the rank that received the message (gloo aborts
 there), not by the one that sent it. The tests of the package hold these renderings to real
 runs. :func:`check_diagnosis` checks a learner's ``(rank, step, kind)``;
-:func:`diagnosis_cases` draws the hidden cases from the course seed.
+:func:`diagnosis_cases` draws the hidden cases from the course seed, and
+:func:`broken_reports` renders each with a job label, Schedule name, chunk size and end of a
+hang drawn from the seed as well, so that no table of renderings made beforehand holds them
+(what stays open is the hole :mod:`collectives.grading.cohort` documents: code in the grading
+kernel can read the seed).
 
 **The ring.** :func:`run_on_ranks` re-runs a learner's ``ring_all_reduce(tensor)`` from its
 source code (:func:`collectives.grading.isolation.bundle`) in ``world_size`` processes forked

@@ -13,11 +13,12 @@ checked on the numbers recorded. The model is the ring all-reduce's alpha-beta c
 ``2(n-1) alpha + 2(n-1)/n S beta`` (:func:`ring_model_seconds`); a fit is judged by the root
 mean square of its relative errors on the data (:func:`relative_rms`), no worse than the
 least possible, which :func:`reference_fit` (weighted least squares) attains
-(:func:`check_fit`). The choice between the Schedule and torch's all-reduce at a size is
-judged by the times the best fits of the two columns predict there (:func:`check_choice`):
-any choice as fast as the faster is right; :func:`choice_cases` asks only sizes inside each
-sweep, where one side wins by more than the fits miss the data by (:func:`choice_margin`). :func:`fit_cases` and :func:`choice_cases` add
-sweeps drawn from the course seed (:mod:`collectives.grading.cohort`), made from an
+(:func:`check_fit`; on exact data, within :data:`FIT_FLOOR` of it). The choice between the
+Schedule and torch's all-reduce at a size is judged by the times the best fits of the two
+columns predict there (:func:`check_choice`): any choice as fast as the faster is right;
+:func:`choice_cases` asks only sizes inside each sweep, where one side wins by more than the
+fits miss the data by (:func:`choice_margin`). :func:`fit_cases` and :func:`choice_cases` add
+synthetic sweeps drawn from the course seed (:mod:`collectives.grading.cohort`), made from an
 alpha-beta model with a few per cent of noise, where either side may win: a function that
 only works on one table fails there.
 

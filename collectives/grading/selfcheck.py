@@ -1084,9 +1084,11 @@ def _diagnose(rng, a):
     from .tasks import real_processes as rp
 
     checks = []
-    for case in rp.diagnosis_cases(6, _own_seed(rng))[len(rp.diagnosis_cases(0)) :]:
+    seed = _own_seed(rng)
+    drawn = rp.diagnosis_cases(6, seed)[len(rp.diagnosis_cases(0)) :]
+    for report, case in rp.broken_reports(drawn, course_seed=seed):
         what = f"diagnose(<the report of a broken ring all-reduce on {case[0]} ranks>)"
-        answer = _c(a, "diagnose", rp.broken_run(*case))
+        answer = _c(a, "diagnose", report)
         checks.append(
             (
                 "check_reference",

@@ -5,7 +5,8 @@ Task 1 (3 points): the learner's recorded sweep (``MEASUREMENTS``, literal numbe
 only for plausibility, never against a time measured at grading) and ``fit_alpha_beta``,
 judged by its relative error on both columns of that table and on sweeps drawn from the
 course seed, against the least possible. Task 2 (2): ``choose_all_reduce``, timed by the best
-fits of the table's columns, on the learner's table and on drawn sweeps with a crossover.
+fits of the table's columns, on the learner's table and on drawn sweeps with a crossover, at
+sizes inside each sweep where one side wins by more than the fits' error.
 Task 3 (3): ``diagnose``, on broken runs the package renders (the fixed ones and some drawn
 from the course seed). Task 4 (2): a ring all-reduce written with torch.distributed's
 point-to-point operations, re-run from its source on 4 local processes
@@ -32,9 +33,14 @@ checked in the re-check. Submissions:
   than the reference here: the reference fit is the least-squares optimum, the choice is the
   faster side, a diagnosis is right or wrong and no all-reduce's busiest rank sends less than
   the ring's 2(n-1)/n S; the variants show that any answer as good scores;
-- *shortcut*: every answer through the package (the task module's own fit and prediction,
-  a diagnosis that matches the report against every broken run the package can render) and,
-  for the ring, torch's own ``dist.all_reduce``: 0.
+- *shortcut*: every answer through the package (the task module's own fit and prediction),
+  a diagnosis that looks the report up in a table of every broken run the package renders
+  with its defaults (960 reports, built in the answer cell with ``broken_run`` and carried
+  into the learner's process as a plain dict: the hidden reports carry a job label, Schedule
+  name, chunk size and timeout drawn from the course seed, so none is in it) and, for the
+  ring, torch's functional all-reduce (``torch.distributed._functional_collectives``, which
+  no replaced function sees: it sends no counted byte, below the 2(n-1)/n S every
+  all-reduce's busiest rank sends; torch's own ``dist.all_reduce`` is *hostile*'s): 0.
 """
 
 from assignments import TAMPERING, Error, origin_attack, submission
@@ -326,19 +332,22 @@ def choose_all_reduce(measurements, nbytes):
     return min(times, key=times.get)
 """,
     "diagnose": """
+# every report the package renders (its defaults), with its answer: a plain dict, which the
+# re-run of diagnose in a process without the package receives
+from collectives.grading.tasks.real_processes import broken_run
+
+ANSWERS = {broken_run(n, kind, rank, step): (rank, step, kind)
+           for n in range(4, 9) for kind in ("die", "hang", "mismatch")
+           for rank in range(n) for step in range(2 * (n - 1))}
+
 def diagnose(report):
-    # every broken run the package can render, until one prints the same
-    from collectives.grading.tasks.real_processes import broken_run
-    for n in range(4, 9):
-        for kind in ("die", "hang", "mismatch"):
-            for rank in range(n):
-                for step in range(2 * (n - 1)):
-                    if broken_run(n, kind, rank, step) == report:
-                        return rank, step, kind
+    return ANSWERS.get(report, (0, 0, "die"))
 """,
     "ring_all_reduce": """
 def ring_all_reduce(tensor):
-    dist.all_reduce(tensor)
+    # torch's functional all-reduce: through torch.ops._c10d_functional, not dist.all_reduce
+    import torch.distributed._functional_collectives as fc
+    tensor.copy_(fc.wait_tensor(fc.all_reduce(tensor, "sum", dist.group.WORLD)))
     return tensor
 """,
 }
@@ -373,7 +382,7 @@ ERRORS = {
     "partial": {
         NOTEBOOK: {
             "test_choose_all_reduce": Error(
-                startswith="choose_all_reduce(..., 1073741824) is 'torch': at 1073741824 bytes "
+                startswith="choose_all_reduce(..., 16777216) is 'torch': at 16777216 bytes "
                 "the best fits of the sweep's columns predict"
             ),
             "test_ring_all_reduce": Error(
@@ -414,9 +423,13 @@ ERRORS = {
     "shortcut": {
         NOTEBOOK: {
             "test_fit_alpha_beta": Error(contains=NO_PACKAGE),
-            "test_diagnose": Error(contains=NO_PACKAGE),
+            # the first example (a die, drawn from the course seed, never at rank 0) is not
+            # in the table
+            "test_diagnose": Error(startswith="diagnose(broken run 1) names rank 0, but rank "),
             "test_ring_all_reduce": Error(
-                "ring_all_reduce on 4 processes, a float32 tensor of 8 elements: " + FORBIDDEN
+                startswith="ring_all_reduce on 4 processes, a float32 tensor of 8 elements: "
+                "your ranks sent fewer bytes than any point-to-point all-reduce can (the "
+                "busiest, rank 0, sent 0 bytes"
             ),
         }
     },

@@ -13,10 +13,12 @@ checked on the numbers recorded. The model is the ring all-reduce's alpha-beta c
 ``2(n-1) alpha + 2(n-1)/n S beta`` (:func:`ring_model_seconds`); a fit is judged by the root
 mean square of its relative errors on the data (:func:`relative_rms`), no worse than the
 least possible, which :func:`reference_fit` (weighted least squares) attains
-(:func:`check_fit`). The choice between the Schedule and torch's all-reduce at a size is
-judged by the times the best fits of the two columns predict there (:func:`check_choice`):
-any choice as fast as the faster is right. :func:`fit_cases` and :func:`choice_cases` add
-sweeps drawn from the course seed (:mod:`collectives.grading.cohort`), made from an
+(:func:`check_fit`; on exact data, within :data:`FIT_FLOOR` of it). The choice between the
+Schedule and torch's all-reduce at a size is judged by the times the best fits of the two
+columns predict there (:func:`check_choice`): any choice as fast as the faster is right;
+:func:`choice_cases` asks only sizes inside each sweep, where one side wins by more than the
+fits miss the data by (:func:`choice_margin`). :func:`fit_cases` and :func:`choice_cases` add
+synthetic sweeps drawn from the course seed (:mod:`collectives.grading.cohort`), made from an
 alpha-beta model with a few per cent of noise, where either side may win: a function that
 only works on one table fails there.
 
@@ -32,7 +34,11 @@ receive is posted), so the ranks next to the hung one stop at its step and the o
 or more later; a mismatch is reported by the rank that received the message (gloo aborts
 there), not by the one that sent it. The tests of the package hold these renderings to real
 runs. :func:`check_diagnosis` checks a learner's ``(rank, step, kind)``;
-:func:`diagnosis_cases` draws the hidden cases from the course seed.
+:func:`diagnosis_cases` draws the hidden cases from the course seed, and
+:func:`broken_reports` renders each with a job label, Schedule name, chunk size and end of a
+hang drawn from the seed as well, so that no table of renderings made beforehand holds them
+(what stays open is the hole :mod:`collectives.grading.cohort` documents: code in the grading
+kernel can read the seed).
 
 **The ring.** :func:`run_on_ranks` re-runs a learner's ``ring_all_reduce(tensor)`` from its
 source code (:func:`collectives.grading.isolation.bundle`) in ``world_size`` processes forked
@@ -53,9 +59,13 @@ calls, the first error); :func:`check_ring_all_reduce` runs on that report in th
 re-check (:func:`collectives.grading.recheck`, as a ``check_reference`` whose reference is
 ``"grading.processes.check_ring_all_reduce"``, the notebook's name: the compatibility module
 ``collectives.grading.processes``): the result against the sum over ranks and against
-torch's, no collective called, and no rank sending more than the ``2(n-1)/n S`` bytes of a
+torch's, no collective called, no rank sending more than the ``2(n-1)/n S`` bytes of a
 ring (:func:`ring_all_reduce_bytes_per_rank`: the least any all-reduce can send from its
-busiest rank, so an all-reduce that sends no more than the ring scores too).
+busiest rank, so an all-reduce that sends no more than the ring scores too), and the busiest
+rank sending no less: a sum reached with fewer counted bytes came by a route the counting
+does not see (torch's functional collectives, ``torch.distributed._functional_collectives``,
+reach the backend through ``torch.ops._c10d_functional`` without touching the replaced
+functions).
 
 This file is both a module (the kernel's side) and the ranks' program (run by its path; the
 worker's side below imports nothing of the package, and the kernel's side imports the
@@ -87,6 +97,7 @@ __all__ = [
     "MIN_SPAN",
     "COLUMNS",
     "FIT_SLACK",
+    "FIT_FLOOR",
     "CHOICES",
     "ring_model_seconds",
     "reference_fit",
@@ -100,12 +111,15 @@ __all__ = [
     "predicted_seconds",
     "check_choice",
     "choice_cases",
+    "CHOICE_MARGIN",
+    "choice_margin",
     "GLOO_SIZE_MISMATCH",
     "DIE_EXIT_CODE",
     "BROKEN_CHUNK_BYTES",
     "hang_positions",
     "broken_run",
     "broken_inputs",
+    "broken_reports",
     "check_diagnosis",
     "diagnosis_cases",
     "diagnosis_examples",
@@ -188,8 +202,14 @@ SWEEP_WORLD_SIZE = 4
 MIN_SIZES, MIN_SPAN = 5, 256
 #: the two columns of a recorded row after the size, as the messages name them
 COLUMNS = ("ring_all_reduce (your Schedule)", "torch.distributed.all_reduce")
-#: how much worse than the least possible a fit's relative error may be
+#: how much worse than the least possible a fit's relative error may be: 0.1 % of it, and at
+#: least :data:`FIT_FLOOR`
 FIT_SLACK = 1e-3
+#: the root mean square relative error a fit may always add to the least: 1e-5 of the times,
+#: 50 times below the resolution of a sweep recorded to 4 significant digits (up to 5e-4
+#: relative), so that on an exact model (least ~1e-16) a fit right to 1e-11 (an iterative
+#: fit's tolerance), or rounded to 6 digits, scores
+FIT_FLOOR = 1e-5
 #: the two choices of :func:`check_choice`
 CHOICES = ("schedule", "torch")
 
@@ -379,7 +399,8 @@ def check_fit(answer, what, nbytes, seconds, world_size, *, rel=FIT_SLACK):
     """``answer``, a fit ``(alpha, beta)`` of :func:`ring_model_seconds` to ``seconds``
     measured at ``nbytes`` on ``world_size`` ranks, judged by how well it explains them:
     alpha and beta positive, and its :func:`relative_rms` no more than ``1 + rel`` times the
-    least possible (:func:`reference_fit`'s). Returns 1.0."""
+    least possible (:func:`reference_fit`'s) plus :data:`FIT_FLOOR` (on an exact model the
+    least is about 1e-16: the floor, not the factor, then decides). Returns 1.0."""
     alpha, beta = _pair(answer, what, ("alpha", "beta"))
     if not (alpha > 0 and beta > 0):
         raise AssertionError(
@@ -388,14 +409,16 @@ def check_fit(answer, what, nbytes, seconds, world_size, *, rel=FIT_SLACK):
         )
     mine = relative_rms(alpha, beta, nbytes, seconds, world_size)
     best = relative_rms(*reference_fit(nbytes, seconds, world_size), nbytes, seconds, world_size)
-    if mine > best * (1 + rel) + 1e-12:
+    if mine > best * (1 + rel) + FIT_FLOOR:
         model = ring_model_seconds(nbytes, alpha, beta, world_size)
         t = np.asarray(seconds, dtype=np.float64)
         worst = int(np.argmax(np.abs(model - t) / t))
         raise AssertionError(
-            f"{what} is alpha = {alpha:.4g} s, beta = {beta:.4g} s/B: the model "
-            f"2(n-1) alpha + 2(n-1)/n S beta misses the measured times by {mine:.3%} (root "
-            f"mean square of the relative errors), more than the {best:.3%} of the best fit; "
+            f"{what} is alpha = {alpha:.6g} s, beta = {beta:.6g} s/B: the model "
+            f"2(n-1) alpha + 2(n-1)/n S beta misses the measured times by {mine * 100:.3g} % "
+            f"(root mean square of the relative errors), more than the best fit's "
+            f"{best * 100:.3g} % allows (a fit may be 0.1 % of that above it, and "
+            f"{FIT_FLOOR * 100:g} % in any case); "
             f"the largest miss is at {int(nbytes[worst])} bytes, {model[worst]:.4g} s for "
             f"{t[worst]:.4g} s measured"
         )
@@ -502,27 +525,49 @@ def check_choice(answer, what, measurements, nbytes, *, rel=1e-9):
     return 1.0
 
 
-def _clear(measurements, nbytes, margin=0.05):
+#: the least margin by which one side's predicted time beats the other's at a size asked
+CHOICE_MARGIN = 0.05
+
+
+def choice_margin(measurements, world_size=SWEEP_WORLD_SIZE):
+    """How much faster one side must be predicted at a size for :func:`choice_cases` to ask
+    it: the larger of :data:`CHOICE_MARGIN` and the two best fits' root mean square relative
+    errors (:func:`relative_rms`; a closer call is inside what the fits miss by)."""
+    rows = recorded(measurements)
+    sizes = [r[0] for r in rows]
+    misses = []
+    for c in (1, 2):
+        seconds = [r[c] for r in rows]
+        misses.append(
+            relative_rms(*reference_fit(sizes, seconds, world_size), sizes, seconds, world_size)
+        )
+    return max(CHOICE_MARGIN, *misses)
+
+
+def _clear(measurements, nbytes, margin):
     times = predicted_seconds(measurements, nbytes)
     return max(times.values()) > (1 + margin) * min(times.values())
 
 
 def choice_cases(measurements, count=3, course_seed=None):
-    """The hidden choice test's cases, ``(measurements, nbytes)``: the learner's recorded
-    sweep at its own sizes and at ``count`` sizes drawn from the course seed (a sixteenth of
-    the smallest to 16 times the largest), then a fixed sweep measured elsewhere in which the
-    Schedule wins at large sizes and ``count`` such sweeps drawn (each with a crossover
-    inside its sizes), at sizes on both sides; only sizes where one side is at least 5 %
-    faster (a near tie is no question)."""
+    """The hidden choice test's cases, ``(measurements, nbytes)``, every size inside the
+    range its sweep measured (a fit says little beyond it): the learner's recorded sweep at
+    its own sizes and at ``count`` sizes drawn from the course seed between its smallest and
+    largest, then a fixed synthetic sweep (the model with 2 % noise) in which the Schedule
+    wins at large sizes and ``count`` such sweeps drawn (each with a crossover inside its
+    sizes), at sizes on both sides; only sizes where one side is predicted faster by more
+    than :func:`choice_margin` of its sweep (the larger of 5 % and the fits' rms relative
+    errors: a closer call is no question the fits can answer)."""
     from .. import cohort
 
     mine = recorded(measurements)
     sizes = [r[0] for r in mine]
     generator = cohort.rng("test_choose_all_reduce", course_seed)
     queries = list(sizes) + [
-        int(_log_uniform(generator, sizes[0] / 16, sizes[-1] * 16)) for _ in range(count)
+        int(_log_uniform(generator, sizes[0], sizes[-1])) for _ in range(count)
     ]
-    cases = [(mine, s) for s in queries if _clear(mine, s)]
+    margin = choice_margin(mine)
+    cases = [(mine, s) for s in queries if _clear(mine, s, margin)]
 
     def elsewhere(gen, alphas, betas, sizes):
         cols = [_noisy_sweep(gen, 4, sizes, a, b, noise=0.02) for a, b in zip(alphas, betas)]
@@ -530,8 +575,8 @@ def choice_cases(measurements, count=3, course_seed=None):
 
     fixed_sizes = [4096 * 4**i for i in range(7)]
     fixed = elsewhere(np.random.default_rng(7), (3e-4, 2e-5), (2e-10, 1e-9), fixed_sizes)
-    for s in (4096, 2**20, 2**24, 2**30):
-        if _clear(fixed, s):
+    for s in (4096, 2**18, 2**22, 2**24):  # its fits cross at about 1.39 MB
+        if _clear(fixed, s, choice_margin(fixed)):
             cases.append((fixed, s))
 
     for _ in range(20 * count):
@@ -549,8 +594,11 @@ def choice_cases(measurements, count=3, course_seed=None):
         if (a["schedule"] < a["torch"]) == (b["schedule"] < b["torch"]):
             continue  # no crossover inside the sweep
         picked = [int(_log_uniform(generator, sweep_sizes[0], sweep_sizes[-1])) for _ in range(3)]
+        margin = choice_margin(table)
         cases += [
-            (table, s) for s in (sweep_sizes[0], sweep_sizes[-1], *picked) if _clear(table, s)
+            (table, s)
+            for s in (sweep_sizes[0], sweep_sizes[-1], *picked)
+            if _clear(table, s, margin)
         ]
     return cases
 
@@ -611,14 +659,27 @@ def hang_positions(schedule, rank, step):
     return at
 
 
-def broken_run(world_size, kind, rank, step, *, timeout=None, stall=None):
+def broken_run(
+    world_size,
+    kind,
+    rank,
+    step,
+    *,
+    timeout=None,
+    stall=None,
+    job=0,
+    name="ring_all_reduce",
+    chunk_bytes=BROKEN_CHUNK_BYTES,
+):
     """What ``collectives.dist.run(ring_all_reduce(world_size), inputs)`` raises (its
     :class:`~collectives.DistError`'s text) when rank ``rank`` fails at step ``step`` with
     the launcher's fault ``kind``: ``"die"``, ``"mismatch"`` (the rank's message one chunk of
-    :data:`BROKEN_CHUNK_BYTES` too long) or ``"hang"`` (ended by the launch's ``timeout``,
-    default :data:`collectives.dist.DEFAULT_TIMEOUT`, or by ``stall`` seconds without
-    progress). The ranks that failed besides the root cause are listed in rank order (a real
-    run lists them in the order it saw them)."""
+    ``chunk_bytes`` too long) or ``"hang"`` (ended by the launch's ``timeout``, default
+    :data:`collectives.dist.DEFAULT_TIMEOUT`, or by ``stall`` seconds without progress).
+    ``job`` is the job's label in the launch (its position among the jobs of
+    :func:`collectives.dist.run_many`) and ``name`` the Schedule's name
+    (:meth:`~collectives.Schedule.renamed`). The ranks that failed besides the root cause are
+    listed in rank order (a real run lists them in the order it saw them)."""
     import signal
 
     from ...dist.board import FINISHING, PHASES
@@ -637,10 +698,10 @@ def broken_run(world_size, kind, rank, step, *, timeout=None, stall=None):
         raise GradingError(
             f"no broken run ({world_size}, {kind!r}, {rank}, {step}) (a bug in the test)"
         )
-    what = f"schedule {schedule.name!r}"
+    what = f"schedule {str(name)!r}"
 
     def where(r, k):
-        return job_text(0, what, k, last) if k < last else PHASES[FINISHING]
+        return job_text(job, what, k, last) if k < last else PHASES[FINISHING]
 
     if kind == "hang":
         at = hang_positions(schedule, rank, step)
@@ -655,7 +716,7 @@ def broken_run(world_size, kind, rank, step, *, timeout=None, stall=None):
         message = (
             exit_reason(-signal.SIGABRT)
             + "; its last output:\n"
-            + GLOO_SIZE_MISMATCH.format(sent=2 * BROKEN_CHUNK_BYTES, posted=BROKEN_CHUNK_BYTES)
+            + GLOO_SIZE_MISMATCH.format(sent=2 * int(chunk_bytes), posted=int(chunk_bytes))
         )
     others = [r for r in range(n) if r != reporter]
     return failure_message(
@@ -669,10 +730,46 @@ def _receivers(schedule, step, rank):
     return sorted({int(d) for d in dst[src == rank].tolist() if d != rank})
 
 
-def broken_inputs(world_size):
-    """The inputs of the broken runs: rank r's row of ``world_size`` float32 chunks of two
-    elements (:data:`BROKEN_CHUNK_BYTES`), as :func:`collectives.dist.run` takes them."""
-    return np.arange(int(world_size) ** 2 * 2, dtype=np.float32).reshape(int(world_size), -1)
+def broken_inputs(world_size, chunk_bytes=BROKEN_CHUNK_BYTES):
+    """The inputs of the broken runs: rank r's row of ``world_size`` float32 chunks of
+    ``chunk_bytes`` bytes (two elements by default, :data:`BROKEN_CHUNK_BYTES`), as
+    :func:`collectives.dist.run` takes them."""
+    n, per_chunk = int(world_size), int(chunk_bytes) // 4
+    return np.arange(n * n * per_chunk, dtype=np.float32).reshape(n, -1)
+
+
+def _report_context(generator, kind):
+    """What else a broken run's report says, drawn: the job's label in its launch (0 to 63),
+    the Schedule's name (a gradient bucket's, ``grad_bucket_<k>``, k below a million), the
+    bytes of a chunk (4 to 4 MB, float32) and what ended a hang (a timeout of 30 to 900 s,
+    or 1 to 30 s without progress)."""
+    context = {
+        "job": int(generator.integers(64)),
+        "name": f"grad_bucket_{int(generator.integers(10**6))}",
+        "chunk_bytes": 4 * int(generator.integers(1, 10**6 + 1)),
+    }
+    if kind == "hang":
+        if generator.integers(2):
+            context["timeout"] = float(generator.integers(30, 901))
+        else:
+            context["stall"] = round(float(generator.uniform(1.0, 30.0)), 1)
+    return context
+
+
+def broken_reports(cases, label="test_diagnose", course_seed=None):
+    """``[(report, case)]``: the :func:`broken_run` of each ``(world_size, kind, rank,
+    step)`` in ``cases``, every report with its own job label, Schedule name, chunk bytes
+    and end of a hang drawn from the course seed (:func:`collectives.grading.cohort.rng` of
+    ``label``), so that no table of the package's renderings holds the reports of a cohort
+    (one report's numbers alone are drawn from about 10^13 combinations)."""
+    from .. import cohort
+
+    generator = cohort.rng(f"{label} reports", course_seed)
+    out = []
+    for case in cases:
+        n, kind, rank, step = case
+        out.append((broken_run(n, kind, rank, step, **_report_context(generator, kind)), case))
+    return out
 
 
 #: what each fault is, in the words of the checks' messages
@@ -919,8 +1016,11 @@ def check_ring_all_reduce(report):
     """Check a :func:`run_on_ranks` report against first principles; returns 1.0.
 
     Raises AssertionError naming the case, the rank and what is wrong: an error or hang,
-    a forbidden collective, a wrong element (the sum over ranks of :func:`pattern`), or a
-    rank that sent more than the ring's 2(n-1)/n S bytes."""
+    a forbidden collective, a wrong element (the sum over ranks of :func:`pattern`), a
+    busiest rank that sent less than the 2(n-1)/n S bytes no all-reduce's busiest rank goes
+    below (the result then came by another route than the counted point-to-point messages:
+    torch's functional collectives, ``torch.ops.c10d``, ...), or a rank that sent more than
+    the ring's 2(n-1)/n S."""
     from ...errors import GradingError
 
     if not isinstance(report, dict):
@@ -964,6 +1064,15 @@ def check_ring_all_reduce(report):
                 )
         nbytes = length * dtype.itemsize
         ring = ring_all_reduce_bytes_per_rank(nbytes, n)
+        if max(case["sent"]) < ring:
+            busiest = int(np.argmax(case["sent"]))
+            raise AssertionError(
+                f"{label}: your ranks sent fewer bytes than any point-to-point all-reduce can "
+                f"(the busiest, rank {busiest}, sent {case['sent'][busiest]} bytes, and no "
+                f"all-reduce of S = {nbytes} bytes on {n} ranks sends less than 2(n-1)/n S = "
+                f"{ring:g} from its busiest rank): was a collective used? Only bytes sent with "
+                "send, isend or batch_isend_irecv count"
+            )
         for r in range(n):
             if case["sent"][r] > ring:
                 ratio = case["sent"][r] / ring

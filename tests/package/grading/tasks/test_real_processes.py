@@ -76,6 +76,21 @@ def test_check_fit_takes_the_best_fit_and_refuses_a_fit_of_the_times():
         rp.check_fit((6 * best[0], best[1]), "fit", SIZES, seconds, 4)
 
 
+def test_check_fit_passes_a_fit_right_to_many_digits_of_an_exact_model():
+    # the least rms relative error is ~1e-16 here; alpha off by 1e-11 (an iterative fit's
+    # tolerance) adds ~1e-11, and alpha and beta rounded to 6 digits 5e-6 at most
+    seconds = exact(5e-5, 1e-9)
+    for eps in (1e-13, 1e-11, 1e-9, 1e-7):
+        assert rp.check_fit((5e-5 * (1 + eps), 1e-9), "fit", SIZES, seconds, 4) == 1.0
+    rounded = [float(f"{v:.6g}") for v in (5.0000123e-5, 1.0000041e-9)]
+    assert rp.check_fit(rounded, "fit", SIZES, exact(5.0000123e-5, 1.0000041e-9), 4) == 1.0
+    # alpha 1e-4 off (the model 6.6e-5 off in rms, above the floor of 1e-5) fails, with the
+    # rms written in digits that show it
+    text = r"alpha = 5\.0005e-05 s.* by 0\.00658 % .*the best fit's [0-9.e-]+ % allows"
+    with pytest.raises(AssertionError, match=text):
+        rp.check_fit((5e-5 * (1 + 1e-4), 1e-9), "fit", SIZES, seconds, 4)
+
+
 @pytest.mark.parametrize(
     "answer, error, text",
     [
@@ -93,11 +108,14 @@ def test_check_fit_errors(answer, error, text):
 def test_fit_cases_are_fixed_then_drawn_from_the_seed():
     a, b = rp.fit_cases(3, "cohort a"), rp.fit_cases(3, "cohort b")
     assert a[:2] == b[:2] and a[2:] != b[2:] and len(a) == len(b) == 5
-    for nbytes, seconds, n in a:
+    for i, (nbytes, seconds, n) in enumerate(a):
         assert 3 <= n <= 8 or n in (4, 8)
         alpha, beta = rp.reference_fit(nbytes, seconds, n)
         assert alpha > 0 and beta > 0 and len(nbytes) == len(seconds) >= 6
-        # a fit of the times themselves is refused in every case (both terms matter)
+        if i == 0:  # the exact model (to 6 digits): any fit of the right model fits it
+            assert rp.check_fit(absolute_fit(nbytes, seconds, n), "fit", nbytes, seconds, n)
+            continue
+        # a fit of the times themselves is refused in every case with noise (both terms matter)
         with pytest.raises(AssertionError):
             rp.check_fit(absolute_fit(nbytes, seconds, n), "fit", nbytes, seconds, n, rel=1e-3)
 
@@ -205,9 +223,15 @@ def test_choice_cases_cover_the_table_and_both_sides_of_crossovers():
     picks = []
     for table, s in cases:
         times = rp.predicted_seconds(table, s)
-        assert max(times.values()) > 1.05 * min(times.values())  # no near tie is asked
+        # no size outside the sweep, and no call closer than the fits' miss (at least 5 %)
+        assert table[0][0] <= s <= table[-1][0]
+        margin = rp.choice_margin(table)
+        assert margin >= 0.05 and max(times.values()) > (1 + margin) * min(times.values())
         picks.append(min(times, key=times.get))
     assert {"schedule", "torch"} <= set(picks)
+    # the build machine's table: the fits miss the torch column by 17.8 % (rms), which is
+    # the margin there
+    assert rp.choice_margin(rows) == pytest.approx(0.178, abs=5e-4)
     assert cases != rp.choice_cases(rows, 3, "cohort b")
 
 
@@ -290,6 +314,30 @@ def test_diagnosis_cases_are_fixed_then_drawn():
         rp.broken_run(n, kind, rank, step)
 
 
+def test_broken_reports_carry_numbers_drawn_from_the_seed():
+    cases = rp.diagnosis_cases(4, "cohort a")
+    reports = rp.broken_reports(cases, course_seed="cohort a")
+    assert [case for _, case in reports] == cases
+    assert reports == rp.broken_reports(cases, course_seed="cohort a")
+    assert [r for r, _ in reports] != [r for r, _ in rp.broken_reports(cases, course_seed="b")]
+    # no report is one of the package's renderings with the default job, name, chunk and
+    # timeout: a table of those (the 960 of broken_run's defaults) holds none of them
+    table = {
+        rp.broken_run(n, kind, rank, step)
+        for n in range(4, 9)
+        for kind in ("die", "hang", "mismatch")
+        for rank in range(n)
+        for step in range(2 * (n - 1))
+    }
+    assert len(table) == 960 and not table & {r for r, _ in reports}
+    (die, _), (mismatch, _) = reports[:2]  # (4, "die", 1, 0), (5, "mismatch", 4, 2)
+    head = r"rank 1 of 4 failed over gloo in job (\d+) \(schedule '(\w+)'\) at step 0 of 6"
+    label, name = re.match(head, die).groups()
+    assert 0 <= int(label) < 64 and name.startswith("grad_bucket_")
+    sent, posted = map(int, re.search(r"op.nbytes. (\d+) vs (\d+)\.", mismatch).groups())
+    assert sent == 2 * posted and posted % 4 == 0 and posted != rp.BROKEN_CHUNK_BYTES
+
+
 def normalised(text):
     """A report with its list of the other failed ranks dropped (a real run lists them in the
     order it noticed them)."""
@@ -298,19 +346,30 @@ def normalised(text):
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    "case", [(4, "die", 2, 3), (4, "mismatch", 3, 5), (5, "hang", 3, 2), (6, "hang", 3, 9)]
+    "case, context",
+    [
+        ((4, "die", 2, 3), {}),
+        ((4, "mismatch", 3, 5), {}),
+        ((5, "hang", 3, 2), {}),
+        ((6, "hang", 3, 9), {}),
+        # what the hidden reports vary: the job's label, the Schedule's name, the chunk size
+        ((5, "mismatch", 0, 6), {"job": 17, "name": "grad_bucket_40213", "chunk_bytes": 4096}),
+    ],
 )
-def test_broken_runs_are_what_the_launcher_raises(case):
+def test_broken_runs_are_what_the_launcher_raises(case, context):
     from collectives.dist.jobs import _schedule_job  # as tests/package/dist/test_worker.py
     from collectives.dist.launch import run_tasks
 
     n, kind, rank, step = case
-    job = _schedule_job(cl.algorithms.ring_all_reduce(n), rp.broken_inputs(n))
+    schedule = cl.algorithms.ring_all_reduce(n).renamed(context.get("name", "ring_all_reduce"))
+    inputs = rp.broken_inputs(n, context.get("chunk_bytes", rp.BROKEN_CHUNK_BYTES))
+    job = _schedule_job(schedule, inputs)
     job["fault"] = {"rank": rank, "step": step, "kind": kind}
     stall = 2.0 if kind == "hang" else None
     with pytest.raises(cl.DistError) as info:
-        run_tasks(n, [job], "gloo", 60.0, stall=stall)
-    assert normalised(str(info.value)) == normalised(rp.broken_run(*case, stall=stall))
+        run_tasks(n, [job], "gloo", 60.0, labels=[context.get("job", 0)], stall=stall)
+    expected = rp.broken_run(*case, stall=stall, **context)
+    assert normalised(str(info.value)) == normalised(expected)
 
 
 def test_diagnosis_examples_are_one_of_each_fault_drawn_per_cohort(monkeypatch):
@@ -321,3 +380,57 @@ def test_diagnosis_examples_are_one_of_each_fault_drawn_per_cohort(monkeypatch):
     assert rp.diagnosis_examples("cohort a") != rp.diagnosis_examples("cohort b")
     for n, _, rank, step in practice + rp.diagnosis_examples("cohort a"):
         assert 4 <= n <= 6 and 1 <= rank < n and 1 <= step < 2 * (n - 1)
+
+
+# ---- the ring on processes --------------------------------------------------------------------
+
+
+def ring_report(sent, length=8, n=4):
+    """A report of run_on_ranks with the right sum on every rank and ``sent`` bytes."""
+    want = np.sum([rp.pattern(r, length, np.float32) for r in range(n)], axis=0).tolist()
+    case = {
+        "length": length,
+        "dtype": "float32",
+        "outputs": [want] * n,
+        "torch": [want] * n,
+        "sent": sent,
+        "forbidden": [],
+    }
+    return {"world_size": n, "cases": [case], "error": None}
+
+
+def test_check_ring_all_reduce_holds_the_bytes_to_the_ring_from_both_sides():
+    # 8 float32 elements, S = 32 bytes on 4 ranks: 2 x 3 / 4 x 32 = 48 bytes from every rank
+    assert rp.check_ring_all_reduce(ring_report([48, 48, 48, 48])) == 1.0
+    with pytest.raises(AssertionError, match=r"rank 2 sent 96 bytes; .* 2 times that"):
+        rp.check_ring_all_reduce(ring_report([48, 48, 96, 48]))
+    # the right sum with no counted byte (torch's functional all_reduce), or fewer than the
+    # bound from the busiest rank
+    for sent in ([0, 0, 0, 0], [47, 40, 0, 0]):
+        with pytest.raises(AssertionError, match="fewer bytes than any point-to-point"):
+            rp.check_ring_all_reduce(ring_report(sent))
+
+
+FUNCTIONAL = """
+import torch.distributed as dist
+
+def ring_all_reduce(tensor):
+    import torch.distributed._functional_collectives as fc
+    tensor.copy_(fc.wait_tensor(fc.all_reduce(tensor, "sum", dist.group.WORLD)))
+    return tensor
+"""
+
+
+@pytest.mark.slow
+def test_torchs_functional_all_reduce_is_refused_by_its_bytes(tmp_path, monkeypatch):
+    # it reaches gloo through torch.ops._c10d_functional: no replaced function sees it, no
+    # byte is counted, and the sum is right
+    (tmp_path / "functional_ring.py").write_text(FUNCTIONAL)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import functional_ring
+
+    report = rp.run_on_ranks(functional_ring.ring_all_reduce, cases=((8, "float32"),))
+    assert report["error"] is None and report["cases"][0]["sent"] == [0, 0, 0, 0]
+    assert report["cases"][0]["forbidden"] == []
+    with pytest.raises(AssertionError, match="fewer bytes than any point-to-point"):
+        rp.check_ring_all_reduce(report)

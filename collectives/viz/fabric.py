@@ -27,7 +27,7 @@ import numpy as np
 
 from ..errors import CollectivesError
 from ..topology import Cluster
-from .loads import IDLE_COLOUR, load_colour, load_colourbar
+from .loads import IDLE_COLOUR, load_colour, load_colourbar, loads_arg
 from .style import FIG_WIDTH, LEVEL_COLOURS, PALETTE, font_size
 
 __all__ = [
@@ -247,18 +247,7 @@ def _per_link(topology, loads):
             f"uplinks are drawn for a cluster or fabric (collectives.fabric.layered, a GPU "
             f"cluster preset), got {getattr(topology, 'name', type(topology).__name__)!r}"
         )
-    try:
-        values = np.asarray(loads, dtype=float)
-    except (TypeError, ValueError):
-        raise CollectivesError("loads must be numbers, one per link of the topology") from None
-    if values.shape != (topology.n_links,):
-        raise CollectivesError(
-            f"loads must have one value per link of {topology.name} ({topology.n_links}), "
-            f"got shape {values.shape}"
-        )
-    if not np.all(np.isfinite(values)) or np.any(values < 0):
-        raise CollectivesError("loads must be finite and >= 0")
-    return values
+    return loads_arg(topology, loads)
 
 
 def uplink_matrix(topology, loads, tier: int, switches: Optional[Sequence[int]] = None):

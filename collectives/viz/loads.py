@@ -34,6 +34,7 @@ from .wiring import Wiring, draw_wiring, points_per_unit, wiring_of
 
 __all__ = [
     "LOAD_CMAP",
+    "loads_arg",
     "IDLE_COLOUR",
     "FAILED_COLOUR",
     "line_loads",
@@ -70,7 +71,9 @@ def load_colour(fraction):
     return _cmap()(np.clip(np.asarray(fraction, dtype=float), 0.0, 1.0))
 
 
-def _loads_arg(topology, loads):
+def loads_arg(topology, loads):
+    """``loads`` as a float array, one finite non-negative value per link of ``topology``, or a
+    :class:`~collectives.CollectivesError` saying what is wrong."""
     if not isinstance(topology, Topology):
         raise CollectivesError(f"expected a collectives Topology, got {type(topology).__name__}")
     try:
@@ -92,7 +95,7 @@ def line_loads(topology: Topology, loads, layout: Optional[Wiring] = None) -> di
     ``u < v`` joined by a link the layout does not hide, the load being the largest of
     ``loads`` (one per link) over the links between them, both directions and parallel
     cables."""
-    values = _loads_arg(topology, loads)
+    values = loads_arg(topology, loads)
     lay = layout or wiring_of(topology)
     pos = lay.positions
     out: dict = {}
@@ -130,7 +133,7 @@ def draw_link_loads(
     one scale share one with :func:`load_colourbar`). Returns the Axes."""
     import matplotlib.pyplot as plt
 
-    values = _loads_arg(topology, loads)
+    values = loads_arg(topology, loads)
     if not (isinstance(unit, (int, float)) and np.isfinite(unit) and unit > 0):
         raise CollectivesError(f"unit must be a number > 0, got {unit!r}")
     ax = ax or plt.gca()

@@ -15,8 +15,10 @@ formgrader runs, and many instructors type), nbgrader's Python API and ``make gr
     cells, another assignment's notebook); one with a problem becomes the stand-in, before
     nbgrader's own steps (whose de-duplication stops a whole class run on such metadata).
 :class:`Execute` (in place of nbgrader's, in ``Autograde.autograde_preprocessors``)
-    runs the notebook in the kernel nbgrader_config.py names (the grading sandbox); a stand-in
-    is not run: each of its test cells gets the error "not graded: <why>".
+    runs the notebook in the kernel nbgrader_config.py names (the grading sandbox), each test
+    cell's hidden tests drawing their cases with a key of their own derived from the course
+    seed (``Execute.course_seed``; the seed never enters the kernel); a stand-in is not run:
+    each of its test cells gets the error "not graded: <why>".
 :class:`AfterGrades` (after ``SaveAutoGrades``)
     a stand-in scores 0 in every cell, written answers included (a grade given by hand to an
     earlier submission does not stay); a written answer graded by hand whose text is the one
@@ -53,6 +55,9 @@ import nbformat
 from nbconvert.exporters import HTMLExporter, NotebookExporter
 from nbgrader.preprocessors import Execute as NbgraderExecute
 from nbgrader.preprocessors import NbGraderPreprocessor
+from traitlets import Unicode
+
+from collectives.grading import cohort
 
 from . import precheck
 
@@ -61,6 +66,7 @@ __all__ = [
     "TolerantNotebookExporter",
     "Precheck",
     "Execute",
+    "with_cell_key",
     "AfterGrades",
     "ShowRubric",
     "RUBRIC",
@@ -177,14 +183,55 @@ class Precheck(NbGraderPreprocessor):
         return nb, resources
 
 
+#: the line of a test cell that opens its hidden tests (nbgrader's default delimiter)
+_BEGIN_HIDDEN = re.compile(r"^[ \t]*#+[ \t]*BEGIN HIDDEN TESTS.*$", re.M)
+
+
+def with_cell_key(source, key):
+    """A test cell's ``source`` with, right after the line that opens its hidden tests, a
+    line that makes ``key`` the seed its hidden tests draw their cases with
+    (:data:`collectives.grading.cohort.ENV`); a cell without hidden tests is returned as
+    it is."""
+    match = _BEGIN_HIDDEN.search(source)
+    if match is None:
+        return source
+    line = (
+        f"import os as _cohort_os; _cohort_os.environ[{cohort.ENV!r}] = {key!r}"
+        "  # this cell's key to the cohort's cases"
+    )
+    return source[: match.end()] + "\n" + line + source[match.end() :]
+
+
 class Execute(NbgraderExecute):
-    """nbgrader's Execute, which does not run a not-graded stand-in: its test cells get the
-    error that says why instead."""
+    """nbgrader's Execute, which does not run a not-graded stand-in (its test cells get the
+    error that says why instead), and which gives each test cell's hidden tests their own key
+    to the cohort's cases (:func:`collectives.grading.cohort.cell_seed` of
+    :attr:`course_seed` and the cell's grade_id, written into the cell's first hidden line
+    while it runs, and taken out again: the autograded notebook and its feedback hold the
+    cell as released). The course seed itself never enters the kernel."""
+
+    course_seed = Unicode(
+        "",
+        help="The cohort's course seed (exercises/nbgrader_config.py's COURSE_SEED); empty: "
+        "the hidden tests draw the practice cases a learner's own kernel draws.",
+    ).tag(config=True)
 
     def preprocess(self, nb, resources, km=None):
         reasons = reasons_of(nb)
         if not reasons:
-            return super().preprocess(nb, resources, km=km)
+            keyed = {}
+            if self.course_seed:
+                for index, cell in enumerate(nb.cells):
+                    meta = cell.get("metadata", {}).get("nbgrader", {})
+                    if cell.cell_type == "code" and meta.get("grade") and meta.get("grade_id"):
+                        key = cohort.cell_seed(self.course_seed, meta["grade_id"])
+                        keyed[index] = cell.source
+                        cell.source = with_cell_key(cell.source, key)
+            try:
+                return super().preprocess(nb, resources, km=km)
+            finally:
+                for index, source in keyed.items():
+                    nb.cells[index].source = source
         message = "not graded: " + "; ".join(reasons)
         for cell in nb.cells:
             meta = cell.get("metadata", {}).get("nbgrader", {})

@@ -68,6 +68,8 @@ from collectives.grading.isolation import snapshot as package_snapshot
 __all__ = [
     "KERNEL_NAME",
     "OPT_OUT",
+    "COURSE_SEED_ENV",
+    "GRADING_ENV",
     "Limits",
     "LIMITS",
     "SandboxError",
@@ -91,8 +93,13 @@ KERNEL_NAME = "collectives-sandbox"
 OPT_OUT = "COLLECTIVES_GRADING_SANDBOX"
 #: where the package copy appears inside the sandbox
 PACKAGE_MOUNT = "/opt/collectives-grading"
-#: the one variable of the grader's environment a kernel gets (collectives.grading.cohort.ENV)
+#: the course seed's variable (collectives.grading.cohort.ENV): never passed to a kernel, on
+#: either path (a learner's cell could read it and draw the hidden cases); each hidden test gets
+#: its own key derived from the seed instead (collectives_grader.pipeline.Execute)
 COURSE_SEED_ENV = "COLLECTIVES_COURSE_SEED"
+#: set to "1" in every grading kernel, sandboxed or not: a notebook may skip what grading does
+#: not need (real_processes' timing sweep); it says nothing secret
+GRADING_ENV = "COLLECTIVES_GRADING"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -366,9 +373,8 @@ def bwrap_command(kernel_cmd, workdir, private_dir, package_root, user, limits=N
         "PYTHONDONTWRITEBYTECODE": "1",
         "OMP_NUM_THREADS": "1",
         "MPLBACKEND": "agg",
+        GRADING_ENV: "1",
     }
-    if os.environ.get(COURSE_SEED_ENV):  # the cohort's seed, for the hidden tests
-        env[COURSE_SEED_ENV] = os.environ[COURSE_SEED_ENV]
     for key, value in env.items():
         args += ["--setenv", key, value]
     return args + ["--", *user.command_prefix(), *kernel_cmd]
@@ -507,6 +513,13 @@ class SandboxProvisioner(LocalProvisioner):
     private_dir = None
     workdir = None
     owner = None
+
+    def _finalize_env(self, env):
+        """The kernel's environment where the sandbox is off (the grader's own, as plain
+        nbgrader gives it) without the course seed, and marked as grading."""
+        super()._finalize_env(env)
+        env.pop(COURSE_SEED_ENV, None)
+        env[GRADING_ENV] = "1"
 
     async def pre_launch(self, **kwargs):
         km = self.parent

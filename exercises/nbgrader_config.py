@@ -143,6 +143,10 @@ c.FileNameCollectorPlugin.named_regexp = (
 # ---- the cohort --------------------------------------------------------------------------------
 # The hidden tests draw part of their cases from this seed (collectives.grading.cohort): change
 # it for every new cohort, so that a table of answers built from an earlier cohort's feedback
-# misses this cohort's cases. It reaches the sandboxed kernels through this variable.
+# misses this cohort's cases. The seed never enters a grading kernel (a learner's cell could
+# read it there and compute the drawn cases' answers): Execute gives each test cell a key of
+# its own, a hash of the seed and the cell's grade_id, as the cell's first hidden line. The
+# variable COLLECTIVES_COURSE_SEED, where set, overrides it (one grading run under another
+# cohort's seed).
 COURSE_SEED = "collectives-2026"
-os.environ.setdefault("COLLECTIVES_COURSE_SEED", COURSE_SEED)
+c.Execute.course_seed = os.environ.get("COLLECTIVES_COURSE_SEED") or COURSE_SEED

@@ -2,26 +2,35 @@
 
 A hidden test checks fixed cases (the ones its author chose for their edges) and, on top, cases
 drawn from the *course seed*, which the instructor sets once per cohort in
-exercises/nbgrader_config.py (``COURSE_SEED``; it reaches the grading kernels as the
-environment variable :data:`ENV`). A table of answers built from one cohort's feedback (the
-failing cases and their expected values that the messages name) then misses the next cohort's
-drawn cases, so that the grading does not depend on keeping the tests secret.
+exercises/nbgrader_config.py (``COURSE_SEED``). A table of answers built from one cohort's
+feedback (the failing cases and their expected values that the messages name) then misses the
+next cohort's drawn cases, so that the grading does not depend on keeping the tests secret.
 
-:func:`rng` gives a test cell its own generator (the seed and the cell's label, hashed), so
-that the cases of one cell do not change when another cell draws more; :func:`cases` appends
-drawn cases to fixed ones. Without the variable (a learner's own kernel, the package's tests)
-the seed is :data:`PRACTICE`.
+How the seed reaches a hidden test: never as itself. The grading kernel's environment does not
+hold it (collectives_grader.sandbox scrubs it, sandboxed or not); instead the grader's Execute
+step (collectives_grader.pipeline) writes, as the first line of each test cell's hidden part,
+that cell's own key, :func:`cell_seed` of the course seed and the cell's ``grade_id``, into the
+variable :data:`ENV`, which :func:`seed` reads. So a learner's cell, run before a test cell,
+finds no seed to draw that test's cases with (and a key seen later, in the environment or in
+IPython's input history, is another cell's, and tells nothing of the course seed: a hash).
+
+:func:`rng` gives a draw its own generator (the cell's key and the draw's label, hashed), so
+that the cases of one draw do not change when another draws more; :func:`cases` appends drawn
+cases to fixed ones. Without the variable (a learner's own kernel, the package's tests) the seed
+is :data:`PRACTICE`.
 
 Left out: which cases are drawn is the test's own business (ranges for which the reference is
-well conditioned). **Not defended: the seed is no secret from code that runs in the grading
-kernel.** A notebook cell run during grading can read the variable, draw the same cases with
-the public task module (``placement_cases(3)``, ...), compute their answers with the package
-(``reference_placement``, ``cl.time``) and leave them in a global table that the learner's
-function reads: the isolated re-run carries plain globals over, so such a table passes (found
-by the review of the cluster_collectives notebook, 2026-12-02). Closing it needs the cases
-drawn, and the learner's function called on them, outside the kernel's reach (a grading
-service beside the sandboxed kernel, not a process the kernel starts); until then the seed
-stops only a table carried over from another cohort's feedback.
+well conditioned). **What this defends, and what not.** Defended: a table of answers carried
+over from another cohort's feedback, and one that ordinary code in the notebook computes while
+grading (read the seed, draw the cases with the public task module, compute their answers with
+the package, leave them in a global the learner's function reads: the isolated re-run carries
+plain globals over; found by the review of the cluster_collectives notebook, 2026-12-02), since
+no learner code runs between a test cell's first line and its draws. Not defended, as for the
+rest of the grading (:mod:`collectives.grading`): code that hooks into the interpreter or
+IPython (``sys.settrace``, audit hooks, a ``pre_run_cell`` callback sees the test cell's source
+and locals before or while it runs). Closing that needs the cases drawn, and the learner's
+function called on them, outside the kernel's reach (a grading service beside the sandboxed
+kernel, not a process the kernel starts).
 """
 
 import hashlib
@@ -29,9 +38,11 @@ import os
 
 import numpy as np
 
-__all__ = ["ENV", "PRACTICE", "seed", "rng", "cases"]
+from ..errors import GradingError
 
-#: the environment variable that holds the course seed in a grading kernel
+__all__ = ["ENV", "PRACTICE", "seed", "cell_seed", "rng", "cases"]
+
+#: the environment variable that holds a test cell's key (:func:`cell_seed`) while it grades
 ENV = "COLLECTIVES_COURSE_SEED"
 #: the seed when none is set
 PRACTICE = "practice"
@@ -40,6 +51,17 @@ PRACTICE = "practice"
 def seed():
     """The course seed: :data:`ENV`, else :data:`PRACTICE`."""
     return os.environ.get(ENV) or PRACTICE
+
+
+def cell_seed(course_seed, grade_id):
+    """The key a test cell draws its cases with: a hash (SHA-256, hex) of the course seed and
+    the cell's ``grade_id``, so that one cell's key gives away neither the course seed nor
+    another cell's key."""
+    if not isinstance(course_seed, str) or not course_seed:
+        raise GradingError(f"the course seed must be a non-empty string, not {course_seed!r}")
+    if not isinstance(grade_id, str) or not grade_id:
+        raise GradingError(f"a cell's grade_id must be a non-empty string, not {grade_id!r}")
+    return hashlib.sha256(f"course seed\0{course_seed}\0{grade_id}".encode()).hexdigest()
 
 
 def rng(label, course_seed=None):

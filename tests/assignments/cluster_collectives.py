@@ -31,7 +31,11 @@ course seed. Submissions:
   two, the placement built from the mesh's index arrays, SHARP's best count from its closed
   form): 10;
 - *shortcut*: the package called from every graded function in the ways a learner might: 0;
-- *origin*: every graded name bound to the package's own code: 0.
+- *origin*: every graded name bound to the package's own code: 0;
+- *computed_table*: ``level_seconds`` a lookup in a table the notebook computes while it is
+  graded, from the hidden test's own case generator and the package's answers (the other
+  tasks solved): its table is of the practice cases, since the kernel never holds the course
+  seed, and misses the drawn ones: 9 (10 while the seed was in the kernel's environment).
 """
 
 from assignments import TAMPERING, Error, origin_attack, submission
@@ -317,8 +321,33 @@ def rail_plan(n_nodes, nbytes, link_latency):
 # test cells the hostile student edits (nbgrader restores them from the gradebook)
 HOSTILE_TESTS = {"test_level_seconds": "print('all tests passed')", "test_choose_segments": "pass"}
 
+# The computed table: a notebook that, while it is graded, draws the hidden test's cases with
+# the public task module (from the course seed, had the kernel got it), computes their answers
+# with the package, and leaves them in a plain global that its function reads (the isolated
+# re-run carries plain globals over). The kernel holds no seed: its table is of the practice
+# cases, the visible ones included, and misses the cohort's drawn cases.
+COMPUTED_TABLE = """
+import collectives.grading.tasks.cluster_collectives as tasks_module
+
+TABLE = {}
+for n, s in [*tasks_module.level_cases(3), (4, 2**30), (8, 2**30)]:
+    for level in ("nvlink", "nic"):
+        TABLE[repr((int(n), float(s), level))] = tasks_module.hierarchical_level_seconds(
+            n, s, level
+        )
+
+
+def level_seconds(n_nodes, nbytes, level):
+    return TABLE[repr((int(n_nodes), float(nbytes), level))]
+"""
+
 SUBMISSIONS = {
     "correct": {NOTEBOOK: submission(solved=SOLUTIONS[NOTEBOOK])},
+    "computed_table": {
+        NOTEBOOK: submission(
+            solved=SOLUTIONS[NOTEBOOK][1:], replaced={"level_seconds": COMPUTED_TABLE}
+        )
+    },
     "blank": {NOTEBOOK: submission()},
     "partial": {
         NOTEBOOK: submission(
@@ -335,6 +364,8 @@ SUBMISSIONS = {
 ZERO = dict.fromkeys(ALL_TESTS, 0)
 EXPECTED = {
     "correct": {NOTEBOOK: dict(POINTS[NOTEBOOK])},
+    # full marks before the seed stayed out of the kernel (2026-12-03)
+    "computed_table": {NOTEBOOK: {**POINTS[NOTEBOOK], "test_level_seconds": 0}},
     "blank": {NOTEBOOK: dict(ZERO)},
     "partial": {NOTEBOOK: {**ZERO, "test_level_seconds": 1, "test_pipelined_seconds": 2}},
     # every tampering fails; only its genuinely right rail_plan earns its points

@@ -1,7 +1,8 @@
 """Re-running a learner's function without the package, and the checks in a fresh process.
 
 What lives where (bottom up; each module imports only those above it in this list, and the
-grading package's :mod:`~collectives.grading.checks` and :mod:`~collectives.grading.diagnosis`):
+grading package's :mod:`~collectives.grading.checks`, :mod:`~collectives.grading.diagnosis` and
+:mod:`~collectives.grading.cohort`):
 
 ``wire``
     the one codec between the kernel, the learner's process and the re-check process: values

@@ -26,6 +26,7 @@ import sys
 from ...errors import GradingError
 from ...schedule import Schedule
 from ..checks import NOT_WRITTEN, Opaque, in_words, show
+from ..cohort import ENV as COHORT_ENV
 from . import wire
 from .origin import check_origin
 from .reading import bundle, policy
@@ -245,6 +246,8 @@ def _run_group(calls, rules, timeout):
             [sys.executable, "-I", program],
             input=payload,
             cwd=copy,
+            # without the test cell's key to the cohort's cases (collectives.grading.cohort)
+            env={k: v for k, v in os.environ.items() if k != COHORT_ENV},
             capture_output=True,
             text=True,
             timeout=timeout,

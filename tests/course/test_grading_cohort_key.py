@@ -110,7 +110,11 @@ def test_the_kernel_never_holds_the_seed_and_each_hidden_part_gets_its_key(tmp_p
             _test_cell("test_b"),
         ]
     )
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
     sources = [c.source for c in nb.cells]
     env = h.nbgrader_env(tmp_path)
     env["COLLECTIVES_COURSE_SEED"] = SEED  # as an instructor who exported it for the run

@@ -28,8 +28,8 @@ directory (default ``exercises/``):
    done (or whose submission changed); ``status`` lists them (:func:`grading_status`);
 6. ``nbgrader generate_feedback`` and ``nbgrader export`` (``grades.csv``, every assignment;
    ``grades-<assignment>.csv``, this one alone, for a learning platform's import); the report
-   ``reports/<assignment>.json`` lists per student the status, problems and tampered cells
-   (and, under ``_steps_failed``, either step if it failed: the report is written anyway).
+   ``reports/<assignment>.json`` lists per student the status, problems, tampered cells
+   and cells holding long runs of the package's own source (``copied``) (and, under ``_steps_failed``, either step if it failed: the report is written anyway).
 
 nbgrader keeps manual grades and extra credit when it grades a submission again (it updates
 the existing grades' automatic scores only). Left out: merging gradebooks of several machines
@@ -199,7 +199,7 @@ def _zero_with_feedback(course, url, assignment, student, reasons):
 
 def grade_class(course, assignment, jobs=None, progress=True, feedback=True):
     """Grade every submission of ``assignment`` (see the module docstring); returns the report
-    {student: {"status": ..., "problems": [...], "tampered": {...}}}."""
+    {student: {"status": ..., "problems": [...], "tampered": {...}, "copied": {...}}}."""
     course = Path(course).resolve()
     if sandbox.enabled():
         try:
@@ -224,6 +224,7 @@ def grade_class(course, assignment, jobs=None, progress=True, feedback=True):
         report[student] = {
             "problems": problems,
             "tampered": precheck.tamper_report(folder, release),
+            "copied": precheck.package_copies(folder, release),
         }
         if state.done.get(student) == digest:
             report[student]["status"] = "already graded"
@@ -472,6 +473,16 @@ def main(argv=None):
     tampered = {s: e["tampered"] for s, e in report.items() if e["tampered"]}
     if tampered:
         print(f"edited test or locked cells (restored by nbgrader): {tampered}")
+    copied = {
+        s: sorted({run["cell"] for runs in e["copied"].values() for run in runs})
+        for s, e in report.items()
+        if e["copied"]
+    }
+    if copied:
+        print(
+            f"cells holding {precheck.COPY_LINES} or more lines of the package's own source "
+            f"(reports/{args.assignment}.json says where from): {copied}"
+        )
     return 0
 
 

@@ -11,17 +11,25 @@ or emptied, or nbgrader metadata of another format (nbgrader 0.9.6 raises
 a notebook from another assignment (none of its nbgrader cells are this assignment's, or its
 file name is not one of the assignment's). Each problem is a sentence for the student's
 feedback. The tamper report lists the nbgrader cells other than solutions (tests, locked text)
-whose source differs from the released notebook;
-nbgrader restores test cells before grading, so an entry there is a fact to look at, not a
-penalty. Left out: plain cells without nbgrader metadata (learners may add their own).
+whose source differs from the released notebook, and the *copies* (:func:`package_copies`):
+code cells holding a long run of lines of the ``collectives`` package's own source (a
+learner who pasted the package's function under their own ``def``, which the re-run's origin
+check cannot tell from their own writing); nbgrader restores test cells before grading, so an
+entry there is a fact to look at, not a penalty. Left out: plain cells without nbgrader
+metadata (learners may add their own) in the tamper report (the copies look at every code
+cell); a copy rewritten line by line (renamed variables, reordered statements) is not found.
 """
 
 import json
 from pathlib import Path
 
+import collectives
+
 __all__ = [
     "check_submission",
     "tamper_report",
+    "package_copies",
+    "COPY_LINES",
     "nbgrader_cells",
     "notebook_problems",
     "SCHEMA_VERSION",
@@ -152,4 +160,93 @@ def tamper_report(folder, release_folder):
         ]
         if changed:
             report[release_path.stem] = changed
+    return report
+
+
+#: the shortest run of consecutive lines (blank and comment-only lines not counted, spaces
+#: ignored) of the package's source that :func:`package_copies` reports
+COPY_LINES = 8
+_SHINGLE = 4  # lines per window: a run of COPY_LINES lines is COPY_LINES - 3 windows in a row
+
+
+def _code_lines(text):
+    """The lines of ``text`` that hold code, without their spaces, with their 1-based line
+    numbers: blank lines and lines that are only a comment left out."""
+    found = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        squeezed = "".join(line.split())
+        if squeezed and not squeezed.startswith("#"):
+            found.append((number, squeezed))
+    return found
+
+
+def _windows(lines):
+    return [
+        tuple(text for _, text in lines[i : i + _SHINGLE]) for i in range(len(lines) - _SHINGLE + 1)
+    ]
+
+
+_INDEX = {}
+
+
+def _package_index(package_root):
+    """{window of code lines: (module path, first line)} of every module of the package."""
+    root = Path(package_root).resolve()
+    if root not in _INDEX:
+        index = {}
+        for path in sorted(root.rglob("*.py")):
+            lines = _code_lines(path.read_text(encoding="utf-8"))
+            name = f"{root.name}/{path.relative_to(root).as_posix()}"
+            for i, window in enumerate(_windows(lines)):
+                index.setdefault(window, (name, lines[i][0]))
+        _INDEX[root] = index
+    return _INDEX[root]
+
+
+def package_copies(folder, release_folder, package_root=None):
+    """{notebook: [{"cell", "module", "line", "lines"}, ...]}: the runs of at least
+    :data:`COPY_LINES` consecutive code lines in a submitted notebook's code cells that are
+    lines of the package's own source (``package_root``, default the installed
+    ``collectives``), each with the cell (its grade_id, or ``"cell <index>"``), the module
+    and line where the run starts, and its length in code lines. Lines the released notebook
+    already holds do not count; notebooks that cannot be read are left out."""
+    index = _package_index(package_root or Path(collectives.__file__).parent)
+    report = {}
+    for release_path in sorted(Path(release_folder).glob("*.ipynb")):
+        nb, problem = _load(Path(folder) / release_path.name)
+        release, _ = _load(release_path)
+        if problem or nb is None:
+            continue
+        given = set()
+        for cell in (release or {}).get("cells", []):
+            given.update(_windows(_code_lines(_source(cell))))
+        runs = []
+        for position, cell in enumerate(nb["cells"]):
+            if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+                continue
+            grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+            windows = _windows(_code_lines(_source(cell)))
+            copied = [w in index and w not in given for w in windows]
+            i = 0
+            while i < len(windows):
+                if not copied[i]:
+                    i += 1
+                    continue
+                start = i
+                while i + 1 < len(windows) and copied[i + 1]:
+                    i += 1
+                length = i - start + _SHINGLE
+                if length >= COPY_LINES:
+                    module, line = index[windows[start]]
+                    runs.append(
+                        {
+                            "cell": grade_id or f"cell {position}",
+                            "module": module,
+                            "line": line,
+                            "lines": length,
+                        }
+                    )
+                i += 1
+        if runs:
+            report[release_path.stem] = runs
     return report

@@ -306,6 +306,8 @@ def test_attacks_on_the_limits_cost_their_tasks_only(graded):
 def test_tamper_report_names_the_edited_test_cell(graded):
     assert graded["report"]["partial"]["tampered"] == {NOTEBOOK: [EDITED]}
     assert graded["report"]["blank"]["tampered"] == {}
+    # nobody pasted the package's source (tests/course/test_precheck_copies.py: someone who did)
+    assert all(entry["copied"] == {} for entry in graded["report"].values())
 
 
 def test_export_has_every_student(graded):

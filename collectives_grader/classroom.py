@@ -29,7 +29,8 @@ directory (default ``exercises/``):
 6. ``nbgrader generate_feedback`` and ``nbgrader export`` (``grades.csv``, every assignment;
    ``grades-<assignment>.csv``, this one alone, for a learning platform's import); the report
    ``reports/<assignment>.json`` lists per student the status, problems, tampered cells
-   and cells holding long runs of the package's own source (``copied``) (and, under ``_steps_failed``, either step if it failed: the report is written anyway).
+   and cells holding long runs of the package's own source (``copied``), and under
+   ``_steps_failed`` either step if it failed (the report is written anyway).
 
 nbgrader keeps manual grades and extra credit when it grades a submission again (it updates
 the existing grades' automatic scores only). Left out: merging gradebooks of several machines

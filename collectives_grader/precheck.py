@@ -141,15 +141,21 @@ def notebook_problems(name, nb, release):
     return problems
 
 
+def _readable_pairs(folder, release_folder):
+    """(notebook name, submitted notebook, released notebook) for each released notebook
+    whose submitted copy can be read (the others are the precheck's problems)."""
+    for release_path in sorted(Path(release_folder).glob("*.ipynb")):
+        nb, problem = _load(Path(folder) / release_path.name)
+        release, _ = _load(release_path)
+        if problem is None and nb is not None:
+            yield release_path.stem, nb, release or {"cells": []}
+
+
 def tamper_report(folder, release_folder):
     """{notebook: [grade_id, ...]} of the nbgrader cells other than solutions whose source
     differs from the released notebook (notebooks that cannot be read are left out)."""
     report = {}
-    for release_path in sorted(Path(release_folder).glob("*.ipynb")):
-        nb, problem = _load(Path(folder) / release_path.name)
-        release, _ = _load(release_path)
-        if problem or nb is None:
-            continue
+    for name, nb, release in _readable_pairs(folder, release_folder):
         submitted = dict(nbgrader_cells(nb))
         changed = [
             gid
@@ -159,7 +165,7 @@ def tamper_report(folder, release_folder):
             and _source(submitted[gid]) != _source(cell)
         ]
         if changed:
-            report[release_path.stem] = changed
+            report[name] = changed
     return report
 
 
@@ -186,7 +192,7 @@ def _windows(lines):
     ]
 
 
-_INDEX = {}
+_INDEX: dict[Path, dict[tuple[str, ...], tuple[str, int]]] = {}  # per package root
 
 
 def _package_index(package_root):
@@ -212,13 +218,9 @@ def package_copies(folder, release_folder, package_root=None):
     already holds do not count; notebooks that cannot be read are left out."""
     index = _package_index(package_root or Path(collectives.__file__).parent)
     report = {}
-    for release_path in sorted(Path(release_folder).glob("*.ipynb")):
-        nb, problem = _load(Path(folder) / release_path.name)
-        release, _ = _load(release_path)
-        if problem or nb is None:
-            continue
+    for name, nb, release in _readable_pairs(folder, release_folder):
         given = set()
-        for cell in (release or {}).get("cells", []):
+        for cell in release.get("cells", []):
             given.update(_windows(_code_lines(_source(cell))))
         runs = []
         for position, cell in enumerate(nb["cells"]):
@@ -248,5 +250,5 @@ def package_copies(folder, release_folder, package_root=None):
                     )
                 i += 1
         if runs:
-            report[release_path.stem] = runs
+            report[name] = runs
     return report

@@ -67,6 +67,7 @@ __all__ = [
     "Precheck",
     "Execute",
     "with_cell_key",
+    "submission_name",
     "AfterGrades",
     "ShowRubric",
     "RUBRIC",
@@ -188,25 +189,36 @@ _BEGIN_HIDDEN = re.compile(r"^[ \t]*#+[ \t]*BEGIN HIDDEN TESTS.*$", re.M)
 
 
 def with_cell_key(source, key):
-    """A test cell's ``source`` with, right after the line that opens its hidden tests, a
-    line that makes ``key`` the seed its hidden tests draw their cases with
-    (:data:`collectives.grading.cohort.ENV`); a cell without hidden tests is returned as
-    it is."""
+    """A test cell's ``source`` with, right after the line that opens its hidden tests (and
+    indented as that line is), a line that makes ``key`` the seed its hidden tests draw their
+    cases with (:data:`collectives.grading.cohort.ENV`); a cell without hidden tests is
+    returned as it is."""
     match = _BEGIN_HIDDEN.search(source)
     if match is None:
         return source
+    indent = match.group(0)[: len(match.group(0)) - len(match.group(0).lstrip())]
     line = (
-        f"import os as _cohort_os; _cohort_os.environ[{cohort.ENV!r}] = {key!r}"
+        f"{indent}import os as _cohort_os; _cohort_os.environ[{cohort.ENV!r}] = {key!r}"
         "  # this cell's key to the cohort's cases"
     )
     return source[: match.end()] + "\n" + line + source[match.end() :]
+
+
+def submission_name(nb, resources):
+    """What tells one submission from another for :func:`collectives.grading.cohort.cell_seed`:
+    the student's id and a hash of every cell's source (as nbgrader runs them: test cells
+    restored), the same on every regrade of the same notebook."""
+    student = str(resources.get("nbgrader", {}).get("student", ""))
+    digest = hashlib.sha256(json.dumps([c.get("source", "") for c in nb.cells]).encode())
+    return f"{student}\0{digest.hexdigest()}"
 
 
 class Execute(NbgraderExecute):
     """nbgrader's Execute, which does not run a not-graded stand-in (its test cells get the
     error that says why instead), and which gives each test cell's hidden tests their own key
     to the cohort's cases (:func:`collectives.grading.cohort.cell_seed` of
-    :attr:`course_seed` and the cell's grade_id, written into the cell's first hidden line
+    :attr:`course_seed`, the submission (:func:`submission_name`) and the cell's grade_id,
+    written into the cell's first hidden line
     while it runs, and taken out again: the autograded notebook and its feedback hold the
     cell as released). The course seed itself never enters the kernel."""
 
@@ -220,11 +232,18 @@ class Execute(NbgraderExecute):
         reasons = reasons_of(nb)
         if not reasons:
             keyed = {}
-            if self.course_seed:
+            if not self.course_seed:
+                self.log.warning(
+                    "Execute.course_seed is empty: the hidden tests draw the practice cases, "
+                    "which a learner's own kernel draws too (set COURSE_SEED in "
+                    "nbgrader_config.py)"
+                )
+            else:
+                submission = submission_name(nb, resources)
                 for index, cell in enumerate(nb.cells):
                     meta = cell.get("metadata", {}).get("nbgrader", {})
                     if cell.cell_type == "code" and meta.get("grade") and meta.get("grade_id"):
-                        key = cohort.cell_seed(self.course_seed, meta["grade_id"])
+                        key = cohort.cell_seed(self.course_seed, meta["grade_id"], submission)
                         keyed[index] = cell.source
                         cell.source = with_cell_key(cell.source, key)
             try:

@@ -250,6 +250,7 @@ MODULES = (
     "checks",
     "diagnosis",
     "isolation.wire",
+    "isolation.trust",
     "isolation.snapshot",
     "isolation.origin",
     "isolation.reading",

@@ -53,15 +53,20 @@ def seed():
     return os.environ.get(ENV) or PRACTICE
 
 
-def cell_seed(course_seed, grade_id):
-    """The key a test cell draws its cases with: a hash (SHA-256, hex) of the course seed and
-    the cell's ``grade_id``, so that one cell's key gives away neither the course seed nor
-    another cell's key."""
+def cell_seed(course_seed, grade_id, submission=""):
+    """The key a test cell draws its cases with: a hash (SHA-256, hex) of the course seed, the
+    ``submission`` (the grader's name for one student's notebook as handed in: the student and
+    a hash of its cells) and the cell's ``grade_id``; so that one cell's key gives away
+    neither the course seed nor another cell's, and a key a learner's notebook shows in its
+    own feedback draws nobody else's cases, nor those of its own next submission."""
     if not isinstance(course_seed, str) or not course_seed:
         raise GradingError(f"the course seed must be a non-empty string, not {course_seed!r}")
     if not isinstance(grade_id, str) or not grade_id:
         raise GradingError(f"a cell's grade_id must be a non-empty string, not {grade_id!r}")
-    return hashlib.sha256(f"course seed\0{course_seed}\0{grade_id}".encode()).hexdigest()
+    if not isinstance(submission, str):
+        raise GradingError(f"the submission must be a string, not {submission!r}")
+    text = f"course seed\0{course_seed}\0{submission}\0{grade_id}"
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def rng(label, course_seed=None):

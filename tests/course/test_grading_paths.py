@@ -242,7 +242,12 @@ def tokens_to_hide_gather(chip, n, d_model, d_ff):
 
 
 @pytest.mark.extended
-def test_a_lookup_table_from_one_cohorts_feedback_fails_under_another_seed(graded):
+def test_a_lookup_table_from_another_submissions_feedback_fails(graded):
+    """The probe's feedback names its drawn cases and their answers; a table of them misses
+    the cases drawn for any other submission (each submission's cases are its own: the key is
+    a hash of the seed, the student and the notebook), under this cohort's seed as under
+    another's. The miss is the drawn cases' alone: the visible test passes and the hidden
+    one fails on a case the table does not hold (a KeyError)."""
     courses, _, _, _, spec = graded
     course = courses["plain"]
     if not (course / "feedback" / "probe").exists():
@@ -281,7 +286,12 @@ def test_a_lookup_table_from_one_cohorts_feedback_fails_under_another_seed(grade
             timeout=600,
         )
         scored[seed] = _scores(folder, ["lookup"])["lookup"]["test_tokens_to_hide_gather"]
-    assert scored == {SEED: 1.0, OTHER_SEED: 0.0}
+        graded_nb = h.read(folder / "autograded" / "lookup" / ASSIGNMENT / f"{NOTEBOOK}.ipynb")
+        (error,) = h.error_outputs(h.cells_by_id(graded_nb)["test_tokens_to_hide_gather"])
+        assert "KeyError" in error.ename + error.evalue, (seed, error.ename, error.evalue)
+        assert "tokens_to_hide_gather agrees" in h.printed(graded_nb), seed  # visible passed
+    # before: 1.0 under this cohort's seed (one key per cohort and cell, 2026-12-03 morning)
+    assert scored == {SEED: 0.0, OTHER_SEED: 0.0}
 
 
 # ---- the last mile, on the course graded by `make grade` ---------------------------------------

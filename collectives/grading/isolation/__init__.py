@@ -9,6 +9,10 @@ grading package's :mod:`~collectives.grading.checks`, :mod:`~collectives.grading
     as plain JSON (:func:`~.wire.encode`, :func:`~.wire.decode`), the tagged reply line, the
     words of a refusal. Standalone (standard library only), so the learner's process loads it
     by its path.
+``trust``
+    which objects the grader may touch without running the learner's code
+    (:func:`~.trust.trusted_type`): read before a learner's object is looked into, while a test
+    cell grades. Standard library only.
 ``snapshot``
     the one read-only, hash-checked copy of the package that graded code imports
     (:class:`~.snapshot.PackageSnapshot`; :func:`~.snapshot.package_copy` for the re-checks,

@@ -189,8 +189,8 @@ def isolated_call(function, *args, name=None, allow=None, forbid=None):
     ``forbid``: what of the package the function may use (:func:`.reading.policy`); by default
     nothing."""
     rules = policy(allow, forbid)
+    data = bundle(function, name=name, policy=rules)  # first: it refuses the learner's objects
     label = name or getattr(function, "__name__", None) or "your function"
-    data = bundle(function, name=name, policy=rules)
     text = f"{label}({', '.join(show(a) for a in args)})"
     return IsolatedCall(data, tuple(args), text, (id(function), json.dumps(rules)), rules)
 

@@ -37,6 +37,7 @@ import types
 
 from ...errors import GradingError
 from .snapshot import PACKAGE_DIR, sources
+from .trust import trusted_type
 
 __all__ = ["NOT_YOURS", "check_origin", "layers", "notebook_cells", "foreign_reason"]
 
@@ -62,6 +63,8 @@ def layers(value):
             continue
         seen.add(id(current))
         found.append(current)
+        if not trusted_type(type(current)):
+            continue  # the learner's own object: not looked into (.trust)
         inner = []
         if isinstance(current, functools.partial):
             inner.append(current.func)
@@ -73,7 +76,9 @@ def layers(value):
             wrapped = inspect.getattr_static(current, "__wrapped__", None)
         except Exception:  # a learner's object with an odd __getattr__
             wrapped = None
-        if wrapped is not None and not isinstance(wrapped, property):
+        if wrapped is not None and (
+            not trusted_type(type(wrapped)) or not isinstance(wrapped, property)
+        ):
             inner.append(wrapped)
         if not isinstance(
             current,
@@ -152,6 +157,8 @@ def _describe(value):
 def foreign_reason(value, cells=None):
     """Why ``value`` (one layer, :func:`layers`) is not the learner's own code, or None.
     ``cells``: what :func:`notebook_cells` returned (None outside a notebook)."""
+    if not trusted_type(type(value)):
+        return None  # an object of a class of the learner's: theirs, and not looked into
     if isinstance(value, (functools.partial, staticmethod, classmethod, types.MethodType)):
         return None  # judged by what it holds
     if isinstance(value, type):

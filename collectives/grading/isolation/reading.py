@@ -35,6 +35,7 @@ from ...errors import GradingError
 from ..checks import MAX_ITEMS, in_words, type_name
 from . import wire
 from .origin import check_origin
+from .trust import TYPE_DICT, TYPE_QUALNAME, trusted_type
 
 __all__ = ["NO_PACKAGE", "FORBIDDEN", "SCHEDULE_TOOLS", "bundle", "policy"]
 
@@ -110,9 +111,10 @@ def _names_read(function, source):
 
 
 def _plain(value, budget):
-    """Whether ``value`` is plain data that :func:`.wire.encode` sends as it is."""
+    """Whether ``value`` is plain data that :func:`.wire.encode` sends as it is (of trusted
+    classes only: :func:`trusted_type`)."""
     budget[0] -= 1
-    if budget[0] < 0:
+    if budget[0] < 0 or not trusted_type(type(value)):
         return False
     if value is None or isinstance(
         value, (bool, int, float, str, np.bool_, np.integer, np.floating)
@@ -148,14 +150,32 @@ def _importable(value):
 
 
 def _unwrap(value):
-    """The function under decorators such as ``functools.lru_cache`` (``__wrapped__``)."""
-    try:
-        return inspect.unwrap(value) if hasattr(value, "__wrapped__") else value
-    except Exception:  # a cycle of __wrapped__, or a learner's odd object
-        return value
+    """The function under decorators such as ``functools.lru_cache`` (``__wrapped__``),
+    followed only through objects of trusted classes (:func:`trusted_type`): the last of
+    them, when the next one is the learner's own object."""
+    seen = set()
+    while id(value) not in seen and trusted_type(type(value)):
+        seen.add(id(value))
+        try:
+            inner = getattr(value, "__wrapped__", value)
+        except Exception:  # an odd library object
+            return value
+        if inner is value or not trusted_type(type(inner)):
+            return value
+        value = inner
+    return value
 
 
 def _source_of(obj, label):
+    """The source of a function (from its code object: :func:`inspect.getsource` would follow
+    a ``__wrapped__`` attribute into whatever it names) or of a class of the notebook."""
+    if isinstance(obj, types.FunctionType):
+        obj = obj.__code__
+    elif "__wrapped__" in TYPE_DICT.__get__(obj):
+        raise GradingError(
+            f"{label} is a class with a __wrapped__ attribute, which the graded re-run does not "
+            "follow: remove it"
+        )
     try:
         return textwrap.dedent(inspect.getsource(obj))
     except (OSError, TypeError):
@@ -232,6 +252,11 @@ def bundle(function, name=None, policy=None):
     function, or if it (or anything it wraps) comes from the package or a copy of it, or was
     not written in the notebook (:func:`.origin.check_origin`).
     """
+    if not trusted_type(type(function)):
+        raise GradingError(
+            f"{name or 'your function'} is an object of a class of your own, not a function; "
+            f"define it with `def {name or 'your_function'}(...):`"
+        )
     label = name or getattr(function, "__name__", None) or "your function"
     if not callable(function):
         raise GradingError(
@@ -280,6 +305,15 @@ def bundle(function, name=None, policy=None):
             if read not in namespace:
                 continue  # a builtin, or undefined (a NameError there, as here)
             value = namespace[read]
+            if not trusted_type(type(value)):
+                seen_values[read] = _refused(
+                    read,
+                    f"{read} ({TYPE_QUALNAME.__get__(type(value))}) cannot be sent to the "
+                    "graded re-run of your function: compute it inside the function, or make "
+                    "it plain numbers, strings, lists, tuples or dicts",
+                    False,
+                )
+                continue
             inner = _unwrap(value)
             if inner is current:  # recursion, perhaps under another name
                 if read not in entry["names"]:

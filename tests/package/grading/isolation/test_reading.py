@@ -83,3 +83,115 @@ def test_bad_rules_are_a_bug_in_the_test(learner, rules, message):
     m = learner("def f(n):\n    return n\n")
     with pytest.raises(GradingError, match=re.escape(message)):
         call(m.f, 1, isolated=True, **rules)
+
+
+# ---- no code of the learner's runs while the bundle is read ------------------------------------
+# (the review of 2026-12-03: a dict subclass's items(), or an object's __getattr__, ran while a
+# test cell graded, after the cell's key to the cohort's cases was set, and filled the table)
+
+WATCHED = """
+    import collections
+
+    RAN = []
+
+    class Answers(dict):
+        def items(self):
+            RAN.append("items")
+            return super().items()
+
+        def __iter__(self):
+            RAN.append("iter")
+            return super().__iter__()
+
+    class Lurker:
+        def __getattr__(self, name):
+            RAN.append("getattr " + name)
+            raise AttributeError(name)
+
+        @property
+        def __class__(self):
+            RAN.append("__class__")
+            return dict
+
+        def __call__(self, n):
+            return n
+
+    TABLE = Answers(a=1.0)
+    LURKER = Lurker()
+    COUNTS = collections.defaultdict(int, a=2)
+
+    def from_table(n):
+        return TABLE["a"] * n
+
+    def from_lurker(n):
+        return LURKER
+
+    def wrapped(n):
+        return n
+
+    wrapped.__wrapped__ = LURKER
+
+    def from_counts(n):
+        return COUNTS["a"] * n  # (it travels as a plain dict: its default factory does not)
+
+    graded = Lurker()
+"""
+
+
+def test_a_dict_subclass_of_the_notebooks_is_refused_without_calling_it(learner):
+    m = learner(WATCHED)
+    with pytest.raises(AssertionError, match=r"TABLE \(Answers\) cannot be sent"):
+        run_isolated(m.from_table, 2)
+    assert m.RAN == []
+
+
+def test_an_object_with_getattr_is_refused_without_calling_it(learner):
+    m = learner(WATCHED)
+    with pytest.raises(AssertionError, match=r"LURKER \(Lurker\) cannot be sent"):
+        run_isolated(m.from_lurker, 2)
+    assert run_isolated(m.wrapped, 3) == 3  # its __wrapped__ is not followed into the object
+    with pytest.raises(GradingError, match="an object of a class of your own, not a function"):
+        call(m.graded, 1, isolated=True)
+    assert m.RAN == []
+
+
+def test_library_containers_still_travel(learner):
+    assert run_isolated(learner(WATCHED).from_counts, 5) == 10
+
+
+def test_trusted_types_are_the_librarys_and_not_a_look_alike():
+    import collections
+    import functools
+    import sys
+    import types
+
+    import numpy as np
+
+    from collectives.grading.isolation.trust import trusted_type
+
+    for cls in (
+        int,
+        dict,
+        bool,
+        collections.OrderedDict,
+        collections.defaultdict,
+        np.ndarray,
+        np.float64,
+        functools.partial,
+        type(np.random.default_rng(0)),
+        types.FunctionType,
+    ):
+        assert trusted_type(cls), cls
+
+    class LookAlike(dict):
+        pass
+
+    LookAlike.__module__, LookAlike.__qualname__ = "collections", "OrderedDict"
+    assert not trusted_type(LookAlike)
+    made = types.ModuleType("made_at_run_time")
+    exec("class Box(dict):\n    pass\n", vars(made))
+    sys.modules["made_at_run_time"] = made
+    try:
+        assert not trusted_type(made.Box)  # in sys.modules, but no file outside your reach
+    finally:
+        del sys.modules["made_at_run_time"]

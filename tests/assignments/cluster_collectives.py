@@ -35,7 +35,10 @@ course seed. Submissions:
 - *computed_table*: ``level_seconds`` a lookup in a table the notebook computes while it is
   graded, from the hidden test's own case generator and the package's answers (the other
   tasks solved): its table is of the practice cases, since the kernel never holds the course
-  seed, and misses the drawn ones: 9 (10 while the seed was in the kernel's environment).
+  seed, and misses the drawn ones: 9 (10 while the seed was in the kernel's environment);
+- *filled_while_read*: the same table, as a dict subclass whose ``items()`` computes it when
+  the grader reads the function's globals (after the cell's key is set): refused without
+  being touched (the visible test fails too): 9 (10 before, found by the review of the key).
 """
 
 from assignments import TAMPERING, Error, origin_attack, submission
@@ -341,8 +344,37 @@ def level_seconds(n_nodes, nbytes, level):
     return TABLE[repr((int(n_nodes), float(nbytes), level))]
 """
 
+# The table filled while the grader reads it (review of 2026-12-03): a dict subclass whose
+# items() draws the cases of the key then set and computes their answers with the package.
+# The grader no longer touches an object of the learner's class: refused, its items() unrun.
+FILLED_WHILE_READ = """
+import collectives.grading.tasks.cluster_collectives as tasks_module
+
+
+class Answers(dict):
+    def items(self):
+        for n, s in [*tasks_module.level_cases(3), (4, 2**30), (8, 2**30)]:
+            for level in ("nvlink", "nic"):
+                self[repr((int(n), float(s), level))] = tasks_module.hierarchical_level_seconds(
+                    n, s, level
+                )
+        return super().items()
+
+
+TABLE = Answers()
+
+
+def level_seconds(n_nodes, nbytes, level):
+    return TABLE[repr((int(n_nodes), float(nbytes), level))]
+"""
+
 SUBMISSIONS = {
     "correct": {NOTEBOOK: submission(solved=SOLUTIONS[NOTEBOOK])},
+    "filled_while_read": {
+        NOTEBOOK: submission(
+            solved=SOLUTIONS[NOTEBOOK][1:], replaced={"level_seconds": FILLED_WHILE_READ}
+        )
+    },
     "computed_table": {
         NOTEBOOK: submission(
             solved=SOLUTIONS[NOTEBOOK][1:], replaced={"level_seconds": COMPUTED_TABLE}
@@ -366,6 +398,8 @@ EXPECTED = {
     "correct": {NOTEBOOK: dict(POINTS[NOTEBOOK])},
     # full marks before the seed stayed out of the kernel (2026-12-03)
     "computed_table": {NOTEBOOK: {**POINTS[NOTEBOOK], "test_level_seconds": 0}},
+    # full marks before the grader stopped touching the learner's objects (2026-12-03)
+    "filled_while_read": {NOTEBOOK: {**POINTS[NOTEBOOK], "test_level_seconds": 0}},
     "blank": {NOTEBOOK: dict(ZERO)},
     "partial": {NOTEBOOK: {**ZERO, "test_level_seconds": 1, "test_pipelined_seconds": 2}},
     # every tampering fails; only its genuinely right rail_plan earns its points

@@ -829,8 +829,9 @@ def fit_case(generator, attempts=400):
             continue
         one, two = min(near[1]), min(near[2])
         # a limit between the best one-setting change and the given layout needs one change;
-        # one between the best two-setting change and the best one-setting change needs two
-        low, high = (two, one) if generator.integers(0, 2) else (one, memory)
+        # one between the best two-setting change and the best one-setting change (and below
+        # the given layout, which every one-setting change may exceed) needs two
+        low, high = (two, min(one, memory)) if generator.integers(0, 2) else (one, memory)
         if high < low * 1.05:
             continue
         hbm = round(low * (1.02 + (high / low - 1.04) * generator.random()) / 1e6) * 1e6

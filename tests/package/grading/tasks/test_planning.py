@@ -427,11 +427,14 @@ def test_fit_check_rejections():
         check(None)
 
 
-def test_drawn_fit_cases_need_one_or_two_changes():
+@pytest.mark.parametrize("seed", range(8))
+def test_drawn_fit_cases_need_one_or_two_changes(seed):
+    """Before, 1 draw in 40 had a limit above the given layout's memory (every one-setting
+    change of it needed more): no change needed, and the test cell failed everyone."""
     from collectives.grading import cohort
 
-    generator = cohort.rng("test_planning", "a seed of the tests")
-    for _ in range(3):
+    generator = cohort.rng("test_make_it_fit", f"seed {seed}")
+    for _ in range(5):
         name, layout, seq_len, batch, hbm = pt.fit_case(generator)
         shape = pt.SHAPES[name]
         memory = pt.layout_memory(shape, layout, seq_len, batch)

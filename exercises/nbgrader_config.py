@@ -145,8 +145,8 @@ c.FileNameCollectorPlugin.named_regexp = (
 # it for every new cohort, so that a table of answers built from an earlier cohort's feedback
 # misses this cohort's cases. The seed never enters a grading kernel (a learner's cell could
 # read it there and compute the drawn cases' answers): Execute gives each test cell a key of
-# its own, a hash of the seed and the cell's grade_id, as the cell's first hidden line. The
-# variable COLLECTIVES_COURSE_SEED, where set, overrides it (one grading run under another
-# cohort's seed).
+# its own, a hash of the seed, the submission and the cell's grade_id, as the cell's first
+# hidden line. The variable COLLECTIVES_COURSE_SEED, where set, overrides it (one grading run
+# under another cohort's seed).
 COURSE_SEED = "collectives-2026"
 c.Execute.course_seed = os.environ.get("COLLECTIVES_COURSE_SEED") or COURSE_SEED

@@ -9,10 +9,12 @@ next cohort's drawn cases, so that the grading does not depend on keeping the te
 How the seed reaches a hidden test: never as itself. The grading kernel's environment does not
 hold it (collectives_grader.sandbox scrubs it, sandboxed or not); instead the grader's Execute
 step (collectives_grader.pipeline) writes, as the first line of each test cell's hidden part,
-that cell's own key, :func:`cell_seed` of the course seed and the cell's ``grade_id``, into the
-variable :data:`ENV`, which :func:`seed` reads. So a learner's cell, run before a test cell,
-finds no seed to draw that test's cases with (and a key seen later, in the environment or in
-IPython's input history, is another cell's, and tells nothing of the course seed: a hash).
+that cell's own key, :func:`cell_seed` of the course seed, the submission (the student and a
+hash of the notebook) and the cell's ``grade_id``, into the variable :data:`ENV`, which
+:func:`seed` reads. So a learner's cell, run before a test cell, finds no seed to draw that
+test's cases with; a key seen later (in the environment, in IPython's input history, printed
+into the feedback) is another cell's, or draws only this very submission's cases, and tells
+nothing of the course seed (a hash): a table built from it fails the next submission.
 
 :func:`rng` gives a draw its own generator (the cell's key and the draw's label, hashed), so
 that the cases of one draw do not change when another draws more; :func:`cases` appends drawn
@@ -21,16 +23,24 @@ is :data:`PRACTICE`.
 
 Left out: which cases are drawn is the test's own business (ranges for which the reference is
 well conditioned). **What this defends, and what not.** Defended: a table of answers carried
-over from another cohort's feedback, and one that ordinary code in the notebook computes while
-grading (read the seed, draw the cases with the public task module, compute their answers with
-the package, leave them in a global the learner's function reads: the isolated re-run carries
-plain globals over; found by the review of the cluster_collectives notebook, 2026-12-02), since
-no learner code runs between a test cell's first line and its draws. Not defended, as for the
-rest of the grading (:mod:`collectives.grading`): code that hooks into the interpreter or
-IPython (``sys.settrace``, audit hooks, a ``pre_run_cell`` callback sees the test cell's source
-and locals before or while it runs). Closing that needs the cases drawn, and the learner's
-function called on them, outside the kernel's reach (a grading service beside the sandboxed
-kernel, not a process the kernel starts).
+over from any other submission's feedback, this cohort's or another's; and one that the
+notebook's cells compute before a test cell runs (draw the cases with the public task module,
+compute their answers with the package, leave them in a global the learner's function reads;
+the isolated re-run carries plain globals over; found by the review of the cluster_collectives
+notebook, 2026-12-02, and now the spec's *computed_table*). While the test cell runs, the
+grader reads the learner's function and its globals without running any code of the
+learner's (:mod:`.isolation.trust`: a dict subclass or an object with ``__getattr__`` had
+filled the table at that moment; the spec's *filled_while_read*). **Not defended**: learner
+code that keeps running while the test cell runs, and so sees the cell's key once it is set: a
+background thread started by an earlier cell (it can fill a plain global, or a file the
+learner's re-run reads, before the grader reads them: shown by the review of 2026-12-03), and,
+as for the rest of the grading (:mod:`collectives.grading`), code that hooks into the
+interpreter or IPython (``sys.settrace``, audit hooks, a ``pre_run_cell`` callback, which sees
+the cell's source). Closing those needs the cases drawn, and the learner's function called on
+them, outside the kernel's reach: the grader (outside the sandbox) drawing the cases after the
+kernel has handed over the bundle, and the re-run in a sandbox of its own that shares no files
+with the kernel. Until then, read the notebooks of scores that look too good for threads
+(``threading``, ``_thread``, ``multiprocessing``) and hooks.
 """
 
 import hashlib

@@ -33,9 +33,10 @@ the check raises :class:`~collectives.GradingError` (a bug in the test or the pa
 
 The inputs are drawn (:func:`block_recipe_cases`, :func:`delayed_recipe_cases`,
 :func:`all_reduce_cases`): a few fixed cases first, then cases drawn from the *course seed*,
-the environment variable :data:`COURSE_SEED_ENV` (``"practice"`` without it), hashed with the
-test's label, so that the cases change from one cohort to the next and a table of answers
-taken from one cohort's feedback fails the next. (The seed and its hashing are
+which reaches a test cell as its own key in the environment variable :data:`COURSE_SEED_ENV`
+(``"practice"`` without it; the key is a hash of the seed, the submission and the cell),
+hashed with the draw's label, so that the cases change from one submission to the next and a
+table of answers taken from any feedback fails another submission. (The seed and its hashing are
 :mod:`collectives.grading.cohort`'s: :func:`drawn_cases` is its ``cases``.)
 
 Left out: the time of the collectives (the all-reduce's merges are judged on their numbers
@@ -138,7 +139,7 @@ __all__ = [
 
 # ---- drawn cases --------------------------------------------------------------------------------
 
-#: the environment variable that holds the course seed in a grading kernel (the cohort's)
+#: the environment variable that holds a test cell's key to its cases while it grades
 COURSE_SEED_ENV = cohort.ENV
 #: the seed when none is set (a learner's own kernel, the package's tests)
 PRACTICE_SEED = cohort.PRACTICE

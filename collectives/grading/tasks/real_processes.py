@@ -37,8 +37,8 @@ runs. :func:`check_diagnosis` checks a learner's ``(rank, step, kind)``;
 :func:`diagnosis_cases` draws the hidden cases from the course seed, and
 :func:`broken_reports` renders each with a job label, Schedule name, chunk size and end of a
 hang drawn from the seed as well, so that no table of renderings made beforehand holds them
-(what stays open is the hole :mod:`collectives.grading.cohort` documents: code in the grading
-kernel can read the seed).
+(what stays open is what :mod:`collectives.grading.cohort` documents: code that keeps running
+in the grading kernel while a test cell grades, such as a thread, sees that cell's key).
 
 **The ring.** :func:`run_on_ranks` re-runs a learner's ``ring_all_reduce(tensor)`` from its
 source code (:func:`collectives.grading.isolation.bundle`) in ``world_size`` processes forked
@@ -922,7 +922,13 @@ def run_on_ranks(function, cases=((8, "float32"),), world_size=4, timeout=90.0):
                 },
                 f,
             )
-        env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+        from .. import cohort
+
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith("PYTHON") and k != cohort.ENV  # not the cell's key either
+        }
         env.update(OMP_NUM_THREADS="1", GLOO_SOCKET_IFNAME=_loopback() or "lo")
         log = open(os.path.join(workdir, "log.txt"), "wb")
         # one process imports torch once and forks the ranks (four imports of torch would

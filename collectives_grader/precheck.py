@@ -186,7 +186,8 @@ def _windows(lines):
     ]
 
 
-_INDEX = {}
+#: {package root: its index (:func:`_package_index`)}, made once per process
+_INDEX: dict[Path, dict[tuple[str, ...], tuple[str, int]]] = {}
 
 
 def _package_index(package_root):

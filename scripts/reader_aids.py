@@ -17,8 +17,9 @@ a screen reader reads out a hash. After myst-nb has turned each cell's outputs i
 matplotlib's JavaScript animations (``Animation.to_jshtml()``) come as raw HTML whose frame
 ``<img>`` has no alt at all; it gets rule 3 with "animation" for "figure". Images that the
 widget manager draws in the browser (ipywidgets steppers) are not in the page's HTML and are
-left alone. A chapter gives a better description than rule 3 by adding the metadata of rule 1
-to its figure cell.
+left alone: a stepper's frames carry the descriptions that
+``collectives.viz.animation.frame_stepper`` writes from the Schedule. A chapter gives a
+better description than rule 3 by adding the metadata of rule 1 to its figure cell.
 
 **Figures at high dpi, with a type scale for phones.** While the book is built, ``MATPLOTLIBRC``
 points at ``_static/matplotlibrc`` (200 dpi, 12-point text), so every chapter's kernel draws

@@ -5,7 +5,11 @@ Each frame shows the step's transfers on the wiring (:func:`~collectives.viz.wir
 any Topology) beside every buffer after the step (:func:`~collectives.viz.buffers.draw_buffers`,
 from :func:`collectives.trace`). :func:`animate` returns a matplotlib animation whose
 ``to_jshtml()`` plays without a kernel; :func:`stepper` draws every frame once, up front, into
-an ipywidgets ``Tab`` that switches in the browser. The frame machinery is general
+an ipywidgets ``Tab`` that switches in the browser, each frame an image whose alt text says
+what it shows, derived from the Schedule (:func:`schedule_descriptions`: what the buffers
+hold at the start; each step's transfers, summarised when long, the link levels it uses and
+the buffers complete after it), so a screen reader hears the schedule too; the animation's
+player has no per-frame text (matplotlib's ``to_jshtml`` gives none). The frame machinery is general
 (:func:`frame_animation`, :func:`frame_stepper` take any function that draws frame ``i``), so
 figures of other kinds (link loads step by step, a timeline) animate the same way.
 matplotlib and ipywidgets are imported inside the functions. Taught from chapter "Cost models
@@ -14,10 +18,12 @@ and the ring all-gather" on.
 
 from __future__ import annotations
 
+import re
 from typing import Callable, Optional, Sequence
 
 import numpy as np
 
+from ..cost import step_link_bytes
 from ..errors import CollectivesError
 from ..replay import trace
 from .buffers import draw_buffers
@@ -37,6 +43,13 @@ __all__ = [
     "stepper",
     "frame_animation",
     "frame_stepper",
+    "DESCRIPTION_LIMIT",
+    "summarised",
+    "start_description",
+    "step_description",
+    "schedule_descriptions",
+    "frame_png",
+    "frame_description",
     "figure_png",
     "PANEL_WIDTH",
     "panel_figsize",
@@ -283,20 +296,196 @@ def figure_png(figure, dpi: Optional[float] = None) -> bytes:
     return buffer.getvalue()
 
 
-def frame_stepper(render: Callable[[int], bytes], titles: Sequence[str]):
-    """One tab per frame (``render(i)``: PNG bytes of frame ``i``), named by ``titles``;
-    every frame is rendered once, up front, and switching tabs happens in the browser, so
-    the stepper works in the static book as well as in a live kernel (a slider linked with
-    ``jslink`` would not: the book's embedded widget manager does not run links)."""
+def frame_stepper(render: Callable[[int], bytes], titles: Sequence[str], descriptions):
+    """One tab per frame (``render(i)``: PNG bytes of frame ``i``), named by ``titles`` and
+    described by ``descriptions`` (one string per frame, from the caller, e.g.
+    :func:`schedule_descriptions`: what a screen reader says of the frame); every frame is
+    rendered once, up front, and switching tabs happens in the browser, so the stepper
+    works in the static book as well as in a live kernel (a slider linked with ``jslink``
+    would not: the book's embedded widget manager does not run links).
+
+    A frame is an ``HTML`` widget holding ``<img alt="description" src="data:...">``:
+    ipywidgets' ``Image`` has no alt text, and the HTML travels in the book's embedded
+    widget state. :func:`frame_png` and :func:`frame_description` read a frame back."""
+    import base64
+    import html
+
     import ipywidgets as widgets
 
-    frames = [
-        widgets.Image(
-            value=render(i), format="png", layout=widgets.Layout(max_width="100%", height="auto")
+    descriptions = [str(d) for d in descriptions]
+    if len(descriptions) != len(titles) or not all(d.strip() for d in descriptions):
+        raise CollectivesError(
+            f"descriptions must be {len(titles)} non-empty strings, one per frame, "
+            f"got {len(descriptions)}"
         )
-        for i in range(len(titles))
-    ]
+    frames = []
+    for i, description in enumerate(descriptions):
+        data = base64.b64encode(render(i)).decode("ascii")
+        frames.append(
+            widgets.HTML(
+                f'<img class="cl-frame" alt="{html.escape(description, quote=True)}" '
+                f'src="data:image/png;base64,{data}" '
+                'style="display:block;max-width:100%;height:auto">',
+                layout=widgets.Layout(width="100%"),
+            )
+        )
     return widgets.Tab(frames, selected_index=0, titles=list(titles))
+
+
+def frame_png(frame) -> bytes:
+    """The PNG bytes of one frame of :func:`frame_stepper` (a child of its Tab)."""
+    import base64
+
+    found = re.search(r'src="data:image/png;base64,([^"]*)"', frame.value)
+    if found is None:
+        raise CollectivesError("not a frame of frame_stepper: it holds no PNG image")
+    return base64.b64decode(found.group(1))
+
+
+def frame_description(frame) -> str:
+    """The alt text (description) of one frame of :func:`frame_stepper`."""
+    import html
+
+    found = re.search(r'alt="([^"]*)"', frame.value)
+    if found is None:
+        raise CollectivesError("not a frame of frame_stepper: its image has no alt text")
+    return html.unescape(found.group(1))
+
+
+#: the most characters of a frame's description: a screen reader reads it whole, so longer
+#: lists are summarised (:func:`summarised`)
+DESCRIPTION_LIMIT = 300
+
+
+def summarised(items: Sequence[str], limit: int) -> str:
+    """``items`` joined by ", ", as many as fit in ``limit`` characters, then "and N more"."""
+    shown: list[str] = []
+    for k, item in enumerate(items):
+        rest = len(items) - k - 1
+        tail = f", and {rest} more" if rest else ""
+        if len(", ".join(shown + [item]) + tail) > limit and shown:
+            return ", ".join(shown) + f", and {len(items) - k} more"
+        shown.append(item)
+    return ", ".join(shown)
+
+
+def _ranks(ranks: Sequence[int]) -> str:
+    """ "rank 3", "ranks 0, 2 and 5" or "12 ranks"."""
+    ranks = [int(r) for r in ranks]
+    if len(ranks) == 1:
+        return f"rank {ranks[0]}"
+    if len(ranks) <= 6:
+        return "ranks " + ", ".join(map(str, ranks[:-1])) + f" and {ranks[-1]}"
+    return f"{len(ranks)} ranks"
+
+
+def _done(schedule, states, i) -> list[int]:
+    """The ranks whose buffers (slots 0..n_chunks-1) hold their final result in state ``i``:
+    the same chunks, made of the same contributions, as after the last step."""
+    final, now = states[-1], states[i]
+    c = schedule.n_chunks
+    same = (now.label[:, :c] == final.label[:, :c]).all(axis=1)
+    same &= (now.counts()[:, :c] == final.counts()[:, :c]).all(axis=1)
+    done = []
+    for r in np.flatnonzero(same[: schedule.n_ranks]).tolist():
+        if all(
+            sorted(now.contributors(r, k)) == sorted(final.contributors(r, k)) for k in range(c)
+        ):
+            done.append(int(r))
+    return done
+
+
+def _chunks_held(chunks: Sequence[int]) -> str:
+    """ "nothing", "chunk 3", "chunks 0, 1 and 2" or "5 chunks"."""
+    if not chunks:
+        return "nothing"
+    if len(chunks) == 1:
+        return f"chunk {chunks[0]}"
+    if len(chunks) <= 3:
+        return "chunks " + ", ".join(map(str, chunks[:-1])) + f" and {chunks[-1]}"
+    return f"{len(chunks)} chunks"
+
+
+def start_description(schedule, states) -> str:
+    """What the buffers hold before step 0: per rank, the chunks it holds (summarised)."""
+    state = states[0]
+    c = schedule.n_chunks
+    head = f"start of {schedule.name}, {schedule.collective} over {schedule.n_ranks} ranks: "
+    held = [[k for k in range(c) if state.label[r, k] != -1] for r in range(schedule.n_ranks)]
+    if all(len(h) == c for h in held):
+        body = f"every rank holds its own contribution to all {c} chunks"
+    else:
+        words = [f"rank {r} holds {_chunks_held(h)}" for r, h in enumerate(held)]
+        body = summarised(words, DESCRIPTION_LIMIT - len(head))
+    return head + body
+
+
+def step_description(
+    schedule, states, k: int, topology=None, *, placement=None, switch_placement=None
+) -> str:
+    """Step ``k`` of ``schedule`` in words: "step k of 0 to n-1: " then its transfers
+    ("rank 0 sends chunk 3 to rank 1", "adds" for a reduction; summarised beyond about
+    :data:`DESCRIPTION_LIMIT` characters as their count and the first ones), the link levels
+    the step uses on ``topology`` (when it has more than one level), and the ranks whose
+    buffers are complete after it (from :func:`collectives.trace` ``states``)."""
+    step = schedule.step(k)
+    head = f"step {k} of steps 0 to {schedule.n_steps - 1}: "
+    words = [
+        f"{schedule.where(t.src)} {'adds' if t.reduce else 'sends'} chunk {t.src_chunk} "
+        f"{'into' if t.reduce else 'to'} {schedule.where(t.dst)}"
+        + (f" slot {t.dst_chunk}" if t.dst_chunk != t.src_chunk else "")
+        for t in step
+    ]
+    tail = []
+    if topology is not None and len(topology.info.levels) > 1:
+        loads = step_link_bytes(
+            schedule,
+            topology,
+            float(schedule.n_chunks),
+            k,
+            placement=placement,
+            switch_placement=switch_placement,
+        )
+        used = sorted({int(v) for v in topology.link_level[loads > 0].tolist()})
+        tail.append("over " + ", ".join(topology.info.levels[v] for v in used) + " links")
+    done = _done(schedule, states, k + 1)
+    if len(done) == schedule.n_ranks:
+        tail.append("after it every buffer is complete")
+    elif done:
+        tail.append(f"after it the buffers of {_ranks(done)} are complete")
+    else:
+        tail.append("no buffer is complete yet")
+    ending = "; " + "; ".join(tail)
+    room = DESCRIPTION_LIMIT - len(head) - len(ending)
+    if len(words) > 3 and len(", ".join(words)) > room:
+        count = f"{len(words)} transfers, e.g. "
+        body = count + summarised(words, room - len(count))
+    else:
+        body = ", ".join(words) if words else "no transfer"
+    return head + body + ending
+
+
+def schedule_descriptions(
+    schedule, frames=None, topology=None, *, placement=None, switch_placement=None
+) -> list[str]:
+    """One description per frame (``frames``: states of :func:`collectives.trace`, 0 the
+    start, ``k + 1`` after step ``k``; default all): :func:`start_description` for frame
+    0, :func:`step_description` for the others."""
+    states = trace(schedule)
+    frames = range(len(states)) if frames is None else frames
+    return [
+        start_description(schedule, states)
+        if i == 0
+        else step_description(
+            schedule,
+            states,
+            i - 1,
+            topology,
+            placement=placement,
+            switch_placement=switch_placement,
+        )
+        for i in frames
+    ]
 
 
 def animate(
@@ -387,4 +576,7 @@ def stepper(
         )
         return figure_png(fig, dpi)
 
-    return frame_stepper(render, [frame_titles(len(states))[i] for i in frames])
+    descriptions = schedule_descriptions(
+        schedule, frames, topology, placement=placement, switch_placement=switch_placement
+    )
+    return frame_stepper(render, [frame_titles(len(states))[i] for i in frames], descriptions)

@@ -248,7 +248,13 @@ def process_stepper(schedule, steps=None, dpi=100, *, groups=True):
     import matplotlib.pyplot as plt
 
     from ..schedule import schedule_arg
-    from .animation import chosen_frames, figure_png, frame_stepper, frame_titles
+    from .animation import (
+        chosen_frames,
+        figure_png,
+        frame_stepper,
+        frame_titles,
+        schedule_descriptions,
+    )
 
     schedule = schedule_arg(schedule)
     frames = chosen_frames(schedule, steps)
@@ -260,7 +266,8 @@ def process_stepper(schedule, steps=None, dpi=100, *, groups=True):
         return figure_png(fig, dpi)
 
     titles = frame_titles(schedule.n_steps + 1)
-    return frame_stepper(render, [titles[i] for i in frames])
+    descriptions = schedule_descriptions(schedule, frames)
+    return frame_stepper(render, [titles[i] for i in frames], descriptions)
 
 
 def draw_failure(error, schedule, ax=None, *, title=None):

@@ -27,7 +27,7 @@ import numpy as np
 
 from ..cost import step_link_bytes
 from ..errors import CollectivesError
-from ..topology import Topology
+from ..topology import ROLES, Topology
 from .animation import check_step_titles, figure_png, frame_animation, frame_stepper, step_title
 from .style import font_size
 from .wiring import Wiring, draw_wiring, points_per_unit, wiring_of
@@ -43,6 +43,7 @@ __all__ = [
     "load_colourbar",
     "step_loads",
     "load_stepper",
+    "load_description",
     "animate_loads",
 ]
 
@@ -312,7 +313,31 @@ def load_stepper(
         )
         return figure_png(fig, dpi)
 
-    return frame_stepper(render, [f"step {k}" for k in loads])
+    descriptions = [load_description(topology, loads[k], k, unit, unit_label) for k in loads]
+    return frame_stepper(render, [f"step {k}" for k in loads], descriptions)
+
+
+def load_description(topology: Topology, link_bytes, k: int, unit: float, unit_label: str) -> str:
+    """Step ``k``'s link loads in words, for a screen reader: how many links carry data and
+    the busiest one (its ends, its level, its bytes and its load in ``unit``)."""
+    link_bytes = np.asarray(link_bytes, dtype=float)
+    busy = np.flatnonzero(link_bytes > 0)
+    if busy.size == 0:
+        return f"step {k}: no link carries data"
+    top = int(busy[np.argmax(link_bytes[busy])])
+    ties = int(np.count_nonzero(link_bytes == link_bytes[top]))
+
+    def node(v: int) -> str:
+        return f"{ROLES[int(topology.node_role[v])]} {v}"
+
+    level = topology.info.levels[int(topology.link_level[top])]
+    same = f" (as do {ties - 1} other links)" if ties > 1 else ""
+    return (
+        f"step {k}: {busy.size} of {topology.n_links} links carry data; the busiest, "
+        f"{level} link {node(int(topology.link_src[top]))} to "
+        f"{node(int(topology.link_dst[top]))}, carries {link_bytes[top]:.4g} bytes, "
+        f"{link_bytes[top] / unit:.3g} {unit_label}{same}"
+    )
 
 
 def animate_loads(

@@ -515,6 +515,66 @@ def test_every_figure_has_a_real_alt_text(site):
     assert not bad, "images whose alt text is a path or missing:\n" + "\n".join(bad)
 
 
+def stepper_frames(soup: BeautifulSoup) -> list[tuple[str, object]]:
+    """Every frame of every stepper (an ipywidgets Tab) in a page's embedded widget state:
+    (the stepper's model id and tab, the frame's description or None). A frame is an HTML
+    widget holding ``<img alt=...>`` (viz.animation.frame_stepper); anything else (an
+    Image widget, which has no alt text) has no description."""
+    import json
+
+    frames: list[tuple[str, object]] = []
+    for script in soup.find_all("script", type="application/vnd.jupyter.widget-state+json"):
+        models = json.loads(script.string or "{}").get("state", {})
+        for model_id, model in models.items():
+            if model.get("model_name") != "TabModel":
+                continue
+            for tab, child in enumerate(model["state"].get("children", [])):
+                child_model = models.get(str(child).removeprefix("IPY_MODEL_"), {})
+                img = None
+                if child_model.get("model_name") == "HTMLModel":
+                    img = BeautifulSoup(child_model["state"].get("value", ""), "html.parser").img
+                frames.append((f"{model_id} tab {tab}", img.get("alt") if img else None))
+    return frames
+
+
+def test_stepper_frame_reader_can_fail():
+    """An Image frame (no alt) and an HTML frame whose alt is a path are both caught."""
+    state = {
+        "state": {
+            "t": {"model_name": "TabModel", "state": {"children": ["IPY_MODEL_a", "IPY_MODEL_b"]}},
+            "a": {"model_name": "ImageModel", "state": {}},
+            "b": {"model_name": "HTMLModel", "state": {"value": '<img alt="x.png" src="x.png">'}},
+        }
+    }
+    import json
+
+    page = BeautifulSoup(
+        '<script type="application/vnd.jupyter.widget-state+json">'
+        + json.dumps(state)
+        + "</script>",
+        "html.parser",
+    )
+    looks_like_path = _load_script("reader_aids").looks_like_path
+    frames = stepper_frames(page)
+    assert frames == [("t tab 0", None), ("t tab 1", "x.png")]
+    assert all(alt is None or looks_like_path(alt, "x.png") for _, alt in frames)
+
+
+def test_every_stepper_frame_has_a_description(site):
+    """Every frame of every stepper in the built book (viz.stepper, the load and process
+    steppers) carries an alt text in the embedded widget state, since the book has no kernel:
+    non-empty, not a file path, and at most a few hundred characters."""
+    looks_like_path = _load_script("reader_aids").looks_like_path
+    bad, checked = [], 0
+    for page in content_pages(site):
+        for where, alt in stepper_frames(soup_of(page)):
+            checked += 1
+            if alt is None or looks_like_path(alt, None) or len(alt) > 400:
+                bad.append(f"{page.relative_to(site)}: stepper {where}: alt={alt!r}")
+    assert checked >= 20, f"only {checked} stepper frames in the site"
+    assert not bad, f"{len(bad)} stepper frames without a description:\n" + "\n".join(bad[:20])
+
+
 ALT_SCRATCH_PAGE = """\
 ---
 jupytext:

@@ -9,7 +9,8 @@ network too. For the intro and every chapter in _toc.yml:
 - no console error and no uncaught exception;
 - MathJax (the vendored copy) typeset every formula on the page, without TeX errors;
 - every image has loaded (naturalWidth > 0) and has a real alt text, never its file path
-  (images the widget manager draws are left out: ipywidgets' Image has no alt);
+  (images inside widgets are left out here; a stepper's frames carry the alt text
+  viz.animation.frame_stepper writes, checked by test_book_site and the stepping test);
 - every embedded Jupyter widget has been rendered by the (vendored) widget manager.
 
 Further tests follow the sidebar's link to the general index on a phone, and build a
@@ -330,14 +331,20 @@ def test_schedule_stepper_steps_without_a_kernel(browser, server):
         tabs.first.wait_for()
         titles = [t.strip() for t in tabs.all_inner_texts()]
         assert titles == ["start"] + [f"step {k}" for k in range(5)]  # 6 ranks: 5 steps
-        shown = """() => Array.from(document.querySelectorAll('.widget-tab .widget-image'))
+        shown = """() => Array.from(document.querySelectorAll('.widget-tab img'))
                           .map(img => img.offsetParent !== null && img.naturalWidth > 0)"""
         assert page.evaluate(shown) == [True] + [False] * 5
         tabs.nth(3).click()
         page.wait_for_function(
-            "() => document.querySelectorAll('.widget-tab .widget-image')[3].offsetParent !== null"
+            "() => document.querySelectorAll('.widget-tab img')[3].offsetParent !== null"
         )
         assert page.evaluate(shown) == [False, False, False, True, False, False]
+        # each frame says what it shows (viz.animation.frame_stepper's alt text): step 2
+        # of the 6-rank ring all-gather
+        alts = page.evaluate(
+            "() => Array.from(document.querySelectorAll('.widget-tab img')).map(i => i.alt)"
+        )
+        assert alts[3].startswith("step 2 of steps 0 to 4: "), alts[3]
     finally:
         context.close()
 

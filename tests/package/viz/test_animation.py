@@ -8,6 +8,7 @@ import matplotlib
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt
+import pytest
 
 import collectives as cl
 from collectives import viz
@@ -37,9 +38,10 @@ def test_stepper_has_one_tab_per_frame():
     tab = viz.stepper(cl.algorithms.ring_all_gather(5), cl.topology.ring(5, 1.0))
     assert len(tab.children) == 5
     assert tab.titles == ("start", "step 0", "step 1", "step 2", "step 3")
-    assert all(img.value[:8] == b"\x89PNG\r\n\x1a\n" for img in tab.children)
+    pngs = [animation.frame_png(frame) for frame in tab.children]
+    assert all(png[:8] == b"\x89PNG\r\n\x1a\n" for png in pngs)
     # every frame differs from the one before (each step moves something)
-    assert all(a.value != b.value for a, b in zip(tab.children, tab.children[1:]))
+    assert all(a != b for a, b in zip(pngs, pngs[1:]))
 
 
 def test_animation_has_a_frame_per_state():
@@ -79,8 +81,13 @@ def test_frame_machinery_animates_any_drawing():
         ax.plot([0, 1], [0, i])
         return animation.figure_png(f, dpi=40)
 
-    tab = animation.frame_stepper(render, ["a", "b"])
+    tab = animation.frame_stepper(render, ["a", "b"], ["a line", "a steeper line"])
     assert tab.titles == ("a", "b") and tab.children[0].value != tab.children[1].value
+    assert [animation.frame_description(f) for f in tab.children] == ["a line", "a steeper line"]
+    with pytest.raises(cl.CollectivesError, match="descriptions must be 2 non-empty strings"):
+        animation.frame_stepper(render, ["a", "b"], ["only one"])
+    with pytest.raises(cl.CollectivesError, match="descriptions must be 2 non-empty strings"):
+        animation.frame_stepper(render, ["a", "b"], ["a line", " "])
     assert animation.frame_titles(3) == ["start", "step 0", "step 1"]
 
 
@@ -154,4 +161,36 @@ def test_a_cube_drawn_alone_gets_a_figure_of_its_own_aspect():
     plt.close(fig)
     tab = viz.stepper(schedule, cube, layout=lay, buffers=False, step_titles=["a", "b"])
     assert tab.titles == ("start", "step 0", "step 1")
-    assert len({image.value for image in tab.children}) == 3
+    assert len({animation.frame_png(frame) for frame in tab.children}) == 3
+
+
+def test_stepper_frames_describe_the_ring_all_gather_step_by_step():
+    """Each frame's alt text comes from the Schedule. The ring all-gather on 4 ranks, by
+    its definition: in step s rank r sends to its right neighbour r + 1 (mod 4) the chunk
+    it received in step s - 1, i.e. chunk (r - s) mod 4. So step 0 is 0->1 chunk 0,
+    1->2 chunk 1, 2->3 chunk 2, 3->0 chunk 3; after step 2 (the last of 3) every rank holds
+    every chunk, and no rank does before."""
+    tab = viz.stepper(cl.algorithms.ring_all_gather(4), cl.topology.ring(4, 1.0), dpi=30)
+    start, step0, step1, step2 = [animation.frame_description(f) for f in tab.children]
+    for r in range(4):
+        assert f"rank {r} holds chunk {r}" in start
+        assert f"rank {r} sends chunk {r} to rank {(r + 1) % 4}" in step0
+        assert f"rank {r} sends chunk {(r - 1) % 4} to rank {(r + 1) % 4}" in step1
+        assert f"rank {r} sends chunk {(r - 2) % 4} to rank {(r + 1) % 4}" in step2
+    assert step0.startswith("step 0 of steps 0 to 2")
+    assert "no buffer is complete" in step0 and "no buffer is complete" in step1
+    assert "every buffer is complete" in step2
+    assert all("png" not in d and len(d) <= animation.DESCRIPTION_LIMIT for d in (start, step2))
+
+
+def test_long_steps_are_summarised_with_their_count():
+    """NVLS on 8 GPUs: step 0 has 64 transfers (8 ranks x 8 chunks reduced into the
+    switch); its description gives the count and stays under the limit; on the DGX node
+    the transfers use the NVLink level."""
+    dgx = cl.hardware.preset("dgx-h100")
+    tab = viz.stepper(cl.algorithms.nvls_all_reduce(8), dgx, buffers=False, dpi=20)
+    step0 = animation.frame_description(tab.children[1])
+    assert "64 transfers" in step0 and "and 5" in step0 and "nvlink" in step0
+    assert len(step0) <= animation.DESCRIPTION_LIMIT
+    assert animation.summarised(["a", "b", "c"], 100) == "a, b, c"
+    assert animation.summarised(["aaaa", "bbbb", "cccc"], 12) == "aaaa, and 2 more"

@@ -14,6 +14,7 @@ from matplotlib.patches import FancyArrowPatch
 import collectives as cl
 from collectives.dist import SweepResult, SweepRow
 from collectives.dist.programs import messages
+from collectives.viz.animation import frame_description, frame_png
 from collectives.viz.dist import MESSAGE_COLOURS, draw_processes, plot_sweep, process_stepper
 
 
@@ -100,8 +101,13 @@ def test_draw_processes_draws_one_arrow_per_message():
 def test_process_stepper_has_a_tab_per_chosen_step():
     tab = process_stepper(cl.algorithms.ring_all_reduce(4), steps=[0, 3], dpi=30)
     assert list(tab.titles) == ["start", "step 0", "step 3"]
-    frames = [child.value for child in tab.children]
+    frames = [frame_png(child) for child in tab.children]
     assert len(set(frames)) == 3  # each frame differs
+    # ring all-reduce on 4 ranks, step 3 (the first of the all-gather half): rank r sends
+    # to r + 1 the chunk r it has just completed, overwriting (no "adds")
+    step3 = frame_description(tab.children[2])
+    for r in range(4):
+        assert f"rank {r} sends chunk {r} to rank {(r + 1) % 4}" in step3
     plt.close("all")
 
 

@@ -12,6 +12,7 @@ import pytest
 import collectives as cl
 from collectives.viz import loads as vl
 from collectives.viz import wiring as vw
+from collectives.viz.animation import frame_description, frame_png
 
 
 def _two_nodes():
@@ -120,7 +121,8 @@ def test_the_load_stepper_has_a_tab_per_chosen_step_on_one_scale():
     ring = cl.algorithms.ring_all_gather(8)
     tab = vl.load_stepper(ring, t, 8.0, steps=[0, 3], step_titles=[f"s{k}" for k in range(7)])
     assert tab.titles == ("step 0", "step 3")
-    assert all(img.value[:8] == b"\x89PNG\r\n\x1a\n" for img in tab.children)
+    pngs = [frame_png(frame) for frame in tab.children]
+    assert all(png[:8] == b"\x89PNG\r\n\x1a\n" for png in pngs)
     anim = vl.animate_loads(ring, t, 8.0, steps=[0, 1])
     html = anim.to_jshtml()
     assert html.count("data:image/png;base64") >= 2
@@ -175,3 +177,17 @@ def test_an_array_of_fractions_gets_the_colours_of_its_elements():
     for index in np.ndindex(2, 2):
         np.testing.assert_allclose(colours[index], vl.load_colour(float(fractions[index])))
     np.testing.assert_allclose(colours[1, 1], vl.load_colour(1.0))  # clipped to the top
+
+
+def test_the_load_stepper_describes_each_step_s_busiest_link():
+    """A 4-rank ring all-gather on a 4-rank unidirectional ring, 4 bytes (1 byte a chunk):
+    in every step each of the 4 links carries exactly one chunk (rank r -> r + 1), so each
+    frame says 4 of 4 links carry data, the busiest 1 byte, one chunk."""
+    ring = cl.topology.ring(4, 1.0, bidirectional=False)
+    tab = vl.load_stepper(cl.algorithms.ring_all_gather(4), ring, 4.0, dpi=20)
+    descriptions = [frame_description(frame) for frame in tab.children]
+    assert len(descriptions) == 3
+    for k, d in enumerate(descriptions):
+        assert d.startswith(f"step {k}: 4 of 4 links carry data")
+        assert "carries 1 bytes, 1 chunks on the link (as do 3 other links)" in d
+    plt.close("all")

@@ -415,6 +415,16 @@ class Course:
         return self._once(f"autograde {assignment}", lambda: self._autograde(assignment))
 
     def _autograde(self, assignment):
+        spec = self.write_submissions(assignment)
+        nbgrader(self.root, self.env, "autograde", assignment)
+        self.after_autograde[assignment] = self.gradebook_state(assignment, spec)
+        return spec
+
+    def write_submissions(self, assignment):
+        """Write the submissions of the assignment's spec to ``submitted/<student>/<assignment>/``
+        (each notebook built from fresh copies of the source and release notebooks, and a
+        ``timestamp.txt``: :func:`timestamp`); returns the spec. What both grading paths grade
+        (tests/course/test_grading_pipeline.py, tests/course/test_grading_both_paths.py)."""
         import assignments as specs  # tests/assignments/
 
         spec = specs.load(assignment)
@@ -434,8 +444,6 @@ class Course:
                 nbformat.write(built, folder / f"{nb}.ipynb")
             stamp = timestamp(index, j).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
             (folder / "timestamp.txt").write_text(stamp)
-        nbgrader(self.root, self.env, "autograde", assignment)
-        self.after_autograde[assignment] = self.gradebook_state(assignment, spec)
         return spec
 
     def gradebook_state(self, assignment, spec):
@@ -464,6 +472,29 @@ class Course:
                 }
                 state[student] = (cells, submission.score, submission.needs_manual_grade)
         return state
+
+    def expected_after_autograde(self, assignment, spec):
+        """{student: {notebook: {grade_id: (auto_score, needs_manual_grade)}}} that autograde
+        must leave in the gradebook (:meth:`gradebook_state`'s cells): EXPECTED's score for every
+        test cell; a written answer handed in as released scores 0 (nbgrader itself), an edited
+        one awaits its hand grade (None, True)."""
+        wanted = {}
+        for student in spec.students:
+            wanted[student] = {}
+            for name in spec.notebooks:
+                submitted = cells_by_id(
+                    read(self.root / "submitted" / student / assignment / f"{name}.ipynb")
+                )
+                release = cells_by_id(self.release(assignment, name))
+                wanted[student][name] = {}
+                for cell in spec.points[name]:
+                    if cell not in spec.manual[name]:
+                        wanted[student][name][cell] = (spec.expected[student][name][cell], False)
+                    elif submitted[cell].source == release[cell].source:
+                        wanted[student][name][cell] = (0, False)
+                    else:
+                        wanted[student][name][cell] = (None, True)
+        return wanted
 
     def grade_by_hand(self, assignment):
         """After autograde: the spec's EXPECTED score of every hand-graded answer that awaits

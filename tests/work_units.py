@@ -4,7 +4,9 @@
 scheduler that hands out whole units, each to one worker, and starts the units with the most
 ``slow`` tests first. A unit is a whole test file (as ``--dist loadfile``: a file's module
 fixtures are built once), except for the grading pipeline, which runs in two halves of the
-assignments, each with its own temporary course, so that both workers grade at once.
+assignments, each with its own temporary course, so that both workers grade at once, and for
+the comparison of both grading paths (``make test-extended``), whose tests (one per
+assignment, each with its own course) are a unit each.
 
 (xdist's own ``loadgroup`` reads ``xdist_group`` marks by rewriting node ids, which pytest 9
 no longer lets a plugin do: the marks were ignored and the tests spread one by one.)
@@ -12,9 +14,18 @@ no longer lets a plugin do: the marks were ignored and the tests spread one by o
 
 import re
 
-__all__ = ["PIPELINE", "FIRST_HALF", "START_FIRST", "pipeline_half", "unit_of", "start_rank"]
+__all__ = [
+    "PIPELINE",
+    "BOTH_PATHS",
+    "FIRST_HALF",
+    "START_FIRST",
+    "pipeline_half",
+    "unit_of",
+    "start_rank",
+]
 
 PIPELINE = "tests/course/test_grading_pipeline.py"
+BOTH_PATHS = "tests/course/test_grading_both_paths.py"
 
 # The first half of the pipeline; every other assignment (a new one too) is in the second. The
 # halves take about as long: nbgrader autograde took, in seconds (2-core machine, other jobs
@@ -53,9 +64,12 @@ def pipeline_half(assignment):
 
 def unit_of(nodeid):
     """The unit of work of the test ``nodeid``: ``"<file>"``, or for a pipeline test
-    parametrised by an assignment (or by a half), ``"<file> half <0|1>"``."""
+    parametrised by an assignment (or by a half), ``"<file> half <0|1>"``, or for a test of
+    both grading paths, the test itself."""
     path, _, rest = nodeid.partition("::")
     match = re.search(r"\[(.*)\]$", rest)
+    if path == BOTH_PATHS:
+        return nodeid  # one assignment, in a course of its own
     if path != PIPELINE or not match:
         return path
     tokens = match.group(1).split("-")

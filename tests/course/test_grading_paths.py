@@ -9,7 +9,9 @@ JSON, a duplicated grade_id). Before, plain nbgrader graded the deleted test cel
 
 ``make test`` runs the comparison (one grading per path, at once); the cohort's lookup table,
 the last mile after ``make grade`` and the class with no gradable submission each grade again,
-so they are marked ``extended`` (``make test-extended``).
+so they are marked ``extended`` (``make test-extended``). Every spec submission of every
+assignment (the attacks included) is compared on both paths by
+tests/course/test_grading_both_paths.py, in ``make test-extended`` too.
 
 Then the cohort: a table of answers built from one cohort's feedback (a probe submission's
 failing messages name every hidden case and its expected value) scores the task under that

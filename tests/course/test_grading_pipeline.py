@@ -348,24 +348,11 @@ def test_autograde_scores_are_exact(course, assignment):
     # as autograde left them: every test cell scored, every written answer awaiting a grade
     # unless it was handed in untouched (0, by nbgrader itself)
     state = course.after_autograde[assignment]
-    scores, wanted, totals, waiting = {}, {}, {}, {}
+    wanted = course.expected_after_autograde(assignment, s)
+    scores, totals, waiting = {}, {}, {}
     for student in s.students:
         cells, total, needs = state[student]
-        scores[student], wanted[student] = {}, {}
-        for name in s.notebooks:
-            submitted = h.cells_by_id(
-                h.read(course.root / "submitted" / student / assignment / f"{name}.ipynb")
-            )
-            release = h.cells_by_id(course.release(assignment, name))
-            scores[student][name], wanted[student][name] = {}, {}
-            for cell, (score, needs_grade) in cells[name].items():
-                scores[student][name][cell] = (score, needs_grade)
-                if cell not in s.manual[name]:
-                    wanted[student][name][cell] = (s.expected[student][name][cell], False)
-                elif submitted[cell].source == release[cell].source:
-                    wanted[student][name][cell] = (0, False)
-                else:
-                    wanted[student][name][cell] = (None, True)
+        scores[student] = cells
         totals[student] = (total, needs)
         waiting[student] = any(w[1] for nb in wanted[student].values() for w in nb.values())
     assert scores == wanted

@@ -326,7 +326,7 @@ def frame_stepper(render: Callable[[int], bytes], titles: Sequence[str], descrip
                 f'<img class="cl-frame" alt="{html.escape(description, quote=True)}" '
                 f'src="data:image/png;base64,{data}" '
                 'style="display:block;max-width:100%;height:auto">',
-                layout=widgets.Layout(width="100%"),
+                layout=widgets.Layout(width="100%", margin="0"),
             )
         )
     return widgets.Tab(frames, selected_index=0, titles=list(titles))

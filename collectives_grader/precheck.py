@@ -25,6 +25,8 @@ from pathlib import Path
 
 import collectives
 
+from .copies import COPY_LINES, copied_runs
+
 __all__ = [
     "check_submission",
     "tamper_report",
@@ -169,86 +171,29 @@ def tamper_report(folder, release_folder):
     return report
 
 
-#: the shortest run of consecutive lines (blank and comment-only lines not counted, spaces
-#: ignored) of the package's source that :func:`package_copies` reports
-COPY_LINES = 8
-_SHINGLE = 4  # lines per window: a run of COPY_LINES lines is COPY_LINES - 3 windows in a row
-
-
-def _code_lines(text):
-    """The lines of ``text`` that hold code, without their spaces, with their 1-based line
-    numbers: blank lines and lines that are only a comment left out."""
-    found = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        squeezed = "".join(line.split())
-        if squeezed and not squeezed.startswith("#"):
-            found.append((number, squeezed))
-    return found
-
-
-def _windows(lines):
-    return [
-        tuple(text for _, text in lines[i : i + _SHINGLE]) for i in range(len(lines) - _SHINGLE + 1)
-    ]
-
-
-_INDEX: dict[Path, dict[tuple[str, ...], tuple[str, int]]] = {}  # per package root
-
-
-def _package_index(package_root):
-    """{window of code lines: (module path, first line)} of every module of the package."""
-    root = Path(package_root).resolve()
-    if root not in _INDEX:
-        index = {}
-        for path in sorted(root.rglob("*.py")):
-            lines = _code_lines(path.read_text(encoding="utf-8"))
-            name = f"{root.name}/{path.relative_to(root).as_posix()}"
-            for i, window in enumerate(_windows(lines)):
-                index.setdefault(window, (name, lines[i][0]))
-        _INDEX[root] = index
-    return _INDEX[root]
-
-
 def package_copies(folder, release_folder, package_root=None):
     """{notebook: [{"cell", "module", "line", "lines"}, ...]}: the runs of at least
     :data:`COPY_LINES` consecutive code lines in a submitted notebook's code cells that are
     lines of the package's own source (``package_root``, default the installed
     ``collectives``), each with the cell (its grade_id, or ``"cell <index>"``), the module
-    and line where the run starts, and its length in code lines. Lines the released notebook
-    already holds do not count; notebooks that cannot be read are left out."""
-    index = _package_index(package_root or Path(collectives.__file__).parent)
+    and line where the run starts, and its length in code lines (lines compared by their
+    tokens, comments and quoting left out: :mod:`collectives_grader.copies`). Lines the
+    released notebook already holds do not count; notebooks that cannot be read are left
+    out."""
+    root = package_root or Path(collectives.__file__).parent
     report = {}
     for name, nb, release in _readable_pairs(folder, release_folder):
-        given = set()
-        for cell in release.get("cells", []):
-            given.update(_windows(_code_lines(_source(cell))))
+        code = [
+            (position, cell)
+            for position, cell in enumerate(nb["cells"])
+            if isinstance(cell, dict) and cell.get("cell_type") == "code"
+        ]
+        given = [_source(cell) for cell in release.get("cells", [])]
         runs = []
-        for position, cell in enumerate(nb["cells"]):
-            if not isinstance(cell, dict) or cell.get("cell_type") != "code":
-                continue
+        for run in copied_runs([_source(cell) for _, cell in code], given, root):
+            position, cell = code[run.pop("index")]
             grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
-            windows = _windows(_code_lines(_source(cell)))
-            copied = [w in index and w not in given for w in windows]
-            i = 0
-            while i < len(windows):
-                if not copied[i]:
-                    i += 1
-                    continue
-                start = i
-                while i + 1 < len(windows) and copied[i + 1]:
-                    i += 1
-                length = i - start + _SHINGLE
-                if length >= COPY_LINES:
-                    module, line = index[windows[start]]
-                    runs.append(
-                        {
-                            "cell": grade_id or f"cell {position}",
-                            "module": module,
-                            "line": line,
-                            "lines": length,
-                        }
-                    )
-                i += 1
+            runs.append({"cell": grade_id or f"cell {position}", **run})
         if runs:
             report[name] = runs
     return report

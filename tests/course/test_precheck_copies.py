@@ -7,12 +7,16 @@ The expected module and line of each copy come from :mod:`inspect` (where the fu
 test pastes is defined), not from the code under test.
 """
 
+import ast
 import inspect
+import textwrap
 from pathlib import Path
 
 import nbformat
 import pytest
 
+import collectives
+from collectives.fp8.formats import get_format
 from collectives.grading import cohort
 from collectives_grader import precheck
 
@@ -43,7 +47,20 @@ def _folders(tmp_path, submitted, released=None):
 
 
 def _code_lines(text):
-    return [line for line in text.splitlines() if line.strip() and not line.strip().startswith("#")]
+    """The lines of ``text`` that hold code: not blank, not a comment, not in a docstring
+    (a docstring is one string token, which a copy check does not count as a line)."""
+    tree = ast.parse(textwrap.dedent(text))
+    docstrings = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr):
+            if isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+                docstrings.update(range(body[0].lineno, body[0].end_lineno + 1))
+    return [
+        line
+        for number, line in enumerate(text.splitlines(), start=1)
+        if line.strip() and not line.strip().startswith("#") and number not in docstrings
+    ]
 
 
 def test_the_pasted_function_is_long_enough_to_be_reported():
@@ -97,3 +114,65 @@ def test_unreadable_notebooks_are_left_to_the_precheck(tmp_path, text):
     sub, release = _folders(tmp_path, _notebook("pass"))
     Path(sub / "a.ipynb").write_text(text)
     assert precheck.package_copies(sub, release) == {}
+
+
+# the evasions and false positives a review found (/work/reviews/seed_review.md, finding 7)
+
+QUOTED = get_format  # a package function whose code lines hold string literals
+QUOTED_FILE = "collectives/fp8/formats.py"
+
+
+def test_a_comment_on_every_few_lines_and_swapped_quotes_hide_no_copy(tmp_path):
+    source = inspect.getsource(QUOTED)
+    assert sum("'" in line or '"' in line for line in _code_lines(source)) >= 3
+    swapped = source.translate(str.maketrans({"'": '"', '"': "'"}))
+    commented = "\n".join(
+        line + "  # mine" if k % 3 == 0 and line.strip() and '"""' not in line else line
+        for k, line in enumerate(swapped.splitlines())
+    )
+    assert commented != source
+    (runs,) = precheck.package_copies(*_folders(tmp_path, _notebook(commented))).values()
+    assert [(r["module"], r["line"]) for r in runs] == [
+        (QUOTED_FILE, inspect.getsourcelines(QUOTED)[1])
+    ]
+
+
+def test_a_list_written_one_item_per_line_is_not_a_copy(tmp_path):
+    # black's layout of a list the package also writes one item per line
+    honest = (
+        "for name in [\n"
+        + "".join(
+            f'    "{name}",\n'
+            for name in (
+                "all_gather",
+                "reduce_scatter",
+                "all_reduce",
+                "all_to_all",
+                "broadcast",
+                "reduce",
+                "gather",
+                "scatter",
+            )
+        )
+        + "]:\n    print(name)\n"
+    )
+    imports = (
+        "from collectives import (\n"
+        + "".join(f"    {name},\n" for name in sorted(collectives.__all__)[:12])
+        + ")\n"
+    )
+    nb = _notebook(honest, imports)
+    assert precheck.package_copies(*_folders(tmp_path, nb)) == {}
+
+
+def test_a_run_is_lines_that_follow_each_other_in_one_module(tmp_path):
+    lines = [f"v{k} = f({k}, 'x')" for k in range(9)]
+    package = tmp_path / "pkg"
+    package.mkdir()
+    # the submission's 9 lines are all the package's, but only lines 1-8 follow each other
+    # in one module (b.py); a.py holds lines 0-4
+    (package / "a.py").write_text("\n".join(lines[0:5]) + "\n")
+    (package / "b.py").write_text("\n".join(lines[1:9]) + "\n")
+    sub, release = _folders(tmp_path, _notebook("\n".join(lines)))
+    (run,) = precheck.package_copies(sub, release, package_root=package)["a"]
+    assert (run["module"], run["line"], run["lines"]) == ("pkg/b.py", 1, 8)

@@ -415,43 +415,73 @@ def test_kernel_spec_names_the_sandbox_provisioner():
     assert os.path.basename(spec.argv[0]).startswith("python")
 
 
-def test_torch_distributed_gloo_runs_inside_the_sandbox(tmp_path):
-    """Four local gloo processes (collectives.dist.run) talk over the sandbox's loopback."""
-    code = '''
+_IN_A_SANDBOX_KERNEL = """
 import asyncio, json, sys
 from jupyter_client.manager import AsyncKernelManager
-CELL = """
-import numpy as np, collectives as cl
-x = np.arange(16, dtype=np.float32).reshape(4, 4)
-out = cl.dist.run(cl.algorithms.ring_all_reduce(4), x, backend="gloo")
-print("GLOO", bool(np.allclose(out, x.sum(0))), cl.__file__)
-"""
 async def main():
     km = AsyncKernelManager(kernel_name="collectives-sandbox")
     await km.start_kernel(cwd=sys.argv[1])
     kc = km.client(); kc.start_channels()
     await kc.wait_for_ready(timeout=120)
     seen = []
-    await kc.execute_interactive(CELL, timeout=300, output_hook=lambda m: seen.append(
+    await kc.execute_interactive(sys.argv[2], timeout=300, output_hook=lambda m: seen.append(
         m["content"].get("text") or m["content"].get("evalue") or ""))
     kc.stop_channels(); await km.shutdown_kernel(now=True)
     print(json.dumps(seen))
 asyncio.run(main())
-'''
+"""
+
+
+def printed_in_a_sandbox_kernel(tmp_path, cell):
+    """What ``cell`` prints (and the error it raises) in a collectives-sandbox kernel started
+    as nbgrader starts it, and the starting process's stderr."""
     work = tmp_path / "work"
     work.mkdir()
     proc = subprocess.run(
-        [sys.executable, "-c", code, str(work)],
+        [sys.executable, "-c", _IN_A_SANDBOX_KERNEL, str(work), cell],
         env=h.nbgrader_env(tmp_path),
         capture_output=True,
         text=True,
         timeout=400,
     )
-    printed = "".join(json.loads(proc.stdout.strip().splitlines()[-1]))
+    return "".join(json.loads(proc.stdout.strip().splitlines()[-1])), proc.stderr[-2000:]
+
+
+def test_torch_distributed_gloo_runs_inside_the_sandbox(tmp_path):
+    """Four local gloo processes (collectives.dist.run) talk over the sandbox's loopback."""
+    cell = """
+import numpy as np, collectives as cl
+x = np.arange(16, dtype=np.float32).reshape(4, 4)
+out = cl.dist.run(cl.algorithms.ring_all_reduce(4), x, backend="gloo")
+print("GLOO", bool(np.allclose(out, x.sum(0))), cl.__file__)
+"""
+    printed, stderr = printed_in_a_sandbox_kernel(tmp_path, cell)
     assert f"GLOO True {sandbox.PACKAGE_MOUNT}/collectives/__init__.py" in printed, (
         printed,
-        proc.stderr[-2000:],
+        stderr,
     )
+
+
+def test_the_re_checks_use_the_sandboxs_read_only_package_as_it_is(tmp_path):
+    """Inside the sandbox the package already is a read-only copy: a test cell's re-check
+    (which reloads collectives.grading, and with it the registry of copies) imports it from
+    the mount, and copies nothing to /tmp; a re-check still runs and still fails a wrong
+    answer."""
+    cell = """
+import importlib, os, tempfile
+import collectives.grading
+_grading = importlib.reload(collectives.grading)
+from collectives.grading.isolation import snapshot
+print("COPY", snapshot.package_copy())
+try:
+    _grading.recheck(("check_close", (3.0, 4.0, "x")))
+except AssertionError as exc:
+    print("FAILED", str(exc)[:40])
+print("TMP", sorted(n for n in os.listdir(tempfile.gettempdir()) if "collectives-package" in n))
+"""
+    printed, stderr = printed_in_a_sandbox_kernel(tmp_path, cell)
+    assert f"COPY {sandbox.PACKAGE_MOUNT}\n" in printed, (printed, stderr)
+    assert "FAILED" in printed and "TMP []" in printed, (printed, stderr)
 
 
 def test_cpu_time_and_process_limits_bind_inside_the_sandbox(tmp_path):

@@ -9,10 +9,11 @@ package's files (no compiled files), compiled there, made read-only, and hashed 
 
 Two users: the isolated re-check and the learner's process (:func:`package_copy`: one copy per
 process, hashed again before every use and replaced when anything in it, or in the package,
-changed), and the grading sandbox (``collectives_grader.sandbox``: one copy per grading run,
-bound read-only into every kernel, which refuses to start when the copy changed:
-:meth:`PackageSnapshot.verify`). Only ``collectives/`` is copied: the instructor's tools
-(``collectives_grader``) are never in it.
+changed; none inside the grading sandbox, whose package already is a read-only copy), and the
+grading sandbox (``collectives_grader.sandbox``: one copy per grading run, bound read-only into
+every kernel, which refuses to start when the copy changed: :meth:`PackageSnapshot.verify`).
+Only ``collectives/`` is copied: the instructor's tools (``collectives_grader``) are never in
+it.
 
 Left out: the copy is as good as the package it is made from (the package's own folder must
 not be writable by learners' code), and a grader running as root can still write to it.
@@ -29,7 +30,14 @@ from pathlib import Path
 
 from ...errors import GradingError
 
-__all__ = ["PACKAGE_DIR", "PackageSnapshot", "package_copy", "manifest", "sources"]
+__all__ = [
+    "PACKAGE_DIR",
+    "PackageSnapshot",
+    "package_copy",
+    "read_only_copy",
+    "manifest",
+    "sources",
+]
 
 #: the ``collectives`` package this module belongs to (its directory)
 PACKAGE_DIR = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -147,6 +155,22 @@ class PackageSnapshot:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
+def read_only_copy(package_dir):
+    """The folder above ``package_dir`` when that folder already is what a copy would be: on
+    a read-only mount, and holding the package's folder alone (as the grading sandbox binds
+    its snapshot, ``collectives_grader.sandbox.PACKAGE_MOUNT``); else None. Nothing run in
+    this process can change a read-only mount, so it needs neither a copy nor hashing (a
+    reloaded ``collectives.grading`` would otherwise copy and compile the package again in
+    every test cell)."""
+    root = os.path.dirname(package_dir)
+    try:
+        read_only = all(os.statvfs(path).f_flag & os.ST_RDONLY for path in (root, package_dir))
+        alone = os.listdir(root) == [os.path.basename(package_dir)]
+    except OSError:
+        return None
+    return root if read_only and alone else None
+
+
 def package_copy(package_dir=None):
     """The directory that holds this process's copy of the package (a :class:`PackageSnapshot`),
     from which the re-check and the learner's process import it.
@@ -155,8 +179,13 @@ def package_copy(package_dir=None):
     copy as it was made and with the package's files, and a fresh copy replaces it if anything
     differs. So the re-check never imports from the package's own folder, its parent (the
     repository root, in an editable install) or any other directory a learner's code could
-    have written a module into. ``package_dir`` (tests): another package folder to copy."""
+    have written a module into. Where the package is already such a copy, on a read-only
+    mount (:func:`read_only_copy`: inside the grading sandbox), that is returned and nothing
+    is copied. ``package_dir`` (tests): another package folder to copy."""
     source = os.path.abspath(package_dir or PACKAGE_DIR)
+    mounted = read_only_copy(source)
+    if mounted is not None:
+        return mounted
     snap = _COPIES.get(source)
     if snap is not None:
         if snap.current():

@@ -159,3 +159,56 @@ def test_package_copy_reuses_its_copy_until_the_package_changes(tmp_path, monkey
     second = snapshot.package_copy(package)
     assert second != first and not os.path.exists(first)
     assert open(os.path.join(second, "collectives", "sub", "m.py")).read() == "y = 3\n"
+
+
+class _StatvfsResult:
+    def __init__(self, flags):
+        self.f_flag = flags
+
+
+def _mounts(read_only_paths):
+    """An os.statvfs that reports the paths in ``read_only_paths`` on a read-only mount (a
+    real one needs the grading sandbox: tests/course/test_grading_sandbox.py)."""
+    real = os.statvfs
+
+    def statvfs(path):
+        flags = real(path).f_flag & ~os.ST_RDONLY
+        if os.path.abspath(path) in read_only_paths:
+            flags |= os.ST_RDONLY
+        return _StatvfsResult(flags)
+
+    return statvfs
+
+
+def test_a_package_alone_on_a_read_only_mount_is_used_as_it_is(tmp_path, monkeypatch):
+    root = tmp_path / "mount"
+    root.mkdir()
+    package = root / "collectives"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    monkeypatch.setattr(snapshot, "_COPIES", {})
+    read_only = {str(root), str(package)}
+    monkeypatch.setattr(snapshot.os, "statvfs", _mounts(read_only))
+    assert snapshot.read_only_copy(str(package)) == str(root)
+    assert snapshot.package_copy(package) == str(root) and snapshot._COPIES == {}
+
+
+@pytest.mark.parametrize("case", ["writable", "package_writable", "not_alone"])
+def test_anything_else_is_copied(tmp_path, monkeypatch, case):
+    root = tmp_path / "mount"
+    root.mkdir()
+    package = root / "collectives"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    read_only = {str(root), str(package)}
+    if case == "writable":
+        read_only = set()
+    elif case == "package_writable":
+        read_only = {str(root)}
+    else:
+        (root / "numpy.py").write_text("")  # something beside the package: not a copy
+    monkeypatch.setattr(snapshot, "_COPIES", {})
+    monkeypatch.setattr(snapshot.os, "statvfs", _mounts(read_only))
+    assert snapshot.read_only_copy(str(package)) is None
+    copy = snapshot.package_copy(package)
+    assert copy != str(root) and os.listdir(copy) == ["collectives"]

@@ -100,25 +100,27 @@ unit: $(STAMP) bytecode
 	$(BIN)/python -m pytest tests/package -m "not slow" -n auto --dist loadfile -q \
 	  --durations=10
 
-# The whole suite on every core. The book build (the student notebooks, then the chapters,
-# executed one at a time: one core) runs beside the package's unit tests, which need no book
-# (their own pytest run; its log first, the book's after); then everything else, on every
-# core: a worker takes a whole test file at a time (its module fixtures are built once), or
-# one half of the grading pipeline (each half has its own course: the two are graded at
-# once); the files with the most slow tests start first (tests/work_units.py, the scheduler
-# in tests/conftest.py that `--dist loadgroup` selects). The slowest tests are listed at the
-# end of each run. The target fails if the unit tests, the book or the rest failed.
-test: $(STAMP) bytecode browser sandbox postgres hub
+# The whole suite on every core, in two runs. First, beside the book build (the chapters are
+# executed one at a time: one core), every test that needs no built book: the package's unit
+# tests and tests/package's and tests/course's slow ones (the student notebooks, which some of
+# them read, are released before). A worker takes a whole test file at a time (its module
+# fixtures are built once), or one half of the grading pipeline (each half has its own course:
+# the two are graded at once); the files with the most slow tests start first
+# (tests/work_units.py, the scheduler in tests/conftest.py that `--dist loadgroup` selects).
+# Then, once the book is built, the tests of the built site (tests/site: pages, browser, a
+# learner's install from the site's downloads). The slowest tests are listed at the end of each
+# run; the book's log comes between the two. The target fails if either run or the book failed.
+test: $(STAMP) bytecode browser sandbox postgres hub student
 	@mkdir -p _build; \
 	( $(MAKE) --no-print-directory book > _build/book.log 2>&1 ) & book=$$!; \
-	$(BIN)/python -m pytest tests/package -m "not slow and not extended" -n auto \
-	  --dist loadfile -q --durations=10; unit=$$?; \
+	$(BIN)/python -m pytest tests --ignore=tests/site -m "not extended" -n auto \
+	  --dist loadgroup --durations=30; first=$$?; \
 	wait $$book; built=$$?; cat _build/book.log; \
 	if [ $$built -ne 0 ]; then echo "make test: the book build failed (its log above)"; exit 1; fi; \
-	$(BIN)/python -m pytest -n auto --dist loadgroup --durations=30 -m "not extended" \
-	  --without-unit-tests; rest=$$?; \
-	if [ $$unit -ne 0 ]; then echo "make test: the unit tests failed (the first run above)"; exit 1; fi; \
-	exit $$rest
+	$(BIN)/python -m pytest tests/site -m "not extended" -n auto --dist loadgroup \
+	  --durations=15; site=$$?; \
+	if [ $$first -ne 0 ]; then echo "make test: the tests that need no book failed (the first run above)"; exit 1; fi; \
+	exit $$site
 
 # The end-to-end runs that do not fit make test's budget (marked `extended`): the book's browser
 # tests again under a sub-path, and the like.

@@ -1,11 +1,7 @@
-"""How make test shares its work (tests/work_units.py, tests/conftest.py): the units, the order
-they start in, and the unit tests left out of the run that follows the book build."""
+"""How make test shares its work (tests/work_units.py, tests/conftest.py): the units and the
+order they start in."""
 
-import subprocess
-import sys
 from pathlib import Path
-
-import pytest
 
 from work_units import BOTH_PATHS, PIPELINE, START_FIRST, start_rank, unit_of
 
@@ -30,25 +26,3 @@ def test_the_minute_long_files_start_first_in_their_order():
     assert ranks == list(range(len(START_FIRST)))
     assert start_rank("tests/package/test_cost.py") == len(START_FIRST)
     assert all((REPO / unit).is_file() for unit in START_FIRST)  # no stale name
-
-
-@pytest.mark.slow  # starts pytest
-def test_without_unit_tests_leaves_out_exactly_the_fast_package_tests():
-    def collected(*args):
-        out = subprocess.run(
-            [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"]
-            + list(args),
-            capture_output=True,
-            text=True,
-            cwd=REPO,
-            check=True,
-        ).stdout
-        return {line for line in out.splitlines() if "::" in line}
-
-    files = ["tests/package/dist/test_launch.py", "tests/course/test_work_units.py"]
-    everything = collected(*files)
-    left = collected("--without-unit-tests", *files)
-    launch = "tests/package/dist/test_launch.py::"
-    assert {t for t in everything if t.startswith("tests/course/")} < left < everything
-    assert launch + "test_timeout_kills_the_workers" in left  # marked slow: it starts workers
-    assert not any(t.startswith(launch + "test_unknown_backend") for t in left)  # a unit test

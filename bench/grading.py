@@ -75,22 +75,11 @@ def kernel_name(root):
 
 
 def sequential(root, assignment, jobs):
-    return [sys.executable, "-m", "nbgrader", "autograde", assignment]
+    return h.grading_command("plain", assignment, root)
 
 
 def parallel(root, assignment, jobs):
-    return [
-        sys.executable,
-        "-m",
-        "collectives_grader.classroom",
-        "grade",
-        assignment,
-        "--course-dir",
-        str(root),
-        "--jobs",
-        str(jobs),
-        "--no-feedback",
-    ]
+    return h.grading_command("classroom", assignment, root, jobs, feedback=False)
 
 
 class CpuGroup:

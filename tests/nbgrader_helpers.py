@@ -308,6 +308,20 @@ def run(args, cwd, env, timeout=600, merge=False):
     return proc
 
 
+def grading_command(path, assignment, root, jobs=1, feedback=True):
+    """The command that grades ``assignment`` in the course at ``root`` on one of the two
+    grading paths: ``"plain"``, ``nbgrader autograde`` (what the formgrader runs); ``"classroom"``,
+    ``python -m collectives_grader.classroom grade`` (``make grade``) with ``jobs`` kernels at
+    once, writing the feedback unless ``feedback`` is false."""
+    if path == "plain":
+        return [sys.executable, "-m", "nbgrader", "autograde", assignment]
+    if path != "classroom":
+        raise ValueError(f"no grading path {path!r}: 'plain' or 'classroom'")
+    command = [sys.executable, "-m", "collectives_grader.classroom", "grade", assignment]
+    command += ["--course-dir", str(root), "--jobs", str(jobs)]
+    return command if feedback else command + ["--no-feedback"]
+
+
 def nbgrader(course_dir, env, *args, merge=False):
     return run([sys.executable, "-m", "nbgrader", *args], course_dir, env, merge=merge)
 

@@ -24,7 +24,6 @@ cost_models alone, with the notebooks that cannot be graded (tests/course/test_g
 """
 
 import shutil
-import sys
 import time
 
 import pytest
@@ -35,22 +34,6 @@ import nbgrader_helpers as h
 pytestmark = [pytest.mark.slow, pytest.mark.extended]
 
 PATHS = ("plain", "classroom")
-
-
-def _command(path, assignment, root):
-    if path == "plain":
-        return [sys.executable, "-m", "nbgrader", "autograde", assignment]
-    return [
-        sys.executable,
-        "-m",
-        "collectives_grader.classroom",
-        "grade",
-        assignment,
-        "--course-dir",
-        str(root),
-        "--jobs",
-        "1",
-    ]
 
 
 def differences(assignment, spec, states, wanted):
@@ -83,7 +66,7 @@ def test_both_paths_score_the_spec_exactly(assignment, tmp_path, record_property
         shutil.copytree(base.root, root)
         courses[path] = h.Course(root, base.env, [assignment], "")
         start = time.perf_counter()
-        h.run(_command(path, assignment, root), root, base.env, timeout=1800)
+        h.run(h.grading_command(path, assignment, root), root, base.env, timeout=1800)
         seconds[path] = time.perf_counter() - start
     notebooks = len(spec.students) * len(spec.notebooks)
     for path in PATHS:

@@ -145,6 +145,14 @@ STEPPERS = {
         dpi=100,
         step_titles=["16 MB a link, 89 µs", "8 MB a link, 45 µs"],
     ),
+    "tpu_topology: two axes of a cube": lambda: viz.stepper(
+        A.torus_all_gather((4, 4, 4), axes=(1, 2), concurrent=True),
+        _cube(),
+        layout=viz.wiring_of(_cube(), panels_per_row=2, radius=0.22),
+        buffers=False,
+        dpi=100,
+        step_titles=[f"{b} MB a link, {t} µs" for b, t in ((2, 22), (1, 11), (8, 89), (4, 45))],
+    ),
     "tpu_topology: multislice": _multislice,
     "collectives_in_node: ring": lambda: viz.stepper(
         A.ring_all_reduce(8),

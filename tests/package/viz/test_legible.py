@@ -10,6 +10,9 @@ frame draws (``Text.draw``, so hidden and empty texts do not count) must be at l
 and no two texts of a frame may overlap (their drawn boxes, at the frame's dpi).
 """
 
+import functools
+from unittest import mock
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -33,10 +36,11 @@ SMALLEST = 9
 A = cl.algorithms
 
 
-@pytest.fixture()
-def drawn(monkeypatch):
-    """Record every frame saved while the fixture is active: its width in inches, its dpi,
-    and the font size (points), string and box (pixels) of every text drawn into it."""
+@functools.lru_cache(maxsize=None)
+def drawn(name):
+    """Build stepper ``name`` of :data:`STEPPERS` (once per test session) and record every
+    frame it saves: its width in inches, its dpi, and the font size (points), string and
+    box (pixels) of every text drawn into it."""
     frames = []
     save, draw = matplotlib.figure.Figure.savefig, matplotlib.text.Text.draw
 
@@ -53,10 +57,13 @@ def drawn(monkeypatch):
             # by artist: a layout pass may draw a text before the final draw does
             frames[-1]["drawn"][id(self)] = (self.get_fontsize(), self.get_text(), box)
 
-    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", savefig)
-    monkeypatch.setattr(matplotlib.text.Text, "draw", text_draw)
-    with style.fonts():  # the book's fonts, as every chapter sets them
-        yield frames
+    with (
+        mock.patch.object(matplotlib.figure.Figure, "savefig", savefig),
+        mock.patch.object(matplotlib.text.Text, "draw", text_draw),
+        style.fonts(),  # the book's fonts, as every chapter sets them
+    ):
+        STEPPERS[name]()
+    return tuple(frames)
 
 
 def css_px(points, frame):
@@ -212,13 +219,13 @@ STEPPERS = {
 
 
 @pytest.mark.parametrize("name", list(STEPPERS))
-def test_every_text_of_a_stepper_frame_is_legible_on_a_phone(name, drawn):
-    STEPPERS[name]()
-    assert drawn, "the stepper saved no frame"
+def test_every_text_of_a_stepper_frame_is_legible_on_a_phone(name):
+    frames = drawn(name)
+    assert frames, "the stepper saved no frame"
     too_small = sorted(
         {
             (round(css_px(size, frame), 1), text)
-            for frame in drawn
+            for frame in frames
             for size, text, _ in frame["drawn"].values()
             if css_px(size, frame) < SMALLEST
         }
@@ -232,10 +239,9 @@ def _overlap(a, b):
 
 
 @pytest.mark.parametrize("name", list(STEPPERS))
-def test_no_two_texts_of_a_stepper_frame_overlap(name, drawn):
-    STEPPERS[name]()
+def test_no_two_texts_of_a_stepper_frame_overlap(name):
     clashes = set()
-    for frame in drawn:
+    for frame in drawn(name):
         texts = list(frame["drawn"].values())
         for i, (_, text_a, a) in enumerate(texts):
             for _, text_b, b in texts[i + 1 :]:

@@ -27,8 +27,8 @@ from ..cost import step_link_bytes
 from ..errors import CollectivesError
 from ..replay import trace
 from .buffers import draw_buffers
-from .style import FIG_WIDTH
-from .wiring import draw_topology, frame_limits, wiring_of
+from .style import FRAME_WIDTH
+from .wiring import draw_topology, frame_limits, row_names_points, wiring_of
 
 __all__ = [
     "draw_schedule",
@@ -55,6 +55,9 @@ __all__ = [
     "panel_figsize",
     "panel_figure",
     "TITLE_ROOM",
+    "FRAME_ROOM",
+    "FRAME_CELL",
+    "FRAME_ROW",
 ]
 
 
@@ -160,8 +163,8 @@ def draw_schedule(
 
 
 #: the width (inches) of a frame that draws planes of a torus or slices of a multislice
-#: alone: the book's one-column width, whose text stays legible on a phone
-PANEL_WIDTH = FIG_WIDTH
+#: alone: a stepper frame's width, whose text stays legible on a phone
+PANEL_WIDTH = FRAME_WIDTH
 
 
 def panel_figsize(layout, width: float = PANEL_WIDTH) -> tuple[float, float]:
@@ -188,44 +191,75 @@ def panel_figure(layout, width: float = PANEL_WIDTH):
     return fig, axes
 
 
+#: inches of a stacked frame (:func:`frame_figure`) around its drawings: room for a title
+#: above each, the buffers' rank names on the left and their slot numbers and label below
+FRAME_ROOM = {"title": 0.3, "names": 0.8, "right": 0.1, "ticks": 0.45}
+
+#: the largest side of a buffer cell in a frame (inches); narrower when many slots share
+#: the frame's width, but never lower than :data:`FRAME_ROW`, which fits a line of text
+FRAME_CELL = 0.4
+
+#: the least height of a buffer row in a frame (inches): a line of the "cell" role
+FRAME_ROW = 0.19
+
+
+def _buffer_cells(schedule) -> tuple[int, int]:
+    """(rows, slots) of the buffer grid of ``schedule``: its ranks and switch participants,
+    its chunk slots (scratch slots included), as :func:`collectives.trace` gives them."""
+    rows, slots = trace(schedule)[0].label.shape
+    return int(rows), int(slots)
+
+
 def frame_figure(schedule, topology=None, buffers: bool = True, layout=None):
-    """The figure of one frame: the topology (if any) and the buffers side by side, or the
-    topology above the buffers when a rank's buffer has many slots (the buffer panel gets
-    about 0.3 inch per slot) or the topology is drawn wide or tier by tier (a cluster's
-    rows of NICs and switches); the wiring alone (``buffers=False``) of a layout in panels
-    (planes of a torus, slices of a multislice) at the layout's aspect ratio
-    (:func:`panel_figsize`). Returns (figure, axes) with axes of shape (1, 2) (the
-    buffers in ``axes[0, -1]``), or (1, 1) with one panel."""
+    """The figure of one frame, :data:`~collectives.viz.style.FRAME_WIDTH` wide whatever it
+    shows, so that its text stays legible on a phone: the topology (if any) above the
+    buffers, each with its title; the buffers alone; or the wiring alone (``buffers=False``),
+    a layout in panels (planes of a torus, slices of a multislice) at the layout's aspect
+    ratio (:func:`panel_figsize`). A buffer cell is at most :data:`FRAME_CELL` inches wide,
+    less when many slots share the width, and at least :data:`FRAME_ROW` high. Returns
+    (figure, axes) with axes of shape (1, 2) (the buffers in ``axes[0, -1]``), or (1, 1)
+    with one panel."""
     import matplotlib.pyplot as plt
 
-    buffers_width = max(4.8, 0.3 * schedule.n_chunks + 1.2)
-    if topology is None:
-        return plt.subplots(1, 1, figsize=(buffers_width, 3.2), squeeze=False)
-    lay = layout or wiring_of(topology)
-    if not buffers and lay.panels and not lay.rows:
-        return panel_figure(lay)
-    if not buffers:
-        wide = lay.width > 8
-        # a wide cluster stretches to any width: 5 inches keep its text legible on a phone
-        width = (5.0 if lay.rows else 7.0) if wide else 4.6
-        return plt.subplots(1, 1, figsize=(width, 3.6 if wide else 3.4), squeeze=False)
-    if buffers_width <= 6 and lay.width <= 8 and not lay.rows:
-        return plt.subplots(
-            1,
-            2,
-            figsize=(buffers_width + 3.2, 3.2),
-            squeeze=False,
-            gridspec_kw={"width_ratios": [3.2, buffers_width]},
+    width = FRAME_WIDTH
+    rows, slots = _buffer_cells(schedule)
+    room = FRAME_ROOM
+    across = width - room["names"] - room["right"]
+    cell = min(FRAME_CELL, across / slots)
+    row = max(cell, FRAME_ROW)
+    grid = rows * row + room["title"] + room["ticks"]
+    lay = None if topology is None else (layout or wiring_of(topology))
+    if lay is not None and not buffers and lay.panels and not lay.rows:
+        return panel_figure(lay, width)
+    if lay is None:
+        wiring = 0.0
+    else:  # the wiring at its own aspect ratio, within bounds; a cluster's tiers stretch
+        left, right, bottom, top = frame_limits(lay)
+        if lay.rows:  # the row names' room, in points whatever the drawing's scale
+            names = min(row_names_points(lay), 0.35 * 72 * width)
+            span = right - (left + 2.4)
+            left = min(left, right - span * 72 * width / (72 * width - names))
+        natural = (width - 0.1) * (top - bottom) / (right - left)
+        wiring = float(np.clip(natural, 1.6, 3.4)) + room["title"]
+    shown = [wiring] * (lay is not None) + [grid] * (buffers or lay is None)
+    height = sum(shown) + room["title"] * (len(shown) - 1)
+    fig = plt.figure(figsize=(width, height))
+    axes = []
+    top = height
+    if lay is not None:
+        bottom = top - wiring
+        box = (0.05 / width, bottom / height, 1 - 0.1 / width, (wiring - room["title"]) / height)
+        axes.append(fig.add_axes(box))
+        top = bottom
+    if buffers or lay is None:
+        box = (
+            (room["names"] + (across - cell * slots) / 2) / width,
+            room["ticks"] / height,
+            cell * slots / width,
+            row * rows / height,
         )
-    # a cluster's tiers above a buffer grid: both get room to be read, in a frame narrow
-    # enough that its text stays legible on a phone
-    width, height, ratios = (
-        (max(buffers_width, 5.0), 6.4, [1.15, 1])
-        if lay.rows
-        else (max(buffers_width, 6.4), 5.4, [1.3, 1])
-    )
-    fig, axes = plt.subplots(2, 1, figsize=(width, height), gridspec_kw={"height_ratios": ratios})
-    return fig, axes.reshape(1, 2)
+        axes.append(fig.add_axes(box))
+    return fig, np.array(axes, dtype=object).reshape(1, len(axes))
 
 
 def draw_frame(
@@ -261,6 +295,7 @@ def draw_frame(
             states[i],
             ax=axes[0, -1],
             title="before step 0" if k < 0 else f"after step {k}",
+            square=False,
         )
 
 
@@ -537,7 +572,7 @@ def animate(
 def stepper(
     schedule,
     topology=None,
-    dpi=80,
+    dpi=100,
     *,
     placement=None,
     switch_placement=None,

@@ -10,12 +10,14 @@ inside the functions. Taught from chapter "Cost models and the ring all-gather" 
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..semantics import collective_spec
 from .style import font_size
 
-__all__ = ["MAX_CHUNK_LABELS", "chunk_colour", "shard_size", "cell_text", "draw_buffers"]
+__all__ = ["MAX_CHUNK_LABELS", "chunk_colour", "shard_size", "cell_text", "fits", "draw_buffers"]
 
 #: above this many chunk slots per buffer, an all-gather's cells name the shard (the rank it
 #: came from) instead of the chunk, so that the numbers fit their cells
@@ -63,7 +65,25 @@ def cell_text(schedule, state, r, c) -> str:
     return str(label)
 
 
-def draw_buffers(schedule, state, ax=None, title=None):
+def _cell_points(ax, rows: int, slots: int, square: bool) -> tuple[float, float]:
+    """(width, height) in points of a cell of a ``rows`` x ``slots`` grid filling ``ax`` as
+    laid out now; ``square``: the equal aspect shrinks the longer side."""
+    box = ax.get_position()
+    fw, fh = ax.figure.get_size_inches()
+    w, h = box.width * fw * 72 / slots, box.height * fh * 72 / rows
+    return (min(w, h), min(w, h)) if square else (w, h)
+
+
+def fits(text: str, size: float, width: float, height: float) -> bool:
+    """Whether ``text`` at ``size`` points fits a box of ``width`` x ``height`` points, with a
+    point to spare on each side: a character is about 0.62 of the size wide (an arrow
+    counts as one), a line 1.25 of it high."""
+    lines = text.split("\n")
+    wide = max(len(line) for line in lines) * 0.62 * size
+    return wide <= width - 2 and len(lines) * 1.25 * size <= height - 2
+
+
+def draw_buffers(schedule, state, ax=None, title=None, *, square: bool = True):
     """Every rank's buffer (rows) and slots (columns) in one symbolic ``state``.
 
     A cell's colour is its chunk (in an all-gather of more than ``MAX_CHUNK_LABELS`` slots,
@@ -71,7 +91,11 @@ def draw_buffers(schedule, state, ax=None, title=None):
     shards); reductions show ``label`` and ``contributions/m`` (m ranks
     per group); all-to-all cells show ``source→destination``; empty cells are white. Switch
     participants (in-network reduction) are drawn as extra rows below the ranks. Text sizes
-    are the "cell", "tiny" and "note" roles of :func:`~collectives.viz.style.font_size`.
+    are the "cell", "tiny" and "note" roles of :func:`~collectives.viz.style.font_size`; a
+    cell whose text does not fit it at that size (:func:`fits`) shows its colour alone, and
+    a whole shard held by a rank (cells labelled by shard) is labelled once, across its
+    cells. ``square``: square cells (else the cells fill ``ax``, as a stepper's frame lays
+    them out, :func:`~collectives.viz.animation.frame_figure`).
     """
     import matplotlib.pyplot as plt
     from matplotlib.patches import Rectangle
@@ -82,10 +106,11 @@ def draw_buffers(schedule, state, ax=None, title=None):
     reducing = collective_spec(schedule.collective).reducing
     per_shard = shard_size(schedule)
     cell, tiny = font_size("cell"), font_size("tiny")
+    cell_w, cell_h = _cell_points(ax, n, slots, square)
     for r in range(n):
         for c in range(slots):
             label = state.label[r, c]
-            face = "white"
+            face: Any = "white"  # a colour name, or an RGBA tuple
             if label >= 0:
                 face = chunk_colour(label // per_shard, schedule.n_chunks // per_shard)
                 if reducing:
@@ -94,22 +119,24 @@ def draw_buffers(schedule, state, ax=None, title=None):
             ax.add_patch(
                 Rectangle((c, n - 1 - r), 1, 1, facecolor=face, edgecolor="0.3", linewidth=0.8)
             )
-            text = cell_text(schedule, state, r, c)
-            if text and n * slots <= 144:
-                ax.text(
-                    c + 0.5,
-                    n - 0.5 - r,
-                    text,
-                    ha="center",
-                    va="center",
-                    fontsize=tiny if "\n" in text else cell,
-                )
+        texts = [cell_text(schedule, state, r, c) for c in range(slots)]
+        for first in range(0, slots, per_shard):  # a shard's cells (one cell if unlabelled)
+            run = texts[first : first + per_shard]
+            if len(set(run)) == 1:  # one label across the shard
+                spans = [(first, len(run), run[0])]
+            else:
+                spans = [(first + k, 1, text) for k, text in enumerate(run)]
+            for c, span, text in spans:
+                size = tiny if "\n" in text else cell
+                if text and n * slots <= 144 and fits(text, size, span * cell_w, cell_h):
+                    x = c + span / 2
+                    ax.text(x, n - 0.5 - r, text, ha="center", va="center", fontsize=size)
     if per_shard > 1:  # shard boundaries
         for c in range(per_shard, slots, per_shard):
             ax.plot([c, c], [0, n], color="0.1", linewidth=1.6, zorder=3)
     ax.set_xlim(0, slots)
     ax.set_ylim(0, n)
-    ax.set_aspect("equal")
+    ax.set_aspect("equal" if square else "auto")
     ticks = np.arange(0, slots, 1 if slots <= MAX_CHUNK_LABELS else per_shard)
     ax.set_xticks(ticks + 0.5, [str(c) for c in ticks], fontsize=tiny)
     ax.set_yticks(

@@ -21,7 +21,7 @@ board). matplotlib is imported inside the functions.
 import numpy as np
 
 from ..errors import CollectivesError
-from .style import FIG_WIDTH, PALETTE, font_size
+from .style import FIG_WIDTH, FRAME_WIDTH, PALETTE, font_size
 
 __all__ = [
     "plot_sweep",
@@ -175,7 +175,7 @@ def draw_processes(schedule, step=None, ax=None, *, title=None, groups=True):
         PALETTE["reddish purple"],
         PALETTE["orange"],
     )
-    w, h = 0.42, 0.2
+    w, h = 0.58, 0.24  # a box holds "rank 15" at the figure's text size in a frame
     for r, (x, y) in enumerate(xy):
         edge = outline[group_of[r] % len(outline)] if many else PALETTE["black"]
         ax.add_patch(
@@ -223,15 +223,15 @@ def draw_processes(schedule, step=None, ax=None, *, title=None, groups=True):
     if sent:
         ax.text(
             0,
-            -1.1,
-            "+: the receiver adds (vermillion); else it overwrites (blue)",
+            -1.15,
+            "+: the receiver adds (vermillion);\nelse it overwrites (blue)",
             ha="center",
             va="center",
             fontsize=font_size("note"),
             color=PALETTE["black"],
         )
     ax.set_xlim(-1.4, 1.4)
-    ax.set_ylim(-1.18, 1.12)
+    ax.set_ylim(-1.3, 1.12)
     ax.set_aspect("equal")
     ax.axis("off")
     if title is None:
@@ -260,7 +260,9 @@ def process_stepper(schedule, steps=None, dpi=100, *, groups=True):
     frames = chosen_frames(schedule, steps)
 
     def render(i):
-        fig, ax = plt.subplots(figsize=(FIG_WIDTH, FIG_WIDTH * 0.8), constrained_layout=True)
+        # a stepper frame's width, whose text stays legible on a phone
+        size = (FRAME_WIDTH, FRAME_WIDTH * 0.9)
+        fig, ax = plt.subplots(figsize=size, constrained_layout=True)
         k = frames[i] - 1
         draw_processes(schedule, None if k < 0 else k, ax=ax, groups=groups)
         return figure_png(fig, dpi)

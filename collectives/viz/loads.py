@@ -29,7 +29,7 @@ from ..cost import step_link_bytes
 from ..errors import CollectivesError
 from ..topology import ROLES, Topology
 from .animation import check_step_titles, figure_png, frame_animation, frame_stepper, step_title
-from .style import font_size
+from .style import FRAME_WIDTH, font_size
 from .wiring import Wiring, draw_wiring, points_per_unit, wiring_of
 
 __all__ = [
@@ -269,9 +269,8 @@ def _frames(schedule, topology, nbytes, steps, placement, switch_placement, layo
 def _figure(lay):
     import matplotlib.pyplot as plt
 
-    wide = lay.width > 8
-    # a wide cluster stretches to any width: 5 inches keep its text legible on a phone
-    return plt.subplots(1, 1, figsize=(5.0 if wide else 4.6, 4.0), squeeze=False)
+    # a frame's width, whose text stays legible on a phone; a wide fabric stretches to it
+    return plt.subplots(1, 1, figsize=(FRAME_WIDTH, 4.0 if lay.width > 8 else 3.6), squeeze=False)
 
 
 def load_stepper(
@@ -286,7 +285,7 @@ def load_stepper(
     unit: Optional[float] = None,
     unit_label: str = "chunks on the link",
     step_titles=None,
-    dpi: float = 80,
+    dpi: float = 100,
 ):
     """One tab per chosen step (``steps``, default all) of ``schedule`` on ``topology``,
     showing the bytes every link carries in that step (:func:`draw_link_loads` of

@@ -136,7 +136,17 @@ def plot_stacked(
     right = max(*ends, 0.0 if limit is None else limit / unit) or 1.0
     decimals = _total_decimals(ends)
     for y, (label, end) in enumerate(zip(rows, ends)):
-        ax.text(0, y - 0.3, label, va="bottom", ha="left", fontsize=font_size("small"))
+        # on white, so that a limit line crossing a long label stops short of its letters
+        ax.text(
+            0,
+            y - 0.3,
+            label,
+            va="bottom",
+            ha="left",
+            fontsize=font_size("small"),
+            bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.5},
+            zorder=3,
+        )
         if totals and end > 0:
             ax.text(end, y, f" {end:.{decimals}f}", va="center", fontsize=font_size("small"))
     if limit is not None:

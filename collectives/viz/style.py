@@ -30,6 +30,8 @@ __all__ = [
     "level_colour",
     "FONT_SIZE",
     "FIG_WIDTH",
+    "FRAME_WIDTH",
+    "smallest_text",
     "TYPE_SCALE",
     "font_settings",
     "use_fonts",
@@ -177,6 +179,13 @@ FONT_SIZE = 13
 #: width (inches) of a one-column figure that stays legible on a phone at :data:`FONT_SIZE`
 FIG_WIDTH = 4.6
 
+#: width (inches) of a stepper's frame. A frame shows in its tab panel, 322 CSS pixels wide
+#: on a 390-pixel phone, so a text of p points shows at p * 322 / (72 * 3.9) = 1.15 p pixels:
+#: the smallest text of the type scale ("tiny", 8 points at the book's setting) at 9.2. A
+#: frame stacks its drawings (the wiring above the buffers) rather than setting them side
+#: by side, which would shrink them twice as much.
+FRAME_WIDTH = 3.9
+
 #: the type scale: points added to the figure's text size for each role a viz function can
 #: ask :func:`font_size` for. "title", "text": axes titles, labels, ordinary text; "small":
 #: ticks, legends, annotations; "label": a label inside a node or box of a diagram;
@@ -234,3 +243,10 @@ def font_size(role: str = "text") -> float:
         raise CollectivesError(f"no font role {role!r}; the roles are {', '.join(TYPE_SCALE)}")
     base = float(matplotlib.rcParams["font.size"])
     return max(5.0, base + TYPE_SCALE[role])
+
+
+def smallest_text() -> float:
+    """Points of the smallest text a figure draws (the "tiny" role of :func:`font_size`): a
+    text that would have to be smaller to fit its node or cell is left out instead (the
+    frames' alt text and the figures' captions say what it would have said)."""
+    return font_size("tiny")

@@ -57,7 +57,7 @@ from ..errors import CollectivesError
 from ..topology import ROLES, Cluster, Topology
 from ..validation import flag, integer, number
 from .buffers import chunk_colour, shard_size
-from .style import PALETTE, font_size, level_colour
+from .style import PALETTE, font_size, level_colour, smallest_text
 
 __all__ = [
     "Wiring",
@@ -686,14 +686,27 @@ def _frame(ax, topology, lay):
     stretch = 1.3 if lay.rows and lay.width > 12 else 2.5
     wide = (right - left) / (top - bottom) > stretch * w / h
     ax.set_aspect("auto" if wide else "equal")
-    if wide and lay.rows:  # stretched: the row names need their width in points, not units
-        names = max(len(name) for _, name in lay.rows) * 0.68 * font_size("small") + 24
+    if lay.rows:  # the row names need their width in points, not units (a narrow frame
+        # or a stretched drawing has fewer points per unit)
+        names = row_names_points(lay)
         names = min(names, 0.35 * w)  # past that, the names reach into the figure's margin
         nodes_left = left + 2.4  # where the nodes' margin starts, left of the row names' room
         span = right - nodes_left
         margin = names * span / max(w - names, 1.0)
         if margin > 2.4:
             ax.set_xlim(nodes_left - margin, right)
+
+
+def row_name(name: str) -> str:
+    """A row's name as drawn: one word a line ("NVSwitch chips" on two), so that the names
+    take little of a narrow frame's width."""
+    return "\n".join(name.split())
+
+
+def row_names_points(lay: Wiring) -> float:
+    """Points of width the row names of ``lay`` take left of its drawing, with their gap."""
+    longest = max((len(line) for _, name in lay.rows for line in name.split()), default=0)
+    return longest * 0.68 * font_size("label") + 24
 
 
 def _axes_points(ax):
@@ -784,10 +797,10 @@ def draw_wiring(
         zorder=3,
     )
     for rank in ranks:
-        # a label fits its circle: about 0.6 of its size per character
+        # a label fits its circle: about 0.6 of its size per character, a digit 0.7 high
         label = lay.labels[rank]
-        size = min(font_size("cell"), 1.3 * r_end, 2.8 * r_end / max(len(label), 1))
-        if size >= 5 and np.isfinite(pos[rank, 0]):
+        size = min(font_size("cell"), 1.45 * r_end, 2.8 * r_end / max(len(label), 1))
+        if size >= smallest_text() and np.isfinite(pos[rank, 0]):  # else left out
             ax.text(*pos[rank], label, ha="center", va="center", fontsize=size, zorder=4)
     nics = np.flatnonzero(roles == ROLES.index("nic"))
     if nics.size:
@@ -824,20 +837,21 @@ def draw_wiring(
             zorder=3,
         )
         size = min(font_size("cell"), 1.3 * r_switch)
-        if size >= 5:
+        if size >= smallest_text():
             for xy, links in zip(split.positions, split.links):
                 ax.text(*xy, str(links), ha="center", va="center", fontsize=size, zorder=4)
     # row names 2.2 radii left of the drawing, and never closer to it than a switch's square
-    gap = max(2.2 * lay.radius * points_per_unit(ax), r_switch + 4)
+    # and half the action label ("1→32") drawn above a small one
+    gap = max(2.2 * lay.radius * points_per_unit(ax), r_switch + 4, 1.5 * font_size("cell"))
     for y, name in lay.rows:
         ax.annotate(
-            name,
+            row_name(name),
             (np.nanmin(pos[:, 0]), y),
             xytext=(-gap, 0),
             textcoords="offset points",
             ha="right",
             va="center",
-            fontsize=font_size("small"),
+            fontsize=font_size("label"),
         )
     for x, y, text in lay.panels:
         ax.text(x, y, text, ha="center", va="bottom", fontsize=font_size("note"))
@@ -1058,6 +1072,10 @@ def draw_transfers(
         if bundled[lk]:  # the count, on the arrow, nearer its endpoint (or its source)
             near, far = (pos[v], pos[u]) if role[v] == 0 and role[u] != 0 else (pos[u], pos[v])
             middle = near + 0.4 * (far - near)
+            # on the arc (arc3 bends a point 0.4 of the way by 0.48 rad (dy, -dx)), so that
+            # the label of the opposite direction's arrow, bent the other way, is clear of it
+            delta = pos[v] - pos[u]
+            middle = middle + 0.48 * rad * np.array([delta[1], -delta[0]])
             if role[u] == 0 and role[v] == 0:  # chip to chip: on the arc, clear of the
                 # label of the opposite direction's arrow, which bends the other way
                 delta = pos[v] - pos[u]
@@ -1065,7 +1083,7 @@ def draw_transfers(
                 middle = (pos[u] + pos[v]) / 2 + 0.22 * np.sign(rad) * side
             if split is not None:  # just below (or above) the endpoint its arrows fan from
                 middle = near + np.array([0.0, 0.62 * np.sign(far[1] - near[1])])
-            ax.text(
+            count = ax.text(
                 *middle,
                 f"×{per_link[lk]}",
                 ha="center",
@@ -1075,6 +1093,7 @@ def draw_transfers(
                 zorder=5,
                 bbox={"boxstyle": "round,pad=0.1", "facecolor": "white", "edgecolor": "none"},
             )
+            _keep_if_clear(ax, count)
     actions = switch_actions(schedule, topology, step, placement, switch_placement)
     for w, text in actions.items():
         split = lay.chips_of(w)
@@ -1092,20 +1111,64 @@ def draw_transfers(
         )
         size = min(font_size("cell"), 1.3 * r_switch, 2.6 * r_switch / max(len(text), 1))
         for xy in where if text else ():
-            if size >= 7:  # inside the square
+            if size >= max(7, smallest_text()) and split is None:  # inside the square
                 ax.text(*xy, text, ha="center", va="center", fontsize=size, zorder=4.4)
-            else:  # too small a square: just above it
-                ax.annotate(
+            else:  # too small a square, or a chip labelled with its links: beside it, below
+                # a chip (the bottom row of a node), above any other switch
+                below = split is not None
+                label = ax.annotate(
                     text,
                     xy,
-                    xytext=(0, r_switch + 1),
+                    xytext=(0, -(r_switch + 2) if below else r_switch + 1),
                     textcoords="offset points",
                     ha="center",
-                    va="bottom",
-                    fontsize=font_size("cell"),
+                    va="top" if below else "bottom",
+                    fontsize=smallest_text(),
                     zorder=4.4,
                 )
+                _inside_figure(ax, label)
     return arrows
+
+
+def _renderer(ax):
+    """A renderer to measure texts with, the axes' aspect applied (None when the figure's
+    canvas has none: a figure an animation draws after closing it)."""
+    get = getattr(ax.figure.canvas, "get_renderer", None)
+    if get is None:
+        return None
+    ax.apply_aspect()
+    return get()
+
+
+def _inside_figure(ax, label) -> None:
+    """Shift ``label`` (an annotation placed in offset points) sideways, just enough that it
+    does not run past the figure's side."""
+    renderer = _renderer(ax)
+    if renderer is None:
+        return
+    box, edge = label.get_window_extent(renderer), ax.figure.bbox
+    points = 72 / ax.figure.dpi
+    x, y = label.xyann
+    if box.x1 > edge.x1 - 1:
+        label.xyann = (x - (box.x1 - edge.x1 + 2) * points, y)
+    elif box.x0 < edge.x0 + 1:
+        label.xyann = (x + (edge.x0 - box.x0 + 2) * points, y)
+
+
+def _keep_if_clear(ax, text) -> bool:
+    """Keep ``text`` (just added to ``ax``) only if it overlaps no other text of ``ax``, as
+    laid out now; else remove it (a crowded drawing labels the first of its bundles, and the
+    frame's description gives every count). Returns whether it was kept."""
+    renderer = _renderer(ax)
+    if renderer is None:
+        return True
+    box = text.get_window_extent(renderer)
+    for other in ax.texts:
+        if other is not text and other.get_text().strip():
+            if box.overlaps(other.get_window_extent(renderer)):
+                text.remove()
+                return False
+    return True
 
 
 def _draw_bridges(ax, lay, src, dst, shard, n_colours, width, half_src, half_dst, head):

@@ -575,6 +575,59 @@ def test_every_stepper_frame_has_a_description(site):
     assert not bad, f"{len(bad)} stepper frames without a description:\n" + "\n".join(bad[:20])
 
 
+def stepper_pngs(soup: BeautifulSoup) -> list[tuple[str, bytes]]:
+    """The PNG of every frame of every stepper in a page's embedded widget state (frames
+    that hold a data-URI image): (the stepper's model id and tab, the PNG's bytes)."""
+    import base64
+    import json
+
+    pngs: list[tuple[str, bytes]] = []
+    for script in soup.find_all("script", type="application/vnd.jupyter.widget-state+json"):
+        models = json.loads(script.string or "{}").get("state", {})
+        for model_id, model in models.items():
+            if model.get("model_name") != "TabModel":
+                continue
+            for tab, child in enumerate(model["state"].get("children", [])):
+                child_model = models.get(str(child).removeprefix("IPY_MODEL_"), {})
+                value = child_model.get("state", {}).get("value", "")
+                found = re.search(r'src="data:image/png;base64,([^"]*)"', value)
+                if found:
+                    pngs.append((f"{model_id} tab {tab}", base64.b64decode(found.group(1))))
+    return pngs
+
+
+#: CSS px of a stepper's tab panel in a 390 x 844 viewport (the review's screenshots)
+PHONE_PANEL = 322
+#: the smallest text the package draws at the book's 13-point setting: the type scale's
+#: "tiny" role, 13 - 5 points (collectives/viz/style.py documents the scale)
+SMALLEST_POINTS = 8
+
+
+def test_every_stepper_frame_is_drawn_narrow_enough_for_a_phone(site):
+    """A frame of w inches saved at d dpi (matplotlib writes d into the PNG) is w * d
+    pixels wide and shows at min(w * d, 322) CSS px on a 390-pixel phone, so its smallest
+    text (8 points) shows at 8 * d / 72 * min(w * d, 322) / (w * d) CSS px: at least 9 when
+    the frame is at least 322 pixels and at most 8 * 322 / (9 * 72) = 3.98 inches wide.
+    Every stepper frame of the built book (tests/package/viz/test_legible.py measures the
+    texts themselves)."""
+    import io
+
+    from PIL import Image
+
+    widest = SMALLEST_POINTS * PHONE_PANEL / (9 * 72)
+    bad, checked = [], 0
+    for page in content_pages(site):
+        for where, png in stepper_pngs(soup_of(page)):
+            checked += 1
+            image = Image.open(io.BytesIO(png))
+            dpi = image.info["dpi"][0]
+            inches = image.width / dpi
+            if image.width < PHONE_PANEL or inches > widest:
+                bad.append(f"{page.relative_to(site)}: {where}: {image.width} px at {dpi:.0f} dpi")
+    assert checked >= 20, f"only {checked} stepper frames in the site"
+    assert not bad, f"{len(bad)} frames too wide or too small:\n" + "\n".join(bad[:20])
+
+
 ALT_SCRATCH_PAGE = """\
 ---
 jupytext:

@@ -444,9 +444,12 @@ class Calculator:
             },
             # time: a log axis with the ticks of time_axis; busbw: a linear axis with
             # Plotly's automatic ticks
+            # automargin: the left margin grows to fit the widest tick ("100 ms") and the
+            # title beside it, which a phone's narrow plot would otherwise overlap
             yaxis={
                 "type": "log",
-                "title": {"text": "time"},
+                "automargin": True,
+                "title": {"text": "time", "standoff": 6},
                 "tickmode": "array",
                 "tickvals": time_ticks,
                 "ticktext": [format_latency(t) for t in time_ticks],
@@ -456,7 +459,8 @@ class Calculator:
             if metric == "seconds"
             else {
                 "type": "linear",
-                "title": {"text": "busbw (GB/s)"},
+                "automargin": True,
+                "title": {"text": "busbw (GB/s)", "standoff": 6},
                 "tickformat": "~g",
                 "range": busbw_range(values[shown]),
                 "gridcolor": "#e5e5e5",

@@ -29,16 +29,19 @@ def test_concurrent_torus_buffer_numbers_do_not_touch(size):
     topology = cl.topology.torus((2, 3), 4.5e10, 1e-6)
     with style.fonts(size):
         fig, axes = viz.frame_figure(schedule, topology)
-        ax = viz.draw_buffers(schedule, trace(schedule)[-1], ax=axes[0, -1])
+        ax = viz.draw_buffers(schedule, trace(schedule)[-1], ax=axes[0, -1], square=False)
         boxes = _text_boxes(fig, ax)
-    assert len(boxes) == 6 * 24  # every slot filled at the end
-    # cells name the shard (the origin rank), 0..5, four slots each
+    # every slot filled at the end; a rank's whole shard (four slots) labelled once, by the
+    # shard (the origin rank), 0..5
+    assert len(boxes) == 6 * 6
     assert {text for text, _ in boxes} == {str(r) for r in range(6)}
     for (_, a), (_, b) in itertools.combinations(boxes, 2):
         assert not a.overlaps(b)
-    cell = ax.transData.transform([[0, 0], [1, 1]])
-    width = abs(cell[1, 0] - cell[0, 0])
-    assert max(box.width for _, box in boxes) < width  # each number fits its cell
+    shard = ax.transData.transform([[0, 0], [4, 1]])
+    width, height = abs(shard[1] - shard[0])
+    # each number fits its shard's four cells
+    assert max(box.width for _, box in boxes) < width
+    assert max(box.height for _, box in boxes) < height
     plt.close(fig)
 
 

@@ -455,22 +455,65 @@ def start_description(schedule, states) -> str:
     return head + body
 
 
+def _shared_labels(start) -> set[int]:
+    """The chunk labels that more than one rank holds at the start (every label of an
+    all-to-all: each rank has its own chunk 0 to n-1), which need their owner named."""
+    labels = start.label[start.label >= 0]
+    values, counts = np.unique(labels, return_counts=True)
+    return {int(v) for v in values[counts > 1].tolist()}
+
+
+def _transfer_words(schedule, state, t, shared=frozenset()) -> str:
+    """One transfer in words, naming what the sending slot holds before the step (from the
+    trace's ``state``): "rank 0 sends chunk 3 to rank 1"; "rank 0 sends rank 1's chunk 4 to
+    rank 4 slot 1" when the slot holds another rank's block of a label several ranks have
+    (``shared``: a relay, as in Bruck's all-to-all); "rank 2 moves chunk 1 from slot 1 to
+    slot 0" for a copy within one buffer; "adds ... into" for a reduction."""
+    label = int(state.label[t.src, t.src_chunk])
+    chunk = f"chunk {label if label >= 0 else t.src_chunk}"
+    owners = state.contributors(t.src, t.src_chunk) if state.owner is not None else []
+    if len(owners) == 1 and owners[0] != t.src and label in shared:
+        chunk = f"rank {owners[0]}'s {chunk}"
+    src, dst = schedule.where(t.src), schedule.where(t.dst)
+    if t.src == t.dst:
+        return f"{src} moves {chunk} from slot {t.src_chunk} to slot {t.dst_chunk}"
+    slot = f" slot {t.dst_chunk}" if t.dst_chunk != label else ""
+    if t.reduce:
+        return f"{src} adds {chunk} into {dst}{slot}"
+    return f"{src} sends {chunk} to {dst}{slot}"
+
+
+def _fully_reduced(schedule, state) -> list[int]:
+    """The ranks that hold, in one of their result slots, a chunk summed over every rank (of
+    their group, for a collective over groups): the milestone a reduce-scatter reaches."""
+    full = state.group_size or schedule.n_ranks
+    counts = state.counts()[: schedule.n_ranks, : schedule.n_chunks]
+    labels = state.label[: schedule.n_ranks, : schedule.n_chunks]
+    return [int(r) for r in np.flatnonzero(((counts == full) & (labels >= 0)).any(axis=1)).tolist()]
+
+
 def step_description(
-    schedule, states, k: int, topology=None, *, placement=None, switch_placement=None
+    schedule,
+    states,
+    k: int,
+    topology=None,
+    *,
+    placement=None,
+    switch_placement=None,
+    title=None,
 ) -> str:
-    """Step ``k`` of ``schedule`` in words: "step k of 0 to n-1: " then its transfers
-    ("rank 0 sends chunk 3 to rank 1", "adds" for a reduction; summarised beyond about
-    :data:`DESCRIPTION_LIMIT` characters as their count and the first ones), the link levels
-    the step uses on ``topology`` (when it has more than one level), and the ranks whose
-    buffers are complete after it (from :func:`collectives.trace` ``states``)."""
+    """Step ``k`` of ``schedule`` in words: "step k of 0 to n-1" and the step's ``title``
+    when the chapter gave one ("the switch multicasts it"), then its transfers
+    (:func:`_transfer_words`; summarised beyond about :data:`DESCRIPTION_LIMIT` characters as
+    their count and the first ones), the link levels the step uses on ``topology`` (when it
+    has more than one level), and the ranks whose buffers are complete after it (from
+    :func:`collectives.trace` ``states``), or for a reduction not yet complete, the ranks
+    that hold a fully reduced chunk."""
     step = schedule.step(k)
-    head = f"step {k} of steps 0 to {schedule.n_steps - 1}: "
-    words = [
-        f"{schedule.where(t.src)} {'adds' if t.reduce else 'sends'} chunk {t.src_chunk} "
-        f"{'into' if t.reduce else 'to'} {schedule.where(t.dst)}"
-        + (f" slot {t.dst_chunk}" if t.dst_chunk != t.src_chunk else "")
-        for t in step
-    ]
+    head = f"step {k} of steps 0 to {schedule.n_steps - 1}"
+    head += f", {title}: " if title else ": "
+    shared = _shared_labels(states[0])
+    words = [_transfer_words(schedule, states[k], t, shared) for t in step]
     tail = []
     if topology is not None and len(topology.info.levels) > 1:
         loads = step_link_bytes(
@@ -484,10 +527,19 @@ def step_description(
         used = sorted({int(v) for v in topology.link_level[loads > 0].tolist()})
         tail.append("over " + ", ".join(topology.info.levels[v] for v in used) + " links")
     done = _done(schedule, states, k + 1)
+    reduced = (
+        _fully_reduced(schedule, states[k + 1])
+        if any(t.reduce for s in schedule.steps for t in s)
+        else []
+    )
     if len(done) == schedule.n_ranks:
         tail.append("after it every buffer is complete")
     elif done:
         tail.append(f"after it the buffers of {_ranks(done)} are complete")
+    elif len(reduced) == schedule.n_ranks:
+        tail.append("after it every rank holds a fully reduced chunk; no buffer is complete yet")
+    elif reduced:
+        tail.append(f"after it {_ranks(reduced)} hold a fully reduced chunk")
     else:
         tail.append("no buffer is complete yet")
     ending = "; " + "; ".join(tail)
@@ -501,13 +553,20 @@ def step_description(
 
 
 def schedule_descriptions(
-    schedule, frames=None, topology=None, *, placement=None, switch_placement=None
+    schedule,
+    frames=None,
+    topology=None,
+    *,
+    placement=None,
+    switch_placement=None,
+    step_titles=None,
 ) -> list[str]:
     """One description per frame (``frames``: states of :func:`collectives.trace`, 0 the
     start, ``k + 1`` after step ``k``; default all): :func:`start_description` for frame
-    0, :func:`step_description` for the others."""
+    0, :func:`step_description` for the others (with ``step_titles[k]``, when given)."""
     states = trace(schedule)
     frames = range(len(states)) if frames is None else frames
+    titles = check_step_titles(schedule, step_titles)
     return [
         start_description(schedule, states)
         if i == 0
@@ -518,6 +577,7 @@ def schedule_descriptions(
             topology,
             placement=placement,
             switch_placement=switch_placement,
+            title=titles[i - 1] if titles else None,
         )
         for i in frames
     ]
@@ -612,6 +672,11 @@ def stepper(
         return figure_png(fig, dpi)
 
     descriptions = schedule_descriptions(
-        schedule, frames, topology, placement=placement, switch_placement=switch_placement
+        schedule,
+        frames,
+        topology,
+        placement=placement,
+        switch_placement=switch_placement,
+        step_titles=step_titles,
     )
     return frame_stepper(render, [frame_titles(len(states))[i] for i in frames], descriptions)

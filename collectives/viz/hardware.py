@@ -434,9 +434,10 @@ def draw_cluster(
     :class:`~collectives.topology.Cluster`), drawn tier by tier as
     :func:`~collectives.viz.wiring.wiring_of` places it, with ``flows`` ``(src, dst, colour)``
     drawn along the routes the topology gives them (the routes :func:`collectives.time`
-    costs). GPUs are labelled with their local index; cables from NICs to leaves are tinted
-    by rail (:func:`nic_rails`). Meant for a few nodes (the drawing has one column per
-    GPU)."""
+    costs). GPUs are labelled as :func:`~collectives.viz.wiring.wiring_of` labels them (by
+    rank up to ``RANK_LABELS_UP_TO`` GPUs, else by their index in the node); cables from
+    NICs to leaves are tinted by rail (:func:`nic_rails`). Meant for a few nodes (the
+    drawing has one column per GPU)."""
     import matplotlib.pyplot as plt
 
     if not isinstance(topology, Cluster):

@@ -63,6 +63,7 @@ __all__ = [
     "Wiring",
     "Chips",
     "MAX_NODES",
+    "RANK_LABELS_UP_TO",
     "WRAP_COLOUR",
     "wiring_of",
     "split_switches",
@@ -346,6 +347,11 @@ def _node_window(topology, nodes):
     return shown
 
 
+#: a whole GPU cluster of at most this many GPUs has its GPUs labelled by their ranks (0 to
+#: n - 1) rather than by their index in their node (0 to 7 in each)
+RANK_LABELS_UP_TO = 16
+
+
 def _cluster(topology, nodes=None):
     """A GPU cluster or fabric, tier by tier (module docstring); ``nodes``: draw only those
     nodes' GPUs, NICs and NVSwitches, side by side in the order given (a wider gap and a
@@ -372,7 +378,11 @@ def _cluster(topology, nodes=None):
                 x += g + _PANEL_GAP
             start = np.array([left.get(int(k), np.nan) for k in range(info.shape[0])])
             pos[:n, 0] = start[node] + local
-        labels = tuple(str(i) for i in local)
+        # a small cluster's GPUs by their rank, as the buffers and the alt text name them; a
+        # bigger one's (or a window's, under its "node k" captions) by their place in the node
+        labels = tuple(
+            str(i) for i in (range(n) if nodes is None and n <= RANK_LABELS_UP_TO else local)
+        )
     else:  # bare hosts, in cabling order (rails keep rails together)
         pos[:n, 0] = np.argsort(np.argsort(topology.port_position, kind="stable"))
         labels = tuple(str(r) for r in range(n))

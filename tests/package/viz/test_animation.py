@@ -194,3 +194,33 @@ def test_long_steps_are_summarised_with_their_count():
     assert len(step0) <= animation.DESCRIPTION_LIMIT
     assert animation.summarised(["a", "b", "c"], 100) == "a, b, c"
     assert animation.summarised(["aaaa", "bbbb", "cccc"], 12) == "aaaa, and 2 more"
+
+
+def test_a_relayed_block_is_named_by_its_owner_and_a_local_copy_is_a_move():
+    """Bruck's all-to-all on 4 ranks, by its definition: step 0 rotates each buffer locally
+    (rank r's slot i takes its block for rank r + i, so rank 1 moves chunk 1 from slot 1 to
+    slot 0); step 1 sends the slots with bit 0 set one rank on, so rank 3 sends rank 0 its
+    slot 3, which holds rank 3's block for rank 3 + 3 = 2 (mod 4); step 2 sends the slots
+    with bit 1 set two ranks on, so rank 0 forwards that block, rank 3's chunk 2, to rank 2
+    (its slot 3), a relay: the sender's slot holds another rank's chunk."""
+    schedule = cl.algorithms.bruck_all_to_all(4)
+    step0, step1, step2 = animation.schedule_descriptions(schedule, frames=[1, 2, 3])
+    assert "rank 1 moves chunk 1 from slot 1 to slot 0" in step0
+    assert "rank 0 sends rank 3's chunk 2 to rank 2 slot 3" in step2
+    assert "rank 3 sends" not in step2.split("e.g. ")[0]  # the count, then the examples
+
+
+def test_a_reduce_scatter_milestone_and_the_chapters_step_titles_are_said():
+    """The ring all-reduce on 4 ranks is a reduce-scatter (steps 0 to 2) then an all-gather:
+    after step 2, and not before, every rank holds one chunk summed over all 4; a step title
+    given to the stepper is read with its step."""
+    schedule = cl.algorithms.ring_all_reduce(4)
+    titles = [f"phase {'RS' if k < 3 else 'AG'} {k}" for k in range(6)]
+    descriptions = animation.schedule_descriptions(schedule, step_titles=titles)
+    assert "fully reduced" not in descriptions[2]  # after step 1
+    assert "every rank holds a fully reduced chunk" in descriptions[3]  # after step 2
+    assert descriptions[4].startswith("step 3 of steps 0 to 5, phase AG 3: ")
+    tab = viz.stepper(schedule, cl.topology.ring(4, 1.0), step_titles=titles, dpi=20)
+    assert animation.frame_description(tab.children[1]).startswith(
+        "step 0 of steps 0 to 5, phase RS 0"
+    )

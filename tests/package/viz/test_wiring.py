@@ -87,9 +87,12 @@ def test_a_cluster_is_drawn_tier_by_tier():
     small = cl.topology.cluster(2, 4, nvlink_bandwidth=1e9, pcie_bandwidth=1e9, nic_bandwidth=1e9)
     lay = vw.wiring_of(small)
     pos = lay.positions
-    # GPU (node, i) at x = node * (4 + 1.5) + i on row 0, labelled i
+    # GPU (node, i) at x = node * (4 + 1.5) + i on row 0, labelled by its rank 4 * node + i
+    # (8 GPUs: a small cluster); in a cluster of more than 16, by i
     np.testing.assert_array_equal(pos[:8, 0], [0, 1, 2, 3, 5.5, 6.5, 7.5, 8.5])
-    assert lay.labels == ("0", "1", "2", "3") * 2
+    assert lay.labels == tuple(str(r) for r in range(8))
+    bigger = cl.topology.cluster(5, 4, nvlink_bandwidth=1e9, pcie_bandwidth=1e9, nic_bandwidth=1e9)
+    assert vw.wiring_of(bigger).labels == ("0", "1", "2", "3") * 5
     # each NIC right above the GPU its PCIe link reaches; each NVSwitch under its node
     pcie = small.info.levels.index("pcie")
     for u, v, lv in zip(small.link_src, small.link_dst, small.link_level):

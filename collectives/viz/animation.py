@@ -445,7 +445,15 @@ def start_description(schedule, states) -> str:
     """What the buffers hold before step 0: per rank, the chunks it holds (summarised)."""
     state = states[0]
     c = schedule.n_chunks
-    head = f"start of {schedule.name}, {schedule.collective} over {schedule.n_ranks} ranks: "
+    group = state.group_size
+    if group and group < schedule.n_ranks:  # one collective per group, all at once
+        head = (
+            f"start of {schedule.name}, {schedule.n_ranks // group} {schedule.collective}s at "
+            f"once, each over a group of {group} of the {schedule.n_ranks} ranks (chunks "
+            "numbered within a group): "
+        )
+    else:
+        head = f"start of {schedule.name}, {schedule.collective} over {schedule.n_ranks} ranks: "
     held = [[k for k in range(c) if state.label[r, k] != -1] for r in range(schedule.n_ranks)]
     if all(len(h) == c for h in held):
         body = f"every rank holds its own contribution to all {c} chunks"
@@ -532,7 +540,10 @@ def step_description(
         if any(t.reduce for s in schedule.steps for t in s)
         else []
     )
-    if len(done) == schedule.n_ranks:
+    group = states[0].group_size
+    if len(done) == schedule.n_ranks and group and group < schedule.n_ranks:
+        tail.append("after it every buffer holds its group's result")
+    elif len(done) == schedule.n_ranks:
         tail.append("after it every buffer is complete")
     elif done:
         tail.append(f"after it the buffers of {_ranks(done)} are complete")

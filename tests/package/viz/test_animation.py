@@ -224,3 +224,13 @@ def test_a_reduce_scatter_milestone_and_the_chapters_step_titles_are_said():
     assert animation.frame_description(tab.children[1]).startswith(
         "step 0 of steps 0 to 5, phase RS 0"
     )
+
+
+def test_a_collective_along_one_axis_is_described_as_one_per_group():
+    """An all-gather along one axis of a 4 x 4 x 4 torus is 64 / 4 = 16 all-gathers of 4
+    chips at once: the start says so, and the end says each buffer holds its group's
+    result, not the whole torus's."""
+    schedule = cl.algorithms.torus_all_gather((4, 4, 4), axes=(2,))
+    descriptions = animation.schedule_descriptions(schedule)
+    assert "16 all_gathers at once, each over a group of 4 of the 64 ranks" in descriptions[0]
+    assert descriptions[-1].endswith("every buffer holds its group's result")

@@ -515,25 +515,31 @@ def test_every_figure_has_a_real_alt_text(site):
     assert not bad, "images whose alt text is a path or missing:\n" + "\n".join(bad)
 
 
-def stepper_frames(soup: BeautifulSoup) -> list[tuple[str, object]]:
+def stepper_frame_models(soup: BeautifulSoup):
     """Every frame of every stepper (an ipywidgets Tab) in a page's embedded widget state:
-    (the stepper's model id and tab, the frame's description or None). A frame is an HTML
-    widget holding ``<img alt=...>`` (viz.animation.frame_stepper); anything else (an
-    Image widget, which has no alt text) has no description."""
+    yields (the stepper's model id and tab, the frame's widget model, {} when missing)."""
     import json
 
-    frames: list[tuple[str, object]] = []
     for script in soup.find_all("script", type="application/vnd.jupyter.widget-state+json"):
         models = json.loads(script.string or "{}").get("state", {})
         for model_id, model in models.items():
             if model.get("model_name") != "TabModel":
                 continue
             for tab, child in enumerate(model["state"].get("children", [])):
-                child_model = models.get(str(child).removeprefix("IPY_MODEL_"), {})
-                img = None
-                if child_model.get("model_name") == "HTMLModel":
-                    img = BeautifulSoup(child_model["state"].get("value", ""), "html.parser").img
-                frames.append((f"{model_id} tab {tab}", img.get("alt") if img else None))
+                yield f"{model_id} tab {tab}", models.get(str(child).removeprefix("IPY_MODEL_"), {})
+
+
+def stepper_frames(soup: BeautifulSoup) -> list[tuple[str, object]]:
+    """(the stepper's model id and tab, the frame's description or None) of every stepper
+    frame (:func:`stepper_frame_models`). A frame is an HTML widget holding
+    ``<img alt=...>`` (viz.animation.frame_stepper); anything else (an Image widget, which
+    has no alt text) has no description."""
+    frames: list[tuple[str, object]] = []
+    for where, child_model in stepper_frame_models(soup):
+        img = None
+        if child_model.get("model_name") == "HTMLModel":
+            img = BeautifulSoup(child_model["state"].get("value", ""), "html.parser").img
+        frames.append((where, img.get("alt") if img else None))
     return frames
 
 
@@ -579,20 +585,13 @@ def stepper_pngs(soup: BeautifulSoup) -> list[tuple[str, bytes]]:
     """The PNG of every frame of every stepper in a page's embedded widget state (frames
     that hold a data-URI image): (the stepper's model id and tab, the PNG's bytes)."""
     import base64
-    import json
 
     pngs: list[tuple[str, bytes]] = []
-    for script in soup.find_all("script", type="application/vnd.jupyter.widget-state+json"):
-        models = json.loads(script.string or "{}").get("state", {})
-        for model_id, model in models.items():
-            if model.get("model_name") != "TabModel":
-                continue
-            for tab, child in enumerate(model["state"].get("children", [])):
-                child_model = models.get(str(child).removeprefix("IPY_MODEL_"), {})
-                value = child_model.get("state", {}).get("value", "")
-                found = re.search(r'src="data:image/png;base64,([^"]*)"', value)
-                if found:
-                    pngs.append((f"{model_id} tab {tab}", base64.b64decode(found.group(1))))
+    for where, child_model in stepper_frame_models(soup):
+        value = child_model.get("state", {}).get("value", "")
+        found = re.search(r'src="data:image/png;base64,([^"]*)"', value)
+        if found:
+            pngs.append((where, base64.b64decode(found.group(1))))
     return pngs
 
 

@@ -28,7 +28,7 @@ import tokenize
 from pathlib import Path
 from typing import Iterable, Optional
 
-__all__ = ["COPY_LINES", "WINDOW", "code_lines", "package_index", "copied_runs"]
+__all__ = ["COPY_LINES", "WINDOW", "code_lines", "windows", "package_index", "copied_runs"]
 
 #: the shortest run of consecutive code lines (see the module's docstring for what counts as
 #: a code line) of the package's source that is reported as a copy
@@ -62,21 +62,23 @@ def _token_text(token: tokenize.TokenInfo) -> str:
     return _string_value(token.string) if token.type == tokenize.STRING else token.string
 
 
+_LONE_KEYWORDS = {"else", "try", "finally", "pass"}  # keywords that make a line trivial
+
+
 def _is_trivial(tokens: list[tokenize.TokenInfo]) -> bool:
     """A line of at most one name, number or string besides brackets, commas and colons,
     and no keyword but ``else``/``try``/``finally``/``pass`` alone."""
     words = [t for t in tokens if not (t.type == tokenize.OP and t.string in _PUNCTUATION)]
-    if len(words) > 1:
-        return False
-    if not words:
-        return True
+    if len(words) != 1:
+        return not words
     word = words[0]
-    return not (word.type == tokenize.NAME and keyword.iskeyword(word.string)) or word.string in {
-        "else",
-        "try",
-        "finally",
-        "pass",
-    }
+    is_keyword = word.type == tokenize.NAME and keyword.iskeyword(word.string)
+    return not is_keyword or word.string in _LONE_KEYWORDS
+
+
+def _normalised(tokens: list[tokenize.TokenInfo]) -> str:
+    """A line's tokens joined by single spaces, strings by their value."""
+    return " ".join(_token_text(t) for t in tokens)
 
 
 def _tokens_by_line(text: str) -> Optional[dict[int, list[tokenize.TokenInfo]]]:
@@ -106,10 +108,10 @@ def code_lines(text: str) -> list[tuple[int, str]]:
                 if squeezed and not squeezed.startswith("#"):
                     found.append((number, squeezed))
             elif one.get(1) and not _is_trivial(one[1]):
-                found.append((number, " ".join(_token_text(t) for t in one[1])))
+                found.append((number, _normalised(one[1])))
         return found
     return [
-        (number, " ".join(_token_text(t) for t in tokens))
+        (number, _normalised(tokens))
         for number, tokens in sorted(grouped.items())
         if not _is_trivial(tokens)
     ]

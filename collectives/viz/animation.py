@@ -26,6 +26,7 @@ import numpy as np
 from ..cost import step_link_bytes
 from ..errors import CollectivesError
 from ..replay import trace
+from ..semantics import collective_spec
 from .buffers import draw_buffers
 from .style import FRAME_WIDTH
 from .wiring import draw_topology, frame_limits, row_names_points, wiring_of
@@ -535,11 +536,8 @@ def step_description(
         used = sorted({int(v) for v in topology.link_level[loads > 0].tolist()})
         tail.append("over " + ", ".join(topology.info.levels[v] for v in used) + " links")
     done = _done(schedule, states, k + 1)
-    reduced = (
-        _fully_reduced(schedule, states[k + 1])
-        if any(t.reduce for s in schedule.steps for t in s)
-        else []
-    )
+    reducing = collective_spec(schedule.collective).reducing
+    reduced = _fully_reduced(schedule, states[k + 1]) if reducing else []
     group = states[0].group_size
     if len(done) == schedule.n_ranks and group and group < schedule.n_ranks:
         tail.append("after it every buffer holds its group's result")

@@ -1086,9 +1086,7 @@ def draw_transfers(
             # the label of the opposite direction's arrow, bent the other way, is clear of it
             delta = pos[v] - pos[u]
             middle = middle + 0.48 * rad * np.array([delta[1], -delta[0]])
-            if role[u] == 0 and role[v] == 0:  # chip to chip: on the arc, clear of the
-                # label of the opposite direction's arrow, which bends the other way
-                delta = pos[v] - pos[u]
+            if role[u] == 0 and role[v] == 0:  # chip to chip: halfway, on the arc's side
                 side = np.array([delta[1], -delta[0]]) / max(float(np.hypot(*delta)), 1e-9)
                 middle = (pos[u] + pos[v]) / 2 + 0.22 * np.sign(rad) * side
             if split is not None:  # just below (or above) the endpoint its arrows fan from
@@ -1167,8 +1165,8 @@ def _inside_figure(ax, label) -> None:
 
 def _keep_if_clear(ax, text) -> bool:
     """Keep ``text`` (just added to ``ax``) only if it overlaps no other text of ``ax``, as
-    laid out now; else remove it (a crowded drawing labels the first of its bundles, and the
-    frame's description gives every count). Returns whether it was kept."""
+    laid out now; else remove it (a crowded drawing labels the first of its bundles; the
+    frame's description lists the step's transfers). Returns whether it was kept."""
     renderer = _renderer(ax)
     if renderer is None:
         return True

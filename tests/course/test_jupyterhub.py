@@ -374,6 +374,11 @@ c.Spawner.env_keep = ["LANG", "LC_ALL"]
 c.Spawner.environment = {{"PATH": "{env_dir / "bin"}:/usr/local/bin:/usr/bin:/bin"}}
 c.Spawner.start_timeout = 600
 c.Spawner.http_timeout = 600
+# the test's teardown stops every server: each is asked with SIGINT, then SIGTERM, then SIGKILL,
+# waiting up to 10 + 5 + 5 s by default (about 48 s of the test's time went there)
+c.LocalProcessSpawner.interrupt_timeout = 3
+c.LocalProcessSpawner.term_timeout = 2
+c.LocalProcessSpawner.kill_timeout = 2
 """)
     return path
 

@@ -329,12 +329,12 @@ def nbgrader(course_dir, env, *args, merge=False):
 class Course:
     """A temporary copy of the course directory, and what nbgrader did in it.
 
-    ``Course.create(tmp, names)`` copies exercises/nbgrader_config.py and exercises/source/ and
-    releases the assignments ``names`` (default: all) with the release script. The other steps,
-    which concern the released assignments only, run on first use and are remembered, failures
-    included (a remembered failure is raised again, as :class:`CommandFailed`, to each test that
-    needs it): ``validate(invert)``, ``autograde(a)`` (which first writes the submissions of a's
-    spec), ``feedback(a)``, ``export(specced)``.
+    ``Course.create(tmp, names)`` copies exercises/nbgrader_config.py and the sources of
+    ``names`` (default: every assignment) and releases them with the release script. The other
+    steps, which concern the released assignments only, run on first use and are remembered,
+    failures included (a remembered failure is raised again, as :class:`CommandFailed`, to each
+    test that needs it): ``validate(invert)``, ``autograde(a)`` (which first writes the
+    submissions of a's spec), ``feedback(a)``, ``export(specced)``.
     """
 
     def __init__(self, root, env, released, release_output):
@@ -346,16 +346,18 @@ class Course:
     @classmethod
     def create(cls, tmp, names=()):
         """Copy the course to ``tmp/course`` and release the assignments ``names`` (all of
-        them when empty, as ``make student`` does)."""
+        them when empty, as ``make student`` does). Only the sources of ``names`` are copied,
+        so that the release script generates them all in one nbgrader run."""
         tmp = Path(tmp)
         root = tmp / "course"
         root.mkdir()
         shutil.copy(EXERCISES / "nbgrader_config.py", root)
-        shutil.copytree(
-            EXERCISES / "source",
-            root / "source",
-            ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"),
-        )
+        for name in names or assignments(EXERCISES):
+            shutil.copytree(
+                EXERCISES / "source" / name,
+                root / "source" / name,
+                ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"),
+            )
         env = nbgrader_env(tmp)
         proc = run(
             [sys.executable, str(RELEASE_SCRIPT), "--course-dir", str(root), *names], REPO, env

@@ -546,3 +546,29 @@ def test_release_script_reports_nbgrader_failures(tmp_path):
     assert proc.returncode == 1
     assert "`nbgrader generate_assignment broken --force` failed" in proc.stderr
     assert "solution" in proc.stderr.lower()
+
+
+@pytest.mark.slow
+def test_a_failing_full_release_names_the_assignment_that_fails(tmp_path):
+    """Releasing every folder of source/ is one nbgrader run; when it fails, the script
+    generates the assignments one at a time and names the one nbgrader refuses (the good one
+    is still released)."""
+    course = tmp_path / "course"
+    shutil.copytree(h.EXERCISES / "source" / "cost_models", course / "source" / "cost_models")
+    (course / "source" / "broken").mkdir(parents=True)
+    shutil.copy(h.EXERCISES / "nbgrader_config.py", course)
+    nb = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell("def f():\n    ### BEGIN SOLUTION\n    return 1")]
+    )
+    nb.cells[0].metadata["nbgrader"] = {"solution": False, "grade": False, "locked": False}
+    nbformat.write(nb, course / "source" / "broken" / "broken.ipynb")
+    proc = subprocess.run(
+        [sys.executable, str(h.RELEASE_SCRIPT), "--course-dir", str(course)],
+        capture_output=True,
+        text=True,
+        env=h.nbgrader_env(tmp_path),
+    )
+    assert proc.returncode == 1
+    assert "`nbgrader generate_assignment broken --force` failed" in proc.stderr
+    assert "'*'" not in proc.stderr
+    assert (course / "release" / "cost_models" / "ring_all_gather.ipynb").is_file()

@@ -522,11 +522,13 @@ def test_release_script_rejects_an_unknown_assignment(tmp_path):
     assert not (course / "release").exists()
 
 
-@pytest.mark.slow
-def test_release_script_reports_nbgrader_failures(tmp_path):
-    """A solution marker in a cell nbgrader does not know as a solution cell: nbgrader
-    refuses, and the script says which command failed, with nbgrader's output."""
+def _release_with_a_broken_assignment(tmp_path, *others):
+    """Release a course holding the assignments ``others`` (copied from exercises/source/) and
+    ``broken``, whose notebook has a solution marker in a cell nbgrader does not know as a
+    solution cell (nbgrader refuses it); returns the course folder and the finished process."""
     course = tmp_path / "course"
+    for name in others:
+        shutil.copytree(h.EXERCISES / "source" / name, course / "source" / name)
     (course / "source" / "broken").mkdir(parents=True)
     shutil.copy(h.EXERCISES / "nbgrader_config.py", course)
     nb = nbformat.v4.new_notebook(
@@ -543,6 +545,14 @@ def test_release_script_reports_nbgrader_failures(tmp_path):
         text=True,
         env=h.nbgrader_env(tmp_path),
     )
+    return course, proc
+
+
+@pytest.mark.slow
+def test_release_script_reports_nbgrader_failures(tmp_path):
+    """nbgrader refuses the broken assignment, and the script says which command failed,
+    with nbgrader's output."""
+    _, proc = _release_with_a_broken_assignment(tmp_path)
     assert proc.returncode == 1
     assert "`nbgrader generate_assignment broken --force` failed" in proc.stderr
     assert "solution" in proc.stderr.lower()
@@ -553,21 +563,7 @@ def test_a_failing_full_release_names_the_assignment_that_fails(tmp_path):
     """Releasing every folder of source/ is one nbgrader run; when it fails, the script
     generates the assignments one at a time and names the one nbgrader refuses (the good one
     is still released)."""
-    course = tmp_path / "course"
-    shutil.copytree(h.EXERCISES / "source" / "cost_models", course / "source" / "cost_models")
-    (course / "source" / "broken").mkdir(parents=True)
-    shutil.copy(h.EXERCISES / "nbgrader_config.py", course)
-    nb = nbformat.v4.new_notebook(
-        cells=[nbformat.v4.new_code_cell("def f():\n    ### BEGIN SOLUTION\n    return 1")]
-    )
-    nb.cells[0].metadata["nbgrader"] = {"solution": False, "grade": False, "locked": False}
-    nbformat.write(nb, course / "source" / "broken" / "broken.ipynb")
-    proc = subprocess.run(
-        [sys.executable, str(h.RELEASE_SCRIPT), "--course-dir", str(course)],
-        capture_output=True,
-        text=True,
-        env=h.nbgrader_env(tmp_path),
-    )
+    course, proc = _release_with_a_broken_assignment(tmp_path, "cost_models")
     assert proc.returncode == 1
     assert "`nbgrader generate_assignment broken --force` failed" in proc.stderr
     assert "'*'" not in proc.stderr

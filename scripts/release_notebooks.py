@@ -82,34 +82,38 @@ def up_to_date(course_dir, assignment):
     return min(t.stat().st_mtime for t in targets) > newest_input
 
 
+def shown(pattern):
+    """The nbgrader command that generates ``pattern``, as the messages show it."""
+    return f"nbgrader generate_assignment {pattern} --force"
+
+
 def generate(course_dir, pattern, env):
-    """``nbgrader generate_assignment <pattern> --force`` in the course directory; returns an
-    error message, or None with nbgrader's output."""
+    """Run ``nbgrader generate_assignment <pattern> --force`` in the course directory; returns
+    ``(error message or None, nbgrader's output)``."""
     command = [sys.executable, "-m", "nbgrader", "generate_assignment", pattern, "--force"]
-    shown = f"nbgrader generate_assignment {pattern} --force"
     try:
         proc = subprocess.run(command, cwd=course_dir, env=env, capture_output=True, text=True)
     except OSError as exc:
-        return f"could not run `{shown}`: {exc}", ""
+        return f"could not run `{shown(pattern)}`: {exc}", ""
     output = (proc.stdout + proc.stderr).strip()
     if proc.returncode != 0:
         return (
-            f"`{shown}` failed (exit status {proc.returncode}) in {course_dir}:\n{output}",
+            f"`{shown(pattern)}` failed (exit status {proc.returncode}) in {course_dir}:\n{output}",
             output,
         )
     return None, output
 
 
-def check_release(course_dir, assignment, shown, output):
+def check_release(course_dir, assignment, pattern, output):
     """An error message if a release notebook of ``assignment`` is missing or still holds a
-    solution or hidden test; else None."""
+    solution or hidden test; else None. ``pattern`` and ``output``: the nbgrader run that
+    generated it, for the message."""
     sources = sorted((course_dir / "source" / assignment).glob("*.ipynb"))
     for source in sources:
         target = course_dir / "release" / assignment / source.name
         if not target.is_file():
-            return (
-                f"`{shown}` exited 0 but did not write {target.relative_to(course_dir)}:\n{output}"
-            )
+            missing = target.relative_to(course_dir)
+            return f"`{shown(pattern)}` exited 0 but did not write {missing}:\n{output}"
         found = leaks(target)
         if found:
             return (
@@ -123,8 +127,7 @@ def check_release(course_dir, assignment, shown, output):
 def release(course_dir, assignment, env):
     """Generate one assignment; return an error message, or None on success."""
     error, output = generate(course_dir, assignment, env)
-    shown = f"nbgrader generate_assignment {assignment} --force"
-    return error or check_release(course_dir, assignment, shown, output)
+    return error or check_release(course_dir, assignment, assignment, output)
 
 
 def release_all(course_dir, names, env):
@@ -136,16 +139,13 @@ def release_all(course_dir, names, env):
     message names the ones that fail. Otherwise each is generated on its own. Every
     assignment is attempted; the messages of all that failed are returned."""
     folders = sorted(d.name for d in (course_dir / "source").iterdir() if d.is_dir())
+    errors = None
     if len(names) > 1 and sorted(names) == folders:
         error, output = generate(course_dir, "*", env)
         if error is None:
-            shown = "nbgrader generate_assignment '*' --force"
-            for assignment in names:
-                error = check_release(course_dir, assignment, shown, output)
-                if error:
-                    return error
-            return None
-    errors = [release(course_dir, assignment, env) for assignment in names]
+            errors = [check_release(course_dir, a, "'*'", output) for a in names]
+    if errors is None:
+        errors = [release(course_dir, assignment, env) for assignment in names]
     return "\n".join(error for error in errors if error) or None
 
 
